@@ -1,0 +1,98 @@
+package exec
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+)
+
+// ErrMemoryLimit is wrapped by every error that reports a statement
+// outgrowing its memory budget.
+var ErrMemoryLimit = errors.New("memory limit exceeded")
+
+// Budget bounds the memory one statement may hold in the places where it
+// must hold data: join build sides, aggregate state, sort buffers and
+// MERGE's source hash table. Streaming operators do not reserve.
+//
+// INVARIANT: every Reserve that succeeds is matched by a Release of the
+// same size when the memory is let go, so that Used returns to zero at the
+// end of a statement.
+type Budget struct {
+	limit int64
+	used  atomic.Int64
+	peak  atomic.Int64
+}
+
+// NewBudget returns a budget of limit bytes; limit <= 0 means unlimited.
+func NewBudget(limit int64) *Budget { return &Budget{limit: limit} }
+
+// Reserve claims n bytes for what (e.g. "hash join build side"). When the
+// claim would pass the limit it claims nothing and returns an error that
+// wraps ErrMemoryLimit and names the limit.
+func (b *Budget) Reserve(n int64, what string) error {
+	if b == nil {
+		return nil
+	}
+	u := b.used.Add(n)
+	if b.limit > 0 && u > b.limit {
+		b.used.Add(-n)
+		return fmt.Errorf("%w: %s needs more than the statement memory limit of %s; raise it with SET memory_limit = '…', or reduce the input (filter it, or split the statement)",
+			ErrMemoryLimit, what, FormatBytes(b.limit))
+	}
+	for {
+		p := b.peak.Load()
+		if u <= p || b.peak.CompareAndSwap(p, u) {
+			break
+		}
+	}
+	return nil
+}
+
+// Release returns n bytes to the budget.
+func (b *Budget) Release(n int64) {
+	if b != nil {
+		b.used.Add(-n)
+	}
+}
+
+// Limit is the budget in bytes; 0 means unlimited.
+func (b *Budget) Limit() int64 {
+	if b == nil || b.limit < 0 {
+		return 0
+	}
+	return b.limit
+}
+
+// Used is the number of bytes currently reserved.
+func (b *Budget) Used() int64 {
+	if b == nil {
+		return 0
+	}
+	return b.used.Load()
+}
+
+// Peak is the largest number of bytes reserved at once.
+func (b *Budget) Peak() int64 {
+	if b == nil {
+		return 0
+	}
+	return b.peak.Load()
+}
+
+// FormatBytes renders n with a binary unit, e.g. "512 MiB".
+func FormatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	v := float64(n) / float64(div)
+	if v == float64(int64(v)) {
+		return fmt.Sprintf("%d %ciB", int64(v), "KMGTPE"[exp])
+	}
+	return fmt.Sprintf("%.1f %ciB", v, "KMGTPE"[exp])
+}
