@@ -1,0 +1,18 @@
+// Package snapshot owns what happens to a table's history: the table
+// defaults the engine sets at creation (and why), the commit policy, the
+// snapshot history and time travel lookups, snapshot expiry, and orphan
+// file cleanup.
+//
+// Layer: snapshot sits above catalog and below scan. It imports iceberg-go,
+// arrow-go and skade's catalog; nothing else of skade.
+//
+// Invariants:
+//
+//   - INVARIANT: a file is deleted only when no retained snapshot of any
+//     table in the lake reaches it. Tables may share data files (CLONE), so
+//     expiry and orphan cleanup always take the references of the other
+//     tables into account (the Refs callback).
+//   - INVARIANT: file deletion happens only after the metadata commit that
+//     stopped referencing the files has landed. A failed commit deletes
+//     nothing that a live snapshot reads.
+package snapshot
