@@ -1,0 +1,140 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Filter keeps the rows for which a boolean predicate is true. A NULL
+// predicate drops the row, as WHERE does in SQL. Batches left empty are
+// not passed on.
+type Filter struct {
+	child   Operator
+	pred    Expr
+	mem     memory.Allocator
+	now     time.Time
+	ec      *EvalContext
+	metrics Metrics
+}
+
+var _ Operator = (*Filter)(nil)
+
+// NewFilter filters child by pred, which must be BOOLEAN (or an untyped
+// NULL, which keeps nothing). mem may be nil for the default allocator.
+func NewFilter(child Operator, pred Expr, mem memory.Allocator) (*Filter, error) {
+	if child == nil || pred == nil {
+		return nil, fmt.Errorf("exec: filter: nil child or predicate (planner bug)")
+	}
+	switch pred.DataType().ID() {
+	case arrow.BOOL, arrow.NULL:
+	default:
+		return nil, fmt.Errorf("exec: filter: predicate %s is %s, not boolean (planner bug)", pred, pred.DataType())
+	}
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	return &Filter{child: child, pred: pred, mem: mem}, nil
+}
+
+func (f *Filter) Schema() *arrow.Schema { return f.child.Schema() }
+
+func (f *Filter) Open(ctx context.Context) error {
+	start := time.Now()
+	defer f.metrics.Add(nil, start)
+	f.ec = newOpEvalContext(ctx, f.mem, f.now)
+	return f.child.Open(ctx)
+}
+
+// SetNow fixes the statement time the predicate sees (now(),
+// current_date); without it Open uses the time of Open.
+func (f *Filter) SetNow(now time.Time) { f.now = now }
+
+func (f *Filter) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	start := time.Now()
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		b, err := f.child.Next(ctx)
+		if err != nil {
+			f.metrics.Add(nil, start)
+			return nil, err
+		}
+		out, err := f.apply(ctx, b)
+		b.Release()
+		if err != nil {
+			return nil, err
+		}
+		if out != nil {
+			f.metrics.Add(out, start)
+			return out, nil
+		}
+	}
+}
+
+// apply returns the rows of b that pass, or nil when none do.
+func (f *Filter) apply(ctx context.Context, b arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if f.pred.DataType().ID() == arrow.NULL {
+		return nil, nil
+	}
+	ec := f.ec
+	if ec == nil {
+		ec = newOpEvalContext(ctx, f.mem, f.now)
+	}
+	m, err := f.pred.Eval(ec, b)
+	if err != nil {
+		return nil, err
+	}
+	defer m.Release()
+	mask, ok := m.(*array.Boolean)
+	if !ok || int64(m.Len()) != b.NumRows() {
+		return nil, fmt.Errorf("exec: filter: predicate %s returned %s of %d rows for a batch of %d (planner bug)", f.pred, m.DataType(), m.Len(), b.NumRows())
+	}
+	n := countSelected(mask)
+	switch {
+	case n == 0:
+		return nil, nil
+	case int64(n) == b.NumRows():
+		b.Retain()
+		return b, nil
+	}
+	cctx := compute.WithAllocator(ctx, f.mem)
+	return compute.FilterRecordBatch(cctx, b, mask, compute.DefaultFilterOptions())
+}
+
+// countSelected counts the rows that are true and not NULL.
+func countSelected(mask *array.Boolean) int {
+	if mask.NullN() == 0 {
+		return bitutil.CountSetBits(mask.Data().Buffers()[1].Bytes(), mask.Data().Offset(), mask.Len())
+	}
+	n := 0
+	for i := 0; i < mask.Len(); i++ {
+		if mask.IsValid(i) && mask.Value(i) {
+			n++
+		}
+	}
+	return n
+}
+
+func (f *Filter) Close() error { return f.child.Close() }
+
+func (f *Filter) Children() []Operator { return []Operator{f.child} }
+
+func (f *Filter) String() string { return "Filter " + f.pred.String() }
+
+func (f *Filter) Metrics() *Metrics { return &f.metrics }
+
+// newOpEvalContext is the EvalContext an operator's expressions see.
+func newOpEvalContext(ctx context.Context, mem memory.Allocator, now time.Time) *EvalContext {
+	if now.IsZero() {
+		now = time.Now()
+	}
+	return &EvalContext{Ctx: ctx, Mem: mem, Now: now}
+}

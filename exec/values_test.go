@@ -1,0 +1,272 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
+)
+
+// opsTestMem returns a checked allocator that fails t if anything leaks.
+func opsTestMem(t testing.TB) *memory.CheckedAllocator {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	return mem
+}
+
+// opsTestValues builds a Values operator over batches of the given rows,
+// split into batches of batchRows rows.
+func opsTestValues(t testing.TB, mem memory.Allocator, schema *arrow.Schema, rows [][]any, batchRows int) *Values {
+	t.Helper()
+	var batches []arrow.RecordBatch
+	for lo := 0; lo < len(rows); lo += batchRows {
+		hi := min(lo+batchRows, len(rows))
+		b, err := BuildBatch(mem, schema, rows[lo:hi])
+		if err != nil {
+			t.Fatal(err)
+		}
+		batches = append(batches, b)
+	}
+	v, err := NewValues(schema, batches)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range batches {
+		b.Release()
+	}
+	return v
+}
+
+// opsTestRows drains op and returns its rows as Go values (nil for NULL).
+func opsTestRows(t testing.TB, op Operator) [][]any {
+	t.Helper()
+	batches, err := Drain(context.Background(), op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]any
+	for _, b := range batches {
+		if b.NumRows() == 0 {
+			t.Errorf("%s returned an empty batch", op)
+		}
+		for r := 0; r < int(b.NumRows()); r++ {
+			row := make([]any, b.NumCols())
+			for c := range row {
+				row[c] = opsTestValue(b.Column(c), r)
+			}
+			out = append(out, row)
+		}
+		b.Release()
+	}
+	return out
+}
+
+func opsTestValue(a arrow.Array, i int) any {
+	if a.IsNull(i) {
+		return nil
+	}
+	switch a := a.(type) {
+	case *array.Int64:
+		return a.Value(i)
+	case *array.Int32:
+		return int64(a.Value(i))
+	case *array.Float64:
+		return a.Value(i)
+	case *array.String:
+		return a.Value(i)
+	case *array.Boolean:
+		return a.Value(i)
+	}
+	return a.ValueStr(i)
+}
+
+// opsTestCounting counts the batches pulled from its child.
+type opsTestCounting struct {
+	Operator
+	pulled int
+}
+
+func (c *opsTestCounting) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	b, err := c.Operator.Next(ctx)
+	if err == nil {
+		c.pulled++
+	}
+	return b, err
+}
+
+var opsTestSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	{Name: "ok", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
+	{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+}, nil)
+
+func opsTestInput(n int) [][]any {
+	rows := make([][]any, n)
+	for i := range rows {
+		var ok any
+		switch i % 3 {
+		case 0:
+			ok = true
+		case 1:
+			ok = false
+		}
+		rows[i] = []any{int64(i), ok, fmt.Sprint("r", i)}
+	}
+	return rows
+}
+
+func TestFilterNullIsFalse(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pred Expr
+		want []int64
+	}{
+		{"column with nulls", &Column{Index: 1, Type: arrow.FixedWidthTypes.Boolean}, []int64{0, 3, 6, 9}},
+		{"true literal", &Literal{Value: scalar.NewBooleanScalar(true)}, []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}},
+		{"false literal", &Literal{Value: scalar.NewBooleanScalar(false)}, nil},
+		{"null boolean literal", &Literal{Value: scalar.MakeNullScalar(arrow.FixedWidthTypes.Boolean)}, nil},
+		{"untyped null", &Literal{Value: scalar.MakeNullScalar(arrow.Null)}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := opsTestMem(t)
+			f, err := NewFilter(opsTestValues(t, mem, opsTestSchema, opsTestInput(10), 4), tc.pred, mem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []int64
+			for _, r := range opsTestRows(t, f) {
+				got = append(got, r[0].(int64))
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestFilterRejectsNonBoolean(t *testing.T) {
+	mem := opsTestMem(t)
+	v := opsTestValues(t, mem, opsTestSchema, nil, 1)
+	defer v.Close()
+	_, err := NewFilter(v, &Column{Index: 0, Type: arrow.PrimitiveTypes.Int64}, mem)
+	if err == nil || !strings.Contains(err.Error(), "not boolean") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestProject(t *testing.T) {
+	mem := opsTestMem(t)
+	p, err := NewProject(opsTestValues(t, mem, opsTestSchema, opsTestInput(5), 2),
+		[]Expr{&Column{Index: 2, Type: arrow.BinaryTypes.String}, &Literal{Value: scalar.NewInt64Scalar(7)}},
+		[]string{"s", "seven"}, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Schema().Field(1).Name; got != "seven" {
+		t.Fatalf("schema name %q", got)
+	}
+	got := opsTestRows(t, p)
+	if len(got) != 5 || got[4][0] != "r4" || got[4][1] != int64(7) {
+		t.Fatalf("got %v", got)
+	}
+	if _, err := NewProject(p, []Expr{&Column{Index: 0, Type: arrow.BinaryTypes.String}}, nil, mem); err == nil {
+		t.Fatal("mismatched names accepted")
+	}
+}
+
+func TestLimitOffset(t *testing.T) {
+	for _, tc := range []struct {
+		n, limit, offset int64
+		wantFirst, want  int64
+		maxPulled        int
+	}{
+		{n: 10, limit: 0, offset: 0, want: 0, maxPulled: 0},
+		{n: 10, limit: 0, offset: 5, want: 0, maxPulled: 0},
+		{n: 10, limit: 3, offset: 0, wantFirst: 0, want: 3, maxPulled: 1},
+		{n: 10, limit: 4, offset: 0, wantFirst: 0, want: 4, maxPulled: 1},
+		{n: 10, limit: 5, offset: 0, wantFirst: 0, want: 5, maxPulled: 2},
+		{n: 10, limit: 3, offset: 3, wantFirst: 3, want: 3, maxPulled: 2},
+		{n: 10, limit: 100, offset: 0, wantFirst: 0, want: 10, maxPulled: 3},
+		{n: 10, limit: 5, offset: 8, wantFirst: 8, want: 2, maxPulled: 3},
+		{n: 10, limit: 5, offset: 10, want: 0, maxPulled: 3},
+		{n: 10, limit: 5, offset: 50, want: 0, maxPulled: 3},
+		{n: 10, limit: -1, offset: 7, wantFirst: 7, want: 3, maxPulled: 3},
+		{n: 0, limit: 5, offset: 0, want: 0, maxPulled: 0},
+	} {
+		t.Run(fmt.Sprintf("n=%d/limit=%d/offset=%d", tc.n, tc.limit, tc.offset), func(t *testing.T) {
+			mem := opsTestMem(t)
+			src := &opsTestCounting{Operator: opsTestValues(t, mem, opsTestSchema, opsTestInput(int(tc.n)), 4)}
+			l, err := NewLimit(src, tc.limit, tc.offset)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows := opsTestRows(t, l)
+			if int64(len(rows)) != tc.want {
+				t.Fatalf("got %d rows, want %d", len(rows), tc.want)
+			}
+			for i, r := range rows {
+				if r[0].(int64) != tc.wantFirst+int64(i) {
+					t.Fatalf("row %d is %v", i, r)
+				}
+			}
+			if src.pulled > tc.maxPulled {
+				t.Fatalf("pulled %d batches, want at most %d", src.pulled, tc.maxPulled)
+			}
+		})
+	}
+	if _, err := NewLimit(&Values{}, 1, -1); err == nil || err.Error() != "OFFSET must not be negative" {
+		t.Fatalf("negative offset: %v", err)
+	}
+}
+
+func TestValuesAndBuildBatch(t *testing.T) {
+	mem := opsTestMem(t)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "a", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		{Name: "d", Type: &arrow.Decimal128Type{Precision: 10, Scale: 2}, Nullable: true},
+		{Name: "f", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+	}, nil)
+	b, err := BuildBatch(mem, schema, [][]any{
+		{1, 3, 1.5},
+		{scalar.NewInt64Scalar(2), nil, scalar.NewInt32Scalar(4)},
+		{nil, scalar.MakeNullScalar(arrow.PrimitiveTypes.Int64), float32(2)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release()
+	if got := fmt.Sprint(b.Column(0), b.Column(2)); got != "[1 2 (null)] [1.5 4 2]" {
+		t.Fatalf("got %s", got)
+	}
+	if d := b.Column(1).(*array.Decimal128); d.Value(0) != decimal128.FromI64(300) || d.NullN() != 2 {
+		t.Fatalf("decimal column %v", d)
+	}
+	if _, err := BuildBatch(mem, schema, [][]any{{1 << 40, nil, nil}}); err == nil || !strings.Contains(err.Error(), "out of range") {
+		t.Fatalf("overflow: %v", err)
+	}
+	if _, err := BuildBatch(mem, schema, [][]any{{"x", nil, nil}}); err == nil || !strings.Contains(err.Error(), `column "a"`) {
+		t.Fatalf("bad type: %v", err)
+	}
+	v, err := NewValues(schema, []arrow.RecordBatch{b, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(opsTestRows(t, v)); n != 6 {
+		t.Fatalf("got %d rows", n)
+	}
+	if _, err := v.Next(context.Background()); err != io.EOF {
+		t.Fatalf("after close: %v", err)
+	}
+	if _, err := NewValues(opsTestSchema, []arrow.RecordBatch{b}); err == nil {
+		t.Fatal("schema mismatch accepted")
+	}
+}
