@@ -1,0 +1,290 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	icecatalog "github.com/apache/iceberg-go/catalog"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+const (
+	// DBFile is the name of the catalog file inside the lake directory.
+	DBFile = "catalog.db"
+
+	// DefaultLockTimeout bounds the wait for another process's lock on
+	// catalog.db.
+	DefaultLockTimeout = 10 * time.Second
+
+	// formatVersion is stored in the meta bucket; bump it when the layout
+	// of the buckets changes.
+	formatVersion = "1"
+)
+
+// Bucket names. See doc.go for the layout.
+var (
+	bucketMeta       = []byte("meta")
+	bucketNamespaces = []byte("namespaces")
+	bucketTables     = []byte("tables")
+	keyFormat        = []byte("format")
+)
+
+// Catalog is the bbolt-backed Iceberg catalog of one lake directory.
+//
+// INVARIANT: a Catalog holds no open handle on catalog.db between calls;
+// every operation opens the file, holds its lock (shared for reads,
+// exclusive for writes) for the duration of one bbolt transaction, and
+// closes it. That is what lets several processes share a lake.
+type Catalog struct {
+	dir         string // absolute, cleaned lake directory
+	dbPath      string
+	lockTimeout time.Duration
+	fs          *DurableFS
+}
+
+var (
+	_ icecatalog.Catalog               = (*Catalog)(nil)
+	_ icecatalog.TransactionalCatalog = (*Catalog)(nil)
+	_ icecatalog.PurgeableTable       = (*Catalog)(nil)
+	_ icecatalog.Closer               = (*Catalog)(nil)
+	_ table.CatalogIO                 = (*Catalog)(nil)
+)
+
+type options struct {
+	lockTimeout time.Duration
+}
+
+// Option configures Open.
+type Option func(*options)
+
+// WithLockTimeout bounds how long an operation waits for another process to
+// release catalog.db (default 10s). Non-positive values mean the default.
+func WithLockTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d > 0 {
+			o.lockTimeout = d
+		}
+	}
+}
+
+// Open opens the lake at lakeDir, creating the directory, catalog.db and the
+// namespace "main" when absent.
+func Open(lakeDir string, opts ...Option) (*Catalog, error) {
+	o := options{lockTimeout: DefaultLockTimeout}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if lakeDir == "" {
+		return nil, errors.New("open lake: the lake directory is empty; name a directory")
+	}
+	abs, err := filepath.Abs(lakeDir)
+	if err != nil {
+		return nil, fmt.Errorf("open lake %q: %w", lakeDir, err)
+	}
+	abs = filepath.Clean(abs)
+	if err := checkURLSafe(abs); err != nil {
+		return nil, err
+	}
+	if err := mkdirDurable(abs); err != nil {
+		return nil, fmt.Errorf("open lake %q: cannot create the lake directory: %w", abs, err)
+	}
+	dfs, err := NewDurableFS(abs)
+	if err != nil {
+		return nil, err
+	}
+	c := &Catalog{
+		dir:         abs,
+		dbPath:      filepath.Join(abs, DBFile),
+		lockTimeout: o.lockTimeout,
+		fs:          dfs,
+	}
+	err = c.update(context.Background(), func(tx *bolt.Tx) error {
+		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
+		if err != nil {
+			return err
+		}
+		switch v := meta.Get(keyFormat); {
+		case v == nil:
+			if err := meta.Put(keyFormat, []byte(formatVersion)); err != nil {
+				return err
+			}
+		case string(v) != formatVersion:
+			return fmt.Errorf("open lake %q: catalog.db has format %q, this skade reads format %q; "+
+				"use a skade release that matches the lake", abs, v, formatVersion)
+		}
+		if _, err := tx.CreateBucketIfNotExists(bucketTables); err != nil {
+			return err
+		}
+		ns, err := tx.CreateBucketIfNotExists(bucketNamespaces)
+		if err != nil {
+			return err
+		}
+		if ns.Get([]byte(DefaultNamespace)) == nil {
+			return ns.Put([]byte(DefaultNamespace), []byte("{}"))
+		}
+
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	return c, nil
+}
+
+// checkURLSafe refuses lake directories whose path a URL would escape:
+// iceberg-go builds data and metadata locations with net/url, so such a
+// path would come back percent-encoded and point elsewhere.
+func checkURLSafe(dir string) error {
+	slashed := filepath.ToSlash(dir)
+	u := url.URL{Path: slashed}
+	if u.EscapedPath() != slashed {
+		return fmt.Errorf("open lake %q: the path has characters that Iceberg locations (URLs) escape, "+
+			"such as spaces, %%, # or non-ASCII letters; choose a lake directory whose path has none", dir)
+	}
+
+	return nil
+}
+
+// mkdirDurable creates dir and its parents, fsyncing what it created.
+func mkdirDurable(dir string) error {
+	var missing []string
+	for p := dir; ; p = filepath.Dir(p) {
+		if _, err := os.Stat(p); err == nil {
+			break
+		} else if !errors.Is(err, os.ErrNotExist) || filepath.Dir(p) == p {
+			return err
+		}
+		missing = append(missing, p)
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := os.Mkdir(missing[i], 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return err
+		}
+		if err := syncDirs(missing[i], filepath.Dir(missing[i])); err != nil {
+			return err
+		}
+	}
+
+	return nil
+}
+
+// Dir returns the absolute lake directory.
+func (c *Catalog) Dir() string { return c.dir }
+
+// FS returns the durable IO that tables of this catalog read and write with.
+func (c *Catalog) FS() *DurableFS { return c.fs }
+
+// Name returns "skade".
+func (c *Catalog) Name() string { return Name }
+
+// CatalogType returns "skade".
+func (c *Catalog) CatalogType() icecatalog.Type { return icecatalog.Type(Name) }
+
+// Close releases nothing: the catalog holds no open handle between calls.
+// It exists so callers can treat the catalog like other iceberg-go catalogs.
+func (c *Catalog) Close() error { return nil }
+
+func (c *Catalog) fsF(context.Context) (iceio.IO, error) { return c.fs, nil }
+
+// view runs fn in a read-only bbolt transaction under a shared file lock.
+func (c *Catalog) view(ctx context.Context, fn func(tx *bolt.Tx) error) error {
+	db, err := c.openDB(ctx, true)
+	if err != nil {
+		return err
+	}
+	err = db.View(fn)
+
+	return errors.Join(err, closeDB(db))
+}
+
+// update runs fn in one read-write bbolt transaction under an exclusive file
+// lock. bbolt fsyncs the file before Update returns.
+//
+// An error returned by fn, or from opening the file, means nothing changed.
+// An error from committing the transaction means the outcome is unknown;
+// it wraps ErrCommitStateUnknown so that callers keep the files the
+// transaction may now point to.
+func (c *Catalog) update(ctx context.Context, fn func(tx *bolt.Tx) error) error {
+	db, err := c.openDB(ctx, false)
+	if err != nil {
+		return err
+	}
+	var fnErr error
+	err = db.Update(func(tx *bolt.Tx) error {
+		fnErr = fn(tx)
+
+		return fnErr
+	})
+	closeErr := closeDB(db)
+	switch {
+	case fnErr != nil:
+		return fnErr
+	case err != nil:
+		return newError([]error{ErrCommitStateUnknown, err},
+			"lake %q: writing %s failed: %v; reload to see whether the change landed", c.dir, DBFile, err)
+	}
+	// The transaction is durable; a failure to close the handle afterwards
+	// does not undo it and must not make the caller clean up its files.
+	_ = closeErr
+
+	return nil
+}
+
+func (c *Catalog) openDB(ctx context.Context, readOnly bool) (*bolt.DB, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	timeout := c.lockTimeout
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < timeout {
+		timeout = max(time.Until(dl), time.Millisecond)
+	}
+	db, err := bolt.Open(c.dbPath, 0o644, &bolt.Options{
+		Timeout:  timeout,
+		ReadOnly: readOnly,
+		// The catalog is tiny; a small initial map keeps per-call opens cheap.
+		InitialMmapSize: 0,
+	})
+	switch {
+	case errors.Is(err, bolterrors.ErrTimeout):
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, fmt.Errorf("lake %q: waiting for catalog.db: %w", c.dir, ctxErr)
+		}
+
+		return nil, newError([]error{ErrLockTimeout},
+			"catalog: lake %q is busy: another process has held catalog.db for %s; retry, or raise the lock timeout",
+			c.dir, timeout.Round(time.Millisecond))
+	case errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("lake %q: %s is missing; open the lake with catalog.Open to create it: %w",
+			c.dir, DBFile, err)
+	case err != nil:
+		return nil, fmt.Errorf("lake %q: cannot open %s: %w", c.dir, DBFile, err)
+	}
+
+	return db, nil
+}
+
+func closeDB(db *bolt.DB) error {
+	if err := db.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", DBFile, err)
+	}
+
+	return nil
+}
+
+// tableKey is the key of a table pointer in the tables bucket. Names never
+// contain NUL (ValidateName), so the key is unambiguous and all tables of a
+// namespace share the prefix "<ns>\x00".
+func tableKey(ident table.Identifier) []byte {
+	return []byte(ident[0] + "\x00" + ident[1])
+}
+
+func nsPrefix(ns string) []byte { return []byte(ns + "\x00") }

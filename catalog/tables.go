@@ -1,0 +1,349 @@
+package catalog
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"iter"
+	"path/filepath"
+	"slices"
+
+	"github.com/apache/iceberg-go"
+	icecatalog "github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	bolt "go.etcd.io/bbolt"
+)
+
+// pointer returns the metadata location a table points to, or "" when the
+// table does not exist.
+func (c *Catalog) pointer(ctx context.Context, ident table.Identifier) (string, error) {
+	var loc string
+	err := c.view(ctx, func(tx *bolt.Tx) error {
+		loc = string(tx.Bucket(bucketTables).Get(tableKey(ident)))
+
+		return nil
+	})
+
+	return loc, err
+}
+
+// MetadataLocation returns the metadata file the table's pointer names.
+func (c *Catalog) MetadataLocation(ctx context.Context, ident table.Identifier) (string, error) {
+	ident, err := Normalize(ident)
+	if err != nil {
+		return "", err
+	}
+	loc, err := c.pointer(ctx, ident)
+	if err != nil {
+		return "", err
+	}
+	if loc == "" {
+		return "", errNoSuchTable(ident)
+	}
+
+	return loc, nil
+}
+
+// NewTableLocation allocates a fresh table directory,
+// <lake>/<namespace>/<table>-<8 hex digits>. The random suffix keeps a
+// re-created table from ever sharing files with a dropped one. Nothing is
+// created on disk.
+func (c *Catalog) NewTableLocation(ident table.Identifier) (string, error) {
+	ident, err := Normalize(ident)
+	if err != nil {
+		return "", err
+	}
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("table %s: cannot allocate a location: %w", identString(ident), err)
+	}
+	loc := filepath.Join(c.dir, ident[0], ident[1]+"-"+hex.EncodeToString(b[:]))
+	if !within(c.dir, loc) {
+		panic(fmt.Sprintf("catalog: broken invariant: validated name %v resolved outside the lake %q", ident, c.dir))
+	}
+
+	return loc, nil
+}
+
+// LoadTable loads the table the pointer names. Its IO is the catalog's
+// DurableFS and its catalog is c, so Transaction.Commit goes through
+// CommitTable.
+func (c *Catalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
+	loc, err := c.MetadataLocation(ctx, ident)
+	if err != nil {
+		return nil, err
+	}
+	ident, _ = Normalize(ident)
+
+	return c.loadAt(ctx, ident, loc)
+}
+
+// LoadTableAt loads the table from a given metadata file of the lake, e.g.
+// an earlier one from the metadata log. The table commits through c, so a
+// commit from it fails unless the pointer still names metadataLocation.
+func (c *Catalog) LoadTableAt(ctx context.Context, ident table.Identifier, metadataLocation string) (*table.Table, error) {
+	ident, err := Normalize(ident)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkInLake(ident, "metadata file", metadataLocation); err != nil {
+		return nil, err
+	}
+
+	return c.loadAt(ctx, ident, metadataLocation)
+}
+
+func (c *Catalog) loadAt(ctx context.Context, ident table.Identifier, loc string) (*table.Table, error) {
+	tbl, err := table.NewFromLocation(ctx, ident, loc, c.fsF, c)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: cannot read metadata file %s: %w; "+
+			"restore the file from a backup, or drop the table", identString(ident), loc, err)
+	}
+
+	return tbl, nil
+}
+
+// CreateTable creates a table at a fresh location (see NewTableLocation):
+// it writes version 0 of the metadata durably, then swaps the pointer from
+// nothing to it. Field IDs are assigned afresh, as iceberg-go does.
+// Custom locations (icecatalog.WithLocation) are refused: every table lives
+// in the lake directory.
+func (c *Catalog) CreateTable(ctx context.Context, ident table.Identifier, schema *iceberg.Schema,
+	opts ...icecatalog.CreateTableOpt,
+) (*table.Table, error) {
+	ident, err := Normalize(ident)
+	if err != nil {
+		return nil, err
+	}
+	cfg := icecatalog.NewCreateTableCfg()
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	if cfg.Location != "" {
+		return nil, fmt.Errorf("create table %s: custom locations are not supported; "+
+			"skade places every table in its lake directory, so leave the location out", identString(ident))
+	}
+	if schema == nil {
+		return nil, fmt.Errorf("create table %s: the schema is missing; pass a schema", identString(ident))
+	}
+	// Refuse early what the swap would refuse anyway, to write nothing.
+	if err := c.view(ctx, func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketNamespaces).Get([]byte(ident[0])) == nil {
+			return errNoSuchNamespace(ident[0])
+		}
+		if tx.Bucket(bucketTables).Get(tableKey(ident)) != nil {
+			return errTableExists(ident)
+		}
+
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+
+	loc, err := c.NewTableLocation(ident)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := table.NewMetadata(schema, cfg.PartitionSpec, cfg.SortOrder, loc, cfg.Properties)
+	if err != nil {
+		return nil, fmt.Errorf("create table %s: %w", identString(ident), err)
+	}
+	if len(cfg.StagedUpdates) > 0 {
+		if meta, err = table.UpdateTableMetadata(meta, cfg.StagedUpdates, ""); err != nil {
+			return nil, fmt.Errorf("create table %s: cannot apply the staged updates: %w", identString(ident), err)
+		}
+	}
+	if err := c.checkLocations(ident, meta); err != nil {
+		return nil, err
+	}
+	metaLoc, err := newMetadataLocation(meta, 0)
+	if err != nil {
+		return nil, fmt.Errorf("create table %s: %w", identString(ident), err)
+	}
+	if err := c.checkInLake(ident, "metadata file", metaLoc); err != nil {
+		return nil, err
+	}
+	if err := c.WriteMetadata(ctx, meta, metaLoc); err != nil {
+		_ = c.fs.RemoveAll(loc)
+
+		return nil, fmt.Errorf("create table %s: %w", identString(ident), err)
+	}
+	if err := c.SwapPointers(ctx, []PointerSwap{{Ident: ident, New: metaLoc}}); err != nil {
+		if !errors.Is(err, ErrCommitStateUnknown) {
+			// The location is fresh: nothing else can live in it.
+			_ = c.fs.RemoveAll(loc)
+		}
+		var ce *ConflictError
+		if errors.As(err, &ce) && ce.Found != "" {
+			return nil, errTableExists(ident)
+		}
+
+		return nil, err
+	}
+
+	return table.New(ident, meta, metaLoc, c.fsF, c), nil
+}
+
+// CheckTableExists reports whether the table exists. A missing namespace
+// means the table does not exist.
+func (c *Catalog) CheckTableExists(ctx context.Context, ident table.Identifier) (bool, error) {
+	ident, err := Normalize(ident)
+	if err != nil {
+		return false, err
+	}
+	loc, err := c.pointer(ctx, ident)
+
+	return loc != "", err
+}
+
+// ListTables yields the tables of a namespace, sorted by name.
+func (c *Catalog) ListTables(ctx context.Context, namespace table.Identifier) iter.Seq2[table.Identifier, error] {
+	return func(yield func(table.Identifier, error) bool) {
+		ns, err := namespaceName(namespace)
+		if err != nil {
+			yield(nil, err)
+
+			return
+		}
+		var idents []table.Identifier
+		err = c.view(ctx, func(tx *bolt.Tx) error {
+			if tx.Bucket(bucketNamespaces).Get([]byte(ns)) == nil {
+				return errNoSuchNamespace(ns)
+			}
+			prefix := nsPrefix(ns)
+			cur := tx.Bucket(bucketTables).Cursor()
+			for k, _ := cur.Seek(prefix); k != nil && len(k) > len(prefix) && string(k[:len(prefix)]) == string(prefix); k, _ = cur.Next() {
+				idents = append(idents, table.Identifier{ns, string(k[len(prefix):])})
+			}
+
+			return nil
+		})
+		if err != nil {
+			yield(nil, err)
+
+			return
+		}
+		for _, id := range idents {
+			if !yield(id, nil) {
+				return
+			}
+		}
+	}
+}
+
+// DropTable removes the table's pointer. Its files stay on disk (see
+// PurgeTable).
+func (c *Catalog) DropTable(ctx context.Context, ident table.Identifier) error {
+	ident, err := Normalize(ident)
+	if err != nil {
+		return err
+	}
+	_, err = c.drop(ctx, ident)
+
+	return err
+}
+
+// drop removes the pointer and returns the metadata location it held.
+func (c *Catalog) drop(ctx context.Context, ident table.Identifier) (string, error) {
+	var loc string
+	err := c.update(ctx, func(tx *bolt.Tx) error {
+		loc = string(tx.Bucket(bucketTables).Get(tableKey(ident)))
+		if loc == "" {
+			return errNoSuchTable(ident)
+		}
+
+		return applySwaps(tx, []PointerSwap{{Ident: ident, Expected: loc}})
+	})
+
+	return loc, err
+}
+
+// PurgeTable drops the table, then deletes its directory with every file in
+// it, unless the table property gc.enabled is false. Files the table
+// references outside its directory are left alone.
+func (c *Catalog) PurgeTable(ctx context.Context, ident table.Identifier) error {
+	ident, err := Normalize(ident)
+	if err != nil {
+		return err
+	}
+	tbl, err := c.LoadTable(ctx, ident)
+	if err != nil {
+		return err
+	}
+	loc := tbl.Location()
+	var shared []string
+	err = c.update(ctx, func(tx *bolt.Tx) error {
+		cur := string(tx.Bucket(bucketTables).Get(tableKey(ident)))
+		if cur == "" {
+			return errNoSuchTable(ident)
+		}
+		if err := applySwaps(tx, []PointerSwap{{Ident: ident, Expected: cur}}); err != nil {
+			return err
+		}
+		// INVARIANT: a purge never deletes a file that a remaining table
+		// may point to. Locations are unique per create, but check anyway.
+		return tx.Bucket(bucketTables).ForEach(func(k, v []byte) error {
+			if p, err := localPath(string(v)); err == nil && within(loc, p) {
+				shared = append(shared, string(k))
+			}
+
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	if !tbl.Properties().GetBool(table.GCEnabledKey, true) {
+		return nil
+	}
+	if len(shared) > 0 {
+		return fmt.Errorf("purge table %s: dropped, but its files were kept: another table's metadata lives in %s; "+
+			"remove the files by hand once no table uses them", identString(ident), loc)
+	}
+	if p, err := localPath(loc); err != nil || !within(c.dir, filepath.Dir(p)) {
+		return fmt.Errorf("purge table %s: dropped, but its files were kept: location %q is not a table directory of the lake; "+
+			"remove the files by hand", identString(ident), loc)
+	}
+	if err := c.fs.RemoveAll(loc); err != nil {
+		return fmt.Errorf("purge table %s: dropped, but removing %s failed: %w; remove it by hand",
+			identString(ident), loc, err)
+	}
+
+	return nil
+}
+
+// RenameTable moves the pointer to a new name in one transaction. The table
+// keeps its location.
+func (c *Catalog) RenameTable(ctx context.Context, from, to table.Identifier) (*table.Table, error) {
+	from, err := Normalize(from)
+	if err != nil {
+		return nil, err
+	}
+	to, err = Normalize(to)
+	if err != nil {
+		return nil, err
+	}
+	if slices.Equal(from, to) {
+		return nil, fmt.Errorf("rename table %s: the new name is the same as the old; choose another name", identString(from))
+	}
+	err = c.update(ctx, func(tx *bolt.Tx) error {
+		loc := string(tx.Bucket(bucketTables).Get(tableKey(from)))
+		if loc == "" {
+			return errNoSuchTable(from)
+		}
+		err := applySwaps(tx, []PointerSwap{{Ident: from, Expected: loc}, {Ident: to, New: loc}})
+		var ce *ConflictError
+		if errors.As(err, &ce) && slices.Equal(ce.Ident, to) {
+			return errTableExists(to)
+		}
+
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	return c.LoadTable(ctx, to)
+}
