@@ -51,7 +51,7 @@ type Catalog struct {
 }
 
 var (
-	_ icecatalog.Catalog               = (*Catalog)(nil)
+	_ icecatalog.Catalog              = (*Catalog)(nil)
 	_ icecatalog.TransactionalCatalog = (*Catalog)(nil)
 	_ icecatalog.PurgeableTable       = (*Catalog)(nil)
 	_ icecatalog.Closer               = (*Catalog)(nil)
