@@ -1,0 +1,332 @@
+package exec
+
+import (
+	"bytes"
+	"math/bits"
+)
+
+// HashTable maps row keys (see RowKeys) to dense group ids 0..Len()-1, in
+// order of first insertion. It is an open-addressing table with linear
+// probing over a power-of-two slot array; each slot packs the upper 32 bits
+// of the key's hash with the group id, so most mismatches are rejected
+// without touching the key bytes. Keys live in one arena.
+//
+// A HashTable is not safe for concurrent use.
+//
+// INVARIANT: a slot is 0 when empty, else tag<<32 | (id+1), where tag is
+// the upper 32 bits of the hash of group id's key.
+// INVARIANT: Len() <= maxLoad * len(slots), so probing always ends.
+type HashTable struct {
+	slots []uint64
+	mask  uint64
+
+	hashes []uint64 // per group, kept for growth without rehashing keys
+	width  int      // fixed key width, or 0 when offsets locate keys
+	arena  []byte
+	offs   []int // len Len()+1 when width == 0
+}
+
+const (
+	hashTableMinSlots = 16
+	// hashTableMaxLoad is the fill above which the slot array doubles,
+	// in eighths. 3/4 keeps linear probe sequences short while spending
+	// 1.33-2.67 slots (8 bytes each) per group.
+	hashTableMaxLoad = 6
+)
+
+// NewHashTable returns an empty table for keys of keyWidth bytes each
+// (KeyEncoder.Width), or of varying width when keyWidth is 0. sizeHint is
+// the expected number of groups; 0 is fine.
+func NewHashTable(keyWidth, sizeHint int) *HashTable {
+	t := &HashTable{width: keyWidth}
+	n := hashTableMinSlots
+	for n*hashTableMaxLoad/8 < sizeHint {
+		n *= 2
+	}
+	t.slots = make([]uint64, n)
+	t.mask = uint64(n - 1)
+	if keyWidth == 0 {
+		t.offs = append(make([]int, 0, sizeHint+1), 0)
+	}
+	if sizeHint > 0 {
+		t.hashes = make([]uint64, 0, sizeHint)
+		if keyWidth > 0 {
+			t.arena = make([]byte, 0, sizeHint*keyWidth)
+		}
+	}
+	return t
+}
+
+// Len is the number of groups.
+func (t *HashTable) Len() int { return len(t.hashes) }
+
+// Bytes is the memory the table holds, for Budget accounting.
+func (t *HashTable) Bytes() int64 {
+	return int64(len(t.slots))*8 + int64(cap(t.hashes))*8 + int64(cap(t.arena)) + int64(cap(t.offs))*8
+}
+
+// Key returns group id's key. It aliases the arena; do not modify it.
+func (t *HashTable) Key(id int32) []byte {
+	if t.width > 0 {
+		o := int(id) * t.width
+		return t.arena[o : o+t.width : o+t.width]
+	}
+	return t.arena[t.offs[id]:t.offs[id+1]:t.offs[id+1]]
+}
+
+// Hash returns the hash group id was inserted with.
+func (t *HashTable) Hash(id int32) uint64 { return t.hashes[id] }
+
+func (t *HashTable) keyEqual(id int32, key []byte) bool {
+	if t.width > 0 {
+		o := int(id) * t.width
+		return bytes.Equal(t.arena[o:o+t.width], key)
+	}
+	return bytes.Equal(t.arena[t.offs[id]:t.offs[id+1]], key)
+}
+
+// Find returns the group id of key, or (-1, false).
+func (t *HashTable) Find(key []byte, hash uint64) (int32, bool) {
+	tag := hash &^ 0xffffffff
+	i := hash & t.mask
+	for {
+		s := t.slots[i]
+		if s == 0 {
+			return -1, false
+		}
+		if s&^0xffffffff == tag {
+			id := int32(uint32(s)) - 1
+			if t.keyEqual(id, key) {
+				return id, true
+			}
+		}
+		i = (i + 1) & t.mask
+	}
+}
+
+// FindOrInsert returns key's group id, inserting key as group Len() when
+// absent; isNew reports the insertion. hash must be the key's hash (as
+// RowKeys computes it) and equal keys must come with equal hashes.
+func (t *HashTable) FindOrInsert(key []byte, hash uint64) (id int32, isNew bool) {
+	tag := hash &^ 0xffffffff
+	i := hash & t.mask
+	for {
+		s := t.slots[i]
+		if s == 0 {
+			break
+		}
+		if s&^0xffffffff == tag {
+			id := int32(uint32(s)) - 1
+			if t.keyEqual(id, key) {
+				return id, false
+			}
+		}
+		i = (i + 1) & t.mask
+	}
+	if (len(t.hashes)+1)*8 > len(t.slots)*hashTableMaxLoad {
+		t.grow()
+		// The slot array changed: find the new empty slot.
+		i = hash & t.mask
+		for t.slots[i] != 0 {
+			i = (i + 1) & t.mask
+		}
+	}
+	id = int32(len(t.hashes))
+	t.slots[i] = tag | uint64(uint32(id+1))
+	t.hashes = append(t.hashes, hash)
+	t.arena = append(t.arena, key...)
+	if t.width == 0 {
+		t.offs = append(t.offs, len(t.arena))
+	}
+	return id, true
+}
+
+// Insert is FindOrInsert.
+func (t *HashTable) Insert(key []byte, hash uint64) (id int32, isNew bool) {
+	return t.FindOrInsert(key, hash)
+}
+
+func (t *HashTable) grow() {
+	n := len(t.slots) * 2
+	slots := make([]uint64, n)
+	mask := uint64(n - 1)
+	for id, h := range t.hashes {
+		i := h & mask
+		for slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		slots[i] = h&^0xffffffff | uint64(uint32(id+1))
+	}
+	t.slots, t.mask = slots, mask
+}
+
+// FindOrInsertRows assigns a group id to every row of keys, writing it to
+// ids (len >= keys.N), and returns how many groups were new. Rows with a
+// NULL key get id -1 when skipNull is set (joins), and are grouped like any
+// other value otherwise (GROUP BY, DISTINCT, set operations).
+func (t *HashTable) FindOrInsertRows(keys *RowKeys, ids []int32, skipNull bool) int {
+	before := t.Len()
+	for r := 0; r < keys.N; r++ {
+		if skipNull && keys.AnyNull && keys.Null[r] {
+			ids[r] = -1
+			continue
+		}
+		ids[r], _ = t.FindOrInsert(keys.Key(r), keys.Hashes[r])
+	}
+	return t.Len() - before
+}
+
+// FindRows looks up every row of keys, writing its group id or -1 (absent,
+// or a NULL key when skipNull is set) to ids.
+func (t *HashTable) FindRows(keys *RowKeys, ids []int32, skipNull bool) {
+	for r := 0; r < keys.N; r++ {
+		if skipNull && keys.AnyNull && keys.Null[r] {
+			ids[r] = -1
+			continue
+		}
+		ids[r], _ = t.Find(keys.Key(r), keys.Hashes[r])
+	}
+}
+
+// JoinTable is a HashTable whose groups chain the build rows that carry
+// the group's key, plus a per-build-row "matched" bitmap. Hash joins use it,
+// and so does MERGE INTO: build on the source keys, probe with target rows,
+// walk a group's rows to see every source row a target row matches
+// (Count > 1 is a cardinality violation once residuals are applied), mark
+// the source rows that matched, and finally walk the unmatched ones (NOT
+// MATCHED [BY TARGET] inserts).
+//
+// Build rows are numbered 0..Rows()-1 in the order they were added,
+// across batches. Rows with a NULL key get a number but join no group:
+// they never match, yet outer joins still emit them as unmatched.
+//
+// INVARIANT: walking First/Next visits a group's rows in build order.
+type JoinTable struct {
+	*HashTable
+	head, tail []int32 // per group: first and last build row
+	count      []int32 // per group: number of build rows
+	next       []int32 // per build row: the next row of its group, or -1
+	matched    []uint64
+	nullRows   int
+	ids        []int32 // scratch
+}
+
+// NewJoinTable returns an empty join table; see NewHashTable.
+func NewJoinTable(keyWidth, sizeHint int) *JoinTable {
+	return &JoinTable{HashTable: NewHashTable(keyWidth, sizeHint)}
+}
+
+// AddRows appends keys.N build rows numbered from Rows().
+func (j *JoinTable) AddRows(keys *RowKeys) {
+	base := int32(len(j.next))
+	j.ids = htGrowI32(j.ids, keys.N)
+	j.FindOrInsertRows(keys, j.ids, true /* skipNull */)
+	for g := len(j.head); g < j.Len(); g++ {
+		j.head = append(j.head, -1)
+		j.tail = append(j.tail, -1)
+		j.count = append(j.count, 0)
+	}
+	for r := 0; r < keys.N; r++ {
+		row := base + int32(r)
+		j.next = append(j.next, -1)
+		g := j.ids[r]
+		if g < 0 {
+			j.nullRows++
+			continue
+		}
+		if j.tail[g] < 0 {
+			j.head[g] = row
+		} else {
+			j.next[j.tail[g]] = row
+		}
+		j.tail[g] = row
+		j.count[g]++
+	}
+	words := (len(j.next) + 63) / 64
+	for len(j.matched) < words {
+		j.matched = append(j.matched, 0)
+	}
+}
+
+// Rows is the number of build rows added.
+func (j *JoinTable) Rows() int { return len(j.next) }
+
+// NullKeyRows is the number of build rows whose key has a NULL.
+func (j *JoinTable) NullKeyRows() int { return j.nullRows }
+
+// Probe writes to groups (len >= keys.N) the group each probe row matches,
+// or -1 when its key is absent or NULL.
+func (j *JoinTable) Probe(keys *RowKeys, groups []int32) {
+	j.FindRows(keys, groups, true /* skipNull */)
+}
+
+// First is group's first build row (-1 for group -1).
+func (j *JoinTable) First(group int32) int32 {
+	if group < 0 {
+		return -1
+	}
+	return j.head[group]
+}
+
+// Next is the build row after row in its group, or -1.
+func (j *JoinTable) Next(row int32) int32 { return j.next[row] }
+
+// Count is the number of build rows in group (0 for group -1).
+func (j *JoinTable) Count(group int32) int {
+	if group < 0 {
+		return 0
+	}
+	return int(j.count[group])
+}
+
+// SetMatched marks build row row as matched.
+func (j *JoinTable) SetMatched(row int32) { j.matched[row>>6] |= 1 << (uint(row) & 63) }
+
+// Matched reports whether build row row was marked.
+func (j *JoinTable) Matched(row int32) bool { return j.matched[row>>6]&(1<<(uint(row)&63)) != 0 }
+
+// AppendUnmatched appends to dst up to max build rows >= from that were
+// never marked, and returns dst and the row to resume from (Rows() when
+// done).
+func (j *JoinTable) AppendUnmatched(dst []int32, from int32, max int) ([]int32, int32) {
+	return htAppendBits(dst, j.matched, from, int32(len(j.next)), max, false)
+}
+
+// AppendMatched is AppendUnmatched for marked rows.
+func (j *JoinTable) AppendMatched(dst []int32, from int32, max int) ([]int32, int32) {
+	return htAppendBits(dst, j.matched, from, int32(len(j.next)), max, true)
+}
+
+// htAppendBits appends the positions in [from, n) whose bit equals want.
+func htAppendBits(dst []int32, bm []uint64, from, n int32, max int, want bool) ([]int32, int32) {
+	added := 0
+	r := from
+	for r < n && added < max {
+		w := bm[r>>6]
+		if !want {
+			w = ^w
+		}
+		w >>= uint(r) & 63
+		if w == 0 {
+			r = (r | 63) + 1
+			continue
+		}
+		r += int32(bits.TrailingZeros64(w))
+		if r >= n {
+			break
+		}
+		dst = append(dst, r)
+		added++
+		r++
+	}
+	if r > n {
+		r = n
+	}
+	return dst, r
+}
+
+// Bytes is the memory the table holds, for Budget accounting.
+func (j *JoinTable) Bytes() int64 {
+	return j.HashTable.Bytes() + int64(cap(j.head)+cap(j.tail)+cap(j.count)+cap(j.next)+cap(j.ids))*4 +
+		int64(cap(j.matched))*8
+}

@@ -1,0 +1,239 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// HashOptions configure the hash-based operators (HashJoin,
+// NestedLoopJoin, HashAggregate, Distinct, SetOp). The zero value is
+// usable: default allocator, no budget, build on the right.
+type HashOptions struct {
+	// Mem allocates output batches; nil means memory.DefaultAllocator.
+	Mem memory.Allocator
+	// Budget bounds what the operator holds (build sides, aggregate state,
+	// seen keys); nil means unlimited.
+	Budget *Budget
+	// BuildLeft makes a join build its hash table (or materialize, for a
+	// nested loop join) on the left input and stream the right one. Joins
+	// only; the default builds the right input.
+	BuildLeft bool
+	// BatchSize caps the rows of an output batch; 0 means 8192.
+	BatchSize int
+	// Now is the statement start time handed to expressions; zero means
+	// the time of Open.
+	Now time.Time
+}
+
+func (o HashOptions) withDefaults() HashOptions {
+	if o.Mem == nil {
+		o.Mem = memory.DefaultAllocator
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = 8192
+	}
+	return o
+}
+
+func (o HashOptions) evalContext(ctx context.Context) *EvalContext {
+	now := o.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	return &EvalContext{Ctx: ctx, Mem: o.Mem, Now: now}
+}
+
+// htReservation tracks what one operator reserved in a Budget, so that Close
+// gives back exactly that.
+type htReservation struct {
+	budget *Budget
+	what   string
+	n      int64
+}
+
+// setTo grows (or shrinks) the htReservation to n bytes.
+func (r *htReservation) setTo(n int64) error {
+	if n > r.n {
+		if err := r.budget.Reserve(n-r.n, r.what); err != nil {
+			return err
+		}
+	} else if n < r.n {
+		r.budget.Release(r.n - n)
+	}
+	r.n = n
+	return nil
+}
+
+func (r *htReservation) add(n int64) error { return r.setTo(r.n + n) }
+
+func (r *htReservation) release() {
+	r.budget.Release(r.n)
+	r.n = 0
+}
+
+// htEvalExprs evaluates exprs on batch; on error nothing is leaked.
+func htEvalExprs(ec *EvalContext, exprs []Expr, batch arrow.RecordBatch) ([]arrow.Array, error) {
+	out := make([]arrow.Array, len(exprs))
+	for i, e := range exprs {
+		a, err := e.Eval(ec, batch)
+		if err != nil {
+			htReleaseArrays(out)
+			return nil, err
+		}
+		if a.Len() != int(batch.NumRows()) {
+			a.Release()
+			htReleaseArrays(out)
+			return nil, fmt.Errorf("exec: %s returned %d rows for a batch of %d (bug)", e, a.Len(), batch.NumRows())
+		}
+		out[i] = a
+	}
+	return out, nil
+}
+
+func htReleaseArrays(arrs []arrow.Array) {
+	for _, a := range arrs {
+		if a != nil {
+			a.Release()
+		}
+	}
+}
+
+func htReleaseBatches(bs []arrow.RecordBatch) {
+	for _, b := range bs {
+		if b != nil {
+			b.Release()
+		}
+	}
+}
+
+func htExprTypes(exprs []Expr) []arrow.DataType {
+	ts := make([]arrow.DataType, len(exprs))
+	for i, e := range exprs {
+		ts[i] = e.DataType()
+	}
+	return ts
+}
+
+func htExprList(exprs []Expr) string {
+	s := "["
+	for i, e := range exprs {
+		if i > 0 {
+			s += ", "
+		}
+		s += e.String()
+	}
+	return s + "]"
+}
+
+// htIndexArray views idx as an Int32 array without copying. The array must
+// be released before idx is modified.
+func htIndexArray(idx []int32) arrow.Array {
+	buf := memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(idx))
+	d := array.NewData(arrow.PrimitiveTypes.Int32, len(idx), []*memory.Buffer{nil, buf}, nil, 0, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
+}
+
+// htTakeColumns gathers rows idx of every column.
+func htTakeColumns(cctx context.Context, cols []arrow.Array, idx []int32) ([]arrow.Array, error) {
+	ia := htIndexArray(idx)
+	defer ia.Release()
+	out := make([]arrow.Array, len(cols))
+	for i, c := range cols {
+		t, err := compute.TakeArray(cctx, c, ia)
+		if err != nil {
+			htReleaseArrays(out)
+			return nil, fmt.Errorf("exec: gather %s: %w", c.DataType(), err)
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+// htNullColumns returns all-NULL columns of the given fields' types.
+func htNullColumns(mem memory.Allocator, fields []arrow.Field, n int) []arrow.Array {
+	out := make([]arrow.Array, len(fields))
+	for i, f := range fields {
+		out[i] = array.MakeArrayOfNull(mem, f.Type, n)
+	}
+	return out
+}
+
+// htConcatBatches concatenates batches of schema into one column per field.
+// It does not release the inputs.
+func htConcatBatches(mem memory.Allocator, schema *arrow.Schema, batches []arrow.RecordBatch) ([]arrow.Array, error) {
+	out := make([]arrow.Array, schema.NumFields())
+	for i, f := range schema.Fields() {
+		if len(batches) == 0 {
+			out[i] = array.MakeArrayOfNull(mem, f.Type, 0)
+			continue
+		}
+		if len(batches) == 1 {
+			out[i] = batches[0].Column(i)
+			out[i].Retain()
+			continue
+		}
+		parts := make([]arrow.Array, len(batches))
+		for j, b := range batches {
+			parts[j] = b.Column(i)
+		}
+		c, err := array.Concatenate(parts, mem)
+		if err != nil {
+			htReleaseArrays(out)
+			return nil, fmt.Errorf("exec: concatenate %s: %w", f.Name, err)
+		}
+		out[i] = c
+	}
+	return out, nil
+}
+
+// htNewBatch assembles a batch from columns it takes ownership of.
+func htNewBatch(schema *arrow.Schema, cols []arrow.Array, n int) arrow.RecordBatch {
+	b := array.NewRecordBatch(schema, cols, int64(n))
+	htReleaseArrays(cols)
+	return b
+}
+
+// htRecordBytes is the size of the buffers b references, for Budget
+// accounting. Buffers shared between columns are counted for each.
+func htRecordBytes(b arrow.RecordBatch) int64 { return htArraysBytes(b.Columns()) }
+
+func htArraysBytes(cols []arrow.Array) int64 {
+	var n int64
+	for _, c := range cols {
+		n += htDataBytes(c.Data())
+	}
+	return n
+}
+
+func htDataBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, ch := range d.Children() {
+		n += htDataBytes(ch)
+	}
+	if dict := d.Dictionary(); dict != nil {
+		n += htDataBytes(dict)
+	}
+	return n
+}
+
+// htNullableFields returns fields with Nullable set.
+func htNullableFields(fs []arrow.Field) []arrow.Field {
+	out := make([]arrow.Field, len(fs))
+	for i, f := range fs {
+		f.Nullable = true
+		out[i] = f
+	}
+	return out
+}

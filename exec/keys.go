@@ -1,0 +1,441 @@
+package exec
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/zeebo/xxh3"
+)
+
+// Row keys.
+//
+// A row key is the bytes of a row's key values, one field per key column,
+// so that two rows have equal keys exactly when every key value is equal
+// under grouping semantics (NULL equals NULL, -0.0 equals 0.0, NaN equals
+// NaN). A field is a tag byte, 0 for NULL and 1 for a value, then:
+//
+//   - fixed-width types: the value's bytes as Arrow stores them (little
+//     endian), zeroed for NULL, so that every row of an all-fixed-width key
+//     has the same width and needs no offsets;
+//   - strings and binaries: a 4-byte little-endian length and the bytes,
+//     nothing for NULL.
+//
+// INVARIANT: the encoding depends only on the key column types, never on
+// whether a particular batch has NULLs, so keys from different batches of
+// the same types compare as bytes. Keys of different type lists must not be
+// mixed in one table; constructors check types with arrow.TypeEqual.
+
+// RowKeys holds the encoded keys of one batch.
+type RowKeys struct {
+	// N is the number of rows.
+	N int
+	// Width is the width of every key when all key columns are fixed
+	// width, else 0 and Offsets locates key i at Data[Offsets[i]:Offsets[i+1]].
+	Width   int
+	Data    []byte
+	Offsets []int
+	// Hashes holds a 64-bit hash of each key.
+	Hashes []uint64
+	// Null reports per row whether any key column is NULL; AnyNull whether
+	// any row has a NULL key. Joins skip such rows; grouping keeps them.
+	Null    []bool
+	AnyNull bool
+
+	pos []int // write cursors for variable-width encoding
+}
+
+// Key returns row i's key. It aliases Data.
+func (k *RowKeys) Key(i int) []byte {
+	if k.Width > 0 {
+		return k.Data[i*k.Width : (i+1)*k.Width : (i+1)*k.Width]
+	}
+	return k.Data[k.Offsets[i]:k.Offsets[i+1]:k.Offsets[i+1]]
+}
+
+// KeyEncoder encodes the key columns of batches into RowKeys.
+type KeyEncoder struct {
+	types  []arrow.DataType
+	widths []int // per column value width; 0 for variable width
+	width  int   // total row width when every column is fixed width, else 0
+}
+
+// NewKeyEncoder returns an encoder for key columns of the given types. It
+// accepts every canonical type (see the package doc) plus the other
+// fixed-width Arrow primitives.
+func NewKeyEncoder(types []arrow.DataType) (*KeyEncoder, error) {
+	if len(types) == 0 {
+		return nil, fmt.Errorf("exec: a row key needs at least one column (planner bug)")
+	}
+	e := &KeyEncoder{types: types, widths: make([]int, len(types))}
+	fixed := true
+	for i, t := range types {
+		w, err := htKeyValueWidth(t)
+		if err != nil {
+			return nil, err
+		}
+		e.widths[i] = w
+		if w == 0 {
+			fixed = false
+		} else {
+			e.width += 1 + w
+		}
+	}
+	if !fixed {
+		e.width = 0
+	}
+	return e, nil
+}
+
+// Width is the width of every key when all columns are fixed width, else 0.
+// Pass it to NewHashTable.
+func (e *KeyEncoder) Width() int { return e.width }
+
+// Types are the key column types.
+func (e *KeyEncoder) Types() []arrow.DataType { return e.types }
+
+// htKeyValueWidth is the encoded width of a value of type t, 0 for variable
+// width. The NULL type has width -1 internally mapped to 0 bytes of value.
+func htKeyValueWidth(t arrow.DataType) (int, error) {
+	switch t.ID() {
+	case arrow.NULL:
+		return -1, nil
+	case arrow.BOOL, arrow.INT8, arrow.UINT8:
+		return 1, nil
+	case arrow.INT16, arrow.UINT16, arrow.FLOAT16:
+		return 2, nil
+	case arrow.INT32, arrow.UINT32, arrow.FLOAT32, arrow.DATE32, arrow.TIME32,
+		arrow.INTERVAL_MONTHS:
+		return 4, nil
+	case arrow.INT64, arrow.UINT64, arrow.FLOAT64, arrow.DATE64, arrow.TIME64,
+		arrow.TIMESTAMP, arrow.DURATION, arrow.INTERVAL_DAY_TIME:
+		return 8, nil
+	case arrow.DECIMAL128, arrow.INTERVAL_MONTH_DAY_NANO:
+		return 16, nil
+	case arrow.DECIMAL256:
+		return 32, nil
+	case arrow.FIXED_SIZE_BINARY:
+		return t.(*arrow.FixedSizeBinaryType).ByteWidth, nil
+	case arrow.STRING, arrow.BINARY, arrow.LARGE_STRING, arrow.LARGE_BINARY:
+		return 0, nil
+	case arrow.EXTENSION:
+		return htKeyValueWidth(t.(arrow.ExtensionType).StorageType())
+	}
+	return 0, fmt.Errorf("exec: type %s cannot be used as a grouping or join key", t)
+}
+
+// Encode encodes row keys of cols (one array per key column, all of the
+// same length) into out, reusing out's buffers.
+func (e *KeyEncoder) Encode(cols []arrow.Array, out *RowKeys) error {
+	if len(cols) != len(e.types) {
+		return fmt.Errorf("exec: key encoder got %d columns, expected %d (planner bug)", len(cols), len(e.types))
+	}
+	n := cols[0].Len()
+	for i, c := range cols {
+		if c.Len() != n {
+			return fmt.Errorf("exec: key column %d has %d rows, expected %d (planner bug)", i, c.Len(), n)
+		}
+		if !arrow.TypeEqual(c.DataType(), e.types[i]) {
+			return fmt.Errorf("exec: key column %d is %s, expected %s (planner bug)", i, c.DataType(), e.types[i])
+		}
+	}
+	out.N = n
+	out.Width = e.width
+	out.Null = htGrowBools(out.Null, n)
+	clear(out.Null)
+	out.AnyNull = false
+	out.Hashes = htGrowU64(out.Hashes, n)
+
+	if e.width > 0 {
+		out.Data = htGrowBytes(out.Data, n*e.width)
+		off := 0
+		for i, c := range cols {
+			w := e.widths[i]
+			if w < 0 {
+				w = 0
+			}
+			htEncodeFixed(c, w, out.Data, e.width, off, out)
+			off += 1 + w
+		}
+	} else {
+		// Pass 1: row lengths. Pass 2: write each column at the row cursors.
+		out.Offsets = htGrowInts(out.Offsets, n+1)
+		out.pos = htGrowInts(out.pos, n)
+		lens := out.pos
+		fixedPart := 0
+		for _, w := range e.widths {
+			fixedPart++
+			if w > 0 {
+				fixedPart += w
+			}
+		}
+		for r := 0; r < n; r++ {
+			lens[r] = fixedPart
+		}
+		for i, c := range cols {
+			if e.widths[i] == 0 {
+				htAddVarLens(c, lens)
+			}
+		}
+		total := 0
+		for r := 0; r < n; r++ {
+			out.Offsets[r] = total
+			total += lens[r]
+		}
+		out.Offsets[n] = total
+		out.Data = htGrowBytes(out.Data, total)
+		copy(out.pos, out.Offsets[:n])
+		for i, c := range cols {
+			w := e.widths[i]
+			if w == 0 {
+				htEncodeVar(c, out.Data, out.pos, out)
+				continue
+			}
+			if w < 0 {
+				w = 0
+			}
+			htEncodeFixedAt(c, w, out.Data, out.pos, out)
+		}
+	}
+	for r := 0; r < n; r++ {
+		out.Hashes[r] = xxh3.Hash(out.Key(r))
+	}
+	return nil
+}
+
+func htStorageOf(c arrow.Array) arrow.Array {
+	if x, ok := c.(array.ExtensionArray); ok {
+		return x.Storage()
+	}
+	return c
+}
+
+// htFixedBytes returns the value buffer of a fixed-width array, starting at
+// its first value, or nil for booleans and NULL arrays.
+func htFixedBytes(c arrow.Array, w int) []byte {
+	d := c.Data()
+	if w == 0 || c.DataType().ID() == arrow.BOOL || len(d.Buffers()) < 2 || d.Buffers()[1] == nil {
+		return nil
+	}
+	return d.Buffers()[1].Bytes()[d.Offset()*w:]
+}
+
+// htEncodeFixed writes column c at byte off of every stride-wide row.
+func htEncodeFixed(c arrow.Array, w int, dst []byte, stride, off int, out *RowKeys) {
+	c = htStorageOf(c)
+	n := c.Len()
+	if c.DataType().ID() == arrow.NULL {
+		for r := 0; r < n; r++ {
+			dst[r*stride+off] = 0
+			out.Null[r] = true
+		}
+		out.AnyNull = out.AnyNull || n > 0
+		return
+	}
+	hasNulls := c.NullN() > 0
+	if c.DataType().ID() == arrow.BOOL {
+		b := c.(*array.Boolean)
+		for r := 0; r < n; r++ {
+			p := r*stride + off
+			if hasNulls && b.IsNull(r) {
+				dst[p], dst[p+1] = 0, 0
+				out.Null[r] = true
+				out.AnyNull = true
+				continue
+			}
+			dst[p] = 1
+			if b.Value(r) {
+				dst[p+1] = 1
+			} else {
+				dst[p+1] = 0
+			}
+		}
+		return
+	}
+	src := htFixedBytes(c, w)
+	for r := 0; r < n; r++ {
+		p := r*stride + off
+		if hasNulls && c.IsNull(r) {
+			dst[p] = 0
+			clear(dst[p+1 : p+1+w])
+			out.Null[r] = true
+			out.AnyNull = true
+			continue
+		}
+		dst[p] = 1
+		copy(dst[p+1:p+1+w], src[r*w:(r+1)*w])
+	}
+	htCanonicalizeFloats(c, dst, stride, off, nil)
+}
+
+// htEncodeFixedAt is htEncodeFixed for variable-width rows: it writes at the
+// per-row cursors pos and advances them.
+func htEncodeFixedAt(c arrow.Array, w int, dst []byte, pos []int, out *RowKeys) {
+	c = htStorageOf(c)
+	n := c.Len()
+	if c.DataType().ID() == arrow.NULL {
+		for r := 0; r < n; r++ {
+			dst[pos[r]] = 0
+			pos[r]++
+			out.Null[r] = true
+		}
+		out.AnyNull = out.AnyNull || n > 0
+		return
+	}
+	hasNulls := c.NullN() > 0
+	isBool := c.DataType().ID() == arrow.BOOL
+	src := htFixedBytes(c, w)
+	for r := 0; r < n; r++ {
+		p := pos[r]
+		pos[r] += 1 + w
+		if hasNulls && c.IsNull(r) {
+			dst[p] = 0
+			clear(dst[p+1 : p+1+w])
+			out.Null[r] = true
+			out.AnyNull = true
+			continue
+		}
+		dst[p] = 1
+		if isBool {
+			dst[p+1] = 0
+			if c.(*array.Boolean).Value(r) {
+				dst[p+1] = 1
+			}
+			continue
+		}
+		copy(dst[p+1:p+1+w], src[r*w:(r+1)*w])
+	}
+	if !isBool {
+		htCanonicalizeFloats(c, dst, 0, 0, pos)
+	}
+}
+
+// htCanonicalizeFloats rewrites -0.0 as 0.0 and every NaN as one NaN, so that
+// values equal under grouping have equal bytes. With pos nil the value of
+// row r starts at r*stride+off+1; else it ends at pos[r].
+func htCanonicalizeFloats(c arrow.Array, dst []byte, stride, off int, pos []int) {
+	switch c.DataType().ID() {
+	case arrow.FLOAT64:
+		for r := 0; r < c.Len(); r++ {
+			p := r*stride + off + 1
+			if pos != nil {
+				p = pos[r] - 8
+			}
+			if dst[p-1] == 0 {
+				continue
+			}
+			v := math.Float64frombits(binary.LittleEndian.Uint64(dst[p:]))
+			if v == 0 {
+				binary.LittleEndian.PutUint64(dst[p:], 0)
+			} else if v != v {
+				binary.LittleEndian.PutUint64(dst[p:], 0x7ff8000000000001)
+			}
+		}
+	case arrow.FLOAT32:
+		for r := 0; r < c.Len(); r++ {
+			p := r*stride + off + 1
+			if pos != nil {
+				p = pos[r] - 4
+			}
+			if dst[p-1] == 0 {
+				continue
+			}
+			v := math.Float32frombits(binary.LittleEndian.Uint32(dst[p:]))
+			if v == 0 {
+				binary.LittleEndian.PutUint32(dst[p:], 0)
+			} else if v != v {
+				binary.LittleEndian.PutUint32(dst[p:], 0x7fc00001)
+			}
+		}
+	}
+}
+
+// htVarValue returns value r of a string or binary array.
+func htVarValue(c arrow.Array, r int) []byte {
+	switch a := c.(type) {
+	case *array.String:
+		return htUnsafeBytes(a.Value(r))
+	case *array.Binary:
+		return a.Value(r)
+	case *array.LargeString:
+		return htUnsafeBytes(a.Value(r))
+	case *array.LargeBinary:
+		return a.Value(r)
+	}
+	return nil
+}
+
+func htAddVarLens(c arrow.Array, lens []int) {
+	c = htStorageOf(c)
+	hasNulls := c.NullN() > 0
+	for r := range lens {
+		if hasNulls && c.IsNull(r) {
+			continue
+		}
+		lens[r] += 4 + len(htVarValue(c, r))
+	}
+}
+
+func htEncodeVar(c arrow.Array, dst []byte, pos []int, out *RowKeys) {
+	c = htStorageOf(c)
+	hasNulls := c.NullN() > 0
+	for r := range pos {
+		p := pos[r]
+		if hasNulls && c.IsNull(r) {
+			dst[p] = 0
+			pos[r]++
+			out.Null[r] = true
+			out.AnyNull = true
+			continue
+		}
+		v := htVarValue(c, r)
+		dst[p] = 1
+		binary.LittleEndian.PutUint32(dst[p+1:], uint32(len(v)))
+		copy(dst[p+5:], v)
+		pos[r] = p + 5 + len(v)
+	}
+}
+
+func htGrowBytes(b []byte, n int) []byte {
+	if cap(b) < n {
+		return make([]byte, n, n+n/4)
+	}
+	return b[:n]
+}
+
+func htGrowInts(b []int, n int) []int {
+	if cap(b) < n {
+		return make([]int, n, n+n/4)
+	}
+	return b[:n]
+}
+
+func htGrowI32(b []int32, n int) []int32 {
+	if cap(b) < n {
+		return make([]int32, n, n+n/4)
+	}
+	return b[:n]
+}
+
+func htGrowU64(b []uint64, n int) []uint64 {
+	if cap(b) < n {
+		return make([]uint64, n, n+n/4)
+	}
+	return b[:n]
+}
+
+func htGrowBools(b []bool, n int) []bool {
+	if cap(b) < n {
+		return make([]bool, n, n+n/4)
+	}
+	return b[:n]
+}
+
+// htUnsafeBytes views a string's bytes without copying; the result must not
+// be written.
+func htUnsafeBytes(s string) []byte {
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
