@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -130,10 +131,35 @@ func (c *Catalog) Discard(staged ...*StagedCommit) error {
 		}
 		if err := c.fs.Remove(s.MetadataLocation); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("remove unpublished metadata file %s: %w", s.MetadataLocation, err))
+
+			continue
+		}
+		if s.Base == nil {
+			c.removeEmptyDirs(s.MetadataLocation, s.Metadata.Location())
 		}
 	}
 
 	return errors.Join(errs...)
+}
+
+// removeEmptyDirs removes the directories from the one holding file up to
+// and including top, as long as they are empty, so an unpublished create
+// leaves no trace. Non-empty directories stay.
+func (c *Catalog) removeEmptyDirs(file, top string) {
+	dir, err := localPath(file)
+	if err != nil {
+		return
+	}
+	topPath, err := localPath(top)
+	if err != nil {
+		return
+	}
+	topPath = filepath.Clean(topPath)
+	for dir = filepath.Dir(dir); within(c.dir, dir) && (dir == topPath || within(topPath, dir)); dir = filepath.Dir(dir) {
+		if os.Remove(dir) != nil {
+			return
+		}
+	}
 }
 
 // CommitTable commits one table change: StageCommit, then SwapPointers from

@@ -28,6 +28,9 @@ var arrowSchema = arrow.NewSchema([]arrow.Field{
 // records returns a reader over one batch with ids from..from+n-1.
 func records(t *testing.T, mem memory.Allocator, from, n int64) array.RecordReader {
 	t.Helper()
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
 	b := array.NewRecordBuilder(mem, arrowSchema)
 	defer b.Release()
 	for i := from; i < from+n; i++ {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go"
+	icecatalog "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/catalog"
@@ -131,3 +132,5 @@ func wantErr(t *testing.T, err error, target error, msg string) {
 		t.Errorf("error\n  %q\ndoes not contain\n  %q", err, msg)
 	}
 }
+
+func withProps(p iceberg.Properties) icecatalog.CreateTableOpt { return icecatalog.WithProperties(p) }

@@ -117,17 +117,6 @@ func (c *Catalog) CreateTable(ctx context.Context, ident table.Identifier, schem
 	if err != nil {
 		return nil, err
 	}
-	cfg := icecatalog.NewCreateTableCfg()
-	for _, opt := range opts {
-		opt(&cfg)
-	}
-	if cfg.Location != "" {
-		return nil, fmt.Errorf("create table %s: custom locations are not supported; "+
-			"skade places every table in its lake directory, so leave the location out", identString(ident))
-	}
-	if schema == nil {
-		return nil, fmt.Errorf("create table %s: the schema is missing; pass a schema", identString(ident))
-	}
 	// Refuse early what the swap would refuse anyway, to write nothing.
 	if err := c.view(ctx, func(tx *bolt.Tx) error {
 		if tx.Bucket(bucketNamespaces).Get([]byte(ident[0])) == nil {
@@ -141,7 +130,45 @@ func (c *Catalog) CreateTable(ctx context.Context, ident table.Identifier, schem
 	}); err != nil {
 		return nil, err
 	}
+	staged, err := c.StageCreate(ctx, ident, schema, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.publish(ctx, []*StagedCommit{staged}); err != nil {
+		var ce *ConflictError
+		if errors.As(err, &ce) && ce.Found != "" {
+			return nil, errTableExists(ident)
+		}
 
+		return nil, err
+	}
+
+	return table.New(ident, staged.Metadata, staged.MetadataLocation, c.fsF, c), nil
+}
+
+// StageCreate writes version 0 of a new table's metadata, at a fresh
+// location, durably, without publishing it. Its Swap creates the table
+// (Expected ""); set Swap.Expected to the current metadata location to
+// replace an existing table instead. Publish with SwapPointers, or Discard.
+// The namespace and the name are checked when the swap runs.
+func (c *Catalog) StageCreate(ctx context.Context, ident table.Identifier, schema *iceberg.Schema,
+	opts ...icecatalog.CreateTableOpt,
+) (*StagedCommit, error) {
+	ident, err := Normalize(ident)
+	if err != nil {
+		return nil, err
+	}
+	cfg := icecatalog.NewCreateTableCfg()
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	if cfg.Location != "" {
+		return nil, fmt.Errorf("create table %s: custom locations are not supported; "+
+			"skade places every table in its lake directory, so leave the location out", identString(ident))
+	}
+	if schema == nil {
+		return nil, fmt.Errorf("create table %s: the schema is missing; pass a schema", identString(ident))
+	}
 	loc, err := c.NewTableLocation(ident)
 	if err != nil {
 		return nil, err
@@ -166,24 +193,15 @@ func (c *Catalog) CreateTable(ctx context.Context, ident table.Identifier, schem
 		return nil, err
 	}
 	if err := c.WriteMetadata(ctx, meta, metaLoc); err != nil {
-		_ = c.fs.RemoveAll(loc)
+		c.removeEmptyDirs(metaLoc, meta.Location())
 
 		return nil, fmt.Errorf("create table %s: %w", identString(ident), err)
 	}
-	if err := c.SwapPointers(ctx, []PointerSwap{{Ident: ident, New: metaLoc}}); err != nil {
-		if !errors.Is(err, ErrCommitStateUnknown) {
-			// The location is fresh: nothing else can live in it.
-			_ = c.fs.RemoveAll(loc)
-		}
-		var ce *ConflictError
-		if errors.As(err, &ce) && ce.Found != "" {
-			return nil, errTableExists(ident)
-		}
 
-		return nil, err
-	}
-
-	return table.New(ident, meta, metaLoc, c.fsF, c), nil
+	return &StagedCommit{
+		Ident: ident, Metadata: meta, MetadataLocation: metaLoc,
+		Swap: PointerSwap{Ident: ident, New: metaLoc},
+	}, nil
 }
 
 // CheckTableExists reports whether the table exists. A missing namespace
