@@ -222,9 +222,6 @@ func htDataBytes(d arrow.ArrayData) int64 {
 	for _, ch := range d.Children() {
 		n += htDataBytes(ch)
 	}
-	if dict := d.Dictionary(); dict != nil {
-		n += htDataBytes(dict)
-	}
 	return n
 }
 
