@@ -1,0 +1,84 @@
+package lake
+
+import (
+	"errors"
+	"io/fs"
+
+	icecatalog "github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/skadedb/skade/catalog"
+	"github.com/skadedb/skade/snapshot"
+)
+
+// Errors about names and the objects they name.
+var (
+	// ErrInvalidName is returned for a table or namespace name that cannot
+	// be used (empty, a path separator, "..", a control character).
+	ErrInvalidName = catalog.ErrInvalidName
+	// ErrTableNotFound is returned when a named table does not exist.
+	ErrTableNotFound = errors.New("table not found")
+	// ErrTableExists is returned when creating a table whose name is taken.
+	ErrTableExists = errors.New("table already exists")
+	// ErrNamespaceNotFound is returned when a namespace does not exist.
+	ErrNamespaceNotFound = errors.New("namespace not found")
+)
+
+// Errors from commits.
+var (
+	// ErrCommitConflict is returned when another writer committed first and
+	// this write cannot be replayed on top of it. Nothing of the failed
+	// write is left behind; retry it.
+	ErrCommitConflict = errors.New("commit conflict")
+	// ErrLakeBusy is returned when another process held the catalog file
+	// for longer than the lock timeout.
+	ErrLakeBusy = catalog.ErrLockTimeout
+)
+
+// Errors from reads and arguments.
+var (
+	// ErrSnapshotNotFound is returned by time travel to a snapshot that
+	// does not exist or was expired.
+	ErrSnapshotNotFound = snapshot.ErrSnapshotNotFound
+	// ErrReadOnly is returned for a write through a read-only handle.
+	ErrReadOnly = errors.New("read-only")
+	// ErrInvalidArgument is returned for a bad option or argument.
+	ErrInvalidArgument = errors.New("invalid argument")
+	// ErrNotImplemented is returned for features not built yet.
+	ErrNotImplemented = errors.New("not implemented")
+)
+
+// sentinelError keeps the message of the underlying error but also
+// matches a lake sentinel with errors.Is.
+type sentinelError struct {
+	sentinel error
+	err      error
+}
+
+func (e *sentinelError) Error() string   { return e.err.Error() }
+func (e *sentinelError) Unwrap() []error { return []error{e.sentinel, e.err} }
+
+// translate maps errors from the layers below to lake's sentinels, keeping
+// their messages. It is applied once, at the API boundary.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	var s *sentinelError
+	if errors.As(err, &s) {
+		return err
+	}
+	switch {
+	case errors.Is(err, table.ErrCommitFailed):
+		return &sentinelError{ErrCommitConflict, err}
+	case errors.Is(err, icecatalog.ErrNoSuchTable):
+		return &sentinelError{ErrTableNotFound, err}
+	case errors.Is(err, icecatalog.ErrTableAlreadyExists):
+		return &sentinelError{ErrTableExists, err}
+	case errors.Is(err, icecatalog.ErrNoSuchNamespace):
+		return &sentinelError{ErrNamespaceNotFound, err}
+	}
+	return err
+}
+
+func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

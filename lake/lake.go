@@ -1,0 +1,358 @@
+package lake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+	icecatalog "github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/skadedb/skade/catalog"
+	"github.com/skadedb/skade/snapshot"
+)
+
+// DefaultDir is where the CLI keeps its lake when neither --lake nor
+// $SKADE_LAKE says otherwise.
+const DefaultDir = "./skade-lake"
+
+// Lake is an open lake directory: a catalog file and the Iceberg tables it
+// points at. A Lake is safe for concurrent use, and several processes may
+// open the same directory: the catalog file is locked per operation only.
+type Lake struct {
+	dir  string
+	cat  *catalog.Catalog
+	opts options
+}
+
+type options struct {
+	lockTimeout time.Duration
+	memoryLimit int64
+}
+
+// Option configures Open.
+type Option func(*options)
+
+// WithLockTimeout bounds how long an operation waits for another process
+// that holds the catalog file (default 10s).
+func WithLockTimeout(d time.Duration) Option { return func(o *options) { o.lockTimeout = d } }
+
+// WithMemoryLimit bounds the memory one statement may hold in join build
+// sides, aggregate state and sort buffers (default: 1/4 of the machine's
+// memory is not probed; 4 GiB).
+func WithMemoryLimit(bytes int64) Option { return func(o *options) { o.memoryLimit = bytes } }
+
+// Open opens the lake at dir, creating it when it does not exist.
+func Open(ctx context.Context, dir string, opts ...Option) (*Lake, error) {
+	o := options{lockTimeout: 10 * time.Second, memoryLimit: 4 << 30}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if dir == "" {
+		return nil, &sentinelError{ErrInvalidArgument, errors.New("open lake: the directory is empty; pass a path such as ./skade-lake")}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open lake %q: %w", dir, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cat, err := catalog.Open(abs, catalog.WithLockTimeout(o.lockTimeout))
+	if err != nil {
+		return nil, translate(fmt.Errorf("open lake %q: %w", dir, err))
+	}
+	return &Lake{dir: abs, cat: cat, opts: o}, nil
+}
+
+// Close releases the lake. The catalog file is not held open between
+// operations, so Close has little to do, but call it: later versions may.
+func (l *Lake) Close() error { return l.cat.Close() }
+
+// Dir is the lake's absolute directory.
+func (l *Lake) Dir() string { return l.dir }
+
+// Catalog exposes the lake's Iceberg catalog, for tools that speak
+// iceberg-go directly.
+func (l *Lake) Catalog() *catalog.Catalog { return l.cat }
+
+// ParseName splits a dotted table name ("events", "main.events",
+// "skade.main.events") into its parts. A part in double quotes may contain
+// dots: `"my.table"`.
+func ParseName(name string) ([]string, error) {
+	var parts []string
+	var cur strings.Builder
+	inQuote := false
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case inQuote && c == '"' && i+1 < len(name) && name[i+1] == '"':
+			cur.WriteByte('"')
+			i++
+		case c == '"':
+			inQuote = !inQuote
+		case c == '.' && !inQuote:
+			parts = append(parts, cur.String())
+			cur.Reset()
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	if inQuote {
+		return nil, &sentinelError{ErrInvalidName, fmt.Errorf("invalid table name %q: unterminated double quote; close it or leave quotes out", name)}
+	}
+	parts = append(parts, cur.String())
+	return parts, nil
+}
+
+// ident resolves a user's table name to the catalog identifier.
+func (l *Lake) ident(name string) (table.Identifier, error) {
+	parts, err := ParseName(name)
+	if err != nil {
+		return nil, err
+	}
+	id, err := catalog.Normalize(parts)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return id, nil
+}
+
+// displayName is how messages name a table: namespace.table.
+func displayName(id table.Identifier) string { return strings.Join(id, ".") }
+
+// TableOption configures CreateTable.
+type TableOption func(*tableConfig) error
+
+type tableConfig struct {
+	partitions []Partition
+	props      iceberg.Properties
+}
+
+// PartitionBy partitions a new table. Each spec is "col", "year(ts)",
+// "month(ts)", "day(ts)", "hour(ts)", "bucket(N, col)" or
+// "truncate(W, col)".
+func PartitionBy(specs ...string) TableOption {
+	return func(c *tableConfig) error {
+		for _, s := range specs {
+			p, err := ParsePartition(s)
+			if err != nil {
+				return err
+			}
+			c.partitions = append(c.partitions, p)
+		}
+		return nil
+	}
+}
+
+// WithPartitions partitions a new table by already-parsed fields.
+func WithPartitions(ps ...Partition) TableOption {
+	return func(c *tableConfig) error {
+		c.partitions = append(c.partitions, ps...)
+		return nil
+	}
+}
+
+// WithProperties sets Iceberg table properties; they override skade's
+// defaults (see package snapshot). "format-version" may be 2 or 3.
+func WithProperties(props map[string]string) TableOption {
+	return func(c *tableConfig) error {
+		for k, v := range props {
+			c.props[k] = v
+		}
+		return nil
+	}
+}
+
+// CreateTable creates an empty table with the given Arrow schema. Fields
+// that are not nullable become required (NOT NULL) columns.
+func (l *Lake) CreateTable(ctx context.Context, name string, schema *arrow.Schema, opts ...TableOption) (*Table, error) {
+	id, err := l.ident(name)
+	if err != nil {
+		return nil, err
+	}
+	cfg := tableConfig{props: iceberg.Properties{}}
+	for _, opt := range opts {
+		if err := opt(&cfg); err != nil {
+			return nil, fmt.Errorf("create table %s: %w", displayName(id), err)
+		}
+	}
+	ischema, spec, props, err := tableSpec(schema, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("create table %s: %w", displayName(id), err)
+	}
+	created, err := l.cat.CreateTable(ctx, id, ischema,
+		icecatalog.WithPartitionSpec(spec), icecatalog.WithProperties(props))
+	if err != nil {
+		return nil, translate(fmt.Errorf("create table %s: %w", displayName(id), err))
+	}
+	return l.newTable(id, created, created.CurrentSnapshot()), nil
+}
+
+// tableSpec turns the user's Arrow schema and options into Iceberg's
+// schema, partition spec and properties.
+func tableSpec(schema *arrow.Schema, cfg tableConfig) (*iceberg.Schema, *iceberg.PartitionSpec, iceberg.Properties, error) {
+	if schema == nil || schema.NumFields() == 0 {
+		return nil, nil, nil, &sentinelError{ErrInvalidArgument, errors.New("a table needs at least one column")}
+	}
+	seen := map[string]bool{}
+	for _, f := range schema.Fields() {
+		if err := catalog.ValidateName("column", f.Name); err != nil {
+			return nil, nil, nil, translate(err)
+		}
+		lower := strings.ToLower(f.Name)
+		if seen[lower] {
+			return nil, nil, nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("column %q is defined twice; rename one of them", f.Name)}
+		}
+		seen[lower] = true
+	}
+	ischema, err := table.ArrowSchemaToIcebergWithFreshIDs(schema, true /* downcastNsTimestamp */)
+	if err != nil {
+		return nil, nil, nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("unsupported schema: %w", err)}
+	}
+	props, err := snapshot.Merge(cfg.props)
+	if err != nil {
+		return nil, nil, nil, &sentinelError{ErrInvalidArgument, err}
+	}
+	// Dictionary encoding pays on string columns only; see snapshot.Defaults.
+	for _, f := range ischema.Fields() {
+		if f.Type.Equals(iceberg.PrimitiveTypes.String) {
+			k, v := snapshot.DictionaryFor(f.Name)
+			if _, set := cfg.props[k]; !set {
+				props[k] = v
+			}
+		}
+	}
+	spec, err := buildSpec(ischema, cfg.partitions)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return ischema, spec, props, nil
+}
+
+// Table returns a handle on the named table, pinned to its current
+// snapshot.
+func (l *Lake) Table(ctx context.Context, name string) (*Table, error) {
+	id, err := l.ident(name)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := l.load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return l.newTable(id, tbl, tbl.CurrentSnapshot()), nil
+}
+
+// load reads a table's current metadata. Another process may commit
+// several times between our reading the pointer and reading the metadata
+// file, and old metadata files are deleted after commit; a missing file is
+// therefore retried with a fresh pointer.
+func (l *Lake) load(ctx context.Context, id table.Identifier) (*table.Table, error) {
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		var tbl *table.Table
+		tbl, err = l.cat.LoadTable(ctx, id)
+		if err == nil {
+			return tbl, nil
+		}
+		if !isNotExist(err) || errors.Is(err, icecatalog.ErrNoSuchTable) {
+			break
+		}
+	}
+	if errors.Is(err, icecatalog.ErrNoSuchTable) {
+		return nil, &sentinelError{ErrTableNotFound, fmt.Errorf("table %s does not exist; list tables with `skade tables` or SHOW TABLES", displayName(id))}
+	}
+	return nil, translate(fmt.Errorf("load table %s: %w", displayName(id), err))
+}
+
+// Tables lists every table in the lake as namespace.table, sorted.
+func (l *Lake) Tables(ctx context.Context) ([]string, error) {
+	nss, err := l.cat.ListNamespaces(ctx, nil)
+	if err != nil {
+		return nil, translate(err)
+	}
+	var out []string
+	for _, ns := range nss {
+		for id, err := range l.cat.ListTables(ctx, ns) {
+			if err != nil {
+				return nil, translate(err)
+			}
+			out = append(out, displayName(id))
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// DropTable removes a table from the catalog. With purge it also deletes
+// the table's files, except those another table still references (a
+// clone shares its source's data files).
+func (l *Lake) DropTable(ctx context.Context, name string, purge bool) error {
+	id, err := l.ident(name)
+	if err != nil {
+		return err
+	}
+	tbl, err := l.load(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := l.cat.DropTable(ctx, id); err != nil {
+		return translate(fmt.Errorf("drop table %s: %w", displayName(id), err))
+	}
+	if !purge {
+		return nil
+	}
+	// The drop has committed; from here a failure leaves only unreferenced
+	// files, which orphan cleanup of the lake removes.
+	others, err := l.otherRefs(id)(ctx)
+	if err != nil {
+		return fmt.Errorf("drop table %s: dropped, but its files were not purged: %w", displayName(id), err)
+	}
+	if err := snapshot.Purge(ctx, tbl, others); err != nil {
+		return fmt.Errorf("drop table %s: dropped, but purging its files failed: %w", displayName(id), err)
+	}
+	return nil
+}
+
+// otherRefs returns a RefsFunc listing the files that every table other
+// than id reaches.
+func (l *Lake) otherRefs(id table.Identifier) snapshot.RefsFunc {
+	return func(ctx context.Context) (snapshot.FileSet, error) {
+		out := snapshot.FileSet{}
+		names, err := l.Tables(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			oid, err := l.ident(n)
+			if err != nil {
+				return nil, err
+			}
+			if slices.Equal(oid, id) {
+				continue
+			}
+			tbl, err := l.load(ctx, oid)
+			if err != nil {
+				if errors.Is(err, ErrTableNotFound) {
+					continue // dropped meanwhile
+				}
+				return nil, err
+			}
+			fsys, err := tbl.FS(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if err := snapshot.ReachableFromMetadata(ctx, fsys, tbl.Metadata(), tbl.MetadataLocation(), out); err != nil {
+				return nil, fmt.Errorf("list files of table %s: %w", n, err)
+			}
+		}
+		return out, nil
+	}
+}

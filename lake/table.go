@@ -1,0 +1,561 @@
+package lake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/skadedb/skade/catalog"
+	"github.com/skadedb/skade/snapshot"
+)
+
+// Table is a handle on one table, pinned to one snapshot. Reads see that
+// snapshot; writes commit a new snapshot and return a new handle.
+type Table struct {
+	lk    *Lake
+	id    table.Identifier
+	tbl   *table.Table
+	snap  *table.Snapshot // nil for a table with no snapshot yet
+	arrow *arrow.Schema
+}
+
+// SnapshotInfo describes one snapshot of a table.
+type SnapshotInfo = snapshot.Info
+
+func (l *Lake) newTable(id table.Identifier, tbl *table.Table, snap *table.Snapshot) *Table {
+	return &Table{lk: l, id: id, tbl: tbl, snap: snap}
+}
+
+// Name is the table's name as namespace.table.
+func (t *Table) Name() string { return displayName(t.id) }
+
+// Iceberg exposes the underlying iceberg-go table (the current metadata,
+// not only the pinned snapshot), for tools that speak iceberg-go.
+func (t *Table) Iceberg() *table.Table { return t.tbl }
+
+// Schema is the table's Arrow schema as of the pinned snapshot.
+func (t *Table) Schema() *arrow.Schema {
+	if t.arrow == nil {
+		s, err := table.SchemaToArrowSchema(t.icebergSchema(), nil, false, false)
+		if err != nil {
+			// Every Iceberg type skade writes has an Arrow type; failing here
+			// means the metadata holds a type we never create.
+			panic(fmt.Sprintf("lake: table %s has a schema with no Arrow form: %v (broken invariant)", t.Name(), err))
+		}
+		t.arrow = s
+	}
+	return t.arrow
+}
+
+func (t *Table) icebergSchema() *iceberg.Schema {
+	meta := t.tbl.Metadata()
+	if t.snap != nil && t.snap.SchemaID != nil {
+		for _, s := range meta.Schemas() {
+			if s.ID == *t.snap.SchemaID {
+				return s
+			}
+		}
+	}
+	return meta.CurrentSchema()
+}
+
+// Snapshot describes the pinned snapshot; nil for a table never written.
+func (t *Table) Snapshot() *SnapshotInfo {
+	if t.snap == nil {
+		return nil
+	}
+	var cur int64 = -1
+	if cs := t.tbl.CurrentSnapshot(); cs != nil {
+		cur = cs.SnapshotID
+	}
+	info := snapshot.FromSnapshot(t.snap, cur)
+	return &info
+}
+
+// History lists the table's retained snapshots, oldest first.
+func (t *Table) History() []SnapshotInfo { return snapshot.History(t.tbl.Metadata()) }
+
+// At returns a handle pinned to the snapshot with the given id.
+func (t *Table) At(snapshotID int64) (*Table, error) {
+	s, err := snapshot.ByID(t.tbl.Metadata(), t.Name(), snapshotID)
+	if err != nil {
+		return nil, err
+	}
+	return t.lk.newTable(t.id, t.tbl, s), nil
+}
+
+// AsOf returns a handle pinned to the snapshot that was current at ts.
+func (t *Table) AsOf(ts time.Time) (*Table, error) {
+	s, err := snapshot.AsOf(t.tbl.Metadata(), t.Name(), ts)
+	if err != nil {
+		return nil, err
+	}
+	return t.lk.newTable(t.id, t.tbl, s), nil
+}
+
+// Refresh returns a handle on the table's current snapshot.
+func (t *Table) Refresh(ctx context.Context) (*Table, error) {
+	tbl, err := t.lk.load(ctx, t.id)
+	if err != nil {
+		return nil, err
+	}
+	return t.lk.newTable(t.id, tbl, tbl.CurrentSnapshot()), nil
+}
+
+// WriteOption configures a write.
+type WriteOption func(*writeConfig)
+
+type writeConfig struct {
+	assert bool
+	props  iceberg.Properties
+}
+
+// AssertSnapshot makes the write fail with ErrCommitConflict if the table
+// has moved past the handle's snapshot, instead of replaying the write on
+// top of the newer head.
+func AssertSnapshot() WriteOption { return func(c *writeConfig) { c.assert = true } }
+
+// WithSnapshotProperties adds properties to the new snapshot's summary.
+func WithSnapshotProperties(props map[string]string) WriteOption {
+	return func(c *writeConfig) {
+		for k, v := range props {
+			c.props[k] = v
+		}
+	}
+}
+
+// Append writes the records as new data files and commits them as one
+// snapshot. Without AssertSnapshot, a concurrent commit is absorbed by
+// refreshing and replaying the append (appends commute).
+func (t *Table) Append(ctx context.Context, rdr array.RecordReader, opts ...WriteOption) (*Table, error) {
+	cfg := writeConfig{props: iceberg.Properties{}}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := t.checkWritable(); err != nil {
+		return nil, err
+	}
+	if err := checkSchemaForWrite(t.icebergSchema(), rdr.Schema()); err != nil {
+		return nil, fmt.Errorf("append to %s: %w", t.Name(), err)
+	}
+	return t.commitWrite(ctx, "append", cfg, func(txn *table.Transaction) error {
+		return txn.Append(ctx, &ctxReader{ctx: ctx, RecordReader: rdr}, cfg.props)
+	})
+}
+
+// checkWritable refuses writes through a handle pinned to an old snapshot:
+// the write would apply to the head, which the caller has not seen.
+func (t *Table) checkWritable() error {
+	cur := t.tbl.CurrentSnapshot()
+	if t.snap != nil && (cur == nil || cur.SnapshotID != t.snap.SnapshotID) {
+		return &sentinelError{ErrReadOnly, fmt.Errorf("table %s: this handle is pinned to snapshot %d by time travel and is read-only; write through a handle on the current snapshot (lake.Table)", t.Name(), t.snap.SnapshotID)}
+	}
+	return nil
+}
+
+// commitWrite runs one write transaction whose new files all go through a
+// Tracker, so that a commit that fails removes exactly what it wrote.
+func (t *Table) commitWrite(ctx context.Context, op string, cfg writeConfig, stage func(*table.Transaction) error) (*Table, error) {
+	fsys := t.lk.cat.FS()
+	tracker := catalog.NewTracker(fsys)
+	staged := table.New(t.tbl.Identifier(), t.tbl.Metadata(), t.tbl.MetadataLocation(),
+		func(context.Context) (iceio.IO, error) { return idempotentRemove{tracker}, nil }, t.lk.cat)
+	txn := staged.NewTransaction()
+	if cfg.assert {
+		if err := txn.AssertRefSnapshotID(table.MainBranch); err != nil {
+			return nil, translate(fmt.Errorf("%s to %s: %w", op, t.Name(), err))
+		}
+	}
+	if err := stage(txn); err != nil {
+		cleanupErr := tracker.RemoveCreated()
+		return nil, translate(errors.Join(fmt.Errorf("%s to %s: %w", op, t.Name(), err), cleanupErr))
+	}
+	committed, err := txn.Commit(ctx)
+	if err != nil {
+		return t.failedCommit(ctx, op, tracker, err)
+	}
+	if err := t.removeStrays(ctx, committed, tracker); err != nil {
+		return nil, fmt.Errorf("%s to %s: committed, but removing files of retried attempts failed: %w", op, t.Name(), err)
+	}
+	return t.lk.newTable(t.id, committed, committed.CurrentSnapshot()), nil
+}
+
+// failedCommit cleans up after a commit error. A clean conflict
+// (table.ErrCommitFailed) committed nothing, so every written file goes.
+// Any other error leaves the outcome unknown (the pointer may have moved
+// before the error), so the catalog is asked: if the head is our snapshot
+// the write landed after all.
+func (t *Table) failedCommit(ctx context.Context, op string, tracker *catalog.Tracker, err error) (*Table, error) {
+	wrapped := fmt.Errorf("%s to %s: %w", op, t.Name(), err)
+	if !errors.Is(err, table.ErrCommitFailed) {
+		cur, lerr := t.lk.load(context.WithoutCancel(ctx), t.id)
+		if lerr != nil {
+			// Cannot tell; keep the files rather than risk deleting
+			// committed data. Orphan cleanup removes them if unreferenced.
+			return nil, translate(errors.Join(wrapped, fmt.Errorf("the commit's outcome is unknown and its files were kept: %w", lerr)))
+		}
+		if head := cur.CurrentSnapshot(); head != nil && slices.Contains(tracker.Created(), head.ManifestList) {
+			return t.lk.newTable(t.id, cur, head), nil
+		}
+	}
+	if cerr := tracker.RemoveCreated(); cerr != nil {
+		wrapped = errors.Join(wrapped, fmt.Errorf("removing the failed write's files: %w", cerr))
+	}
+	if errors.Is(err, table.ErrCommitFailed) {
+		return nil, &sentinelError{ErrCommitConflict, fmt.Errorf("%w; another writer committed first and nothing of this write was kept; retry it", wrapped)}
+	}
+	return nil, translate(wrapped)
+}
+
+// removeStrays deletes manifests and manifest lists that earlier attempts
+// of a retried commit wrote and the committed snapshot does not use. Data
+// files are reused across attempts, so only metadata can stray.
+func (t *Table) removeStrays(ctx context.Context, committed *table.Table, tracker *catalog.Tracker) error {
+	created := tracker.Created()
+	head := committed.CurrentSnapshot()
+	if head == nil || len(created) == 0 {
+		return nil
+	}
+	var meta []string
+	for _, p := range created {
+		if strings.HasSuffix(p, ".avro") {
+			meta = append(meta, p)
+		}
+	}
+	if len(meta) <= 2 {
+		// The common case: one manifest and one manifest list, both used
+		// (an attempt that was retried writes at least two more).
+		return nil
+	}
+	keep := snapshot.FileSet{}
+	keep.Add(head.ManifestList)
+	manifests, err := head.Manifests(tracker)
+	if err != nil {
+		return err
+	}
+	for _, m := range manifests {
+		keep.Add(m.FilePath())
+	}
+	for _, p := range meta {
+		if !keep.Has(p) {
+			if err := tracker.Remove(p); err != nil && !isNotExist(err) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// idempotentRemove treats removing a missing file as done, as object
+// stores do. iceberg-go deletes old metadata files after each commit, and
+// two writers racing on one table may both delete the same file.
+type idempotentRemove struct{ *catalog.Tracker }
+
+func (r idempotentRemove) Remove(name string) error {
+	if err := r.Tracker.Remove(name); err != nil && !isNotExist(err) {
+		return err
+	}
+	return nil
+}
+
+// ctxReader stops a write promptly when its context is cancelled.
+type ctxReader struct {
+	ctx context.Context
+	array.RecordReader
+	err error
+}
+
+func (r *ctxReader) Next() bool {
+	if err := r.ctx.Err(); err != nil {
+		r.err = err
+		return false
+	}
+	return r.RecordReader.Next()
+}
+
+func (r *ctxReader) Err() error {
+	if r.err != nil {
+		return r.err
+	}
+	return r.RecordReader.Err()
+}
+
+// checkSchemaForWrite compares incoming records with the table schema by
+// name, so that a mismatch gets a message naming the column.
+func checkSchemaForWrite(tableSchema *iceberg.Schema, in *arrow.Schema) error {
+	for _, f := range in.Fields() {
+		if _, ok := tableSchema.FindFieldByName(f.Name); !ok {
+			return &sentinelError{ErrInvalidArgument, fmt.Errorf("column %q is not in the table; the table's columns are %s", f.Name, columnList(tableSchema))}
+		}
+	}
+	for _, f := range tableSchema.Fields() {
+		if f.Required && len(in.FieldIndices(f.Name)) == 0 {
+			return &sentinelError{ErrInvalidArgument, fmt.Errorf("column %q is NOT NULL but the records have no such column", f.Name)}
+		}
+	}
+	return nil
+}
+
+func columnList(s *iceberg.Schema) string {
+	var names []string
+	for _, f := range s.Fields() {
+		names = append(names, f.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// ScanOption configures Scan and PlanFiles.
+type ScanOption func(*scanConfig)
+
+type scanConfig struct {
+	columns []string
+	filter  iceberg.BooleanExpression
+	limit   int64
+	batch   int
+}
+
+// Columns projects the scan onto the named columns, in that order.
+func Columns(names ...string) ScanOption {
+	return func(c *scanConfig) { c.columns = append(c.columns, names...) }
+}
+
+// Filter keeps rows for which expr holds. Files and row groups whose
+// statistics or partition values rule the filter out are never read.
+func Filter(expr iceberg.BooleanExpression) ScanOption {
+	return func(c *scanConfig) {
+		if c.filter == nil {
+			c.filter = expr
+		} else {
+			c.filter = iceberg.NewAnd(c.filter, expr)
+		}
+	}
+}
+
+// Limit stops the scan after n rows.
+func Limit(n int64) ScanOption { return func(c *scanConfig) { c.limit = n } }
+
+// BatchSize sets the rows per Arrow batch.
+func BatchSize(n int) ScanOption { return func(c *scanConfig) { c.batch = n } }
+
+func (t *Table) newScan(opts []ScanOption) (*table.Scan, scanConfig) {
+	cfg := scanConfig{limit: -1}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	var sopts []table.ScanOption
+	if t.snap != nil {
+		sopts = append(sopts, table.WithSnapshotID(t.snap.SnapshotID))
+	}
+	if len(cfg.columns) > 0 {
+		sopts = append(sopts, table.WithSelectedFields(cfg.columns...))
+	}
+	if cfg.filter != nil {
+		sopts = append(sopts, table.WithRowFilter(cfg.filter))
+	}
+	if cfg.limit >= 0 {
+		sopts = append(sopts, table.WithLimit(cfg.limit))
+	}
+	if cfg.batch > 0 {
+		sopts = append(sopts, table.WithArrowBatchSize(cfg.batch))
+	}
+	return t.tbl.Scan(sopts...), cfg
+}
+
+// FileInfo describes one data file a scan would read.
+type FileInfo struct {
+	Path        string
+	Records     int64
+	SizeBytes   int64
+	DeleteFiles int
+}
+
+// PlanFiles lists the data files a scan with these options would read,
+// after partition and min/max pruning.
+func (t *Table) PlanFiles(ctx context.Context, opts ...ScanOption) ([]FileInfo, error) {
+	if t.snap == nil {
+		return nil, nil
+	}
+	scan, _ := t.newScan(opts)
+	defer scan.Close()
+	tasks, err := scan.PlanFiles(ctx)
+	if err != nil {
+		return nil, translate(fmt.Errorf("plan scan of %s: %w", t.Name(), err))
+	}
+	out := make([]FileInfo, 0, len(tasks))
+	for _, task := range tasks {
+		out = append(out, FileInfo{
+			Path:        task.File.FilePath(),
+			Records:     task.File.Count(),
+			SizeBytes:   task.File.FileSizeBytes(),
+			DeleteFiles: len(task.DeleteFiles) + len(task.EqualityDeleteFiles) + len(task.DeletionVectorFiles),
+		})
+	}
+	return out, nil
+}
+
+// Scan reads the pinned snapshot. The reader streams; release it when done.
+func (t *Table) Scan(ctx context.Context, opts ...ScanOption) (array.RecordReader, error) {
+	scan, cfg := t.newScan(opts)
+	if t.snap == nil {
+		scan.Close()
+		schema := t.Schema()
+		if len(cfg.columns) > 0 {
+			var fields []arrow.Field
+			for _, c := range cfg.columns {
+				idx := schema.FieldIndices(c)
+				if len(idx) == 0 {
+					return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("scan %s: column %q does not exist; the columns are %s", t.Name(), c, columnList(t.icebergSchema()))}
+				}
+				fields = append(fields, schema.Field(idx[0]))
+			}
+			schema = arrow.NewSchema(fields, nil)
+		}
+		return array.NewRecordReader(schema, nil)
+	}
+	schema, seq, err := scan.ToArrowRecords(ctx)
+	if err != nil {
+		scan.Close()
+		return nil, translate(fmt.Errorf("scan %s: %w", t.Name(), err))
+	}
+	return newSeqReader(schema, seq, scan.Close), nil
+}
+
+// seqReader adapts iceberg-go's batch iterator to array.RecordReader.
+type seqReader struct {
+	refs   atomic.Int64
+	schema *arrow.Schema
+	next   func() (arrow.RecordBatch, error, bool)
+	stop   func()
+	close  func() error
+	cur    arrow.RecordBatch
+	err    error
+	done   bool
+}
+
+func newSeqReader(schema *arrow.Schema, seq iter.Seq2[arrow.RecordBatch, error], closeFn func() error) *seqReader {
+	next, stop := iter.Pull2(seq)
+	r := &seqReader{schema: schema, next: next, stop: stop, close: closeFn}
+	r.refs.Store(1)
+	return r
+}
+
+func (r *seqReader) Retain() { r.refs.Add(1) }
+
+func (r *seqReader) Release() {
+	if r.refs.Add(-1) == 0 {
+		if r.cur != nil {
+			r.cur.Release()
+			r.cur = nil
+		}
+		r.finish()
+	}
+}
+
+func (r *seqReader) finish() {
+	if !r.done {
+		r.done = true
+		r.stop()
+		if r.close != nil {
+			_ = r.close()
+		}
+	}
+}
+
+func (r *seqReader) Schema() *arrow.Schema { return r.schema }
+
+func (r *seqReader) Next() bool {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	for !r.done {
+		b, err, ok := r.next()
+		if !ok {
+			r.finish()
+			return false
+		}
+		if err != nil {
+			r.err = err
+			r.finish()
+			return false
+		}
+		if b.NumRows() == 0 {
+			b.Release()
+			continue
+		}
+		r.cur = b
+		return true
+	}
+	return false
+}
+
+func (r *seqReader) RecordBatch() arrow.RecordBatch { return r.cur }
+
+// Record is RecordBatch under its deprecated name.
+func (r *seqReader) Record() arrow.RecordBatch { return r.cur }
+
+func (r *seqReader) Err() error { return r.err }
+
+var _ array.RecordReader = (*seqReader)(nil)
+
+// ExpireSnapshots removes snapshots committed before olderThan from the
+// history, keeping at least the newest retainLast, and deletes the files
+// that only the removed snapshots reached (never a file another table still
+// references). Time travel to an expired snapshot then fails with
+// ErrSnapshotNotFound.
+func (t *Table) ExpireSnapshots(ctx context.Context, olderThan time.Time, retainLast int) (snapshot.ExpireResult, error) {
+	cur, err := t.Refresh(ctx)
+	if err != nil {
+		return snapshot.ExpireResult{}, err
+	}
+	res, err := snapshot.Expire(ctx, cur.tbl, olderThan, retainLast, t.lk.otherRefs(t.id))
+	if err != nil {
+		return res, translate(fmt.Errorf("table %s: %w", t.Name(), err))
+	}
+	return res, nil
+}
+
+// RemoveOrphanFiles deletes files under the table's directory that no
+// snapshot reaches and that are older than olderThan. Choose olderThan
+// well before now: a writer in another process may have written files it
+// has not committed yet.
+func (t *Table) RemoveOrphanFiles(ctx context.Context, olderThan time.Time) (snapshot.OrphanResult, error) {
+	cur, err := t.Refresh(ctx)
+	if err != nil {
+		return snapshot.OrphanResult{}, err
+	}
+	res, err := snapshot.RemoveOrphans(ctx, cur.tbl, olderThan, t.lk.otherRefs(t.id))
+	if err != nil {
+		return res, translate(fmt.Errorf("table %s: %w", t.Name(), err))
+	}
+	return res, nil
+}
+
+// Overwrite replaces every row of the table with the records, in one
+// snapshot.
+func (t *Table) Overwrite(ctx context.Context, rdr array.RecordReader, opts ...WriteOption) (*Table, error) {
+	cfg := writeConfig{props: iceberg.Properties{}}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := t.checkWritable(); err != nil {
+		return nil, err
+	}
+	if err := checkSchemaForWrite(t.icebergSchema(), rdr.Schema()); err != nil {
+		return nil, fmt.Errorf("overwrite %s: %w", t.Name(), err)
+	}
+	return t.commitWrite(ctx, "overwrite", cfg, func(txn *table.Transaction) error {
+		return txn.Overwrite(ctx, &ctxReader{ctx: ctx, RecordReader: rdr}, cfg.props)
+	})
+}
