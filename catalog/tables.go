@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	icecatalog "github.com/apache/iceberg-go/catalog"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	bolt "go.etcd.io/bbolt"
 )
@@ -364,4 +365,12 @@ func (c *Catalog) RenameTable(ctx context.Context, from, to table.Identifier) (*
 	}
 
 	return c.LoadTable(ctx, to)
+}
+
+// WithFS returns tbl reading and writing through fsys instead of the
+// catalog's DurableFS, still committing through c. Pass a Tracker that wraps
+// FS() to learn, and on failure remove, every file one write created.
+func (c *Catalog) WithFS(tbl *table.Table, fsys iceio.IO) *table.Table {
+	return table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),
+		func(context.Context) (iceio.IO, error) { return fsys, nil }, c)
 }
