@@ -136,4 +136,3 @@ func wantErr(t *testing.T, err error, target error, msg string) {
 func withProps(p iceberg.Properties) icecatalog.CreateTableOpt { return icecatalog.WithProperties(p) }
 
 func withLocation(loc string) icecatalog.CreateTableOpt { return icecatalog.WithLocation(loc) }
-
