@@ -254,7 +254,7 @@ func appendGoValue(b array.Builder, v any) error {
 			bb.Append(x)
 			return nil
 		}
-	case *array.ExtensionBuilder:
+	case interface{ StorageBuilder() array.Builder }:
 		return appendGoValue(bb.StorageBuilder(), v)
 	}
 	return fmt.Errorf("cannot use Go value %v (%T) as %s", v, v, b.Type())

@@ -1,0 +1,364 @@
+package exec
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+)
+
+// This file orders rows by sort keys. Sort, top-N, the spill merge and
+// Window all compare rows through skRowKeys: rows live in a list of
+// batches and are named by skRef (batch, row); each key keeps typed views
+// of its column in every batch so that a comparison is a couple of slice
+// loads, not an interface call per value.
+//
+// Orderings follow Postgres: NaN sorts above every other float and equals
+// itself; -0 equals 0; strings and binary compare bytewise (the C
+// collation); false < true; NULL placement is NullsFirst, independent of
+// the direction.
+
+// skRef names row r of batch b in a list of batches.
+type skRef struct{ b, r int32 }
+
+// skOrder is the direction and NULL placement of one key.
+type skOrder struct {
+	desc, nullsFirst bool
+}
+
+// skRowKeys compares rows by several keys.
+type skRowKeys struct {
+	keys []skKey
+}
+
+type skKey struct {
+	skOrder
+	valid [][]byte // per batch; nil when the batch's column has no NULLs
+	voff  []int
+	vals  skVals
+}
+
+// skVals holds one key column's values in each batch.
+type skVals interface {
+	add(a arrow.Array)
+	truncate(n int) // keep the first n batches
+	drop(i int)     // forget batch i's values (its index stays taken)
+	// cmp orders two non-NULL values ascending.
+	cmp(ab, ar, bb, br int32) int
+}
+
+// skKeyTypeSupported reports whether rows can be ordered by dt.
+func skKeyTypeSupported(dt arrow.DataType) error {
+	_, err := newSkVals(dt)
+	return err
+}
+
+func newSkVals(dt arrow.DataType) (skVals, error) {
+	if ext, ok := dt.(arrow.ExtensionType); ok {
+		v, err := newSkVals(ext.StorageType())
+		if err != nil {
+			return nil, err
+		}
+		return &skExtVals{inner: v}, nil
+	}
+	switch dt.ID() {
+	case arrow.INT8:
+		return &skPrimVals[int8]{}, nil
+	case arrow.INT16:
+		return &skPrimVals[int16]{}, nil
+	case arrow.INT32, arrow.DATE32, arrow.TIME32:
+		return &skPrimVals[int32]{}, nil
+	case arrow.INT64, arrow.DATE64, arrow.TIME64, arrow.TIMESTAMP, arrow.DURATION:
+		return &skPrimVals[int64]{}, nil
+	case arrow.UINT8:
+		return &skPrimVals[uint8]{}, nil
+	case arrow.UINT16:
+		return &skPrimVals[uint16]{}, nil
+	case arrow.UINT32:
+		return &skPrimVals[uint32]{}, nil
+	case arrow.UINT64:
+		return &skPrimVals[uint64]{}, nil
+	case arrow.FLOAT32:
+		return &skFloatVals[float32]{}, nil
+	case arrow.FLOAT64:
+		return &skFloatVals[float64]{}, nil
+	case arrow.DECIMAL128:
+		return &skDecimalVals{}, nil
+	case arrow.BOOL:
+		return &skBoolVals{}, nil
+	case arrow.STRING, arrow.BINARY:
+		return &skBytesVals{}, nil
+	case arrow.FIXED_SIZE_BINARY:
+		return &skFixedBytesVals{width: dt.(*arrow.FixedSizeBinaryType).ByteWidth}, nil
+	case arrow.INTERVAL_MONTH_DAY_NANO:
+		return &skIntervalVals{}, nil
+	case arrow.NULL:
+		return skNullVals{}, nil
+	}
+	return nil, fmt.Errorf("cannot order values of type %s", dt)
+}
+
+// newSkRowKeys returns a comparator for keys of the given types.
+func newSkRowKeys(types []arrow.DataType, orders []skOrder) (*skRowKeys, error) {
+	k := &skRowKeys{keys: make([]skKey, len(types))}
+	for i, dt := range types {
+		v, err := newSkVals(dt)
+		if err != nil {
+			return nil, err
+		}
+		k.keys[i] = skKey{skOrder: orders[i], vals: v}
+	}
+	return k, nil
+}
+
+// add appends one batch: cols holds one array per key, all of one length.
+func (k *skRowKeys) add(cols []arrow.Array) {
+	for i := range k.keys {
+		key := &k.keys[i]
+		a := cols[i]
+		if a.NullN() > 0 {
+			var bits []byte
+			if buf := a.Data().Buffers()[0]; buf != nil {
+				bits = buf.Bytes()
+			} else { // the Null type has no bitmap: every bit is clear
+				bits = make([]byte, bitutil.BytesForBits(int64(a.Data().Offset()+a.Len())))
+			}
+			key.valid = append(key.valid, bits)
+		} else {
+			key.valid = append(key.valid, nil)
+		}
+		key.voff = append(key.voff, a.Data().Offset())
+		key.vals.add(a)
+	}
+}
+
+// numBatches is the number of batches added.
+func (k *skRowKeys) numBatches() int {
+	if len(k.keys) == 0 {
+		return 0
+	}
+	return len(k.keys[0].voff)
+}
+
+// truncate drops all batches from the n-th on.
+func (k *skRowKeys) truncate(n int) {
+	for i := range k.keys {
+		key := &k.keys[i]
+		clear(key.valid[n:])
+		key.valid = key.valid[:n]
+		key.voff = key.voff[:n]
+		key.vals.truncate(n)
+	}
+}
+
+// drop forgets batch i, so that its memory can be freed; rows of batch i
+// must not be compared afterwards.
+func (k *skRowKeys) drop(i int) {
+	for j := range k.keys {
+		k.keys[j].valid[i] = nil
+		k.keys[j].vals.drop(i)
+	}
+}
+
+// compare orders rows a and b by the keys (ties return 0).
+func (k *skRowKeys) compare(a, b skRef) int {
+	for i := range k.keys {
+		key := &k.keys[i]
+		av, bv := key.valid[a.b], key.valid[b.b]
+		an := av != nil && !bitutil.BitIsSet(av, key.voff[a.b]+int(a.r))
+		bn := bv != nil && !bitutil.BitIsSet(bv, key.voff[b.b]+int(b.r))
+		if an || bn {
+			switch {
+			case an && bn:
+				continue
+			case an == key.nullsFirst:
+				return -1
+			default:
+				return 1
+			}
+		}
+		if c := key.vals.cmp(a.b, a.r, b.b, b.r); c != 0 {
+			if key.desc {
+				return -c
+			}
+			return c
+		}
+	}
+	return 0
+}
+
+// compareStable breaks ties by position, which is input order as long as
+// batches were added in input order.
+func (k *skRowKeys) compareStable(a, b skRef) int {
+	if c := k.compare(a, b); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.b, b.b); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.r, b.r)
+}
+
+type skPrimVals[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64] struct{ v [][]T }
+
+func (s *skPrimVals[T]) add(a arrow.Array) { s.v = append(s.v, arrow.GetValues[T](a.Data(), 1)) }
+func (s *skPrimVals[T]) truncate(n int)    { clear(s.v[n:]); s.v = s.v[:n] }
+func (s *skPrimVals[T]) drop(i int)        { s.v[i] = nil }
+func (s *skPrimVals[T]) cmp(ab, ar, bb, br int32) int {
+	return cmp.Compare(s.v[ab][ar], s.v[bb][br])
+}
+
+type skFloatVals[T float32 | float64] struct{ v [][]T }
+
+func (s *skFloatVals[T]) add(a arrow.Array) { s.v = append(s.v, arrow.GetValues[T](a.Data(), 1)) }
+func (s *skFloatVals[T]) truncate(n int)    { clear(s.v[n:]); s.v = s.v[:n] }
+func (s *skFloatVals[T]) drop(i int)        { s.v[i] = nil }
+func (s *skFloatVals[T]) cmp(ab, ar, bb, br int32) int {
+	return skCompareFloat(s.v[ab][ar], s.v[bb][br])
+}
+
+// skCompareFloat is Postgres's float order: NaN is greater than every
+// other value and equal to itself; -0 equals 0.
+func skCompareFloat[T float32 | float64](x, y T) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	case x == y:
+		return 0
+	}
+	xn, yn := x != x, y != y
+	switch {
+	case xn && yn:
+		return 0
+	case xn:
+		return 1
+	}
+	return -1
+}
+
+type skDecimalVals struct{ v [][]decimal128.Num }
+
+func (s *skDecimalVals) add(a arrow.Array) {
+	s.v = append(s.v, arrow.GetValues[decimal128.Num](a.Data(), 1))
+}
+func (s *skDecimalVals) truncate(n int) { clear(s.v[n:]); s.v = s.v[:n] }
+func (s *skDecimalVals) drop(i int)     { s.v[i] = nil }
+func (s *skDecimalVals) cmp(ab, ar, bb, br int32) int {
+	return s.v[ab][ar].Cmp(s.v[bb][br])
+}
+
+type skIntervalVals struct {
+	v [][]arrow.MonthDayNanoInterval
+}
+
+func (s *skIntervalVals) add(a arrow.Array) {
+	s.v = append(s.v, arrow.GetValues[arrow.MonthDayNanoInterval](a.Data(), 1))
+}
+func (s *skIntervalVals) truncate(n int) { clear(s.v[n:]); s.v = s.v[:n] }
+func (s *skIntervalVals) drop(i int)     { s.v[i] = nil }
+
+// cmp orders intervals as Postgres does, by their length with a month of
+// 30 days: '1 month' = '30 days'.
+func (s *skIntervalVals) cmp(ab, ar, bb, br int32) int {
+	x, y := s.v[ab][ar], s.v[bb][br]
+	const dayNanos = 86400 * 1e9
+	xd, yd := int64(x.Months)*30+int64(x.Days)+x.Nanoseconds/dayNanos, int64(y.Months)*30+int64(y.Days)+y.Nanoseconds/dayNanos
+	if c := cmp.Compare(xd, yd); c != 0 {
+		return c
+	}
+	return cmp.Compare(x.Nanoseconds%dayNanos, y.Nanoseconds%dayNanos)
+}
+
+type skBoolVals struct{ v []*array.Boolean }
+
+func (s *skBoolVals) add(a arrow.Array) { s.v = append(s.v, a.(*array.Boolean)) }
+func (s *skBoolVals) truncate(n int)    { clear(s.v[n:]); s.v = s.v[:n] }
+func (s *skBoolVals) drop(i int)        { s.v[i] = nil }
+func (s *skBoolVals) cmp(ab, ar, bb, br int32) int {
+	x, y := s.v[ab].Value(int(ar)), s.v[bb].Value(int(br))
+	switch {
+	case x == y:
+		return 0
+	case y:
+		return -1
+	}
+	return 1
+}
+
+// skBytesVals holds STRING or BINARY columns (int32 offsets).
+type skBytesVals struct {
+	offs [][]int32
+	data [][]byte
+}
+
+func (s *skBytesVals) add(a arrow.Array) {
+	d := a.Data()
+	s.offs = append(s.offs, arrow.GetOffsets[int32](d, 1))
+	var data []byte
+	if b := d.Buffers()[2]; b != nil {
+		data = b.Bytes()
+	}
+	s.data = append(s.data, data)
+}
+func (s *skBytesVals) truncate(n int) {
+	clear(s.offs[n:])
+	clear(s.data[n:])
+	s.offs, s.data = s.offs[:n], s.data[:n]
+}
+func (s *skBytesVals) drop(i int) { s.offs[i], s.data[i] = nil, nil }
+func (s *skBytesVals) at(b, r int32) []byte {
+	o := s.offs[b]
+	return s.data[b][o[r]:o[r+1]]
+}
+func (s *skBytesVals) cmp(ab, ar, bb, br int32) int {
+	return bytes.Compare(s.at(ab, ar), s.at(bb, br))
+}
+
+type skFixedBytesVals struct {
+	width int
+	data  [][]byte // already offset to the array's first row
+}
+
+func (s *skFixedBytesVals) add(a arrow.Array) {
+	d := a.Data()
+	var data []byte
+	if b := d.Buffers()[1]; b != nil {
+		data = b.Bytes()[d.Offset()*s.width:]
+	}
+	s.data = append(s.data, data)
+}
+func (s *skFixedBytesVals) truncate(n int) { clear(s.data[n:]); s.data = s.data[:n] }
+func (s *skFixedBytesVals) drop(i int)     { s.data[i] = nil }
+func (s *skFixedBytesVals) cmp(ab, ar, bb, br int32) int {
+	w := s.width
+	x := s.data[ab][int(ar)*w : int(ar)*w+w]
+	y := s.data[bb][int(br)*w : int(br)*w+w]
+	return bytes.Compare(x, y)
+}
+
+// skExtVals orders extension arrays (UUID) by their storage.
+type skExtVals struct{ inner skVals }
+
+func (s *skExtVals) add(a arrow.Array) {
+	if e, ok := a.(array.ExtensionArray); ok {
+		a = e.Storage()
+	}
+	s.inner.add(a)
+}
+func (s *skExtVals) truncate(n int)               { s.inner.truncate(n) }
+func (s *skExtVals) drop(i int)                   { s.inner.drop(i) }
+func (s *skExtVals) cmp(ab, ar, bb, br int32) int { return s.inner.cmp(ab, ar, bb, br) }
+
+// skNullVals is an all-NULL column; the NULL check decides before cmp.
+type skNullVals struct{}
+
+func (skNullVals) add(arrow.Array)          {}
+func (skNullVals) truncate(int)             {}
+func (skNullVals) drop(int)                 {}
+func (skNullVals) cmp(_, _, _, _ int32) int { return 0 }
