@@ -1,0 +1,438 @@
+package scan
+
+import (
+	"bufio"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// CSVOptions controls CSV reading.
+type CSVOptions struct {
+	// Header says the first line names the columns (default true via
+	// DefaultCSVOptions). Without a header, columns are column0, column1...
+	Header bool
+	// Delimiter is the field separator (default ',').
+	Delimiter rune
+	// SampleRows is how many rows type inference looks at (default 10,000).
+	// arrow-go's own reader infers from the first row alone, which fails on
+	// real files whose first rows happen to look like integers.
+	SampleRows int
+	// BatchRows is the number of rows per Arrow batch (default 65,536).
+	BatchRows int
+	// NullValues are read as NULL (default: the empty string).
+	NullValues []string
+	// Schema, when set, is used instead of inference; columns are matched
+	// to the header by name (case-insensitive), or by position without a
+	// header.
+	Schema *arrow.Schema
+}
+
+// DefaultCSVOptions returns the defaults: a header, commas, a 10,000-row
+// sample.
+func DefaultCSVOptions() CSVOptions {
+	return CSVOptions{Header: true, Delimiter: ',', SampleRows: 10_000, BatchRows: 65_536, NullValues: []string{""}}
+}
+
+func (o *CSVOptions) fill() {
+	if o.Delimiter == 0 {
+		o.Delimiter = ','
+	}
+	if o.SampleRows <= 0 {
+		o.SampleRows = 10_000
+	}
+	if o.BatchRows <= 0 {
+		o.BatchRows = 65_536
+	}
+	if o.NullValues == nil {
+		o.NullValues = []string{""}
+	}
+}
+
+// OpenCSV opens a CSV file and returns a streaming reader whose schema is
+// inferred from the first SampleRows rows (or given by opts.Schema).
+func OpenCSV(path string, opts CSVOptions) (array.RecordReader, error) {
+	opts.fill()
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read csv %s: %w", path, err)
+	}
+	r := csv.NewReader(bufio.NewReaderSize(f, 1<<20))
+	r.Comma = opts.Delimiter
+	r.ReuseRecord = false
+	r.FieldsPerRecord = 0
+
+	var header []string
+	line := 0
+	if opts.Header {
+		header, err = r.Read()
+		line++
+		if err == io.EOF {
+			f.Close()
+			return nil, fmt.Errorf("read csv %s: the file is empty; a header line naming the columns is expected", path)
+		}
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("read csv %s: %w", path, err)
+		}
+		header = append([]string(nil), header...)
+		if len(header) > 0 {
+			header[0] = strings.TrimPrefix(header[0], "\ufeff")
+		}
+	}
+	// Read the sample.
+	var sample [][]string
+	for len(sample) < opts.SampleRows {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("read csv %s: %w", path, err)
+		}
+		sample = append(sample, rec)
+	}
+	ncols := len(header)
+	if !opts.Header {
+		if len(sample) == 0 && opts.Schema == nil {
+			f.Close()
+			return nil, fmt.Errorf("read csv %s: the file is empty", path)
+		}
+		if len(sample) > 0 {
+			ncols = len(sample[0])
+		} else {
+			ncols = opts.Schema.NumFields()
+		}
+		for i := 0; i < ncols; i++ {
+			header = append(header, fmt.Sprintf("column%d", i))
+		}
+	}
+	schema, mapping, err := csvSchema(path, header, sample, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	cr := &csvReader{path: path, f: f, r: r, schema: schema, mapping: mapping, ncols: ncols,
+		pending: sample, line: line, opts: opts, nulls: map[string]bool{}}
+	for _, n := range opts.NullValues {
+		cr.nulls[n] = true
+	}
+	cr.refs.Store(1)
+	return cr, nil
+}
+
+// csvSchema infers a schema from the sample, or maps the given schema's
+// columns onto the header. mapping[i] is the CSV column of schema field i.
+func csvSchema(path string, header []string, sample [][]string, opts CSVOptions) (*arrow.Schema, []int, error) {
+	seen := map[string]int{}
+	for i, h := range header {
+		key := strings.ToLower(strings.TrimSpace(h))
+		if key == "" {
+			return nil, nil, fmt.Errorf("read csv %s: column %d has an empty name in the header; name every column", path, i+1)
+		}
+		if j, dup := seen[key]; dup {
+			return nil, nil, fmt.Errorf("read csv %s: columns %d and %d are both named %q; names must be unique", path, j+1, i+1, h)
+		}
+		seen[key] = i
+	}
+	if opts.Schema != nil {
+		mapping := make([]int, opts.Schema.NumFields())
+		for i, f := range opts.Schema.Fields() {
+			if !opts.Header {
+				if i >= len(header) {
+					return nil, nil, fmt.Errorf("read csv %s: the file has %d columns but %d are expected", path, len(header), opts.Schema.NumFields())
+				}
+				mapping[i] = i
+				continue
+			}
+			j, ok := seen[strings.ToLower(f.Name)]
+			if !ok {
+				mapping[i] = -1 // absent: NULL
+				if !f.Nullable {
+					return nil, nil, fmt.Errorf("read csv %s: column %q is NOT NULL but the file has no such column; its columns are %s", path, f.Name, strings.Join(header, ", "))
+				}
+				continue
+			}
+			mapping[i] = j
+		}
+		return opts.Schema, mapping, nil
+	}
+	nulls := map[string]bool{}
+	for _, n := range opts.NullValues {
+		nulls[n] = true
+	}
+	fields := make([]arrow.Field, len(header))
+	mapping := make([]int, len(header))
+	for i, h := range header {
+		fields[i] = arrow.Field{Name: strings.TrimSpace(h), Type: inferColumn(sample, i, nulls), Nullable: true}
+		mapping[i] = i
+	}
+	return arrow.NewSchema(fields, nil), mapping, nil
+}
+
+// Inference tries each type from the narrowest; a column is the first
+// type every non-null sampled value parses as.
+func inferColumn(sample [][]string, col int, nulls map[string]bool) arrow.DataType {
+	isInt, isFloat, isBool, isDate, isTS, any := true, true, true, true, true, false
+	for _, row := range sample {
+		if col >= len(row) || nulls[row[col]] {
+			continue
+		}
+		v := strings.TrimSpace(row[col])
+		any = true
+		if isInt {
+			if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+				isInt = false
+			}
+		}
+		if isFloat {
+			if _, err := strconv.ParseFloat(v, 64); err != nil {
+				isFloat = false
+			}
+		}
+		if isBool {
+			if _, ok := parseBool(v); !ok {
+				isBool = false
+			}
+		}
+		if isDate {
+			if _, err := time.Parse("2006-01-02", v); err != nil {
+				isDate = false
+			}
+		}
+		if isTS {
+			if _, _, err := parseTimestamp(v); err != nil {
+				isTS = false
+			}
+		}
+		if !isInt && !isFloat && !isBool && !isDate && !isTS {
+			break
+		}
+	}
+	switch {
+	case !any:
+		return arrow.BinaryTypes.String
+	case isInt:
+		return arrow.PrimitiveTypes.Int64
+	case isFloat:
+		return arrow.PrimitiveTypes.Float64
+	case isBool:
+		return arrow.FixedWidthTypes.Boolean
+	case isDate:
+		return arrow.FixedWidthTypes.Date32
+	case isTS:
+		return &arrow.TimestampType{Unit: arrow.Microsecond}
+	}
+	return arrow.BinaryTypes.String
+}
+
+func parseBool(v string) (bool, bool) {
+	switch strings.ToLower(v) {
+	case "true", "t", "yes", "y", "on":
+		return true, true
+	case "false", "f", "no", "n", "off":
+		return false, true
+	}
+	return false, false
+}
+
+var tsLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02 15:04:05.999999999Z07",
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02T15:04",
+	"2006-01-02 15:04",
+}
+
+// parseTimestamp parses the common ISO forms; zoned reports whether the
+// text carried an offset.
+func parseTimestamp(v string) (time.Time, bool, error) {
+	for i, layout := range tsLayouts {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t, i < 3, nil
+		}
+	}
+	return time.Time{}, false, fmt.Errorf("not a timestamp")
+}
+
+type csvReader struct {
+	refs    atomic.Int64
+	path    string
+	f       *os.File
+	r       *csv.Reader
+	schema  *arrow.Schema
+	mapping []int
+	ncols   int
+	pending [][]string
+	line    int
+	opts    CSVOptions
+	nulls   map[string]bool
+	cur     arrow.RecordBatch
+	err     error
+	eof     bool
+}
+
+func (c *csvReader) Retain()               { c.refs.Add(1) }
+func (c *csvReader) Schema() *arrow.Schema { return c.schema }
+func (c *csvReader) Err() error            { return c.err }
+
+func (c *csvReader) RecordBatch() arrow.RecordBatch { return c.cur }
+
+// Record is RecordBatch under its deprecated name.
+func (c *csvReader) Record() arrow.RecordBatch { return c.cur }
+
+func (c *csvReader) Release() {
+	if c.refs.Add(-1) == 0 {
+		if c.cur != nil {
+			c.cur.Release()
+			c.cur = nil
+		}
+		if c.f != nil {
+			c.f.Close()
+			c.f = nil
+		}
+	}
+}
+
+func (c *csvReader) Next() bool {
+	if c.cur != nil {
+		c.cur.Release()
+		c.cur = nil
+	}
+	if c.err != nil || (c.eof && len(c.pending) == 0) {
+		return false
+	}
+	rows := c.pending
+	c.pending = nil
+	for len(rows) < c.opts.BatchRows && !c.eof {
+		rec, err := c.r.Read()
+		if err == io.EOF {
+			c.eof = true
+			break
+		}
+		if err != nil {
+			c.err = fmt.Errorf("read csv %s: %w", c.path, err)
+			return false
+		}
+		rows = append(rows, rec)
+	}
+	if len(c.pending) == 0 && len(rows) > c.opts.BatchRows {
+		c.pending = rows[c.opts.BatchRows:]
+		rows = rows[:c.opts.BatchRows]
+	}
+	if len(rows) == 0 {
+		return false
+	}
+	batch, err := c.build(rows)
+	if err != nil {
+		c.err = err
+		return false
+	}
+	c.cur = batch
+	return true
+}
+
+func (c *csvReader) build(rows [][]string) (arrow.RecordBatch, error) {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, c.schema)
+	defer b.Release()
+	for ri, row := range rows {
+		line := c.line + ri + 1
+		if len(row) != c.ncols {
+			return nil, fmt.Errorf("read csv %s: line %d has %d fields, expected %d", c.path, line, len(row), c.ncols)
+		}
+		for fi, f := range c.schema.Fields() {
+			src := c.mapping[fi]
+			if src < 0 || c.nulls[row[src]] {
+				if !f.Nullable {
+					return nil, fmt.Errorf("read csv %s: line %d: column %q is NOT NULL but the value is empty", c.path, line, f.Name)
+				}
+				b.Field(fi).AppendNull()
+				continue
+			}
+			if err := appendValue(b.Field(fi), row[src]); err != nil {
+				return nil, fmt.Errorf("read csv %s: line %d, column %q: %w", c.path, line, f.Name, err)
+			}
+		}
+	}
+	c.line += len(rows)
+	return b.NewRecordBatch(), nil
+}
+
+// appendValue parses one CSV field into its column's builder.
+func appendValue(bld array.Builder, s string) error {
+	v := strings.TrimSpace(s)
+	switch b := bld.(type) {
+	case *array.StringBuilder:
+		b.Append(s)
+	case *array.Int64Builder:
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a bigint", s)
+		}
+		b.Append(n)
+	case *array.Int32Builder:
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil {
+			return fmt.Errorf("%q is not an integer", s)
+		}
+		b.Append(int32(n))
+	case *array.Float64Builder:
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a double", s)
+		}
+		b.Append(n)
+	case *array.Float32Builder:
+		n, err := strconv.ParseFloat(v, 32)
+		if err != nil || math.IsInf(n, 0) && !strings.Contains(strings.ToLower(v), "inf") {
+			return fmt.Errorf("%q is not a real", s)
+		}
+		b.Append(float32(n))
+	case *array.BooleanBuilder:
+		x, ok := parseBool(v)
+		if !ok {
+			return fmt.Errorf("%q is not a boolean", s)
+		}
+		b.Append(x)
+	case *array.Date32Builder:
+		t, err := time.Parse("2006-01-02", v)
+		if err != nil {
+			return fmt.Errorf("%q is not a date (YYYY-MM-DD)", s)
+		}
+		b.Append(arrow.Date32FromTime(t))
+	case *array.TimestampBuilder:
+		t, _, err := parseTimestamp(v)
+		if err != nil {
+			if d, derr := time.Parse("2006-01-02", v); derr == nil {
+				t = d
+			} else {
+				return fmt.Errorf("%q is not a timestamp (YYYY-MM-DD HH:MM:SS[.ffffff][+HH:MM])", s)
+			}
+		}
+		unit := b.Type().(*arrow.TimestampType).Unit
+		ts, err := arrow.TimestampFromTime(t, unit)
+		if err != nil {
+			return fmt.Errorf("%q is out of range for a timestamp", s)
+		}
+		b.Append(ts)
+	default:
+		return errors.New("columns of type " + bld.Type().String() + " cannot be read from CSV yet")
+	}
+	return nil
+}
+
+var _ array.RecordReader = (*csvReader)(nil)
