@@ -1,0 +1,177 @@
+package parser
+
+// CreateTable is CREATE [OR REPLACE] TABLE [IF NOT EXISTS] Name followed by
+// a column list (with optional PARTITIONED BY and WITH properties), AS a
+// query, or CLONE a source table. Exactly one of Columns, AsQuery and Clone
+// describes the shape; PartitionBy and Properties may accompany any.
+type CreateTable struct {
+	Pos
+	OrReplace   bool
+	IfNotExists bool
+	Name        Name
+	Columns     []*ColumnDef
+	PartitionBy []*PartitionField
+	Properties  []*Property
+	AsQuery     *Query
+	Clone       *TableName // CLONE src [FOR VERSION AS OF …]
+}
+
+// ColumnDef is col type [NOT NULL | NULL] [DEFAULT e] [PRIMARY KEY].
+type ColumnDef struct {
+	Pos
+	Name       Ident
+	Type       *TypeName
+	NotNull    bool
+	Default    Expr
+	PrimaryKey bool
+}
+
+// Transform is an Iceberg partition transform.
+type Transform uint8
+
+// Partition transforms. TransformIdentity is a bare column.
+const (
+	TransformIdentity Transform = iota + 1
+	TransformYear
+	TransformMonth
+	TransformDay
+	TransformHour
+	TransformBucket
+	TransformTruncate
+)
+
+var transformNames = [...]string{TransformIdentity: "identity", TransformYear: "year", TransformMonth: "month",
+	TransformDay: "day", TransformHour: "hour", TransformBucket: "bucket", TransformTruncate: "truncate"}
+
+// String returns the transform's canonical (lower-case) name.
+func (t Transform) String() string {
+	if int(t) < len(transformNames) && t != 0 {
+		return transformNames[t]
+	}
+	return "?"
+}
+
+// PartitionField is one entry of PARTITIONED BY: a column, a time
+// transform of a column, or bucket(N, col) / truncate(W, col) with Param N/W.
+type PartitionField struct {
+	Pos
+	Transform Transform
+	Column    Ident
+	Param     int
+}
+
+// Property is one key = value of WITH (…) or ALTER TABLE … SET (…). Key is
+// the text of the identifier, quoted identifier or string literal.
+type Property struct {
+	Pos
+	Key   string
+	Value Expr
+}
+
+// DropTable is DROP TABLE [IF EXISTS] name, … [CASCADE|RESTRICT].
+type DropTable struct {
+	Pos
+	IfExists bool
+	Names    []Name
+	Cascade  bool
+}
+
+// CreateSchema is CREATE SCHEMA [IF NOT EXISTS] name.
+type CreateSchema struct {
+	Pos
+	IfNotExists bool
+	Name        Name
+}
+
+// DropSchema is DROP SCHEMA [IF EXISTS] name [CASCADE|RESTRICT].
+type DropSchema struct {
+	Pos
+	IfExists bool
+	Name     Name
+	Cascade  bool
+}
+
+// AlterTable is ALTER TABLE [IF EXISTS] Name action, …. EXECUTE and RENAME TO
+// stand alone; column actions may be combined with commas.
+type AlterTable struct {
+	Pos
+	IfExists bool
+	Name     Name
+	Actions  []AlterAction
+}
+
+// AlterAction is one action of ALTER TABLE.
+type AlterAction interface {
+	Node
+	alterAction()
+}
+
+// AddColumn is ADD [COLUMN] [IF NOT EXISTS] coldef.
+type AddColumn struct {
+	Pos
+	IfNotExists bool
+	Column      *ColumnDef
+}
+
+// DropColumn is DROP [COLUMN] [IF EXISTS] name.
+type DropColumn struct {
+	Pos
+	IfExists bool
+	Name     Ident
+}
+
+// RenameColumn is RENAME [COLUMN] Old TO New.
+type RenameColumn struct {
+	Pos
+	Old, New Ident
+}
+
+// AlterColumnType is ALTER [COLUMN] col [SET DATA] TYPE type.
+type AlterColumnType struct {
+	Pos
+	Column Ident
+	Type   *TypeName
+}
+
+// AlterColumnNotNull is ALTER [COLUMN] col SET NOT NULL (Set) or DROP NOT NULL.
+type AlterColumnNotNull struct {
+	Pos
+	Column Ident
+	Set    bool
+}
+
+// SetProperties is SET (key = value, …).
+type SetProperties struct {
+	Pos
+	Properties []*Property
+}
+
+// RenameTable is RENAME TO new_name.
+type RenameTable struct {
+	Pos
+	NewName Name
+}
+
+// ExecuteProcedure is Trino's EXECUTE name(arg => value, …), used for
+// compact, expire_snapshots and remove_orphan_files. Args may contain
+// *NamedArg; the parentheses are optional when there are no arguments.
+type ExecuteProcedure struct {
+	Pos
+	Procedure Ident
+	Args      []Expr
+}
+
+func (*CreateTable) stmtNode()  {}
+func (*DropTable) stmtNode()    {}
+func (*CreateSchema) stmtNode() {}
+func (*DropSchema) stmtNode()   {}
+func (*AlterTable) stmtNode()   {}
+
+func (*AddColumn) alterAction()          {}
+func (*DropColumn) alterAction()         {}
+func (*RenameColumn) alterAction()       {}
+func (*AlterColumnType) alterAction()    {}
+func (*AlterColumnNotNull) alterAction() {}
+func (*SetProperties) alterAction()      {}
+func (*RenameTable) alterAction()        {}
+func (*ExecuteProcedure) alterAction()   {}

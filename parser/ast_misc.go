@@ -1,0 +1,75 @@
+package parser
+
+// Begin is BEGIN [TRANSACTION|WORK] or START TRANSACTION.
+type Begin struct{ Pos }
+
+// Commit is COMMIT [TRANSACTION|WORK] or END.
+type Commit struct{ Pos }
+
+// Rollback is ROLLBACK [TRANSACTION|WORK] or ABORT.
+type Rollback struct{ Pos }
+
+// Explain is EXPLAIN [ANALYZE] statement.
+type Explain struct {
+	Pos
+	Analyze bool
+	Stmt    Stmt
+}
+
+// ShowTables is SHOW TABLES [FROM|IN schema].
+type ShowTables struct {
+	Pos
+	From Name
+}
+
+// Show is SHOW name (a setting) or SHOW ALL.
+type Show struct {
+	Pos
+	Name Name
+	All  bool
+}
+
+// Describe is DESCRIBE t or DESC t.
+type Describe struct {
+	Pos
+	Table Name
+}
+
+// CopyOption is one option of COPY's parenthesised list: FORMAT csv,
+// HEADER, DELIMITER ','. Name is upper-case; Value is nil when omitted.
+type CopyOption struct {
+	Pos
+	Name  string
+	Value Expr
+}
+
+// Copy is COPY Table [(Columns)] FROM|TO 'File' [(options)] or
+// COPY (Query) TO 'File' [(options)].
+type Copy struct {
+	Pos
+	Table   Name
+	Columns []Ident
+	Query   *Query
+	To      bool // TO (export) rather than FROM (import)
+	File    string
+	Options []*CopyOption
+}
+
+// SetVar is SET [LOCAL|SESSION] name = value, … (or TO). A value of DEFAULT
+// is a *Default.
+type SetVar struct {
+	Pos
+	Local  bool
+	Name   Name
+	Values []Expr
+}
+
+func (*Begin) stmtNode()      {}
+func (*Commit) stmtNode()     {}
+func (*Rollback) stmtNode()   {}
+func (*Explain) stmtNode()    {}
+func (*ShowTables) stmtNode() {}
+func (*Show) stmtNode()       {}
+func (*Describe) stmtNode()   {}
+func (*Copy) stmtNode()       {}
+func (*SetVar) stmtNode()     {}

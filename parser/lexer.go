@@ -1,0 +1,366 @@
+package parser
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// lexer splits SQL text into tokens. It tracks line and column incrementally
+// so a single 300 KB line (a big INSERT … VALUES) stays linear.
+type lexer struct {
+	src       string
+	i         int // next byte
+	line      int
+	lineStart int // offset of the first byte of the current line
+	colOff    int // offset whose column is colNum (a cache on the current line)
+	colNum    int
+}
+
+func newLexer(src string) *lexer {
+	return &lexer{src: src, line: 1, colNum: 1}
+}
+
+// column returns the 1-based rune column of offset off, which must be on the
+// current line and not before the last offset asked about.
+func (l *lexer) column(off int) int {
+	if l.colOff < l.lineStart {
+		l.colOff, l.colNum = l.lineStart, 1
+	}
+	l.colNum += utf8.RuneCountInString(l.src[l.colOff:off])
+	l.colOff = off
+	return l.colNum
+}
+
+func (l *lexer) newline(at int) {
+	l.line++
+	l.lineStart = at + 1
+}
+
+func (l *lexer) errAt(off, line, col int, near, msg string) *Error {
+	return &Error{Line: line, Column: col, Offset: off, Near: near, Msg: msg, src: l.src}
+}
+
+// all lexes the whole input. The EOF token is always last.
+func (l *lexer) all() ([]token, error) {
+	toks := make([]token, 0, len(l.src)/4+1)
+	for {
+		t, err := l.next()
+		if err != nil {
+			return toks, err
+		}
+		toks = append(toks, t)
+		if t.kind == tEOF {
+			return toks, nil
+		}
+	}
+}
+
+func isIdentStart(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c >= 0x80
+}
+
+func isIdentChar(c byte) bool {
+	return isIdentStart(c) || c >= '0' && c <= '9' || c == '$'
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// operators, longest first so the scan takes the longest match.
+var operators = []string{
+	"->>", "!~*",
+	"::", "<=", ">=", "<>", "!=", "||", "=>", "->", "<<", ">>", "@>", "<@", "&&", "!~", "~*",
+	"(", ")", "[", "]", ",", ";", ".", ":", "+", "-", "*", "/", "%", "^", "<", ">", "=",
+	"~", "&", "|", "#",
+}
+
+// skipSpace skips whitespace and comments. It returns an error for an
+// unterminated block comment, naming where the comment started.
+func (l *lexer) skipSpace() error {
+	src := l.src
+	for l.i < len(src) {
+		c := src[l.i]
+		switch {
+		case c == '\n':
+			l.newline(l.i)
+			l.i++
+		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
+			l.i++
+		case c == '-' && l.i+1 < len(src) && src[l.i+1] == '-':
+			for l.i < len(src) && src[l.i] != '\n' {
+				l.i++
+			}
+		case c == '/' && l.i+1 < len(src) && src[l.i+1] == '*':
+			start, line, col := l.i, l.line, l.column(l.i)
+			depth := 0
+			for {
+				if l.i+1 >= len(src) {
+					l.i = len(src)
+					return l.errAt(start, line, col, "/*",
+						"unterminated /* comment that starts at line "+strconv.Itoa(line)+", column "+strconv.Itoa(col))
+				}
+				switch {
+				case src[l.i] == '/' && src[l.i+1] == '*':
+					// PostgreSQL nests block comments.
+					depth++
+					l.i += 2
+				case src[l.i] == '*' && src[l.i+1] == '/':
+					depth--
+					l.i += 2
+				default:
+					if src[l.i] == '\n' {
+						l.newline(l.i)
+					}
+					l.i++
+				}
+				if depth == 0 {
+					break
+				}
+			}
+		default:
+			return nil
+		}
+	}
+	return nil
+}
+
+func (l *lexer) next() (token, error) {
+	if err := l.skipSpace(); err != nil {
+		return token{}, err
+	}
+	src := l.src
+	start := l.i
+	t := token{off: start, line: l.line}
+	if start >= len(src) {
+		t.col = l.column(start)
+		t.kind = tEOF
+		return t, nil
+	}
+	t.col = l.column(start)
+	c := src[start]
+	switch {
+	case (c == 'e' || c == 'E') && start+1 < len(src) && src[start+1] == '\'':
+		l.i++
+		val, err := l.quoted('\'', true, t)
+		if err != nil {
+			return t, err
+		}
+		t.kind, t.val = tString, val
+	case isIdentStart(c):
+		l.i++
+		for l.i < len(src) && isIdentChar(src[l.i]) {
+			l.i++
+		}
+		t.kind = tWord
+		t.val = src[start:l.i]
+		t.reserved = isReserved(t.val)
+	case c == '"':
+		val, err := l.quoted('"', false, t)
+		if err != nil {
+			return t, err
+		}
+		if val == "" {
+			return t, l.errAt(start, t.line, t.col, `""`, "zero-length quoted identifier")
+		}
+		t.kind, t.val = tQIdent, val
+	case c == '\'':
+		val, err := l.quoted('\'', false, t)
+		if err != nil {
+			return t, err
+		}
+		t.kind, t.val = tString, val
+	case isDigit(c) || c == '.' && start+1 < len(src) && isDigit(src[start+1]):
+		if err := l.number(&t); err != nil {
+			return t, err
+		}
+	case c == '$' && start+1 < len(src) && isDigit(src[start+1]):
+		l.i++
+		for l.i < len(src) && isDigit(src[l.i]) {
+			l.i++
+		}
+		t.kind = tParam
+		t.val = src[start+1 : l.i]
+		if _, err := strconv.Atoi(t.val); err != nil || len(t.val) > 6 {
+			return t, l.errAt(start, t.line, t.col, src[start:l.i], "parameter number too large")
+		}
+	case c == '?':
+		l.i++
+		t.kind = tQMark
+	default:
+		for _, op := range operators {
+			if strings.HasPrefix(src[start:], op) {
+				l.i += len(op)
+				t.kind = tOp
+				t.text, t.val = op, op
+				return t, nil
+			}
+		}
+		_, size := utf8.DecodeRuneInString(src[start:])
+		return t, l.errAt(start, t.line, t.col, src[start:start+size], "unexpected character")
+	}
+	t.text = src[start:l.i]
+	return t, nil
+}
+
+// number lexes an integer, decimal or float. A number running straight into
+// a letter is an error, as in PostgreSQL 15+: "1abc" is not 1 AS abc.
+func (l *lexer) number(t *token) error {
+	src := l.src
+	start := l.i
+	t.kind = tInteger
+	for l.i < len(src) && isDigit(src[l.i]) {
+		l.i++
+	}
+	if l.i < len(src) && src[l.i] == '.' && !(l.i+1 < len(src) && src[l.i+1] == '.') {
+		t.kind = tDecimal
+		l.i++
+		for l.i < len(src) && isDigit(src[l.i]) {
+			l.i++
+		}
+	}
+	if l.i < len(src) && (src[l.i] == 'e' || src[l.i] == 'E') {
+		j := l.i + 1
+		if j < len(src) && (src[j] == '+' || src[j] == '-') {
+			j++
+		}
+		if j < len(src) && isDigit(src[j]) {
+			t.kind = tFloat
+			l.i = j
+			for l.i < len(src) && isDigit(src[l.i]) {
+				l.i++
+			}
+		}
+	}
+	if l.i < len(src) && isIdentStart(src[l.i]) {
+		end := l.i
+		for end < len(src) && isIdentChar(src[end]) {
+			end++
+		}
+		return l.errAt(start, t.line, t.col, src[start:end], "trailing junk after numeric literal")
+	}
+	t.val = src[start:l.i]
+	return nil
+}
+
+// quoted lexes a string or quoted identifier starting at l.i (the opening
+// quote). A doubled quote stands for one. With escapes (E'…'), backslash
+// sequences are decoded as PostgreSQL does. The value is a slice of the
+// source unless decoding changed it.
+func (l *lexer) quoted(q byte, escapes bool, t token) (string, error) {
+	src := l.src
+	l.i++ // opening quote
+	begin := l.i
+	var sb *strings.Builder
+	flush := func(upto int) {
+		if sb == nil {
+			sb = &strings.Builder{}
+			sb.WriteString(src[begin:upto])
+		}
+	}
+	for l.i < len(src) {
+		c := src[l.i]
+		switch {
+		case c == q:
+			if l.i+1 < len(src) && src[l.i+1] == q {
+				flush(l.i)
+				sb.WriteByte(q)
+				l.i += 2
+				continue
+			}
+			l.i++
+			if sb != nil {
+				return sb.String(), nil
+			}
+			return src[begin : l.i-1], nil
+		case c == '\\' && escapes:
+			flush(l.i)
+			if err := l.escape(sb, t); err != nil {
+				return "", err
+			}
+			continue
+		case c == '\n':
+			l.newline(l.i)
+		}
+		if sb != nil {
+			sb.WriteByte(c)
+		}
+		l.i++
+	}
+	what := "quoted string"
+	if q == '"' {
+		what = "quoted identifier"
+	}
+	near := src[t.off:]
+	if nl := strings.IndexByte(near, '\n'); nl >= 0 {
+		near = near[:nl]
+	}
+	if len(near) > 20 {
+		near = near[:20] + "…"
+	}
+	return "", l.errAt(t.off, t.line, t.col, near,
+		"unterminated "+what+" that starts at line "+strconv.Itoa(t.line)+", column "+strconv.Itoa(t.col))
+}
+
+// escape decodes one backslash sequence of an E'…' string at l.i.
+func (l *lexer) escape(sb *strings.Builder, t token) error {
+	src := l.src
+	l.i++ // backslash
+	if l.i >= len(src) {
+		return nil // the caller reports the unterminated string
+	}
+	c := src[l.i]
+	l.i++
+	switch c {
+	case 'n':
+		sb.WriteByte('\n')
+	case 't':
+		sb.WriteByte('\t')
+	case 'r':
+		sb.WriteByte('\r')
+	case 'b':
+		sb.WriteByte('\b')
+	case 'f':
+		sb.WriteByte('\f')
+	case 'x', 'u', 'U':
+		max := 2
+		if c == 'u' {
+			max = 4
+		} else if c == 'U' {
+			max = 8
+		}
+		j := l.i
+		for j < len(src) && j-l.i < max && isHex(src[j]) {
+			j++
+		}
+		if j == l.i || c != 'x' && j-l.i != max {
+			return l.errAt(l.i-2, l.line, l.column(l.i-2), src[l.i-2:j], "invalid escape sequence in E'…' string")
+		}
+		v, _ := strconv.ParseUint(src[l.i:j], 16, 32)
+		l.i = j
+		if c == 'x' {
+			sb.WriteByte(byte(v))
+		} else {
+			if !utf8.ValidRune(rune(v)) {
+				return l.errAt(l.i, l.line, l.column(l.i), src[l.i-max-2:l.i], "invalid unicode escape in E'…' string")
+			}
+			sb.WriteRune(rune(v))
+		}
+	case '0', '1', '2', '3', '4', '5', '6', '7':
+		v := int(c - '0')
+		for k := 0; k < 2 && l.i < len(src) && src[l.i] >= '0' && src[l.i] <= '7'; k++ {
+			v = v*8 + int(src[l.i]-'0')
+			l.i++
+		}
+		sb.WriteByte(byte(v))
+	case '\n':
+		l.newline(l.i - 1)
+		sb.WriteByte(c)
+	default:
+		sb.WriteByte(c)
+	}
+	return nil
+}
+
+func isHex(c byte) bool {
+	return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}

@@ -1,0 +1,285 @@
+package parser
+
+import (
+	"strconv"
+	"strings"
+)
+
+func upper(s string) string { return strings.ToUpper(s) }
+func itoa(n int) string     { return strconv.Itoa(n) }
+
+// create parses CREATE [OR REPLACE] TABLE … and CREATE SCHEMA ….
+func (p *parser) create() Stmt {
+	pos := p.expectKw("CREATE")
+	orReplace := false
+	if p.acceptKw("OR") {
+		p.expectKw("REPLACE")
+		orReplace = true
+	}
+	if !orReplace && p.acceptKw("SCHEMA") {
+		s := &CreateSchema{Pos: pos}
+		s.IfNotExists = p.ifNotExists()
+		s.Name = p.dottedName("schema name")
+		return s
+	}
+	p.expectKw("TABLE")
+	c := &CreateTable{Pos: pos, OrReplace: orReplace}
+	c.IfNotExists = p.ifNotExists()
+	c.Name = p.dottedName("table name")
+	if p.acceptKw("CLONE") {
+		src := &TableName{Pos: p.tok.pos(), Name: p.dottedName("table name")}
+		src.AsOf = p.asOf()
+		c.Clone = src
+		return c
+	}
+	if p.isOp("(") && !p.peekQueryAfterParen() {
+		p.next()
+		for {
+			c.Columns = append(c.Columns, p.columnDef())
+			if !p.acceptOp(",") {
+				break
+			}
+		}
+		p.expectOp(")")
+	}
+	if p.acceptKw("PARTITIONED") {
+		p.expectKw("BY")
+		c.PartitionBy = p.partitionFields()
+	}
+	if p.acceptKw("WITH") {
+		c.Properties = p.properties()
+	}
+	if c.Columns == nil {
+		p.expectKw("AS")
+		c.AsQuery = p.query()
+	}
+	return c
+}
+
+func (p *parser) ifNotExists() bool {
+	if p.acceptKw("IF") {
+		p.expectKw("NOT")
+		p.expectKw("EXISTS")
+		return true
+	}
+	return false
+}
+
+func (p *parser) ifExists() bool {
+	if p.acceptKw("IF") {
+		p.expectKw("EXISTS")
+		return true
+	}
+	return false
+}
+
+// columnDef parses name type [NOT NULL | NULL] [DEFAULT e] [PRIMARY KEY] in
+// any order.
+func (p *parser) columnDef() *ColumnDef {
+	d := &ColumnDef{Pos: p.tok.pos(), Name: p.ident("column name")}
+	d.Type = p.typeName()
+	for {
+		switch {
+		case p.acceptKw("NOT"):
+			p.expectKw("NULL")
+			d.NotNull = true
+		case p.acceptKw("NULL"):
+			d.NotNull = false
+		case p.acceptKw("DEFAULT"):
+			d.Default = p.expr(precOther)
+		case p.acceptKw("PRIMARY"):
+			p.expectKw("KEY")
+			d.PrimaryKey = true
+		default:
+			return d
+		}
+	}
+}
+
+// partitionTransforms maps the accepted transform spellings (Iceberg's and
+// Spark's plurals) to transforms.
+var partitionTransforms = map[string]Transform{
+	"identity": TransformIdentity, "year": TransformYear, "years": TransformYear, "month": TransformMonth, "months": TransformMonth,
+	"day": TransformDay, "days": TransformDay, "hour": TransformHour, "hours": TransformHour, "bucket": TransformBucket, "truncate": TransformTruncate,
+}
+
+// partitionFields parses ( col | transform(col) | bucket(N, col) | truncate(W, col), … ).
+func (p *parser) partitionFields() []*PartitionField {
+	p.expectOp("(")
+	var list []*PartitionField
+	for {
+		f := &PartitionField{Pos: p.tok.pos()}
+		if p.peek(1).isOp("(") && p.tok.kind == tWord {
+			name := strings.ToLower(p.tok.val)
+			tr, ok := partitionTransforms[name]
+			if !ok {
+				p.failMsg("unknown partition transform " + strconv.Quote(p.tok.val) +
+					"; expected one of year, month, day, hour, bucket, truncate, identity")
+			}
+			f.Transform = tr
+			p.next()
+			p.next()
+			if tr == TransformBucket || tr == TransformTruncate {
+				if p.tok.kind != tInteger {
+					p.note("integer")
+					p.fail()
+				}
+				n, err := strconv.Atoi(p.tok.val)
+				if err != nil || n <= 0 || n > 1<<30 {
+					p.failMsg(name + " parameter must be a positive integer")
+				}
+				f.Param = n
+				p.next()
+				p.expectOp(",")
+			}
+			f.Column = p.ident("column name")
+			p.expectOp(")")
+		} else {
+			f.Transform = TransformIdentity
+			f.Column = p.ident("column name")
+		}
+		list = append(list, f)
+		if !p.acceptOp(",") {
+			break
+		}
+	}
+	p.expectOp(")")
+	return list
+}
+
+// properties parses ( key = value, … ); a key is an identifier, a quoted
+// identifier or a string literal.
+func (p *parser) properties() []*Property {
+	p.expectOp("(")
+	var list []*Property
+	for {
+		pr := &Property{Pos: p.tok.pos()}
+		switch p.tok.kind {
+		case tWord, tQIdent, tString:
+			pr.Key = p.tok.val
+			p.next()
+			// dotted bare keys: write.merge.mode
+			for p.tok.kind == tOp && p.tok.val == "." && p.peek(1).kind == tWord {
+				p.next()
+				pr.Key += "." + p.tok.val
+				p.next()
+			}
+		default:
+			p.note("property name")
+			p.fail()
+		}
+		p.expectOp("=")
+		pr.Value = p.expr(0)
+		list = append(list, pr)
+		if !p.acceptOp(",") {
+			break
+		}
+	}
+	p.expectOp(")")
+	return list
+}
+
+// drop parses DROP TABLE … and DROP SCHEMA ….
+func (p *parser) drop() Stmt {
+	pos := p.expectKw("DROP")
+	if p.acceptKw("SCHEMA") {
+		s := &DropSchema{Pos: pos, IfExists: p.ifExists(), Name: p.dottedName("schema name")}
+		s.Cascade = p.cascade()
+		return s
+	}
+	p.expectKw("TABLE")
+	d := &DropTable{Pos: pos, IfExists: p.ifExists()}
+	for {
+		d.Names = append(d.Names, p.dottedName("table name"))
+		if !p.acceptOp(",") {
+			break
+		}
+	}
+	d.Cascade = p.cascade()
+	return d
+}
+
+func (p *parser) cascade() bool {
+	if p.acceptKw("CASCADE") {
+		return true
+	}
+	p.acceptKw("RESTRICT")
+	return false
+}
+
+// alterTable parses ALTER TABLE [IF EXISTS] name action [, action …].
+func (p *parser) alterTable() Stmt {
+	a := &AlterTable{Pos: p.expectKw("ALTER")}
+	p.expectKw("TABLE")
+	a.IfExists = p.ifExists()
+	a.Name = p.dottedName("table name")
+	pos := p.tok.pos()
+	switch {
+	case p.acceptKw("EXECUTE"):
+		e := &ExecuteProcedure{Pos: pos, Procedure: p.ident("procedure name")}
+		if p.acceptOp("(") {
+			if !p.isOp(")") {
+				e.Args = p.argList()
+			}
+			p.expectOp(")")
+		}
+		a.Actions = []AlterAction{e}
+		return a
+	case p.isKw("RENAME") && p.peek(1).isKw("TO"):
+		p.next()
+		p.next()
+		a.Actions = []AlterAction{&RenameTable{Pos: pos, NewName: p.dottedName("table name")}}
+		return a
+	case p.acceptKw("RENAME"):
+		p.acceptKw("COLUMN")
+		r := &RenameColumn{Pos: pos, Old: p.ident("column name")}
+		p.expectKw("TO")
+		r.New = p.ident("column name")
+		a.Actions = []AlterAction{r}
+		return a
+	}
+	for {
+		a.Actions = append(a.Actions, p.alterAction())
+		if !p.acceptOp(",") {
+			return a
+		}
+	}
+}
+
+func (p *parser) alterAction() AlterAction {
+	pos := p.tok.pos()
+	switch {
+	case p.acceptKw("ADD"):
+		p.acceptKw("COLUMN")
+		return &AddColumn{Pos: pos, IfNotExists: p.ifNotExists(), Column: p.columnDef()}
+	case p.acceptKw("DROP"):
+		p.acceptKw("COLUMN")
+		return &DropColumn{Pos: pos, IfExists: p.ifExists(), Name: p.ident("column name")}
+	case p.acceptKw("ALTER"):
+		p.acceptKw("COLUMN")
+		col := p.ident("column name")
+		switch {
+		case p.acceptKw("TYPE"):
+			return &AlterColumnType{Pos: pos, Column: col, Type: p.typeName()}
+		case p.acceptKw("SET"):
+			if p.acceptKw("DATA") {
+				p.expectKw("TYPE")
+				return &AlterColumnType{Pos: pos, Column: col, Type: p.typeName()}
+			}
+			p.expectKw("NOT")
+			p.expectKw("NULL")
+			return &AlterColumnNotNull{Pos: pos, Column: col, Set: true}
+		case p.acceptKw("DROP"):
+			p.expectKw("NOT")
+			p.expectKw("NULL")
+			return &AlterColumnNotNull{Pos: pos, Column: col}
+		}
+		p.fail()
+	case p.acceptKw("SET"):
+		return &SetProperties{Pos: pos, Properties: p.properties()}
+	}
+	p.note("RENAME")
+	p.note("EXECUTE")
+	p.fail()
+	return nil
+}

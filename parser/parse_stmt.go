@@ -1,0 +1,186 @@
+package parser
+
+// statementStarts lists the words a statement may begin with, for errors.
+var statementStarts = []string{"SELECT", "WITH", "VALUES", "INSERT", "UPDATE", "DELETE",
+	"MERGE", "CREATE", "DROP", "ALTER", "TRUNCATE", "COPY", "EXPLAIN", "DESCRIBE", "SHOW",
+	"SET", "BEGIN", "COMMIT", "ROLLBACK"}
+
+// statement dispatches on the first word.
+func (p *parser) statement() Stmt {
+	t := p.tok
+	switch {
+	case t.isKw("SELECT"), t.isKw("VALUES"), t.isKw("TABLE"), t.isOp("("):
+		return p.query()
+	case t.isKw("WITH"):
+		return p.withStatement()
+	case t.isKw("INSERT"):
+		return p.insert(nil)
+	case t.isKw("UPDATE"):
+		return p.update(nil)
+	case t.isKw("DELETE"):
+		return p.delete(nil)
+	case t.isKw("MERGE"):
+		return p.merge(nil)
+	case t.isKw("TRUNCATE"):
+		return p.truncate()
+	case t.isKw("CREATE"):
+		return p.create()
+	case t.isKw("DROP"):
+		return p.drop()
+	case t.isKw("ALTER"):
+		return p.alterTable()
+	case t.isKw("BEGIN"), t.isKw("START"):
+		return p.begin()
+	case t.isKw("COMMIT"), t.isKw("END"):
+		pos := t.pos()
+		p.next()
+		p.txnNoise()
+		return &Commit{Pos: pos}
+	case t.isKw("ROLLBACK"), t.isKw("ABORT"):
+		pos := t.pos()
+		p.next()
+		p.txnNoise()
+		return &Rollback{Pos: pos}
+	case t.isKw("EXPLAIN"):
+		pos := t.pos()
+		p.next()
+		e := &Explain{Pos: pos}
+		e.Analyze = p.acceptKw("ANALYZE") || p.acceptKw("ANALYSE")
+		p.enter()
+		e.Stmt = p.statement()
+		p.leave()
+		return e
+	case t.isKw("SHOW"):
+		return p.show()
+	case t.isKw("DESCRIBE"), t.isKw("DESC"):
+		pos := t.pos()
+		p.next()
+		return &Describe{Pos: pos, Table: p.dottedName("table name")}
+	case t.isKw("COPY"):
+		return p.copyStmt()
+	case t.isKw("SET"):
+		return p.setVar()
+	}
+	for _, s := range statementStarts {
+		p.note(s)
+	}
+	p.fail()
+	return nil
+}
+
+// withStatement parses WITH … followed by a query or a DML statement.
+func (p *parser) withStatement() Stmt {
+	pos := p.tok.pos()
+	w := p.with()
+	switch {
+	case p.isKw("INSERT"):
+		return p.insert(w)
+	case p.isKw("UPDATE"):
+		return p.update(w)
+	case p.isKw("DELETE"):
+		return p.delete(w)
+	case p.isKw("MERGE"):
+		return p.merge(w)
+	}
+	p.note("INSERT")
+	p.note("UPDATE")
+	p.note("DELETE")
+	p.note("MERGE")
+	q := &Query{Pos: pos, With: w, Body: p.setExpr()}
+	p.queryTail(q)
+	return q
+}
+
+func (p *parser) txnNoise() {
+	if !p.acceptKw("TRANSACTION") {
+		p.acceptKw("WORK")
+	}
+}
+
+func (p *parser) begin() Stmt {
+	pos := p.tok.pos()
+	if p.acceptKw("START") {
+		p.expectKw("TRANSACTION")
+		return &Begin{Pos: pos}
+	}
+	p.expectKw("BEGIN")
+	p.txnNoise()
+	return &Begin{Pos: pos}
+}
+
+func (p *parser) show() Stmt {
+	pos := p.expectKw("SHOW")
+	if p.acceptKw("TABLES") {
+		s := &ShowTables{Pos: pos}
+		if p.acceptKw("FROM") || p.acceptKw("IN") {
+			s.From = p.dottedName("schema name")
+		}
+		return s
+	}
+	if p.acceptKw("ALL") {
+		return &Show{Pos: pos, All: true}
+	}
+	return &Show{Pos: pos, Name: p.dottedName("setting name")}
+}
+
+func (p *parser) setVar() Stmt {
+	s := &SetVar{Pos: p.expectKw("SET")}
+	if p.acceptKw("LOCAL") {
+		s.Local = true
+	} else {
+		p.acceptKw("SESSION")
+	}
+	s.Name = p.dottedName("setting name")
+	if !p.acceptOp("=") {
+		p.expectKw("TO")
+	}
+	s.Values = p.exprList()
+	return s
+}
+
+func (p *parser) copyStmt() Stmt {
+	c := &Copy{Pos: p.expectKw("COPY")}
+	if p.isOp("(") {
+		p.next()
+		c.Query = p.query()
+		p.expectOp(")")
+		p.expectKw("TO")
+		c.To = true
+	} else {
+		c.Table = p.dottedName("table name")
+		if p.isOp("(") {
+			c.Columns = p.parenIdentList("column name")
+		}
+		if p.acceptKw("TO") {
+			c.To = true
+		} else {
+			p.expectKw("FROM")
+		}
+	}
+	if p.tok.kind != tString {
+		p.note("file name string")
+		p.fail()
+	}
+	c.File = p.tok.val
+	p.next()
+	p.acceptKw("WITH")
+	if p.acceptOp("(") {
+		for {
+			if p.tok.kind != tWord {
+				p.note("option name")
+				p.fail()
+			}
+			o := &CopyOption{Pos: p.tok.pos(), Name: upper(p.tok.val)}
+			p.next()
+			if !p.isOp(",") && !p.isOp(")") {
+				o.Value = p.expr(0)
+			}
+			c.Options = append(c.Options, o)
+			if !p.acceptOp(",") {
+				break
+			}
+		}
+		p.expectOp(")")
+	}
+	return c
+}

@@ -1,0 +1,348 @@
+package parser
+
+import (
+	"strconv"
+	"strings"
+)
+
+// MaxDepth bounds the nesting of expressions, subqueries and joins. Deeper
+// input is a syntax error rather than a stack overflow.
+const MaxDepth = 1000
+
+// parser is a recursive-descent parser over a pre-lexed token slice.
+//
+// Errors unwind with panic(bailout{…}) and are recovered in statement(); the
+// recover re-panics anything else, so a real bug still crashes (and the fuzz
+// test finds it) instead of being reported as a syntax error.
+type parser struct {
+	src   string
+	toks  []token
+	p     int    // index of the current token
+	tok   *token // &toks[p]
+	depth int
+
+	nparams int // ? placeholders seen in the current statement
+
+	// Expectations recorded at the furthest offset reached, for "expected
+	// one of …" in the error message.
+	expOff   int
+	expected []string
+
+	// noAliasAt is an offset where an implicit (AS-less) alias may not be
+	// taken. The error path re-parses with it set when a typo such as WEHRE
+	// was swallowed as an alias, so the error points at the typo.
+	noAliasAt      int
+	lastAliasIndex int // token index of the last implicit alias taken
+}
+
+type bailout struct{ err *Error }
+
+func newParser(src string) (*parser, error) {
+	toks, err := newLexer(src).all()
+	if err != nil {
+		return nil, err
+	}
+	p := &parser{src: src, toks: toks, expOff: -1, noAliasAt: -1, lastAliasIndex: -1}
+	p.tok = &p.toks[0]
+	return p, nil
+}
+
+// Parse parses a script of zero or more statements separated by semicolons.
+func Parse(sql string) ([]Stmt, error) {
+	p, err := newParser(sql)
+	if err != nil {
+		return nil, err
+	}
+	var stmts []Stmt
+	for {
+		for p.isOp(";") {
+			p.next()
+		}
+		if p.tok.kind == tEOF {
+			return stmts, nil
+		}
+		s, err := p.statementRecover()
+		if err != nil {
+			return nil, err
+		}
+		stmts = append(stmts, s)
+	}
+}
+
+// ParseOne parses exactly one statement (a trailing semicolon is allowed).
+func ParseOne(sql string) (Stmt, error) {
+	p, err := newParser(sql)
+	if err != nil {
+		return nil, err
+	}
+	for p.isOp(";") {
+		p.next()
+	}
+	if p.tok.kind == tEOF {
+		return nil, p.errorAt(p.tok, "empty statement")
+	}
+	s, err := p.statementRecover()
+	if err != nil {
+		return nil, err
+	}
+	for p.isOp(";") {
+		p.next()
+	}
+	if p.tok.kind != tEOF {
+		return nil, p.errorAt(p.tok, "expected a single statement, found another")
+	}
+	return s, nil
+}
+
+// ParseExpr parses a lone scalar expression.
+func ParseExpr(sql string) (e Expr, err error) {
+	p, err := newParser(sql)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			b, ok := r.(bailout)
+			if !ok {
+				panic(r)
+			}
+			e, err = nil, b.err
+		}
+	}()
+	e = p.expr(0)
+	if p.tok.kind != tEOF {
+		p.fail()
+	}
+	return e, nil
+}
+
+// statementRecover parses one statement and its terminator, turning a
+// bailout into an error. When the failing token follows an implicit alias
+// that looks like a misspelt keyword, it re-parses with that alias refused so
+// the error lands on the typo.
+func (p *parser) statementRecover() (Stmt, error) {
+	start := p.p
+	s, err := p.tryStatement()
+	if err == nil {
+		return s, nil
+	}
+	if a := p.lastAliasIndex; a >= start && a == p.p-1 && p.noAliasAt < 0 &&
+		nearKeyword(p.toks[a].val) != "" {
+		p.reset(start)
+		p.noAliasAt = p.toks[a].off
+		if _, err2 := p.tryStatement(); err2 != nil {
+			err = err2
+		}
+		p.noAliasAt = -1
+	}
+	return nil, err
+}
+
+func (p *parser) reset(i int) {
+	p.p = i
+	p.tok = &p.toks[i]
+	p.expOff, p.expected = -1, p.expected[:0]
+	p.depth = 0
+}
+
+func (p *parser) tryStatement() (s Stmt, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			b, ok := r.(bailout)
+			if !ok {
+				panic(r)
+			}
+			s, err = nil, b.err
+		}
+	}()
+	p.nparams = 0
+	s = p.statement()
+	p.note(`";"`)
+	if !p.isOp(";") && p.tok.kind != tEOF {
+		p.fail()
+	}
+	return s, nil
+}
+
+// --- token helpers ---
+
+func (p *parser) next() {
+	if p.p < len(p.toks)-1 {
+		p.p++
+		p.tok = &p.toks[p.p]
+	}
+}
+
+// peek returns the token n ahead of the current one (EOF past the end).
+func (p *parser) peek(n int) *token {
+	if p.p+n < len(p.toks) {
+		return &p.toks[p.p+n]
+	}
+	return &p.toks[len(p.toks)-1]
+}
+
+func (t *token) isKw(kw string) bool {
+	return t.kind == tWord && len(t.val) == len(kw) && strings.EqualFold(t.val, kw)
+}
+
+func (t *token) isOp(op string) bool { return t.kind == tOp && t.val == op }
+
+func (p *parser) isKw(kw string) bool { return p.tok.isKw(kw) }
+func (p *parser) isOp(op string) bool { return p.tok.isOp(op) }
+
+// note records that label would have been accepted at the current token.
+func (p *parser) note(label string) {
+	off := p.tok.off
+	if off > p.expOff {
+		p.expOff = off
+		p.expected = p.expected[:0]
+	} else if off < p.expOff {
+		return
+	}
+	for _, e := range p.expected {
+		if e == label {
+			return
+		}
+	}
+	p.expected = append(p.expected, label)
+}
+
+// acceptKw consumes kw if it is the current token, noting it as expected.
+func (p *parser) acceptKw(kw string) bool {
+	p.note(kw)
+	if p.isKw(kw) {
+		p.next()
+		return true
+	}
+	return false
+}
+
+// acceptKwQuiet is acceptKw for rarely used words that would only lengthen
+// the "expected one of" list.
+func (p *parser) acceptKwQuiet(kw string) bool {
+	if p.isKw(kw) {
+		p.next()
+		return true
+	}
+	return false
+}
+
+func (p *parser) acceptOp(op string) bool {
+	p.note(`"` + op + `"`)
+	if p.isOp(op) {
+		p.next()
+		return true
+	}
+	return false
+}
+
+func (p *parser) expectKw(kw string) Pos {
+	pos := p.tok.pos()
+	if !p.acceptKw(kw) {
+		p.fail()
+	}
+	return pos
+}
+
+func (p *parser) expectOp(op string) {
+	if !p.acceptOp(op) {
+		p.fail()
+	}
+}
+
+func (p *parser) enter() {
+	p.depth++
+	if p.depth > MaxDepth {
+		panic(bailout{p.errorAt(p.tok, "statement is nested too deeply (more than "+
+			strconv.Itoa(MaxDepth)+" levels); simplify it or split it up")})
+	}
+}
+
+func (p *parser) leave() { p.depth-- }
+
+// --- errors ---
+
+// fail reports a syntax error at the current token with what was expected.
+func (p *parser) fail() {
+	panic(bailout{p.errorAt(p.tok, "")})
+}
+
+// failMsg reports a syntax error at the current token with a message.
+func (p *parser) failMsg(msg string) {
+	panic(bailout{p.errorAt(p.tok, msg)})
+}
+
+func (p *parser) errorAt(t *token, msg string) *Error {
+	e := &Error{Line: t.line, Column: t.col, Offset: t.off, Near: t.describe(), Msg: msg, src: p.src}
+	if t.off == p.expOff && len(p.expected) > 0 {
+		e.Expected = append([]string(nil), p.expected...)
+		if msg == "" && t.kind == tWord {
+			if s := suggest(t.val, e.Expected); s != "" {
+				e.Msg = "did you mean " + s + "?"
+			}
+		}
+	}
+	return e
+}
+
+// clauseKeywords are the words a misspelling of which is worth re-parsing
+// for (see statementRecover).
+var clauseKeywords = []string{"WHERE", "FROM", "GROUP", "ORDER", "HAVING", "LIMIT",
+	"OFFSET", "JOIN", "LEFT", "RIGHT", "INNER", "UNION", "EXCEPT", "WINDOW", "SET",
+	"USING", "WHEN", "VALUES", "SELECT", "RETURNING", "QUALIFY", "INTERSECT", "ON"}
+
+func nearKeyword(word string) string {
+	return suggest(word, clauseKeywords)
+}
+
+// suggest returns the candidate (or its first word) within edit distance 2
+// of word, for "did you mean …?". Short words are left alone: with two
+// edits, anything of three letters is near everything.
+func suggest(word string, candidates []string) string {
+	if len(word) < 4 {
+		return ""
+	}
+	w := strings.ToUpper(word)
+	best, bestD := "", 3
+	for _, c := range candidates {
+		head := c
+		if i := strings.IndexByte(c, ' '); i > 0 {
+			head = c[:i]
+		}
+		if strings.HasPrefix(head, `"`) || head == w {
+			continue
+		}
+		if d := editDistance(w, head); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	if len(a) > 32 || len(b) > 32 {
+		return 99
+	}
+	// optimal string alignment distance: a transposition (WEHRE for WHERE)
+	// counts as one edit
+	var d [33][33]int
+	for i := 0; i <= len(a); i++ {
+		d[i][0] = i
+	}
+	for j := 0; j <= len(b); j++ {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
