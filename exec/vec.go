@@ -1,0 +1,361 @@
+package exec
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// This file holds the low-level array helpers every kernel shares: typed
+// views of fixed-width and variable-width arrays, validity bitmaps, and a
+// take (gather) that works on every canonical type. Kernels work on whole
+// arrays through these views so that inner loops touch Go slices only.
+//
+// arrow-go's compute package is not used: importing it pulls modules that
+// go.sum does not list, and its error texts are not Postgres's anyway.
+
+// values returns the fixed-width values of a, honouring its offset.
+func values[T arrow.FixedWidthType](a arrow.Array) []T {
+	d := a.Data()
+	bufs := d.Buffers()
+	if len(bufs) < 2 || bufs[1] == nil || d.Len() == 0 {
+		return nil
+	}
+	v := arrow.GetData[T](bufs[1].Bytes())
+	return v[d.Offset() : d.Offset()+d.Len()]
+}
+
+// newFixed allocates a buffer of n values of T. The caller writes every
+// slot, including those under nulls, so the buffer is not cleared.
+func newFixed[T arrow.FixedWidthType](mem memory.Allocator, n int) (*memory.Buffer, []T) {
+	var zero T
+	buf := memory.NewResizableBuffer(mem)
+	buf.Resize(n * int(unsafe.Sizeof(zero)))
+	if n == 0 {
+		return buf, nil
+	}
+	return buf, arrow.GetData[T](buf.Bytes())[:n]
+}
+
+// newBitmap allocates a zeroed bitmap of n bits.
+func newBitmap(mem memory.Allocator, n int) *memory.Buffer {
+	buf := memory.NewResizableBuffer(mem)
+	buf.Resize(int(bitutil.BytesForBits(int64(n))))
+	clear(buf.Bytes())
+	return buf
+}
+
+// makeArray wraps freshly built buffers into an array and drops the
+// caller's references to them. valid may be nil (no nulls); nulls may be
+// array.UnknownNullCount.
+func makeArray(dt arrow.DataType, n int, valid *memory.Buffer, nulls int, bufs ...*memory.Buffer) arrow.Array {
+	if valid == nil {
+		nulls = 0
+	}
+	all := append([]*memory.Buffer{valid}, bufs...)
+	data := array.NewData(dt, n, all, nil, nulls, 0)
+	out := array.MakeFromData(data)
+	data.Release()
+	for _, b := range all {
+		if b != nil {
+			b.Release()
+		}
+	}
+	return out
+}
+
+// hasNulls reports whether a may contain a null (an arrow.Null array always
+// does).
+func hasNulls(a arrow.Array) bool {
+	return a.NullN() > 0 || a.DataType().ID() == arrow.NULL
+}
+
+// validBits returns a's validity bitmap and offset, or nil when a has no
+// nulls.
+func validBits(a arrow.Array) ([]byte, int) {
+	if a.NullN() == 0 {
+		return nil, 0
+	}
+	return a.NullBitmapBytes(), a.Data().Offset()
+}
+
+// andValidity returns the intersection of the validity of arrs, or nil
+// when none has a null. A row of the result is valid only when it is valid
+// in every input: the rule for every strict (NULL in, NULL out) kernel.
+func andValidity(mem memory.Allocator, n int, arrs ...arrow.Array) *memory.Buffer {
+	var out *memory.Buffer
+	for _, a := range arrs {
+		if !hasNulls(a) {
+			continue
+		}
+		if a.DataType().ID() == arrow.NULL || a.NullN() == a.Len() {
+			if out != nil {
+				out.Release()
+			}
+			return newBitmap(mem, n) // all null
+		}
+		bits, off := validBits(a)
+		if out == nil {
+			out = newBitmap(mem, n)
+			bitutil.CopyBitmap(bits, off, n, out.Bytes(), 0)
+			continue
+		}
+		bitutil.BitmapAnd(out.Bytes(), bits, 0, int64(off), out.Bytes(), 0, int64(n))
+	}
+	return out
+}
+
+// isValid reports whether row i is valid under bitmap bits (nil = all).
+func isValid(bits []byte, i int) bool {
+	return bits == nil || bitutil.BitIsSet(bits, i)
+}
+
+// strView is a zero-copy view of a String or Binary array.
+type strView struct {
+	offs []int32
+	data []byte
+}
+
+func newStrView(a arrow.Array) strView {
+	d := a.Data()
+	bufs := d.Buffers()
+	var v strView
+	if d.Len() == 0 || bufs[1] == nil {
+		v.offs = []int32{0}
+		return v
+	}
+	v.offs = arrow.GetData[int32](bufs[1].Bytes())[d.Offset() : d.Offset()+d.Len()+1]
+	if bufs[2] != nil {
+		v.data = bufs[2].Bytes()
+	}
+	return v
+}
+
+func (v strView) at(i int) []byte { return v.data[v.offs[i]:v.offs[i+1]] }
+
+// str returns row i as a string without copying; the result must not
+// outlive the array.
+func (v strView) str(i int) string {
+	b := v.at(i)
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// bytesLen is the number of data bytes the view spans.
+func (v strView) bytesLen() int { return int(v.offs[len(v.offs)-1] - v.offs[0]) }
+
+// newStringBuilder returns a builder for n strings of about dataLen bytes.
+func newStringBuilder(mem memory.Allocator, dt arrow.BinaryDataType, n, dataLen int) *array.BinaryBuilder {
+	b := array.NewBinaryBuilder(mem, dt)
+	b.Reserve(n)
+	if dataLen > 0 {
+		b.ReserveData(dataLen)
+	}
+	return b
+}
+
+// boolOut builds a boolean array bit by bit.
+type boolOut struct {
+	vals  *memory.Buffer
+	valid *memory.Buffer
+	vb    []byte
+	nb    []byte
+}
+
+func newBoolOut(mem memory.Allocator, n int, withValid bool) *boolOut {
+	o := &boolOut{vals: newBitmap(mem, n)}
+	o.vb = o.vals.Bytes()
+	if withValid {
+		o.valid = newBitmap(mem, n)
+		o.nb = o.valid.Bytes()
+	}
+	return o
+}
+
+func (o *boolOut) set(i int, v bool) {
+	if v {
+		bitutil.SetBit(o.vb, i)
+	}
+	if o.nb != nil {
+		bitutil.SetBit(o.nb, i)
+	}
+}
+
+func (o *boolOut) finish(n int) arrow.Array {
+	return makeArray(arrow.FixedWidthTypes.Boolean, n, o.valid, array.UnknownNullCount, o.vals)
+}
+
+// boolBits returns the value bitmap and offset of a boolean array.
+func boolBits(a arrow.Array) ([]byte, int) {
+	d := a.Data()
+	if d.Buffers()[1] == nil {
+		return nil, 0
+	}
+	return d.Buffers()[1].Bytes(), d.Offset()
+}
+
+// nullArray returns n NULLs of type dt.
+func nullArray(mem memory.Allocator, dt arrow.DataType, n int) arrow.Array {
+	return array.MakeArrayOfNull(mem, dt, n)
+}
+
+// takeArray gathers a[idx[0]], a[idx[1]], ... into a new array. An index
+// of -1 yields NULL. It is the engine's own take because arrow-go's
+// compute package is not available (see the top of this file).
+func takeArray(mem memory.Allocator, a arrow.Array, idx []int32) (arrow.Array, error) {
+	n := len(idx)
+	dt := a.DataType()
+	if ext, ok := dt.(arrow.ExtensionType); ok {
+		storage := a.(array.ExtensionArray).Storage()
+		s, err := takeArray(mem, storage, idx)
+		if err != nil {
+			return nil, err
+		}
+		defer s.Release()
+		return array.NewExtensionArrayWithStorage(ext, s), nil
+	}
+	if dt.ID() == arrow.NULL {
+		return array.NewNull(n), nil
+	}
+	// validity
+	bits, off := validBits(a)
+	var valid *memory.Buffer
+	hasMissing := false
+	for _, j := range idx {
+		if j < 0 {
+			hasMissing = true
+			break
+		}
+	}
+	if bits != nil || hasMissing {
+		valid = newBitmap(mem, n)
+		vb := valid.Bytes()
+		for i, j := range idx {
+			if j >= 0 && (bits == nil || bitutil.BitIsSet(bits, off+int(j))) {
+				bitutil.SetBit(vb, i)
+			}
+		}
+	}
+	switch dt.ID() {
+	case arrow.BOOL:
+		vals := newBitmap(mem, n)
+		src, soff := boolBits(a)
+		vb := vals.Bytes()
+		for i, j := range idx {
+			if j >= 0 && bitutil.BitIsSet(src, soff+int(j)) {
+				bitutil.SetBit(vb, i)
+			}
+		}
+		return makeArray(dt, n, valid, array.UnknownNullCount, vals), nil
+	case arrow.STRING, arrow.BINARY:
+		v := newStrView(a)
+		total := 0
+		for _, j := range idx {
+			if j >= 0 {
+				total += int(v.offs[j+1] - v.offs[j])
+			}
+		}
+		offBuf, offs := newFixed[int32](mem, n+1)
+		dataBuf := memory.NewResizableBuffer(mem)
+		dataBuf.Resize(total)
+		data := dataBuf.Bytes()
+		pos := int32(0)
+		for i, j := range idx {
+			offs[i] = pos
+			if j >= 0 {
+				pos += int32(copy(data[pos:], v.at(int(j))))
+			}
+		}
+		offs[n] = pos
+		return makeArray(dt, n, valid, array.UnknownNullCount, offBuf, dataBuf), nil
+	}
+	fw, ok := dt.(arrow.FixedWidthDataType)
+	if !ok {
+		if valid != nil {
+			valid.Release()
+		}
+		return nil, fmt.Errorf("exec: take does not support type %s (planner bug)", dt)
+	}
+	switch fw.BitWidth() {
+	case 8:
+		return takeFixed[uint8](mem, a, idx, valid), nil
+	case 16:
+		return takeFixed[uint16](mem, a, idx, valid), nil
+	case 32:
+		return takeFixed[uint32](mem, a, idx, valid), nil
+	case 64:
+		return takeFixed[uint64](mem, a, idx, valid), nil
+	case 128:
+		return takeFixed[[2]uint64](mem, a, idx, valid), nil
+	}
+	if valid != nil {
+		valid.Release()
+	}
+	return nil, fmt.Errorf("exec: take does not support type %s (planner bug)", dt)
+}
+
+// fixed128 lets takeFixed move 16-byte values (decimals, intervals, UUIDs).
+type fixed128 = [2]uint64
+
+func takeFixed[T uint8 | uint16 | uint32 | uint64 | fixed128](mem memory.Allocator, a arrow.Array, idx []int32, valid *memory.Buffer) arrow.Array {
+	n := len(idx)
+	d := a.Data()
+	var src []T
+	if buf := d.Buffers()[1]; buf != nil && d.Len() > 0 {
+		b := buf.Bytes()
+		var zero T
+		w := int(unsafe.Sizeof(zero))
+		src = unsafe.Slice((*T)(unsafe.Pointer(&b[0])), len(b)/w)[d.Offset() : d.Offset()+d.Len()]
+	}
+	var zero T
+	buf := memory.NewResizableBuffer(mem)
+	buf.Resize(n * int(unsafe.Sizeof(zero)))
+	var dst []T
+	if n > 0 {
+		b := buf.Bytes()
+		dst = unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n)
+	}
+	for i, j := range idx {
+		if j >= 0 {
+			dst[i] = src[j]
+		} else {
+			dst[i] = zero
+		}
+	}
+	return makeArray(a.DataType(), n, valid, array.UnknownNullCount, buf)
+}
+
+// takeBatch gathers rows idx of every column of batch.
+func takeBatch(mem memory.Allocator, batch arrow.RecordBatch, idx []int32) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, batch.NumCols())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for i := range cols {
+		c, err := takeArray(mem, batch.Column(i), idx)
+		if err != nil {
+			return nil, err
+		}
+		cols[i] = c
+	}
+	return array.NewRecordBatch(batch.Schema(), cols, int64(len(idx))), nil
+}
+
+// releaseAll releases every non-nil array.
+func releaseAll(arrs []arrow.Array) {
+	for _, a := range arrs {
+		if a != nil {
+			a.Release()
+		}
+	}
+}
