@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+func init() {
+	register(&command{
+		name:    "history",
+		args:    "TABLE",
+		summary: "list a table's snapshots, oldest first, with what each commit did",
+		example: "skade history events",
+		run:     runHistory,
+	})
+}
+
+func runHistory(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
+	if len(args) != 1 {
+		return usagef("needs one table name")
+	}
+	lk, err := e.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer lk.Close()
+	tbl, err := lk.Table(ctx, args[0])
+	if err != nil {
+		return err
+	}
+	var rows [][]string
+	for _, s := range tbl.History() {
+		parent := ""
+		if s.ParentID != nil {
+			parent = strconv.FormatInt(*s.ParentID, 10)
+		}
+		cur := ""
+		if s.Current {
+			cur = "*"
+		}
+		rows = append(rows, []string{
+			strconv.FormatInt(s.ID, 10) + cur,
+			s.Committed.Format(time.RFC3339Nano),
+			s.Operation,
+			parent,
+			summaryCount(s.Summary, "added-records"),
+			summaryCount(s.Summary, "deleted-records"),
+			summaryCount(s.Summary, "total-records"),
+			summaryCount(s.Summary, "total-data-files"),
+		})
+	}
+	if len(rows) == 0 {
+		fmt.Fprintf(e.stdout, "table %s has no snapshots yet\n", tbl.Name())
+		return nil
+	}
+	printTable(e.stdout, []string{"snapshot", "committed_at", "operation", "parent", "added_rows", "deleted_rows", "total_rows", "data_files"}, rows)
+	return nil
+}
+
+func summaryCount(m map[string]string, key string) string {
+	if v, ok := m[key]; ok {
+		return v
+	}
+	return "0"
+}

@@ -1,0 +1,185 @@
+// Command skade is the command-line interface to a skade lake: maintenance
+// subcommands now, and the `skade sql` shell as the SQL engine lands.
+//
+// Each subcommand lives in a file of its own, named for it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+
+	"github.com/skadedb/skade/lake"
+)
+
+// command is one subcommand.
+type command struct {
+	name    string
+	args    string // synopsis of positional arguments
+	summary string
+	example string
+	run     func(ctx context.Context, env *env, fs *flag.FlagSet, args []string) error
+	flags   func(fs *flag.FlagSet)
+}
+
+var commands = map[string]*command{}
+
+func register(c *command) { commands[c.name] = c }
+
+// env is what every subcommand gets: where the lake is and where output goes.
+type env struct {
+	lakeDir string
+	stdout  io.Writer
+	stderr  io.Writer
+	stdin   io.Reader
+}
+
+func (e *env) open(ctx context.Context) (*lake.Lake, error) {
+	return lake.Open(ctx, e.lakeDir)
+}
+
+func defaultLakeDir() string {
+	if d := os.Getenv("SKADE_LAKE"); d != "" {
+		return d
+	}
+	return lake.DefaultDir
+}
+
+func main() {
+	// iceberg-go reports recoverable oddities through slog at WARN; a CLI
+	// user should see errors, not library chatter.
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run is main without the process: it returns the exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{lakeDir: defaultLakeDir(), stdout: stdout, stderr: stderr, stdin: stdin}
+	global := flag.NewFlagSet("skade", flag.ContinueOnError)
+	global.SetOutput(stderr)
+	global.StringVar(&e.lakeDir, "lake", e.lakeDir, "lake directory; $SKADE_LAKE or ./skade-lake when not given")
+	global.Usage = func() { usage(stderr) }
+	if err := global.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	rest := global.Args()
+	if len(rest) == 0 {
+		usage(stderr)
+		return 2
+	}
+	name := rest[0]
+	if name == "help" {
+		if len(rest) > 1 {
+			if c, ok := commands[rest[1]]; ok {
+				commandUsage(stdout, c, newFlagSet(c, e, stdout))
+				return 0
+			}
+		}
+		usage(stdout)
+		return 0
+	}
+	c, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "skade: unknown command %q; run `skade help` for the list\n", name)
+		return 2
+	}
+	fs := newFlagSet(c, e, stderr)
+	positional, err := parseInterleaved(fs, rest[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if err := c.run(ctx, e, fs, positional); err != nil {
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(stderr, "skade %s: %s\n", c.name, ue.msg)
+			commandUsage(stderr, c, fs)
+			return 2
+		}
+		fmt.Fprintf(stderr, "skade %s: %v\n", c.name, err)
+		return 1
+	}
+	return 0
+}
+
+// parseInterleaved lets flags come after positional arguments, as in
+// `skade expire events --older-than 7d`; "--" ends flag parsing.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		if args[0] == "--" {
+			return append(positional, args[1:]...), nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}
+
+func newFlagSet(c *command, e *env, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("skade "+c.name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&e.lakeDir, "lake", e.lakeDir, "lake directory; $SKADE_LAKE or ./skade-lake when not given")
+	if c.flags != nil {
+		c.flags(fs)
+	}
+	fs.Usage = func() { commandUsage(out, c, fs) }
+	return fs
+}
+
+// usageError is a mistake in how a command was called; the command's
+// usage is printed after it.
+type usageError struct{ msg string }
+
+func (u usageError) Error() string { return u.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "skade: an embedded Iceberg lakehouse engine.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "usage: skade [--lake DIR] COMMAND [flags] [args]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "commands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		c := commands[n]
+		fmt.Fprintf(w, "  %-9s %s\n", n, c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "The lake is --lake DIR, else $SKADE_LAKE, else ./skade-lake.")
+	fmt.Fprintln(w, "Run `skade COMMAND --help` for a command's flags and an example.")
+}
+
+func commandUsage(w io.Writer, c *command, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "usage: skade %s [flags] %s\n\n%s\n\nflags:\n", c.name, c.args, c.summary)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	if c.example != "" {
+		fmt.Fprintf(w, "\nexample:\n  %s\n", strings.ReplaceAll(c.example, "\n", "\n  "))
+	}
+}
