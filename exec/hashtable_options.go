@@ -144,6 +144,12 @@ func htIndexArray(idx []int32) arrow.Array {
 func htTakeColumns(cctx context.Context, cols []arrow.Array, idx []int32) ([]arrow.Array, error) {
 	ia := htIndexArray(idx)
 	defer ia.Release()
+	return htTakeColumnsArr(cctx, cols, ia)
+}
+
+// htTakeColumnsArr gathers rows of every column by an index array, which
+// may hold NULLs (they gather NULLs).
+func htTakeColumnsArr(cctx context.Context, cols []arrow.Array, ia arrow.Array) ([]arrow.Array, error) {
 	out := make([]arrow.Array, len(cols))
 	for i, c := range cols {
 		t, err := compute.TakeArray(cctx, c, ia)

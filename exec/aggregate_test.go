@@ -1,0 +1,335 @@
+package exec
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
+)
+
+var aggSchema = hjSchema("g:str", "i:i32", "b:i64", "f:f64", "d:dec", "s:str", "flag:bool", "ts:ts")
+
+var aggRows = [][]any{
+	{"a", 1, 10, 1.5, "1.10", "x", true, 100},
+	{"a", 2, nil, 2.5, "2.20", "y", false, 200},
+	{"b", nil, 30, nil, nil, nil, nil, nil},
+	{nil, 4, 40, 4.0, "4.00", "z", true, 50},
+	{"a", 2, 20, nil, "3.30", "w", true, 300},
+}
+
+func aggMust(t *testing.T, name string, args []Expr, distinct bool, filter Expr, orderBy []SortKey) *Aggregate {
+	t.Helper()
+	a, err := NewAggregate(name, args, distinct, filter, orderBy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func aggCol(name string) *Column {
+	i := aggSchema.FieldIndices(name)[0]
+	return hjCol(aggSchema, i)
+}
+
+func aggLit(s string) Expr { return &Literal{Value: scalar.NewStringScalar(s)} }
+
+func TestHashAggregate(t *testing.T) {
+	flag := aggCol("flag")
+	aggs := func(t *testing.T) []*Aggregate {
+		return []*Aggregate{
+			aggMust(t, "count", nil, false, nil, nil),
+			aggMust(t, "count", []Expr{aggCol("i")}, false, nil, nil),
+			aggMust(t, "count", []Expr{aggCol("i")}, true, nil, nil),
+			aggMust(t, "sum", []Expr{aggCol("i")}, false, nil, nil),
+			aggMust(t, "sum", []Expr{aggCol("b")}, false, nil, nil),
+			aggMust(t, "sum", []Expr{aggCol("f")}, false, nil, nil),
+			aggMust(t, "sum", []Expr{aggCol("d")}, false, nil, nil),
+			aggMust(t, "avg", []Expr{aggCol("i")}, false, nil, nil),
+			aggMust(t, "avg", []Expr{aggCol("d")}, false, nil, nil),
+			aggMust(t, "min", []Expr{aggCol("s")}, false, nil, nil),
+			aggMust(t, "max", []Expr{aggCol("s")}, false, nil, nil),
+			aggMust(t, "min", []Expr{aggCol("ts")}, false, nil, nil),
+			aggMust(t, "max", []Expr{aggCol("d")}, false, nil, nil),
+			aggMust(t, "bool_and", []Expr{flag}, false, nil, nil),
+			aggMust(t, "bool_or", []Expr{flag}, false, nil, nil),
+			aggMust(t, "string_agg", []Expr{aggCol("s"), aggLit(",")}, false, nil, []SortKey{{Expr: aggCol("s"), Descending: true}}),
+			aggMust(t, "array_agg", []Expr{aggCol("i")}, false, nil, []SortKey{{Expr: aggCol("i")}}),
+			aggMust(t, "any_value", []Expr{aggCol("s")}, false, nil, nil),
+			aggMust(t, "sum", []Expr{aggCol("i")}, false, flag, nil),
+			aggMust(t, "count", []Expr{aggCol("i")}, true, flag, nil),
+			aggMust(t, "max", []Expr{flag}, false, nil, nil),
+		}
+	}
+	// Columns: g, count(*), count(i), count(DISTINCT i), sum(i), sum(b),
+	// sum(f), sum(d), avg(i), avg(d), min(s), max(s), min(ts), max(d),
+	// bool_and, bool_or, string_agg, array_agg, any_value, sum FILTER,
+	// count(DISTINCT) FILTER, max(flag).
+	want := []string{
+		"a|3|3|2|5|30|4|6.6|1.6666666666666667|2.2|w|y|1970-01-01T00:00:00.0001|3.3|false|true|y,x,w|[1,2,2]|x|3|2|true",
+		"b|1|0|0|NULL|30|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|[null]|NULL|NULL|0|NULL",
+		"NULL|1|1|1|4|40|4|4|4|4|z|z|1970-01-01T00:00:00.00005|4|true|true|z|[4]|z|4|1|true",
+	}
+	for _, batchSize := range []int{0, 1} {
+		t.Run(fmt.Sprintf("batch size %d", batchSize), func(t *testing.T) {
+			mem := hjMem(t)
+			src := hjSrc(t, mem, aggSchema, aggRows[:2], aggRows[2:])
+			budget := NewBudget(0)
+			h, err := NewHashAggregate(src, []Expr{aggCol("g")}, aggs(t), HashOptions{Mem: mem, Budget: budget, BatchSize: batchSize})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := hjRun(t, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			if budget.Used() != 0 || budget.Peak() == 0 {
+				t.Errorf("budget used %d peak %d", budget.Used(), budget.Peak())
+			}
+			if g := h.Metrics().Extra()["groups"]; g != 3 {
+				t.Errorf("groups metric %d", g)
+			}
+		})
+	}
+}
+
+func TestHashAggregateEmptyInput(t *testing.T) {
+	mk := func(t *testing.T) []*Aggregate {
+		return []*Aggregate{
+			aggMust(t, "count", nil, false, nil, nil),
+			aggMust(t, "count", []Expr{aggCol("i")}, true, nil, nil),
+			aggMust(t, "sum", []Expr{aggCol("i")}, false, nil, nil),
+			aggMust(t, "avg", []Expr{aggCol("d")}, false, nil, nil),
+			aggMust(t, "min", []Expr{aggCol("s")}, false, nil, nil),
+			aggMust(t, "string_agg", []Expr{aggCol("s"), aggLit(",")}, false, nil, nil),
+			aggMust(t, "array_agg", []Expr{aggCol("i")}, false, nil, nil),
+			aggMust(t, "bool_and", []Expr{aggCol("flag")}, false, nil, nil),
+			aggMust(t, "any_value", []Expr{aggCol("ts")}, false, nil, nil),
+		}
+	}
+	t.Run("no group by", func(t *testing.T) {
+		mem := hjMem(t)
+		h, err := NewHashAggregate(hjSrc(t, mem, aggSchema), nil, mk(t), HashOptions{Mem: mem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := hjRun(t, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"0|0|NULL|NULL|NULL|NULL|NULL|NULL|NULL"}; !slices.Equal(got, want) {
+			t.Errorf("got %q, want %q", got, want)
+		}
+		if f := h.Schema().Field(0); f.Nullable || f.Name != "count(*)" {
+			t.Errorf("count(*) field %v", f)
+		}
+	})
+	t.Run("group by", func(t *testing.T) {
+		mem := hjMem(t)
+		h, err := NewHashAggregate(hjSrc(t, mem, aggSchema), []Expr{aggCol("g")}, mk(t), HashOptions{Mem: mem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := hjRun(t, h)
+		if err != nil || len(got) != 0 {
+			t.Errorf("got %q, %v; want no rows", got, err)
+		}
+	})
+	t.Run("all filtered", func(t *testing.T) {
+		mem := hjMem(t)
+		never := &hjPred{name: "false", f: func(arrow.RecordBatch, int) (bool, bool) { return false, true }}
+		aggs := []*Aggregate{
+			aggMust(t, "count", nil, false, never, nil),
+			aggMust(t, "sum", []Expr{aggCol("b")}, false, never, nil),
+		}
+		h, err := NewHashAggregate(hjSrc(t, mem, aggSchema, aggRows), nil, aggs, HashOptions{Mem: mem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := hjRun(t, h)
+		if err != nil || !slices.Equal(got, []string{"0|NULL"}) {
+			t.Errorf("got %q, %v", got, err)
+		}
+	})
+}
+
+func TestHashAggregateGroupByManyTypes(t *testing.T) {
+	// Group by NULL-able keys of several types: NULLs form one group.
+	mem := hjMem(t)
+	s := hjSchema("k1:i64", "k2:str", "k3:dec", "k4:bool", "k5:date")
+	var rows [][]any
+	for i := 0; i < 1000; i++ {
+		var k1, k2, k3, k4, k5 any = i % 3, fmt.Sprint(i % 2), fmt.Sprintf("%d.5", i%2), i%2 == 0, i % 3
+		if i%5 == 0 {
+			k1, k2, k3, k4, k5 = nil, nil, nil, nil, nil
+		}
+		rows = append(rows, []any{k1, k2, k3, k4, k5})
+	}
+	var keys []Expr
+	for i := 0; i < 5; i++ {
+		keys = append(keys, hjCol(s, i))
+	}
+	h, err := NewHashAggregate(hjSrc(t, mem, s, rows[:333], rows[333:]), keys,
+		[]*Aggregate{aggMust(t, "count", nil, false, nil, nil)}, HashOptions{Mem: mem, BatchSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := hjRun(t, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oracle := map[string]int{}
+	var order []string
+	for _, r := range rows {
+		k := fmt.Sprint(r)
+		if oracle[k] == 0 {
+			order = append(order, k)
+		}
+		oracle[k]++
+	}
+	if len(got) != len(order) {
+		t.Fatalf("got %d groups, want %d: %q", len(got), len(order), got)
+	}
+	total := 0
+	for _, g := range got {
+		var n int
+		fmt.Sscan(g[strings.LastIndex(g, "|")+1:], &n)
+		total += n
+	}
+	if total != 1000 {
+		t.Errorf("counts add up to %d", total)
+	}
+}
+
+func TestStringAggOrderBy(t *testing.T) {
+	mem := hjMem(t)
+	s := hjSchema("g:i64", "v:str", "k:i64", "sep:str")
+	rows := [][]any{{1, "c", 3, "-"}, {1, "a", nil, "+"}, {1, "b", 2, "-"}, {1, nil, 1, "-"}, {2, "z", 1, "-"}, {1, "d", 2, "-"}}
+	cases := []struct {
+		key  SortKey
+		want string
+	}{
+		{SortKey{Expr: hjCol(s, 2)}, "b-d-c+a"},                                     // NULLS LAST, ties keep input order
+		{SortKey{Expr: hjCol(s, 2), Descending: true, NullsFirst: true}, "a-c-b-d"}, // first element has no separator
+		{SortKey{Expr: hjCol(s, 1), Descending: true}, "d-c-b+a"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.key.String(), func(t *testing.T) {
+			a := aggMust(t, "string_agg", []Expr{hjCol(s, 1), hjCol(s, 3)}, false, nil, []SortKey{tc.key})
+			h, err := NewHashAggregate(hjSrc(t, mem, s, rows[:3], rows[3:]), []Expr{hjCol(s, 0)}, []*Aggregate{a}, HashOptions{Mem: mem})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := hjRun(t, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := []string{"1|" + tc.want, "2|z"}; !slices.Equal(got, want) {
+				t.Errorf("got %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+func TestAggregateDistinctSum(t *testing.T) {
+	mem := hjMem(t)
+	s := hjSchema("v:i64", "f:f64")
+	rows := [][]any{{1, 1.0}, {1, 1.0}, {2, -0.0}, {nil, 0.0}, {2, nil}}
+	aggs := []*Aggregate{
+		aggMust(t, "sum", []Expr{hjCol(s, 0)}, true, nil, nil),
+		aggMust(t, "count", []Expr{hjCol(s, 1)}, true, nil, nil),
+		aggMust(t, "array_agg", []Expr{hjCol(s, 0)}, true, nil, []SortKey{{Expr: hjCol(s, 0)}}),
+	}
+	h, err := NewHashAggregate(hjSrc(t, mem, s, rows[:2], rows[2:]), nil, aggs, HashOptions{Mem: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := hjRun(t, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// count(DISTINCT f): 1.0 and 0.0 (= -0.0).
+	if want := []string{"3|2|[1,2,null]"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestAggregateOverflow(t *testing.T) {
+	mem := hjMem(t)
+	s := hjSchema("d:dec38")
+	big := "99999999999999999999999999999999999999"
+	a := aggMust(t, "sum", []Expr{hjCol(s, 0)}, false, nil, nil)
+	h, err := NewHashAggregate(hjSrc(t, mem, s, [][]any{{big}}, [][]any{{big}}), nil, []*Aggregate{a}, HashOptions{Mem: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = hjRun(t, h)
+	want := "sum(d): numeric field overflow: the sum does not fit in decimal(38,0); cast the argument to double to sum it approximately"
+	if err == nil || err.Error() != want {
+		t.Fatalf("got %v, want %q", err, want)
+	}
+}
+
+func TestNewAggregateErrors(t *testing.T) {
+	cases := []struct {
+		name     string
+		args     []Expr
+		distinct bool
+		filter   Expr
+		want     string
+	}{
+		{"sum", []Expr{aggCol("s")}, false, nil, "function sum(text) does not exist; no aggregate matches the argument types, you might need an explicit cast"},
+		{"avg", []Expr{aggCol("flag")}, false, nil, "function avg(boolean) does not exist"},
+		{"bool_and", []Expr{aggCol("i")}, false, nil, "function bool_and(integer) does not exist"},
+		{"string_agg", []Expr{aggCol("s")}, false, nil, "function string_agg(text) does not exist"},
+		{"median", []Expr{aggCol("b")}, false, nil, "function median(bigint) does not exist; known aggregates are any_value, array_agg, avg"},
+		{"count", nil, true, nil, "count(DISTINCT *) is not allowed"},
+		{"count", nil, false, aggCol("i"), "argument of FILTER must be type boolean, not type integer"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.want, func(t *testing.T) {
+			_, err := NewAggregate(tc.name, tc.args, tc.distinct, tc.filter, nil)
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Fatalf("got %v, want prefix %q", err, tc.want)
+			}
+		})
+	}
+	a := aggMust(t, "SUM", []Expr{aggCol("i")}, false, nil, nil)
+	if a.DataType().ID() != arrow.INT64 || a.String() != "sum(i)" {
+		t.Errorf("sum(integer): %s %s", a.DataType(), a)
+	}
+	if a := aggMust(t, "sum", []Expr{aggCol("b")}, false, nil, nil); a.DataType().String() != "decimal(38, 0)" {
+		t.Errorf("sum(bigint) is %s", a.DataType())
+	}
+	if a := aggMust(t, "avg", []Expr{aggCol("d")}, false, nil, nil); a.DataType().String() != "decimal(38, 6)" {
+		t.Errorf("avg(decimal(18,2)) is %s", a.DataType())
+	}
+}
+
+func TestHashAggregateBudget(t *testing.T) {
+	mem := hjMem(t)
+	s := hjSchema("k:i64")
+	var rows [][]any
+	for i := 0; i < 20000; i++ {
+		rows = append(rows, []any{i})
+	}
+	budget := NewBudget(100 << 10)
+	h, err := NewHashAggregate(hjSrc(t, mem, s, rows), []Expr{hjCol(s, 0)},
+		[]*Aggregate{aggMust(t, "count", nil, false, nil, nil)}, HashOptions{Mem: mem, Budget: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = hjRun(t, h)
+	if !errors.Is(err, ErrMemoryLimit) || !strings.Contains(err.Error(), "hash aggregate state needs more than the statement memory limit of 100 KiB") {
+		t.Fatalf("got %v", err)
+	}
+	if budget.Used() != 0 {
+		t.Errorf("budget holds %d after Close", budget.Used())
+	}
+}
