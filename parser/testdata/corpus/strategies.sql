@@ -1,0 +1,24 @@
+-- Every statement shape the model strategies emit (spec/strategies.md).
+CREATE OR REPLACE TABLE target AS SELECT id, name FROM src;
+DROP TABLE IF EXISTS target;
+CREATE TABLE target AS SELECT id, name FROM src;
+CREATE TABLE IF NOT EXISTS target AS (SELECT * FROM (SELECT id, name FROM src) LIMIT 0);
+DELETE FROM target;
+INSERT INTO target SELECT * FROM (SELECT id, name FROM src);
+CREATE TABLE IF NOT EXISTS analytics.main.event_log AS (SELECT * FROM (SELECT event_id, kind, ts FROM events) LIMIT 0);
+INSERT INTO analytics.main.event_log SELECT * FROM (SELECT event_id, kind, ts FROM events);
+MERGE INTO target AS _t USING (SELECT order_id, status, amount FROM raw_orders) AS _s ON _t.order_id = _s.order_id WHEN MATCHED THEN UPDATE SET status = _s.status, amount = _s.amount WHEN NOT MATCHED THEN INSERT (order_id, status, amount) VALUES (_s.order_id, _s.status, _s.amount);
+DELETE FROM target WHERE order_id IN (SELECT order_id FROM (SELECT order_id, status, amount FROM raw_orders));
+DELETE FROM target WHERE (a, b) IN (SELECT a, b FROM (SELECT a, b, c FROM src));
+DELETE FROM target WHERE id IN (SELECT id FROM (SELECT * FROM (SELECT id, name FROM src) EXCEPT SELECT * FROM target));
+DELETE FROM target WHERE id NOT IN (SELECT id FROM (SELECT id, name FROM src));
+INSERT INTO target SELECT * FROM (SELECT * FROM (SELECT id, name FROM src) EXCEPT SELECT * FROM target);
+UPDATE target SET _valid_to = now() WHERE _valid_to IS NULL AND customer_id IN (SELECT customer_id FROM (SELECT * EXCLUDE (_valid_from, _valid_to) FROM target WHERE _valid_to IS NULL EXCEPT SELECT customer_id, name, tier FROM raw_customers));
+INSERT INTO target SELECT *, now(), NULL FROM (SELECT customer_id, name, tier FROM raw_customers EXCEPT SELECT * EXCLUDE (_valid_from, _valid_to) FROM target WHERE _valid_to IS NULL);
+UPDATE target SET _valid_to = s.updated_at FROM (SELECT customer_id, updated_at FROM raw_customers) AS s WHERE target._valid_to IS NULL AND target.customer_id = s.customer_id;
+INSERT INTO target SELECT *, updated_at, NULL FROM (SELECT customer_id, name, tier, updated_at FROM raw_customers EXCEPT SELECT * EXCLUDE (_valid_from, _valid_to) FROM target);
+DELETE FROM target WHERE day >= DATE '2024-01-01' AND day < DATE '2024-01-02';
+INSERT INTO target SELECT * FROM (SELECT CAST(ts AS DATE) AS day, count(*) AS events, sum(amount) AS revenue FROM events GROUP BY day) WHERE day >= DATE '2024-01-01' AND day < DATE '2024-01-02';
+DELETE FROM target WHERE day >= $1 AND day < $2;
+BEGIN;
+COMMIT;
