@@ -106,7 +106,7 @@ func Open(lakeDir string, opts ...Option) (*Catalog, error) {
 		lockTimeout: o.lockTimeout,
 		fs:          dfs,
 	}
-	err = c.update(context.Background(), func(tx *bolt.Tx) error {
+	err = c.updateDB(context.Background(), true /* create */, func(tx *bolt.Tx) error {
 		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
 		if err != nil {
 			return err
@@ -197,13 +197,30 @@ func (c *Catalog) fsF(context.Context) (iceio.IO, error) { return c.fs, nil }
 
 // view runs fn in a read-only bbolt transaction under a shared file lock.
 func (c *Catalog) view(ctx context.Context, fn func(tx *bolt.Tx) error) error {
-	db, err := c.openDB(ctx, true)
+	db, err := c.openDB(ctx, true, false)
 	if err != nil {
 		return err
 	}
-	err = db.View(fn)
+	err = db.View(func(tx *bolt.Tx) error {
+		if err := c.checkBuckets(tx); err != nil {
+			return err
+		}
+
+		return fn(tx)
+	})
 
 	return errors.Join(err, closeDB(db))
+}
+
+// checkBuckets refuses a catalog.db that lacks the buckets Open creates
+// (replaced by another bbolt file), instead of failing on a nil bucket.
+func (c *Catalog) checkBuckets(tx *bolt.Tx) error {
+	if tx.Bucket(bucketTables) == nil || tx.Bucket(bucketNamespaces) == nil {
+		return fmt.Errorf("lake %q: %s is not a skade catalog (its buckets are missing); "+
+			"restore it from a backup, or open the lake in a new directory", c.dir, DBFile)
+	}
+
+	return nil
 }
 
 // update runs fn in one read-write bbolt transaction under an exclusive file
@@ -214,12 +231,24 @@ func (c *Catalog) view(ctx context.Context, fn func(tx *bolt.Tx) error) error {
 // it wraps ErrCommitStateUnknown so that callers keep the files the
 // transaction may now point to.
 func (c *Catalog) update(ctx context.Context, fn func(tx *bolt.Tx) error) error {
-	db, err := c.openDB(ctx, false)
+	return c.updateDB(ctx, false, fn)
+}
+
+// updateDB is update; only Open passes create, to make catalog.db and its
+// buckets. Other writes never create the file, so a catalog.db removed
+// under a running catalog is an error, not a silently empty lake.
+func (c *Catalog) updateDB(ctx context.Context, create bool, fn func(tx *bolt.Tx) error) error {
+	db, err := c.openDB(ctx, false, create)
 	if err != nil {
 		return err
 	}
 	var fnErr error
 	err = db.Update(func(tx *bolt.Tx) error {
+		if !create {
+			if fnErr = c.checkBuckets(tx); fnErr != nil {
+				return fnErr
+			}
+		}
 		fnErr = fn(tx)
 
 		return fnErr
@@ -239,7 +268,7 @@ func (c *Catalog) update(ctx context.Context, fn func(tx *bolt.Tx) error) error 
 	return nil
 }
 
-func (c *Catalog) openDB(ctx context.Context, readOnly bool) (*bolt.DB, error) {
+func (c *Catalog) openDB(ctx context.Context, readOnly, create bool) (*bolt.DB, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -250,8 +279,13 @@ func (c *Catalog) openDB(ctx context.Context, readOnly bool) (*bolt.DB, error) {
 	db, err := bolt.Open(c.dbPath, 0o644, &bolt.Options{
 		Timeout:  timeout,
 		ReadOnly: readOnly,
-		// The catalog is tiny; a small initial map keeps per-call opens cheap.
-		InitialMmapSize: 0,
+		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
+			if !create {
+				flag &^= os.O_CREATE
+			}
+
+			return os.OpenFile(name, flag, perm)
+		},
 	})
 	switch {
 	case errors.Is(err, bolterrors.ErrTimeout):

@@ -53,17 +53,13 @@ func (c *Catalog) StageCommit(ctx context.Context, ident table.Identifier,
 	if err != nil {
 		return nil, err
 	}
-	baseLoc, err := c.pointer(ctx, ident)
+	baseLoc, baseTbl, err := c.current(ctx, ident)
 	if err != nil {
 		return nil, err
 	}
 	var base table.Metadata
-	if baseLoc != "" {
-		tbl, err := c.loadAt(ctx, ident, baseLoc)
-		if err != nil {
-			return nil, err
-		}
-		base = tbl.Metadata()
+	if baseTbl != nil {
+		base = baseTbl.Metadata()
 	}
 	for _, r := range reqs {
 		if err := r.Validate(base); err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"iter"
 	"path/filepath"
 	"slices"
@@ -68,17 +69,58 @@ func (c *Catalog) NewTableLocation(ident table.Identifier) (string, error) {
 	return loc, nil
 }
 
+// TableLocation returns the table's directory, from its current metadata.
+func (c *Catalog) TableLocation(ctx context.Context, ident table.Identifier) (string, error) {
+	tbl, err := c.LoadTable(ctx, ident)
+	if err != nil {
+		return "", err
+	}
+
+	return tbl.Location(), nil
+}
+
 // LoadTable loads the table the pointer names. Its IO is the catalog's
 // DurableFS and its catalog is c, so Transaction.Commit goes through
 // CommitTable.
 func (c *Catalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
-	loc, err := c.MetadataLocation(ctx, ident)
+	ident, err := Normalize(ident)
 	if err != nil {
 		return nil, err
 	}
-	ident, _ = Normalize(ident)
+	loc, tbl, err := c.current(ctx, ident)
+	if err != nil {
+		return nil, err
+	}
+	if loc == "" {
+		return nil, errNoSuchTable(ident)
+	}
 
-	return c.loadAt(ctx, ident, loc)
+	return tbl, nil
+}
+
+// current reads the pointer and the metadata file it names; loc is "" when
+// the table does not exist. Another process may commit, and delete the
+// metadata file just read from the pointer (write.metadata.delete-after-commit),
+// between the two reads: then the pointer has moved, and it reads again.
+func (c *Catalog) current(ctx context.Context, ident table.Identifier) (string, *table.Table, error) {
+	const attempts = 5
+	for i := 0; ; i++ {
+		loc, err := c.pointer(ctx, ident)
+		if err != nil || loc == "" {
+			return "", nil, err
+		}
+		tbl, err := c.loadAt(ctx, ident, loc)
+		if err == nil {
+			return loc, tbl, nil
+		}
+		if i+1 < attempts && errors.Is(err, fs.ErrNotExist) {
+			if now, perr := c.pointer(ctx, ident); perr == nil && now != loc {
+				continue
+			}
+		}
+
+		return "", nil, err
+	}
 }
 
 // LoadTableAt loads the table from a given metadata file of the lake, e.g.
