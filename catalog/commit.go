@@ -79,6 +79,9 @@ func (c *Catalog) StageCommit(ctx context.Context, ident table.Identifier,
 	start := base
 	version := 0
 	if base == nil {
+		if err := c.requireNamespace(ctx, ident[0]); err != nil {
+			return nil, err
+		}
 		loc, err := c.NewTableLocation(ident)
 		if err != nil {
 			return nil, err

@@ -184,3 +184,16 @@ func (c *Catalog) UpdateNamespaceProperties(ctx context.Context, namespace table
 
 	return summary, err
 }
+
+// requireNamespace returns an error wrapping icecatalog.ErrNoSuchNamespace
+// when ns does not exist. Creates check it before writing anything; the
+// swap checks it again.
+func (c *Catalog) requireNamespace(ctx context.Context, ns string) error {
+	return c.view(ctx, func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketNamespaces).Get([]byte(ns)) == nil {
+			return errNoSuchNamespace(ns)
+		}
+
+		return nil
+	})
+}

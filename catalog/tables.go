@@ -193,7 +193,8 @@ func (c *Catalog) CreateTable(ctx context.Context, ident table.Identifier, schem
 // location, durably, without publishing it. Its Swap creates the table
 // (Expected ""); set Swap.Expected to the current metadata location to
 // replace an existing table instead. Publish with SwapPointers, or Discard.
-// The namespace and the name are checked when the swap runs.
+// The namespace must exist; it and the name are checked again when the swap
+// runs.
 func (c *Catalog) StageCreate(ctx context.Context, ident table.Identifier, schema *iceberg.Schema,
 	opts ...icecatalog.CreateTableOpt,
 ) (*StagedCommit, error) {
@@ -211,6 +212,9 @@ func (c *Catalog) StageCreate(ctx context.Context, ident table.Identifier, schem
 	}
 	if schema == nil {
 		return nil, fmt.Errorf("create table %s: the schema is missing; pass a schema", identString(ident))
+	}
+	if err := c.requireNamespace(ctx, ident[0]); err != nil {
+		return nil, err
 	}
 	loc, err := c.NewTableLocation(ident)
 	if err != nil {

@@ -233,6 +233,14 @@ func TestSwapPointersCreateAndDrop(t *testing.T) {
 
 func TestCreateThroughCommitTable(t *testing.T) {
 	c := newLake(t)
+	_, _, err := c.CommitTable(ctx, table.Identifier{"nope", "t"}, []table.Requirement{table.AssertCreate()}, createUpdates())
+	wantErr(t, err, icecatalog.ErrNoSuchNamespace, "namespace nope does not exist; create it first")
+	_, err = c.StageCreate(ctx, table.Identifier{"nope", "t"}, testSchema)
+	wantErr(t, err, icecatalog.ErrNoSuchNamespace, "namespace nope does not exist; create it first")
+	if got := entries(t, c.Dir()); !slices.Equal(got, []string{catalog.DBFile}) {
+		t.Errorf("a create in a missing namespace wrote %v", got)
+	}
+
 	meta, loc, err := c.CommitTable(ctx, table.Identifier{"staged"}, []table.Requirement{table.AssertCreate()}, createUpdates())
 	if err != nil {
 		t.Fatalf("staged create: %v", err)
