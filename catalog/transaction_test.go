@@ -268,3 +268,46 @@ func TestCreateThroughCommitTable(t *testing.T) {
 	_, _, err = c.CommitTable(ctx, table.Identifier{"staged"}, nil, setProp(table.WriteDataPathKey, "/tmp/x"))
 	wantErr(t, err, catalog.ErrOutsideLake, `table main.staged: property write.data.path "/tmp/x" is outside the lake directory`)
 }
+
+// TestMultiTableTransaction appends to two tables through iceberg-go's
+// MultiTableTransaction: both land together, and a stale one makes neither
+// land.
+func TestMultiTableTransaction(t *testing.T) {
+	c := newLake(t)
+	t1, t2 := createTable(t, c, "t1"), createTable(t, c, "t2")
+	appendBoth := func(a, b *table.Table) error {
+		m, err := icecatalog.NewMultiTableTransaction(c)
+		if err != nil {
+			return err
+		}
+		for _, tbl := range []*table.Table{a, b} {
+			txn := tbl.NewTransaction()
+			rdr := records(t, nil, 0, 4)
+			err := txn.Append(ctx, rdr, nil)
+			rdr.Release()
+			if err != nil {
+				return err
+			}
+			if err := m.AddTransaction(txn); err != nil {
+				return err
+			}
+		}
+
+		return m.Commit(ctx)
+	}
+	if err := appendBoth(t1, t2); err != nil {
+		t.Fatalf("multi-table append: %v", err)
+	}
+	checkRows(t, c, "t1", 4, 1)
+	checkRows(t, c, "t2", 4, 1)
+
+	// t1 is fresh, t2 is the stale table from before the first commit.
+	fresh, err := c.LoadTable(ctx, table.Identifier{"t1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = appendBoth(fresh, t2)
+	wantErr(t, err, table.ErrCommitFailed, "commit to table main.t2 failed: requirement failed")
+	checkRows(t, c, "t1", 4, 1)
+	checkRows(t, c, "t2", 4, 1)
+}
