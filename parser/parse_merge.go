@@ -104,12 +104,19 @@ func (p *parser) mergeAction(kind MatchKind) MergeAction {
 		case p.isOp("("):
 			ins.Columns = p.parenIdentList("column name")
 		}
+		if ins.Columns == nil {
+			p.note(`"("`)
+			p.note(`"*"`)
+			p.note("DEFAULT VALUES")
+		}
+		valuesAt := p.p
 		p.expectKw("VALUES")
 		p.expectOp("(")
 		ins.Values = p.exprList()
 		p.expectOp(")")
 		if len(ins.Columns) > 0 && len(ins.Columns) != len(ins.Values) {
-			p.failMsg("INSERT names " + itoa(len(ins.Columns)) + " columns but VALUES has " + itoa(len(ins.Values)))
+			p.failAtToken(valuesAt, "INSERT names "+itoa(len(ins.Columns))+
+				" columns but VALUES has "+itoa(len(ins.Values)))
 		}
 		return ins
 	case p.isKw("DO"):

@@ -21,27 +21,31 @@ func (p *parser) queryTail(q *Query) {
 		p.expectKw("BY")
 		q.OrderBy = p.orderItems()
 	}
+	p.note("LIMIT")
 	for {
 		switch {
-		case p.acceptKw("LIMIT"):
+		case p.isKw("LIMIT"):
 			if q.Limit != nil {
 				p.failMsg("LIMIT given twice")
 			}
+			p.next()
 			if !p.acceptKw("ALL") {
 				q.Limit = p.expr(0)
 			}
-		case p.acceptKwQuiet("OFFSET"):
+		case p.isKw("OFFSET"):
 			if q.Offset != nil {
 				p.failMsg("OFFSET given twice")
 			}
+			p.next()
 			q.Offset = p.expr(0)
 			if !p.acceptKw("ROWS") {
 				p.acceptKw("ROW")
 			}
-		case p.acceptKwQuiet("FETCH"):
+		case p.isKw("FETCH"):
 			if q.Limit != nil {
 				p.failMsg("FETCH and LIMIT both given")
 			}
+			p.next()
 			if !p.acceptKw("FIRST") {
 				p.expectKw("NEXT")
 			}
@@ -166,11 +170,13 @@ func (p *parser) setPrimary() QueryBody {
 func (p *parser) values() *Values {
 	v := &Values{Pos: p.expectKw("VALUES")}
 	for {
+		start := p.p
 		p.expectOp("(")
 		row := p.exprList()
 		p.expectOp(")")
 		if len(v.Rows) > 0 && len(row) != len(v.Rows[0]) {
-			p.failMsg("VALUES lists must all be the same length")
+			p.failAtToken(start, "VALUES lists must all be the same length: this row has "+
+				itoa(len(row))+" values, the first has "+itoa(len(v.Rows[0])))
 		}
 		v.Rows = append(v.Rows, row)
 		if !p.acceptOp(",") {

@@ -272,6 +272,12 @@ func (p *parser) failMsg(msg string) {
 	panic(bailout{p.errorAt(p.tok, msg)})
 }
 
+// failAtToken reports a syntax error with a message at an earlier token
+// (index i), such as the VALUES whose row count is wrong.
+func (p *parser) failAtToken(i int, msg string) {
+	panic(bailout{p.errorAt(&p.toks[i], msg)})
+}
+
 func (p *parser) errorAt(t *token, msg string) *Error {
 	e := &Error{Line: t.line, Column: t.col, Offset: t.off, Near: t.describe(), Msg: msg, src: p.src}
 	if t.off == p.expOff && len(p.expected) > 0 {
