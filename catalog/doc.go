@@ -4,9 +4,10 @@
 //
 // # Layer
 //
-// catalog is the lowest storage layer (see STYLE.md): it imports iceberg-go,
-// arrow-go and bbolt, and nothing of skade. It is the only package that
-// imports bbolt. snapshot, scan and lake build on it.
+// catalog is the lowest storage layer (see STYLE.md). It imports iceberg-go,
+// bbolt and klauspost/compress (metadata codecs), and nothing of skade
+// (TestImports checks); its tests also use arrow-go. It is the only package
+// that imports bbolt. snapshot, scan and lake build on it.
 //
 // It implements iceberg-go's catalog.Catalog, catalog.TransactionalCatalog
 // and catalog.PurgeableTable, and passes iceberg-go's catalogtest
@@ -42,7 +43,19 @@
 //  4. SwapPointers: in one bbolt Update, check that every pointer still
 //     names its base and move them all, or none. A mismatch is a
 //     *ConflictError, which wraps table.ErrCommitFailed.
-//  5. When nothing moved, remove the metadata files written in 3.
+//  5. When nothing moved, remove the metadata files written in 3. When
+//     writing catalog.db itself failed, the outcome is unknown: the error
+//     wraps ErrCommitStateUnknown and the files are kept, since they may
+//     be live.
+//
+// Errors that mean "reload and retry" wrap table.ErrCommitFailed; a lock
+// timeout (ErrLockTimeout) deliberately does not, so iceberg-go does not
+// retry into a lake another process is holding.
+//
+// Data files and manifests are written by iceberg-go through DurableFS,
+// which fsyncs each file and its directory on Close, so they too are durable
+// before the pointer moves. A writer that wants to remove what a failed
+// commit wrote wraps FS() in a Tracker and loads its table with WithFS.
 //
 // CommitTable is this for one table, CommitTransaction for several in one
 // swap. StageCommit (steps 1-3) and SwapPointers (step 4) are exported so
