@@ -1,0 +1,264 @@
+package exec
+
+import (
+	"bytes"
+	"cmp"
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Comparison operators on every canonical type. Both sides are coerced to
+// their common type first (a string literal takes the other side's type,
+// as Postgres's unknown literals do). Comparisons with NULL yield NULL;
+// IS [NOT] DISTINCT FROM never yields NULL. Floats order NaN above every
+// number and equal to itself, as Postgres does, so sorts and comparisons
+// agree.
+
+func init() {
+	for _, op := range []string{"=", "<>", "<", "<=", ">", ">="} {
+		registerOp(op, resolveCompare)
+	}
+	registerOp("!=", func(_ string, args []Expr) (Expr, error) { return resolveCompare("<>", args) })
+	registerOp("is_distinct_from", resolveCompare)
+	registerOp("is_not_distinct_from", resolveCompare)
+}
+
+func resolveCompare(op string, args []Expr) (Expr, error) {
+	if len(args) != 2 {
+		return nil, errNoMatch
+	}
+	l, r, err := unknownPair(args[0], args[1])
+	if err != nil {
+		return nil, err
+	}
+	t, err := CommonType(l.DataType(), r.DataType())
+	if err != nil {
+		return nil, errNoMatch
+	}
+	if l, err = Coerce(l, t); err != nil {
+		return nil, err
+	}
+	if r, err = Coerce(r, t); err != nil {
+		return nil, err
+	}
+	fn := compareKernel(op, t)
+	if fn == nil {
+		return nil, errNoMatch
+	}
+	return newCall(op, tBool, fn, formInfix, l, r), nil
+}
+
+// cmpPred turns a three-way comparison result into the operator's truth.
+func cmpPred(op string) func(c int) bool {
+	switch op {
+	case "=", "is_not_distinct_from":
+		return func(c int) bool { return c == 0 }
+	case "<>", "is_distinct_from":
+		return func(c int) bool { return c != 0 }
+	case "<":
+		return func(c int) bool { return c < 0 }
+	case "<=":
+		return func(c int) bool { return c <= 0 }
+	case ">":
+		return func(c int) bool { return c > 0 }
+	case ">=":
+		return func(c int) bool { return c >= 0 }
+	}
+	return nil
+}
+
+// compareKernel picks the comparison of two arrays of type t.
+func compareKernel(op string, t arrow.DataType) kernel {
+	var raw func(mem memory.Allocator, a, b arrow.Array, n int) *memory.Buffer
+	pred := cmpPred(op)
+	switch {
+	case isUUID(t):
+		raw = func(mem memory.Allocator, a, b arrow.Array, n int) *memory.Buffer {
+			x := a.(array.ExtensionArray).Storage().(*array.FixedSizeBinary)
+			y := b.(array.ExtensionArray).Storage().(*array.FixedSizeBinary)
+			return cmpLoop(mem, n, pred, func(i int) int { return bytes.Compare(x.Value(i), y.Value(i)) })
+		}
+	default:
+		switch t.ID() {
+		case arrow.INT8:
+			raw = cmpOrdered[int8](op)
+		case arrow.INT16:
+			raw = cmpOrdered[int16](op)
+		case arrow.INT32:
+			raw = cmpOrdered[int32](op)
+		case arrow.INT64:
+			raw = cmpOrdered[int64](op)
+		case arrow.DATE32:
+			raw = cmpOrdered[arrow.Date32](op)
+		case arrow.TIME64:
+			raw = cmpOrdered[arrow.Time64](op)
+		case arrow.TIMESTAMP:
+			raw = cmpOrdered[arrow.Timestamp](op)
+		case arrow.FLOAT32:
+			raw = cmpFloat[float32](pred)
+		case arrow.FLOAT64:
+			raw = cmpFloat[float64](pred)
+		case arrow.DECIMAL128:
+			raw = func(mem memory.Allocator, a, b arrow.Array, n int) *memory.Buffer {
+				x, y := values[decimal128.Num](a), values[decimal128.Num](b)
+				return cmpLoop(mem, n, pred, func(i int) int { return x[i].Cmp(y[i]) })
+			}
+		case arrow.STRING, arrow.BINARY:
+			raw = func(mem memory.Allocator, a, b arrow.Array, n int) *memory.Buffer {
+				x, y := newStrView(a), newStrView(b)
+				return cmpLoop(mem, n, pred, func(i int) int { return bytes.Compare(x.at(i), y.at(i)) })
+			}
+		case arrow.BOOL:
+			raw = func(mem memory.Allocator, a, b arrow.Array, n int) *memory.Buffer {
+				x, y := a.(*array.Boolean), b.(*array.Boolean)
+				return cmpLoop(mem, n, pred, func(i int) int { return cmpBool(x.Value(i), y.Value(i)) })
+			}
+		case arrow.INTERVAL_MONTH_DAY_NANO:
+			raw = func(mem memory.Allocator, a, b arrow.Array, n int) *memory.Buffer {
+				x, y := values[arrow.MonthDayNanoInterval](a), values[arrow.MonthDayNanoInterval](b)
+				return cmpLoop(mem, n, pred, func(i int) int { return cmp.Compare(intervalKey(x[i]), intervalKey(y[i])) })
+			}
+		default:
+			return nil
+		}
+	}
+	distinct := op == "is_distinct_from" || op == "is_not_distinct_from"
+	return func(ec *EvalContext, args []arrow.Array, n int) (arrow.Array, error) {
+		a, b := args[0], args[1]
+		vals := raw(ec.Mem, a, b, n)
+		if !distinct {
+			return makeArray(tBool, n, andValidity(ec.Mem, n, a, b), array.UnknownNullCount, vals), nil
+		}
+		// IS [NOT] DISTINCT FROM: two NULLs are not distinct, one NULL is
+		if hasNulls(a) || hasNulls(b) {
+			ab, aoff := validBits(a)
+			bb, boff := validBits(b)
+			allA, allB := a.DataType().ID() == arrow.NULL, b.DataType().ID() == arrow.NULL
+			vb := vals.Bytes()
+			isDistinct := op == "is_distinct_from"
+			for i := range n {
+				av := !allA && (ab == nil || bitutil.BitIsSet(ab, aoff+i))
+				bv := !allB && (bb == nil || bitutil.BitIsSet(bb, boff+i))
+				if av && bv {
+					continue
+				}
+				bitutil.SetBitTo(vb, i, (av != bv) == isDistinct)
+			}
+		}
+		return makeArray(tBool, n, nil, 0, vals), nil
+	}
+}
+
+// intervalKey orders intervals as Postgres does: a month is 30 days, a
+// day 24 hours.
+func intervalKey(v arrow.MonthDayNanoInterval) int64 {
+	return (int64(v.Months)*30+int64(v.Days))*usPerDay + v.Nanoseconds/1000
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case b:
+		return -1
+	}
+	return 1
+}
+
+// cmpLoop fills a bitmap with pred(c(i)) for every row.
+func cmpLoop(mem memory.Allocator, n int, pred func(int) bool, c func(i int) int) *memory.Buffer {
+	out := newBitmap(mem, n)
+	ob := out.Bytes()
+	for i := range n {
+		if pred(c(i)) {
+			ob[i>>3] |= 1 << (i & 7)
+		}
+	}
+	return out
+}
+
+// cmpOrdered compares integer-like values with one specialised loop per
+// operator, so the inner loop is a compare and a bit set.
+func cmpOrdered[T interface {
+	cmp.Ordered
+	arrow.FixedWidthType
+}](op string) func(mem memory.Allocator, a, b arrow.Array, n int) *memory.Buffer {
+	return func(mem memory.Allocator, a, b arrow.Array, n int) *memory.Buffer {
+		x, y := values[T](a), values[T](b)
+		out := newBitmap(mem, n)
+		ob := out.Bytes()
+		if n == 0 {
+			return out
+		}
+		x, y = x[:n], y[:n]
+		switch op {
+		case "=", "is_not_distinct_from":
+			for i := range x {
+				if x[i] == y[i] {
+					ob[i>>3] |= 1 << (i & 7)
+				}
+			}
+		case "<>", "is_distinct_from":
+			for i := range x {
+				if x[i] != y[i] {
+					ob[i>>3] |= 1 << (i & 7)
+				}
+			}
+		case "<":
+			for i := range x {
+				if x[i] < y[i] {
+					ob[i>>3] |= 1 << (i & 7)
+				}
+			}
+		case "<=":
+			for i := range x {
+				if x[i] <= y[i] {
+					ob[i>>3] |= 1 << (i & 7)
+				}
+			}
+		case ">":
+			for i := range x {
+				if x[i] > y[i] {
+					ob[i>>3] |= 1 << (i & 7)
+				}
+			}
+		case ">=":
+			for i := range x {
+				if x[i] >= y[i] {
+					ob[i>>3] |= 1 << (i & 7)
+				}
+			}
+		}
+		return out
+	}
+}
+
+// cmpFloat compares floats with NaN equal to itself and above all else.
+func cmpFloat[T float32 | float64](pred func(int) bool) func(mem memory.Allocator, a, b arrow.Array, n int) *memory.Buffer {
+	return func(mem memory.Allocator, a, b arrow.Array, n int) *memory.Buffer {
+		x, y := values[T](a), values[T](b)
+		return cmpLoop(mem, n, pred, func(i int) int { return floatCompare(float64(x[i]), float64(y[i])) })
+	}
+}
+
+func floatCompare(a, b float64) int {
+	an, bn := math.IsNaN(a), math.IsNaN(b)
+	switch {
+	case an && bn:
+		return 0
+	case an:
+		return 1
+	case bn:
+		return -1
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
