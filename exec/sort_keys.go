@@ -165,8 +165,11 @@ func (k *skRowKeys) drop(i int) {
 }
 
 // compare orders rows a and b by the keys (ties return 0).
-func (k *skRowKeys) compare(a, b skRef) int {
-	for i := range k.keys {
+func (k *skRowKeys) compare(a, b skRef) int { return k.compareRange(a, b, 0, len(k.keys)) }
+
+// compareRange orders rows a and b by keys lo..hi-1 only.
+func (k *skRowKeys) compareRange(a, b skRef, lo, hi int) int {
+	for i := lo; i < hi; i++ {
 		key := &k.keys[i]
 		av, bv := key.valid[a.b], key.valid[b.b]
 		an := av != nil && !bitutil.BitIsSet(av, key.voff[a.b]+int(a.r))
