@@ -142,3 +142,29 @@ func TestOpenRefusesURLUnsafeDir(t *testing.T) {
 	_, err = catalog.Open("")
 	wantErr(t, err, nil, "open lake: the lake directory is empty; name a directory")
 }
+
+func TestNewTableLocationStaysInLake(t *testing.T) {
+	c := newLake(t)
+	seen := map[string]bool{}
+	for _, ident := range []table.Identifier{{"t"}, {"main", "t"}, {"skade", "main", "t"}, {"ns", "Events-2"}} {
+		loc, err := c.NewTableLocation(ident)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clean := filepath.Clean(loc)
+		if clean != loc || !strings.HasPrefix(clean, c.Dir()+string(filepath.Separator)) {
+			t.Errorf("location %s is not inside %s", loc, c.Dir())
+		}
+		if seen[loc] {
+			t.Errorf("location %s allocated twice", loc)
+		}
+		seen[loc] = true
+	}
+	for _, ident := range []table.Identifier{{".."}, {"..", ".."}, {"a/../../b"}, {"main", "../../etc"}} {
+		loc, err := c.NewTableLocation(ident)
+		wantErr(t, err, catalog.ErrInvalidName, "names cannot")
+		if loc != "" {
+			t.Errorf("got location %q for %q", loc, ident)
+		}
+	}
+}
