@@ -15,6 +15,7 @@ type lexer struct {
 	lineStart int // offset of the first byte of the current line
 	colOff    int // offset whose column is colNum (a cache on the current line)
 	colNum    int
+	decoded   bool // the last quoted() value is not a slice of src
 }
 
 func newLexer(src string) *lexer {
@@ -41,20 +42,41 @@ func (l *lexer) errAt(off, line, col int, near, msg string) *Error {
 	return &Error{Line: line, Column: col, Offset: off, Near: near, Msg: msg, src: l.src}
 }
 
-// all lexes the whole input. The EOF token is always last.
-func (l *lexer) all() ([]token, error) {
-	toks := make([]token, 0, len(l.src)/4+1)
+// all lexes the whole input into compact tokens plus the decoded values of
+// strings and identifiers whose text differs from the source. The EOF token
+// is always last.
+func (l *lexer) all() ([]rawTok, []string, error) {
+	toks := make([]rawTok, 0, len(l.src)/4+1)
+	var decs []string
 	for {
 		t, err := l.next()
 		if err != nil {
-			return toks, err
+			return nil, nil, err
 		}
-		toks = append(toks, t)
+		r := rawTok{kind: t.kind, reserved: t.reserved, off: t.off, end: t.end, line: t.line, col: t.col}
+		switch {
+		case l.decoded:
+			decs = append(decs, t.val)
+			r.dec = int32(len(decs))
+			l.decoded = false
+		case t.kind == tString && src0(l.src, t.off) != '\'' || t.kind == tParam:
+			r.voff, r.vend = t.off+2, t.end-1 // E'…'
+			if t.kind == tParam {
+				r.voff, r.vend = t.off+1, t.end
+			}
+		case t.kind == tString || t.kind == tQIdent:
+			r.voff, r.vend = t.off+1, t.end-1
+		case t.kind != tEOF:
+			r.voff, r.vend = t.off, t.end
+		}
+		toks = append(toks, r)
 		if t.kind == tEOF {
-			return toks, nil
+			return toks, decs, nil
 		}
 	}
 }
+
+func src0(src string, off int32) byte { return src[off] }
 
 func isIdentStart(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c >= 0x80
@@ -66,12 +88,31 @@ func isIdentChar(c byte) bool {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-// operators, longest first so the scan takes the longest match.
-var operators = []string{
-	"->>", "!~*",
-	"::", "<=", ">=", "<>", "!=", "||", "=>", "->", "<<", ">>", "@>", "<@", "&&", "!~", "~*",
-	"(", ")", "[", "]", ",", ";", ".", ":", "+", "-", "*", "/", "%", "^", "<", ">", "=",
-	"~", "&", "|", "#",
+// operatorsByFirst lists the operators by first byte, longest first, so the
+// scan takes the longest match without trying every operator.
+var operatorsByFirst [128][]string
+
+func init() {
+	for _, op := range []string{
+		"->>", "!~*",
+		"::", "<=", ">=", "<>", "!=", "||", "=>", "->", "<<", ">>", "@>", "<@", "&&", "!~", "~*",
+		"(", ")", "[", "]", ",", ";", ".", ":", "+", "-", "*", "/", "%", "^", "<", ">", "=",
+		"~", "&", "|", "#",
+	} {
+		operatorsByFirst[op[0]] = append(operatorsByFirst[op[0]], op)
+	}
+}
+
+func matchOperator(s string) string {
+	if s[0] >= 128 {
+		return ""
+	}
+	for _, op := range operatorsByFirst[s[0]] {
+		if strings.HasPrefix(s, op) {
+			return op
+		}
+	}
+	return ""
 }
 
 // skipSpace skips whitespace and comments. It returns an error for an
@@ -130,13 +171,12 @@ func (l *lexer) next() (token, error) {
 	}
 	src := l.src
 	start := l.i
-	t := token{off: start, line: l.line}
+	t := token{off: int32(start), end: int32(start), line: int32(l.line)}
+	t.col = int32(l.column(start))
 	if start >= len(src) {
-		t.col = l.column(start)
 		t.kind = tEOF
 		return t, nil
 	}
-	t.col = l.column(start)
 	c := src[start]
 	switch {
 	case (c == 'e' || c == 'E') && start+1 < len(src) && src[start+1] == '\'':
@@ -160,7 +200,7 @@ func (l *lexer) next() (token, error) {
 			return t, err
 		}
 		if val == "" {
-			return t, l.errAt(start, t.line, t.col, `""`, "zero-length quoted identifier")
+			return t, l.errAt(start, int(t.line), int(t.col), `""`, "zero-length quoted identifier")
 		}
 		t.kind, t.val = tQIdent, val
 	case c == '\'':
@@ -181,24 +221,22 @@ func (l *lexer) next() (token, error) {
 		t.kind = tParam
 		t.val = src[start+1 : l.i]
 		if _, err := strconv.Atoi(t.val); err != nil || len(t.val) > 6 {
-			return t, l.errAt(start, t.line, t.col, src[start:l.i], "parameter number too large")
+			return t, l.errAt(start, int(t.line), int(t.col), src[start:l.i], "parameter number too large")
 		}
 	case c == '?':
 		l.i++
 		t.kind = tQMark
 	default:
-		for _, op := range operators {
-			if strings.HasPrefix(src[start:], op) {
-				l.i += len(op)
-				t.kind = tOp
-				t.text, t.val = op, op
-				return t, nil
-			}
+		if op := matchOperator(src[start:]); op != "" {
+			l.i += len(op)
+			t.kind = tOp
+			t.val = op
+			break
 		}
 		_, size := utf8.DecodeRuneInString(src[start:])
-		return t, l.errAt(start, t.line, t.col, src[start:start+size], "unexpected character")
+		return t, l.errAt(start, int(t.line), int(t.col), src[start:start+size], "unexpected character")
 	}
-	t.text = src[start:l.i]
+	t.end = int32(l.i)
 	return t, nil
 }
 
@@ -236,7 +274,7 @@ func (l *lexer) number(t *token) error {
 		for end < len(src) && isIdentChar(src[end]) {
 			end++
 		}
-		return l.errAt(start, t.line, t.col, src[start:end], "trailing junk after numeric literal")
+		return l.errAt(start, int(t.line), int(t.col), src[start:end], "trailing junk after numeric literal")
 	}
 	t.val = src[start:l.i]
 	return nil
@@ -247,6 +285,7 @@ func (l *lexer) number(t *token) error {
 // sequences are decoded as PostgreSQL does. The value is a slice of the
 // source unless decoding changed it.
 func (l *lexer) quoted(q byte, escapes bool, t token) (string, error) {
+	tline, tcol, toff := int(t.line), int(t.col), int(t.off)
 	src := l.src
 	l.i++ // opening quote
 	begin := l.i
@@ -269,6 +308,7 @@ func (l *lexer) quoted(q byte, escapes bool, t token) (string, error) {
 			}
 			l.i++
 			if sb != nil {
+				l.decoded = true
 				return sb.String(), nil
 			}
 			return src[begin : l.i-1], nil
@@ -290,15 +330,15 @@ func (l *lexer) quoted(q byte, escapes bool, t token) (string, error) {
 	if q == '"' {
 		what = "quoted identifier"
 	}
-	near := src[t.off:]
+	near := src[toff:]
 	if nl := strings.IndexByte(near, '\n'); nl >= 0 {
 		near = near[:nl]
 	}
 	if len(near) > 20 {
 		near = near[:20] + "…"
 	}
-	return "", l.errAt(t.off, t.line, t.col, near,
-		"unterminated "+what+" that starts at line "+strconv.Itoa(t.line)+", column "+strconv.Itoa(t.col))
+	return "", l.errAt(toff, tline, tcol, near,
+		"unterminated "+what+" that starts at line "+strconv.Itoa(tline)+", column "+strconv.Itoa(tcol))
 }
 
 // escape decodes one backslash sequence of an E'…' string at l.i.

@@ -55,7 +55,7 @@ func (p *parser) expr(minPrec int) Expr {
 	defer p.leave()
 	left := p.prefix()
 	for {
-		t := p.tok
+		t := *p.tok
 		switch t.kind {
 		case tOp:
 			op, ok := opTable[t.val]
@@ -184,7 +184,7 @@ func (p *parser) infixWord(left Expr, minPrec int) (Expr, bool) {
 // prefix parses the prefix operators and a primary with its postfix
 // operators.
 func (p *parser) prefix() Expr {
-	t := p.tok
+	t := *p.tok
 	pos := t.pos()
 	switch {
 	case t.isKw("NOT"):
@@ -243,7 +243,7 @@ var literalTypes = map[string]bool{"DATE": true, "TIME": true, "TIMESTAMP": true
 	"DOUBLE": true, "REAL": true, "BLOB": true, "BYTEA": true}
 
 func (p *parser) primary() Expr {
-	t := p.tok
+	t := *p.tok
 	pos := t.pos()
 	switch t.kind {
 	case tInteger, tDecimal, tFloat:
@@ -299,7 +299,7 @@ func (p *parser) primary() Expr {
 
 // keywordExpr parses the expressions introduced by a keyword, or returns nil.
 func (p *parser) keywordExpr() Expr {
-	t := p.tok
+	t := *p.tok
 	pos := t.pos()
 	next := p.peek(1)
 	up := internUpper(t.val)
@@ -449,7 +449,7 @@ func (p *parser) parenExpr() Expr {
 // SELECT, WITH and VALUES count: "((SELECT 1) + 1)" is an expression whose
 // operand is a subquery, so a parenthesis here is read as an expression.
 func (p *parser) queryStartsHere() bool {
-	t := p.tok
+	t := *p.tok
 	return t.isKw("SELECT") || t.isKw("WITH") || t.isKw("VALUES")
 }
 
@@ -464,7 +464,7 @@ func (p *parser) exprList() []Expr {
 
 // ident parses one identifier (bare word that is not reserved, or quoted).
 func (p *parser) ident(what string) Ident {
-	t := p.tok
+	t := *p.tok
 	switch {
 	case t.kind == tQIdent:
 		p.next()
@@ -481,7 +481,7 @@ func (p *parser) ident(what string) Ident {
 // label parses an identifier where any word, even a reserved one, is
 // unambiguous: after a dot, or after AS.
 func (p *parser) label(what string) Ident {
-	t := p.tok
+	t := *p.tok
 	if t.kind == tWord {
 		p.next()
 		return Ident{Pos: t.pos(), Name: t.val}

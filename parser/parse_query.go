@@ -293,7 +293,7 @@ func (p *parser) optAlias(forTable bool) Ident {
 	if p.acceptKwQuiet("AS") {
 		return p.label("alias")
 	}
-	t := p.tok
+	t := *p.tok
 	if t.kind == tQIdent {
 		p.next()
 		return Ident{Pos: t.pos(), Name: t.val, Quoted: true}

@@ -7,7 +7,7 @@ var statementStarts = []string{"SELECT", "WITH", "VALUES", "INSERT", "UPDATE", "
 
 // statement dispatches on the first word.
 func (p *parser) statement() Stmt {
-	t := p.tok
+	t := *p.tok
 	switch {
 	case t.isKw("SELECT"), t.isKw("VALUES"), t.isKw("TABLE"), t.isOp("("):
 		return p.query()

@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"math"
 	"strconv"
 	"strings"
 )
@@ -16,35 +17,54 @@ const MaxDepth = 1000
 // test finds it) instead of being reported as a syntax error.
 type parser struct {
 	src   string
-	toks  []token
-	p     int    // index of the current token
-	tok   *token // &toks[p]
+	toks  []rawTok
+	decs  []string // decoded token values (see rawTok)
+	p     int      // index of the current token
+	cur   token    // toks[p], materialised
+	tok   *token   // &cur
 	depth int
 
 	nparams int // ? placeholders seen in the current statement
 
 	// Expectations recorded at the furthest offset reached, for "expected
 	// one of …" in the error message.
-	expOff   int
+	expOff   int32
 	expected []string
 
 	// noAliasAt is an offset where an implicit (AS-less) alias may not be
 	// taken. The error path re-parses with it set when a typo such as WEHRE
 	// was swallowed as an alias, so the error points at the typo.
-	noAliasAt      int
+	noAliasAt      int32
 	lastAliasIndex int // token index of the last implicit alias taken
 }
 
 type bailout struct{ err *Error }
 
 func newParser(src string) (*parser, error) {
-	toks, err := newLexer(src).all()
+	if len(src) >= math.MaxInt32 {
+		return nil, &Error{Line: 1, Column: 1, Msg: "input too large: SQL text must be under 2 GiB"}
+	}
+	toks, decs, err := newLexer(src).all()
 	if err != nil {
 		return nil, err
 	}
-	p := &parser{src: src, toks: toks, expOff: -1, noAliasAt: -1, lastAliasIndex: -1}
-	p.tok = &p.toks[0]
+	p := &parser{src: src, toks: toks, decs: decs, expOff: -1, noAliasAt: -1, lastAliasIndex: -1}
+	p.tok = &p.cur
+	p.cur = p.at(0)
 	return p, nil
+}
+
+// at materialises token i; the value is a slice of src (no allocation) or
+// a decoded string.
+func (p *parser) at(i int) token {
+	r := &p.toks[i]
+	t := token{kind: r.kind, reserved: r.reserved, off: r.off, end: r.end, line: r.line, col: r.col}
+	if r.dec > 0 {
+		t.val = p.decs[r.dec-1]
+	} else {
+		t.val = p.src[r.voff:r.vend]
+	}
+	return t
 }
 
 // Parse parses a script of zero or more statements separated by semicolons.
@@ -127,7 +147,7 @@ func (p *parser) statementRecover() (Stmt, error) {
 		return s, nil
 	}
 	if a := p.lastAliasIndex; a >= start && a == p.p-1 && p.noAliasAt < 0 &&
-		nearKeyword(p.toks[a].val) != "" {
+		nearKeyword(p.at(a).val) != "" {
 		p.reset(start)
 		p.noAliasAt = p.toks[a].off
 		if _, err2 := p.tryStatement(); err2 != nil {
@@ -140,7 +160,7 @@ func (p *parser) statementRecover() (Stmt, error) {
 
 func (p *parser) reset(i int) {
 	p.p = i
-	p.tok = &p.toks[i]
+	p.cur = p.at(i)
 	p.expOff, p.expected = -1, p.expected[:0]
 	p.depth = 0
 }
@@ -169,23 +189,23 @@ func (p *parser) tryStatement() (s Stmt, err error) {
 func (p *parser) next() {
 	if p.p < len(p.toks)-1 {
 		p.p++
-		p.tok = &p.toks[p.p]
+		p.cur = p.at(p.p)
 	}
 }
 
 // peek returns the token n ahead of the current one (EOF past the end).
-func (p *parser) peek(n int) *token {
+func (p *parser) peek(n int) token {
 	if p.p+n < len(p.toks) {
-		return &p.toks[p.p+n]
+		return p.at(p.p + n)
 	}
-	return &p.toks[len(p.toks)-1]
+	return p.at(len(p.toks) - 1)
 }
 
-func (t *token) isKw(kw string) bool {
+func (t token) isKw(kw string) bool {
 	return t.kind == tWord && len(t.val) == len(kw) && strings.EqualFold(t.val, kw)
 }
 
-func (t *token) isOp(op string) bool { return t.kind == tOp && t.val == op }
+func (t token) isOp(op string) bool { return t.kind == tOp && t.val == op }
 
 func (p *parser) isKw(kw string) bool { return p.tok.isKw(kw) }
 func (p *parser) isOp(op string) bool { return p.tok.isOp(op) }
@@ -275,11 +295,12 @@ func (p *parser) failMsg(msg string) {
 // failAtToken reports a syntax error with a message at an earlier token
 // (index i), such as the VALUES whose row count is wrong.
 func (p *parser) failAtToken(i int, msg string) {
-	panic(bailout{p.errorAt(&p.toks[i], msg)})
+	t := p.at(i)
+	panic(bailout{p.errorAt(&t, msg)})
 }
 
 func (p *parser) errorAt(t *token, msg string) *Error {
-	e := &Error{Line: t.line, Column: t.col, Offset: t.off, Near: t.describe(), Msg: msg, src: p.src}
+	e := &Error{Line: int(t.line), Column: int(t.col), Offset: int(t.off), Near: t.describe(p.src), Msg: msg, src: p.src}
 	if t.off == p.expOff && len(p.expected) > 0 {
 		e.Expected = append([]string(nil), p.expected...)
 		if msg == "" && t.kind == tWord {

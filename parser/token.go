@@ -16,26 +16,41 @@ const (
 	tOp              // operator or punctuation; text holds it
 )
 
-// token is one lexical token. text is the raw source slice; val is the
-// decoded value (identifier without quotes, string with escapes applied).
+// token is one lexical token, kept small because a 10,000-row INSERT has
+// hundreds of thousands of them. val is the decoded value (identifier
+// without quotes, string with escapes applied, the operator itself); the raw
+// text is src[off:end].
 type token struct {
 	kind     tokKind
 	reserved bool // a word PostgreSQL reserves (cannot be a column or alias)
-	off      int
-	line     int
-	col      int
-	text     string
+	off      int32
+	end      int32
+	line     int32
+	col      int32
 	val      string
 }
 
-func (t *token) pos() Pos { return Pos{Line: t.line, Column: t.col, Offset: t.off} }
+// rawTok is how the lexer stores a token: no pointers, so a slice of
+// hundreds of thousands of them costs the garbage collector nothing to scan.
+// The value is src[voff:vend], or decoded[dec-1] when escapes or doubled
+// quotes made it differ from the source.
+type rawTok struct {
+	kind       tokKind
+	reserved   bool
+	off, end   int32
+	line, col  int32
+	voff, vend int32
+	dec        int32
+}
+
+func (t *token) pos() Pos { return Pos{Line: int(t.line), Column: int(t.col), Offset: int(t.off)} }
 
 // describe renders the token for "near …" in error messages.
-func (t *token) describe() string {
+func (t *token) describe(src string) string {
 	if t.kind == tEOF {
 		return ""
 	}
-	s := t.text
+	s := src[t.off:t.end]
 	if len(s) > 40 {
 		s = s[:40] + "…"
 	}
