@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"encoding/hex"
 	"fmt"
 	"math"
@@ -187,7 +188,9 @@ func mapCast[S, D arrow.FixedWidthType](to arrow.DataType, conv func(S) (D, bool
 
 func outOfRange(to arrow.DataType) error { return fmt.Errorf("%s out of range", TypeName(to)) }
 
-type signed interface{ ~int8 | ~int16 | ~int32 | ~int64 }
+type signed interface {
+	~int8 | ~int16 | ~int32 | ~int64
+}
 
 type number interface {
 	~int8 | ~int16 | ~int32 | ~int64 | ~float32 | ~float64
@@ -511,6 +514,11 @@ func textFormatter(dt arrow.DataType) func(a arrow.Array) appender {
 			v := values[decimal128.Num](a)
 			return func(b []byte, i int) []byte { return append(b, decString(v[i], scale)...) }
 		}
+	case arrow.STRING:
+		return func(a arrow.Array) appender {
+			v := newStrView(a)
+			return func(b []byte, i int) []byte { return append(b, v.at(i)...) }
+		}
 	case arrow.BINARY:
 		return func(a arrow.Array) appender {
 			v := newStrView(a)
@@ -569,11 +577,16 @@ func appendFloat(b []byte, f float64, bitSize int) []byte {
 	if bitSize == 32 {
 		limit = 6
 	}
-	exp := int(math.Floor(math.Log10(math.Abs(f))))
+	// the exponent of the shortest form decides, as in Postgres's
+	// float8out (a log10 would misjudge exact powers of ten)
+	start := len(b)
+	b = strconv.AppendFloat(b, f, 'e', -1, bitSize)
+	e := bytes.LastIndexByte(b[start:], 'e')
+	exp, _ := strconv.Atoi(string(b[start+e+1:]))
 	if exp < -4 || exp >= limit {
-		return strconv.AppendFloat(b, f, 'e', -1, bitSize)
+		return b
 	}
-	return strconv.AppendFloat(b, f, 'f', -1, bitSize)
+	return strconv.AppendFloat(b[:start], f, 'f', -1, bitSize)
 }
 
 // appendInterval renders Postgres's default interval style, e.g.
@@ -588,7 +601,7 @@ func appendInterval(b []byte, iv arrow.MonthDayNanoInterval) []byte {
 			b = append(b, ' ')
 		}
 		b = strconv.AppendInt(b, v, 10)
-		if v == 1 || v == -1 {
+		if v == 1 {
 			b = append(b, one...)
 		} else {
 			b = append(b, many...)

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -149,3 +150,5 @@ func (e *testEnv) evalConst(x Expr) (string, error) {
 	defer b.Release()
 	return e.eval(x, b)
 }
+
+func nan() float64 { return math.NaN() }

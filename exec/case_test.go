@@ -1,0 +1,208 @@
+package exec
+
+import (
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+func TestCaseIsLazy(t *testing.T) {
+	env := newTestEnv(t)
+	defer env.mem.AssertSize(t, 0)
+	b := env.batch(env.col(tInt32, 0, 2, nil, -4, 0, 5))
+	defer b.Release()
+	x := colRef(b, 0)
+	// CASE WHEN x = 0 THEN 0 ELSE 100 / x END never divides by zero
+	e, err := NewCase([]When{{Cond: mustCall(t, "=", x, lit(t, 0)), Then: lit(t, 0)}},
+		mustCall(t, "/", lit(t, 100), x))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := env.eval(e, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "0 50 NULL -25 0 20"; got != want {
+		t.Fatalf("got %q want %q", got, want)
+	}
+	if s := e.String(); s != "CASE WHEN (c0 = 0) THEN 0 ELSE (100 / c0) END" {
+		t.Errorf("String() = %q", s)
+	}
+	// conditions are lazy too: the second WHEN only sees rows the first missed
+	e, err = NewCase([]When{
+		{Cond: mustCall(t, "is_null", x), Then: lit(t, "null")},
+		{Cond: mustCall(t, "=", x, lit(t, 0)), Then: lit(t, "zero")},
+		{Cond: mustCall(t, ">", mustCall(t, "/", lit(t, 10), x), lit(t, 0)), Then: lit(t, "pos")},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = env.eval(e, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "zero pos null NULL zero pos"; got != want {
+		t.Fatalf("got %q want %q", got, want)
+	}
+	// without the guard the division fails
+	bad := mustCall(t, "/", lit(t, 100), x)
+	if _, err := env.eval(bad, b); err == nil || err.Error() != "division by zero" {
+		t.Fatalf("want division by zero, got %v", err)
+	}
+}
+
+func TestCaseTypes(t *testing.T) {
+	env := newTestEnv(t)
+	defer env.mem.AssertSize(t, 0)
+	b := env.batch(env.col(tBool, true, false, nil), env.col(tInt16, 1, 2, 3), env.col(tFloat64, 0.5, 1.5, 2.5), env.col(tString, "a", "b", "c"))
+	defer b.Release()
+	c := func(i int) Expr { return colRef(b, i) }
+	e, err := NewCase([]When{{Cond: c(0), Then: c(1)}}, c(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !arrow.TypeEqual(e.DataType(), tFloat64) {
+		t.Fatalf("type %s", e.DataType())
+	}
+	if got, _ := env.eval(e, b); got != "1 1.5 2.5" {
+		t.Fatalf("got %q", got)
+	}
+	if _, err := NewCase([]When{{Cond: c(0), Then: c(1)}}, c(3)); err == nil || err.Error() != "CASE types smallint and text cannot be matched" {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := NewCase([]When{{Cond: c(1), Then: c(1)}}, nil); err == nil || err.Error() != "argument of CASE/WHEN must be type boolean, not type smallint" {
+		t.Fatalf("got %v", err)
+	}
+	// a string literal branch takes the other branches' type
+	e, err = NewCase([]When{{Cond: c(0), Then: c(1)}}, lit(t, "7"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := env.eval(e, b); got != "1 7 7" || !arrow.TypeEqual(e.DataType(), tInt16) {
+		t.Fatalf("got %q %s", got, e.DataType())
+	}
+	// no ELSE and no match: NULL
+	e, _ = NewCase([]When{{Cond: lit(t, false), Then: c(3)}}, nil)
+	if got, _ := env.eval(e, b); got != "NULL NULL NULL" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestCommonType(t *testing.T) {
+	dec := func(p, s int32) arrow.DataType { return &arrow.Decimal128Type{Precision: p, Scale: s} }
+	tests := []struct {
+		in   []arrow.DataType
+		want arrow.DataType
+		err  string
+	}{
+		{[]arrow.DataType{tInt8, tInt32}, tInt32, ""},
+		{[]arrow.DataType{tInt64, tNull, tInt16}, tInt64, ""},
+		{[]arrow.DataType{tInt32, dec(10, 2)}, dec(12, 2), ""},
+		{[]arrow.DataType{dec(5, 4), dec(10, 1)}, dec(13, 4), ""},
+		{[]arrow.DataType{dec(10, 2), tFloat32}, tFloat32, ""},
+		{[]arrow.DataType{tFloat32, tFloat64}, tFloat64, ""},
+		{[]arrow.DataType{tDate, tTimestamp}, tTimestamp, ""},
+		{[]arrow.DataType{tTimestamp, tTimestampTZ}, tTimestampTZ, ""},
+		{[]arrow.DataType{tNull, tNull}, tString, ""},
+		{[]arrow.DataType{tString, tString}, tString, ""},
+		{[]arrow.DataType{tInt32, tString}, nil, "types integer and text cannot be matched"},
+		{[]arrow.DataType{tBool, tDate}, nil, "types boolean and date cannot be matched"},
+	}
+	for _, tc := range tests {
+		got, err := CommonType(tc.in...)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%v: got %v, %v; want %q", tc.in, got, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !arrow.TypeEqual(got, tc.want) {
+			t.Errorf("%v: got %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+	if _, err := CommonTypeFor("UNION", tInt32, tString); err == nil || err.Error() != "UNION types integer and text cannot be matched" {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestTypeName(t *testing.T) {
+	for dt, want := range map[arrow.DataType]string{
+		tInt16: "smallint", tInt32: "integer", tInt64: "bigint", tFloat32: "real", tFloat64: "double precision",
+		&arrow.Decimal128Type{Precision: 10, Scale: 2}: "numeric(10,2)", tString: "text", tBinary: "bytea",
+		tDate: "date", tTime: "time", tTimestamp: "timestamp", tTimestampTZ: "timestamp with time zone",
+		tBool: "boolean", tInterval: "interval", tNull: "unknown", tInt8: "tinyint",
+	} {
+		if got := TypeName(dt); got != want {
+			t.Errorf("TypeName(%s) = %q, want %q", dt, got, want)
+		}
+	}
+}
+
+func TestCoalesceNullIfGreatestLeast(t *testing.T) {
+	env := newTestEnv(t)
+	defer env.mem.AssertSize(t, 0)
+	b := env.batch(env.col(tInt32, nil, 1, nil, 4), env.col(tInt64, 2, nil, nil, 3), env.col(tInt32, 0, 1, 5, 0))
+	defer b.Release()
+	c := func(i int) Expr { return colRef(b, i) }
+	runCalls(t, env, b, []callCase{
+		{name: "coalesce", args: []Expr{c(0), c(1)}, want: "2 1 NULL 4"},
+		{name: "coalesce", args: []Expr{c(0), c(1), lit(t, 9)}, want: "2 1 9 4"},
+		{name: "coalesce", args: []Expr{lit(t, nil), c(0)}, want: "NULL 1 NULL 4"},
+		{name: "coalesce", args: []Expr{c(0), lit(t, "x")}, err: `invalid input syntax for type integer: "x"`},
+		{name: "coalesce", args: []Expr{c(0), lit(t, true)}, err: "COALESCE types integer and boolean cannot be matched"},
+		{name: "nullif", args: []Expr{c(2), lit(t, 0)}, want: "NULL 1 5 NULL"},
+		{name: "nullif", args: []Expr{c(0), c(2)}, want: "NULL NULL NULL 4"},
+		{name: "greatest", args: []Expr{c(0), c(1), c(2)}, want: "2 1 5 4"},
+		{name: "least", args: []Expr{c(0), c(1), c(2)}, want: "0 1 5 0"},
+		{name: "least", args: []Expr{c(0), c(1)}, want: "2 1 NULL 3"},
+		{name: "greatest", args: []Expr{lit(t, "b"), lit(t, "a"), lit(t, "c")}, want: "c c c c"},
+	})
+	// COALESCE is lazy: the fallback runs only where the first is NULL
+	e, err := NewCoalesce(c(2), mustCall(t, "/", lit(t, 1), c(2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := env.eval(e, b); err != nil || got != "0 1 5 0" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+}
+
+func TestInListAndBetween(t *testing.T) {
+	env := newTestEnv(t)
+	defer env.mem.AssertSize(t, 0)
+	b := env.batch(env.col(tInt32, 1, 2, nil, 3), env.col(tString, "a", "b", "c", nil))
+	defer b.Release()
+	x, s := colRef(b, 0), colRef(b, 1)
+	check := func(e Expr, err error, want string) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := env.eval(e, b)
+		if err != nil || got != want {
+			t.Errorf("%s: got %q, %v; want %q", e, got, err, want)
+		}
+	}
+	e, err := NewInList(x, []Expr{lit(t, 1), lit(t, 3)}, false)
+	check(e, err, "true false NULL true")
+	e, err = NewInList(x, []Expr{lit(t, 1), lit(t, nil)}, false)
+	check(e, err, "true NULL NULL NULL")
+	e, err = NewInList(x, []Expr{lit(t, 1), lit(t, nil)}, true)
+	check(e, err, "false NULL NULL NULL")
+	e, err = NewInList(x, []Expr{lit(t, 1), lit(t, 3)}, true)
+	check(e, err, "false true NULL false")
+	if e.String() != "(c0 NOT IN (1, 3))" {
+		t.Errorf("String() = %q", e.String())
+	}
+	e, err = NewInList(s, []Expr{lit(t, "b"), lit(t, "c")}, false)
+	check(e, err, "false true true NULL")
+	e, err = NewInList(x, []Expr{lit(t, int64(2)), lit(t, 2.5)}, false)
+	check(e, err, "false true NULL false")
+	if _, err := NewInList(x, []Expr{s}, false); err == nil || err.Error() != "IN types integer and text cannot be matched" {
+		t.Errorf("got %v", err)
+	}
+	e, err = NewBetween(x, lit(t, 2), lit(t, 3), false)
+	check(e, err, "false true NULL true")
+	e, err = NewBetween(x, lit(t, 2), lit(t, 3), true)
+	check(e, err, "true false NULL false")
+}
