@@ -209,8 +209,18 @@ func TestBadNames(t *testing.T) {
 		t.Fatalf("files outside the lake: %v", names)
 	}
 	// Column names are checked too.
-	_, err = lk.CreateTable(ctx, "ok", eventsSchemaWithColumn("bad/col"))
-	if !errors.Is(err, lake.ErrInvalidName) {
-		t.Fatalf("column with a slash: got %v, want ErrInvalidName", err)
+	for _, col := range []string{"", "a.b", "tab\tcol"} {
+		_, err = lk.CreateTable(ctx, "ok", eventsSchemaWithColumn(col))
+		if !errors.Is(err, lake.ErrInvalidName) {
+			t.Fatalf("column %q: got %v, want ErrInvalidName", col, err)
+		}
+	}
+	// Quoted SQL identifiers make fine column names, and may partition.
+	tbl, err := lk.CreateTable(ctx, "weird", eventsSchemaWithColumn("Weird Name/ü"), lake.PartitionBy("Weird Name/ü"))
+	if err != nil {
+		t.Fatalf("column with a space, slash and umlaut: %v", err)
+	}
+	if got := tbl.Schema().Field(4).Name; got != "Weird Name/ü" {
+		t.Fatalf("column name round trip: %q", got)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
@@ -203,8 +205,8 @@ func tableSpec(schema *arrow.Schema, cfg tableConfig) (*iceberg.Schema, *iceberg
 	}
 	seen := map[string]bool{}
 	for _, f := range schema.Fields() {
-		if err := catalog.ValidateName("column", f.Name); err != nil {
-			return nil, nil, nil, translate(err)
+		if err := validateColumnName(f.Name); err != nil {
+			return nil, nil, nil, err
 		}
 		lower := strings.ToLower(f.Name)
 		if seen[lower] {
@@ -355,4 +357,29 @@ func (l *Lake) otherRefs(id table.Identifier) snapshot.RefsFunc {
 		}
 		return out, nil
 	}
+}
+
+// validateColumnName accepts any non-empty UTF-8 name without control
+// characters or dots. Column names are not file names (unlike table
+// names), so quoted SQL identifiers such as "Weird Name" are fine; a dot
+// is refused because Iceberg uses it to address nested fields.
+func validateColumnName(name string) error {
+	bad := func(why string) error {
+		return &sentinelError{ErrInvalidName, fmt.Errorf("invalid column name %q: %s; rename the column", name, why)}
+	}
+	if name == "" {
+		return bad("names cannot be empty")
+	}
+	if !utf8.ValidString(name) {
+		return bad("names must be valid UTF-8")
+	}
+	for _, r := range name {
+		switch {
+		case unicode.IsControl(r):
+			return bad("names cannot contain control characters")
+		case r == '.':
+			return bad("names cannot contain \".\" (it separates nested fields)")
+		}
+	}
+	return nil
 }

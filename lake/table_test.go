@@ -3,7 +3,9 @@ package lake_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/iceberg-go"
 
@@ -136,5 +138,49 @@ func TestTableNames(t *testing.T) {
 	}
 	if len(names) != 1 || names[0] != "main.events" {
 		t.Fatalf("Tables() = %v, want [main.events]", names)
+	}
+}
+
+func TestPartitionedTablePrunes(t *testing.T) {
+	ctx := context.Background()
+	lk, dir := openLake(t)
+	tbl := mustCreate(t, lk, "events", lake.PartitionBy("day(ts)", "bucket(4, id)"))
+	// ts advances one second per id: 3 days of rows.
+	tbl = mustAppend(t, tbl, 0, 3*86400)
+	all, err := tbl.PlanFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 12 {
+		t.Fatalf("3 days x 4 buckets planned %d files, want 12", len(all))
+	}
+	for _, f := range all {
+		if !strings.HasPrefix(f.Path, dir) {
+			t.Fatalf("data file %s is outside the lake %s", f.Path, dir)
+		}
+	}
+	day2 := baseTime.Add(24 * time.Hour)
+	filter := lake.Filter(iceberg.NewAnd(
+		iceberg.GreaterThanEqual(iceberg.Reference("ts"), day2.UnixMicro()),
+		iceberg.LessThan(iceberg.Reference("ts"), day2.Add(24*time.Hour).UnixMicro())))
+	files, err := tbl.PlanFiles(ctx, filter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 4 {
+		t.Fatalf("a one-day filter planned %d files, want the day's 4", len(files))
+	}
+	rdr, err := tbl.Scan(ctx, filter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := sumOf(t, rdr), expectedSums(86400, 2*86400); got != want {
+		t.Fatalf("one day:\n got %s\nwant %s", describe(got), describe(want))
+	}
+	for _, spec := range []string{"nope(ts)", "bucket(0, id)", "day(status)", "missing", "bucket(4 id)"} {
+		_, err := lk.CreateTable(ctx, "bad", eventsSchema, lake.PartitionBy(spec))
+		if !errors.Is(err, lake.ErrInvalidArgument) {
+			t.Errorf("PartitionBy(%q): got %v, want ErrInvalidArgument", spec, err)
+		}
 	}
 }
