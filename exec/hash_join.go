@@ -306,15 +306,12 @@ func (c *joinCore) emit(b arrow.RecordBatch) {
 	c.out = append(c.out, b)
 }
 
-// materialize drains the build side.
+// materialize drains the build side, then builds the join table sized
+// for the build rows, so that it never grows.
 func (c *joinCore) materialize(ctx context.Context) error {
 	op := c.buildOp()
 	var batches []arrow.RecordBatch
 	defer func() { htReleaseBatches(batches) }()
-	var keys RowKeys
-	if c.enc != nil {
-		c.table = NewJoinTable(c.enc.Width(), 0)
-	}
 	var batchBytes int64
 	for {
 		if err := ctx.Err(); err != nil {
@@ -329,7 +326,15 @@ func (c *joinCore) materialize(ctx context.Context) error {
 		}
 		batches = append(batches, b)
 		batchBytes += htRecordBytes(b)
-		if c.table != nil {
+		c.buildRows += int(b.NumRows())
+		if err := c.res.setTo(batchBytes); err != nil {
+			return err
+		}
+	}
+	if c.enc != nil {
+		c.table = NewJoinTable(c.enc.Width(), c.buildRows)
+		var keys RowKeys
+		for _, b := range batches {
 			cols, err := htEvalExprs(c.ec, c.buildKeys, b)
 			if err != nil {
 				return err
@@ -340,14 +345,9 @@ func (c *joinCore) materialize(ctx context.Context) error {
 				return err
 			}
 			c.table.AddRows(&keys)
-		}
-		c.buildRows += int(b.NumRows())
-		tb := int64(0)
-		if c.table != nil {
-			tb = c.table.Bytes()
-		}
-		if err := c.res.setTo(batchBytes + tb + int64(c.buildRows)/8); err != nil {
-			return err
+			if err := c.res.setTo(batchBytes + c.table.Bytes()); err != nil {
+				return err
+			}
 		}
 	}
 	cols, err := htConcatBatches(c.opts.Mem, op.Schema(), batches)
@@ -356,6 +356,13 @@ func (c *joinCore) materialize(ctx context.Context) error {
 	}
 	c.build = cols
 	c.bmatched = make([]uint64, (c.buildRows+63)/64)
+	var tb int64
+	if c.table != nil {
+		tb = c.table.Bytes()
+	}
+	if err := c.res.setTo(batchBytes + tb + int64(len(c.bmatched))*8); err != nil {
+		return err
+	}
 	c.metrics.Set("build_rows", int64(c.buildRows))
 	return nil
 }

@@ -19,7 +19,7 @@ import (
 // TestHashTableOracle inserts random keys, fixed and variable width, and
 // checks ids against a Go map, across many growths.
 func TestHashTableOracle(t *testing.T) {
-	for _, width := range []int{0, 9} {
+	for _, width := range []int{0, 5, 9, 17} {
 		t.Run(fmt.Sprintf("width %d", width), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, uint64(width)))
 			ht := NewHashTable(width, 0)
@@ -28,8 +28,10 @@ func TestHashTableOracle(t *testing.T) {
 			for i := 0; i < 200000; i++ {
 				var key []byte
 				if width > 0 {
+					var b [8]byte
+					binary.LittleEndian.PutUint64(b[:], rng.Uint64N(50000))
 					key = make([]byte, width)
-					binary.LittleEndian.PutUint64(key, rng.Uint64N(50000))
+					copy(key[width-min(width, 8):], b[:]) // varies the last bytes too
 				} else {
 					key = []byte(fmt.Sprint(rng.IntN(50000)))[:1+rng.IntN(3)]
 					key = append(key, make([]byte, rng.IntN(3))...)
