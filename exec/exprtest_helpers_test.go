@@ -152,3 +152,5 @@ func (e *testEnv) evalConst(x Expr) (string, error) {
 }
 
 func nan() float64 { return math.NaN() }
+
+func decType(p, s int32) arrow.DataType { return &arrow.Decimal128Type{Precision: p, Scale: s} }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
 )
 
 // Math functions. Integer and numeric arguments keep their type where
@@ -267,7 +268,7 @@ func resolveRoundN(name string, args []Expr) (Expr, error) {
 		if !ok {
 			return nil, fmt.Errorf("round: the number of digits must be a constant for type %s", TypeName(t))
 		}
-		digits := int32(nv.(interface{ Value() int32 }).Value())
+		digits := nv.(*scalar.Int32).Value
 		to := max(digits, 0)
 		out := decimalOf(t.Precision-t.Scale+to+1, to)
 		s := t.Scale
