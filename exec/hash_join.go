@@ -162,10 +162,10 @@ type joinCore struct {
 	buildKeys, probeKeys []Expr
 	table                *JoinTable
 
-	build     []arrow.Array // the build side, concatenated
+	jb        *JoinBuild
+	build     []arrow.Array // jb.Columns
 	buildRows int
 	bmatched  []uint64
-	res       htReservation
 
 	cctx context.Context
 	ec   *EvalContext
@@ -196,7 +196,6 @@ func (c *joinCore) init(name string, kind JoinKind, left, right Operator, residu
 	}
 	c.name, c.kind, c.left, c.right, c.residual = name, kind, left, right, residual
 	c.opts = opts.withDefaults()
-	c.res = htReservation{budget: opts.Budget, what: name + " build side"}
 	lf, rf := left.Schema().Fields(), right.Schema().Fields()
 	if kind == JoinRight || kind == JoinFull {
 		lf = htNullableFields(lf)
@@ -262,7 +261,10 @@ func (c *joinCore) Open(ctx context.Context) error {
 }
 
 func (c *joinCore) Close() error {
-	htReleaseArrays(c.build)
+	if c.jb != nil {
+		c.jb.Release()
+		c.jb = nil
+	}
 	c.build = nil
 	if c.pb != nil {
 		c.pb.Release()
@@ -271,7 +273,6 @@ func (c *joinCore) Close() error {
 	htReleaseBatches(c.out)
 	c.out = nil
 	c.table = nil
-	c.res.release()
 	err1 := c.left.Close()
 	err2 := c.right.Close()
 	return errors.Join(err1, err2)
@@ -306,61 +307,16 @@ func (c *joinCore) emit(b arrow.RecordBatch) {
 	c.out = append(c.out, b)
 }
 
-// materialize drains the build side, then builds the join table sized
-// for the build rows, so that it never grows.
+// materialize drains the build side into a JoinBuild.
 func (c *joinCore) materialize(ctx context.Context) error {
-	op := c.buildOp()
-	var batches []arrow.RecordBatch
-	defer func() { htReleaseBatches(batches) }()
-	var batchBytes int64
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		b, err := op.Next(ctx)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		batches = append(batches, b)
-		batchBytes += htRecordBytes(b)
-		c.buildRows += int(b.NumRows())
-		if err := c.res.setTo(batchBytes); err != nil {
-			return err
-		}
-	}
-	if c.enc != nil {
-		c.table = NewJoinTable(c.enc.Width(), c.buildRows)
-		var keys RowKeys
-		for _, b := range batches {
-			cols, err := htEvalExprs(c.ec, c.buildKeys, b)
-			if err != nil {
-				return err
-			}
-			err = c.enc.Encode(cols, &keys)
-			htReleaseArrays(cols)
-			if err != nil {
-				return err
-			}
-			c.table.AddRows(&keys)
-			if err := c.res.setTo(batchBytes + c.table.Bytes()); err != nil {
-				return err
-			}
-		}
-	}
-	cols, err := htConcatBatches(c.opts.Mem, op.Schema(), batches)
+	jb, err := BuildJoin(ctx, c.buildOp(), c.buildKeys, c.opts, c.name+" build side")
 	if err != nil {
 		return err
 	}
-	c.build = cols
+	c.jb = jb
+	c.build, c.table, c.buildRows = jb.Columns, jb.Table, jb.Rows
 	c.bmatched = make([]uint64, (c.buildRows+63)/64)
-	var tb int64
-	if c.table != nil {
-		tb = c.table.Bytes()
-	}
-	if err := c.res.setTo(batchBytes + tb + int64(len(c.bmatched))*8); err != nil {
+	if err := jb.Reserve(int64(len(c.bmatched)) * 8); err != nil {
 		return err
 	}
 	c.metrics.Set("build_rows", int64(c.buildRows))

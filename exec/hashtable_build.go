@@ -1,0 +1,142 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// JoinBuild is a materialized build side: its rows, concatenated into one
+// array per column, and a JoinTable on its keys whose build row i is row i
+// of Columns. HashJoin and NestedLoopJoin use it, and MERGE INTO can too:
+//
+//	src, err := exec.BuildJoin(ctx, source, sourceKeys, opts, "merge into t: source")
+//	defer src.Release()
+//	for each target batch:
+//	    groups, keys, err := src.Probe(ec, batch, targetKeys)
+//	    for row, g := range groups {          // g < 0: no match (or a NULL key)
+//	        for s := src.Table.First(g); s >= 0; s = src.Table.Next(s) {
+//	            // evaluate the ON residual on (target row, source row s);
+//	            // a second passing s is a cardinality violation.
+//	            src.Table.SetMatched(s)
+//	        }
+//	    }
+//	src.Table.AppendUnmatched(...)            // source rows for NOT MATCHED inserts
+//
+// Memory (the input batches, the table and the matched bitmap) is reserved
+// in opts.Budget until Release. While concatenating, the batches and their
+// concatenation are both held for a moment; only one is reserved.
+type JoinBuild struct {
+	Schema  *arrow.Schema
+	Columns []arrow.Array
+	// Table is nil when BuildJoin got no keys (a nested loop join).
+	Table *JoinTable
+	// Rows is the number of build rows.
+	Rows int
+
+	enc   *KeyEncoder
+	res   htReservation
+	pkeys RowKeys
+	ids   []int32
+}
+
+// BuildJoin drains op, which the caller has opened (and closes), and builds
+// a JoinTable on keys evaluated on its rows; with no keys it only
+// materializes. what names the build side in a memory-limit error.
+func BuildJoin(ctx context.Context, op Operator, keys []Expr, opts HashOptions, what string) (_ *JoinBuild, err error) {
+	opts = opts.withDefaults()
+	jb := &JoinBuild{Schema: op.Schema(), res: htReservation{budget: opts.Budget, what: what}}
+	defer func() {
+		if err != nil {
+			jb.Release()
+		}
+	}()
+	if len(keys) > 0 {
+		if jb.enc, err = NewKeyEncoder(htExprTypes(keys)); err != nil {
+			return nil, err
+		}
+	}
+	var batches []arrow.RecordBatch
+	defer func() { htReleaseBatches(batches) }()
+	var batchBytes int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		b, err := op.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		batches = append(batches, b)
+		batchBytes += htRecordBytes(b)
+		jb.Rows += int(b.NumRows())
+		if err := jb.res.setTo(batchBytes); err != nil {
+			return nil, err
+		}
+	}
+	if jb.enc != nil {
+		// Sized for every row up front, the table never grows.
+		jb.Table = NewJoinTable(jb.enc.Width(), jb.Rows)
+		ec := opts.evalContext(ctx)
+		var rk RowKeys
+		for _, b := range batches {
+			cols, err := htEvalExprs(ec, keys, b)
+			if err != nil {
+				return nil, err
+			}
+			err = jb.enc.Encode(cols, &rk)
+			htReleaseArrays(cols)
+			if err != nil {
+				return nil, err
+			}
+			jb.Table.AddRows(&rk)
+			if err := jb.res.setTo(batchBytes + jb.Table.Bytes()); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if jb.Columns, err = htConcatBatches(opts.Mem, op.Schema(), batches); err != nil {
+		return nil, err
+	}
+	return jb, nil
+}
+
+// Probe evaluates keys (types equal to the build keys) on batch and
+// returns each row's group in Table, -1 when the key is absent or has a
+// NULL, plus the encoded probe keys (their Null flags tell which rows had
+// NULL keys). Both results are reused by the next Probe.
+func (jb *JoinBuild) Probe(ec *EvalContext, batch arrow.RecordBatch, keys []Expr) ([]int32, *RowKeys, error) {
+	if jb.Table == nil {
+		return nil, nil, fmt.Errorf("exec: probing a join build that has no keys (planner bug)")
+	}
+	cols, err := htEvalExprs(ec, keys, batch)
+	if err != nil {
+		return nil, nil, err
+	}
+	err = jb.enc.Encode(cols, &jb.pkeys)
+	htReleaseArrays(cols)
+	if err != nil {
+		return nil, nil, err
+	}
+	jb.ids = htGrowI32(jb.ids, jb.pkeys.N)
+	jb.Table.Probe(&jb.pkeys, jb.ids)
+	return jb.ids[:jb.pkeys.N], &jb.pkeys, nil
+}
+
+// Reserve adds n bytes to the build's reservation, for state a caller
+// keeps alongside it (e.g. a matched bitmap).
+func (jb *JoinBuild) Reserve(n int64) error { return jb.res.add(n) }
+
+// Release frees the columns and returns the reserved memory. It is
+// idempotent.
+func (jb *JoinBuild) Release() {
+	htReleaseArrays(jb.Columns)
+	jb.Columns = nil
+	jb.Table = nil
+	jb.res.release()
+}
