@@ -315,6 +315,7 @@ type HashAggregate struct {
 	out  arrow.RecordBatch
 	off  int64
 	done bool
+	err  error
 }
 
 var _ Operator = (*HashAggregate)(nil)
@@ -421,8 +422,12 @@ func (h *HashAggregate) Close() error {
 
 func (h *HashAggregate) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	start := time.Now()
+	if h.err != nil {
+		return nil, h.err
+	}
 	if !h.done {
 		if err := h.consume(ctx); err != nil {
+			h.err = err // the state is half updated: fail every later call too
 			return nil, err
 		}
 		h.done = true

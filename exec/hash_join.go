@@ -171,6 +171,7 @@ type joinCore struct {
 	ec   *EvalContext
 
 	built, probeDone, finished bool
+	err                        error
 	pb                         arrow.RecordBatch
 	pkeys                      RowKeys
 	pgroups                    []int32
@@ -281,6 +282,9 @@ func (c *joinCore) Close() error {
 func (c *joinCore) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	start := time.Now()
 	for len(c.out) == 0 {
+		if c.err != nil {
+			return nil, c.err
+		}
 		if c.finished {
 			c.metrics.Add(nil, start)
 			return nil, io.EOF
@@ -289,7 +293,8 @@ func (c *joinCore) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			return nil, err
 		}
 		if err := c.step(ctx); err != nil {
-			return nil, err
+			// The state may be half updated: every later call fails too.
+			c.err = err
 		}
 	}
 	b := c.out[0]
