@@ -257,7 +257,7 @@ func (s *Sort) consumeAll(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		need := skBatchBytes(b) + 8*b.NumRows()
+		need := skBatchBytes(b) + 32*b.NumRows() // + refs and sort entries
 		if err := s.opts.Budget.Reserve(need, "ORDER BY"); err != nil {
 			if s.opts.DisableSpill {
 				b.Release()
@@ -447,6 +447,6 @@ func (st *skStore) sortedRefs() []skRef {
 			refs = append(refs, skRef{int32(b), r})
 		}
 	}
-	slices.SortFunc(refs, st.keys.compareStable)
+	st.keys.sortStable(refs)
 	return refs
 }

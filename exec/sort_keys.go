@@ -3,7 +3,10 @@ package exec
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -49,6 +52,11 @@ type skVals interface {
 	drop(i int)     // forget batch i's values (its index stays taken)
 	// cmp orders two non-NULL values ascending.
 	cmp(ab, ar, bb, br int32) int
+	// prefix maps a non-NULL value to a uint64 whose order agrees with
+	// cmp: prefix(a) < prefix(b) implies a < b. When exact() the converse
+	// holds too, so equal prefixes mean equal values.
+	prefix(b, r int32) uint64
+	exact() bool
 }
 
 // skKeyTypeSupported reports whether rows can be ordered by dt.
@@ -365,3 +373,208 @@ func (skNullVals) add(arrow.Array)          {}
 func (skNullVals) truncate(int)             {}
 func (skNullVals) drop(int)                 {}
 func (skNullVals) cmp(_, _, _, _ int32) int { return 0 }
+
+func (s *skPrimVals[T]) prefix(b, r int32) uint64 {
+	v := s.v[b][r]
+	var zero T
+	if ^zero < 0 { // signed: flip the sign bit so negatives sort first
+		return uint64(int64(v)) ^ 1<<63
+	}
+	return uint64(v)
+}
+func (s *skPrimVals[T]) exact() bool { return true }
+
+func (s *skFloatVals[T]) prefix(b, r int32) uint64 { return skFloatPrefix(float64(s.v[b][r])) }
+func (s *skFloatVals[T]) exact() bool              { return true }
+
+// skFloatPrefix orders float bits like skCompareFloat: -0 as 0, NaN last.
+func skFloatPrefix(f float64) uint64 {
+	if f != f {
+		return math.MaxUint64
+	}
+	if f == 0 {
+		f = 0
+	}
+	u := math.Float64bits(f)
+	if u>>63 != 0 {
+		return ^u
+	}
+	return u | 1<<63
+}
+
+func (s *skDecimalVals) prefix(b, r int32) uint64 { return uint64(s.v[b][r].HighBits()) ^ 1<<63 }
+func (s *skDecimalVals) exact() bool              { return false }
+
+func (s *skIntervalVals) prefix(b, r int32) uint64 { return 0 }
+func (s *skIntervalVals) exact() bool              { return false }
+
+func (s *skBoolVals) prefix(b, r int32) uint64 {
+	if s.v[b].Value(int(r)) {
+		return 1
+	}
+	return 0
+}
+func (s *skBoolVals) exact() bool { return true }
+
+func (s *skBytesVals) prefix(b, r int32) uint64 { return skBytesPrefix(s.at(b, r)) }
+func (s *skBytesVals) exact() bool              { return false }
+
+func (s *skFixedBytesVals) prefix(b, r int32) uint64 {
+	w := s.width
+	return skBytesPrefix(s.data[b][int(r)*w : int(r)*w+w])
+}
+func (s *skFixedBytesVals) exact() bool { return false }
+
+// skBytesPrefix is the first 8 bytes, big-endian, zero-padded.
+func skBytesPrefix(v []byte) uint64 {
+	if len(v) >= 8 {
+		return binary.BigEndian.Uint64(v)
+	}
+	var buf [8]byte
+	copy(buf[:], v)
+	return binary.BigEndian.Uint64(buf[:])
+}
+
+func (s *skExtVals) prefix(b, r int32) uint64 { return s.inner.prefix(b, r) }
+func (s *skExtVals) exact() bool              { return s.inner.exact() }
+
+func (skNullVals) prefix(_, _ int32) uint64 { return 0 }
+func (skNullVals) exact() bool              { return true }
+
+// skSortEntry is a row with its first key normalized for fast sorting.
+type skSortEntry struct {
+	p   uint64 // the first key's prefix, inverted for DESC
+	ref skRef
+	nr  uint8 // NULL rank: 0 NULLS FIRST, 1 not NULL, 2 NULLS LAST
+}
+
+// sortStable sorts refs by the keys, ties in the order of (batch, row).
+// The first key is normalized to a uint64 so most comparisons are one
+// integer compare; only ties (or inexact prefixes) look at the values.
+func (k *skRowKeys) sortStable(refs []skRef) {
+	if len(k.keys) == 0 {
+		slices.SortFunc(refs, func(a, b skRef) int {
+			if c := cmp.Compare(a.b, b.b); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.r, b.r)
+		})
+		return
+	}
+	key := &k.keys[0]
+	es := make([]skSortEntry, len(refs))
+	for i, r := range refs {
+		e := skSortEntry{ref: r, nr: 1}
+		if v := key.valid[r.b]; v != nil && !bitutil.BitIsSet(v, key.voff[r.b]+int(r.r)) {
+			e.nr = 2
+			if key.nullsFirst {
+				e.nr = 0
+			}
+		} else {
+			e.p = key.vals.prefix(r.b, r.r)
+			if key.desc {
+				e.p = ^e.p
+			}
+		}
+		es[i] = e
+	}
+	from := 0
+	if key.vals.exact() {
+		from = 1
+	}
+	n := len(k.keys)
+	// A stable LSD radix sort by (NULL rank, prefix) keeps input order
+	// among ties; runs of equal prefixes are then ordered by the remaining
+	// keys (or by the whole first key when its prefix is inexact).
+	skRadixSort(es)
+	if from == n {
+		for i := range es {
+			refs[i] = es[i].ref
+		}
+		return
+	}
+	full := func(a, b skSortEntry) int {
+		if c := k.compareRange(a.ref, b.ref, from, n); c != 0 {
+			return c
+		}
+		if a.ref.b != b.ref.b {
+			return cmp.Compare(a.ref.b, b.ref.b)
+		}
+		return cmp.Compare(a.ref.r, b.ref.r)
+	}
+	for lo := 0; lo < len(es); {
+		hi := lo + 1
+		for hi < len(es) && es[hi].nr == es[lo].nr && es[hi].p == es[lo].p {
+			hi++
+		}
+		if hi-lo > 1 {
+			slices.SortFunc(es[lo:hi], full)
+		}
+		lo = hi
+	}
+	for i := range es {
+		refs[i] = es[i].ref
+	}
+}
+
+// skRadixSort sorts es stably by (nr, p), skipping byte positions where
+// every entry agrees (small key ranges need few passes).
+func skRadixSort(es []skSortEntry) {
+	if len(es) < 2 {
+		return
+	}
+	if len(es) <= 64 {
+		slices.SortStableFunc(es, func(a, b skSortEntry) int {
+			if a.nr != b.nr {
+				return int(a.nr) - int(b.nr)
+			}
+			return cmp.Compare(a.p, b.p)
+		})
+		return
+	}
+	tmp := make([]skSortEntry, len(es))
+	src, dst := es, tmp
+	var count [256]int
+	// Passes 0..7 take byte i of p; pass 8 takes the NULL rank.
+	for pass := 0; pass <= 8; pass++ {
+		shift := uint(pass * 8)
+		clear(count[:])
+		if pass < 8 {
+			for i := range src {
+				count[uint8(src[i].p>>shift)]++
+			}
+			if count[uint8(src[0].p>>shift)] == len(src) {
+				continue
+			}
+		} else {
+			for i := range src {
+				count[src[i].nr]++
+			}
+			if count[src[0].nr] == len(src) {
+				continue
+			}
+		}
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		if pass < 8 {
+			for i := range src {
+				d := uint8(src[i].p >> shift)
+				dst[count[d]] = src[i]
+				count[d]++
+			}
+		} else {
+			for i := range src {
+				d := src[i].nr
+				dst[count[d]] = src[i]
+				count[d]++
+			}
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &es[0] {
+		copy(es, src)
+	}
+}

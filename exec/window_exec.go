@@ -253,7 +253,7 @@ type winSpec struct {
 
 func (w *Window) newSpec(f *WindowFunc) (*winSpec, error) {
 	np, no := len(f.PartitionBy), len(f.OrderBy)
-	if err := w.reserve(int64(w.n) * 24); err != nil {
+	if err := w.reserve(int64(w.n) * 48); err != nil { // positions, bounds, sort entries
 		return nil, err
 	}
 	var types []arrow.DataType
@@ -296,7 +296,7 @@ func (w *Window) newSpec(f *WindowFunc) (*winSpec, error) {
 		}
 	}
 	if np+no > 0 {
-		slices.SortFunc(sp.ord, keys.compareStable)
+		keys.sortStable(sp.ord)
 	}
 	n := len(sp.ord)
 	sp.partStart, sp.partEnd = make([]int32, n), make([]int32, n)
