@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	icecatalog "github.com/apache/iceberg-go/catalog"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -48,7 +50,17 @@ type Catalog struct {
 	dbPath      string
 	lockTimeout time.Duration
 	fs          *DurableFS
+	// metaCache holds parsed metadata by file location. Metadata files are
+	// never rewritten in place (a commit writes a new file), so a cached
+	// entry can never be stale; the cache only saves re-parsing JSON that
+	// grows with the number of snapshots, which dominated commit latency on
+	// tables with long histories (see BENCHMARKS.md).
+	metaCache *lru.Cache[string, table.Metadata]
 }
+
+// metaCacheEntries bounds the metadata cache. Entries are the tables'
+// recent metadata versions; a few per table in use is enough.
+const metaCacheEntries = 64
 
 var (
 	_ icecatalog.Catalog              = (*Catalog)(nil)
@@ -106,6 +118,7 @@ func Open(lakeDir string, opts ...Option) (*Catalog, error) {
 		lockTimeout: o.lockTimeout,
 		fs:          dfs,
 	}
+	c.metaCache, _ = lru.New[string, table.Metadata](metaCacheEntries) // only fails for size <= 0
 	err = c.updateDB(context.Background(), true /* create */, func(tx *bolt.Tx) error {
 		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
 		if err != nil {

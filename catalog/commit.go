@@ -349,7 +349,11 @@ func (c *Catalog) WriteMetadata(ctx context.Context, meta table.Metadata, locati
 		}
 		if err != nil {
 			_ = c.fs.Remove(location)
+			return
 		}
+		// The file is durable now; cache what it holds, so the next commit
+		// need not parse it back.
+		c.metaCache.Add(location, meta)
 	}()
 
 	var out io.Writer = w
@@ -379,6 +383,5 @@ func (c *Catalog) WriteMetadata(ctx context.Context, meta table.Metadata, locati
 			return fmt.Errorf("write metadata file %s: %w", location, err)
 		}
 	}
-
 	return nil
 }

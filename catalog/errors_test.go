@@ -48,8 +48,17 @@ func TestMoreErrorMessages(t *testing.T) {
 		t.Errorf("table location %q %v, want %q", loc, err, tbl.Location())
 	}
 
-	// A metadata file that is gone or damaged.
+	// A metadata file that is gone or damaged. Metadata files are
+	// immutable, so a catalog caches what it parsed or wrote; a catalog that
+	// has not seen the file (another process) reads it from disk.
 	if err := os.WriteFile(tbl.MetadataLocation(), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.LoadTable(ctx, table.Identifier{"t"}); err != nil {
+		t.Fatalf("the catalog that wrote the metadata should serve it from its cache: %v", err)
+	}
+	c, err = catalog.Open(c.Dir())
+	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = c.LoadTable(ctx, table.Identifier{"t"})

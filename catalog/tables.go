@@ -139,11 +139,15 @@ func (c *Catalog) LoadTableAt(ctx context.Context, ident table.Identifier, metad
 }
 
 func (c *Catalog) loadAt(ctx context.Context, ident table.Identifier, loc string) (*table.Table, error) {
+	if meta, ok := c.metaCache.Get(loc); ok {
+		return table.New(ident, meta, loc, c.fsF, c), nil
+	}
 	tbl, err := table.NewFromLocation(ctx, ident, loc, c.fsF, c)
 	if err != nil {
 		return nil, fmt.Errorf("table %s: cannot read metadata file %s: %w; "+
 			"restore the file from a backup, or drop the table", identString(ident), loc, err)
 	}
+	c.metaCache.Add(loc, tbl.Metadata())
 
 	return tbl, nil
 }
