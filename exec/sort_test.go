@@ -481,3 +481,55 @@ func sortTestRank(dt arrow.DataType, k int64) int64 {
 	}
 	return k
 }
+
+// TestSortTopNHoldsLittle: ORDER BY ... LIMIT must not hold its input.
+func TestSortTopNHoldsLittle(t *testing.T) {
+	mem := opsTestMem(t)
+	rng := rand.New(rand.NewPCG(13, 14))
+	const n = 300_000
+	rows := make([][]any, n)
+	for i := range rows {
+		rows[i] = []any{int64(i), int64(rng.IntN(1_000_000)), nil, nil}
+	}
+	budget := NewBudget(0)
+	s, err := NewSort(opsTestValues(t, mem, sortTestSchema, rows, DefaultBatchRows), []SortKey{sortTestKey(1, true, false)},
+		SortOptions{Limit: 10, Offset: 5, Budget: budget, Mem: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.String(), "TopN 10 offset=5 [#1 DESC NULLS LAST]"; got != want {
+		t.Fatalf("String() = %q, want %q", got, want)
+	}
+	got := opsTestRows(t, s)
+	want := sortTestOracle(rows, []SortKey{sortTestKey(1, true, false)})[5:15]
+	if !sortTestEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	// The input is ~4.8 MiB of values; top-N may hold a few batches.
+	if peak := budget.Peak(); peak > 1<<20 {
+		t.Fatalf("top-N reserved up to %s", FormatBytes(peak))
+	}
+}
+
+func TestSortEmptyAndCancel(t *testing.T) {
+	mem := opsTestMem(t)
+	for _, limit := range []int64{0, 3} {
+		s, err := NewSort(opsTestValues(t, mem, sortTestSchema, nil, 1), []SortKey{sortTestKey(1, false, false)}, SortOptions{Limit: limit, Mem: mem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rows := opsTestRows(t, s); len(rows) != 0 {
+			t.Fatalf("limit %d: got %v from an empty input", limit, rows)
+		}
+	}
+	rows := sortTestRandomRows(rand.New(rand.NewPCG(1, 1)), 100)
+	s, err := NewSort(opsTestValues(t, mem, sortTestSchema, rows, 10), []SortKey{sortTestKey(1, false, false)}, SortOptions{Mem: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Drain(ctx, s); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+}

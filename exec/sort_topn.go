@@ -16,7 +16,7 @@ type skTopEntry struct {
 
 // consumeTopN keeps the first Limit+Offset rows in a max-heap (worst row
 // on top). Memory stays O(N): a batch that contributes no row is released
-// at once, and when the batches held grow past a few times N rows the
+// at once, and when the batches held grow past 2N rows plus a batch the
 // heap's rows are compacted into a single batch.
 func (s *Sort) consumeTopN(ctx context.Context) error {
 	n := int(s.opts.Limit + s.opts.Offset)
@@ -58,7 +58,7 @@ func (s *Sort) consumeTopN(ctx context.Context) error {
 			i = p
 		}
 	}
-	compactAt := int64(max(4*n, 4*s.opts.BatchRows))
+	compactAt := int64(2*n + s.opts.BatchRows)
 	for {
 		b, err := s.pull(ctx)
 		if err == io.EOF {

@@ -497,3 +497,21 @@ func TestWindowDecimal(t *testing.T) {
 }
 
 func decimalTestNum(v int64) (n decimal128.Num) { return decimal128.FromI64(v) }
+
+func TestWindowEmptyInput(t *testing.T) {
+	mem := opsTestMem(t)
+	f, err := NewWindowFunc("rank", nil, nil, []SortKey{{Expr: winTestCol(2)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWindow(opsTestValues(t, mem, winTestSchema, nil, 1), []*WindowFunc{f}, []string{"r"}, WindowOptions{Mem: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := opsTestRows(t, w); len(rows) != 0 {
+		t.Fatalf("got %v", rows)
+	}
+	if got := w.Schema().Field(len(winTestSchema.Fields())).Name; got != "r" {
+		t.Fatalf("schema field %q", got)
+	}
+}
