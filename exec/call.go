@@ -31,6 +31,10 @@ type Call struct {
 	fn   kernel
 	// form decides how String renders the call.
 	form callForm
+	// skip marks arguments the kernel does not read (bit i = Args[i]),
+	// typically a constant compiled at bind time such as a LIKE pattern;
+	// Eval passes nil for them instead of materialising a column.
+	skip uint64
 }
 
 type callForm uint8
@@ -50,6 +54,9 @@ func (c *Call) Eval(ec *EvalContext, batch arrow.RecordBatch) (arrow.Array, erro
 	args := make([]arrow.Array, len(c.Args))
 	defer releaseAll(args)
 	for i, a := range c.Args {
+		if c.skip&(1<<i) != 0 {
+			continue
+		}
 		v, err := a.Eval(ec, batch)
 		if err != nil {
 			return nil, err
@@ -108,6 +115,14 @@ func opDisplay(name string) string {
 
 func newCall(name string, typ arrow.DataType, fn kernel, form callForm, args ...Expr) *Call {
 	return &Call{Name: name, Args: args, typ: typ, fn: fn, form: form}
+}
+
+// skipping marks arguments the kernel ignores; see Call.skip.
+func (c *Call) skipping(idx ...int) *Call {
+	for _, i := range idx {
+		c.skip |= 1 << i
+	}
+	return c
 }
 
 // errNoMatch tells NewCall that an overload does not accept the argument

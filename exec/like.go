@@ -50,12 +50,19 @@ func resolveLike(op string, args []Expr) (Expr, error) {
 		}
 		fixed = p
 	}
-	return newCall(op, tBool, func(ec *EvalContext, a []arrow.Array, n int) (arrow.Array, error) {
+	c := newCall(op, tBool, func(ec *EvalContext, a []arrow.Array, n int) (arrow.Array, error) {
 		s := newStrView(a[0])
-		pv := newStrView(a[1])
+		var pv strView
+		var valid = andValidity(ec.Mem, n, a[0])
+		if fixed == nil {
+			pv = newStrView(a[1])
+			if valid != nil {
+				valid.Release()
+			}
+			valid = andValidity(ec.Mem, n, a[0], a[1])
+		}
 		vals := newBitmap(ec.Mem, n)
 		vb := vals.Bytes()
-		valid := andValidity(ec.Mem, n, a[0], a[1])
 		var nb []byte
 		if valid != nil {
 			nb = valid.Bytes()
@@ -87,7 +94,11 @@ func resolveLike(op string, args []Expr) (Expr, error) {
 			}
 		}
 		return makeArray(tBool, n, valid, -1, vals), nil
-	}, formInfix, cargs...), nil
+	}, formInfix, cargs...)
+	if fixed != nil {
+		c.skipping(1)
+	}
+	return c, nil
 }
 
 // foldBytes lower-cases b into dst, with an ASCII fast path.
@@ -127,6 +138,9 @@ type likePattern struct {
 	kind  likeKind
 	lit   []byte // the literal of a fast-path pattern
 	elems []likeElem
+	// the general matcher's runs between %s, split once at compile time
+	segs        []likeSeg
+	lead, trail bool
 }
 
 // compileLike parses a LIKE pattern with backslash as the escape.
@@ -156,6 +170,7 @@ func compileLike(pat string, fold bool) (*likePattern, error) {
 		}
 	}
 	p.classify()
+	p.segs, p.lead, p.trail = segments(p.elems)
 	return p, nil
 }
 
@@ -206,43 +221,134 @@ func (p *likePattern) match(s []byte) bool {
 	case likeAll:
 		return true
 	}
-	return likeMatch(s, p.elems)
+	return likeMatch(s, p.segs, p.lead, p.trail)
 }
 
-// likeMatch is the classic wildcard matcher: on a mismatch it retries
-// from the last %, advancing the text by one character.
-func likeMatch(s []byte, p []likeElem) bool {
-	si, pi := 0, 0
-	starP, starS := -1, 0
-	for si < len(s) {
-		if pi < len(p) {
-			switch e := p[pi]; e.kind {
-			case 0:
-				if s[si] == e.b {
-					si++
-					pi++
-					continue
-				}
-			case 1:
-				_, w := utf8.DecodeRune(s[si:])
-				si += w
-				pi++
-				continue
-			case 2:
-				starP, starS = pi, si
-				pi++
-				continue
-			}
+// likeSeg is a run of pattern elements between two %s.
+type likeSeg struct {
+	elems  []likeElem
+	lit    []byte // the bytes, when the run has no _
+	hasAny bool
+}
+
+// segments splits the pattern at its %s and notes whether it starts or
+// ends with one.
+func segments(elems []likeElem) (segs []likeSeg, lead, trail bool) {
+	lead = len(elems) > 0 && elems[0].kind == 2
+	trail = len(elems) > 0 && elems[len(elems)-1].kind == 2
+	var cur likeSeg
+	flush := func() {
+		if len(cur.elems) > 0 {
+			segs = append(segs, cur)
 		}
-		if starP < 0 {
+		cur = likeSeg{}
+	}
+	for _, e := range elems {
+		switch e.kind {
+		case 2:
+			flush()
+		case 1:
+			cur.hasAny = true
+			cur.elems = append(cur.elems, e)
+		default:
+			cur.elems = append(cur.elems, e)
+			cur.lit = append(cur.lit, e.b)
+		}
+	}
+	flush()
+	return segs, lead, trail
+}
+
+// matchFwd matches seg at s[pos:end] and returns where the match ends.
+func (seg *likeSeg) matchFwd(s []byte, pos, end int) (int, bool) {
+	for _, e := range seg.elems {
+		if pos >= end {
+			return 0, false
+		}
+		if e.kind == 1 {
+			_, w := utf8.DecodeRune(s[pos:end])
+			pos += w
+			continue
+		}
+		if s[pos] != e.b {
+			return 0, false
+		}
+		pos++
+	}
+	return pos, true
+}
+
+// matchBwd matches seg so that it ends at end and returns where it starts.
+func (seg *likeSeg) matchBwd(s []byte, start, end int) (int, bool) {
+	for i := len(seg.elems) - 1; i >= 0; i-- {
+		if end <= start {
+			return 0, false
+		}
+		e := seg.elems[i]
+		if e.kind == 1 {
+			_, w := utf8.DecodeLastRune(s[start:end])
+			end -= w
+			continue
+		}
+		if s[end-1] != e.b {
+			return 0, false
+		}
+		end--
+	}
+	return end, true
+}
+
+// likeMatch matches a general pattern. The first and last runs are
+// anchored unless the pattern starts or ends with %; every middle run is
+// matched at its leftmost position, which is always safe for % patterns
+// (a later match only leaves less room for the runs after it). Text
+// positions advance by whole characters, so _ never splits one.
+func likeMatch(s []byte, segs []likeSeg, lead, trail bool) bool {
+	pos, end := 0, len(s)
+	if len(segs) == 0 {
+		return lead || len(s) == 0 // "%" or ""
+	}
+	if !lead {
+		e, ok := segs[0].matchFwd(s, 0, end)
+		if !ok {
 			return false
 		}
-		_, w := utf8.DecodeRune(s[starS:])
-		starS += w
-		si, pi = starS, starP+1
+		if len(segs) == 1 && !trail {
+			return e == end
+		}
+		pos = e
+		segs = segs[1:]
 	}
-	for pi < len(p) && p[pi].kind == 2 {
-		pi++
+	if !trail && len(segs) > 0 {
+		st, ok := segs[len(segs)-1].matchBwd(s, pos, end)
+		if !ok {
+			return false
+		}
+		end = st
+		segs = segs[:len(segs)-1]
 	}
-	return pi == len(p)
+	for i := range segs {
+		seg := &segs[i]
+		if !seg.hasAny {
+			j := bytes.Index(s[pos:end], seg.lit)
+			if j < 0 {
+				return false
+			}
+			pos += j + len(seg.lit)
+			continue
+		}
+		found := false
+		for p := pos; p < end; {
+			if e, ok := seg.matchFwd(s, p, end); ok {
+				pos, found = e, true
+				break
+			}
+			_, w := utf8.DecodeRune(s[p:end])
+			p += w
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }

@@ -287,7 +287,7 @@ func resolveRoundN(name string, args []Expr) (Expr, error) {
 				r, _ := decRescale(v, s, to)
 				return r
 			})(ec, a[:1], n)
-		}, formFunc, x, nArg), nil
+		}, formFunc, x, nArg).skipping(1), nil
 	case *arrow.Float64Type, *arrow.Float32Type:
 		x, err = Coerce(x, tFloat64)
 		if err != nil {

@@ -468,13 +468,20 @@ func resolveRegexp(name string, args []Expr) (Expr, error) {
 		}
 		fixed = re
 	}
-	return newCall(name, tBool, func(ec *EvalContext, a []arrow.Array, n int) (arrow.Array, error) {
-		s, p := newStrView(a[0]), newStrView(a[1])
-		var fl strView
-		if len(a) == 3 {
-			fl = newStrView(a[2])
+	c := newCall(name, tBool, func(ec *EvalContext, a []arrow.Array, n int) (arrow.Array, error) {
+		s := newStrView(a[0])
+		var p, fl strView
+		valid := andValidity(ec.Mem, n, a[0])
+		if fixed == nil {
+			p = newStrView(a[1])
+			if len(a) == 3 {
+				fl = newStrView(a[2])
+			}
+			if valid != nil {
+				valid.Release()
+			}
+			valid = andValidity(ec.Mem, n, a...)
 		}
-		valid := andValidity(ec.Mem, n, a...)
 		var vb []byte
 		if valid != nil {
 			vb = valid.Bytes()
@@ -502,5 +509,9 @@ func resolveRegexp(name string, args []Expr) (Expr, error) {
 			}
 		}
 		return makeArray(tBool, n, valid, array.UnknownNullCount, vals), nil
-	}, formFunc, cargs...), nil
+	}, formFunc, cargs...)
+	if fixed != nil {
+		c.skipping(1, 2)
+	}
+	return c, nil
 }

@@ -347,7 +347,7 @@ func resolveDateTrunc(name string, args []Expr) (Expr, error) {
 	dt := ts.DataType()
 	return newCall(name, dt, func(ec *EvalContext, a []arrow.Array, n int) (arrow.Array, error) {
 		return mapKernel(dt, func(t arrow.Timestamp) arrow.Timestamp { return arrow.Timestamp(trunc(int64(t))) })(ec, a[1:], n)
-	}, formFunc, args[0], ts), nil
+	}, formFunc, args[0], ts).skipping(0), nil
 }
 
 // truncFunc returns the truncation of a timestamp to unit, or nil.
@@ -446,8 +446,6 @@ func resolveExtract(name string, args []Expr) (Expr, error) {
 	case "second", "seconds", "epoch", "millisecond", "milliseconds", "julian":
 		fractional = true
 	}
-	toMicros := func(a arrow.Array) []int64 { return nil }
-	_ = toMicros
 	var out arrow.DataType = tInt64
 	if fractional {
 		out = tFloat64
@@ -476,7 +474,7 @@ func resolveExtract(name string, args []Expr) (Expr, error) {
 			o[i] = int64(get(micros(i)))
 		}
 		return makeArray(out, n, valid, array.UnknownNullCount, buf), nil
-	}, formFunc, args[0], x), nil
+	}, formFunc, args[0], x).skipping(0), nil
 }
 
 // extractField returns a field's value from microseconds since the epoch
@@ -570,7 +568,7 @@ func extractInterval(name, field string, f, x Expr) (Expr, error) {
 	}
 	return newCall(name, tFloat64, func(ec *EvalContext, a []arrow.Array, n int) (arrow.Array, error) {
 		return mapKernel(tFloat64, get)(ec, a[1:], n)
-	}, formFunc, f, x), nil
+	}, formFunc, f, x).skipping(0), nil
 }
 
 func makeDateKernel(ec *EvalContext, args []arrow.Array, n int) (arrow.Array, error) {
