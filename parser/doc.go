@@ -19,7 +19,8 @@
 //   - INVARIANT: for every node n produced by the parser, parsing n.String()
 //     yields an AST equal to n once positions are ignored (the round-trip
 //     property the corpus test checks). String() is therefore canonical SQL:
-//     upper-case keywords, minimal parentheses, one line.
+//     upper-case keywords, minimal parentheses, one line (unless a quoted
+//     identifier itself contains a line break).
 //   - INVARIANT: no input makes the parser panic or recurse without bound;
 //     nesting deeper than MaxDepth is a syntax error.
 //   - Every syntax error is a *Error with line, column, offset, the offending

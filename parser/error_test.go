@@ -102,6 +102,12 @@ func TestErrors(t *testing.T) {
 			`syntax error at line 1, column 8 near "t": expected FROM`},
 		{"unclosed call", "SELECT count(* FROM t",
 			`syntax error at line 1, column 16 near "FROM": expected ")"`},
+		{"chained comparison", "SELECT a < b = c",
+			`syntax error at line 1, column 14 near "=": = cannot follow another operator of its precedence; add parentheses`},
+		{"chained IS", "SELECT a IS NULL IS NULL",
+			`syntax error at line 1, column 18 near "IS": IS cannot follow another operator of its precedence; add parentheses`},
+		{"chained LIKE", "SELECT a LIKE b NOT LIKE c",
+			`syntax error at line 1, column 17 near "NOT": expected ESCAPE; NOT cannot follow another operator of its precedence; add parentheses`},
 		{"multi-byte column", "SELECT 'héllo', é!",
 			`syntax error at line 1, column 18 near "!": unexpected character`},
 	}

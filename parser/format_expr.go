@@ -150,13 +150,17 @@ func (x *UnaryExpr) format(w *writer) {
 
 func (x *BinaryExpr) format(w *writer) {
 	prec := binaryPrec(x.Op)
-	w.exprP(x.L, prec)
+	if prec == precCmp {
+		w.exprP(x.L, prec+1) // comparisons do not chain
+	} else {
+		w.exprP(x.L, prec)
+	}
 	w.s(" ", x.Op.String(), " ")
 	w.exprP(x.R, prec+1)
 }
 
 func (x *IsExpr) format(w *writer) {
-	w.exprP(x.X, precIs)
+	w.exprP(x.X, precIs+1)
 	w.WriteString(" IS ")
 	if x.Not {
 		w.WriteString("NOT ")
@@ -177,7 +181,7 @@ func (x *IsExpr) format(w *writer) {
 }
 
 func (x *BetweenExpr) format(w *writer) {
-	w.exprP(x.X, precIn)
+	w.exprP(x.X, precIn+1)
 	if x.Not {
 		w.WriteString(" NOT")
 	}
@@ -191,7 +195,7 @@ func (x *BetweenExpr) format(w *writer) {
 }
 
 func (x *InExpr) format(w *writer) {
-	w.exprP(x.X, precIn)
+	w.exprP(x.X, precIn+1)
 	if x.Not {
 		w.WriteString(" NOT")
 	}
@@ -205,7 +209,7 @@ func (x *InExpr) format(w *writer) {
 }
 
 func (x *LikeExpr) format(w *writer) {
-	w.exprP(x.X, precIn)
+	w.exprP(x.X, precIn+1)
 	if x.Not {
 		w.WriteString(" NOT")
 	}

@@ -156,6 +156,9 @@ func (p *parser) properties() []*Property {
 		pr := &Property{Pos: p.tok.pos()}
 		switch p.tok.kind {
 		case tWord, tQIdent, tString:
+			if p.tok.val == "" {
+				p.failMsg("property name must not be empty")
+			}
 			pr.Key = p.tok.val
 			p.next()
 			// dotted bare keys: write.merge.mode

@@ -48,28 +48,37 @@ func binaryPrec(op BinaryOp) int {
 }
 
 // expr parses an expression whose operators all bind at least as tightly
-// as minPrec (precedence climbing; every binary operator is left
-// associative).
+// as minPrec (precedence climbing). Arithmetic and the other operators are
+// left associative; comparisons, IS and BETWEEN/IN/LIKE do not chain, as in
+// PostgreSQL: a < b = c needs parentheses.
 func (p *parser) expr(minPrec int) Expr {
 	p.enter()
 	defer p.leave()
 	left := p.prefix()
+	last := 0 // precedence of the last operator applied at this level
 	for {
-		t := *p.tok
+		t := p.tok
+		var prec int
 		switch t.kind {
 		case tOp:
 			op, ok := opTable[t.val]
 			if !ok {
 				return left
 			}
-			prec := binaryPrec(op)
+			prec = binaryPrec(op)
 			if prec < minPrec {
 				return left
 			}
+			p.nonAssoc(prec, last)
 			p.next()
 			right := p.expr(prec + 1)
 			left = &BinaryExpr{Pos: left.Position(), Op: op, L: left, R: right}
 		case tWord:
+			prec = p.wordPrec()
+			if prec == 0 || prec < minPrec {
+				return left
+			}
+			p.nonAssoc(prec, last)
 			var ok bool
 			left, ok = p.infixWord(left, minPrec)
 			if !ok {
@@ -78,7 +87,36 @@ func (p *parser) expr(minPrec int) Expr {
 		default:
 			return left
 		}
+		last = prec
 	}
+}
+
+// nonAssoc refuses a second comparison, IS or BETWEEN/IN/LIKE in a row.
+func (p *parser) nonAssoc(prec, last int) {
+	if prec == last && (prec == precCmp || prec == precIs || prec == precIn) {
+		p.failMsg(p.tok.val + " cannot follow another operator of its precedence; add parentheses")
+	}
+}
+
+// wordPrec returns the precedence of the keyword operator at the current
+// token, or 0 if it is not one.
+func (p *parser) wordPrec() int {
+	switch {
+	case p.isKw("OR"):
+		return precOr
+	case p.isKw("AND"):
+		return precAnd
+	case p.isKw("IS"), p.isKw("ISNULL"), p.isKw("NOTNULL"):
+		return precIs
+	case p.isKw("BETWEEN"), p.isKw("IN"), p.isKw("LIKE"), p.isKw("ILIKE"):
+		return precIn
+	case p.isKw("NOT"):
+		n := p.peek(1)
+		if n.isKw("BETWEEN") || n.isKw("IN") || n.isKw("LIKE") || n.isKw("ILIKE") {
+			return precIn
+		}
+	}
+	return 0
 }
 
 // infixWord handles the keyword operators: AND, OR, IS, ISNULL, NOTNULL,

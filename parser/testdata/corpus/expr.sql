@@ -47,7 +47,7 @@ SELECT CURRENT_DATE, CURRENT_TIMESTAMP, CURRENT_TIME, LOCALTIMESTAMP, current_da
 SELECT x -> 'a', x ->> 'b', x -> 'a' ->> 'b', a & b, a | b, a # b, a << 2, a >> 1, ~a;
 SELECT s ~ '^a', s !~ 'b$', s ~* 'x', s !~* 'y', a @> b, a <@ b, a && b;
 SELECT a + b = c - d AND e || f LIKE 'x%' OR NOT g IS NULL;
-SELECT a < b = (c < d);
+SELECT (a < b) = (c < d), (a = b) = c, (a IS NULL) IS NULL;
 SELECT 1 + 2 * 3 - 4 / 5 % 6;
 SELECT f(name => 'x', n => 1), g(1, flag => TRUE);
 SELECT a FROM t WHERE (a > 1);
