@@ -196,6 +196,33 @@ func TestKeyEncoding(t *testing.T) {
 	}
 }
 
+func TestKeyEncodingNullType(t *testing.T) {
+	// An untyped NULL column (SELECT NULL ... GROUP BY 1) is one group.
+	mem := hjMem(t)
+	nulls := array.NewNull(3)
+	defer nulls.Release()
+	s := hjSchema("k:i64")
+	b := hjBatch(t, mem, s, []any{1}, []any{1}, []any{2})
+	defer b.Release()
+	for _, cols := range [][]arrow.Array{{nulls}, {nulls, b.Column(0)}, {b.Column(0), nulls}} {
+		ts := make([]arrow.DataType, len(cols))
+		for i, c := range cols {
+			ts[i] = c.DataType()
+		}
+		enc, err := NewKeyEncoder(ts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var k RowKeys
+		if err := enc.Encode(cols, &k); err != nil {
+			t.Fatal(err)
+		}
+		if !k.Null[0] || string(k.Key(0)) != string(k.Key(1)) || (len(cols) == 2) != (string(k.Key(0)) != string(k.Key(2))) {
+			t.Errorf("%v: keys %x %x %x", ts, k.Key(0), k.Key(1), k.Key(2))
+		}
+	}
+}
+
 func TestKeyEncoderErrors(t *testing.T) {
 	_, err := NewKeyEncoder([]arrow.DataType{arrow.ListOf(arrow.PrimitiveTypes.Int64)})
 	if err == nil || err.Error() != "exec: type list<item: int64, nullable> cannot be used as a grouping or join key" {

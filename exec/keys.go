@@ -81,7 +81,7 @@ func NewKeyEncoder(types []arrow.DataType) (*KeyEncoder, error) {
 		if w == 0 {
 			fixed = false
 		} else {
-			e.width += 1 + w
+			e.width += 1 + max(w, 0)
 		}
 	}
 	if !fixed {
