@@ -3,8 +3,8 @@ package parser
 import "strings"
 
 // Segment is one statement of a script as found by Split: its text
-// (without the terminating semicolon, surrounding whitespace trimmed) and
-// where it starts.
+// (without the terminating semicolon, leading comments and surrounding
+// whitespace) and where that text starts.
 type Segment struct {
 	Text string
 	Pos  Pos
@@ -31,11 +31,12 @@ func Split(script string) []Segment {
 	var segs []Segment
 	splitScan(script, func(start, end int, terminated bool) {
 		text := script[start:end]
-		trimmed := strings.TrimSpace(text)
-		if onlyComments(trimmed) {
+		rest := skipComments(text)
+		trimmed := strings.TrimSpace(rest)
+		if trimmed == "" {
 			return
 		}
-		lead := start + strings.Index(text, trimmed)
+		lead := start + len(text) - len(rest)
 		segs = append(segs, Segment{Text: trimmed, Pos: posOf(script, lead), Terminated: terminated})
 	})
 	return segs
@@ -47,7 +48,7 @@ func Split(script string) []Segment {
 func Incomplete(sql string) bool {
 	last := false
 	st := splitScan(sql, func(start, end int, terminated bool) {
-		last = !terminated && !onlyComments(strings.TrimSpace(sql[start:end]))
+		last = !terminated && strings.TrimSpace(skipComments(sql[start:end])) != ""
 	})
 	return st != inCode || last
 }
@@ -127,28 +128,42 @@ func splitScan(sql string, emit func(start, end int, terminated bool)) scanState
 	return st
 }
 
-// onlyComments reports whether s (already trimmed) holds nothing but
-// comments and whitespace.
-func onlyComments(s string) bool {
-	for s != "" {
+// skipComments drops leading whitespace and comments; what is left starts
+// with the statement's first token (or is empty).
+func skipComments(s string) string {
+	for {
+		s = strings.TrimLeft(s, " \t\r\n\f\v")
 		switch {
 		case strings.HasPrefix(s, "--"):
 			nl := strings.IndexByte(s, '\n')
 			if nl < 0 {
-				return true
+				return ""
 			}
-			s = strings.TrimSpace(s[nl+1:])
+			s = s[nl+1:]
 		case strings.HasPrefix(s, "/*"):
-			end := strings.Index(s, "*/")
-			if end < 0 {
-				return true
+			depth, i := 0, 0
+			for i < len(s) {
+				if strings.HasPrefix(s[i:], "/*") {
+					depth++
+					i += 2
+				} else if strings.HasPrefix(s[i:], "*/") {
+					depth--
+					i += 2
+					if depth == 0 {
+						break
+					}
+				} else {
+					i++
+				}
 			}
-			s = strings.TrimSpace(s[end+2:])
+			if depth > 0 {
+				return ""
+			}
+			s = s[i:]
 		default:
-			return false
+			return s
 		}
 	}
-	return true
 }
 
 // posOf computes the Pos of byte offset off in src.

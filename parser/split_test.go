@@ -21,6 +21,7 @@ func TestSplit(t *testing.T) {
 		{"semicolon in doubled quote", "SELECT 'it''s;'; SELECT 2", []string{"SELECT 'it''s;'", "SELECT 2"}},
 		{"semicolon in quoted identifier", `SELECT "a;b" FROM t; SELECT 2`, []string{`SELECT "a;b" FROM t`, "SELECT 2"}},
 		{"semicolon in line comment", "SELECT 1 -- a;b\n; SELECT 2", []string{"SELECT 1 -- a;b", "SELECT 2"}},
+		{"leading comments dropped", "-- one\n/* two /* nested */ */ SELECT 1; /* x */", []string{"SELECT 1"}},
 		{"semicolon in block comment", "SELECT 1 /* a; /* b; */ c; */; SELECT 2", []string{"SELECT 1 /* a; /* b; */ c; */", "SELECT 2"}},
 		{"escape string", `SELECT E'a\';b'; SELECT 2`, []string{`SELECT E'a\';b'`, "SELECT 2"}},
 		{"word ending in e", `SELECT name'x'; SELECT 2`, []string{`SELECT name'x'`, "SELECT 2"}},
@@ -41,7 +42,7 @@ func TestSplit(t *testing.T) {
 
 func TestSplitPositions(t *testing.T) {
 	segs := parser.Split("SELECT 1;\n\n  -- c\n  SELECT 'é'; SELECT 3")
-	want := []parser.Pos{{Line: 1, Column: 1, Offset: 0}, {Line: 3, Column: 3, Offset: 13}, {Line: 4, Column: 15, Offset: 33}}
+	want := []parser.Pos{{Line: 1, Column: 1, Offset: 0}, {Line: 4, Column: 3, Offset: 20}, {Line: 4, Column: 15, Offset: 33}}
 	if len(segs) != 3 {
 		t.Fatalf("got %d segments", len(segs))
 	}
