@@ -99,23 +99,31 @@ func numericArith(op string, l, r Expr) (Expr, error) {
 		return nil, err
 	}
 	var fn kernel
+	var lc, rc bool
 	switch t.ID() {
 	case arrow.INT8:
-		fn = intArith[int8](op, t)
+		fn, lc, rc = intArith(op, t, constOf[int8](l), constOf[int8](r))
 	case arrow.INT16:
-		fn = intArith[int16](op, t)
+		fn, lc, rc = intArith(op, t, constOf[int16](l), constOf[int16](r))
 	case arrow.INT32:
-		fn = intArith[int32](op, t)
+		fn, lc, rc = intArith(op, t, constOf[int32](l), constOf[int32](r))
 	case arrow.INT64:
-		fn = intArith[int64](op, t)
+		fn, lc, rc = intArith(op, t, constOf[int64](l), constOf[int64](r))
 	case arrow.FLOAT32:
-		fn = floatArith[float32](op, t)
+		fn, lc, rc = floatArith(op, t, constOf[float32](l), constOf[float32](r))
 	case arrow.FLOAT64:
-		fn = floatArith[float64](op, t)
+		fn, lc, rc = floatArith(op, t, constOf[float64](l), constOf[float64](r))
 	default:
 		return nil, errNoMatch
 	}
-	return newCall(op, t, fn, formInfix, l, r), nil
+	c := newCall(op, t, fn, formInfix, l, r)
+	if lc {
+		c.skipping(0)
+	}
+	if rc {
+		c.skipping(1)
+	}
+	return c, nil
 }
 
 // binaryOut prepares a strict binary kernel's output: values of T and the
@@ -140,14 +148,17 @@ func releaseBufs(bufs ...*memory.Buffer) {
 
 // intArith is integer arithmetic with overflow checks. Errors are raised
 // only for valid rows: the values under a NULL are arbitrary.
-func intArith[T signed](op string, dt arrow.DataType) kernel {
+// A constant side (lc or rc non-nil) is read in place; the returned flags
+// say which arguments the kernel does not need evaluated.
+func intArith[T signed](op string, dt arrow.DataType, lc, rc []T) (kernel, bool, bool) {
 	var one T = 1
 	width := unsafe.Sizeof(one) * 8
 	minT := one << (width - 1)
 	narrow := width < 64
 	rangeErr := outOfRange(dt)
 	return func(ec *EvalContext, args []arrow.Array, n int) (arrow.Array, error) {
-		a, b := values[T](args[0]), values[T](args[1])
+		a, am := operand(args[0], lc)
+		b, bm := operand(args[1], rc)
 		buf, out, valid, vb := binaryOut[T](ec.Mem, n, args[0], args[1])
 		fail := func(err error) (arrow.Array, error) {
 			releaseBufs(buf, valid)
@@ -156,7 +167,7 @@ func intArith[T signed](op string, dt arrow.DataType) kernel {
 		switch op {
 		case "+":
 			for i := range out {
-				x, y := a[i], b[i]
+				x, y := a[i&am], b[i&bm]
 				r := x + y
 				if (x^r)&(y^r) < 0 && isValid(vb, i) {
 					return fail(rangeErr)
@@ -165,7 +176,7 @@ func intArith[T signed](op string, dt arrow.DataType) kernel {
 			}
 		case "-":
 			for i := range out {
-				x, y := a[i], b[i]
+				x, y := a[i&am], b[i&bm]
 				r := x - y
 				if (x^y)&(x^r) < 0 && isValid(vb, i) {
 					return fail(rangeErr)
@@ -175,7 +186,7 @@ func intArith[T signed](op string, dt arrow.DataType) kernel {
 		case "*":
 			if narrow {
 				for i := range out {
-					w := int64(a[i]) * int64(b[i])
+					w := int64(a[i&am]) * int64(b[i&bm])
 					if w != int64(T(w)) && isValid(vb, i) {
 						return fail(rangeErr)
 					}
@@ -183,7 +194,7 @@ func intArith[T signed](op string, dt arrow.DataType) kernel {
 				}
 			} else {
 				for i := range out {
-					x, y := a[i], b[i]
+					x, y := a[i&am], b[i&bm]
 					r := x * y
 					if x != 0 && (r/x != y || (x == -1 && y == minT)) && isValid(vb, i) {
 						return fail(rangeErr)
@@ -193,7 +204,7 @@ func intArith[T signed](op string, dt arrow.DataType) kernel {
 			}
 		case "/":
 			for i := range out {
-				x, y := a[i], b[i]
+				x, y := a[i&am], b[i&bm]
 				switch {
 				case y == 0:
 					if isValid(vb, i) {
@@ -211,7 +222,7 @@ func intArith[T signed](op string, dt arrow.DataType) kernel {
 			}
 		case "%":
 			for i := range out {
-				x, y := a[i], b[i]
+				x, y := a[i&am], b[i&bm]
 				switch {
 				case y == 0:
 					if isValid(vb, i) {
@@ -226,31 +237,32 @@ func intArith[T signed](op string, dt arrow.DataType) kernel {
 			}
 		}
 		return makeArray(dt, n, valid, array.UnknownNullCount, buf), nil
-	}
+	}, lc != nil, rc != nil
 }
 
 // floatArith is IEEE arithmetic, except that division by zero is an
 // error as in Postgres.
-func floatArith[T ~float32 | ~float64](op string, dt arrow.DataType) kernel {
+func floatArith[T ~float32 | ~float64](op string, dt arrow.DataType, lc, rc []T) (kernel, bool, bool) {
 	return func(ec *EvalContext, args []arrow.Array, n int) (arrow.Array, error) {
-		a, b := values[T](args[0]), values[T](args[1])
+		a, am := operand(args[0], lc)
+		b, bm := operand(args[1], rc)
 		buf, out, valid, vb := binaryOut[T](ec.Mem, n, args[0], args[1])
 		switch op {
 		case "+":
 			for i := range out {
-				out[i] = a[i] + b[i]
+				out[i] = a[i&am] + b[i&bm]
 			}
 		case "-":
 			for i := range out {
-				out[i] = a[i] - b[i]
+				out[i] = a[i&am] - b[i&bm]
 			}
 		case "*":
 			for i := range out {
-				out[i] = a[i] * b[i]
+				out[i] = a[i&am] * b[i&bm]
 			}
 		case "/":
 			for i := range out {
-				if b[i] == 0 {
+				if b[i&bm] == 0 {
 					if isValid(vb, i) {
 						releaseBufs(buf, valid)
 						return nil, errDivByZero
@@ -258,11 +270,11 @@ func floatArith[T ~float32 | ~float64](op string, dt arrow.DataType) kernel {
 					out[i] = 0
 					continue
 				}
-				out[i] = a[i] / b[i]
+				out[i] = a[i&am] / b[i&bm]
 			}
 		}
 		return makeArray(dt, n, valid, array.UnknownNullCount, buf), nil
-	}
+	}, lc != nil, rc != nil
 }
 
 // decimalArith implements numeric arithmetic. Result types follow

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
 )
 
 // Comparison operators on every canonical type. Both sides are coerced to
@@ -46,11 +47,18 @@ func resolveCompare(op string, args []Expr) (Expr, error) {
 	if r, err = Coerce(r, t); err != nil {
 		return nil, err
 	}
-	fn := compareKernel(op, t)
+	fn, lc, rc := compareKernelFor(op, t, l, r)
 	if fn == nil {
 		return nil, errNoMatch
 	}
-	return newCall(op, tBool, fn, formInfix, l, r), nil
+	c := newCall(op, tBool, fn, formInfix, l, r)
+	if lc {
+		c.skipping(0)
+	}
+	if rc {
+		c.skipping(1)
+	}
+	return c, nil
 }
 
 // cmpPred turns a three-way comparison result into the operator's truth.
@@ -74,8 +82,21 @@ func cmpPred(op string) func(c int) bool {
 
 // compareKernel picks the comparison of two arrays of type t.
 func compareKernel(op string, t arrow.DataType) kernel {
+	k, _, _ := compareKernelFor(op, t, nil, nil)
+	return k
+}
+
+// compareKernelFor is compareKernel where l or r may be a constant that
+// the kernel reads in place (integer-like and string types); the flags say
+// which arguments need not be evaluated. IS [NOT] DISTINCT FROM reads both.
+func compareKernelFor(op string, t arrow.DataType, l, r Expr) (kernel, bool, bool) {
 	var raw func(mem memory.Allocator, a, b arrow.Array, n int) *memory.Buffer
 	pred := cmpPred(op)
+	distinct := op == "is_distinct_from" || op == "is_not_distinct_from"
+	if distinct {
+		l, r = nil, nil
+	}
+	lc, rc := false, false
 	switch {
 	case isUUID(t):
 		raw = func(mem memory.Allocator, a, b arrow.Array, n int) *memory.Buffer {
@@ -86,19 +107,19 @@ func compareKernel(op string, t arrow.DataType) kernel {
 	default:
 		switch t.ID() {
 		case arrow.INT8:
-			raw = cmpOrdered[int8](op)
+			raw, lc, rc = cmpOrdered(op, constOf[int8](l), constOf[int8](r))
 		case arrow.INT16:
-			raw = cmpOrdered[int16](op)
+			raw, lc, rc = cmpOrdered(op, constOf[int16](l), constOf[int16](r))
 		case arrow.INT32:
-			raw = cmpOrdered[int32](op)
+			raw, lc, rc = cmpOrdered(op, constOf[int32](l), constOf[int32](r))
 		case arrow.INT64:
-			raw = cmpOrdered[int64](op)
+			raw, lc, rc = cmpOrdered(op, constOf[int64](l), constOf[int64](r))
 		case arrow.DATE32:
-			raw = cmpOrdered[arrow.Date32](op)
+			raw, lc, rc = cmpOrdered(op, constOf[arrow.Date32](l), constOf[arrow.Date32](r))
 		case arrow.TIME64:
-			raw = cmpOrdered[arrow.Time64](op)
+			raw, lc, rc = cmpOrdered(op, constOf[arrow.Time64](l), constOf[arrow.Time64](r))
 		case arrow.TIMESTAMP:
-			raw = cmpOrdered[arrow.Timestamp](op)
+			raw, lc, rc = cmpOrdered(op, constOf[arrow.Timestamp](l), constOf[arrow.Timestamp](r))
 		case arrow.FLOAT32:
 			raw = cmpFloat[float32](pred)
 		case arrow.FLOAT64:
@@ -109,9 +130,12 @@ func compareKernel(op string, t arrow.DataType) kernel {
 				return cmpLoop(mem, n, pred, func(i int) int { return x[i].Cmp(y[i]) })
 			}
 		case arrow.STRING, arrow.BINARY:
+			ls, rs := constStr(l), constStr(r)
+			lc, rc = ls != nil, rs != nil
 			raw = func(mem memory.Allocator, a, b arrow.Array, n int) *memory.Buffer {
-				x, y := newStrView(a), newStrView(b)
-				return cmpLoop(mem, n, pred, func(i int) int { return bytes.Compare(x.at(i), y.at(i)) })
+				x, xm := strOperand(a, ls)
+				y, ym := strOperand(b, rs)
+				return cmpLoop(mem, n, pred, func(i int) int { return bytes.Compare(x.at(i&xm), y.at(i&ym)) })
 			}
 		case arrow.BOOL:
 			raw = func(mem memory.Allocator, a, b arrow.Array, n int) *memory.Buffer {
@@ -124,10 +148,9 @@ func compareKernel(op string, t arrow.DataType) kernel {
 				return cmpLoop(mem, n, pred, func(i int) int { return cmp.Compare(intervalKey(x[i]), intervalKey(y[i])) })
 			}
 		default:
-			return nil
+			return nil, false, false
 		}
 	}
-	distinct := op == "is_distinct_from" || op == "is_not_distinct_from"
 	return func(ec *EvalContext, args []arrow.Array, n int) (arrow.Array, error) {
 		a, b := args[0], args[1]
 		vals := raw(ec.Mem, a, b, n)
@@ -151,7 +174,36 @@ func compareKernel(op string, t arrow.DataType) kernel {
 			}
 		}
 		return makeArray(tBool, n, nil, 0, vals), nil
+	}, lc, rc
+}
+
+// constStr is the bytes of a non-NULL string literal, or nil.
+func constStr(e Expr) *strView {
+	if e == nil {
+		return nil
 	}
+	v, ok := literalValue(e)
+	if !ok {
+		return nil
+	}
+	var b []byte
+	switch s := v.(type) {
+	case *scalar.String:
+		b = s.Data()
+	case *scalar.Binary:
+		b = s.Data()
+	default:
+		return nil
+	}
+	return &strView{offs: []int32{0, int32(len(b))}, data: b}
+}
+
+// strOperand is operand for strings.
+func strOperand(a arrow.Array, c *strView) (strView, int) {
+	if c != nil {
+		return *c, 0
+	}
+	return newStrView(a), -1
 }
 
 // intervalKey orders intervals as Postgres does: a month is 30 days, a
@@ -187,15 +239,30 @@ func cmpLoop(mem memory.Allocator, n int, pred func(int) bool, c func(i int) int
 func cmpOrdered[T interface {
 	cmp.Ordered
 	arrow.FixedWidthType
-}](op string) func(mem memory.Allocator, a, b arrow.Array, n int) *memory.Buffer {
+}](op string, lc, rc []T) (func(mem memory.Allocator, a, b arrow.Array, n int) *memory.Buffer, bool, bool) {
 	return func(mem memory.Allocator, a, b arrow.Array, n int) *memory.Buffer {
-		x, y := values[T](a), values[T](b)
 		out := newBitmap(mem, n)
 		ob := out.Bytes()
 		if n == 0 {
 			return out
 		}
-		x, y = x[:n], y[:n]
+		if lc != nil && rc == nil {
+			// constant on the left: flip the operator so the loops below
+			// only handle a constant on the right
+			return cmpOrderedRight(op, values[T](b)[:n], lc[0], ob, out, true)
+		}
+		if rc != nil && lc == nil {
+			return cmpOrderedRight(op, values[T](a)[:n], rc[0], ob, out, false)
+		}
+		var x, y []T
+		if lc != nil {
+			x, y = make([]T, n), make([]T, n)
+			for i := range x {
+				x[i], y[i] = lc[0], rc[0]
+			}
+		} else {
+			x, y = values[T](a)[:n], values[T](b)[:n]
+		}
 		switch op {
 		case "=", "is_not_distinct_from":
 			for i := range x {
@@ -235,7 +302,63 @@ func cmpOrdered[T interface {
 			}
 		}
 		return out
+	}, lc != nil, rc != nil
+}
+
+// cmpOrderedRight compares a column with a constant; flipped means the
+// constant was on the left, so "<" becomes ">" and so on.
+func cmpOrderedRight[T cmp.Ordered](op string, x []T, c T, ob []byte, out *memory.Buffer, flipped bool) *memory.Buffer {
+	if flipped {
+		switch op {
+		case "<":
+			op = ">"
+		case "<=":
+			op = ">="
+		case ">":
+			op = "<"
+		case ">=":
+			op = "<="
+		}
 	}
+	switch op {
+	case "=":
+		for i := range x {
+			if x[i] == c {
+				ob[i>>3] |= 1 << (i & 7)
+			}
+		}
+	case "<>":
+		for i := range x {
+			if x[i] != c {
+				ob[i>>3] |= 1 << (i & 7)
+			}
+		}
+	case "<":
+		for i := range x {
+			if x[i] < c {
+				ob[i>>3] |= 1 << (i & 7)
+			}
+		}
+	case "<=":
+		for i := range x {
+			if x[i] <= c {
+				ob[i>>3] |= 1 << (i & 7)
+			}
+		}
+	case ">":
+		for i := range x {
+			if x[i] > c {
+				ob[i>>3] |= 1 << (i & 7)
+			}
+		}
+	case ">=":
+		for i := range x {
+			if x[i] >= c {
+				ob[i>>3] |= 1 << (i & 7)
+			}
+		}
+	}
+	return out
 }
 
 // cmpFloat compares floats with NaN equal to itself and above all else.

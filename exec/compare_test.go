@@ -148,3 +148,27 @@ func TestEmptyBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestConstantOperands covers kernels reading a literal in place, on
+// either side and on both.
+func TestConstantOperands(t *testing.T) {
+	env := newTestEnv(t)
+	defer env.mem.AssertSize(t, 0)
+	b := env.batch(env.col(tInt32, 1, nil, 5), env.col(tString, "a", "b", nil))
+	defer b.Release()
+	x, s := colRef(b, 0), colRef(b, 1)
+	l := func(v any) Expr { return lit(t, v) }
+	runCalls(t, env, b, []callCase{
+		{name: ">", args: []Expr{l(3), x}, want: "true NULL false"},
+		{name: "<=", args: []Expr{l(5), x}, want: "false NULL true"},
+		{name: "=", args: []Expr{l(5), l(5)}, want: "true true true"},
+		{name: "<", args: []Expr{l("a"), s}, want: "false true NULL"},
+		{name: "-", args: []Expr{l(10), x}, want: "9 NULL 5"},
+		{name: "/", args: []Expr{l(10), x}, want: "10 NULL 2"},
+		{name: "*", args: []Expr{l(2), l(3)}, want: "6 6 6"},
+		{name: "-", args: []Expr{l(1.5), x}, want: "0.5 NULL -3.5"},
+		{name: "/", args: []Expr{x, l(0)}, err: "division by zero"},
+		{name: "+", args: []Expr{l(2147483647), x}, err: "integer out of range"},
+		{name: "is_distinct_from", args: []Expr{x, l(5)}, want: "true true false"},
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
 )
 
 // This file holds the low-level array helpers every kernel shares: typed
@@ -89,8 +90,8 @@ func validBits(a arrow.Array) ([]byte, int) {
 func andValidity(mem memory.Allocator, n int, arrs ...arrow.Array) *memory.Buffer {
 	var out *memory.Buffer
 	for _, a := range arrs {
-		if !hasNulls(a) {
-			continue
+		if a == nil || !hasNulls(a) {
+			continue // nil is a constant operand, never NULL
 		}
 		if a.DataType().ID() == arrow.NULL || a.NullN() == a.Len() {
 			if out != nil {
@@ -358,4 +359,51 @@ func releaseAll(arrs []arrow.Array) {
 			a.Release()
 		}
 	}
+}
+
+// constOf returns []T{v} when e is a non-NULL literal of Go type T, so a
+// kernel can read a constant operand with index mask 0 (x[i&0] == x[0])
+// instead of materialising a column of copies; nil otherwise.
+func constOf[T arrow.FixedWidthType](e Expr) []T {
+	if e == nil {
+		return nil
+	}
+	v, ok := literalValue(e)
+	if !ok {
+		return nil
+	}
+	var x any
+	switch s := v.(type) {
+	case *scalar.Int8:
+		x = s.Value
+	case *scalar.Int16:
+		x = s.Value
+	case *scalar.Int32:
+		x = s.Value
+	case *scalar.Int64:
+		x = s.Value
+	case *scalar.Float32:
+		x = s.Value
+	case *scalar.Float64:
+		x = s.Value
+	case *scalar.Date32:
+		x = s.Value
+	case *scalar.Time64:
+		x = s.Value
+	case *scalar.Timestamp:
+		x = s.Value
+	}
+	if t, ok := x.(T); ok {
+		return []T{t}
+	}
+	return nil
+}
+
+// operand returns the values of one side of a binary kernel and the index
+// mask to read them with: -1 for a column, 0 for a constant.
+func operand[T arrow.FixedWidthType](a arrow.Array, c []T) ([]T, int) {
+	if c != nil {
+		return c, 0
+	}
+	return values[T](a), -1
 }
