@@ -59,13 +59,12 @@ func (l *lexer) all() ([]rawTok, []string, error) {
 			decs = append(decs, t.val)
 			r.dec = int32(len(decs))
 			l.decoded = false
-		case t.kind == tString && src0(l.src, t.off) != '\'' || t.kind == tParam:
+		case t.kind == tString && l.src[t.off] != '\'':
 			r.voff, r.vend = t.off+2, t.end-1 // E'…'
-			if t.kind == tParam {
-				r.voff, r.vend = t.off+1, t.end
-			}
 		case t.kind == tString || t.kind == tQIdent:
 			r.voff, r.vend = t.off+1, t.end-1
+		case t.kind == tParam:
+			r.voff, r.vend = t.off+1, t.end // $n
 		case t.kind != tEOF:
 			r.voff, r.vend = t.off, t.end
 		}
@@ -75,8 +74,6 @@ func (l *lexer) all() ([]rawTok, []string, error) {
 		}
 	}
 }
-
-func src0(src string, off int32) byte { return src[off] }
 
 func isIdentStart(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c >= 0x80
@@ -381,7 +378,8 @@ func (l *lexer) escape(sb *strings.Builder, t token) error {
 			sb.WriteByte(byte(v))
 		} else {
 			if !utf8.ValidRune(rune(v)) {
-				return l.errAt(l.i, l.line, l.column(l.i), src[l.i-max-2:l.i], "invalid unicode escape in E'…' string")
+				start := l.i - max - 2
+				return l.errAt(start, l.line, l.column(start), src[start:l.i], "invalid unicode escape in E'…' string")
 			}
 			sb.WriteRune(rune(v))
 		}

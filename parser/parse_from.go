@@ -115,8 +115,7 @@ func (p *parser) tablePrimary() TableExpr {
 		return f
 	}
 	if lateral {
-		p.note(`"("`)
-		p.fail()
+		p.failAtToken(p.p-len(n), "LATERAL must be followed by a subquery or a table function")
 	}
 	t := &TableName{Pos: pos, Name: n}
 	t.AsOf = p.asOf()

@@ -88,7 +88,7 @@ func init() {
 
 // funcNameWords are reserved words that may still name a function:
 // left(s, 3), right(s, 2).
-var funcNameWords = map[string]bool{"LEFT": true, "RIGHT": true, "LIKE": false}
+var funcNameWords = map[string]bool{"LEFT": true, "RIGHT": true}
 
 // isReserved reports whether the word s (any case) is reserved. It upper-cases
 // into a stack buffer so the common case allocates nothing.
