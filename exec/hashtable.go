@@ -108,19 +108,36 @@ func (t *HashTable) keyEqual(id int32, key []byte) bool {
 	return bytes.Equal(t.arena[t.offs[id]:t.offs[id+1]], key)
 }
 
-// htInlineKey loads a key of at most 16 bytes as two words.
+// htInlineKey loads a key of at most 16 bytes as two little-endian words,
+// zero padded.
 func htInlineKey(key []byte) (k [2]uint64) {
 	if len(key) >= 8 {
 		k[0] = binary.LittleEndian.Uint64(key)
-		var b [8]byte
-		copy(b[:], key[8:])
-		k[1] = binary.LittleEndian.Uint64(b[:])
+		k[1] = htTail(key[8:])
 		return k
 	}
-	var b [8]byte
-	copy(b[:], key)
-	k[0] = binary.LittleEndian.Uint64(b[:])
+	k[0] = htTail(key)
 	return k
+}
+
+// htTail loads up to 8 bytes as a zero-padded little-endian word, with
+// the common key widths (a tag byte plus 4 or 8 value bytes) unrolled.
+func htTail(b []byte) uint64 {
+	switch len(b) {
+	case 0:
+		return 0
+	case 1:
+		return uint64(b[0])
+	case 5:
+		return uint64(binary.LittleEndian.Uint32(b)) | uint64(b[4])<<32
+	case 8:
+		return binary.LittleEndian.Uint64(b)
+	}
+	var v uint64
+	for i := len(b) - 1; i >= 0; i-- {
+		v = v<<8 | uint64(b[i])
+	}
+	return v
 }
 
 // Find returns the group id of key, or (-1, false).
