@@ -18,9 +18,10 @@ import (
 // operators (Sort, Window).
 const DefaultBatchRows = 8192
 
-// topNMaxRows is the largest LIMIT+OFFSET Sort serves with a bounded heap;
-// beyond it a full sort, which can spill, is the safer plan.
-const topNMaxRows = 1 << 20
+// skTopNMaxRows is the largest LIMIT+OFFSET Sort serves with a bounded
+// heap; beyond it a full sort, which can spill, is the safer plan. (A
+// variable so that tests can force the full sort.)
+var skTopNMaxRows int64 = 1 << 20
 
 // SortOptions configures a Sort.
 type SortOptions struct {
@@ -153,7 +154,7 @@ func (s *Sort) String() string {
 }
 
 func (s *Sort) useTopN() bool {
-	return s.opts.Limit > 0 && s.opts.Limit+s.opts.Offset <= topNMaxRows
+	return s.opts.Limit > 0 && s.opts.Limit+s.opts.Offset <= skTopNMaxRows
 }
 
 func (s *Sort) Open(ctx context.Context) error {
@@ -296,7 +297,7 @@ func (s *Sort) consumeAll(ctx context.Context) error {
 		}
 	}
 	s.store.reset()
-	m, err := s.spill.merge(s)
+	m, err := s.spill.merge(ctx, s)
 	if err != nil {
 		return err
 	}

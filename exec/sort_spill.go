@@ -32,52 +32,137 @@ func newSkSpill(dir string, schema *arrow.Schema, mem memory.Allocator) *skSpill
 	return &skSpill{dir: dir, schema: schema, mem: mem}
 }
 
-// writeRun writes rows refs of batches, in that order, as a new run.
-func (sp *skSpill) writeRun(ctx context.Context, batches []arrow.RecordBatch, refs []skRef, batchRows int) (err error) {
+// skRunWriter writes one run file.
+type skRunWriter struct {
+	f  *os.File
+	bw *bufio.Writer
+	w  *ipc.Writer
+}
+
+func (sp *skSpill) newRunWriter() (*skRunWriter, error) {
 	f, err := os.CreateTemp(sp.dir, "skade-sort-*.arrows")
 	if err != nil {
-		return fmt.Errorf("sort: spill to %s: %w; set a spill directory with room, or raise the memory limit", sp.dir, err)
+		return nil, fmt.Errorf("sort: spill to %s: %w; set a spill directory with room, or raise the memory limit", sp.dir, err)
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
 	bw := bufio.NewWriterSize(f, 1<<20)
-	w := ipc.NewWriter(bw, ipc.WithSchema(sp.schema), ipc.WithAllocator(sp.mem))
+	return &skRunWriter{f: f, bw: bw, w: ipc.NewWriter(bw, ipc.WithSchema(sp.schema), ipc.WithAllocator(sp.mem))}, nil
+}
+
+func (rw *skRunWriter) write(b arrow.RecordBatch) error {
+	if err := rw.w.Write(b); err != nil {
+		return fmt.Errorf("sort: write spill file %s: %w", rw.f.Name(), err)
+	}
+	return nil
+}
+
+// finish closes the run and records it; abort removes it instead.
+func (rw *skRunWriter) finish(sp *skSpill) error {
+	err := rw.w.Close()
+	if err == nil {
+		err = rw.bw.Flush()
+	}
+	if err == nil {
+		if st, serr := rw.f.Stat(); serr == nil {
+			sp.bytes += st.Size()
+		}
+	}
+	if cerr := rw.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(rw.f.Name())
+		return fmt.Errorf("sort: write spill file %s: %w", rw.f.Name(), err)
+	}
+	sp.paths = append(sp.paths, rw.f.Name())
+	return nil
+}
+
+func (rw *skRunWriter) abort() {
+	rw.w.Close()
+	rw.f.Close()
+	os.Remove(rw.f.Name())
+}
+
+// writeRun writes rows refs of batches, in that order, as a new run.
+func (sp *skSpill) writeRun(ctx context.Context, batches []arrow.RecordBatch, refs []skRef, batchRows int) error {
+	rw, err := sp.newRunWriter()
+	if err != nil {
+		return err
+	}
 	for lo := 0; lo < len(refs); lo += batchRows {
 		if err := ctx.Err(); err != nil {
-			w.Close()
+			rw.abort()
 			return err
 		}
 		hi := min(lo+batchRows, len(refs))
 		b, err := skGatherBatch(sp.mem, sp.schema, batches, refs[lo:hi])
 		if err != nil {
-			w.Close()
+			rw.abort()
 			return err
 		}
-		err = w.Write(b)
+		err = rw.write(b)
 		b.Release()
 		if err != nil {
-			w.Close()
-			return fmt.Errorf("sort: write spill file %s: %w", f.Name(), err)
+			rw.abort()
+			return err
 		}
 	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("sort: write spill file %s: %w", f.Name(), err)
+	return rw.finish(sp)
+}
+
+// skMaxFanIn bounds the runs merged at once (open files, one batch each).
+var skMaxFanIn = 64
+
+// reduceRuns merges consecutive groups of runs into single runs until at
+// most skMaxFanIn remain. Groups are consecutive so that a merged run still
+// precedes the runs of later input, which keeps ties in input order.
+func (sp *skSpill) reduceRuns(ctx context.Context, s *Sort) error {
+	for len(sp.paths) > skMaxFanIn {
+		old := sp.paths
+		sp.paths = nil
+		for lo := 0; lo < len(old); lo += skMaxFanIn {
+			group := old[lo:min(lo+skMaxFanIn, len(old))]
+			if len(group) == 1 {
+				sp.paths = append(sp.paths, group[0])
+				continue
+			}
+			if err := sp.mergeInto(ctx, s, group); err != nil {
+				sp.paths = append(sp.paths, old[lo:]...) // removeAll still finds them
+				return err
+			}
+			for _, p := range group {
+				os.Remove(p)
+			}
+		}
 	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("sort: write spill file %s: %w", f.Name(), err)
-	}
-	if st, err := f.Stat(); err == nil {
-		sp.bytes += st.Size()
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("sort: write spill file %s: %w", f.Name(), err)
-	}
-	sp.paths = append(sp.paths, f.Name())
 	return nil
+}
+
+// mergeInto merges the runs in group into one new run.
+func (sp *skSpill) mergeInto(ctx context.Context, s *Sort, group []string) error {
+	m, err := sp.openMerger(s, group, sp.schema)
+	if err != nil {
+		return err
+	}
+	defer m.close()
+	rw, err := sp.newRunWriter()
+	if err != nil {
+		return err
+	}
+	for {
+		b, err := m.next(ctx, s.opts.BatchRows)
+		if err == io.EOF {
+			return rw.finish(sp)
+		}
+		if err == nil {
+			err = rw.write(b)
+			b.Release()
+		}
+		if err != nil {
+			rw.abort()
+			return err
+		}
+	}
 }
 
 // removeAll deletes every run file.
@@ -92,14 +177,23 @@ func (sp *skSpill) removeAll() error {
 	return errors.Join(errs...)
 }
 
-// merge opens every run for a k-way merge.
-func (sp *skSpill) merge(s *Sort) (*skMerger, error) {
+// merge opens every run for the final k-way merge.
+func (sp *skSpill) merge(ctx context.Context, s *Sort) (*skMerger, error) {
+	if err := sp.reduceRuns(ctx, s); err != nil {
+		return nil, err
+	}
+	return sp.openMerger(s, sp.paths, s.schema)
+}
+
+// openMerger opens paths for a k-way merge whose batches have the columns
+// of out (a prefix of the run schema).
+func (sp *skSpill) openMerger(s *Sort, paths []string, out *arrow.Schema) (*skMerger, error) {
 	keys, err := newSkRowKeys(s.keyTypes, s.orders)
 	if err != nil {
 		return nil, err
 	}
-	m := &skMerger{out: s.schema, mem: sp.mem, keys: keys, keyCols: s.keyCols}
-	for _, p := range sp.paths {
+	m := &skMerger{out: out, mem: sp.mem, keys: keys, keyCols: s.keyCols}
+	for _, p := range paths {
 		f, err := os.Open(p)
 		if err != nil {
 			m.close()

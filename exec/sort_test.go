@@ -221,8 +221,8 @@ func TestSortExamples(t *testing.T) {
 // stable oracle sort on random data with many ties (stability shows).
 func TestSortRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for iter := range 60 {
-		n := rng.IntN(3000)
+	for iter := range 40 {
+		n := rng.IntN(2000)
 		rows := sortTestRandomRows(rng, n)
 		var keys []SortKey
 		for range 1 + rng.IntN(3) {
@@ -246,17 +246,27 @@ func TestSortRandom(t *testing.T) {
 			hi = min(hi, lo+limit)
 		}
 		want = want[lo:hi]
-		for _, mode := range []string{"memory", "spill"} {
+		for _, mode := range []string{"memory", "spill", "full-sort-fan-in-3"} {
 			t.Run(fmt.Sprintf("%d/%s", iter, mode), func(t *testing.T) {
+				if mode == "full-sort-fan-in-3" {
+					// LIMIT through the full sort and its spill merge, with
+					// intermediate merges of three runs at a time.
+					defer func(a int64, b int) { skTopNMaxRows, skMaxFanIn = a, b }(skTopNMaxRows, skMaxFanIn)
+					skTopNMaxRows, skMaxFanIn = 0, 3
+				}
 				mem := opsTestMem(t)
 				dir := t.TempDir()
 				opts := SortOptions{Limit: limit, Offset: offset, Mem: mem, SpillDir: dir, BatchRows: 1 + rng.IntN(700)}
 				var budget *Budget
-				if mode == "spill" {
+				switch {
+				case mode == "spill" && limit > 0: // top-N holds its heap; it cannot spill
+					budget = NewBudget(256 << 10)
+					opts.Budget = budget
+				case mode == "spill":
 					budget = NewBudget(int64(4096 + rng.IntN(30000)))
-					if limit > 0 { // top-N holds its heap; it cannot spill
-						budget = NewBudget(256 << 10)
-					}
+					opts.Budget = budget
+				case mode != "memory":
+					budget = NewBudget(int64(16384 + rng.IntN(30000)))
 					opts.Budget = budget
 				}
 				s, err := NewSort(opsTestValues(t, mem, sortTestSchema, rows, 1+rng.IntN(500)), keys, opts)
