@@ -64,7 +64,16 @@ func NewCast(e Expr, to arrow.DataType, try bool) (Expr, error) {
 	}
 	c := &Cast{Arg: e, To: to, Try: try, fn: fn}
 	if _, ok := e.(*Literal); ok {
-		return foldConstant(c)
+		l, err := foldConstant(c)
+		if err != nil {
+			return nil, err
+		}
+		if _, ext := to.(arrow.ExtensionType); ext {
+			// arrow-go cannot broadcast an extension scalar into an
+			// array, so the checked cast stays a node
+			return c, nil
+		}
+		return l, nil
 	}
 	return c, nil
 }
