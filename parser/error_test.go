@@ -2,6 +2,7 @@ package parser_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/skadedb/skade/parser"
@@ -201,15 +202,7 @@ func TestCaret(t *testing.T) {
 
 func TestDepthLimit(t *testing.T) {
 	deep := func(open, close string, n int) string {
-		s := "SELECT "
-		for i := 0; i < n; i++ {
-			s += open
-		}
-		s += "1"
-		for i := 0; i < n; i++ {
-			s += close
-		}
-		return s
+		return "SELECT " + strings.Repeat(open, n) + "1" + strings.Repeat(close, n)
 	}
 	if _, err := parser.Parse(deep("(", ")", 200)); err != nil {
 		t.Errorf("200 nested parentheses: %v", err)
@@ -220,6 +213,7 @@ func TestDepthLimit(t *testing.T) {
 		deep("NOT ", "", 5000),
 		deep("(SELECT ", ")", 3000),
 		deep("ARRAY[", "]", 5000),
+		"SELECT * FROM " + strings.Repeat("(", 200000) + "t",
 	} {
 		_, err := parser.Parse(sql)
 		if err == nil {

@@ -129,13 +129,17 @@ func (p *parser) tablePrimary() TableExpr {
 // peekQueryAfterParen reports whether the "(" at the current token opens a
 // query rather than a parenthesised join.
 func (p *parser) peekQueryAfterParen() bool {
-	for i := 1; ; i++ {
+	// The scan is capped so that a long run of parentheses stays linear;
+	// past the cap the parenthesis is read as a nested FROM item, whose own
+	// scan then finds the query.
+	for i := 1; i <= 64; i++ {
 		t := p.peek(i)
 		if t.isOp("(") {
 			continue
 		}
 		return t.isKw("SELECT") || t.isKw("WITH") || t.isKw("VALUES") || t.isKw("TABLE")
 	}
+	return false
 }
 
 // tableAlias parses [AS] name [(col, …)].
