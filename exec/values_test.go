@@ -270,3 +270,43 @@ func TestValuesAndBuildBatch(t *testing.T) {
 		t.Fatal("schema mismatch accepted")
 	}
 }
+
+func TestRebatch(t *testing.T) {
+	for _, tc := range []struct {
+		n, in, min int
+		want       []int64
+	}{
+		{n: 10, in: 3, min: 4, want: []int64{6, 4}},
+		{n: 10, in: 5, min: 4, want: []int64{5, 5}},
+		{n: 10, in: 1, min: 100, want: []int64{10}},
+		{n: 0, in: 1, min: 4, want: nil},
+	} {
+		t.Run(fmt.Sprint(tc), func(t *testing.T) {
+			mem := opsTestMem(t)
+			r, err := NewRebatch(opsTestValues(t, mem, opsTestSchema, opsTestInput(tc.n), tc.in), tc.min, mem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			batches, err := Drain(context.Background(), r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sizes []int64
+			next := int64(0)
+			for _, b := range batches {
+				sizes = append(sizes, b.NumRows())
+				ids := b.Column(0).(*array.Int64)
+				for i := 0; i < ids.Len(); i++ {
+					if ids.Value(i) != next {
+						t.Fatalf("row %d has id %d", next, ids.Value(i))
+					}
+					next++
+				}
+				b.Release()
+			}
+			if !reflect.DeepEqual(sizes, tc.want) {
+				t.Fatalf("batch sizes %v, want %v", sizes, tc.want)
+			}
+		})
+	}
+}
