@@ -457,12 +457,18 @@ func NewInList(arg Expr, list []Expr, negate bool) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	name := "in"
+	if negate {
+		name = "not_in"
+	}
+	if fn := inSetKernel(t, clist, negate); fn != nil {
+		return &inList{arg: arg, list: clist, negate: negate, fn: fn, name: name, setOnly: true}, nil
+	}
 	eq := compareKernel("=", t)
 	if eq == nil {
 		return nil, fmt.Errorf("could not identify an equality operator for type %s", TypeName(t))
 	}
 	or := kleene(false)
-	name := "in"
 	if negate {
 		name = "not_in"
 	}
@@ -501,13 +507,103 @@ type inList struct {
 	negate bool
 	fn     kernel
 	name   string
+	// setOnly: the list was all constants, folded into a hash set that fn
+	// holds, so only arg is evaluated.
+	setOnly bool
 }
 
 func (l *inList) DataType() arrow.DataType { return tBool }
 
 func (l *inList) Eval(ec *EvalContext, batch arrow.RecordBatch) (arrow.Array, error) {
 	c := Call{Name: l.name, Args: append([]Expr{l.arg}, l.list...), typ: tBool, fn: l.fn}
+	if l.setOnly {
+		c.Args = []Expr{l.arg}
+	}
 	return c.Eval(ec, batch)
+}
+
+// inSetKernel folds a list of literals into a hash set, for integer-like
+// and string types; nil when the list is not all literals.
+func inSetKernel(t arrow.DataType, list []Expr, negate bool) kernel {
+	hasNull := false
+	for _, e := range list {
+		l, ok := e.(*Literal)
+		if !ok {
+			return nil
+		}
+		if !l.Value.IsValid() {
+			hasNull = true
+		}
+	}
+	switch t.ID() {
+	case arrow.INT8:
+		return inSetFixed[int8](list, hasNull, negate)
+	case arrow.INT16:
+		return inSetFixed[int16](list, hasNull, negate)
+	case arrow.INT32:
+		return inSetFixed[int32](list, hasNull, negate)
+	case arrow.INT64:
+		return inSetFixed[int64](list, hasNull, negate)
+	case arrow.DATE32:
+		return inSetFixed[arrow.Date32](list, hasNull, negate)
+	case arrow.TIMESTAMP:
+		return inSetFixed[arrow.Timestamp](list, hasNull, negate)
+	case arrow.STRING:
+		set := map[string]struct{}{}
+		for _, e := range list {
+			if c := constStr(e); c != nil {
+				set[string(c.data)] = struct{}{}
+			}
+		}
+		return inSetRun(hasNull, negate, func(a arrow.Array) func(i int) bool {
+			v := newStrView(a)
+			return func(i int) bool { _, ok := set[v.str(i)]; return ok }
+		})
+	}
+	return nil
+}
+
+func inSetFixed[T interface {
+	comparable
+	arrow.FixedWidthType
+}](list []Expr, hasNull, negate bool) kernel {
+	set := make(map[T]struct{}, len(list))
+	for _, e := range list {
+		if c := constOf[T](e); c != nil {
+			set[c[0]] = struct{}{}
+		}
+	}
+	return inSetRun(hasNull, negate, func(a arrow.Array) func(i int) bool {
+		v := values[T](a)
+		return func(i int) bool { _, ok := set[v[i]]; return ok }
+	})
+}
+
+// inSetRun applies SQL's IN rules over a membership test: a match is
+// TRUE; no match is NULL when the list holds a NULL, else FALSE; a NULL
+// argument is NULL. NOT IN negates the non-NULL results.
+func inSetRun(hasNull, negate bool, member func(a arrow.Array) func(i int) bool) kernel {
+	return func(ec *EvalContext, args []arrow.Array, n int) (arrow.Array, error) {
+		x := args[0]
+		if x.DataType().ID() == arrow.NULL {
+			return nullArray(ec.Mem, tBool, n), nil
+		}
+		in := member(x)
+		bits, off := validBits(x)
+		out := newBoolOut(ec.Mem, n, true)
+		for i := range n {
+			if bits != nil && !bitutil.BitIsSet(bits, off+i) {
+				continue
+			}
+			switch {
+			case in(i):
+				out.set(i, !negate)
+			case !hasNull:
+				out.set(i, negate)
+			}
+		}
+		return out.finish(n), nil
+	}
 }
 
 func (l *inList) String() string {

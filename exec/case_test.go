@@ -198,6 +198,13 @@ func TestInListAndBetween(t *testing.T) {
 	check(e, err, "false true true NULL")
 	e, err = NewInList(x, []Expr{lit(t, int64(2)), lit(t, 2.5)}, false)
 	check(e, err, "false true NULL false")
+	// a list with a column takes the general path: OR of equalities
+	e, err = NewInList(x, []Expr{lit(t, 1), mustCall(t, "+", x, lit(t, 0))}, false)
+	check(e, err, "true true NULL true")
+	e, err = NewInList(x, []Expr{lit(t, 7), lit(t, nil), mustCall(t, "-", x, lit(t, 1))}, true)
+	check(e, err, "NULL NULL NULL NULL")
+	e, err = NewInList(lit(t, nil), []Expr{lit(t, 1)}, false)
+	check(e, err, "NULL NULL NULL NULL")
 	if _, err := NewInList(x, []Expr{s}, false); err == nil || err.Error() != "IN types integer and text cannot be matched" {
 		t.Errorf("got %v", err)
 	}
