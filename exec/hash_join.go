@@ -29,14 +29,25 @@ const (
 	JoinSemi
 	// JoinAnti emits each left row that has no match (NOT EXISTS).
 	JoinAnti
-	// JoinMark emits every left row plus a boolean column "mark": TRUE
-	// when the row has a match; else NULL when the build side is non-empty
-	// and either the row's key or some build key has a NULL; else FALSE.
-	// That is the value of "left_key IN (SELECT right_key ...)".
+	// JoinMark emits every left row plus a boolean column "mark", the
+	// value of "left_key IN (SELECT right_key ...)".
+	//
+	// Without a residual the keys are the IN keys: TRUE when the row has
+	// a match; else NULL when the right side is non-empty and either the
+	// row's key or some right key has a NULL; else FALSE.
+	//
+	// With a residual (correlated IN: the keys are the correlation
+	// columns, compared plainly, and the residual holds the IN comparison,
+	// e.g. x = y, in three-valued logic) the mark is the OR over the
+	// candidate rows of the residual: TRUE if any is TRUE, else NULL if
+	// any is NULL, else FALSE (also when there is no candidate).
 	JoinMark
-	// JoinNullAwareAnti is the anti join of NOT IN: no row at all when
-	// the right side has a NULL key; a left row with a NULL key only when
-	// the right side is empty; otherwise the left rows without a match.
+	// JoinNullAwareAnti is the anti join of NOT IN; it keeps the left rows
+	// whose mark (as JoinMark computes it) would be FALSE. Without a
+	// residual: no row at all when the right side has a NULL key; a left
+	// row with a NULL key only when the right side is empty; otherwise the
+	// left rows without a match. With a residual: the rows for which no
+	// candidate's residual is TRUE or NULL.
 	JoinNullAwareAnti
 )
 
@@ -105,8 +116,8 @@ func NewHashJoin(kind JoinKind, left, right Operator, leftKeys, rightKeys []Expr
 			return nil, fmt.Errorf("hash join: key %d: %w", i+1, err)
 		}
 	}
-	if (kind == JoinMark || kind == JoinNullAwareAnti) && (opts.BuildLeft || residual != nil) {
-		return nil, fmt.Errorf("hash join: a %s join builds the right side and takes no residual (planner bug)", kind)
+	if (kind == JoinMark || kind == JoinNullAwareAnti) && opts.BuildLeft {
+		return nil, fmt.Errorf("hash join: a %s join builds the right side (planner bug)", kind)
 	}
 	j := &HashJoin{leftKeys: leftKeys, rightKeys: rightKeys}
 	if err := j.joinCore.init("hash join", kind, left, right, residual, opts); err != nil {
@@ -178,6 +189,7 @@ type joinCore struct {
 	pi                         int
 	pcur                       int32 // next build row of row pi; htPairStart before the first
 	pmatched                   []bool
+	pnull                      []bool // a candidate's residual was NULL (mark joins)
 	pairP, pairB, idx          []int32
 	unmatchedFrom              int32
 	out                        []arrow.RecordBatch
@@ -338,7 +350,7 @@ func (c *joinCore) step(ctx context.Context) error {
 			c.finished = true // nothing can match
 			return nil
 		}
-		if c.kind == JoinNullAwareAnti && c.table.NullKeyRows() > 0 {
+		if c.kind == JoinNullAwareAnti && c.residual == nil && c.table != nil && c.table.NullKeyRows() > 0 {
 			c.finished = true // x NOT IN (..., NULL) is never true
 			return nil
 		}
@@ -393,6 +405,8 @@ func (c *joinCore) startProbe(b arrow.RecordBatch) error {
 	c.pi, c.pcur = 0, htPairStart
 	c.pmatched = htGrowBools(c.pmatched, n)
 	clear(c.pmatched)
+	c.pnull = htGrowBools(c.pnull, n)
+	clear(c.pnull)
 	if c.table == nil {
 		return nil
 	}
@@ -497,7 +511,11 @@ func (c *joinCore) processPairs() error {
 		}
 		c.idx = c.idx[:0]
 		k := 0
+		nullAware := c.kind == JoinMark || c.kind == JoinNullAwareAnti
 		for i := 0; i < np; i++ {
+			if nullAware && m.IsNull(i) {
+				c.pnull[c.pairP[i]] = true
+			}
 			if m.IsValid(i) && m.Value(i) {
 				c.idx = append(c.idx, int32(i))
 				c.pairP[k], c.pairB[k] = c.pairP[i], c.pairB[i]
@@ -560,11 +578,17 @@ func (c *joinCore) finishProbe() error {
 		bld := array.NewBooleanBuilder(c.opts.Mem)
 		defer bld.Release()
 		bld.Reserve(n)
-		buildHasNull := c.table.NullKeyRows() > 0
+		buildHasNull := c.table != nil && c.table.NullKeyRows() > 0
 		for i := 0; i < n; i++ {
 			switch {
 			case c.pmatched[i]:
 				bld.UnsafeAppend(true)
+			case c.residual != nil:
+				if c.pnull[i] {
+					bld.UnsafeAppendBoolToBitmap(false)
+				} else {
+					bld.UnsafeAppend(false)
+				}
 			case c.buildRows > 0 && (buildHasNull || (c.pkeys.AnyNull && c.pkeys.Null[i])):
 				bld.UnsafeAppendBoolToBitmap(false)
 			default:
@@ -586,7 +610,11 @@ func (c *joinCore) finishProbe() error {
 			case JoinAnti:
 				keep = !keep
 			case JoinNullAwareAnti:
-				keep = !keep && !(c.buildRows > 0 && c.pkeys.AnyNull && c.pkeys.Null[i])
+				if c.residual != nil {
+					keep = !keep && !c.pnull[i]
+				} else {
+					keep = !keep && !(c.buildRows > 0 && c.pkeys.AnyNull && c.pkeys.Null[i])
+				}
 			}
 			if keep {
 				c.idx = append(c.idx, int32(i))

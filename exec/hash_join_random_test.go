@@ -42,14 +42,20 @@ func TestHashJoinRandomized(t *testing.T) {
 		return rs, raw
 	}
 	vOf := func(s string) int { n, _ := strconv.Atoi(s[1:]); return n }
-	// residual: (lv + rv) % 3 != 0
+	// residual: NULL when (lv + rv) % 7 = 0, else (lv + rv) % 3 <> 0.
+	resFn := func(lv, rv int) (bool, bool) {
+		if (lv+rv)%7 == 0 {
+			return false, false
+		}
+		return (lv+rv)%3 != 0, true
+	}
 	residual := &hjPred{name: "(lv + rv) % 3 <> 0", f: func(b arrow.RecordBatch, r int) (bool, bool) {
 		l, ok1 := hjStr(b, 1, r)
 		rr, ok2 := hjStr(b, 3, r)
 		if !ok1 || !ok2 {
 			return false, false
 		}
-		return (vOf(l)+vOf(rr))%3 != 0, true
+		return resFn(vOf(l), vOf(rr))
 	}}
 	nulls := "NULL|NULL"
 	kinds := []JoinKind{JoinInner, JoinLeft, JoinRight, JoinFull, JoinSemi, JoinAnti, JoinMark, JoinNullAwareAnti}
@@ -57,14 +63,25 @@ func TestHashJoinRandomized(t *testing.T) {
 		left, lraw := gen(rng.IntN(30), "l")
 		right, rraw := gen(rng.IntN(30), "r")
 		kind := kinds[rng.IntN(len(kinds))]
-		useResidual := rng.IntN(2) == 0 && kind != JoinMark && kind != JoinNullAwareAnti
+		useResidual := rng.IntN(2) == 0
 		buildLeft := rng.IntN(2) == 0 && kind != JoinMark && kind != JoinNullAwareAnti
 		batchSize := 1 + rng.IntN(7)
-		match := func(l, r row) bool {
+		// match3 is the pair's condition in three-valued logic: T, F or N.
+		match3 := func(l, r row) byte {
 			if l.k == nil || r.k == nil || *l.k != *r.k {
-				return false
+				return 'F'
 			}
-			return !useResidual || (l.v+r.v)%3 != 0
+			if !useResidual {
+				return 'T'
+			}
+			v, ok := resFn(l.v, r.v)
+			switch {
+			case !ok:
+				return 'N'
+			case v:
+				return 'T'
+			}
+			return 'F'
 		}
 		var want []string
 		rMatched := make([]bool, len(right))
@@ -73,9 +90,11 @@ func TestHashJoinRandomized(t *testing.T) {
 			rightHasNull = rightHasNull || r.k == nil
 		}
 		for _, l := range left {
-			matched := false
+			matched, sawNull := false, false
 			for j, r := range right {
-				if match(l, r) {
+				m := match3(l, r)
+				sawNull = sawNull || m == 'N'
+				if m == 'T' {
 					matched = true
 					rMatched[j] = true
 					if kind <= JoinFull {
@@ -100,12 +119,17 @@ func TestHashJoinRandomized(t *testing.T) {
 				m := "false"
 				if matched {
 					m = "true"
-				} else if len(right) > 0 && (l.k == nil || rightHasNull) {
+				} else if useResidual && sawNull {
+					m = "NULL"
+				} else if !useResidual && len(right) > 0 && (l.k == nil || rightHasNull) {
 					m = "NULL"
 				}
 				want = append(want, l.repr+"|"+m)
 			case JoinNullAwareAnti:
-				if !matched && !(len(right) > 0 && (l.k == nil || rightHasNull)) {
+				if useResidual && !matched && !sawNull {
+					want = append(want, l.repr)
+				}
+				if !useResidual && !matched && !(len(right) > 0 && (l.k == nil || rightHasNull)) {
 					want = append(want, l.repr)
 				}
 			}
@@ -147,16 +171,14 @@ func TestHashJoinRandomized(t *testing.T) {
 			if got = hjSorted(got); !slices.Equal(got, want) {
 				t.Fatalf("%s\n got %q\nwant %q", hj, got, want)
 			}
-			if kind == JoinMark || kind == JoinNullAwareAnti {
-				return
+			if (kind == JoinMark || kind == JoinNullAwareAnti) && !useResidual {
+				return // a nested loop join has no keys to be null-aware about
 			}
+			// coalesce(l.id = r.id, false) AND residual
 			eq := &hjPred{name: "l.id = r.id AND residual", f: func(b arrow.RecordBatch, r int) (bool, bool) {
 				x, ok1 := hjStr(b, 0, r)
 				y, ok2 := hjStr(b, 2, r)
-				if !ok1 || !ok2 {
-					return false, false
-				}
-				if x != y {
+				if !ok1 || !ok2 || x != y {
 					return false, true
 				}
 				if useResidual {

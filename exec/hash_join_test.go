@@ -195,7 +195,7 @@ func TestHashJoinErrors(t *testing.T) {
 		{"mark build left", func() error {
 			_, err := NewHashJoin(JoinMark, l, r, []Expr{hjCol(hjLeftSchema, 0)}, []Expr{hjCol(hjRightSchema, 0)}, nil, HashOptions{BuildLeft: true})
 			return err
-		}, "hash join: a mark join builds the right side and takes no residual"},
+		}, "hash join: a mark join builds the right side"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,8 +8,10 @@ import "fmt"
 // (the right unless HashOptions.BuildLeft, so the planner puts the smaller
 // side there), reserved in the Budget, and streams the other side.
 //
-// Kinds: inner, left, right, full, semi and anti, with the output schemas
-// and outer-join semantics of HashJoin; a nil predicate matches every pair.
+// Kinds: all of HashJoin's, with its output schemas and semantics, the
+// predicate playing the residual's part; a nil predicate matches every
+// pair. Mark and null-aware anti joins need a predicate (the IN
+// comparison, e.g. x = y, three-valued) and build the right side.
 type NestedLoopJoin struct {
 	joinCore
 }
@@ -18,8 +20,8 @@ var _ Operator = (*NestedLoopJoin)(nil)
 
 // NewNestedLoopJoin returns a nested loop join of left and right.
 func NewNestedLoopJoin(kind JoinKind, left, right Operator, predicate Expr, opts HashOptions) (*NestedLoopJoin, error) {
-	if kind == JoinMark || kind == JoinNullAwareAnti {
-		return nil, fmt.Errorf("nested loop join: %s joins need equality keys; use a hash join (planner bug)", kind)
+	if (kind == JoinMark || kind == JoinNullAwareAnti) && (predicate == nil || opts.BuildLeft) {
+		return nil, fmt.Errorf("nested loop join: a %s join needs a predicate and builds the right side (planner bug)", kind)
 	}
 	j := &NestedLoopJoin{}
 	if err := j.joinCore.init("nested loop join", kind, left, right, predicate, opts); err != nil {

@@ -75,7 +75,7 @@ func TestNestedLoopJoin(t *testing.T) {
 func TestNestedLoopJoinErrors(t *testing.T) {
 	l, r := &hjTestSource{schema: hjSchema("a:i64")}, &hjTestSource{schema: hjSchema("b:i64")}
 	if _, err := NewNestedLoopJoin(JoinMark, l, r, nil, HashOptions{}); err == nil ||
-		!strings.HasPrefix(err.Error(), "nested loop join: mark joins need equality keys") {
+		!strings.HasPrefix(err.Error(), "nested loop join: a mark join needs a predicate and builds the right side") {
 		t.Errorf("got %v", err)
 	}
 	mem := hjMem(t)
