@@ -48,6 +48,9 @@ func sortBenchRun(b *testing.B, n int, opts SortOptions) {
 	schema, batches := sortBenchInput(b, n)
 	keys := []SortKey{{Expr: &Column{Index: 0, Type: arrow.PrimitiveTypes.Int64}}}
 	ctx := context.Background()
+	if opts.Budget == nil {
+		opts.Budget = NewBudget(0) // unlimited, but it records the peak
+	}
 	b.ResetTimer()
 	for range b.N {
 		v, err := NewValues(schema, batches)
@@ -74,6 +77,7 @@ func sortBenchRun(b *testing.B, n int, opts SortOptions) {
 		s.Close()
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	b.ReportMetric(float64(opts.Budget.Peak())/(1<<20), "peak_reserved_MB")
 }
 
 // BenchmarkSortTopN is ORDER BY x LIMIT 100 over 10M rows.
