@@ -69,6 +69,66 @@ func NewCase(whens []When, elseExpr Expr) (Expr, error) {
 	return c, nil
 }
 
+// usedColumns lists the input columns the expressions read, or nil when
+// an expression of a kind this file does not know hides its inputs.
+func usedColumns(es ...Expr) []int {
+	seen := map[int]bool{}
+	var walk func(e Expr) bool
+	walk = func(e Expr) bool {
+		switch x := e.(type) {
+		case nil, *Literal:
+			return true
+		case *Column:
+			seen[x.Index] = true
+			return true
+		case *Cast:
+			return walk(x.Arg)
+		case *Call:
+			for _, a := range x.Args {
+				if !walk(a) {
+					return false
+				}
+			}
+			return true
+		case *Case:
+			for _, w := range x.Whens {
+				if !walk(w.Cond) || !walk(w.Then) {
+					return false
+				}
+			}
+			return walk(x.Else)
+		case *Coalesce:
+			for _, a := range x.Args {
+				if !walk(a) {
+					return false
+				}
+			}
+			return true
+		case *inList:
+			for _, a := range x.list {
+				if !walk(a) {
+					return false
+				}
+			}
+			return walk(x.arg)
+		}
+		return false
+	}
+	for _, e := range es {
+		if !walk(e) {
+			return nil
+		}
+	}
+	out := make([]int, 0, len(seen))
+	for i := range seen {
+		out = append(out, i)
+	}
+	if len(out) == 0 {
+		out = []int{} // reads no column: still known
+	}
+	return out
+}
+
 func (c *Case) DataType() arrow.DataType { return c.typ }
 
 func (c *Case) String() string {
@@ -85,7 +145,13 @@ func (c *Case) String() string {
 }
 
 func (c *Case) Eval(ec *EvalContext, batch arrow.RecordBatch) (arrow.Array, error) {
-	p := newPiecewise(ec, batch, c.typ)
+	// the columns are found per batch, not at construction, because the
+	// optimizer may renumber columns inside a built tree
+	parts := []Expr{c.Else}
+	for _, w := range c.Whens {
+		parts = append(parts, w.Cond, w.Then)
+	}
+	p := newPiecewise(ec, batch, c.typ, usedColumns(parts...))
 	defer p.release()
 	for _, w := range c.Whens {
 		if p.remaining.NumRows() == 0 {
@@ -134,9 +200,37 @@ type piecewise struct {
 	pieceIdx  [][]int32 // original rows of each piece; nil = identity
 }
 
-func newPiecewise(ec *EvalContext, batch arrow.RecordBatch, typ arrow.DataType) *piecewise {
-	batch.Retain()
-	return &piecewise{ec: ec, n: int(batch.NumRows()), typ: typ, remaining: batch}
+// newPiecewise starts on batch. When used lists the columns the branches
+// read, every other column is swapped for a buffer-less NULL column, so
+// the gathers that narrow the batch copy only what the branches need.
+func newPiecewise(ec *EvalContext, batch arrow.RecordBatch, typ arrow.DataType, used []int) *piecewise {
+	n := int(batch.NumRows())
+	if used == nil || len(used) == int(batch.NumCols()) {
+		batch.Retain()
+		return &piecewise{ec: ec, n: n, typ: typ, remaining: batch}
+	}
+	keep := make([]bool, batch.NumCols())
+	for _, i := range used {
+		if i >= 0 && i < len(keep) {
+			keep[i] = true
+		}
+	}
+	fields := make([]arrow.Field, len(keep))
+	cols := make([]arrow.Array, len(keep))
+	for i := range keep {
+		f := batch.Schema().Field(i)
+		if keep[i] {
+			cols[i] = batch.Column(i)
+			cols[i].Retain()
+		} else {
+			f.Type = arrow.Null
+			cols[i] = array.NewNull(n)
+		}
+		fields[i] = f
+	}
+	pruned := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(n))
+	releaseAll(cols)
+	return &piecewise{ec: ec, n: n, typ: typ, remaining: pruned}
 }
 
 func (p *piecewise) release() {
@@ -279,7 +373,7 @@ func (c *Coalesce) DataType() arrow.DataType { return c.typ }
 func (c *Coalesce) String() string { return "coalesce(" + joinExprs(c.Args) + ")" }
 
 func (c *Coalesce) Eval(ec *EvalContext, batch arrow.RecordBatch) (arrow.Array, error) {
-	p := newPiecewise(ec, batch, c.typ)
+	p := newPiecewise(ec, batch, c.typ, usedColumns(c.Args...))
 	defer p.release()
 	for i, a := range c.Args {
 		if p.remaining.NumRows() == 0 {

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -212,4 +213,50 @@ func TestInListAndBetween(t *testing.T) {
 	check(e, err, "false true NULL true")
 	e, err = NewBetween(x, lit(t, 2), lit(t, 3), true)
 	check(e, err, "true false NULL false")
+}
+
+// TestCaseOnSlices runs CASE and COALESCE over sliced columns (non-zero
+// offsets) with unreferenced columns, and a CASE nested in a CASE.
+func TestCaseOnSlices(t *testing.T) {
+	env := newTestEnv(t)
+	defer env.mem.AssertSize(t, 0)
+	full := []arrow.Array{
+		env.col(tInt32, 9, 0, 1, nil, 3, 0, 9),
+		env.col(tString, "x", "a", "bb", "ccc", nil, "e", "x"),
+		env.col(tBool, true, true, false, nil, true, false, true),
+		env.col(decType(5, 1), "9.9", "1.0", "2.0", "3.0", nil, "5.5", "9.9"),
+	}
+	cols := make([]arrow.Array, len(full))
+	for i, c := range full {
+		cols[i] = array.NewSlice(c, 1, 6)
+		c.Release()
+	}
+	b := env.batch(cols...)
+	defer b.Release()
+	c := func(i int) Expr { return colRef(b, i) }
+	inner, err := NewCase([]When{{Cond: c(2), Then: c(1)}}, lit(t, "no"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewCase([]When{
+		{Cond: mustCall(t, "=", c(0), lit(t, 0)), Then: inner},
+		{Cond: mustCall(t, ">", mustCall(t, "/", lit(t, 6), c(0)), lit(t, 2)), Then: mustCall(t, "upper", c(1))},
+	}, mustCall(t, "||", c(1), lit(t, "!")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := env.eval(e, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "a BB ccc! NULL no"; got != want {
+		t.Fatalf("got %q want %q", got, want)
+	}
+	co, err := NewCoalesce(c(3), mustCall(t, "/", decLit(t, "1"), mustCall(t, "-", c(3), c(3))), lit(t, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := env.eval(co, b); err != nil || got != "1.0000000000000000 2.0000000000000000 3.0000000000000000 0.0000000000000000 5.5000000000000000" {
+		t.Fatalf("got %q, %v", got, err)
+	}
 }
