@@ -51,6 +51,7 @@ func sortBenchRun(b *testing.B, n int, opts SortOptions) {
 	if opts.Budget == nil {
 		opts.Budget = NewBudget(0) // unlimited, but it records the peak
 	}
+	var spillFiles int64
 	b.ResetTimer()
 	for range b.N {
 		v, err := NewValues(schema, batches)
@@ -74,10 +75,14 @@ func sortBenchRun(b *testing.B, n int, opts SortOptions) {
 			}
 			out.Release()
 		}
+		spillFiles = s.Metrics().Extra()["spill_files"]
 		s.Close()
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 	b.ReportMetric(float64(opts.Budget.Peak())/(1<<20), "peak_reserved_MB")
+	if spillFiles > 0 {
+		b.ReportMetric(float64(spillFiles), "spill_files")
+	}
 }
 
 // BenchmarkSortTopN is ORDER BY x LIMIT 100 over 10M rows.
