@@ -129,22 +129,18 @@ func (x *UnaryExpr) format(w *writer) {
 		w.exprP(x.X, precNot)
 	default:
 		w.WriteString(x.Op.String())
-		// -(-x) and -(-1): "--" would start a comment.
-		inner := x.X
-		neg := false
-		switch y := inner.(type) {
+		// "- -x", not "--x", which would start a comment.
+		switch y := x.X.(type) {
 		case *UnaryExpr:
-			neg = y.Op != OpNot
+			if y.Op == OpNeg {
+				w.WriteByte(' ')
+			}
 		case *Literal:
-			neg = strings.HasPrefix(y.Value, "-")
+			if strings.HasPrefix(y.Value, "-") {
+				w.WriteByte(' ')
+			}
 		}
-		if neg {
-			w.WriteByte('(')
-			inner.format(w)
-			w.WriteByte(')')
-			return
-		}
-		w.exprP(inner, precUnary)
+		w.exprP(x.X, precUnary)
 	}
 }
 

@@ -1,8 +1,10 @@
 package parser_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/skadedb/skade/parser"
@@ -40,6 +42,13 @@ func FuzzParse(f *testing.F) {
 		for _, s := range stmts {
 			out := s.String()
 			again, err := parser.ParseOne(out)
+			var pe *parser.Error
+			if errors.As(err, &pe) && strings.HasPrefix(pe.Msg, "statement is nested too deeply") {
+				// Canonical SQL may nest a level or two deeper than the
+				// input (x::a::b prints as CAST(CAST(x AS a) AS b)); at the
+				// depth limit that is the limit speaking, not a bug.
+				continue
+			}
 			if err != nil {
 				t.Fatalf("deparse does not parse: %v\n  in:  %q\n  out: %q", err, sql, out)
 			}

@@ -249,8 +249,16 @@ func (p *parser) prefix() Expr {
 }
 
 // postfix applies x::type and x[i], which bind tighter than any operator.
+// Each application counts towards the depth limit: the AST nests one level
+// per cast or subscript even though the loop does not recurse.
 func (p *parser) postfix(x Expr) Expr {
+	entered := 0
+	defer func() { p.depth -= entered }()
 	for {
+		if p.isOp("::") || p.isOp("[") {
+			p.enter()
+			entered++
+		}
 		switch {
 		case p.isOp("::"):
 			p.next()
