@@ -24,9 +24,29 @@ func init() {
 	}
 }
 
+var errLikeEscapeString = errors.New("invalid escape string; an escape string must be empty or one character")
+
+// resolveLike binds s LIKE pattern [ESCAPE esc]. The escape, when given,
+// must be a constant of at most one character; empty disables escaping.
 func resolveLike(op string, args []Expr) (Expr, error) {
-	if len(args) != 2 {
+	if len(args) != 2 && len(args) != 3 {
 		return nil, errNoMatch
+	}
+	esc := int('\\')
+	if len(args) == 3 {
+		v, ok := literalValue(args[2])
+		if !ok || !isString(v.DataType()) {
+			return nil, errLikeEscapeString
+		}
+		switch e := v.String(); len(e) {
+		case 0:
+			esc = -1
+		case 1:
+			esc = int(e[0])
+		default:
+			return nil, errLikeEscapeString
+		}
+		args = args[:2]
 	}
 	cargs := make([]Expr, 2)
 	for i, a := range args {
@@ -44,7 +64,7 @@ func resolveLike(op string, args []Expr) (Expr, error) {
 	negate := op == "not_like" || op == "not_ilike"
 	var fixed *likePattern
 	if v, ok := literalValue(cargs[1]); ok {
-		p, err := compileLike(v.String(), fold)
+		p, err := compileLike(v.String(), fold, esc)
 		if err != nil {
 			return nil, err
 		}
@@ -77,7 +97,7 @@ func resolveLike(op string, args []Expr) (Expr, error) {
 			if fixed == nil {
 				if ps := pv.str(i); p == nil || ps != lastPat {
 					var err error
-					if p, err = compileLike(ps, fold); err != nil {
+					if p, err = compileLike(ps, fold, esc); err != nil {
 						releaseBufs(vals, valid)
 						return nil, err
 					}
@@ -143,21 +163,24 @@ type likePattern struct {
 	lead, trail bool
 }
 
-// compileLike parses a LIKE pattern with backslash as the escape.
-func compileLike(pat string, fold bool) (*likePattern, error) {
+// compileLike parses a LIKE pattern; esc is the escape byte, or -1 for
+// none.
+func compileLike(pat string, fold bool, esc int) (*likePattern, error) {
 	if fold {
 		pat = string(foldBytes(nil, []byte(pat)))
 	}
 	p := &likePattern{}
 	for i := 0; i < len(pat); i++ {
 		c := pat[i]
-		switch c {
-		case '\\':
+		if int(c) == esc {
 			if i+1 == len(pat) {
 				return nil, errLikeEscape
 			}
 			i++
 			p.elems = append(p.elems, likeElem{b: pat[i]})
+			continue
+		}
+		switch c {
 		case '%':
 			// collapse runs of %
 			if len(p.elems) == 0 || p.elems[len(p.elems)-1].kind != 2 {

@@ -34,7 +34,7 @@ func TestLikePatterns(t *testing.T) {
 		{"mississippi", "m%ss%ss%", true},
 	}
 	for _, tc := range tests {
-		p, err := compileLike(tc.p, false)
+		p, err := compileLike(tc.p, false, '\\')
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +42,7 @@ func TestLikePatterns(t *testing.T) {
 			t.Errorf("%q LIKE %q = %v, want %v", tc.s, tc.p, got, tc.want)
 		}
 	}
-	if _, err := compileLike(`abc\`, false); err == nil || err.Error() != "LIKE pattern must not end with escape character" {
+	if _, err := compileLike(`abc\`, false, '\\'); err == nil || err.Error() != "LIKE pattern must not end with escape character" {
 		t.Errorf("got %v", err)
 	}
 }
@@ -62,6 +62,10 @@ func TestLikeKernel(t *testing.T) {
 		{name: "like", args: []Expr{s, p}, want: "true true NULL NULL true"},
 		{name: "like", args: []Expr{s, lit(t, nil)}, want: "NULL NULL NULL NULL NULL"},
 		{name: "like", args: []Expr{s, lit(t, `x\`)}, err: "LIKE pattern must not end with escape character"},
+		{name: "like", args: []Expr{lit(t, "a%c"), lit(t, "a#%c"), lit(t, "#")}, want: "true true true true true"},
+		{name: "like", args: []Expr{lit(t, "abc"), lit(t, "a#%c"), lit(t, "#")}, want: "false false false false false"},
+		{name: "like", args: []Expr{lit(t, `a\c`), lit(t, `a\c`), lit(t, "")}, want: "true true true true true"},
+		{name: "like", args: []Expr{s, lit(t, "x"), lit(t, "ab")}, err: "invalid escape string; an escape string must be empty or one character"},
 		{name: "like", args: []Expr{s, lit(t, 1)}, err: "operator does not exist: text LIKE integer; add an explicit cast"},
 	})
 }

@@ -81,6 +81,14 @@ func init() {
 	}))
 	register("power", powFn)
 	register("pow", powFn)
+	registerOp("^", func(op string, args []Expr) (Expr, error) {
+		e, err := powFn(op, args)
+		if err != nil {
+			return nil, err
+		}
+		e.(*Call).form = formInfix
+		return e, nil
+	})
 	register("pi", func(name string, args []Expr) (Expr, error) {
 		if len(args) != 0 {
 			return nil, errNoMatch

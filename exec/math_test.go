@@ -31,6 +31,7 @@ func TestMath(t *testing.T) {
 		{name: "power", args: []Expr{l(2), l(10)}, want: "1024 1024 1024 1024"},
 		{name: "power", args: []Expr{l(0), l(-1)}, err: "zero raised to a negative power is undefined"},
 		{name: "power", args: []Expr{l(-8), l(0.5)}, err: "a negative number raised to a non-integer power yields a complex result"},
+		{name: "^", args: []Expr{l(2), l(3)}, want: "8 8 8 8"},
 		{name: "sqrt", args: []Expr{l(16)}, want: "4 4 4 4"},
 		{name: "sqrt", args: []Expr{f}, err: "cannot take square root of a negative number"},
 		{name: "ln", args: []Expr{l(0)}, err: "cannot take logarithm of zero"},

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
 )
 
 // String functions with Postgres semantics: positions and lengths count
@@ -70,6 +71,42 @@ func init() {
 	registerOp("||", resolveConcatOp)
 	register("regexp_matches", resolveRegexp)
 	register("regexp_like", resolveRegexp)
+	// Postgres's regular-expression match operators
+	registerOp("~", regexOp(false, false))
+	registerOp("~*", regexOp(true, false))
+	registerOp("!~", regexOp(false, true))
+	registerOp("!~*", regexOp(true, true))
+}
+
+func regexOp(icase, negate bool) overload {
+	return func(op string, args []Expr) (Expr, error) {
+		if len(args) != 2 {
+			return nil, errNoMatch
+		}
+		a := args
+		if icase {
+			a = []Expr{args[0], args[1], &Literal{Value: scalar.NewStringScalar("i")}}
+		}
+		e, err := resolveRegexp(op, a)
+		if err != nil {
+			return nil, err
+		}
+		c := e.(*Call)
+		c.form = formInfix // String shows Args[0] and Args[1] only
+		if !negate {
+			return c, nil
+		}
+		inner := c.fn
+		c.fn = func(ec *EvalContext, args []arrow.Array, n int) (arrow.Array, error) {
+			m, err := inner(ec, args, n)
+			if err != nil {
+				return nil, err
+			}
+			defer m.Release()
+			return notKernel(ec, []arrow.Array{m}, n)
+		}
+		return c, nil
+	}
 }
 
 // strRowsKernel runs f on every row where all arguments are valid. String

@@ -39,6 +39,11 @@ func TestStringFunctions(t *testing.T) {
 		{name: "regexp_matches", args: []Expr{s, l("^h.llo")}, want: "false true NULL false false"},
 		{name: "regexp_matches", args: []Expr{s, l("^h.llo"), l("i")}, want: "true true NULL false false"},
 		{name: "regexp_matches", args: []Expr{s, l("(")}, err: "invalid regular expression: missing closing ): `(`"},
+		{name: "~", args: []Expr{s, l("^h.llo")}, want: "false true NULL false false"},
+		{name: "~*", args: []Expr{s, l("^h.llo")}, want: "true true NULL false false"},
+		{name: "!~", args: []Expr{s, l("^h.llo")}, want: "true false NULL true true"},
+		{name: "!~*", args: []Expr{s, l("^h.llo")}, want: "false false NULL true true"},
+		{name: "~", args: []Expr{n, l("x")}, err: "operator does not exist: integer ~ text; add an explicit cast"},
 		{name: "lower", args: []Expr{n}, err: "function lower(integer) does not exist; add explicit casts to the arguments"},
 	})
 }
