@@ -3,6 +3,7 @@ package exec
 import (
 	"errors"
 	"math/big"
+	"strings"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -35,11 +36,25 @@ func unknownPair(l, r Expr) (Expr, Expr, error) {
 	var err error
 	switch {
 	case (isUnknownLiteral(l) || isNull(lt)) && !isUnknownLiteral(r) && !isNull(rt):
-		l, err = NewCast(l, rt, false)
+		l, err = resolveUnknown(l, rt)
 	case (isUnknownLiteral(r) || isNull(rt)) && !isUnknownLiteral(l) && !isNull(lt):
-		r, err = NewCast(r, lt, false)
+		r, err = resolveUnknown(r, lt)
 	}
 	return l, r, err
+}
+
+// resolveUnknown types a string literal or NULL by its context type. Next
+// to a numeric the literal keeps its own scale (Postgres's unknown becomes
+// unconstrained numeric), so dec_col = '1.5' does not round the constant
+// to the column's scale.
+func resolveUnknown(e Expr, ctx arrow.DataType) (Expr, error) {
+	if isDecimal(ctx) && isUnknownLiteral(e) {
+		v, _ := literalValue(e)
+		if d, err := NewDecimalLiteral(strings.TrimSpace(v.String())); err == nil {
+			return d, nil
+		}
+	}
+	return NewCast(e, ctx, false)
 }
 
 func resolveArith(op string, args []Expr) (Expr, error) {

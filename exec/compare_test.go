@@ -172,3 +172,15 @@ func TestConstantOperands(t *testing.T) {
 		{name: "is_distinct_from", args: []Expr{x, l(5)}, want: "true true false"},
 	})
 }
+
+func TestUnknownLiteralKeepsScale(t *testing.T) {
+	env := newTestEnv(t)
+	defer env.mem.AssertSize(t, 0)
+	b := env.batch(env.col(decType(10, 0), "2", "1", nil))
+	defer b.Release()
+	runCalls(t, env, b, []callCase{
+		{name: "=", args: []Expr{colRef(b, 0), lit(t, "1.5")}, want: "false false NULL"},
+		{name: "<", args: []Expr{colRef(b, 0), lit(t, "1.5")}, want: "false true NULL"},
+		{name: "+", args: []Expr{colRef(b, 0), lit(t, "0.25")}, want: "2.25 1.25 NULL"},
+	})
+}
