@@ -449,8 +449,12 @@ type skSortEntry struct {
 }
 
 // sortStable sorts refs by the keys, ties in the order of (batch, row).
-// The first key is normalized to a uint64 so most comparisons are one
-// integer compare; only ties (or inexact prefixes) look at the values.
+//
+// Each key in turn is normalized to a uint64 prefix and the rows are
+// radix-sorted by it (stably, so input order survives among ties); runs of
+// rows with equal prefixes are then sorted by the next key the same way.
+// A key whose prefix is inexact (strings, decimals) ends the recursion:
+// its tie runs are sorted by comparing rows from that key on.
 func (k *skRowKeys) sortStable(refs []skRef) {
 	if len(k.keys) == 0 {
 		slices.SortFunc(refs, func(a, b skRef) int {
@@ -461,40 +465,44 @@ func (k *skRowKeys) sortStable(refs []skRef) {
 		})
 		return
 	}
-	key := &k.keys[0]
 	es := make([]skSortEntry, len(refs))
 	for i, r := range refs {
-		e := skSortEntry{ref: r, nr: 1}
+		es[i].ref = r
+	}
+	k.sortRun(es, 0, make([]skSortEntry, len(es)))
+	for i := range es {
+		refs[i] = es[i].ref
+	}
+}
+
+// sortRun sorts es, whose rows tie on keys before ki, by keys ki and on.
+// tmp is scratch space of at least len(es).
+func (k *skRowKeys) sortRun(es []skSortEntry, ki int, tmp []skSortEntry) {
+	key := &k.keys[ki]
+	for i := range es {
+		e := &es[i]
+		r := e.ref
+		e.p, e.nr = 0, 1
 		if v := key.valid[r.b]; v != nil && !bitutil.BitIsSet(v, key.voff[r.b]+int(r.r)) {
 			e.nr = 2
 			if key.nullsFirst {
 				e.nr = 0
 			}
-		} else {
-			e.p = key.vals.prefix(r.b, r.r)
-			if key.desc {
-				e.p = ^e.p
-			}
+			continue
 		}
-		es[i] = e
+		e.p = key.vals.prefix(r.b, r.r)
+		if key.desc {
+			e.p = ^e.p
+		}
 	}
-	from := 0
-	if key.vals.exact() {
-		from = 1
-	}
+	skRadixSort(es, tmp)
+	exact := key.vals.exact()
 	n := len(k.keys)
-	// A stable LSD radix sort by (NULL rank, prefix) keeps input order
-	// among ties; runs of equal prefixes are then ordered by the remaining
-	// keys (or by the whole first key when its prefix is inexact).
-	skRadixSort(es)
-	if from == n {
-		for i := range es {
-			refs[i] = es[i].ref
-		}
+	if exact && ki+1 == n {
 		return
 	}
 	full := func(a, b skSortEntry) int {
-		if c := k.compareRange(a.ref, b.ref, from, n); c != 0 {
+		if c := k.compareRange(a.ref, b.ref, ki, n); c != 0 {
 			return c
 		}
 		if a.ref.b != b.ref.b {
@@ -507,19 +515,22 @@ func (k *skRowKeys) sortStable(refs []skRef) {
 		for hi < len(es) && es[hi].nr == es[lo].nr && es[hi].p == es[lo].p {
 			hi++
 		}
-		if hi-lo > 1 {
+		switch {
+		case hi-lo == 1:
+		case exact || es[lo].nr != 1: // equal on key ki (NULLs tie with NULLs)
+			if ki+1 < n {
+				k.sortRun(es[lo:hi], ki+1, tmp)
+			}
+		default:
 			slices.SortFunc(es[lo:hi], full)
 		}
 		lo = hi
-	}
-	for i := range es {
-		refs[i] = es[i].ref
 	}
 }
 
 // skRadixSort sorts es stably by (nr, p), skipping byte positions where
 // every entry agrees (small key ranges need few passes).
-func skRadixSort(es []skSortEntry) {
+func skRadixSort(es, tmp []skSortEntry) {
 	if len(es) < 2 {
 		return
 	}
@@ -532,8 +543,7 @@ func skRadixSort(es []skSortEntry) {
 		})
 		return
 	}
-	tmp := make([]skSortEntry, len(es))
-	src, dst := es, tmp
+	src, dst := es, tmp[:len(es)]
 	var count [256]int
 	// Passes 0..7 take byte i of p; pass 8 takes the NULL rank.
 	for pass := 0; pass <= 8; pass++ {
