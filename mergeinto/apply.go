@@ -1,0 +1,727 @@
+package mergeinto
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+)
+
+// batchOut is what one target batch becomes.
+type batchOut struct {
+	changed bool
+	// out replaces the input batch when changed: its kept rows, then the
+	// updated rows. Owned by the receiver.
+	out  []arrow.RecordBatch
+	kept int64
+}
+
+// mergeFile reads one candidate data file, applies the clauses to its
+// rows, and rewrites it when a row changed.
+func (m *merger) mergeFile(ctx context.Context, task table.FileScanTask) error {
+	fr := &fileRewrite{m: m, task: task}
+	defer fr.releaseBuffer()
+	var pos int64
+	err := m.readFile(ctx, task, func(b arrow.RecordBatch) (bool, error) {
+		o, err := m.applyBatch(b, task, pos)
+		pos += b.NumRows()
+		if err != nil {
+			return false, err
+		}
+		return true, fr.emit(ctx, b, o)
+	})
+	if err != nil {
+		return err
+	}
+	return fr.finish()
+}
+
+// fileRewrite is the copy-on-write state of one data file.
+//
+// Until the first changed row the file's batches are only buffered (up to
+// Options.BufferLimit bytes, then let go and re-read if needed), so that a
+// file with no change is never written. From the first changed row on,
+// everything streams into a writer.
+type fileRewrite struct {
+	m       *merger
+	task    table.FileScanTask
+	touched bool
+
+	buf      []arrow.RecordBatch
+	bufBytes int64
+	replay   int64 // rows of the unchanged prefix let go; re-read on touch
+	copied   int64
+
+	w *fileWriter
+}
+
+func (f *fileRewrite) releaseBuffer() {
+	releaseBatches(f.buf)
+	f.buf, f.bufBytes = nil, 0
+}
+
+func (f *fileRewrite) emit(ctx context.Context, in arrow.RecordBatch, o batchOut) error {
+	if !f.m.canChange {
+		return nil
+	}
+	if !o.changed {
+		if f.touched {
+			in.Retain()
+			f.copied += in.NumRows()
+			return f.push(ctx, in)
+		}
+		size := batchBytes(in)
+		if f.replay > 0 || f.bufBytes+size > f.m.opts.BufferLimit {
+			for _, b := range f.buf {
+				f.replay += b.NumRows()
+			}
+			f.releaseBuffer()
+			f.replay += in.NumRows()
+			return nil
+		}
+		in.Retain()
+		f.buf = append(f.buf, in)
+		f.bufBytes += size
+		return nil
+	}
+	out := o.out
+	defer func() { releaseBatches(out) }()
+	if !f.touched {
+		f.touched = true
+		if f.replay > 0 {
+			if err := f.replayPrefix(ctx); err != nil {
+				return err
+			}
+		}
+		buf := f.buf
+		f.buf, f.bufBytes = nil, 0
+		for i, b := range buf {
+			f.copied += b.NumRows()
+			if err := f.push(ctx, b); err != nil {
+				releaseBatches(buf[i+1:])
+				return err
+			}
+		}
+	}
+	f.copied += o.kept
+	for i, b := range out {
+		out[i] = nil
+		if err := f.push(ctx, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// replayPrefix re-reads the first f.replay rows of the file (unchanged,
+// let go from the buffer) and writes them.
+func (f *fileRewrite) replayPrefix(ctx context.Context) error {
+	var n int64
+	err := f.m.readFile(ctx, f.task, func(b arrow.RecordBatch) (bool, error) {
+		take := min(b.NumRows(), f.replay-n)
+		s := b.NewSlice(0, take)
+		n += take
+		return n < f.replay, f.push(ctx, s)
+	})
+	if err != nil {
+		return err
+	}
+	if n != f.replay {
+		return fmt.Errorf("merge into %s: data file %s yielded %d rows on a second read, %d on the first (broken invariant)", f.m.p.name, f.m.relPath(f.task.File.FilePath()), n, f.replay)
+	}
+	f.copied += n
+	f.replay = 0
+	return nil
+}
+
+// push writes b (which it owns), starting the writer on first use.
+func (f *fileRewrite) push(ctx context.Context, b arrow.RecordBatch) error {
+	if b.NumRows() == 0 {
+		b.Release()
+		return nil
+	}
+	if f.w == nil {
+		f.w = f.m.newWriter(ctx)
+	}
+	return f.w.push(ctx, b)
+}
+
+func (f *fileRewrite) finish() error {
+	if !f.touched {
+		return nil
+	}
+	mt := &f.m.res.Metrics
+	f.m.removed = append(f.m.removed, f.task.File)
+	mt.FilesRemoved++
+	mt.RowsCopied += f.copied
+	if f.w == nil {
+		return nil // every row deleted: the file goes, nothing replaces it
+	}
+	files, err := f.w.finish()
+	if err != nil {
+		return fmt.Errorf("merge into %s: rewriting data file %s: %w", f.m.p.name, f.m.relPath(f.task.File.FilePath()), err)
+	}
+	if len(files) > 0 {
+		mt.FilesRewritten++
+	}
+	f.m.addFiles(files)
+	return nil
+}
+
+func (m *merger) newWriter(ctx context.Context) *fileWriter {
+	w := startWriter(ctx, m.spec.Target, m.p.target, m.wopts)
+	m.writers = append(m.writers, w)
+	return w
+}
+
+func (m *merger) addFiles(files []iceberg.DataFile) {
+	for _, df := range files {
+		m.added = append(m.added, df)
+		m.res.Metrics.FilesAdded++
+		m.res.Metrics.BytesWritten += df.FileSizeBytes()
+	}
+}
+
+// applyBatch joins one target batch with the source and applies the
+// MATCHED and NOT MATCHED BY SOURCE clauses. pos is the position of b's
+// first row in its file.
+func (m *merger) applyBatch(b arrow.RecordBatch, task table.FileScanTask, pos int64) (o batchOut, err error) {
+	n := int(b.NumRows())
+	groups, _, err := m.src.Probe(m.ec, b, m.p.probeKeys)
+	if err != nil {
+		return o, fmt.Errorf("merge into %s: probing: %w", m.p.name, err)
+	}
+	match, err := m.match(b, groups, task, pos)
+	if err != nil || !m.canChange {
+		return o, err
+	}
+	var mRows, mSrc, sRows []int32
+	bySource := m.bySourceChanges()
+	for r := 0; r < n; r++ {
+		switch {
+		case match[r] >= 0 && len(m.p.matched) > 0:
+			mRows = append(mRows, int32(r))
+			mSrc = append(mSrc, match[r])
+		case match[r] < 0 && bySource:
+			sRows = append(sRows, int32(r))
+		}
+	}
+	if len(mRows) == 0 && len(sRows) == 0 {
+		return o, nil
+	}
+	drop := make([]bool, n)
+	defer func() {
+		if err != nil {
+			releaseBatches(o.out)
+			o = batchOut{}
+		}
+	}()
+	o.out = append(o.out, nil) // slot for the kept rows
+	for _, side := range []struct {
+		rows, src []int32
+		clauses   []Clause
+	}{{mRows, mSrc, m.p.matched}, {sRows, nil, m.p.bySource}} {
+		if len(side.rows) == 0 {
+			continue
+		}
+		j, err := m.joinedRows(b, side.rows, side.src)
+		if err != nil {
+			return o, err
+		}
+		err = m.applyClauses(j, side.rows, side.clauses, drop, &o.out)
+		j.Release()
+		if err != nil {
+			return o, err
+		}
+	}
+	keep := make([]int32, 0, n)
+	for r := 0; r < n; r++ {
+		if !drop[r] {
+			keep = append(keep, int32(r))
+		}
+	}
+	if len(keep) == n {
+		releaseBatches(o.out)
+		return batchOut{}, nil
+	}
+	o.changed = true
+	o.kept = int64(len(keep))
+	if len(keep) > 0 {
+		kb, err := m.takeBatch(b, keep)
+		if err != nil {
+			return o, err
+		}
+		o.out[0] = kb
+	} else {
+		o.out = o.out[1:]
+	}
+	return o, nil
+}
+
+// match finds, for each row of b, the source row it matches (-1 for
+// none), marks matched source rows, and enforces the cardinality rule.
+func (m *merger) match(b arrow.RecordBatch, groups []int32, task table.FileScanTask, pos int64) ([]int32, error) {
+	n := len(groups)
+	match := make([]int32, n)
+	for i := range match {
+		match[i] = -1
+	}
+	jt := m.src.Table
+	// The rule applies when some clause acts on matched rows; an
+	// insert-only merge just skips the source rows that match.
+	card := len(m.p.matched) > 0
+	violation := func(r int) error {
+		return &CardinalityError{Table: m.p.name, File: m.relPath(task.File.FilePath()), Row: pos + int64(r)}
+	}
+	if m.spec.On == nil {
+		for r, g := range groups {
+			if g < 0 {
+				continue
+			}
+			if card && jt.Count(g) > 1 {
+				return nil, violation(r)
+			}
+			s := jt.First(g)
+			match[r] = s
+			for ; s >= 0; s = jt.Next(s) {
+				jt.SetMatched(s)
+			}
+		}
+		return match, nil
+	}
+	var pt, ps []int32
+	flush := func() error {
+		if len(pt) == 0 {
+			return nil
+		}
+		j, err := m.joinedRows(b, pt, ps)
+		if err != nil {
+			return err
+		}
+		v, err := m.spec.On.Eval(m.ec, j)
+		j.Release()
+		if err != nil {
+			return fmt.Errorf("merge into %s: ON: %w", m.p.name, err)
+		}
+		defer v.Release()
+		for k := range pt {
+			if !isTrue(v, k) {
+				continue
+			}
+			r, s := pt[k], ps[k]
+			if match[r] >= 0 && card {
+				return violation(int(r))
+			}
+			if match[r] < 0 {
+				match[r] = s
+			}
+			jt.SetMatched(s)
+		}
+		pt, ps = pt[:0], ps[:0]
+		return nil
+	}
+	for r, g := range groups {
+		for s := jt.First(g); s >= 0; s = jt.Next(s) {
+			pt = append(pt, int32(r))
+			ps = append(ps, s)
+		}
+		if len(pt) >= m.opts.BatchSize {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return match, flush()
+}
+
+// joinedRows builds joined rows from target rows tRows of b and source
+// rows sRows (nil: a NULL source half).
+func (m *merger) joinedRows(b arrow.RecordBatch, tRows, sRows []int32) (arrow.RecordBatch, error) {
+	var tcols []arrow.Array
+	var err error
+	if b == nil {
+		tcols = nullCols(m.opts.Mem, m.p.target.Fields(), len(sRows))
+	} else if tcols, err = takeCols(m.ec.Ctx, b.Columns(), tRows); err != nil {
+		return nil, err
+	}
+	var scols []arrow.Array
+	n := len(tRows)
+	if sRows == nil {
+		scols = nullCols(m.opts.Mem, m.p.source.Fields(), n)
+	} else {
+		n = len(sRows)
+		if scols, err = takeCols(m.ec.Ctx, m.src.Columns, sRows); err != nil {
+			releaseAll(tcols)
+			return nil, err
+		}
+	}
+	return newBatch(m.p.joined, append(tcols, scols...), int64(n)), nil
+}
+
+// fire returns, for each row of j, the index of the first clause whose
+// condition is TRUE, or -1. A clause's condition is evaluated only on the
+// rows no earlier clause took, so it cannot fail on rows it never sees.
+func (m *merger) fire(j arrow.RecordBatch, clauses []Clause) ([]int, error) {
+	n := int(j.NumRows())
+	assign := make([]int, n)
+	undecided := make([]int32, n)
+	for i := range assign {
+		assign[i] = -1
+		undecided[i] = int32(i)
+	}
+	for ci, c := range clauses {
+		if len(undecided) == 0 {
+			break
+		}
+		if c.Cond == nil {
+			for _, r := range undecided {
+				assign[r] = ci
+			}
+			break
+		}
+		sub := j
+		if len(undecided) < n {
+			var err error
+			if sub, err = m.takeBatch(j, undecided); err != nil {
+				return nil, err
+			}
+		} else {
+			sub.Retain()
+		}
+		v, err := c.Cond.Eval(m.ec, sub)
+		sub.Release()
+		if err != nil {
+			return nil, fmt.Errorf("merge into %s: %s: %w", m.p.name, c.Kind, err)
+		}
+		next := undecided[:0]
+		for k, r := range undecided {
+			if isTrue(v, k) {
+				assign[r] = ci
+			} else {
+				next = append(next, r)
+			}
+		}
+		v.Release()
+		undecided = next
+	}
+	return assign, nil
+}
+
+// applyClauses applies clauses to joined rows j, whose row k is target row
+// rows[k] of the batch: updated rows go to out, and updated or deleted
+// rows are marked in drop.
+func (m *merger) applyClauses(j arrow.RecordBatch, rows []int32, clauses []Clause, drop []bool, out *[]arrow.RecordBatch) error {
+	assign, err := m.fire(j, clauses)
+	if err != nil {
+		return err
+	}
+	mt := &m.res.Metrics
+	nt := m.p.target.NumFields()
+	for ci, c := range clauses {
+		if c.Action.Kind == ActionDoNothing {
+			continue
+		}
+		var idx []int32
+		for k, a := range assign {
+			if a == ci {
+				idx = append(idx, int32(k))
+			}
+		}
+		if len(idx) == 0 {
+			continue
+		}
+		for _, k := range idx {
+			drop[rows[k]] = true
+		}
+		jc, err := m.takeBatch(j, idx)
+		if err != nil {
+			return err
+		}
+		switch c.Action.Kind {
+		case ActionDelete:
+			mt.RowsDeleted += int64(len(idx))
+			err = m.returnRows(jc.Columns()[:nt], jc.Columns()[nt:], ActionNameDelete, len(idx))
+		case ActionUpdate:
+			var cols []arrow.Array
+			cols, err = m.updatedRows(jc, c.Action.Set)
+			if err == nil {
+				mt.RowsUpdated += int64(len(idx))
+				err = m.returnRows(cols, jc.Columns()[nt:], ActionNameUpdate, len(idx))
+				*out = append(*out, newBatch(m.p.target, cols, int64(len(idx))))
+			}
+		}
+		jc.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// updatedRows computes the new target rows of an UPDATE over joined rows.
+func (m *merger) updatedRows(jc arrow.RecordBatch, set []Assignment) ([]arrow.Array, error) {
+	nt := m.p.target.NumFields()
+	cols := make([]arrow.Array, nt)
+	for _, a := range set {
+		v, err := a.Expr.Eval(m.ec, jc)
+		if err != nil {
+			releaseAll(cols)
+			return nil, fmt.Errorf("merge into %s: UPDATE SET %s: %w", m.p.name, m.p.target.Field(a.Column).Name, err)
+		}
+		cols[a.Column] = v
+	}
+	for i := range cols {
+		if cols[i] == nil {
+			cols[i] = jc.Column(i)
+			cols[i].Retain()
+		}
+	}
+	if err := m.checkNotNull(cols, "UPDATE"); err != nil {
+		releaseAll(cols)
+		return nil, err
+	}
+	return cols, nil
+}
+
+// insertUnmatched applies the NOT MATCHED clauses to the source rows that
+// matched no target row and writes the inserted rows to new files.
+func (m *merger) insertUnmatched(ctx context.Context) (err error) {
+	if len(m.p.notMatched) == 0 {
+		return nil
+	}
+	start := time.Now()
+	defer func() { m.res.Metrics.InsertTime = time.Since(start) }()
+	var w *fileWriter
+	jt := m.src.Table
+	total := int32(m.src.Rows)
+	idx := make([]int32, 0, m.opts.BatchSize)
+	for from := int32(0); from < total; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		idx, from = jt.AppendUnmatched(idx[:0], from, m.opts.BatchSize)
+		if len(idx) == 0 {
+			break
+		}
+		j, err := m.joinedRows(nil, nil, idx)
+		if err != nil {
+			return err
+		}
+		batches, err := m.insertRows(j)
+		j.Release()
+		if err != nil {
+			return err
+		}
+		for i, b := range batches {
+			if w == nil {
+				w = m.newWriter(ctx)
+			}
+			if err := w.push(ctx, b); err != nil {
+				releaseBatches(batches[i+1:])
+				return err
+			}
+		}
+	}
+	if w == nil {
+		return nil
+	}
+	files, err := w.finish()
+	if err != nil {
+		return fmt.Errorf("merge into %s: writing inserted rows: %w", m.p.name, err)
+	}
+	m.addFiles(files)
+	return nil
+}
+
+// insertRows applies the NOT MATCHED clauses to joined rows j.
+func (m *merger) insertRows(j arrow.RecordBatch) (out []arrow.RecordBatch, err error) {
+	defer func() {
+		if err != nil {
+			releaseBatches(out)
+			out = nil
+		}
+	}()
+	assign, err := m.fire(j, m.p.notMatched)
+	if err != nil {
+		return nil, err
+	}
+	nt := m.p.target.NumFields()
+	for ci, c := range m.p.notMatched {
+		if c.Action.Kind != ActionInsert {
+			continue
+		}
+		var idx []int32
+		for k, a := range assign {
+			if a == ci {
+				idx = append(idx, int32(k))
+			}
+		}
+		if len(idx) == 0 {
+			continue
+		}
+		jc, err := m.takeBatch(j, idx)
+		if err != nil {
+			return out, err
+		}
+		cols := make([]arrow.Array, nt)
+		for i, e := range c.Action.Values {
+			if cols[i], err = e.Eval(m.ec, jc); err != nil {
+				err = fmt.Errorf("merge into %s: INSERT value for %s: %w", m.p.name, m.p.target.Field(i).Name, err)
+				break
+			}
+		}
+		if err == nil {
+			err = m.checkNotNull(cols, "INSERT")
+		}
+		if err == nil {
+			err = m.returnRows(cols, jc.Columns()[nt:], ActionNameInsert, len(idx))
+		}
+		jc.Release()
+		if err != nil {
+			releaseAll(cols)
+			return out, err
+		}
+		m.res.Metrics.RowsInserted += int64(len(idx))
+		out = append(out, newBatch(m.p.target, cols, int64(len(idx))))
+	}
+	return out, nil
+}
+
+// checkNotNull refuses a NULL in a NOT NULL column.
+func (m *merger) checkNotNull(cols []arrow.Array, what string) error {
+	for i, f := range m.p.target.Fields() {
+		if !f.Nullable && cols[i].NullN() > 0 {
+			return &Error{State: StateNotNull, Msg: fmt.Sprintf("merge into %s: column %q is NOT NULL, but the %s would set it to NULL", m.p.name, f.Name, what)}
+		}
+	}
+	return nil
+}
+
+// returnRows evaluates RETURNING on rows whose target half is tcols and
+// source half scols (neither is released).
+func (m *merger) returnRows(tcols, scols []arrow.Array, action string, n int) error {
+	if m.spec.Returning == nil {
+		return nil
+	}
+	cols := make([]arrow.Array, 0, len(tcols)+len(scols)+1)
+	for _, c := range append(append([]arrow.Array(nil), tcols...), scols...) {
+		c.Retain()
+		cols = append(cols, c)
+	}
+	ab := array.NewStringBuilder(m.opts.Mem)
+	for i := 0; i < n; i++ {
+		ab.Append(action)
+	}
+	cols = append(cols, ab.NewArray())
+	ab.Release()
+	rb := newBatch(m.p.ret, cols, int64(n))
+	defer rb.Release()
+	out := make([]arrow.Array, len(m.spec.Returning))
+	for i, e := range m.spec.Returning {
+		v, err := e.Eval(m.ec, rb)
+		if err != nil {
+			releaseAll(out)
+			return fmt.Errorf("merge into %s: RETURNING %s: %w", m.p.name, e, err)
+		}
+		out[i] = v
+	}
+	m.res.Returning = append(m.res.Returning, newBatch(m.p.retSchema, out, int64(n)))
+	return nil
+}
+
+func isTrue(v arrow.Array, k int) bool {
+	b, ok := v.(*array.Boolean)
+	return ok && b.IsValid(k) && b.Value(k)
+}
+
+func (m *merger) takeBatch(b arrow.RecordBatch, idx []int32) (arrow.RecordBatch, error) {
+	cols, err := takeCols(m.ec.Ctx, b.Columns(), idx)
+	if err != nil {
+		return nil, err
+	}
+	return newBatch(b.Schema(), cols, int64(len(idx))), nil
+}
+
+// takeCols gathers rows idx of every column.
+func takeCols(ctx context.Context, cols []arrow.Array, idx []int32) ([]arrow.Array, error) {
+	ia := indexArray(idx)
+	defer ia.Release()
+	out := make([]arrow.Array, len(cols))
+	for i, c := range cols {
+		t, err := compute.TakeArray(ctx, c, ia)
+		if err != nil {
+			releaseAll(out)
+			return nil, fmt.Errorf("merge: gather %s: %w", c.DataType(), err)
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+// indexArray views idx as an Int32 array without copying; release it
+// before idx changes.
+func indexArray(idx []int32) arrow.Array {
+	buf := memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(idx))
+	d := array.NewData(arrow.PrimitiveTypes.Int32, len(idx), []*memory.Buffer{nil, buf}, nil, 0, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
+}
+
+func nullCols(mem memory.Allocator, fields []arrow.Field, n int) []arrow.Array {
+	out := make([]arrow.Array, len(fields))
+	for i, f := range fields {
+		out[i] = array.MakeArrayOfNull(mem, f.Type, n)
+	}
+	return out
+}
+
+// newBatch assembles a batch from columns it takes ownership of.
+func newBatch(schema *arrow.Schema, cols []arrow.Array, n int64) arrow.RecordBatch {
+	b := array.NewRecordBatch(schema, cols, n)
+	releaseAll(cols)
+	return b
+}
+
+func releaseAll(cols []arrow.Array) {
+	for _, c := range cols {
+		if c != nil {
+			c.Release()
+		}
+	}
+}
+
+func releaseBatches(bs []arrow.RecordBatch) {
+	for _, b := range bs {
+		if b != nil {
+			b.Release()
+		}
+	}
+}
+
+// batchBytes is the size of the buffers b references.
+func batchBytes(b arrow.RecordBatch) int64 {
+	var n int64
+	for _, c := range b.Columns() {
+		n += dataBytes(c.Data())
+	}
+	return n
+}
+
+func dataBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, ch := range d.Children() {
+		n += dataBytes(ch)
+	}
+	return n
+}

@@ -1,0 +1,324 @@
+package mergeinto
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/skadedb/skade/exec"
+)
+
+// Execute runs a MERGE and stages its change into txn, which the caller
+// commits (or abandons). It never commits.
+//
+// The staged change is one overwrite snapshot that removes every data
+// file it rewrote or emptied and adds the files it wrote, with a
+// requirement that the main branch still points at the snapshot the
+// transaction started from (AssertRefSnapshotID), so that of two racing
+// merges the second to commit fails with table.ErrCommitFailed. A merge
+// that changes nothing stages nothing and returns Staged == false.
+//
+// txn must be a transaction on spec.Target (or on a table sharing its
+// metadata and IO), and spec.Snapshot its head. On error nothing is staged
+// and the data files Execute wrote are removed through the target's IO.
+func Execute(ctx context.Context, spec *Spec, txn *table.Transaction) (res *Result, err error) {
+	p, err := prepare(spec)
+	if err != nil {
+		return nil, err
+	}
+	if txn == nil {
+		return nil, &Error{State: StateInternal, Msg: fmt.Sprintf("merge into %s: no transaction (binder bug)", p.name)}
+	}
+	m := &merger{p: p, spec: spec, opts: spec.Options.withDefaults(), res: &Result{ReturningSchema: p.retSchema}}
+	m.ec = &exec.EvalContext{Ctx: ctx, Mem: m.opts.Mem, Now: m.opts.Now}
+	if m.opts.TargetFileSize > 0 {
+		m.wopts = append(m.wopts, table.WithTargetFileSize(m.opts.TargetFileSize))
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, m.abort())
+			res.Release()
+			res = nil
+		}
+		m.close()
+	}()
+	if err := m.build(ctx); err != nil {
+		return nil, err
+	}
+	if err := m.scanTarget(ctx); err != nil {
+		return nil, err
+	}
+	if err := m.insertUnmatched(ctx); err != nil {
+		return nil, err
+	}
+	if err := m.stage(ctx, txn); err != nil {
+		return nil, err
+	}
+	mt := &m.res.Metrics
+	m.res.Count = mt.RowsInserted + mt.RowsUpdated + mt.RowsDeleted
+	return m.res, nil
+}
+
+// merger is one Execute's state.
+type merger struct {
+	p    *prepared
+	spec *Spec
+	opts Options
+	ec   *exec.EvalContext
+	res  *Result
+
+	src *exec.JoinBuild
+	// canChange: some clause can change a target row, so files are
+	// buffered and rewritten; otherwise the target is read only to find
+	// the source rows that match.
+	canChange bool
+
+	readScan *table.Scan
+	wopts    []table.WriteRecordOption
+	writers  []*fileWriter // every writer started, for abort
+	removed  []iceberg.DataFile
+	added    []iceberg.DataFile
+}
+
+func (m *merger) close() {
+	if m.src != nil {
+		m.src.Release()
+		m.src = nil
+	}
+	if m.readScan != nil {
+		m.readScan.Close()
+		m.readScan = nil
+	}
+}
+
+// abort stops the writers and removes every data file this merge wrote.
+func (m *merger) abort() error {
+	var paths []string
+	for _, w := range m.writers {
+		w.stop(true)
+		for _, df := range w.written() {
+			paths = append(paths, df.FilePath())
+		}
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	fsys, err := m.spec.Target.FS(context.Background())
+	if err != nil {
+		return fmt.Errorf("merge into %s: removing the files it wrote: %w", m.p.name, err)
+	}
+	var errs []error
+	for _, p := range paths {
+		if err := fsys.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("merge into %s: removing the file it wrote: %w", m.p.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// build drains the source into a hash table on its keys.
+func (m *merger) build(ctx context.Context) error {
+	start := time.Now()
+	defer func() { m.res.Metrics.BuildTime = time.Since(start) }()
+	src := m.spec.Source
+	if err := src.Open(ctx); err != nil {
+		src.Close()
+		return fmt.Errorf("merge into %s: source: %w", m.p.name, err)
+	}
+	jb, err := exec.BuildJoin(ctx, src, m.p.buildKeys, exec.HashOptions{
+		Mem: m.opts.Mem, Budget: m.spec.Budget, BatchSize: m.opts.BatchSize, Now: m.opts.Now,
+	}, fmt.Sprintf("merge into %s: the source", m.p.name))
+	cerr := src.Close()
+	if err != nil {
+		return fmt.Errorf("merge into %s: source: %w", m.p.name, err)
+	}
+	m.src = jb
+	if cerr != nil {
+		return fmt.Errorf("merge into %s: source: %w", m.p.name, cerr)
+	}
+	m.res.Metrics.SourceRows = int64(jb.Rows)
+	for _, c := range append(append([]Clause(nil), m.p.matched...), m.p.bySource...) {
+		if c.Action.Kind == ActionUpdate || c.Action.Kind == ActionDelete {
+			m.canChange = true
+		}
+	}
+	return nil
+}
+
+// bySourceChanges reports whether a NOT MATCHED BY SOURCE clause can
+// change a row, which makes every target row (and file) a candidate.
+func (m *merger) bySourceChanges() bool {
+	for _, c := range m.p.bySource {
+		if c.Action.Kind != ActionDoNothing {
+			return true
+		}
+	}
+	return false
+}
+
+// scanTarget plans the candidate files and streams them one at a time.
+func (m *merger) scanTarget(ctx context.Context) error {
+	mt := &m.res.Metrics
+	snap := m.spec.Snapshot
+	if snap == nil {
+		return nil
+	}
+	total := exec.SnapshotDataFiles(m.spec.Target, snap.SnapshotID)
+	if len(m.p.matched) == 0 && len(m.p.notMatched) == 0 && !m.bySourceChanges() {
+		// Only DO NOTHING for target rows and no inserts: nothing to learn.
+		mt.FilesSkipped = max(total, 0)
+		return nil
+	}
+	start := time.Now()
+	var filter iceberg.BooleanExpression
+	if !m.bySourceChanges() {
+		pr, err := m.earlyFilter()
+		if err != nil {
+			return err
+		}
+		if pr.none {
+			mt.FilesSkipped = max(total, 0)
+			mt.PruneTime = time.Since(start)
+			return nil
+		}
+		filter = pr.filter
+	}
+	opts := []table.ScanOption{table.WithSnapshotID(snap.SnapshotID)}
+	if filter != nil {
+		opts = append(opts, table.WithRowFilter(filter))
+	}
+	planScan := m.spec.Target.Scan(opts...)
+	tasks, err := planScan.PlanFiles(ctx)
+	planScan.Close()
+	mt.PruneTime = time.Since(start)
+	if err != nil {
+		return fmt.Errorf("merge into %s: planning the target files: %w", m.p.name, err)
+	}
+	mt.FilesScanned = int64(len(tasks))
+	if total >= int64(len(tasks)) {
+		mt.FilesSkipped = total - int64(len(tasks))
+	}
+
+	start = time.Now()
+	defer func() { mt.ScanTime = time.Since(start) }()
+	m.readScan = m.spec.Target.Scan(table.WithSnapshotID(snap.SnapshotID), table.WithArrowBatchSize(m.opts.BatchSize))
+	for _, task := range tasks {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := m.mergeFile(ctx, task); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readFile streams task's rows in the target layout, calling fn per batch
+// (fn does not own the batch) until fn returns false or an error.
+func (m *merger) readFile(ctx context.Context, task table.FileScanTask, fn func(arrow.RecordBatch) (bool, error)) error {
+	// The task may carry the early filter's residual; the file is read
+	// whole.
+	task.Residual = nil
+	m.res.Metrics.BytesRead += task.File.FileSizeBytes()
+	_, seq, err := m.readScan.ReadTasks(ctx, []table.FileScanTask{task})
+	if err != nil {
+		return fmt.Errorf("merge into %s: reading data file %s: %w", m.p.name, m.relPath(task.File.FilePath()), err)
+	}
+	for b, err := range seq {
+		if err != nil {
+			return fmt.Errorf("merge into %s: reading data file %s: %w", m.p.name, m.relPath(task.File.FilePath()), err)
+		}
+		tb, err := m.conform(ctx, b)
+		if err != nil {
+			return err
+		}
+		more, err := fn(tb)
+		tb.Release()
+		if err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// conform makes b match TargetSchema: column order by name, canonical
+// types, NULL for columns the file predates. It releases b.
+func (m *merger) conform(ctx context.Context, b arrow.RecordBatch) (arrow.RecordBatch, error) {
+	defer b.Release()
+	ts := m.p.target
+	cols := make([]arrow.Array, ts.NumFields())
+	bs := b.Schema()
+	for i, f := range ts.Fields() {
+		idx := bs.FieldIndices(f.Name)
+		if len(idx) == 0 {
+			cols[i] = array.MakeArrayOfNull(m.opts.Mem, f.Type, int(b.NumRows()))
+			continue
+		}
+		c := b.Column(idx[0])
+		if arrow.TypeEqual(c.DataType(), f.Type) {
+			c.Retain()
+			cols[i] = c
+			continue
+		}
+		cast, err := compute.CastArray(ctx, c, compute.SafeCastOptions(f.Type))
+		if err != nil {
+			releaseAll(cols)
+			return nil, fmt.Errorf("merge into %s: column %q: %w", m.p.name, f.Name, err)
+		}
+		cols[i] = cast
+	}
+	return newBatch(ts, cols, b.NumRows()), nil
+}
+
+// relPath is path relative to the table location when inside it.
+func (m *merger) relPath(path string) string {
+	loc := strings.TrimSuffix(m.spec.Target.Location(), "/") + "/"
+	if rel, ok := strings.CutPrefix(path, loc); ok {
+		return rel
+	}
+	return path
+}
+
+// stage stages the file swap into txn.
+func (m *merger) stage(ctx context.Context, txn *table.Transaction) error {
+	start := time.Now()
+	defer func() { m.res.Metrics.StageTime = time.Since(start) }()
+	if len(m.removed) == 0 && len(m.added) == 0 {
+		return nil
+	}
+	staged, err := txn.StagedTable()
+	if err != nil {
+		return fmt.Errorf("merge into %s: %w", m.p.name, err)
+	}
+	var want, got int64 = -1, -1
+	if m.spec.Snapshot != nil {
+		want = m.spec.Snapshot.SnapshotID
+	}
+	if h := staged.CurrentSnapshot(); h != nil {
+		got = h.SnapshotID
+	}
+	if want != got {
+		return &Error{State: StateInternal, Msg: fmt.Sprintf("merge into %s: the statement read snapshot %d but the transaction's head is %d (binder bug: read the transaction's staged table)", m.p.name, want, got)}
+	}
+	if err := txn.AssertRefSnapshotID(table.MainBranch); err != nil {
+		return fmt.Errorf("merge into %s: %w", m.p.name, err)
+	}
+	props := iceberg.Properties{}
+	for k, v := range m.opts.SnapshotProperties {
+		props[k] = v
+	}
+	if err := txn.ReplaceDataFilesWithDataFiles(ctx, m.removed, m.added, props); err != nil {
+		return fmt.Errorf("merge into %s: staging the snapshot: %w", m.p.name, err)
+	}
+	m.res.Staged = true
+	return nil
+}

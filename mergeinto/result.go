@@ -1,0 +1,99 @@
+package mergeinto
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// Result is what a MERGE did.
+type Result struct {
+	// Count is rows updated + deleted + inserted: what the table changed
+	// by, the statement's `count`.
+	Count int64
+	// Staged reports whether Execute staged a snapshot into the
+	// transaction. A merge that changes nothing stages nothing.
+	Staged bool
+	// Returning holds the RETURNING rows when Spec.Returning was set
+	// (schema ReturningSchema), else nil. The caller releases them.
+	Returning       []arrow.RecordBatch
+	ReturningSchema *arrow.Schema
+	// Metrics are the counters for EXPLAIN ANALYZE.
+	Metrics Metrics
+}
+
+// Release releases the RETURNING batches.
+func (r *Result) Release() {
+	if r == nil {
+		return
+	}
+	for _, b := range r.Returning {
+		b.Release()
+	}
+	r.Returning = nil
+}
+
+// Metrics count a MERGE's work.
+type Metrics struct {
+	SourceRows int64 // rows the source produced
+
+	RowsInserted int64
+	RowsUpdated  int64
+	RowsDeleted  int64
+	// RowsCopied are unchanged rows copied into rewritten files: the
+	// write amplification of copy-on-write.
+	RowsCopied int64
+
+	FilesScanned   int64 // data files read (candidates after pruning)
+	FilesSkipped   int64 // data files of the snapshot pruning left out
+	FilesRewritten int64 // files replaced by a rewrite with rows left
+	FilesRemoved   int64 // files dropped from the table (rewritten or emptied)
+	FilesAdded     int64 // data files written (rewrites and inserts)
+
+	BytesRead    int64 // data file bytes read, re-reads included
+	BytesWritten int64 // data file bytes written
+
+	// Time per phase.
+	BuildTime  time.Duration // drain the source, build the hash table
+	PruneTime  time.Duration // plan the candidate files
+	ScanTime   time.Duration // read, probe, apply clauses, rewrite
+	InsertTime time.Duration // write NOT MATCHED inserts
+	StageTime  time.Duration // stage the snapshot into the transaction
+}
+
+// Map returns the counters by name, for lake's Result.Metrics() and
+// EXPLAIN ANALYZE; times are in nanoseconds.
+func (m Metrics) Map() map[string]int64 {
+	return map[string]int64{
+		"source_rows":     m.SourceRows,
+		"rows_inserted":   m.RowsInserted,
+		"rows_updated":    m.RowsUpdated,
+		"rows_deleted":    m.RowsDeleted,
+		"rows_copied":     m.RowsCopied,
+		"files_scanned":   m.FilesScanned,
+		"files_skipped":   m.FilesSkipped,
+		"files_rewritten": m.FilesRewritten,
+		"files_removed":   m.FilesRemoved,
+		"files_added":     m.FilesAdded,
+		"bytes_read":      m.BytesRead,
+		"bytes_written":   m.BytesWritten,
+		"build_ns":        int64(m.BuildTime),
+		"prune_ns":        int64(m.PruneTime),
+		"scan_ns":         int64(m.ScanTime),
+		"insert_ns":       int64(m.InsertTime),
+		"stage_ns":        int64(m.StageTime),
+	}
+}
+
+// String renders the metrics on one line for EXPLAIN ANALYZE.
+func (m Metrics) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "rows: +%d ~%d -%d copied=%d source=%d; ", m.RowsInserted, m.RowsUpdated, m.RowsDeleted, m.RowsCopied, m.SourceRows)
+	fmt.Fprintf(&b, "files: scanned=%d skipped=%d rewritten=%d removed=%d added=%d; ", m.FilesScanned, m.FilesSkipped, m.FilesRewritten, m.FilesRemoved, m.FilesAdded)
+	fmt.Fprintf(&b, "bytes: read=%d written=%d; ", m.BytesRead, m.BytesWritten)
+	r := func(d time.Duration) time.Duration { return d.Round(time.Microsecond) }
+	fmt.Fprintf(&b, "time: build=%s prune=%s scan=%s insert=%s stage=%s", r(m.BuildTime), r(m.PruneTime), r(m.ScanTime), r(m.InsertTime), r(m.StageTime))
+	return b.String()
+}

@@ -1,0 +1,117 @@
+package mergeinto
+
+import (
+	"context"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+)
+
+// fileWriter streams batches into iceberg-go's WriteRecords, which runs in
+// its own goroutine, so that a rewritten file is written while it is read
+// instead of being held whole. WriteRecords picks the partitioned (fanout)
+// or the rolling writer from the table's spec, so rows whose partition
+// values an UPDATE changed land in the right partition.
+//
+// INVARIANT: every batch handed to push is released exactly once, by
+// WriteRecords or by the drain in stop.
+type fileWriter struct {
+	ch     chan arrow.RecordBatch
+	done   chan struct{}
+	cancel context.CancelFunc
+
+	mu    sync.Mutex
+	files []iceberg.DataFile
+	err   error
+
+	closed bool
+}
+
+func startWriter(ctx context.Context, tbl *table.Table, schema *arrow.Schema, opts []table.WriteRecordOption) *fileWriter {
+	ctx, cancel := context.WithCancel(ctx)
+	w := &fileWriter{ch: make(chan arrow.RecordBatch, 2), done: make(chan struct{}), cancel: cancel}
+	seq := func(yield func(arrow.RecordBatch, error) bool) {
+		for b := range w.ch {
+			if !yield(b, nil) {
+				// WriteRecords gave up (it failed); it released b.
+				for b := range w.ch {
+					b.Release()
+				}
+				return
+			}
+		}
+	}
+	go func() {
+		defer close(w.done)
+		for df, err := range table.WriteRecords(ctx, tbl, schema, seq, opts...) {
+			w.mu.Lock()
+			if err != nil {
+				w.err = err
+				w.mu.Unlock()
+				break
+			}
+			w.files = append(w.files, df)
+			w.mu.Unlock()
+		}
+		// Whatever WriteRecords did not consume is let go by stop.
+	}()
+	return w
+}
+
+// push hands b to the writer, which owns it from here on.
+func (w *fileWriter) push(ctx context.Context, b arrow.RecordBatch) error {
+	select {
+	case w.ch <- b:
+		return nil
+	case <-w.done:
+		b.Release()
+		return w.result()
+	case <-ctx.Done():
+		b.Release()
+		return ctx.Err()
+	}
+}
+
+func (w *fileWriter) result() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		return context.Canceled // done before close: only cancellation does that
+	}
+	return w.err
+}
+
+// finish closes the input and waits for the data files.
+func (w *fileWriter) finish() ([]iceberg.DataFile, error) {
+	w.stop(false)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.files, w.err
+}
+
+// stop closes the input, cancelling the write first when abort is set,
+// waits for the goroutine and releases unconsumed batches. Idempotent.
+func (w *fileWriter) stop(abort bool) {
+	if w.closed {
+		return
+	}
+	w.closed = true
+	if abort {
+		w.cancel()
+	}
+	close(w.ch)
+	<-w.done
+	for b := range w.ch {
+		b.Release()
+	}
+	w.cancel()
+}
+
+// written returns the data files completed so far (for cleanup).
+func (w *fileWriter) written() []iceberg.DataFile {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]iceberg.DataFile(nil), w.files...)
+}
