@@ -2,10 +2,13 @@ package exec
 
 import (
 	"bytes"
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -68,6 +71,12 @@ func init() {
 	register("lpad", padOverloads(true)...)
 	register("rpad", padOverloads(false)...)
 	register("concat", resolveConcat)
+	register("concat_ws", resolveConcatWS)
+	register("md5", strUnary(func(d, s []byte) []byte {
+		sum := md5.Sum(s)
+		return hex.AppendEncode(d, sum[:])
+	}))
+	register("initcap", strUnary(appendInitcap))
 	registerOp("||", resolveConcatOp)
 	register("regexp_matches", resolveRegexp)
 	register("regexp_like", resolveRegexp)
@@ -424,6 +433,76 @@ func resolveConcat(name string, args []Expr) (Expr, error) {
 		}
 		return bld.NewArray(), nil
 	}, formFunc, cargs...), nil
+}
+
+// resolveConcatWS implements concat_ws(sep, ...): the non-NULL arguments
+// joined by sep; NULL only when sep is NULL.
+func resolveConcatWS(name string, args []Expr) (Expr, error) {
+	if len(args) < 2 {
+		return nil, errNoMatch
+	}
+	cargs := make([]Expr, len(args))
+	for i, a := range args {
+		c, err := toText(a)
+		if err != nil {
+			return nil, err
+		}
+		cargs[i] = c
+	}
+	return newCall(name, tString, func(ec *EvalContext, a []arrow.Array, n int) (arrow.Array, error) {
+		views := make([]strView, len(a))
+		bits := make([][]byte, len(a))
+		offs := make([]int, len(a))
+		total := 0
+		for k, x := range a {
+			views[k] = newStrView(x)
+			bits[k], offs[k] = validBits(x)
+			total += views[k].bytesLen()
+		}
+		bld := newStringBuilder(ec.Mem, tString, n, total)
+		defer bld.Release()
+		var scratch []byte
+		for i := range n {
+			if bits[0] != nil && !bitutil.BitIsSet(bits[0], offs[0]+i) {
+				bld.AppendNull()
+				continue
+			}
+			scratch = scratch[:0]
+			first := true
+			for k := 1; k < len(a); k++ {
+				if bits[k] != nil && !bitutil.BitIsSet(bits[k], offs[k]+i) {
+					continue
+				}
+				if !first {
+					scratch = append(scratch, views[0].at(i)...)
+				}
+				first = false
+				scratch = append(scratch, views[k].at(i)...)
+			}
+			bld.Append(scratch)
+		}
+		return bld.NewArray(), nil
+	}, formFunc, cargs...), nil
+}
+
+// appendInitcap upper-cases the first letter of each word and lower-cases
+// the rest; words are runs of letters and digits, as in Postgres.
+func appendInitcap(d, s []byte) []byte {
+	inWord := false
+	for len(s) > 0 {
+		r, w := utf8.DecodeRune(s)
+		s = s[w:]
+		alnum := unicode.IsLetter(r) || unicode.IsDigit(r)
+		switch {
+		case alnum && !inWord:
+			r = unicode.ToUpper(r)
+		case alnum:
+			r = unicode.ToLower(r)
+		}
+		inWord = alnum
+		d = utf8.AppendRune(d, r)
+	}
+	return d
 }
 
 // resolveConcatOp implements ||: text with anything (the other side is

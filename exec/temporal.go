@@ -61,6 +61,7 @@ func init() {
 		return arrow.Timestamp(math.Round(f * 1e6)), nil
 	})))
 	register("make_date", sig(types(tInt32, tInt32, tInt32), tDate, makeDateKernel))
+	register("make_timestamp", sig(types(tInt32, tInt32, tInt32, tInt32, tInt32, tFloat64), tTimestamp, makeTimestampKernel))
 	register("strftime", resolveStrftime)
 }
 
@@ -165,6 +166,43 @@ func temporalArith(op string, l, r Expr) (Expr, error) {
 			// days and time of day share a sign, as Postgres's justify_hours
 			return arrow.MonthDayNanoInterval{Days: int32(d / usPerDay), Nanoseconds: d % usPerDay * 1000}
 		}), formInfix, l, r), nil
+	case lid == iv && isNumeric(rt) && (op == "*" || op == "/"):
+		r, err := Coerce(r, tFloat64)
+		if err != nil {
+			return nil, err
+		}
+		div := op == "/"
+		return newCall(op, tInterval, mapKernel2Err(tInterval, func(v arrow.MonthDayNanoInterval, f float64) (arrow.MonthDayNanoInterval, error) {
+			if div {
+				if f == 0 {
+					return v, errDivByZero
+				}
+				f = 1 / f
+			}
+			return scaleInterval(v, f)
+		}), formInfix, l, r), nil
+	case isNumeric(lt) && rid == iv && op == "*":
+		e, err := temporalArith(op, r, l)
+		if err != nil {
+			return nil, err
+		}
+		c := e.(*Call)
+		return newCall(op, c.typ, func(ec *EvalContext, args []arrow.Array, n int) (arrow.Array, error) {
+			return c.fn(ec, []arrow.Array{args[1], args[0]}, n)
+		}, formInfix, c.Args[1], c.Args[0]), nil
+	case lid == arrow.TIME64 && rid == iv && (op == "+" || op == "-"):
+		sign := int64(1)
+		if op == "-" {
+			sign = -1
+		}
+		// time + interval uses only the interval's time part, wrapping at midnight
+		return newCall(op, tTime, mapKernel2(tTime, func(t arrow.Time64, v arrow.MonthDayNanoInterval) arrow.Time64 {
+			return arrow.Time64(floorMod(int64(t)+sign*v.Nanoseconds/1000, usPerDay))
+		}), formInfix, l, r), nil
+	case lid == arrow.DATE32 && rid == arrow.TIME64 && op == "+":
+		return newCall(op, tTimestamp, mapKernel2(tTimestamp, func(d arrow.Date32, t arrow.Time64) arrow.Timestamp {
+			return arrow.Timestamp(int64(d)*usPerDay + int64(t))
+		}), formInfix, l, r), nil
 	case lid == iv && rid == iv && (op == "+" || op == "-"):
 		sign := int64(1)
 		if op == "-" {
@@ -179,6 +217,23 @@ func temporalArith(op string, l, r Expr) (Expr, error) {
 		}), formInfix, l, r), nil
 	}
 	return nil, errNoMatch
+}
+
+var errIntervalRange = fmt.Errorf("interval out of range")
+
+// scaleInterval multiplies an interval as Postgres's interval_mul does:
+// fractional months spill into days (30 per month) and fractional days
+// into time (24 hours per day).
+func scaleInterval(v arrow.MonthDayNanoInterval, f float64) (arrow.MonthDayNanoInterval, error) {
+	months := float64(v.Months) * f
+	wm := math.Trunc(months)
+	days := float64(v.Days)*f + (months-wm)*30
+	wd := math.Trunc(days)
+	us := float64(v.Nanoseconds/1000)*f + (days-wd)*float64(usPerDay)
+	if math.IsNaN(us) || math.Abs(wm) > math.MaxInt32 || math.Abs(wd) > math.MaxInt32 || math.Abs(us) > 9.2e18 {
+		return v, errIntervalRange
+	}
+	return arrow.MonthDayNanoInterval{Months: int32(wm), Days: int32(wd), Nanoseconds: int64(math.Round(us)) * 1000}, nil
 }
 
 // addInterval adds months (clamping the day to the month's end, as
@@ -595,6 +650,36 @@ func makeDateKernel(ec *EvalContext, args []arrow.Array, n int) (arrow.Array, er
 		out[i] = arrow.Date32(daysFromCivil(yy, mm, dd))
 	}
 	return makeArray(tDate, n, valid, array.UnknownNullCount, buf), nil
+}
+
+// makeTimestampKernel implements make_timestamp(year, month, day, hour,
+// min, sec) with Postgres's range checks.
+func makeTimestampKernel(ec *EvalContext, args []arrow.Array, n int) (arrow.Array, error) {
+	dates, err := makeDateKernel(ec, args[:3], n)
+	if err != nil {
+		return nil, err
+	}
+	defer dates.Release()
+	d := values[arrow.Date32](dates)
+	h, mi, sec := values[int32](args[3]), values[int32](args[4]), values[float64](args[5])
+	valid := andValidity(ec.Mem, n, args...)
+	var vb []byte
+	if valid != nil {
+		vb = valid.Bytes()
+	}
+	buf, out := newFixed[arrow.Timestamp](ec.Mem, n)
+	for i := range out {
+		if h[i] < 0 || h[i] > 23 || mi[i] < 0 || mi[i] > 59 || sec[i] < 0 || sec[i] >= 60 || math.IsNaN(sec[i]) {
+			if isValid(vb, i) {
+				releaseBufs(buf, valid)
+				return nil, fmt.Errorf("time field value out of range: %d:%02d:%s", h[i], mi[i], strconv.FormatFloat(sec[i], 'f', -1, 64))
+			}
+			out[i] = 0
+			continue
+		}
+		out[i] = arrow.Timestamp(int64(d[i])*usPerDay + int64(h[i])*usPerHour + int64(mi[i])*usPerMinute + int64(math.Round(sec[i]*1e6)))
+	}
+	return makeArray(tTimestamp, n, valid, array.UnknownNullCount, buf), nil
 }
 
 // ---- strftime ------------------------------------------------------------

@@ -62,6 +62,14 @@ func TestTemporal(t *testing.T) {
 		{name: "make_date", args: []Expr{l(2023), l(2), l(29)}, err: "date field value out of range: 2023-02-29"},
 		{name: "now", want: "2024-03-15 10:30:45.123456+00 2024-03-15 10:30:45.123456+00 2024-03-15 10:30:45.123456+00 2024-03-15 10:30:45.123456+00"},
 		{name: "current_date", want: "2024-03-15 2024-03-15 2024-03-15 2024-03-15"},
+		{name: "*", args: []Expr{iv("1 mon 1 day"), l(1.5)}, want: "1 mon 16 days 12:00:00 1 mon 16 days 12:00:00 1 mon 16 days 12:00:00 1 mon 16 days 12:00:00"},
+		{name: "*", args: []Expr{l(2), iv("1 hour")}, want: "02:00:00 02:00:00 02:00:00 02:00:00"},
+		{name: "/", args: []Expr{iv("1 day"), l(4)}, want: "06:00:00 06:00:00 06:00:00 06:00:00"},
+		{name: "/", args: []Expr{iv("1 day"), l(0)}, err: "division by zero"},
+		{name: "+", args: []Expr{mustCast(t, l("23:30:00"), tTime), iv("1 hour")}, want: "00:30:00 00:30:00 00:30:00 00:30:00"},
+		{name: "+", args: []Expr{d, mustCast(t, l("12:00:00"), tTime)}, want: "2024-01-31 12:00:00 2024-02-29 12:00:00 2024-03-01 12:00:00 NULL"},
+		{name: "make_timestamp", args: []Expr{l(2024), l(2), l(29), l(13), l(5), l(6.5)}, want: "2024-02-29 13:05:06.5 2024-02-29 13:05:06.5 2024-02-29 13:05:06.5 2024-02-29 13:05:06.5"},
+		{name: "make_timestamp", args: []Expr{l(2024), l(2), l(29), l(24), l(5), l(6.5)}, err: "time field value out of range: 24:05:6.5"},
 		{name: "+", args: []Expr{d, d}, err: "operator does not exist: date + date; add an explicit cast"},
 	})
 }
