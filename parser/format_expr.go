@@ -69,8 +69,8 @@ func (x *TypedLiteral) format(w *writer) {
 
 func (x *IntervalLiteral) format(w *writer) {
 	w.WriteString("INTERVAL ")
-	if lit, ok := x.Value.(*Literal); ok && (lit.Kind == LitString || lit.Kind == LitInteger || lit.Kind == LitDecimal) &&
-		!strings.HasPrefix(lit.Value, "-") {
+	if lit, ok := x.Value.(*Literal); ok && (lit.Kind == LitString ||
+		(lit.Kind == LitInteger || lit.Kind == LitDecimal) && !strings.HasPrefix(lit.Value, "-")) {
 		lit.format(w)
 	} else {
 		w.WriteByte('(')
