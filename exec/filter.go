@@ -8,7 +8,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -105,8 +104,16 @@ func (f *Filter) apply(ctx context.Context, b arrow.RecordBatch) (arrow.RecordBa
 		b.Retain()
 		return b, nil
 	}
-	cctx := compute.WithAllocator(ctx, f.mem)
-	return compute.FilterRecordBatch(cctx, b, mask, compute.DefaultFilterOptions())
+	// Gather the kept rows with skGather rather than compute's filter: it
+	// covers every canonical type (arrow-go's take rejects 16-byte
+	// intervals and leaks on that error path).
+	refs := make([]skRef, 0, n)
+	for i := range mask.Len() {
+		if mask.IsValid(i) && mask.Value(i) {
+			refs = append(refs, skRef{0, int32(i)})
+		}
+	}
+	return skGatherBatch(f.mem, b.Schema(), []arrow.RecordBatch{b}, refs)
 }
 
 // countSelected counts the rows that are true and not NULL.

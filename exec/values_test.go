@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 )
@@ -308,5 +309,75 @@ func TestRebatch(t *testing.T) {
 				t.Fatalf("batch sizes %v, want %v", sizes, tc.want)
 			}
 		})
+	}
+}
+
+// TestFilterCanonicalTypes filters a batch holding every canonical type.
+func TestFilterCanonicalTypes(t *testing.T) {
+	mem := opsTestMem(t)
+	types := []arrow.DataType{
+		arrow.FixedWidthTypes.Boolean, arrow.PrimitiveTypes.Int8, arrow.PrimitiveTypes.Int16, arrow.PrimitiveTypes.Int32,
+		arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Float32, arrow.PrimitiveTypes.Float64,
+		&arrow.Decimal128Type{Precision: 12, Scale: 2}, arrow.BinaryTypes.String, arrow.BinaryTypes.Binary,
+		arrow.FixedWidthTypes.Date32, arrow.FixedWidthTypes.Time64us, &arrow.TimestampType{Unit: arrow.Microsecond},
+		&arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, extensions.NewUUIDType(),
+		arrow.FixedWidthTypes.MonthDayNanoInterval,
+	}
+	fields := []arrow.Field{{Name: "keep", Type: arrow.FixedWidthTypes.Boolean, Nullable: true}}
+	for i, dt := range types {
+		fields = append(fields, arrow.Field{Name: fmt.Sprint("c", i), Type: dt, Nullable: true})
+	}
+	schema := arrow.NewSchema(fields, nil)
+	var rows [][]any
+	for r := range 6 {
+		row := []any{[]any{true, false, nil}[r%3]}
+		for _, dt := range types {
+			var v any
+			switch dt.ID() {
+			case arrow.BOOL:
+				v = r%2 == 0
+			case arrow.STRING, arrow.BINARY:
+				v = fmt.Sprint("v", r)
+			case arrow.EXTENSION:
+				u := make([]byte, 16)
+				u[15] = byte(r)
+				v = u
+			case arrow.INTERVAL_MONTH_DAY_NANO:
+				v = arrow.MonthDayNanoInterval{Days: int32(r)}
+			case arrow.DECIMAL128:
+				v = decimal128.FromI64(int64(r))
+			default:
+				v = r
+			}
+			if r == 3 {
+				v = nil
+			}
+			row = append(row, v)
+		}
+		rows = append(rows, row)
+	}
+	f, err := NewFilter(opsTestValues(t, mem, schema, rows, 6), &Column{Index: 0, Type: arrow.FixedWidthTypes.Boolean}, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches, err := Drain(context.Background(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(batches) != 1 || batches[0].NumRows() != 2 {
+		t.Fatalf("got %v", batches)
+	}
+	b := batches[0]
+	defer b.Release()
+	for c := 1; c < int(b.NumCols()); c++ {
+		if !arrow.TypeEqual(b.Column(c).DataType(), types[c-1]) {
+			t.Errorf("column %d is %s, want %s", c, b.Column(c).DataType(), types[c-1])
+		}
+		if b.Column(c).IsNull(1) != true { // input row 3 (NULLs) is the second kept row
+			t.Errorf("column %d (%s): row 1 should be NULL", c, types[c-1])
+		}
+	}
+	if got := b.Column(9).(*array.String).Value(0); got != "v0" {
+		t.Fatalf("string column row 0 = %q", got)
 	}
 }
