@@ -44,6 +44,9 @@ func NewFilter(child Operator, pred Expr, mem memory.Allocator) (*Filter, error)
 
 func (f *Filter) Schema() *arrow.Schema { return f.child.Schema() }
 
+// Predicate returns the filter condition.
+func (f *Filter) Predicate() Expr { return f.pred }
+
 func (f *Filter) Open(ctx context.Context) error {
 	start := time.Now()
 	defer f.metrics.Add(nil, start)

@@ -42,6 +42,9 @@ func NewLimit(child Operator, limit, offset int64) (*Limit, error) {
 
 func (l *Limit) Schema() *arrow.Schema { return l.child.Schema() }
 
+// Bounds returns the limit (-1 for none) and the offset.
+func (l *Limit) Bounds() (limit, offset int64) { return l.limit, l.offset }
+
 // Open opens the child even for LIMIT 0: opening is cheap and keeps the
 // Open/Close protocol uniform; no batch is pulled.
 func (l *Limit) Open(ctx context.Context) error {

@@ -128,6 +128,12 @@ func NewSort(child Operator, keys []SortKey, opts SortOptions) (*Sort, error) {
 
 func (s *Sort) Schema() *arrow.Schema { return s.schema }
 
+// Keys returns the sort keys.
+func (s *Sort) Keys() []SortKey { return s.keys }
+
+// Options returns the options the Sort was built with (defaults filled in).
+func (s *Sort) Options() SortOptions { return s.opts }
+
 func (s *Sort) Children() []Operator { return []Operator{s.child} }
 
 func (s *Sort) Metrics() *Metrics { return &s.metrics }
@@ -243,6 +249,9 @@ func (s *Sort) pull(ctx context.Context) (arrow.RecordBatch, error) {
 		return nil, err
 	}
 	defer b.Release()
+	if err := checkBatchSchema(s.schema, b); err != nil {
+		return nil, fmt.Errorf("exec: sort input: %w", err)
+	}
 	return s.extend(b)
 }
 

@@ -75,6 +75,9 @@ func NewWindow(child Operator, funcs []*WindowFunc, names []string, opts WindowO
 
 func (w *Window) Schema() *arrow.Schema { return w.schema }
 
+// Funcs returns the window functions, in output column order.
+func (w *Window) Funcs() []*WindowFunc { return w.funcs }
+
 func (w *Window) Children() []Operator { return []Operator{w.child} }
 
 func (w *Window) Metrics() *Metrics { return &w.metrics }
@@ -174,6 +177,10 @@ func (w *Window) prepare(ctx context.Context) error {
 		}
 		if err != nil {
 			return err
+		}
+		if err := checkBatchSchema(w.child.Schema(), b); err != nil {
+			b.Release()
+			return fmt.Errorf("exec: window input: %w", err)
 		}
 		if err := w.reserve(skBatchBytes(b)); err != nil {
 			b.Release()
