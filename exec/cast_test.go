@@ -1,9 +1,14 @@
 package exec
 
 import (
+	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
 )
 
 // castCase casts a column of text or values to a type and renders it.
@@ -128,4 +133,80 @@ func TestCastErrors(t *testing.T) {
 	if _, err := Coerce(&Column{Type: tString}, tInt32); err == nil || err.Error() != "cannot coerce text to integer; add an explicit cast" {
 		t.Errorf("got %v", err)
 	}
+}
+
+// TestCastTextRoundTrip renders random values as text and parses them
+// back: the text form must be exact for every type with a text input.
+func TestCastTextRoundTrip(t *testing.T) {
+	env := newTestEnv(t)
+	defer env.mem.AssertSize(t, 0)
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n = 2000
+	build := func(dt arrow.DataType, gen func(b array.Builder)) arrow.Array {
+		bld := array.NewBuilder(env.mem, dt)
+		defer bld.Release()
+		for i := range n {
+			if i%17 == 0 {
+				bld.AppendNull()
+				continue
+			}
+			gen(bld)
+		}
+		return bld.NewArray()
+	}
+	cols := []arrow.Array{
+		build(tInt64, func(b array.Builder) { b.(*array.Int64Builder).Append(int64(rng.Uint64())) }),
+		build(tFloat64, func(b array.Builder) {
+			b.(*array.Float64Builder).Append(math.Float64frombits(rng.Uint64() & 0x7fefffffffffffff))
+		}),
+		build(tFloat32, func(b array.Builder) { b.(*array.Float32Builder).Append(rng.Float32() * 1e10) }),
+		build(decType(38, 9), func(b array.Builder) {
+			b.(*array.Decimal128Builder).Append(decimal128.New(int64(rng.Uint64()>>4), rng.Uint64()))
+		}),
+		build(tDate, func(b array.Builder) { b.(*array.Date32Builder).Append(arrow.Date32(rng.IntN(4_000_000) - 1_000_000)) }),
+		build(tTimestamp, func(b array.Builder) {
+			b.(*array.TimestampBuilder).Append(arrow.Timestamp(rng.Int64N(1<<56) - 1<<55))
+		}),
+		build(tTimestampTZ, func(b array.Builder) {
+			b.(*array.TimestampBuilder).Append(arrow.Timestamp(rng.Int64N(1<<50) - 1<<49))
+		}),
+		build(tTime, func(b array.Builder) { b.(*array.Time64Builder).Append(arrow.Time64(rng.Int64N(usPerDay))) }),
+		build(tInterval, func(b array.Builder) {
+			b.(*array.MonthDayNanoIntervalBuilder).Append(arrow.MonthDayNanoInterval{
+				Months: int32(rng.IntN(2000) - 1000), Days: int32(rng.IntN(2000) - 1000), Nanoseconds: (rng.Int64N(1<<40) - 1<<39) * 1000})
+		}),
+		build(tBool, func(b array.Builder) { b.(*array.BooleanBuilder).Append(rng.IntN(2) == 0) }),
+	}
+	b := env.batch(cols...)
+	defer b.Release()
+	for i := range cols {
+		c := colRef(b, i)
+		text := mustCast(t, c, tString)
+		back := mustCast(t, text, c.Type)
+		eq, err := NewCall("is_not_distinct_from", c, back)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := eq.Eval(env.ec, b)
+		if err != nil {
+			t.Fatalf("%s: %v", back, err)
+		}
+		bs := out.(*array.Boolean)
+		for r := range n {
+			if !bs.Value(r) {
+				s, _ := env.evalConst(&Literal{Value: mustScalarAt(t, b.Column(i), r)})
+				t.Errorf("%s: row %d (%s) does not survive a text round trip", TypeName(c.Type), r, s)
+				break
+			}
+		}
+		out.Release()
+	}
+}
+
+func mustScalarAt(t *testing.T, a arrow.Array, i int) scalar.Scalar {
+	s, err := scalar.GetScalar(a, i)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

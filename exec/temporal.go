@@ -303,14 +303,9 @@ func parseInterval(s string) (arrow.MonthDayNanoInterval, bool) {
 			continue
 		}
 		if strings.Contains(tok, ":") {
-			neg := strings.HasPrefix(tok, "-")
-			us, ok := parseTimeOfDay(strings.TrimLeft(tok, "+-"))
+			us, ok := parseIntervalTime(tok)
 			if !ok {
-				// allow hours past 24, e.g. "36:00:00"
 				return iv, false
-			}
-			if neg {
-				us = -us
 			}
 			micros += float64(us)
 			continue
@@ -365,6 +360,9 @@ func parseInterval(s string) (arrow.MonthDayNanoInterval, bool) {
 			return iv, false
 		}
 	}
+	if math.IsNaN(months+days+micros) || math.IsInf(months+days+micros, 0) {
+		return iv, false
+	}
 	// cascade fractions: a month is 30 days, a day 24 hours
 	wm := math.Trunc(months)
 	days += (months - wm) * 30
@@ -378,6 +376,29 @@ func parseInterval(s string) (arrow.MonthDayNanoInterval, bool) {
 		iv = arrow.MonthDayNanoInterval{Months: -iv.Months, Days: -iv.Days, Nanoseconds: -iv.Nanoseconds}
 	}
 	return iv, true
+}
+
+// parseIntervalTime reads an interval's [-]H:MM[:SS[.ffffff]] part; hours
+// may pass 24, as Postgres prints them.
+func parseIntervalTime(tok string) (int64, bool) {
+	neg := strings.HasPrefix(tok, "-")
+	tok = strings.TrimLeft(tok, "+-")
+	p := scanner{s: tok}
+	h, ok := p.digits(1, 12)
+	if !ok || p.peek() != ':' {
+		return 0, false
+	}
+	p.pos++
+	rest := "00:" + tok[p.pos:] // reuse the TIME parser for MM[:SS[.f]]
+	us, ok := parseTimeOfDay(rest)
+	if !ok {
+		return 0, false
+	}
+	us += h * usPerHour
+	if neg {
+		us = -us
+	}
+	return us, true
 }
 
 // ---- date_trunc ------------------------------------------------------------

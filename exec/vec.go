@@ -23,8 +23,13 @@ import (
 func values[T arrow.FixedWidthType](a arrow.Array) []T {
 	d := a.Data()
 	bufs := d.Buffers()
-	if len(bufs) < 2 || bufs[1] == nil || d.Len() == 0 {
+	if d.Len() == 0 {
 		return nil
+	}
+	if len(bufs) < 2 || bufs[1] == nil {
+		// some producers omit the values of an all-NULL column; kernels
+		// index every row, so give them zeros rather than a panic
+		return make([]T, d.Len())
 	}
 	v := arrow.GetData[T](bufs[1].Bytes())
 	return v[d.Offset() : d.Offset()+d.Len()]
@@ -125,8 +130,12 @@ func newStrView(a arrow.Array) strView {
 	d := a.Data()
 	bufs := d.Buffers()
 	var v strView
-	if d.Len() == 0 || bufs[1] == nil {
+	if d.Len() == 0 {
 		v.offs = []int32{0}
+		return v
+	}
+	if len(bufs) < 2 || bufs[1] == nil {
+		v.offs = make([]int32, d.Len()+1) // all empty (see values)
 		return v
 	}
 	v.offs = arrow.GetData[int32](bufs[1].Bytes())[d.Offset() : d.Offset()+d.Len()+1]
@@ -195,8 +204,8 @@ func (o *boolOut) finish(n int) arrow.Array {
 // boolBits returns the value bitmap and offset of a boolean array.
 func boolBits(a arrow.Array) ([]byte, int) {
 	d := a.Data()
-	if d.Buffers()[1] == nil {
-		return nil, 0
+	if len(d.Buffers()) < 2 || d.Buffers()[1] == nil {
+		return make([]byte, bitutil.BytesForBits(int64(d.Len()))), 0 // see values
 	}
 	return d.Buffers()[1].Bytes(), d.Offset()
 }
@@ -313,6 +322,8 @@ func takeFixed[T uint8 | uint16 | uint32 | uint64 | fixed128](mem memory.Allocat
 		var zero T
 		w := int(unsafe.Sizeof(zero))
 		src = unsafe.Slice((*T)(unsafe.Pointer(&b[0])), len(b)/w)[d.Offset() : d.Offset()+d.Len()]
+	} else {
+		src = make([]T, d.Len()) // values omitted by the producer (see values)
 	}
 	var zero T
 	buf := memory.NewResizableBuffer(mem)
