@@ -84,20 +84,25 @@ const (
 	winMin
 	winMax
 	winAvg
+	winPercentRank
+	winCumeDist
+	winNtile
+	winNthValue
 )
 
 // WindowFuncNames lists the window functions NewWindowFunc knows.
-var WindowFuncNames = []string{"avg", "count", "dense_rank", "first_value", "lag", "last_value", "lead", "max", "min", "rank", "row_number", "sum"}
+var WindowFuncNames = []string{"avg", "count", "cume_dist", "dense_rank", "first_value", "lag", "last_value", "lead", "max", "min", "nth_value", "ntile", "percent_rank", "rank", "row_number", "sum"}
 
 // WindowFunc is one window function call: name(args) OVER (PARTITION BY
 // ... ORDER BY ... frame).
 //
 // Result types match the GROUP BY aggregates (see Aggregate):
-// row_number, rank, dense_rank and count are BIGINT; sum(tinyint..integer)
+// row_number, rank, dense_rank, ntile and count are BIGINT; percent_rank
+// and cume_dist DOUBLE; sum(tinyint..integer)
 // is BIGINT, sum(bigint) DECIMAL(38,0), sum(decimal(p,s)) DECIMAL(38,s),
 // sum(real, double) DOUBLE; avg is DOUBLE, or DECIMAL(38, max(s,6)) for
-// decimals; lag, lead, first_value, last_value, min and max have their
-// argument's type.
+// decimals; lag, lead, first_value, last_value, nth_value, min and max
+// have their argument's type.
 type WindowFunc struct {
 	Name        string
 	Args        []Expr
@@ -154,6 +159,24 @@ func NewWindowFunc(name string, args []Expr, partitionBy []Expr, orderBy []SortK
 		}
 		if len(args) == 3 && !arrow.TypeEqual(args[2].DataType(), f.typ) && args[2].DataType().ID() != arrow.NULL {
 			return nil, fmt.Errorf("window function %s: default is %s but the value is %s; cast one to the other (planner bug)", f.Name, args[2].DataType(), f.typ)
+		}
+	case "percent_rank", "cume_dist":
+		err = nargs(0, 0)
+		f.kind, f.typ = winPercentRank, arrow.PrimitiveTypes.Float64
+		if f.Name == "cume_dist" {
+			f.kind = winCumeDist
+		}
+	case "ntile":
+		if err = nargs(1, 1); err == nil && !winIsInteger(args[0].DataType()) {
+			err = noMatch()
+		}
+		f.kind, f.typ = winNtile, arrow.PrimitiveTypes.Int64
+	case "nth_value":
+		if err = nargs(2, 2); err == nil && !winIsInteger(args[1].DataType()) {
+			err = noMatch()
+		}
+		if err == nil {
+			f.kind, f.typ = winNthValue, args[0].DataType()
 		}
 	case "first_value", "last_value":
 		err = nargs(1, 1)

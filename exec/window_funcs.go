@@ -41,6 +41,20 @@ func (w *Window) compute(f *WindowFunc, sp *winSpec) (*winResult, error) {
 		return r, nil
 	case winLag, winLead:
 		return r, w.computeLagLead(f, sp, r, g)
+	case winPercentRank, winCumeDist:
+		r.flts = make([]float64, n)
+		for i := 0; i < n; i++ {
+			ps, pe := int(sp.partStart[i]), int(sp.partEnd[i])
+			switch {
+			case f.kind == winCumeDist:
+				r.flts[g(i)] = float64(int(sp.peerEnd[i])-ps) / float64(pe-ps)
+			case pe-ps > 1:
+				r.flts[g(i)] = float64(int(sp.peerStart[i])-ps) / float64(pe-ps-1)
+			}
+		}
+		return r, nil
+	case winNtile:
+		return r, w.computeNtile(f, sp, r, g)
 	}
 	fr := f.resolveFrame()
 	var arg []arrow.Array
@@ -61,6 +75,26 @@ func (w *Window) compute(f *WindowFunc, sp *winSpec) (*winResult, error) {
 				r.refs[g(i)] = sp.ord[lo]
 			default:
 				r.refs[g(i)] = sp.ord[hi-1]
+			}
+		}
+		return r, nil
+	case winNthValue:
+		nth, err := w.evalAll(f.Args[1])
+		if err != nil {
+			return nil, err
+		}
+		w.valueResult(r, arg, nil)
+		for i := 0; i < n; i++ {
+			ref := sp.ord[i]
+			k, ok := winIntAt(nth[ref.b], int(ref.r))
+			if !ok {
+				continue
+			}
+			if k <= 0 {
+				return nil, fmt.Errorf("argument of nth_value must be greater than zero")
+			}
+			if lo, hi := sp.frameAt(&fr, i, f); k <= int64(hi-lo) {
+				r.refs[g(i)] = sp.ord[lo+int(k)-1]
 			}
 		}
 		return r, nil
@@ -416,4 +450,42 @@ func winDecimalAvg(sum decimal128.Num, in, out int32, cnt int64) decimal128.Num 
 		q = q.Negate()
 	}
 	return q
+}
+
+// computeNtile splits each partition into k buckets as Postgres does: the
+// first (rows mod k) buckets get one row more. k is read at the
+// partition's first row; NULL gives NULL.
+func (w *Window) computeNtile(f *WindowFunc, sp *winSpec, r *winResult, g func(int) int) error {
+	buckets, err := w.evalAll(f.Args[0])
+	if err != nil {
+		return err
+	}
+	n := w.n
+	r.ints = make([]int64, n)
+	r.valid = make([]bool, n)
+	for ps := 0; ps < n; {
+		pe := int(sp.partEnd[ps])
+		first := sp.ord[ps]
+		k, ok := winIntAt(buckets[first.b], int(first.r))
+		if ok && k <= 0 {
+			return fmt.Errorf("argument of ntile must be greater than zero")
+		}
+		if ok {
+			total := int64(pe - ps)
+			q, rem := total/k, total%k
+			big := rem * (q + 1) // rows in the larger buckets
+			for i := ps; i < pe; i++ {
+				pos := int64(i - ps)
+				var b int64
+				if pos < big {
+					b = pos/(q+1) + 1
+				} else {
+					b = (pos-big)/q + rem + 1
+				}
+				r.ints[g(i)], r.valid[g(i)] = b, true
+			}
+		}
+		ps = pe
+	}
+	return nil
 }

@@ -117,6 +117,44 @@ func winTestOracle(rows [][]any, f *WindowFunc) []any {
 				} else {
 					out[id] = dense
 				}
+			case "percent_rank", "cume_dist":
+				before, peersAndBefore := 0, 0
+				for _, r := range part {
+					c := cmpOrder(r, cur)
+					if c < 0 {
+						before++
+					}
+					if c <= 0 {
+						peersAndBefore++
+					}
+				}
+				if f.Name == "cume_dist" {
+					out[id] = float64(peersAndBefore) / float64(len(part))
+				} else if len(part) > 1 {
+					out[id] = float64(before) / float64(len(part)-1)
+				} else {
+					out[id] = 0.0
+				}
+			case "ntile":
+				k := int(val(f.Args[0], part[0]).(int64))
+				bucket, left := 1, len(part)/k
+				if len(part)%k > 0 {
+					left++
+				}
+				for j := 0; j < i; j++ {
+					if left--; left == 0 {
+						bucket++
+						left = len(part) / k
+						if bucket <= len(part)%k {
+							left++
+						}
+					}
+				}
+				out[id] = int64(bucket)
+			case "nth_value":
+				if k := val(f.Args[1], cur).(int64); int(k) <= len(frame) {
+					out[id] = arg(frame[k-1])
+				}
 			case "lag", "lead":
 				off := int64(1)
 				if len(f.Args) > 1 {
@@ -318,6 +356,9 @@ func TestWindowRandom(t *testing.T) {
 		{"count", nil}, {"count", []Expr{winTestCol(3)}},
 		{"sum", []Expr{winTestCol(3)}}, {"avg", []Expr{winTestCol(3)}}, {"sum", []Expr{winTestCol(5)}},
 		{"min", []Expr{winTestCol(3)}}, {"max", []Expr{winTestCol(3)}}, {"max", []Expr{winTestCol(5)}},
+		{"percent_rank", nil}, {"cume_dist", nil},
+		{"ntile", []Expr{&Literal{Value: scalar.NewInt64Scalar(3)}}}, {"ntile", []Expr{&Literal{Value: scalar.NewInt32Scalar(7)}}},
+		{"nth_value", []Expr{winTestCol(4), &Literal{Value: scalar.NewInt64Scalar(2)}}},
 	}
 	for iter := range 40 {
 		n := rng.IntN(400)
@@ -405,6 +446,8 @@ func TestWindowFuncErrors(t *testing.T) {
 		{"row_number", []Expr{i64}, nil, nil, "window function row_number(int64) does not exist; check the number and types of its arguments"},
 		{"sum", []Expr{str}, nil, nil, "window function sum(utf8) does not exist; check the number and types of its arguments"},
 		{"lag", []Expr{i64, str}, nil, nil, "window function lag: offset must be an integer, not utf8"},
+		{"ntile", []Expr{str}, nil, nil, "window function ntile(utf8) does not exist; check the number and types of its arguments"},
+		{"nth_value", []Expr{str}, nil, nil, "window function nth_value(utf8) does not exist; check the number and types of its arguments"},
 		{"sum", []Expr{i64}, order, &Frame{FrameRows, FrameBound{Kind: UnboundedFollowing}, FrameBound{Kind: UnboundedFollowing}}, "frame start cannot be UNBOUNDED FOLLOWING"},
 		{"sum", []Expr{i64}, order, &Frame{FrameRows, FrameBound{Kind: UnboundedPreceding}, FrameBound{Kind: UnboundedPreceding}}, "frame end cannot be UNBOUNDED PRECEDING"},
 		{"sum", []Expr{i64}, order, &Frame{FrameRows, FrameBound{Kind: CurrentRow}, off(1)}, "frame starting from current row cannot have preceding rows"},
@@ -513,5 +556,33 @@ func TestWindowEmptyInput(t *testing.T) {
 	}
 	if got := w.Schema().Field(len(winTestSchema.Fields())).Name; got != "r" {
 		t.Fatalf("schema field %q", got)
+	}
+}
+
+func TestWindowRuntimeErrors(t *testing.T) {
+	rows := winTestRows(rand.New(rand.NewPCG(2, 2)), 50)
+	zero := &Literal{Value: scalar.NewInt64Scalar(0)}
+	for _, tc := range []struct {
+		name string
+		args []Expr
+		want string
+	}{
+		{"ntile", []Expr{zero}, "argument of ntile must be greater than zero"},
+		{"nth_value", []Expr{winTestCol(3), zero}, "argument of nth_value must be greater than zero"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := opsTestMem(t)
+			f, err := NewWindowFunc(tc.name, tc.args, nil, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := NewWindow(opsTestValues(t, mem, winTestSchema, rows, 10), []*WindowFunc{f}, []string{"w"}, WindowOptions{Mem: mem})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Drain(context.Background(), w); err == nil || err.Error() != tc.want {
+				t.Fatalf("got %v, want %q", err, tc.want)
+			}
+		})
 	}
 }
