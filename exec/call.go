@@ -35,6 +35,10 @@ type Call struct {
 	// typically a constant compiled at bind time such as a LIKE pattern;
 	// Eval passes nil for them instead of materialising a column.
 	skip uint64
+	// eval, when set, replaces argument-then-kernel evaluation for calls
+	// that must not evaluate every argument on every row (AND and OR
+	// short-circuit, as Postgres does).
+	eval func(c *Call, ec *EvalContext, batch arrow.RecordBatch) (arrow.Array, error)
 }
 
 type callForm uint8
@@ -51,6 +55,9 @@ var _ Expr = (*Call)(nil)
 func (c *Call) DataType() arrow.DataType { return c.typ }
 
 func (c *Call) Eval(ec *EvalContext, batch arrow.RecordBatch) (arrow.Array, error) {
+	if c.eval != nil {
+		return c.eval(c, ec, batch)
+	}
 	args := make([]arrow.Array, len(c.Args))
 	defer releaseAll(args)
 	for i, a := range c.Args {

@@ -52,7 +52,9 @@ func resolveLogic(op string, args []Expr) (Expr, error) {
 	}
 	switch op {
 	case "and", "or":
-		return newCall(op, tBool, kleene(op == "and"), formInfix, cargs...), nil
+		c := newCall(op, tBool, kleene(op == "and"), formInfix, cargs...)
+		c.eval = evalShortCircuit
+		return c, nil
 	case "not":
 		return newCall(op, tBool, notKernel, formPrefix, cargs...), nil
 	}
