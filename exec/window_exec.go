@@ -211,10 +211,12 @@ func (w *Window) prepare(ctx context.Context) error {
 			specs[key] = sp
 		}
 		r, err := w.compute(f, sp)
+		if r != nil {
+			w.results = append(w.results, r) // even on error: release frees it
+		}
 		if err != nil {
 			return err
 		}
-		w.results = append(w.results, r)
 	}
 	return nil
 }

@@ -91,7 +91,7 @@ func (w *Window) compute(f *WindowFunc, sp *winSpec) (*winResult, error) {
 				continue
 			}
 			if k <= 0 {
-				return nil, fmt.Errorf("argument of nth_value must be greater than zero")
+				return r, fmt.Errorf("argument of nth_value must be greater than zero")
 			}
 			if lo, hi := sp.frameAt(&fr, i, f); k <= int64(hi-lo) {
 				r.refs[g(i)] = sp.ord[lo+int(k)-1]
