@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -151,6 +152,9 @@ func (c *Case) Eval(ec *EvalContext, batch arrow.RecordBatch) (arrow.Array, erro
 	for _, w := range c.Whens {
 		parts = append(parts, w.Cond, w.Then)
 	}
+	if !slices.ContainsFunc(parts, canFail) {
+		return c.evalEager(ec, batch)
+	}
 	p := newPiecewise(ec, batch, c.typ, usedColumns(parts...))
 	defer p.release()
 	for _, w := range c.Whens {
@@ -171,6 +175,84 @@ func (c *Case) Eval(ec *EvalContext, batch arrow.RecordBatch) (arrow.Array, erro
 		return nil, err
 	}
 	return p.assemble()
+}
+
+// evalEager evaluates every arm on the whole batch and picks per row:
+// cheaper than gathering rows, and equivalent when no arm can fail.
+func (c *Case) evalEager(ec *EvalContext, batch arrow.RecordBatch) (arrow.Array, error) {
+	n := int(batch.NumRows())
+	choice := make([]int32, n) // arm per row; len(c.Whens) = ELSE
+	for i := range choice {
+		choice[i] = -1
+	}
+	var results []arrow.Array
+	defer func() { releaseAll(results) }()
+	undecided := n
+	for k, w := range c.Whens {
+		if undecided == 0 {
+			break
+		}
+		cond, err := w.Cond.Eval(ec, batch)
+		if err != nil {
+			return nil, err
+		}
+		r := newBitReader(cond)
+		hit := false
+		for i := range n {
+			if choice[i] < 0 {
+				if v, ok := r.get(i); ok && v {
+					choice[i] = int32(k)
+					undecided--
+					hit = true
+				}
+			}
+		}
+		cond.Release()
+		var v arrow.Array
+		if hit {
+			if v, err = w.Then.Eval(ec, batch); err != nil {
+				return nil, err
+			}
+		} else {
+			v = nullArray(ec.Mem, c.typ, 0)
+		}
+		results = append(results, v)
+	}
+	for len(results) < len(c.Whens) {
+		results = append(results, nullArray(ec.Mem, c.typ, 0))
+	}
+	if undecided > 0 {
+		var v arrow.Array
+		if c.Else == nil {
+			v = nullArray(ec.Mem, c.typ, n)
+		} else {
+			var err error
+			if v, err = c.Else.Eval(ec, batch); err != nil {
+				return nil, err
+			}
+		}
+		results = append(results, v)
+	}
+	// gather from the concatenated arm results
+	offsets := make([]int32, len(results))
+	off := int32(0)
+	for k, r := range results {
+		offsets[k] = off
+		off += int32(r.Len())
+	}
+	perm := make([]int32, n)
+	for i, k := range choice {
+		if k < 0 {
+			k = int32(len(c.Whens))
+		}
+		perm[i] = offsets[k] + int32(i)
+	}
+	all, err := array.Concatenate(results, ec.Mem)
+	if err != nil {
+		return nil, err
+	}
+	defer all.Release()
+	return takeArray(ec.Mem, all, perm)
 }
 
 // splitTrue lists the rows where a boolean array is TRUE, and the rest
