@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	icecatalog "github.com/apache/iceberg-go/catalog"
@@ -309,4 +310,36 @@ func wantErr(t *testing.T, err error, substr string) {
 	if !strings.Contains(err.Error(), substr) {
 		t.Fatalf("error %q\n does not contain %q", err, substr)
 	}
+}
+
+func arrowReader(schema *arrow.Schema, bs []arrow.RecordBatch) (array.RecordReader, error) {
+	return array.NewRecordReader(schema, bs)
+}
+
+func mustDec(t testing.TB, s string, dt *arrow.Decimal128Type) decimal128.Num {
+	t.Helper()
+	n, err := decimal128.FromString(s, dt.Precision, dt.Scale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// tableRowsFiltered scans with col = v, so partition pruning must agree
+// with the rows' values.
+func tableRowsFiltered(t *testing.T, tbl *table.Table, col, v string) []string {
+	t.Helper()
+	at, err := tbl.Scan(table.WithRowFilter(iceberg.EqualTo(iceberg.Reference(col), v))).ToArrowTable(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer at.Release()
+	tr := array.NewTableReader(at, 1024)
+	defer tr.Release()
+	var out []string
+	for tr.Next() {
+		out = append(out, renderRows(tr.RecordBatch())...)
+	}
+	slices.Sort(out)
+	return out
 }
