@@ -79,8 +79,8 @@ func (l *Limit) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			l.skipped += lo
 		}
 		hi := n
-		if l.limit >= 0 {
-			hi = min(n, lo+l.limit-l.emitted)
+		if rem := l.limit - l.emitted; l.limit >= 0 && rem < n-lo { // no lo+rem: rem may be near MaxInt64
+			hi = lo + rem
 		}
 		if lo >= hi {
 			b.Release()

@@ -160,7 +160,8 @@ func (s *Sort) String() string {
 }
 
 func (s *Sort) useTopN() bool {
-	return s.opts.Limit > 0 && s.opts.Limit+s.opts.Offset <= skTopNMaxRows
+	// No Limit+Offset: it may overflow.
+	return s.opts.Limit > 0 && s.opts.Limit <= skTopNMaxRows && s.opts.Offset <= skTopNMaxRows-s.opts.Limit
 }
 
 func (s *Sort) Open(ctx context.Context) error {
@@ -295,8 +296,8 @@ func (s *Sort) consumeAll(ctx context.Context) error {
 		s.sorted = s.store.sortedRefs()
 		s.pos = int(min(s.opts.Offset, int64(len(s.sorted))))
 		s.end = len(s.sorted)
-		if s.opts.Limit > 0 {
-			s.end = int(min(int64(s.end), int64(s.pos)+s.opts.Limit))
+		if s.opts.Limit > 0 && s.opts.Limit < int64(s.end-s.pos) {
+			s.end = s.pos + int(s.opts.Limit)
 		}
 		return nil
 	}

@@ -521,6 +521,23 @@ func TestSortTopNHoldsLittle(t *testing.T) {
 	}
 }
 
+// TestSortHugeLimit: LIMIT near MaxInt64 must not overflow into "no rows".
+func TestSortHugeLimit(t *testing.T) {
+	rows := sortTestRandomRows(rand.New(rand.NewPCG(4, 4)), 50)
+	want := sortTestOracle(rows, []SortKey{sortTestKey(1, false, false)})[2:]
+	for _, offset := range []int64{0, 2} {
+		mem := opsTestMem(t)
+		s, err := NewSort(opsTestValues(t, mem, sortTestSchema, rows, 7), []SortKey{sortTestKey(1, false, false)},
+			SortOptions{Limit: math.MaxInt64 - offset, Offset: 2, Mem: mem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := opsTestRows(t, s); !sortTestEqual(got, want) {
+			t.Fatalf("offset 2, limit %d: got %d rows, want %d", math.MaxInt64-offset, len(got), len(want))
+		}
+	}
+}
+
 func TestSortEmptyAndCancel(t *testing.T) {
 	mem := opsTestMem(t)
 	for _, limit := range []int64{0, 3} {

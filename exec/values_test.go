@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -202,6 +203,8 @@ func TestLimitOffset(t *testing.T) {
 		{n: 10, limit: 5, offset: 50, want: 0, maxPulled: 3},
 		{n: 10, limit: -1, offset: 7, wantFirst: 7, want: 3, maxPulled: 3},
 		{n: 0, limit: 5, offset: 0, want: 0, maxPulled: 0},
+		{n: 10, limit: math.MaxInt64, offset: 3, wantFirst: 3, want: 7, maxPulled: 3},
+		{n: 10, limit: math.MaxInt64 - 1, offset: math.MaxInt64, want: 0, maxPulled: 3},
 	} {
 		t.Run(fmt.Sprintf("n=%d/limit=%d/offset=%d", tc.n, tc.limit, tc.offset), func(t *testing.T) {
 			mem := opsTestMem(t)
