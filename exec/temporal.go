@@ -63,6 +63,136 @@ func init() {
 	register("make_date", sig(types(tInt32, tInt32, tInt32), tDate, makeDateKernel))
 	register("make_timestamp", sig(types(tInt32, tInt32, tInt32, tInt32, tInt32, tFloat64), tTimestamp, makeTimestampKernel))
 	register("strftime", resolveStrftime)
+	register("date_diff", resolveDateDiff)
+	register("datediff", resolveDateDiff)
+	register("age", resolveAge)
+}
+
+// resolveDateDiff implements DuckDB's date_diff(part, start, end): the
+// number of part boundaries crossed from start to end, as bigint.
+func resolveDateDiff(name string, args []Expr) (Expr, error) {
+	if len(args) != 3 || !isString(args[0].DataType()) {
+		return nil, errNoMatch
+	}
+	pv, ok := literalValue(args[0])
+	if !ok {
+		return nil, fmt.Errorf("%s: the part must be a constant string such as 'day'", name)
+	}
+	a, err := toTimestampArg(args[1])
+	if err != nil {
+		return nil, err
+	}
+	b, err := toTimestampArg(args[2])
+	if err != nil {
+		return nil, err
+	}
+	if isTimestampTZ(a.DataType()) != isTimestampTZ(b.DataType()) {
+		if a, err = Coerce(a, tTimestampTZ); err != nil {
+			return nil, err
+		}
+		if b, err = Coerce(b, tTimestampTZ); err != nil {
+			return nil, err
+		}
+	}
+	part := strings.ToLower(strings.TrimSpace(pv.String()))
+	var f func(x, y int64) int64
+	step := func(unit int64) func(x, y int64) int64 {
+		return func(x, y int64) int64 { return floorDiv(y, unit) - floorDiv(x, unit) }
+	}
+	months := func(us int64) int64 {
+		d, _ := splitMicros(us)
+		yy, mm, _ := civilFromDays(d)
+		return yy*12 + mm - 1
+	}
+	switch strings.TrimSuffix(part, "s") {
+	case "microsecond", "u":
+		f = step(1)
+	case "millisecond", "m":
+		f = step(1000)
+	case "second":
+		f = step(usPerSecond)
+	case "minute":
+		f = step(usPerMinute)
+	case "hour":
+		f = step(usPerHour)
+	case "day":
+		f = step(usPerDay)
+	case "week":
+		wk := truncFunc("week")
+		f = func(x, y int64) int64 { return (wk(y) - wk(x)) / (7 * usPerDay) }
+	case "month":
+		f = func(x, y int64) int64 { return months(y) - months(x) }
+	case "quarter":
+		f = func(x, y int64) int64 { return floorDiv(months(y), 3) - floorDiv(months(x), 3) }
+	case "year":
+		f = func(x, y int64) int64 { return floorDiv(months(y), 12) - floorDiv(months(x), 12) }
+	default:
+		return nil, fmt.Errorf("unit %q not recognized for %s", part, name)
+	}
+	return newCall(name, tInt64, func(ec *EvalContext, in []arrow.Array, n int) (arrow.Array, error) {
+		return mapKernel2(tInt64, func(x, y arrow.Timestamp) int64 { return f(int64(x), int64(y)) })(ec, in[1:], n)
+	}, formFunc, args[0], a, b).skipping(0), nil
+}
+
+// resolveAge implements Postgres's age(a, b): a - b as years, months and
+// days, borrowing a month's length from b's month, and age(a) = age of a
+// at midnight of the current date.
+func resolveAge(name string, args []Expr) (Expr, error) {
+	if len(args) != 1 && len(args) != 2 {
+		return nil, errNoMatch
+	}
+	cargs := make([]Expr, len(args))
+	for i, a := range args {
+		c, err := toTimestampArg(a)
+		if err != nil {
+			return nil, err
+		}
+		if c, err = Coerce(c, tTimestamp); err != nil {
+			if c, err = NewCast(c, tTimestamp, false); err != nil {
+				return nil, err
+			}
+		}
+		cargs[i] = c
+	}
+	return newCall(name, tInterval, func(ec *EvalContext, in []arrow.Array, n int) (arrow.Array, error) {
+		if len(in) == 1 {
+			today := floorDiv(ec.Now.UnixMicro(), usPerDay) * usPerDay
+			return mapKernel(tInterval, func(b arrow.Timestamp) arrow.MonthDayNanoInterval {
+				return ageOf(today, int64(b))
+			})(ec, in, n)
+		}
+		return mapKernel2(tInterval, func(a, b arrow.Timestamp) arrow.MonthDayNanoInterval {
+			return ageOf(int64(a), int64(b))
+		})(ec, in, n)
+	}, formFunc, cargs...), nil
+}
+
+func ageOf(a, b int64) arrow.MonthDayNanoInterval {
+	if a < b {
+		r := ageOf(b, a)
+		return arrow.MonthDayNanoInterval{Months: -r.Months, Days: -r.Days, Nanoseconds: -r.Nanoseconds}
+	}
+	ad, at := splitMicros(a)
+	bd, bt := splitMicros(b)
+	ay, am, aday := civilFromDays(ad)
+	by, bm, bday := civilFromDays(bd)
+	tod := at - bt
+	days := aday - bday
+	months := am - bm
+	years := ay - by
+	if tod < 0 {
+		tod += usPerDay
+		days--
+	}
+	if days < 0 {
+		days += daysInMonth(by, bm)
+		months--
+	}
+	if months < 0 {
+		months += 12
+		years--
+	}
+	return arrow.MonthDayNanoInterval{Months: int32(years*12 + months), Days: int32(days), Nanoseconds: tod * 1000}
 }
 
 func nowFn(name string, args []Expr) (Expr, error) {

@@ -70,6 +70,14 @@ func TestTemporal(t *testing.T) {
 		{name: "+", args: []Expr{d, mustCast(t, l("12:00:00"), tTime)}, want: "2024-01-31 12:00:00 2024-02-29 12:00:00 2024-03-01 12:00:00 NULL"},
 		{name: "make_timestamp", args: []Expr{l(2024), l(2), l(29), l(13), l(5), l(6.5)}, want: "2024-02-29 13:05:06.5 2024-02-29 13:05:06.5 2024-02-29 13:05:06.5 2024-02-29 13:05:06.5"},
 		{name: "make_timestamp", args: []Expr{l(2024), l(2), l(29), l(24), l(5), l(6.5)}, err: "time field value out of range: 24:05:6.5"},
+		{name: "date_diff", args: []Expr{l("day"), d, ts}, want: "0 -60 NULL NULL"},
+		{name: "date_diff", args: []Expr{l("month"), mustCast(t, l("2023-12-31"), tDate), d}, want: "1 2 3 NULL"},
+		{name: "date_diff", args: []Expr{l("year"), ts, d}, want: "0 1 NULL NULL"},
+		{name: "date_diff", args: []Expr{l("hour"), ts, d}, want: "-10 1417 NULL NULL"},
+		{name: "date_diff", args: []Expr{l("eon"), ts, d}, err: `unit "eon" not recognized for date_diff`},
+		{name: "age", args: []Expr{mustCast(t, l("2024-03-01"), tDate), ts}, want: "1 mon 13:29:14.876544 2 mons 00:00:01 NULL 54 years 7 mons 11 days 03:42:20"},
+		{name: "age", args: []Expr{d}, want: "1 mon 15 days 15 days 14 days NULL"},
+		{name: "age", args: []Expr{ts, mustCast(t, l("2024-03-01"), tDate)}, want: "-1 mons -13:29:14.876544 -2 mons -00:00:01 NULL -54 years -7 mons -11 days -03:42:20"},
 		{name: "+", args: []Expr{d, d}, err: "operator does not exist: date + date; add an explicit cast"},
 	})
 }
