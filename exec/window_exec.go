@@ -137,7 +137,7 @@ func (w *Window) Next(ctx context.Context) (arrow.RecordBatch, error) {
 }
 
 func (w *Window) reserve(n int64) error {
-	if err := w.opts.Budget.Reserve(n, "window functions"); err != nil {
+	if err := w.opts.Budget.Reserve(n, "the window function input"); err != nil {
 		return fmt.Errorf("window: %w", err)
 	}
 	w.reserved += n

@@ -478,7 +478,7 @@ func TestWindowMemoryLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Drain(context.Background(), w)
-	if !errors.Is(err, ErrMemoryLimit) || !strings.HasPrefix(err.Error(), "window: memory limit exceeded: window functions needs more than the statement memory limit of 8 KiB") {
+	if !errors.Is(err, ErrMemoryLimit) || !strings.HasPrefix(err.Error(), "window: memory limit exceeded: the window function input needs more than the statement memory limit of 8 KiB") {
 		t.Fatalf("got %v", err)
 	}
 	if budget.Used() != 0 {
