@@ -5,7 +5,22 @@ import (
 	"strings"
 )
 
-func upper(s string) string { return strings.ToUpper(s) }
+// upper upper-cases ASCII letters only, as SQL keyword folding does; other
+// bytes (including invalid UTF-8) pass through unchanged.
+func upper(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'a' && c <= 'z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if b[j] >= 'a' && b[j] <= 'z' {
+					b[j] -= 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
 func itoa(n int) string     { return strconv.Itoa(n) }
 
 // create parses CREATE [OR REPLACE] TABLE … and CREATE SCHEMA ….

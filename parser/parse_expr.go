@@ -393,7 +393,7 @@ func (p *parser) keywordExpr() Expr {
 		var field string
 		switch p.tok.kind {
 		case tWord, tQIdent, tString:
-			field = strings.ToUpper(p.tok.val)
+			field = upper(p.tok.val)
 			p.next()
 		default:
 			p.note("field name")
@@ -461,7 +461,7 @@ var intervalUnits = map[string]string{
 
 func (p *parser) intervalUnit() string {
 	if p.tok.kind == tWord {
-		if u, ok := intervalUnits[strings.ToUpper(p.tok.val)]; ok {
+		if u, ok := intervalUnits[upper(p.tok.val)]; ok {
 			p.next()
 			return u
 		}

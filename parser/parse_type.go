@@ -2,7 +2,6 @@ package parser
 
 import (
 	"strconv"
-	"strings"
 )
 
 // typeName parses a type: a (possibly multi-word) name, optional
@@ -16,7 +15,7 @@ func (p *parser) typeName() *TypeName {
 		t.Name = p.tok.val
 		p.next()
 	case tWord:
-		word := strings.ToUpper(p.tok.val)
+		word := upper(p.tok.val)
 		p.next()
 		t.Name = word
 		if c, ok := typeAliases[word]; ok {

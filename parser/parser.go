@@ -329,7 +329,7 @@ func suggest(word string, candidates []string) string {
 	if len(word) < 4 {
 		return ""
 	}
-	w := strings.ToUpper(word)
+	w := upper(word)
 	best, bestD := "", 3
 	for _, c := range candidates {
 		head := c
