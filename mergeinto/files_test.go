@@ -1,0 +1,226 @@
+package mergeinto_test
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/mergeinto"
+)
+
+var kvSchema = schemaOf(arrow.Field{Name: "id", Type: i64}, field("v", i64))
+
+// tenFiles is a table of 10 files; file i holds ids i*100 .. i*100+99.
+func tenFiles(t *testing.T) *fixture {
+	f := newFixture(t, "ten", kvSchema)
+	for i := 0; i < 10; i++ {
+		var rows [][]any
+		for j := 0; j < 100; j++ {
+			rows = append(rows, []any{i*100 + j, 0})
+		}
+		f.appendRows(rows...)
+	}
+	if f.files() != 10 {
+		t.Fatalf("%d files", f.files())
+	}
+	return f
+}
+
+func kvUpdate(t *testing.T, ids []int64, opts mergeinto.Options) *mergeinto.Spec {
+	var rows [][]any
+	for _, id := range ids {
+		rows = append(rows, []any{id, 1})
+	}
+	return &mergeinto.Spec{
+		Source:  values(t, kvSchema, rows...),
+		Keys:    []mergeinto.Key{{Target: 0, Source: col(0, i64)}},
+		Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Action: mergeinto.Update(set(1, col(3, i64)))}},
+		Options: opts,
+	}
+}
+
+func TestFileRewrites(t *testing.T) {
+	t.Run("concentrated keys rewrite one file", func(t *testing.T) {
+		f := tenFiles(t)
+		res := f.mustMerge(kvUpdate(t, []int64{3, 17, 42, 99}, mergeinto.Options{}))
+		m := res.Metrics
+		if m.FilesRewritten != 1 || m.FilesRemoved != 1 || m.FilesScanned != 1 || m.FilesSkipped != 9 || m.RowsCopied != 96 || res.Count != 4 {
+			t.Fatalf("metrics %s", m)
+		}
+		if f.files() != 10 {
+			t.Fatalf("%d files", f.files())
+		}
+	})
+	t.Run("spread keys rewrite ten", func(t *testing.T) {
+		f := tenFiles(t)
+		res := f.mustMerge(kvUpdate(t, []int64{5, 105, 205, 305, 405, 505, 605, 705, 805, 905}, mergeinto.Options{}))
+		if m := res.Metrics; m.FilesRewritten != 10 || m.FilesScanned != 10 || m.RowsCopied != 990 || res.Count != 10 {
+			t.Fatalf("metrics %s", m)
+		}
+	})
+	t.Run("range pruning past the exact-set limit", func(t *testing.T) {
+		f := tenFiles(t)
+		res := f.mustMerge(kvUpdate(t, []int64{210, 220, 230, 240, 250, 260}, mergeinto.Options{ExactKeyLimit: 3}))
+		if m := res.Metrics; m.FilesRewritten != 1 || m.FilesScanned != 1 || res.Count != 6 {
+			t.Fatalf("metrics %s", m)
+		}
+	})
+	t.Run("small buffer re-reads the unchanged prefix", func(t *testing.T) {
+		f := tenFiles(t)
+		res := f.mustMerge(kvUpdate(t, []int64{150, 199}, mergeinto.Options{BatchSize: 10, BufferLimit: 1}))
+		if m := res.Metrics; m.FilesRewritten != 1 || m.RowsCopied != 98 || res.Count != 2 {
+			t.Fatalf("metrics %s", m)
+		}
+		if got := f.rows(); len(got) != 1000 || got[0] != "0|0" {
+			t.Fatalf("%d rows", len(got))
+		}
+		var ones int
+		for _, r := range f.rows() {
+			if strings.HasSuffix(r, "|1") {
+				ones++
+			}
+		}
+		if ones != 2 {
+			t.Fatalf("%d updated rows", ones)
+		}
+	})
+	t.Run("no-op merges stage nothing", func(t *testing.T) {
+		f := tenFiles(t)
+		head := f.table().CurrentSnapshot().SnapshotID
+		for _, spec := range []*mergeinto.Spec{
+			kvUpdate(t, []int64{5000, 6000}, mergeinto.Options{}),
+			{ // matches, but the condition never holds
+				Source: values(t, kvSchema, []any{5, 1}, []any{105, 1}), Keys: []mergeinto.Key{{Target: 0, Source: col(0, i64)}},
+				Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Cond: call(t, "<", col(3, i64), lit(t, int64(0))), Action: mergeinto.Delete()}},
+			},
+			{ // every source row matches: nothing to insert
+				Source: values(t, kvSchema, []any{5, 1}), Keys: []mergeinto.Key{{Target: 0, Source: col(0, i64)}},
+				Clauses: []mergeinto.Clause{{Kind: mergeinto.NotMatchedByTarget, Action: mergeinto.Insert(col(2, i64), col(3, i64))}},
+			},
+		} {
+			res := f.mustMerge(spec)
+			if res.Staged || res.Count != 0 || res.Metrics.FilesAdded != 0 || res.Metrics.FilesRemoved != 0 {
+				t.Fatalf("no-op staged: %+v", res)
+			}
+		}
+		if f.table().CurrentSnapshot().SnapshotID != head {
+			t.Fatal("head moved")
+		}
+	})
+	t.Run("not matched by source reads every file", func(t *testing.T) {
+		f := tenFiles(t)
+		res := f.mustMerge(&mergeinto.Spec{
+			Source: values(t, kvSchema, []any{5, 1}), Keys: []mergeinto.Key{{Target: 0, Source: col(0, i64)}},
+			Clauses: []mergeinto.Clause{{Kind: mergeinto.NotMatchedBySource, Cond: call(t, ">=", col(0, i64), lit(t, int64(900))), Action: mergeinto.Delete()}},
+		})
+		if m := res.Metrics; m.FilesScanned != 10 || m.FilesRemoved != 1 || m.FilesRewritten != 0 || res.Count != 100 {
+			t.Fatalf("metrics %s", m)
+		}
+		if f.files() != 9 {
+			t.Fatalf("%d files", f.files())
+		}
+	})
+}
+
+// Two merges from one base race to commit: exactly one wins, the loser's
+// error wraps table.ErrCommitFailed, its files are gone, and the table is
+// the winner's.
+func TestRace(t *testing.T) {
+	f := tenFiles(t)
+	specs := []*mergeinto.Spec{
+		kvUpdate(t, []int64{1, 2, 3}, mergeinto.Options{}),
+		{
+			Source: values(t, kvSchema, []any{2, 7}, []any{2000, 7}), Keys: []mergeinto.Key{{Target: 0, Source: col(0, i64)}},
+			Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Action: mergeinto.Delete()}, {Kind: mergeinto.NotMatchedByTarget, Action: mergeinto.Insert(col(2, i64), col(3, i64))}},
+		},
+	}
+	runs := []*run{f.begin(), f.begin()}
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	start := make(chan struct{})
+	for i := range runs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			r := runs[i]
+			res, err := mergeinto.Execute(ctx, f.spec(r, specs[i]), r.txn)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			if !res.Staged {
+				errs[i] = errors.New("nothing staged")
+				return
+			}
+			<-start
+			_, errs[i] = r.txn.Commit(ctx)
+		}(i)
+	}
+	close(start)
+	wg.Wait()
+	winner := -1
+	for i, err := range errs {
+		if err == nil {
+			if winner >= 0 {
+				t.Fatal("both merges committed")
+			}
+			winner = i
+			continue
+		}
+		if !errors.Is(err, table.ErrCommitFailed) {
+			t.Fatalf("loser's error %v does not wrap table.ErrCommitFailed", err)
+		}
+		created := runs[i].tracker.Created()
+		if len(created) == 0 {
+			t.Fatal("the loser wrote nothing?")
+		}
+		if err := runs[i].tracker.RemoveCreated(); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range created {
+			if _, err := os.Stat(strings.TrimPrefix(p, "file://")); err == nil {
+				t.Fatalf("loser's file %s is still there", p)
+			}
+		}
+	}
+	if winner < 0 {
+		t.Fatalf("no winner: %v", errs)
+	}
+	got := map[string]bool{}
+	for _, r := range f.rows() {
+		got[r] = true
+	}
+	if winner == 0 {
+		if len(got) != 1000 || !got["1|1"] || !got["2|1"] || !got["3|1"] || !got["4|0"] {
+			t.Fatal("table is not merge 0's result")
+		}
+	} else {
+		if len(got) != 1000 || got["2|0"] || !got["2000|7"] || !got["3|0"] {
+			t.Fatal("table is not merge 1's result")
+		}
+	}
+}
+
+// The source's hash table is reserved in the budget.
+func TestBudget(t *testing.T) {
+	f := basic(t)
+	b := exec.NewBudget(64)
+	_, err := f.merge(&mergeinto.Spec{Source: values(t, sourceSchema, []any{1, "x", 1}, []any{2, "y", 2}), Keys: onID(), Budget: b,
+		Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Action: mergeinto.Delete()}}})
+	if !errors.Is(err, exec.ErrMemoryLimit) {
+		t.Fatalf("error %v", err)
+	}
+	wantErr(t, err, "merge into events: source: memory limit exceeded: merge into events: the source needs more than the statement memory limit of 64 B")
+	b = exec.NewBudget(1 << 20)
+	f.mustMerge(&mergeinto.Spec{Source: values(t, sourceSchema, []any{1, "x", 1}), Keys: onID(), Budget: b,
+		Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Action: mergeinto.Delete()}}})
+	if b.Used() != 0 || b.Peak() == 0 {
+		t.Fatalf("budget used %d peak %d", b.Used(), b.Peak())
+	}
+}
