@@ -676,6 +676,8 @@ func NewInList(arg Expr, list []Expr, negate bool) (Expr, error) {
 	}, name: name}, nil
 }
 
+var _ Expr = (*inList)(nil)
+
 // inList is an IN predicate; it is a Call whose String prints SQL.
 type inList struct {
 	arg    Expr
