@@ -3,24 +3,302 @@ package lake
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/parser"
+	"github.com/skadedb/skade/plan"
+	"github.com/skadedb/skade/scan"
 )
 
 // Session runs SQL against the lake. Sessions are not safe for concurrent
 // use; open one per goroutine.
 //
-// SQL execution arrives with the SQL sessions work; until then every
-// statement returns ErrNotImplemented.
+// A statement flows parser -> plan (bind, optimize, build operators) ->
+// exec; DDL and DML are carried out here with the table API, using plan
+// to bind their queries, predicates and assignments.
 type Session struct {
-	lk *Lake
+	lk      *Lake
+	sources map[string]plan.Source
+	// settings are SET variables, by lower-case name.
+	settings map[string]string
+	// readOnly sessions (a table handle's SQL) refuse writes; pinned pins
+	// table names to snapshot ids.
+	readOnly bool
+	pinned   map[string]int64
 }
 
 // Session opens a SQL session on the lake.
-func (l *Lake) Session() *Session { return &Session{lk: l} }
-
-// SQL runs one statement.
-func (s *Session) SQL(ctx context.Context, query string) (*Result, error) {
-	return nil, &sentinelError{ErrNotImplemented, errors.New("sql: statements cannot run yet; this build has the table API only (lake.Table, Append, Scan)")}
+func (l *Lake) Session() *Session {
+	return &Session{lk: l, sources: map[string]plan.Source{}, settings: map[string]string{}}
 }
 
-// Result is a statement's result.
-type Result struct{}
+func (s *Session) planner(now time.Time) *plan.Planner {
+	limit := s.lk.opts.memoryLimit
+	return &plan.Planner{
+		Catalog: sessionCatalog{s},
+		Options: plan.Options{Budget: exec.NewBudget(limit)},
+		Now:     now,
+		Pinned:  s.pinned,
+	}
+}
+
+// SQL runs one statement. A query's result streams: read it (Reader or
+// Collect) before running the next statement, or Close it.
+func (s *Session) SQL(ctx context.Context, query string) (*Result, error) {
+	stmt, err := parser.ParseOne(query)
+	if err != nil {
+		return nil, &sentinelError{ErrInvalidArgument, err}
+	}
+	return s.run(ctx, stmt)
+}
+
+// Exec runs a script of statements separated by semicolons, reading and
+// discarding each result, and stops at the first error, which names the
+// statement's position in the script.
+func (s *Session) Exec(ctx context.Context, script string) error {
+	stmts, err := parser.Parse(script)
+	if err != nil {
+		return &sentinelError{ErrInvalidArgument, err}
+	}
+	for i, st := range stmts {
+		res, err := s.run(ctx, st)
+		if err != nil {
+			return fmt.Errorf("statement %d (line %d): %w", i+1, st.Position().Line, err)
+		}
+		bs, err := res.Collect(ctx)
+		if err != nil {
+			return fmt.Errorf("statement %d (line %d): %w", i+1, st.Position().Line, err)
+		}
+		for _, b := range bs {
+			b.Release()
+		}
+	}
+	return nil
+}
+
+var memoryAllocator = memory.DefaultAllocator
+
+// errReadOnlyHandle is what a write through Table.SQL returns.
+var errReadOnlyHandle = &sentinelError{ErrReadOnly, errors.New("table handle is read-only; use a session to write")}
+
+func (s *Session) run(ctx context.Context, stmt parser.Stmt) (*Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	switch st := stmt.(type) {
+	case *parser.Query:
+		return s.query(ctx, st, now)
+	case *parser.Explain:
+		return s.explain(ctx, st, now)
+	case *parser.ShowTables:
+		return s.showTables(ctx, st)
+	case *parser.Describe:
+		return s.describe(ctx, st)
+	case *parser.SetVar:
+		return s.set(st)
+	case *parser.Show:
+		return s.show(st)
+	}
+	if s.readOnly {
+		return nil, errReadOnlyHandle
+	}
+	switch st := stmt.(type) {
+	case *parser.CreateTable:
+		return s.createTable(ctx, st, now)
+	case *parser.DropTable:
+		return s.dropTable(ctx, st)
+	case *parser.Insert:
+		return s.insert(ctx, st, now)
+	case *parser.Delete:
+		return s.delete(ctx, st, now)
+	case *parser.Update:
+		return s.update(ctx, st, now)
+	case *parser.Truncate:
+		return s.truncate(ctx, st, now)
+	case *parser.AlterTable:
+		return s.alterTable(ctx, st)
+	case *parser.Merge:
+		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("MERGE is not supported yet (it arrives with package mergeinto)")}
+	case *parser.Begin, *parser.Commit, *parser.Rollback:
+		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("transactions (BEGIN, COMMIT, ROLLBACK) are not supported yet; each statement commits on its own")}
+	}
+	return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("%s is not supported yet", statementKind(stmt))}
+}
+
+func statementKind(stmt parser.Stmt) string {
+	s := stmt.String()
+	if i := strings.IndexAny(s, " \n"); i > 0 {
+		s = s[:i]
+	}
+	return strings.ToUpper(s)
+}
+
+func (s *Session) query(ctx context.Context, q *parser.Query, now time.Time) (*Result, error) {
+	p, err := s.planner(now).Query(ctx, q)
+	if err != nil {
+		return nil, translate(err)
+	}
+	op, err := p.Operator()
+	if err != nil {
+		return nil, translate(err)
+	}
+	if err := op.Open(ctx); err != nil {
+		op.Close()
+		return nil, translate(err)
+	}
+	return &Result{schema: p.Schema(), ctx: ctx, op: op}, nil
+}
+
+func (s *Session) explain(ctx context.Context, st *parser.Explain, now time.Time) (*Result, error) {
+	q, ok := st.Stmt.(*parser.Query)
+	if !ok {
+		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("EXPLAIN of %s is not supported yet; EXPLAIN a query", statementKind(st.Stmt))}
+	}
+	p, err := s.planner(now).Query(ctx, q)
+	if err != nil {
+		return nil, translate(err)
+	}
+	text, err := p.Explain(ctx, st.Analyze)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return textResult("plan", strings.Split(strings.TrimRight(text, "\n"), "\n"))
+}
+
+// textResult is a one-column VARCHAR result.
+func textResult(column string, rows []string) (*Result, error) {
+	schema := arrow.NewSchema([]arrow.Field{{Name: column, Type: arrow.BinaryTypes.String}}, nil)
+	b := array.NewStringBuilder(memoryAllocator)
+	defer b.Release()
+	b.AppendValues(rows, nil)
+	arr := b.NewArray()
+	defer arr.Release()
+	batch := array.NewRecordBatch(schema, []arrow.Array{arr}, int64(len(rows)))
+	return &Result{schema: schema, batches: []arrow.RecordBatch{batch}}, nil
+}
+
+// countResult is DML's result: one row, one BIGINT column "count".
+func countResult(n int64, m Metrics) *Result {
+	schema := arrow.NewSchema([]arrow.Field{{Name: "count", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	b := array.NewInt64Builder(memoryAllocator)
+	defer b.Release()
+	b.Append(n)
+	arr := b.NewArray()
+	defer arr.Release()
+	batch := array.NewRecordBatch(schema, []arrow.Array{arr}, 1)
+	return &Result{schema: schema, batches: []arrow.RecordBatch{batch}, metrics: m}
+}
+
+// emptyResult is the result of a statement that returns nothing.
+func emptyResult() *Result { return &Result{schema: arrow.NewSchema(nil, nil)} }
+
+// Register* make a relation visible to this session's SQL under name. A
+// name that is already a table in the default namespace, or already
+// registered, is refused: registered names shadow nothing.
+func (s *Session) register(ctx context.Context, name string, src plan.Source) error {
+	lname := strings.ToLower(name)
+	if lname == "" || strings.ContainsAny(lname, ".\"") {
+		return &sentinelError{ErrInvalidName, fmt.Errorf("register %q: a source name is one plain identifier", name)}
+	}
+	if _, ok := s.sources[lname]; ok {
+		return &sentinelError{ErrInvalidArgument, fmt.Errorf("register %q: the name is already registered in this session; Unregister it first", name)}
+	}
+	_, err := sessionCatalog{s}.LookupTable(ctx, []string{lname})
+	if err == nil {
+		return &sentinelError{ErrTableExists, fmt.Errorf("register %q: a table of that name exists; registered names may not shadow tables, choose another name", name)}
+	}
+	if err != nil && !errors.Is(err, ErrTableNotFound) && !errors.Is(err, ErrInvalidName) {
+		return err
+	}
+	s.sources[lname] = src
+	return nil
+}
+
+// Unregister removes a registered source.
+func (s *Session) Unregister(name string) { delete(s.sources, strings.ToLower(name)) }
+
+// RegisterBatch registers an Arrow batch; the session retains it.
+func (s *Session) RegisterBatch(name string, batch arrow.RecordBatch) error {
+	batch.Retain()
+	if err := s.register(context.Background(), name, &batchSource{batch: batch}); err != nil {
+		batch.Release()
+		return err
+	}
+	return nil
+}
+
+// RegisterReader registers a stream, which SQL can read once.
+func (s *Session) RegisterReader(name string, rdr array.RecordReader) error {
+	return s.register(context.Background(), name, &readerSource{name: name, rdr: rdr})
+}
+
+// RegisterCSV registers a CSV file; column types are inferred from a
+// sample of rows (see scan.CSVOptions).
+func (s *Session) RegisterCSV(name, path string, opts scan.CSVOptions) error {
+	rdr, err := scan.OpenCSV(path, opts)
+	if err != nil {
+		return &sentinelError{ErrInvalidArgument, err}
+	}
+	schema := rdr.Schema()
+	rdr.Release()
+	return s.register(context.Background(), name, &fileSource{name: name, schema: schema, open: func(ctx context.Context) (array.RecordReader, error) {
+		return scan.OpenCSV(path, opts)
+	}})
+}
+
+// RegisterParquet registers the Parquet files a glob matches.
+func (s *Session) RegisterParquet(name, glob string) error {
+	rdr, err := scan.OpenParquet(context.Background(), glob)
+	if err != nil {
+		return &sentinelError{ErrInvalidArgument, err}
+	}
+	schema := rdr.Schema()
+	rdr.Release()
+	return s.register(context.Background(), name, &fileSource{name: name, schema: schema, open: func(ctx context.Context) (array.RecordReader, error) {
+		return scan.OpenParquet(ctx, glob)
+	}})
+}
+
+type batchSource struct{ batch arrow.RecordBatch }
+
+func (b *batchSource) Schema() *arrow.Schema { return b.batch.Schema() }
+func (b *batchSource) Operator() (exec.Operator, error) {
+	return exec.NewValues(b.batch.Schema(), []arrow.RecordBatch{b.batch})
+}
+
+type readerSource struct {
+	name string
+	rdr  array.RecordReader
+	used bool
+}
+
+func (r *readerSource) Schema() *arrow.Schema { return r.rdr.Schema() }
+func (r *readerSource) Operator() (exec.Operator, error) {
+	if r.used {
+		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("registered reader %q was already read; a reader can be read once, register it again", r.name)}
+	}
+	r.used = true
+	return exec.NewReaderSource(r.name, r.rdr.Schema(), func(context.Context) (array.RecordReader, error) {
+		r.rdr.Retain()
+		return r.rdr, nil
+	}), nil
+}
+
+type fileSource struct {
+	name   string
+	schema *arrow.Schema
+	open   func(ctx context.Context) (array.RecordReader, error)
+}
+
+func (f *fileSource) Schema() *arrow.Schema { return f.schema }
+func (f *fileSource) Operator() (exec.Operator, error) {
+	return exec.NewReaderSource(f.name, f.schema, f.open), nil
+}

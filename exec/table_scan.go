@@ -1,0 +1,265 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+)
+
+// TableScan reads an Iceberg table at one snapshot through iceberg-go,
+// projected onto some fields and pruned by a row filter.
+//
+// The filter is for pruning: iceberg-go skips data files (and row groups)
+// whose partition values or column min/max rule it out, and drops rows
+// that fail it. The planner keeps its own Filter above the scan, so a
+// filter here must only ever be implied by the query's predicate.
+//
+// Metrics: files_scanned is the number of data files planned,
+// files_skipped the data files of the snapshot that pruning left out.
+type TableScan struct {
+	name   string
+	tbl    *table.Table
+	snapID int64 // 0 with noSnap: the table has no snapshot, so no rows
+	noSnap bool
+	fields []string
+	filter iceberg.BooleanExpression
+	schema *arrow.Schema
+	mem    memory.Allocator
+
+	// tasks, when preset, are read instead of planning (a DML statement
+	// rewriting one file at a time).
+	tasks  []table.FileScanTask
+	preset bool
+
+	metrics Metrics
+	scan    *table.Scan
+	next    func() (arrow.RecordBatch, error, bool)
+	stop    func()
+	done    bool
+}
+
+var _ Operator = (*TableScan)(nil)
+
+// NewTableScan scans tbl at snapshot snap (nil for a table never written)
+// reading fields, whose Arrow types make schema (canonical types: the scan
+// casts what iceberg-go returns when it differs). filter may be nil.
+func NewTableScan(name string, tbl *table.Table, snap *table.Snapshot, fields []string, schema *arrow.Schema, filter iceberg.BooleanExpression) (*TableScan, error) {
+	if tbl == nil || schema == nil {
+		return nil, fmt.Errorf("exec: table scan: nil table or schema (planner bug)")
+	}
+	if len(fields) == 0 || len(fields) != schema.NumFields() {
+		return nil, fmt.Errorf("exec: table scan: %d fields but a schema of %d (planner bug)", len(fields), schema.NumFields())
+	}
+	s := &TableScan{name: name, tbl: tbl, fields: fields, schema: schema, filter: filter, mem: memory.DefaultAllocator}
+	if snap == nil {
+		s.noSnap = true
+	} else {
+		s.snapID = snap.SnapshotID
+	}
+	return s, nil
+}
+
+func (s *TableScan) Schema() *arrow.Schema { return s.schema }
+func (s *TableScan) Children() []Operator  { return nil }
+func (s *TableScan) Metrics() *Metrics     { return &s.metrics }
+
+func (s *TableScan) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "TableScan %s", s.name)
+	if !s.noSnap {
+		fmt.Fprintf(&b, "@%d", s.snapID)
+	}
+	fmt.Fprintf(&b, " [%s]", strings.Join(s.fields, ", "))
+	if s.filter != nil {
+		fmt.Fprintf(&b, " filter=%s", s.filter)
+	}
+	return b.String()
+}
+
+// NewFileScan is a TableScan of the given planned files only.
+func NewFileScan(name string, tbl *table.Table, snap *table.Snapshot, fields []string, schema *arrow.Schema, tasks []table.FileScanTask) (*TableScan, error) {
+	s, err := NewTableScan(name, tbl, snap, fields, schema, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.tasks, s.preset = tasks, true
+	return s, nil
+}
+
+// Open plans the files to read. Planning reads manifests only.
+func (s *TableScan) Open(ctx context.Context) error {
+	start := time.Now()
+	defer func() { s.metrics.Elapsed.Add(int64(time.Since(start))) }()
+	s.done = false
+	if s.noSnap {
+		s.done = true
+		s.metrics.Set("files_scanned", 0)
+		s.metrics.Set("files_skipped", 0)
+		return nil
+	}
+	opts := []table.ScanOption{table.WithSnapshotID(s.snapID)}
+	// INVARIANT: the planner selects at least one field; iceberg-go reads
+	// every column when none is named.
+	opts = append(opts, table.WithSelectedFields(s.fields...))
+	if s.filter != nil {
+		opts = append(opts, table.WithRowFilter(s.filter))
+	}
+	s.scan = s.tbl.Scan(opts...)
+	tasks := s.tasks
+	if !s.preset {
+		var err error
+		if tasks, err = s.scan.PlanFiles(ctx); err != nil {
+			return fmt.Errorf("scan %s: %w", s.name, err)
+		}
+	}
+	total := SnapshotDataFiles(s.tbl, s.snapID)
+	s.metrics.Set("files_scanned", int64(len(tasks)))
+	if total >= int64(len(tasks)) {
+		s.metrics.Set("files_skipped", total-int64(len(tasks)))
+	}
+	if len(tasks) == 0 {
+		s.done = true
+		return nil
+	}
+	_, seq, err := s.scan.ReadTasks(ctx, tasks)
+	if err != nil {
+		return fmt.Errorf("scan %s: %w", s.name, err)
+	}
+	s.next, s.stop = iter.Pull2(seq)
+	return nil
+}
+
+// SnapshotDataFiles is the number of data files in snapshot snapID of
+// tbl, from the snapshot summary; -1 when the summary does not say.
+func SnapshotDataFiles(tbl *table.Table, snapID int64) int64 {
+	snap := tbl.Metadata().SnapshotByID(snapID)
+	if snap == nil || snap.Summary == nil {
+		return -1
+	}
+	v, ok := snap.Summary.Properties["total-data-files"]
+	if !ok {
+		return -1
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+func (s *TableScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	start := time.Now()
+	for !s.done {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		b, err, ok := s.next()
+		if !ok {
+			s.finish()
+			break
+		}
+		if err != nil {
+			s.finish()
+			return nil, fmt.Errorf("scan %s: %w", s.name, err)
+		}
+		if b.NumRows() == 0 {
+			b.Release()
+			continue
+		}
+		out, err := s.conform(ctx, b)
+		if err != nil {
+			return nil, err
+		}
+		s.metrics.Add(out, start)
+		return out, nil
+	}
+	s.metrics.Add(nil, start)
+	return nil, EOF
+}
+
+// conform makes b match the output schema: the column order the planner
+// asked for and canonical types.
+func (s *TableScan) conform(ctx context.Context, b arrow.RecordBatch) (arrow.RecordBatch, error) {
+	defer b.Release()
+	cols := make([]arrow.Array, s.schema.NumFields())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	bs := b.Schema()
+	for i, f := range s.schema.Fields() {
+		idx := bs.FieldIndices(f.Name)
+		if len(idx) == 0 {
+			return nil, fmt.Errorf("scan %s: column %q missing from the data read (bug)", s.name, f.Name)
+		}
+		c := b.Column(idx[0])
+		if arrow.TypeEqual(c.DataType(), f.Type) {
+			c.Retain()
+			cols[i] = c
+			continue
+		}
+		cast, err := compute.CastArray(ctx, c, compute.SafeCastOptions(f.Type))
+		if err != nil {
+			return nil, fmt.Errorf("scan %s: column %q: %w", s.name, f.Name, err)
+		}
+		cols[i] = cast
+	}
+	return array.NewRecordBatch(s.schema, cols, b.NumRows()), nil
+}
+
+func (s *TableScan) finish() {
+	if s.done {
+		return
+	}
+	s.done = true
+	if s.stop != nil {
+		s.stop()
+		s.stop = nil
+	}
+}
+
+func (s *TableScan) Close() error {
+	s.finish()
+	if s.scan != nil {
+		err := s.scan.Close()
+		s.scan = nil
+		return err
+	}
+	return nil
+}
+
+// PlanFiles plans the scan without reading data: the number of data
+// files it would read and the number pruning skips. EXPLAIN uses it.
+func (s *TableScan) PlanFiles(ctx context.Context) (scanned, skipped int64, err error) {
+	if s.noSnap {
+		return 0, 0, nil
+	}
+	opts := []table.ScanOption{table.WithSnapshotID(s.snapID), table.WithSelectedFields(s.fields...)}
+	if s.filter != nil {
+		opts = append(opts, table.WithRowFilter(s.filter))
+	}
+	sc := s.tbl.Scan(opts...)
+	defer sc.Close()
+	tasks, err := sc.PlanFiles(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("scan %s: %w", s.name, err)
+	}
+	total := SnapshotDataFiles(s.tbl, s.snapID)
+	if total < int64(len(tasks)) {
+		total = int64(len(tasks))
+	}
+	return int64(len(tasks)), total - int64(len(tasks)), nil
+}

@@ -1,0 +1,286 @@
+package sqllogic
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/lake"
+)
+
+// Record is one test case of a file.
+type Record struct {
+	Line    int    // 1-based line of the record's first line
+	Kind    string // "statement" or "query"
+	Error   string // expected error substring ("statement error …")
+	Types   string
+	RowSort bool
+	SQL     string
+	// Expected is the result lines (queries).
+	Expected []string
+	// header is the record's first line as written.
+	header string
+}
+
+// Parse reads the records of an .slt file.
+func Parse(text string) ([]*Record, error) {
+	var out []*Record
+	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
+	for i := 0; i < len(lines); i++ {
+		line := strings.TrimRight(lines[i], " \t")
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		r := &Record{Line: i + 1, Kind: f[0], header: line}
+		switch f[0] {
+		case "statement":
+			if len(f) < 2 || (f[1] != "ok" && f[1] != "error") {
+				return nil, fmt.Errorf("line %d: expected `statement ok` or `statement error <text>`", i+1)
+			}
+			if f[1] == "error" {
+				r.Error = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(strings.TrimPrefix(line, "statement")), "error"))
+			}
+		case "query":
+			if len(f) < 2 {
+				return nil, fmt.Errorf("line %d: expected `query <types> [rowsort]`", i+1)
+			}
+			r.Types = f[1]
+			for _, opt := range f[2:] {
+				switch opt {
+				case "rowsort":
+					r.RowSort = true
+				default:
+					return nil, fmt.Errorf("line %d: unknown query option %q", i+1, opt)
+				}
+			}
+		default:
+			return nil, fmt.Errorf("line %d: unknown record %q; records start with statement or query", i+1, f[0])
+		}
+		var sql []string
+		i++
+		for ; i < len(lines) && strings.TrimSpace(lines[i]) != "" && lines[i] != "----"; i++ {
+			sql = append(sql, lines[i])
+		}
+		r.SQL = strings.Join(sql, "\n")
+		if i < len(lines) && lines[i] == "----" {
+			if r.Kind != "query" {
+				return nil, fmt.Errorf("line %d: ---- after a statement record", i+1)
+			}
+			i++
+			for ; i < len(lines) && lines[i] != ""; i++ {
+				r.Expected = append(r.Expected, lines[i])
+			}
+		}
+		if r.SQL == "" {
+			return nil, fmt.Errorf("line %d: record without SQL", r.Line)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Options configure a run.
+type Options struct {
+	// TestData replaces __TESTDATA__ in SQL.
+	TestData string
+	// Rewrite writes actual results back to the file instead of failing.
+	Rewrite bool
+}
+
+// RunFile runs one .slt file in a fresh lake.
+func RunFile(t *testing.T, path string, opts Options) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := Parse(string(data))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	dir := t.TempDir()
+	ctx := context.Background()
+	lk, err := lake.Open(ctx, dir+"/lake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Close()
+	sess := lk.Session()
+	var out strings.Builder
+	for _, r := range recs {
+		sql := strings.ReplaceAll(r.SQL, "__TESTDATA__", opts.TestData)
+		sql = strings.ReplaceAll(sql, "__TEMP__", dir)
+		got, qerr := run(ctx, sess, sql, r)
+		where := fmt.Sprintf("%s:%d", path, r.Line)
+		switch {
+		case r.Kind == "statement" && r.Error == "":
+			if qerr != nil {
+				if opts.Rewrite {
+					t.Logf("%s: statement failed: %v", where, qerr)
+				} else {
+					t.Errorf("%s: statement failed: %v\n%s", where, qerr, r.SQL)
+				}
+			}
+			fmt.Fprintf(&out, "%s\n%s\n\n", r.header, r.SQL)
+		case r.Kind == "statement":
+			if qerr == nil {
+				t.Errorf("%s: statement succeeded, expected error containing %q\n%s", where, r.Error, r.SQL)
+			} else if !strings.Contains(qerr.Error(), r.Error) {
+				t.Errorf("%s: error %q does not contain %q", where, qerr.Error(), r.Error)
+			}
+			fmt.Fprintf(&out, "%s\n%s\n\n", r.header, r.SQL)
+		default:
+			if qerr != nil {
+				t.Errorf("%s: query failed: %v\n%s", where, qerr, r.SQL)
+				fmt.Fprintf(&out, "%s\n%s\n----\n%s\n\n", r.header, r.SQL, strings.Join(r.Expected, "\n"))
+				continue
+			}
+			if !opts.Rewrite && !slices.Equal(got, r.Expected) {
+				t.Errorf("%s: result differs\n%s\n--- want\n%s\n--- got\n%s", where, r.SQL, strings.Join(r.Expected, "\n"), strings.Join(got, "\n"))
+			}
+			fmt.Fprintf(&out, "%s\n%s\n----\n", r.header, r.SQL)
+			for _, l := range got {
+				out.WriteString(l + "\n")
+			}
+			out.WriteString("\n")
+		}
+	}
+	if opts.Rewrite {
+		text := strings.TrimRight(out.String(), "\n") + "\n"
+		// keep the file's leading comment block
+		var head []string
+		sc := bufio.NewScanner(strings.NewReader(string(data)))
+		for sc.Scan() {
+			l := sc.Text()
+			if strings.HasPrefix(l, "#") || l == "" {
+				head = append(head, l)
+				continue
+			}
+			break
+		}
+		if len(head) > 0 {
+			text = strings.TrimRight(strings.Join(head, "\n"), "\n") + "\n\n" + text
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// run executes one record and renders its rows.
+func run(ctx context.Context, sess *lake.Session, sql string, r *Record) ([]string, error) {
+	res, err := sess.SQL(ctx, sql)
+	if err != nil {
+		return nil, err
+	}
+	batches, err := res.Collect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, b := range batches {
+			b.Release()
+		}
+	}()
+	if r.Kind != "query" {
+		return nil, nil
+	}
+	if n := res.Schema().NumFields(); n != len(r.Types) {
+		return nil, fmt.Errorf("query returned %d columns, the record declares %d (%s)", n, len(r.Types), r.Types)
+	}
+	var rows []string
+	for _, b := range batches {
+		cols := make([][]string, b.NumCols())
+		for j := range cols {
+			cols[j], err = render(b.Column(j))
+			if err != nil {
+				return nil, err
+			}
+		}
+		for i := 0; i < int(b.NumRows()); i++ {
+			vals := make([]string, len(cols))
+			for j := range cols {
+				vals[j] = cols[j][i]
+			}
+			rows = append(rows, strings.Join(vals, "\t"))
+		}
+	}
+	if r.RowSort {
+		slices.Sort(rows)
+	}
+	return rows, nil
+}
+
+// render prints a column's values as the .slt files expect.
+func render(a arrow.Array) ([]string, error) {
+	out := make([]string, a.Len())
+	switch c := a.(type) {
+	case *array.Boolean:
+		for i := range out {
+			out[i] = strconv.FormatBool(c.Value(i))
+		}
+	case *array.Float32:
+		for i := range out {
+			out[i] = formatFloat(float64(c.Value(i)), 32)
+		}
+	case *array.Float64:
+		for i := range out {
+			out[i] = formatFloat(c.Value(i), 64)
+		}
+	case *array.String:
+		for i := range out {
+			out[i] = c.Value(i)
+			if out[i] == "" {
+				out[i] = "(empty)"
+			}
+		}
+	default:
+		cast, err := exec.NewCast(&exec.Column{Index: 0, Type: a.DataType()}, arrow.BinaryTypes.String, false)
+		if err != nil {
+			return nil, err
+		}
+		batch := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "v", Type: a.DataType(), Nullable: true}}, nil), []arrow.Array{a}, int64(a.Len()))
+		defer batch.Release()
+		s, err := cast.Eval(exec.NewEvalContext(context.Background()), batch)
+		if err != nil {
+			return nil, err
+		}
+		defer s.Release()
+		for i := range out {
+			if b, ok := s.(*array.Binary); ok {
+				out[i] = string(b.Value(i))
+			} else {
+				out[i] = s.ValueStr(i)
+			}
+		}
+	}
+	for i := range out {
+		if a.IsNull(i) {
+			out[i] = "NULL"
+		}
+	}
+	return out, nil
+}
+
+func formatFloat(v float64, bits int) string {
+	switch {
+	case math.IsNaN(v):
+		return "NaN"
+	case math.IsInf(v, 1):
+		return "Infinity"
+	case math.IsInf(v, -1):
+		return "-Infinity"
+	}
+	return strconv.FormatFloat(v, 'g', -1, bits)
+}

@@ -1,0 +1,55 @@
+package sqllogic
+
+import (
+	"flag"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite the expected results of the .slt files")
+
+// TestSQL runs testdata/sql/**/*.slt, one subtest per file.
+func TestSQL(t *testing.T) {
+	root, err := filepath.Abs("../../testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	err = filepath.WalkDir(filepath.Join(root, "sql"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".slt") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no .slt files under testdata/sql")
+	}
+	for _, f := range files {
+		rel, _ := filepath.Rel(filepath.Join(root, "sql"), f)
+		t.Run(filepath.ToSlash(rel), func(t *testing.T) {
+			t.Parallel()
+			RunFile(t, f, Options{TestData: root, Rewrite: *rewrite})
+		})
+	}
+}
+
+func TestParseRecords(t *testing.T) {
+	recs, err := Parse("statement ok\nCREATE TABLE t (a INT)\n\nquery I rowsort\nSELECT 1\n----\n1\n\nstatement error does not exist\nSELECT * FROM x\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 || recs[1].Types != "I" || !recs[1].RowSort || recs[1].Expected[0] != "1" || recs[2].Error != "does not exist" || recs[2].Line != 9 {
+		t.Fatalf("unexpected records: %+v", recs)
+	}
+	if _, err := Parse("frobnicate\nSELECT 1\n"); err == nil || !strings.Contains(err.Error(), "unknown record") {
+		t.Fatalf("want an unknown-record error, got %v", err)
+	}
+}

@@ -1,0 +1,72 @@
+package lake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/skadedb/skade/catalog"
+	"github.com/skadedb/skade/plan"
+)
+
+// sessionCatalog resolves names for the planner: registered sources
+// first, then tables.
+//
+// Transactions plug in here: a session inside BEGIN resolves a table
+// through its transaction's staged metadata (created, replaced and
+// written tables) before the lake's committed catalog, so its statements
+// see their own uncommitted writes. Until then every lookup reads the
+// committed catalog.
+type sessionCatalog struct {
+	s *Session
+}
+
+var _ plan.Catalog = sessionCatalog{}
+
+func (c sessionCatalog) LookupSource(name string) plan.Source {
+	return c.s.sources[strings.ToLower(name)]
+}
+
+func (c sessionCatalog) LookupTable(ctx context.Context, parts []string) (*plan.TableRef, error) {
+	id, err := catalog.Normalize(parts)
+	if err != nil {
+		return nil, translate(err)
+	}
+	tbl, err := c.s.lk.load(ctx, id)
+	if err != nil {
+		if errors.Is(err, ErrTableNotFound) {
+			msg := fmt.Sprintf("table %q does not exist", strings.Join(parts, "."))
+			if names, lerr := c.s.lk.Tables(ctx); lerr == nil {
+				var cands []string
+				for _, n := range names {
+					if strings.HasPrefix(n, catalog.DefaultNamespace+".") && len(parts) == 1 {
+						n = strings.TrimPrefix(n, catalog.DefaultNamespace+".")
+					}
+					cands = append(cands, n)
+				}
+				for name := range c.s.sources {
+					cands = append(cands, name)
+				}
+				msg += didYouMean(strings.Join(parts, "."), cands)
+			}
+			return nil, &sentinelError{ErrTableNotFound, errors.New(msg)}
+		}
+		return nil, err
+	}
+	return &plan.TableRef{Name: displayName(id), Ident: id, Table: tbl}, nil
+}
+
+// didYouMean suggests the candidate nearest to name.
+func didYouMean(name string, cands []string) string {
+	best, bestD := "", 1<<30
+	for _, c := range cands {
+		if d := plan.EditDistance(strings.ToLower(name), strings.ToLower(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if best != "" && bestD <= max(1, len(name)/3) {
+		return fmt.Sprintf("; did you mean %q?", best)
+	}
+	return ""
+}

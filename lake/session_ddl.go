@@ -1,0 +1,270 @@
+package lake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/skadedb/skade/catalog"
+	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/parser"
+	"github.com/skadedb/skade/plan"
+)
+
+// tableName renders a parsed name for the lake's name functions.
+func tableName(n parser.Name) string {
+	parts := make([]string, len(n))
+	for i, id := range n {
+		p := id.Name
+		if !id.Quoted {
+			p = strings.ToLower(p)
+		}
+		if strings.ContainsAny(p, ".\"") {
+			p = `"` + strings.ReplaceAll(p, `"`, `""`) + `"`
+		}
+		parts[i] = p
+	}
+	return strings.Join(parts, ".")
+}
+
+func (s *Session) tableExists(ctx context.Context, name string) (bool, error) {
+	_, err := s.lk.Table(ctx, name)
+	if err == nil {
+		return true, nil
+	}
+	if errors.Is(err, ErrTableNotFound) {
+		return false, nil
+	}
+	return false, err
+}
+
+// constString renders a property value written as a constant.
+func constString(e parser.Expr) (string, error) {
+	switch v := e.(type) {
+	case *parser.Literal:
+		if v.Kind == parser.LitNull {
+			return "", fmt.Errorf("property values may not be NULL")
+		}
+		return v.Value, nil
+	case *parser.ColumnRef:
+		return v.Name.String(), nil
+	}
+	return "", fmt.Errorf("property value %s must be a constant", e)
+}
+
+func (s *Session) createTable(ctx context.Context, st *parser.CreateTable, now time.Time) (*Result, error) {
+	name := tableName(st.Name)
+	if st.Clone != nil {
+		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("CREATE TABLE … CLONE is not supported yet")}
+	}
+	if st.OrReplace && st.IfNotExists {
+		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("create table %s: OR REPLACE and IF NOT EXISTS cannot be combined", name)}
+	}
+	var opts []TableOption
+	for _, pf := range st.PartitionBy {
+		opts = append(opts, WithPartitions(Partition{Column: pf.Column.Name, Transform: pf.Transform.String(), Param: pf.Param}))
+	}
+	if len(st.Properties) > 0 {
+		props := map[string]string{}
+		for _, p := range st.Properties {
+			v, err := constString(p.Value)
+			if err != nil {
+				return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("create table %s: %w", name, err)}
+			}
+			props[p.Key] = v
+		}
+		opts = append(opts, WithProperties(props))
+	}
+	exists, err := s.tableExists(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if exists && st.IfNotExists {
+		return emptyResult(), nil
+	}
+	if exists && !st.OrReplace {
+		return nil, &sentinelError{ErrTableExists, fmt.Errorf("create table %s: the table already exists; use CREATE OR REPLACE TABLE or IF NOT EXISTS", name)}
+	}
+	if st.AsQuery == nil {
+		fields := make([]arrow.Field, len(st.Columns))
+		for i, c := range st.Columns {
+			t, err := plan.ArrowType(c.Type)
+			if err != nil {
+				return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("create table %s: %w", name, err)}
+			}
+			if c.Default != nil {
+				return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("create table %s: column defaults are not supported yet", name)}
+			}
+			fields[i] = arrow.Field{Name: c.Name.Name, Type: t, Nullable: !c.NotNull && !c.PrimaryKey}
+		}
+		if exists {
+			if err := s.lk.DropTable(ctx, name, false); err != nil {
+				return nil, err
+			}
+		}
+		if _, err := s.lk.CreateTable(ctx, name, arrow.NewSchema(fields, nil), opts...); err != nil {
+			return nil, err
+		}
+		return emptyResult(), nil
+	}
+	// CREATE TABLE … AS: bind the query first, so a bad query creates
+	// nothing. OR REPLACE materializes the rows before dropping, since the
+	// query may read the table it replaces.
+	p, err := s.planner(now).Query(ctx, st.AsQuery)
+	if err != nil {
+		return nil, translate(err)
+	}
+	schema := p.Schema()
+	for i, f := range schema.Fields() {
+		if f.Type.ID() == arrow.NULL {
+			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("create table %s: column %d (%q) has no type (only NULLs); cast it", name, i+1, f.Name)}
+		}
+	}
+	op, err := p.Operator()
+	if err != nil {
+		return nil, translate(err)
+	}
+	var rdr array.RecordReader
+	if exists {
+		batches, err := exec.Drain(ctx, op)
+		if err != nil {
+			return nil, translate(err)
+		}
+		defer func() {
+			for _, b := range batches {
+				b.Release()
+			}
+		}()
+		if rdr, err = array.NewRecordReader(schema, retainAll(batches)); err != nil {
+			return nil, err
+		}
+		if err := s.lk.DropTable(ctx, name, false); err != nil {
+			return nil, err
+		}
+	} else {
+		if err := op.Open(ctx); err != nil {
+			op.Close()
+			return nil, translate(err)
+		}
+		rdr = newOpReader(ctx, op, schema)
+	}
+	defer rdr.Release()
+	tbl, err := s.lk.CreateTable(ctx, name, schema, opts...)
+	if err != nil {
+		return nil, err
+	}
+	n, err := appendRows(ctx, tbl, rdr)
+	if err != nil {
+		// the table exists but the rows failed: remove it again, so the
+		// statement has no effect
+		_ = s.lk.DropTable(context.WithoutCancel(ctx), name, true)
+		return nil, err
+	}
+	return countResult(n, Metrics{RowsInserted: n}), nil
+}
+
+func retainAll(bs []arrow.RecordBatch) []arrow.RecordBatch {
+	for _, b := range bs {
+		b.Retain()
+	}
+	return bs
+}
+
+func (s *Session) dropTable(ctx context.Context, st *parser.DropTable) (*Result, error) {
+	for _, n := range st.Names {
+		name := tableName(n)
+		err := s.lk.DropTable(ctx, name, false)
+		if errors.Is(err, ErrTableNotFound) && st.IfExists {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return emptyResult(), nil
+}
+
+func (s *Session) showTables(ctx context.Context, st *parser.ShowTables) (*Result, error) {
+	names, err := s.lk.Tables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ns := catalog.DefaultNamespace
+	if len(st.From) > 0 {
+		ns = strings.ToLower(st.From.Last().Name)
+	}
+	var rows []string
+	for _, n := range names {
+		if rest, ok := strings.CutPrefix(n, ns+"."); ok {
+			rows = append(rows, rest)
+		}
+	}
+	return textResult("name", rows)
+}
+
+func (s *Session) describe(ctx context.Context, st *parser.Describe) (*Result, error) {
+	ref, err := sessionCatalog{s}.LookupTable(ctx, strings.Split(tableName(st.Table), "."))
+	if err != nil {
+		return nil, err
+	}
+	cols, err := plan.TargetColumns(ref)
+	if err != nil {
+		return nil, err
+	}
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "column_name", Type: arrow.BinaryTypes.String},
+		{Name: "column_type", Type: arrow.BinaryTypes.String},
+		{Name: "null", Type: arrow.BinaryTypes.String},
+	}, nil)
+	var rows [][]any
+	for _, c := range cols {
+		null := "YES"
+		if c.Required {
+			null = "NO"
+		}
+		rows = append(rows, []any{c.Name, exec.TypeName(c.Type), null})
+	}
+	batch, err := exec.BuildBatch(memoryAllocator, schema, rows)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{schema: schema, batches: []arrow.RecordBatch{batch}}, nil
+}
+
+func (s *Session) set(st *parser.SetVar) (*Result, error) {
+	name := strings.ToLower(st.Name.String())
+	if len(st.Values) != 1 {
+		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("SET %s takes one value", name)}
+	}
+	if _, isDef := st.Values[0].(*parser.Default); isDef {
+		delete(s.settings, name)
+		return emptyResult(), nil
+	}
+	v, err := constString(st.Values[0])
+	if err != nil {
+		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("SET %s: %w", name, err)}
+	}
+	s.settings[name] = v
+	return emptyResult(), nil
+}
+
+func (s *Session) show(st *parser.Show) (*Result, error) {
+	if st.All {
+		var rows []string
+		for k, v := range s.settings {
+			rows = append(rows, k+" = "+v)
+		}
+		return textResult("setting", rows)
+	}
+	name := strings.ToLower(st.Name.String())
+	v, ok := s.settings[name]
+	if !ok {
+		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("unrecognized configuration parameter %q", name)}
+	}
+	return textResult(name, []string{v})
+}

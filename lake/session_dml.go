@@ -1,0 +1,413 @@
+package lake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/parser"
+	"github.com/skadedb/skade/plan"
+)
+
+// opReader adapts an opened operator to array.RecordReader.
+type opReader struct {
+	refs   atomic.Int64
+	ctx    context.Context
+	op     exec.Operator
+	schema *arrow.Schema
+	cur    arrow.RecordBatch
+	err    error
+	done   bool
+}
+
+func newOpReader(ctx context.Context, op exec.Operator, schema *arrow.Schema) *opReader {
+	r := &opReader{ctx: ctx, op: op, schema: schema}
+	r.refs.Store(1)
+	return r
+}
+
+func (r *opReader) Retain()               { r.refs.Add(1) }
+func (r *opReader) Schema() *arrow.Schema { return r.schema }
+func (r *opReader) Release() {
+	if r.refs.Add(-1) == 0 {
+		if r.cur != nil {
+			r.cur.Release()
+			r.cur = nil
+		}
+		r.op.Close()
+	}
+}
+func (r *opReader) Next() bool {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	if r.done {
+		return false
+	}
+	b, err := r.op.Next(r.ctx)
+	if err != nil {
+		r.done = true
+		if err != io.EOF {
+			r.err = err
+		}
+		return false
+	}
+	r.cur = rewrap(b, r.schema)
+	return true
+}
+func (r *opReader) RecordBatch() arrow.RecordBatch { return r.cur }
+func (r *opReader) Record() arrow.RecordBatch      { return r.cur }
+func (r *opReader) Err() error                     { return r.err }
+
+// rewrap gives b the schema s (same column types, other names or
+// nullability).
+func rewrap(b arrow.RecordBatch, s *arrow.Schema) arrow.RecordBatch {
+	if b.Schema().Equal(s) {
+		return b
+	}
+	out := array.NewRecordBatch(s, b.Columns(), b.NumRows())
+	b.Release()
+	return out
+}
+
+// countingReader counts rows and holds back a first batch it peeked.
+type countingReader struct {
+	array.RecordReader
+	pending arrow.RecordBatch
+	cur     arrow.RecordBatch
+	rows    int64
+}
+
+func (c *countingReader) Next() bool {
+	if c.pending != nil {
+		c.cur, c.pending = c.pending, nil
+		c.rows += c.cur.NumRows()
+		return true
+	}
+	if !c.RecordReader.Next() {
+		c.cur = nil
+		return false
+	}
+	c.cur = c.RecordReader.RecordBatch()
+	c.rows += c.cur.NumRows()
+	return true
+}
+func (c *countingReader) RecordBatch() arrow.RecordBatch { return c.cur }
+func (c *countingReader) Record() arrow.RecordBatch      { return c.cur }
+
+// appendRows appends rdr's rows to tbl in one snapshot and returns how
+// many; no rows commits nothing.
+func appendRows(ctx context.Context, tbl *Table, rdr array.RecordReader) (int64, error) {
+	if !rdr.Next() {
+		if err := rdr.Err(); err != nil {
+			return 0, translate(err)
+		}
+		return 0, nil
+	}
+	first := rdr.RecordBatch()
+	first.Retain()
+	cr := &countingReader{RecordReader: rdr, pending: first}
+	defer func() {
+		if cr.pending != nil {
+			cr.pending.Release()
+		}
+	}()
+	if _, err := tbl.Append(ctx, cr); err != nil {
+		return 0, translate(err)
+	}
+	return cr.rows, nil
+}
+
+func (s *Session) lookup(ctx context.Context, n parser.Name) (*Table, *plan.TableRef, error) {
+	ref, err := sessionCatalog{s}.LookupTable(ctx, strings.Split(tableName(n), "."))
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.lk.newTable(ref.Ident, ref.Table, ref.Table.CurrentSnapshot()), ref, nil
+}
+
+func (s *Session) insert(ctx context.Context, st *parser.Insert, now time.Time) (*Result, error) {
+	tbl, ref, err := s.lookup(ctx, st.Table)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.planner(now).Insert(ctx, st, ref)
+	if err != nil {
+		return nil, translate(err)
+	}
+	op, err := p.Operator()
+	if err != nil {
+		return nil, translate(err)
+	}
+	if err := op.Open(ctx); err != nil {
+		op.Close()
+		return nil, translate(err)
+	}
+	rdr := newOpReader(ctx, op, writeSchema(tbl, p.Schema()))
+	defer rdr.Release()
+	n, err := appendRows(ctx, tbl, rdr)
+	if err != nil {
+		return nil, err
+	}
+	return countResult(n, Metrics{RowsInserted: n}), nil
+}
+
+// writeSchema is the table's Arrow schema when its types match the
+// plan's output (they do: both are the table's canonical types), which
+// carries the NOT NULL flags iceberg-go checks.
+func writeSchema(tbl *Table, out *arrow.Schema) *arrow.Schema {
+	ts := tbl.Schema()
+	if ts.NumFields() != out.NumFields() {
+		return out
+	}
+	for i := range ts.Fields() {
+		if !arrow.TypeEqual(ts.Field(i).Type, out.Field(i).Type) {
+			return out
+		}
+	}
+	return ts
+}
+
+func (s *Session) delete(ctx context.Context, st *parser.Delete, now time.Time) (*Result, error) {
+	if len(st.Using) > 0 {
+		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("DELETE … USING is not supported yet; use WHERE … IN (SELECT …)")}
+	}
+	if len(st.Returning) > 0 || st.With != nil {
+		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("DELETE with WITH or RETURNING is not supported yet")}
+	}
+	var alias parser.Ident
+	if st.Table.Alias != nil {
+		alias = st.Table.Alias.Name
+	}
+	return s.rewrite(ctx, st.Table, alias, st.Where, nil, now, false)
+}
+
+func (s *Session) update(ctx context.Context, st *parser.Update, now time.Time) (*Result, error) {
+	if len(st.From) > 0 {
+		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("UPDATE … FROM is not supported yet; use a subquery in SET or WHERE, or MERGE")}
+	}
+	if len(st.Returning) > 0 || st.With != nil {
+		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("UPDATE with WITH or RETURNING is not supported yet")}
+	}
+	var alias parser.Ident
+	if st.Table.Alias != nil {
+		alias = st.Table.Alias.Name
+	}
+	return s.rewrite(ctx, st.Table, alias, st.Where, st.Set, now, true)
+}
+
+// rewrite runs DELETE (update false) or UPDATE copy-on-write: the files
+// that may hold matching rows (after pruning) are read once to count the
+// matches; files without any stay; files whose every row a DELETE
+// removes are dropped; the others are rewritten. One overwrite snapshot
+// commits it all, asserting the snapshot it read. Nothing matched commits
+// nothing.
+func (s *Session) rewrite(ctx context.Context, tn *parser.TableName, alias parser.Ident, where parser.Expr, set []*parser.SetClause, now time.Time, update bool) (*Result, error) {
+	if tn.AsOf != nil {
+		return nil, &sentinelError{ErrReadOnly, fmt.Errorf("cannot write to a time-travel read of %s", tn.Name)}
+	}
+	tbl, ref, err := s.lookup(ctx, tn.Name)
+	if err != nil {
+		return nil, err
+	}
+	op := "delete"
+	if update {
+		op = "update"
+	}
+	rw, err := s.planner(now).RowRewrite(ctx, ref, alias, where, set)
+	if err != nil {
+		return nil, translate(err)
+	}
+	if tbl.snap == nil {
+		return countResult(0, Metrics{}), nil
+	}
+	fields := make([]string, len(rw.Columns))
+	fs := make([]arrow.Field, len(rw.Columns))
+	for i, c := range rw.Columns {
+		fields[i] = c.Name
+		fs[i] = arrow.Field{Name: c.Name, Type: c.Type, Nullable: !c.Required}
+	}
+	readSchema := arrow.NewSchema(fs, nil)
+	sopts := []table.ScanOption{table.WithSnapshotID(tbl.snap.SnapshotID)}
+	if rw.Pushed != nil {
+		sopts = append(sopts, table.WithRowFilter(rw.Pushed))
+	}
+	sc := tbl.tbl.Scan(sopts...)
+	tasks, err := sc.PlanFiles(ctx)
+	sc.Close()
+	if err != nil {
+		return nil, translate(fmt.Errorf("%s %s: %w", op, tbl.Name(), err))
+	}
+	// run evaluates the rewrite over one file.
+	run := func(task table.FileScanTask) (exec.Operator, error) {
+		// read the whole file: the pushed filter prunes files, never rows
+		task.Residual = nil
+		in, err := exec.NewFileScan(tbl.Name(), tbl.tbl, tbl.snap, fields, readSchema, []table.FileScanTask{task})
+		if err != nil {
+			return nil, err
+		}
+		return rw.Operator(in)
+	}
+	var removed []iceberg.DataFile
+	var rewrites []table.FileScanTask
+	var matched int64
+	for _, task := range tasks {
+		if len(task.DeleteFiles)+len(task.EqualityDeleteFiles)+len(task.DeletionVectorFiles) > 0 {
+			return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("%s %s: data file %s has delete files (merge-on-read); rewriting those is not supported yet", op, tbl.Name(), task.File.FilePath())}
+		}
+		o, err := run(task)
+		if err != nil {
+			return nil, translate(err)
+		}
+		m, rows, err := countMatches(ctx, o)
+		if err != nil {
+			return nil, translate(err)
+		}
+		if m == 0 {
+			continue
+		}
+		matched += m
+		removed = append(removed, task.File)
+		if update || m < rows {
+			rewrites = append(rewrites, task)
+		}
+	}
+	if matched == 0 {
+		return countResult(0, Metrics{}), nil
+	}
+	target := tbl.Schema()
+	_, err = tbl.commitWrite(ctx, op, writeConfig{assert: true, props: iceberg.Properties{}}, func(txn *table.Transaction) error {
+		staged, err := txn.StagedTable()
+		if err != nil {
+			return err
+		}
+		var added []iceberg.DataFile
+		for _, task := range rewrites {
+			o, err := run(task)
+			if err != nil {
+				return err
+			}
+			kept, err := keptRows(o, update)
+			if err != nil {
+				o.Close()
+				return err
+			}
+			for df, err := range table.WriteRecords(ctx, staged.Table, target, opSeq(ctx, kept, target)) {
+				if err != nil {
+					return err
+				}
+				added = append(added, df)
+			}
+		}
+		return txn.ReplaceDataFilesWithDataFiles(ctx, removed, added, nil)
+	})
+	if err != nil {
+		return nil, err
+	}
+	m := Metrics{RowsDeleted: matched}
+	if update {
+		m = Metrics{RowsUpdated: matched}
+	}
+	return countResult(matched, m), nil
+}
+
+// countMatches drains a rewrite operator: matched rows and all rows.
+func countMatches(ctx context.Context, o exec.Operator) (matched, rows int64, err error) {
+	if err := o.Open(ctx); err != nil {
+		o.Close()
+		return 0, 0, err
+	}
+	defer o.Close()
+	for {
+		b, err := o.Next(ctx)
+		if err == io.EOF {
+			return matched, rows, nil
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		col := b.Column(0).(*array.Boolean)
+		for i := 0; i < col.Len(); i++ {
+			if col.IsValid(i) && col.Value(i) {
+				matched++
+			}
+		}
+		rows += b.NumRows()
+		b.Release()
+	}
+}
+
+// keptRows turns a rewrite's output into the rows to write: for DELETE
+// the unmatched rows, for UPDATE every row; the match column dropped.
+func keptRows(o exec.Operator, update bool) (exec.Operator, error) {
+	in := o
+	if !update {
+		not, err := exec.NewCall("not", &exec.Column{Index: 0, Type: arrow.FixedWidthTypes.Boolean, Name: "match"})
+		if err != nil {
+			return nil, err
+		}
+		f, err := exec.NewFilter(o, not, nil)
+		if err != nil {
+			return nil, err
+		}
+		in = f
+	}
+	fields := o.Schema().Fields()[1:]
+	exprs := make([]exec.Expr, len(fields))
+	names := make([]string, len(fields))
+	for i, f := range fields {
+		exprs[i] = &exec.Column{Index: i + 1, Type: f.Type, Name: f.Name}
+		names[i] = f.Name
+	}
+	return exec.NewProject(in, exprs, names, nil)
+}
+
+// opSeq streams an operator's batches, with schema s, for WriteRecords.
+func opSeq(ctx context.Context, o exec.Operator, s *arrow.Schema) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		defer o.Close()
+		if err := o.Open(ctx); err != nil {
+			yield(nil, err)
+			return
+		}
+		for {
+			b, err := o.Next(ctx)
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if !yield(rewrap(b, s), nil) {
+				return
+			}
+		}
+	}
+}
+
+func (s *Session) truncate(ctx context.Context, st *parser.Truncate, now time.Time) (*Result, error) {
+	for _, n := range st.Tables {
+		del := &parser.Delete{Pos: st.Pos, Table: &parser.TableName{Pos: st.Pos, Name: n}}
+		if _, err := s.delete(ctx, del, now); err != nil {
+			return nil, err
+		}
+	}
+	return emptyResult(), nil
+}
+
+func (s *Session) alterTable(ctx context.Context, st *parser.AlterTable) (*Result, error) {
+	return nil, &sentinelError{ErrNotImplemented, errors.New("ALTER TABLE is not supported yet")}
+}

@@ -1,0 +1,595 @@
+package plan
+
+import (
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/parser"
+)
+
+// exprCtx is what binding an expression may use.
+type exprCtx struct {
+	sc *scope
+	// agg, when set, binds after aggregation: group expressions and
+	// aggregate calls become columns of the Aggregate node.
+	agg *aggState
+	// win, when set, collects window functions.
+	win *winState
+	// clause names the clause for messages ("WHERE", "GROUP BY").
+	clause string
+	// marks, when set, collects mark joins for IN (subquery) tests; the
+	// caller joins them onto its input before using the expression.
+	marks *[]*Join
+}
+
+// aggState is the post-aggregation view of a SELECT.
+type aggState struct {
+	input    *scope
+	groups   map[string]*ColRef   // by the group expression's SQL text
+	groupIDs map[ColumnID]*ColRef // bare grouped columns, by input ID
+	aggs     []*AggCall
+	aggKeys  map[string]*ColRef
+	marks    *[]*Join
+}
+
+// winState collects window functions.
+type winState struct {
+	funcs []*WindowCall
+}
+
+var aggregateNames = func() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range exec.AggregateNames {
+		m[n] = true
+	}
+	return m
+}()
+
+func isAggregateCall(f *parser.FuncCall) bool {
+	return f.Over == nil && f.OverName.Empty() && len(f.Name) == 1 && aggregateNames[strings.ToLower(f.Name[0].Name)]
+}
+
+// containsAggregate reports whether e calls an aggregate outside any
+// subquery.
+func containsAggregate(n parser.Node) bool {
+	found := false
+	parser.Inspect(n, func(x parser.Node) bool {
+		switch x := x.(type) {
+		case *parser.Query:
+			return false
+		case *parser.FuncCall:
+			if isAggregateCall(x) {
+				found = true
+				return false
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+func (b *binder) call(pos parser.Pos, name string, args ...Expr) (Expr, error) {
+	e, err := b.newFunc(name, args, func(a []exec.Expr) (exec.Expr, error) { return exec.NewCall(name, a...) })
+	return e, atPos(pos, err)
+}
+
+func constLit(l *exec.Literal) *Const { return &Const{Lit: l} }
+
+// bindExpr binds a scalar expression.
+func (b *binder) bindExpr(e parser.Expr, ec *exprCtx) (Expr, error) {
+	if ec.agg != nil {
+		if _, isLit := e.(*parser.Literal); !isLit {
+			if g, ok := ec.agg.groups[e.String()]; ok {
+				return g, nil
+			}
+		}
+	}
+	switch e := e.(type) {
+	case *parser.Literal:
+		return bindLiteral(e)
+	case *parser.TypedLiteral:
+		to, err := ArrowType(e.Type)
+		if err != nil {
+			return nil, err
+		}
+		lit, err := exec.NewLiteral(e.Value)
+		if err != nil {
+			return nil, atPos(e.Pos, err)
+		}
+		c, err := exec.NewCast(lit, to, false)
+		if err != nil {
+			return nil, atPos(e.Pos, err)
+		}
+		v, err := evalConst(b.ctx, b.now, c)
+		if err != nil {
+			return nil, atPos(e.Pos, err)
+		}
+		return constLit(v), nil
+	case *parser.IntervalLiteral:
+		var text string
+		switch v := e.Value.(type) {
+		case *parser.Literal:
+			text = v.Value
+		default:
+			x, err := b.bindExpr(e.Value, ec)
+			if err != nil {
+				return nil, err
+			}
+			if e.Unit == "" {
+				return nil, errorf(e.Pos, "INTERVAL needs a constant string")
+			}
+			// INTERVAL (expr) DAY: multiply a one-unit interval.
+			unit, err := b.intervalConst(e.Pos, "1 "+e.Unit)
+			if err != nil {
+				return nil, err
+			}
+			return b.call(e.Pos, "*", x, unit)
+		}
+		if e.Unit != "" {
+			text += " " + e.Unit
+		}
+		return b.intervalConst(e.Pos, text)
+	case *parser.Param:
+		return nil, errorf(e.Pos, "query parameters are not supported yet; inline the value")
+	case *parser.ColumnRef:
+		if ec.agg != nil {
+			c, err := b.resolve(ec.agg.input, e)
+			if err != nil {
+				return nil, err
+			}
+			if g, ok := ec.agg.groupIDs[c.ID]; ok {
+				return g, nil
+			}
+			if isOuter(ec.agg.input, c.ID) {
+				return c, nil
+			}
+			return nil, errorf(e.Pos, "column %q must appear in the GROUP BY clause or be used in an aggregate function", c.Name)
+		}
+		return b.resolve(ec.sc, e)
+	case *parser.Star:
+		return nil, errorf(e.Pos, "* is only allowed in a select list or count(*)")
+	case *parser.UnaryExpr:
+		x, err := b.bindExpr(e.X, ec)
+		if err != nil {
+			return nil, err
+		}
+		switch e.Op {
+		case parser.OpNeg:
+			if c, ok := x.(*Const); ok {
+				if lit, ok := negateLiteral(c.Lit); ok {
+					return constLit(lit), nil
+				}
+			}
+			return b.call(e.Pos, "negate", x)
+		case parser.OpPlus:
+			return x, nil
+		case parser.OpNot:
+			return b.call(e.Pos, "not", x)
+		}
+		return nil, errorf(e.Pos, "operator %s is not supported", e.Op)
+	case *parser.BinaryExpr:
+		return b.bindBinary(e, ec)
+	case *parser.IsExpr:
+		x, err := b.bindExpr(e.X, ec)
+		if err != nil {
+			return nil, err
+		}
+		var name string
+		switch e.Test {
+		case parser.IsNull, parser.IsUnknown:
+			name = "is_null"
+			if e.Not {
+				name = "is_not_null"
+			}
+		case parser.IsTrue:
+			name = "is_true"
+			if e.Not {
+				name = "is_not_true"
+			}
+		case parser.IsFalse:
+			name = "is_false"
+			if e.Not {
+				name = "is_not_false"
+			}
+		case parser.IsDistinctFrom:
+			y, err := b.bindExpr(e.From, ec)
+			if err != nil {
+				return nil, err
+			}
+			name = "is_distinct_from"
+			if e.Not {
+				name = "is_not_distinct_from"
+			}
+			return b.call(e.Pos, name, x, y)
+		}
+		return b.call(e.Pos, name, x)
+	case *parser.BetweenExpr:
+		args, err := b.bindExprs([]parser.Expr{e.X, e.Lo, e.Hi}, ec)
+		if err != nil {
+			return nil, err
+		}
+		if e.Symmetric {
+			lo, err := b.newFunc("least", args[1:], func(a []exec.Expr) (exec.Expr, error) { return exec.NewLeast(a...) })
+			if err != nil {
+				return nil, atPos(e.Pos, err)
+			}
+			hi, err := b.newFunc("greatest", args[1:], func(a []exec.Expr) (exec.Expr, error) { return exec.NewGreatest(a...) })
+			if err != nil {
+				return nil, atPos(e.Pos, err)
+			}
+			args = []Expr{args[0], lo, hi}
+		}
+		not := e.Not
+		bname := "between"
+		if not {
+			bname = "not_between"
+		}
+		r, err := b.newFunc(bname, args, func(a []exec.Expr) (exec.Expr, error) { return exec.NewBetween(a[0], a[1], a[2], not) })
+		return r, atPos(e.Pos, err)
+	case *parser.InExpr:
+		if e.Query != nil {
+			return b.bindInSubquery(e, ec)
+		}
+		args, err := b.bindExprs(append([]parser.Expr{e.X}, e.List...), ec)
+		if err != nil {
+			return nil, err
+		}
+		not := e.Not
+		iname := "in"
+		if not {
+			iname = "not_in"
+		}
+		r, err := b.newFunc(iname, args, func(a []exec.Expr) (exec.Expr, error) { return exec.NewInList(a[0], a[1:], not) })
+		return r, atPos(e.Pos, err)
+	case *parser.LikeExpr:
+		x, err := b.bindExpr(e.X, ec)
+		if err != nil {
+			return nil, err
+		}
+		p, err := b.bindExpr(e.Pattern, ec)
+		if err != nil {
+			return nil, err
+		}
+		if e.Escape != nil {
+			return nil, errorf(e.Escape.Position(), "LIKE … ESCAPE is not supported yet; the escape character is backslash")
+		}
+		name := "like"
+		if e.ILike {
+			name = "ilike"
+		}
+		if e.Not {
+			name = "not_" + name
+		}
+		return b.call(e.Pos, name, x, p)
+	case *parser.CaseExpr:
+		return b.bindCase(e, ec)
+	case *parser.Exists:
+		return b.bindExistsValue(e, ec)
+	case *parser.SubqueryExpr:
+		return b.bindScalarSubquery(e, ec)
+	case *parser.Cast:
+		x, err := b.bindExpr(e.X, ec)
+		if err != nil {
+			return nil, err
+		}
+		to, err := ArrowType(e.Type)
+		if err != nil {
+			return nil, err
+		}
+		try := e.Try
+		r, err := b.newFunc("cast", []Expr{x}, func(a []exec.Expr) (exec.Expr, error) { return exec.NewCast(a[0], to, try) })
+		return r, atPos(e.Pos, err)
+	case *parser.Extract:
+		x, err := b.bindExpr(e.X, ec)
+		if err != nil {
+			return nil, err
+		}
+		lit, _ := exec.NewLiteral(strings.ToLower(e.Field))
+		return b.call(e.Pos, "extract", constLit(lit), x)
+	case *parser.FuncCall:
+		return b.bindFuncCall(e, ec)
+	case *parser.NamedArg:
+		return nil, errorf(e.Pos, "named argument %s is only allowed in table functions", e.Name.Name)
+	case *parser.Default:
+		return nil, errorf(e.Pos, "DEFAULT is not allowed here")
+	}
+	return nil, errorf(e.Position(), "%s is not supported yet", describeNode(e))
+}
+
+func describeNode(n parser.Node) string {
+	switch n.(type) {
+	case *parser.ArrayExpr:
+		return "an array constructor"
+	case *parser.Subscript:
+		return "subscripting"
+	case *parser.RowExpr:
+		return "a row constructor"
+	}
+	return fmt.Sprintf("%T", n)
+}
+
+// isOuter reports whether id belongs to an enclosing scope of sc.
+func isOuter(sc *scope, id ColumnID) bool {
+	for _, c := range sc.cols {
+		if c.ID == id {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *binder) bindExprs(es []parser.Expr, ec *exprCtx) ([]Expr, error) {
+	out := make([]Expr, len(es))
+	for i, e := range es {
+		x, err := b.bindExpr(e, ec)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = x
+	}
+	return out, nil
+}
+
+func (b *binder) intervalConst(pos parser.Pos, text string) (Expr, error) {
+	lit, _ := exec.NewLiteral(text)
+	c, err := exec.NewCast(lit, arrow.FixedWidthTypes.MonthDayNanoInterval, false)
+	if err != nil {
+		return nil, atPos(pos, err)
+	}
+	v, err := evalConst(b.ctx, b.now, c)
+	if err != nil {
+		return nil, atPos(pos, err)
+	}
+	return constLit(v), nil
+}
+
+func bindLiteral(e *parser.Literal) (Expr, error) {
+	switch e.Kind {
+	case parser.LitNull:
+		return constLit(exec.NewNullLiteral(arrow.Null)), nil
+	case parser.LitBool:
+		l, _ := exec.NewLiteral(e.Value == "true")
+		return constLit(l), nil
+	case parser.LitInteger:
+		if v, err := strconv.ParseInt(e.Value, 10, 64); err == nil {
+			l, _ := exec.NewLiteral(int(v))
+			return constLit(l), nil
+		}
+		l, err := exec.NewDecimalLiteral(e.Value)
+		if err != nil {
+			return nil, errorf(e.Pos, "integer constant %s is out of range: %v", e.Value, err)
+		}
+		return constLit(l), nil
+	case parser.LitDecimal:
+		l, err := exec.NewDecimalLiteral(e.Value)
+		if err != nil {
+			// too many digits for DECIMAL(38): fall back to double
+			f, ferr := strconv.ParseFloat(e.Value, 64)
+			if ferr != nil {
+				return nil, errorf(e.Pos, "numeric constant %s: %v", e.Value, err)
+			}
+			l, _ = exec.NewLiteral(f)
+		}
+		return constLit(l), nil
+	case parser.LitFloat:
+		f, err := strconv.ParseFloat(e.Value, 64)
+		if err != nil {
+			if _, ok := new(big.Float).SetString(e.Value); !ok {
+				return nil, errorf(e.Pos, "invalid number %s", e.Value)
+			}
+			return nil, errorf(e.Pos, "number %s is out of range for type double precision", e.Value)
+		}
+		l, _ := exec.NewLiteral(f)
+		return constLit(l), nil
+	case parser.LitString:
+		l, _ := exec.NewLiteral(e.Value)
+		return constLit(l), nil
+	}
+	return nil, errorf(e.Pos, "unknown literal")
+}
+
+// negateLiteral folds -<number> so that -2147483648 is an integer.
+func negateLiteral(l *exec.Literal) (*exec.Literal, bool) {
+	return nil, false
+}
+
+var binaryOps = map[parser.BinaryOp]string{
+	parser.OpOr: "or", parser.OpAnd: "and", parser.OpEq: "=", parser.OpNe: "<>", parser.OpLt: "<",
+	parser.OpLe: "<=", parser.OpGt: ">", parser.OpGe: ">=", parser.OpConcat: "||", parser.OpAdd: "+",
+	parser.OpSub: "-", parser.OpMul: "*", parser.OpDiv: "/", parser.OpMod: "%", parser.OpPow: "power",
+}
+
+func (b *binder) bindBinary(e *parser.BinaryExpr, ec *exprCtx) (Expr, error) {
+	name, ok := binaryOps[e.Op]
+	if !ok {
+		switch e.Op {
+		case parser.OpRegex:
+			name = "regexp_matches"
+		default:
+			return nil, errorf(e.Pos, "operator %s is not supported yet", e.Op)
+		}
+	}
+	l, err := b.bindExpr(e.L, ec)
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.bindExpr(e.R, ec)
+	if err != nil {
+		return nil, err
+	}
+	return b.call(e.Pos, name, l, r)
+}
+
+func (b *binder) bindCase(e *parser.CaseExpr, ec *exprCtx) (Expr, error) {
+	var args []Expr
+	var operand Expr
+	if e.Operand != nil {
+		x, err := b.bindExpr(e.Operand, ec)
+		if err != nil {
+			return nil, err
+		}
+		operand = x
+	}
+	for _, w := range e.Whens {
+		c, err := b.bindExpr(w.Cond, ec)
+		if err != nil {
+			return nil, err
+		}
+		if operand != nil {
+			c, err = b.call(w.Pos, "=", operand, c)
+			if err != nil {
+				return nil, err
+			}
+		}
+		r, err := b.bindExpr(w.Result, ec)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, c, r)
+	}
+	hasElse := e.Else != nil
+	if hasElse {
+		x, err := b.bindExpr(e.Else, ec)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, x)
+	}
+	r, err := b.newFunc("case", args, func(a []exec.Expr) (exec.Expr, error) {
+		n := len(a) / 2
+		whens := make([]exec.When, n)
+		for i := 0; i < n; i++ {
+			whens[i] = exec.When{Cond: a[2*i], Then: a[2*i+1]}
+		}
+		var els exec.Expr
+		if hasElse {
+			els = a[len(a)-1]
+		}
+		return exec.NewCase(whens, els)
+	})
+	return r, atPos(e.Pos, err)
+}
+
+func (b *binder) bindFuncCall(e *parser.FuncCall, ec *exprCtx) (Expr, error) {
+	if len(e.Name) != 1 {
+		return nil, errorf(e.Pos, "function %s does not exist", e.Name)
+	}
+	name := strings.ToLower(e.Name[0].Name)
+	if e.Over != nil || !e.OverName.Empty() {
+		return b.bindWindowCall(e, name, ec)
+	}
+	if aggregateNames[name] {
+		return b.bindAggregate(e, name, ec)
+	}
+	if e.Distinct || e.Filter != nil || len(e.OrderBy) > 0 || e.Star {
+		return nil, errorf(e.Pos, "%s is not an aggregate function; DISTINCT, FILTER, ORDER BY and * apply to aggregates only", name)
+	}
+	for _, a := range e.Args {
+		if na, ok := a.(*parser.NamedArg); ok {
+			return nil, errorf(na.Pos, "function %s takes no named arguments", name)
+		}
+	}
+	args, err := b.bindExprs(e.Args, ec)
+	if err != nil {
+		return nil, err
+	}
+	var build func(a []exec.Expr) (exec.Expr, error)
+	switch name {
+	case "coalesce":
+		build = func(a []exec.Expr) (exec.Expr, error) { return exec.NewCoalesce(a...) }
+	case "nullif":
+		if len(args) != 2 {
+			return nil, errorf(e.Pos, "nullif takes 2 arguments, got %d", len(args))
+		}
+		build = func(a []exec.Expr) (exec.Expr, error) { return exec.NewNullIf(a[0], a[1]) }
+	case "greatest":
+		build = func(a []exec.Expr) (exec.Expr, error) { return exec.NewGreatest(a...) }
+	case "least":
+		build = func(a []exec.Expr) (exec.Expr, error) { return exec.NewLeast(a...) }
+	case "current_timestamp", "localtimestamp", "transaction_timestamp", "statement_timestamp":
+		name = "now"
+		fallthrough
+	default:
+		n := name
+		build = func(a []exec.Expr) (exec.Expr, error) { return exec.NewCall(n, a...) }
+	}
+	r, err := b.newFunc(name, args, build)
+	return r, atPos(e.Pos, err)
+}
+
+func (b *binder) bindAggregate(e *parser.FuncCall, name string, ec *exprCtx) (Expr, error) {
+	if ec.agg == nil {
+		clause := ec.clause
+		if clause == "" {
+			clause = "this context"
+		}
+		return nil, errorf(e.Pos, "aggregate functions are not allowed in %s", clause)
+	}
+	if key := e.String(); ec.agg.aggKeys[key] != nil {
+		return ec.agg.aggKeys[key], nil
+	}
+	in := &exprCtx{sc: ec.agg.input, clause: "aggregate function calls", marks: ec.agg.marks}
+	var args []Expr
+	if !e.Star {
+		var err error
+		args, err = b.bindExprs(e.Args, in)
+		if err != nil {
+			return nil, err
+		}
+	} else if name != "count" {
+		return nil, errorf(e.Pos, "%s(*) is not allowed; only count(*)", name)
+	}
+	var filter Expr
+	if e.Filter != nil {
+		f, err := b.bindExpr(e.Filter, &exprCtx{sc: ec.agg.input, clause: "FILTER"})
+		if err != nil {
+			return nil, err
+		}
+		filter = f
+	}
+	var order []SortKey
+	for _, o := range e.OrderBy {
+		x, err := b.bindExpr(o.Expr, in)
+		if err != nil {
+			return nil, err
+		}
+		order = append(order, sortKey(x, o))
+	}
+	// check the call now, with placeholders
+	ph := placeholders(args)
+	var fph exec.Expr
+	if filter != nil {
+		fph = &exec.Column{Index: len(args), Type: filter.Type()}
+	}
+	var oph []exec.SortKey
+	for i, k := range order {
+		oph = append(oph, exec.SortKey{Expr: &exec.Column{Index: len(args) + 1 + i, Type: k.Expr.Type()}, Descending: k.Desc, NullsFirst: k.NullsFirst})
+	}
+	agg, err := exec.NewAggregate(name, ph, e.Distinct, fph, oph)
+	if err != nil {
+		return nil, atPos(e.Pos, err)
+	}
+	col := b.newCol(e.String(), "", agg.DataType(), agg.Nullable())
+	ec.agg.aggs = append(ec.agg.aggs, &AggCall{Name: name, Args: args, Distinct: e.Distinct, Filter: filter, OrderBy: order, Col: col})
+	ref := &ColRef{ID: col.ID, Typ: col.Type, Name: col.Name}
+	ec.agg.aggKeys[e.String()] = ref
+	return ref, nil
+}
+
+func sortKey(x Expr, o *parser.OrderItem) SortKey {
+	k := SortKey{Expr: x, Desc: o.Desc}
+	switch o.Nulls {
+	case parser.NullsFirst:
+		k.NullsFirst = true
+	case parser.NullsLast:
+		k.NullsFirst = false
+	default:
+		k.NullsFirst = o.Desc // Postgres: NULLs are larger than every value
+	}
+	return k
+}

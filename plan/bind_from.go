@@ -1,0 +1,591 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/parser"
+	"github.com/skadedb/skade/scan"
+	"github.com/skadedb/skade/snapshot"
+)
+
+// bindFromList binds comma-separated FROM items as cross joins.
+func (b *binder) bindFromList(items []parser.TableExpr, outer *scope) (Node, *scope, error) {
+	var node Node
+	sc := newScope(nil, outer)
+	for _, it := range items {
+		n, isc, err := b.bindTableExpr(it, outer)
+		if err != nil {
+			return nil, nil, err
+		}
+		if node == nil {
+			node = n
+		} else {
+			node = &Join{Kind: exec.JoinInner, Left: node, Right: n}
+		}
+		if err := sc.merge(isc, it.Position()); err != nil {
+			return nil, nil, err
+		}
+	}
+	return node, sc, nil
+}
+
+// merge adds other's columns, refusing a table name used twice.
+func (sc *scope) merge(other *scope, pos parser.Pos) error {
+	have := map[string]bool{}
+	for _, t := range sc.tables() {
+		have[strings.ToLower(t)] = true
+	}
+	for _, t := range other.tables() {
+		if have[strings.ToLower(t)] {
+			return errorf(pos, "table name %q specified more than once; give one of them an alias", t)
+		}
+	}
+	sc.cols = append(sc.cols, other.cols...)
+	return nil
+}
+
+// aliased renames a relation's qualifier and, optionally, its columns.
+func aliased(cols []Column, qual string, alias *parser.Alias, outer *scope) (*scope, error) {
+	sc := newScope(nil, outer)
+	if alias != nil {
+		qual = identName(alias.Name)
+		if len(alias.Columns) > len(cols) {
+			return nil, errorf(alias.Pos, "table %q has %d columns available but %d columns specified", qual, len(cols), len(alias.Columns))
+		}
+	}
+	for i, c := range cols {
+		c.Table = qual
+		if alias != nil && i < len(alias.Columns) {
+			c.Name = identName(alias.Columns[i])
+		}
+		sc.cols = append(sc.cols, scopeCol{Column: c})
+	}
+	return sc, nil
+}
+
+func (b *binder) bindTableExpr(t parser.TableExpr, outer *scope) (Node, *scope, error) {
+	switch t := t.(type) {
+	case *parser.TableName:
+		return b.bindTableName(t, outer)
+	case *parser.SubqueryRef:
+		if t.Lateral {
+			return nil, nil, errorf(t.Pos, "LATERAL subqueries are not supported yet")
+		}
+		n, err := b.bindQuery(t.Query, outer)
+		if err != nil {
+			return nil, nil, err
+		}
+		sc, err := aliased(n.Columns(), "", t.Alias, outer)
+		return n, sc, err
+	case *parser.TableFunc:
+		n, err := b.bindTableFunc(t)
+		if err != nil {
+			return nil, nil, err
+		}
+		sc, err := aliased(n.Columns(), strings.ToLower(t.Name.Last().Name), t.Alias, outer)
+		return n, sc, err
+	case *parser.ParenTable:
+		n, sc, err := b.bindTableExpr(t.Table, outer)
+		if err != nil || t.Alias == nil {
+			return n, sc, err
+		}
+		var cols []Column
+		for _, c := range sc.cols {
+			cols = append(cols, c.Column)
+		}
+		sc, err = aliased(cols, "", t.Alias, outer)
+		return n, sc, err
+	case *parser.Join:
+		return b.bindJoin(t, outer)
+	}
+	return nil, nil, errorf(t.Position(), "unsupported FROM item %T", t)
+}
+
+func (b *binder) bindTableName(t *parser.TableName, outer *scope) (Node, *scope, error) {
+	parts := nameParts(t.Name)
+	if len(parts) == 1 && t.AsOf == nil {
+		// CTEs, innermost first
+		for i := len(b.ctes) - 1; i >= 0; i-- {
+			c := b.ctes[i]
+			if c.name != parts[0] {
+				continue
+			}
+			if c.binding {
+				return nil, nil, errorf(t.Pos, "common table expression %q refers to itself; WITH RECURSIVE is not supported yet", c.name)
+			}
+			c.binding = true
+			saved := b.ctes
+			b.ctes = b.ctes[:i] // a CTE sees only the ones before it
+			n, err := b.bindQuery(c.query, nil)
+			b.ctes = saved
+			c.binding = false
+			if err != nil {
+				return nil, nil, err
+			}
+			var alias *parser.Alias
+			if len(c.cols) > 0 {
+				alias = &parser.Alias{Name: parser.Ident{Name: c.name, Quoted: true}, Columns: c.cols}
+			}
+			sc, err := aliased(n.Columns(), c.name, alias, outer)
+			if err != nil {
+				return nil, nil, err
+			}
+			if t.Alias != nil {
+				var cols []Column
+				for _, c := range sc.cols {
+					cols = append(cols, c.Column)
+				}
+				sc, err = aliased(cols, "", t.Alias, outer)
+			}
+			return n, sc, err
+		}
+		if src := b.cat.LookupSource(parts[0]); src != nil {
+			n := b.sourceNode(parts[0], src)
+			sc, err := aliased(n.Columns(), parts[0], t.Alias, outer)
+			return n, sc, err
+		}
+	}
+	if base, suffix, ok := t.Name.MetadataTable(); ok {
+		n, err := b.bindMetadataTable(t, nameParts(base), suffix)
+		if err != nil {
+			return nil, nil, err
+		}
+		sc, err := aliased(n.Columns(), parts[len(parts)-1], t.Alias, outer)
+		return n, sc, err
+	}
+	ref, err := b.cat.LookupTable(b.ctx, parts)
+	if err != nil {
+		return nil, nil, atPos(t.Pos, err)
+	}
+	n, err := b.scanNode(ref, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	sc, err := aliased(n.Columns(), parts[len(parts)-1], t.Alias, outer)
+	return n, sc, err
+}
+
+// sourceNode reads a registered source.
+func (b *binder) sourceNode(name string, src Source) *SourceScan {
+	n := &SourceScan{Name: name, Open: src.Operator}
+	for _, f := range src.Schema().Fields() {
+		n.Cols = append(n.Cols, b.newCol(f.Name, "", f.Type, f.Nullable))
+	}
+	return n
+}
+
+// snapshotFor resolves time travel.
+func (b *binder) snapshotFor(ref *TableRef, asOf *parser.AsOf) (*table.Snapshot, error) {
+	meta := ref.Table.Metadata()
+	if asOf == nil {
+		if id, ok := b.pinned[ref.Name]; ok {
+			return snapshot.ByID(meta, ref.Name, id)
+		}
+		return ref.Table.CurrentSnapshot(), nil
+	}
+	lit, err := b.constValue(asOf.Value, "AS OF")
+	if err != nil {
+		return nil, err
+	}
+	if !lit.Value.IsValid() {
+		return nil, errorf(asOf.Pos, "time travel to NULL; give a snapshot id or a timestamp")
+	}
+	switch asOf.Kind {
+	case parser.AsOfVersion:
+		c, err := exec.NewCast(lit, tInt64, false)
+		if err != nil {
+			return nil, errorf(asOf.Pos, "FOR VERSION AS OF needs a snapshot id (an integer), not type %s", exec.TypeName(lit.DataType()))
+		}
+		v, err := evalConst(b.ctx, b.now, c)
+		if err != nil {
+			return nil, atPos(asOf.Pos, err)
+		}
+		s, err := snapshot.ByID(meta, ref.Name, v.Value.(*scalar.Int64).Value)
+		return s, atPos(asOf.Pos, err)
+	default:
+		c, err := exec.NewCast(lit, tTimestampTZ, false)
+		if err != nil {
+			return nil, errorf(asOf.Pos, "FOR TIMESTAMP AS OF needs a timestamp, not type %s", exec.TypeName(lit.DataType()))
+		}
+		v, err := evalConst(b.ctx, b.now, c)
+		if err != nil {
+			return nil, atPos(asOf.Pos, err)
+		}
+		us := int64(v.Value.(*scalar.Timestamp).Value)
+		s, err := snapshot.AsOf(meta, ref.Name, time.UnixMicro(us))
+		return s, atPos(asOf.Pos, err)
+	}
+}
+
+// SchemaAt is the table's schema as of snap (the current one for nil).
+func SchemaAt(tbl *table.Table, snap *table.Snapshot) *iceberg.Schema {
+	meta := tbl.Metadata()
+	if snap != nil && snap.SchemaID != nil {
+		for _, s := range meta.Schemas() {
+			if s.ID == *snap.SchemaID {
+				return s
+			}
+		}
+	}
+	return meta.CurrentSchema()
+}
+
+func (b *binder) scanNode(ref *TableRef, t *parser.TableName) (*Scan, error) {
+	var asOf *parser.AsOf
+	if t != nil {
+		asOf = t.AsOf
+	}
+	snap, err := b.snapshotFor(ref, asOf)
+	if err != nil {
+		return nil, err
+	}
+	isch := SchemaAt(ref.Table, snap)
+	asch, err := table.SchemaToArrowSchema(isch, nil, false, false)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", ref.Name, err)
+	}
+	s := &Scan{Table: ref, Snap: snap}
+	for i, f := range asch.Fields() {
+		c := b.newCol(f.Name, "", canonical(f.Type), !isch.Fields()[i].Required)
+		s.All = append(s.All, c)
+		s.Fields = append(s.Fields, f.Name)
+	}
+	s.Cols = s.All
+	return s, nil
+}
+
+func (b *binder) bindJoin(j *parser.Join, outer *scope) (Node, *scope, error) {
+	l, lsc, err := b.bindTableExpr(j.Left, outer)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, rsc, err := b.bindTableExpr(j.Right, outer)
+	if err != nil {
+		return nil, nil, err
+	}
+	kind := exec.JoinInner
+	switch j.Kind {
+	case parser.LeftJoin:
+		kind = exec.JoinLeft
+	case parser.RightJoin:
+		kind = exec.JoinRight
+	case parser.FullJoin:
+		kind = exec.JoinFull
+	}
+	join := &Join{Kind: kind, Left: l, Right: r}
+	sc := newScope(nil, outer)
+	sc.cols = append(sc.cols, lsc.cols...)
+	if err := sc.merge(rsc, j.Right.Position()); err != nil {
+		return nil, nil, err
+	}
+	using := j.Using
+	if j.Natural {
+		using = nil
+		for _, lc := range lsc.cols {
+			if lc.hidden {
+				continue
+			}
+			for _, rc := range rsc.cols {
+				if !rc.hidden && strings.EqualFold(lc.Name, rc.Name) {
+					using = append(using, parser.Ident{Name: lc.Name, Quoted: true, Pos: j.Pos})
+				}
+			}
+		}
+		if len(using) == 0 {
+			return join, sc, nil // NATURAL JOIN without common columns is a cross join
+		}
+	}
+	if j.On != nil {
+		var marks []*Join
+		on, err := b.bindExpr(j.On, &exprCtx{sc: sc, clause: "JOIN conditions", marks: &marks})
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(marks) > 0 {
+			return nil, nil, errorf(j.On.Position(), "IN (subquery) in a join condition is not supported yet; move it to WHERE")
+		}
+		if !arrow.TypeEqual(on.Type(), tBool) && on.Type().ID() != arrow.NULL {
+			return nil, nil, errorf(j.On.Position(), "argument of JOIN/ON must be type boolean, not type %s", exec.TypeName(on.Type()))
+		}
+		join.On = on
+		return join, sc, nil
+	}
+	if len(using) == 0 {
+		return join, sc, nil
+	}
+	// USING: equalities, then a projection that shows each USING column
+	// once (first), hiding the right-hand copy from unqualified use.
+	var conds []Expr
+	var merged []Expr
+	var mergedCols []Column
+	usedL, usedR := map[ColumnID]bool{}, map[ColumnID]bool{}
+	for _, u := range using {
+		lc, err := findUnique(lsc, u, "left")
+		if err != nil {
+			return nil, nil, err
+		}
+		rc, err := findUnique(rsc, u, "right")
+		if err != nil {
+			return nil, nil, err
+		}
+		lref := &ColRef{ID: lc.ID, Typ: lc.Type, Name: displayCol(lc.Column)}
+		rref := &ColRef{ID: rc.ID, Typ: rc.Type, Name: displayCol(rc.Column)}
+		eq, err := b.call(u.Pos, "=", lref, rref)
+		if err != nil {
+			return nil, nil, err
+		}
+		conds = append(conds, eq)
+		var m Expr = lref
+		switch kind {
+		case exec.JoinRight:
+			m = rref
+		case exec.JoinFull:
+			m, err = b.newFunc("coalesce", []Expr{lref, rref}, func(a []exec.Expr) (exec.Expr, error) { return exec.NewCoalesce(a...) })
+			if err != nil {
+				return nil, nil, atPos(u.Pos, err)
+			}
+		}
+		merged = append(merged, m)
+		mergedCols = append(mergedCols, b.newCol(lc.Name, "", m.Type(), true))
+		usedL[lc.ID], usedR[rc.ID] = true, true
+	}
+	join.On = andAll(b, conds)
+	proj := &Project{Input: join}
+	out := newScope(nil, outer)
+	for i, m := range merged {
+		proj.Exprs = append(proj.Exprs, m)
+		proj.Cols = append(proj.Cols, mergedCols[i])
+		out.cols = append(out.cols, scopeCol{Column: mergedCols[i]})
+	}
+	for _, c := range join.Columns() {
+		proj.Exprs = append(proj.Exprs, &ColRef{ID: c.ID, Typ: c.Type, Name: c.Name})
+		proj.Cols = append(proj.Cols, c)
+	}
+	for _, c := range sc.cols {
+		c.hidden = c.hidden || usedL[c.ID] || usedR[c.ID]
+		out.cols = append(out.cols, c)
+	}
+	return proj, out, nil
+}
+
+func findUnique(sc *scope, name parser.Ident, side string) (scopeCol, error) {
+	var found []scopeCol
+	for _, c := range sc.cols {
+		if !c.hidden && sameName(name, c.Name) {
+			found = append(found, c)
+		}
+	}
+	if len(found) == 0 {
+		return scopeCol{}, errorf(name.Pos, "column %q specified in USING clause does not exist in %s table", name.Name, side)
+	}
+	if len(found) > 1 {
+		return scopeCol{}, errorf(name.Pos, "common column name %q appears more than once in %s table", name.Name, side)
+	}
+	return found[0], nil
+}
+
+func andAll(b *binder, es []Expr) Expr {
+	if len(es) == 0 {
+		return nil
+	}
+	out := es[0]
+	for _, e := range es[1:] {
+		x, err := b.call(parser.Pos{}, "and", out, e)
+		if err != nil {
+			panic(fmt.Sprintf("plan: AND of booleans failed: %v (broken invariant)", err))
+		}
+		out = x
+	}
+	return out
+}
+
+// tableFuncArgs splits positional and named arguments, binding them as
+// constants.
+func (b *binder) tableFuncArgs(t *parser.TableFunc) ([]*exec.Literal, map[string]*exec.Literal, error) {
+	var pos []*exec.Literal
+	named := map[string]*exec.Literal{}
+	for _, a := range t.Args {
+		if na, ok := a.(*parser.NamedArg); ok {
+			v, err := b.constValue(na.Value, strings.ToLower(t.Name.Last().Name))
+			if err != nil {
+				return nil, nil, err
+			}
+			named[strings.ToLower(na.Name.Name)] = v
+			continue
+		}
+		v, err := b.constValue(a, strings.ToLower(t.Name.Last().Name))
+		if err != nil {
+			return nil, nil, err
+		}
+		pos = append(pos, v)
+	}
+	return pos, named, nil
+}
+
+func litInt(b *binder, l *exec.Literal, pos parser.Pos, fn string) (int64, error) {
+	if !l.Value.IsValid() {
+		return 0, errorf(pos, "%s: arguments must not be NULL", fn)
+	}
+	c, err := exec.NewCast(l, tInt64, false)
+	if err != nil {
+		return 0, errorf(pos, "%s: arguments must be integers, not type %s", fn, exec.TypeName(l.DataType()))
+	}
+	v, err := evalConst(b.ctx, b.now, c)
+	if err != nil {
+		return 0, atPos(pos, err)
+	}
+	return v.Value.(*scalar.Int64).Value, nil
+}
+
+func litString(l *exec.Literal, pos parser.Pos, fn string) (string, error) {
+	if !l.Value.IsValid() || l.DataType().ID() != arrow.STRING {
+		return "", errorf(pos, "%s: the file argument must be a string", fn)
+	}
+	return l.Value.(*scalar.String).String(), nil
+}
+
+func (b *binder) bindTableFunc(t *parser.TableFunc) (Node, error) {
+	name := strings.ToLower(t.Name.Last().Name)
+	pos, named, err := b.tableFuncArgs(t)
+	if err != nil {
+		return nil, err
+	}
+	switch name {
+	case "range", "generate_series":
+		if len(named) > 0 || len(pos) < 1 || len(pos) > 3 {
+			return nil, errorf(t.Pos, "%s takes 1 to 3 positional arguments: (stop), (start, stop) or (start, stop, step)", name)
+		}
+		var vals []int64
+		for _, l := range pos {
+			v, err := litInt(b, l, t.Pos, name)
+			if err != nil {
+				return nil, err
+			}
+			vals = append(vals, v)
+		}
+		start, stop, step := int64(0), vals[0], int64(1)
+		if len(vals) >= 2 {
+			start, stop = vals[0], vals[1]
+		}
+		if len(vals) == 3 {
+			step = vals[2]
+		}
+		if len(vals) == 1 && name == "generate_series" {
+			return nil, errorf(t.Pos, "generate_series takes (start, stop[, step])")
+		}
+		col := name
+		if name == "range" {
+			col = "range"
+		}
+		if _, err := exec.NewSeries(name, col, start, stop, step, name == "generate_series"); err != nil {
+			return nil, atPos(t.Pos, err)
+		}
+		inclusive := name == "generate_series"
+		return &SourceScan{
+			Name: fmt.Sprintf("%s(%d, %d, %d)", name, start, stop, step),
+			Cols: []Column{b.newCol(col, "", tInt64, false)},
+			Open: func() (exec.Operator, error) { return exec.NewSeries(name, col, start, stop, step, inclusive) },
+		}, nil
+	case "read_csv", "read_csv_auto":
+		if len(pos) != 1 {
+			return nil, errorf(t.Pos, "read_csv takes one file argument")
+		}
+		path, err := litString(pos[0], t.Pos, name)
+		if err != nil {
+			return nil, err
+		}
+		opts := scan.DefaultCSVOptions()
+		for k, v := range named {
+			switch k {
+			case "header":
+				bv, ok := v.Value.(*scalar.Boolean)
+				if !ok {
+					return nil, errorf(t.Pos, "read_csv: header must be a boolean")
+				}
+				opts.Header = bv.Value
+			case "delim", "sep", "delimiter":
+				s, err := litString(v, t.Pos, name)
+				if err != nil || len(s) != 1 {
+					return nil, errorf(t.Pos, "read_csv: the delimiter must be one character")
+				}
+				opts.Delimiter = rune(s[0])
+			default:
+				return nil, errorf(t.Pos, "read_csv: unknown option %q; known options are header and delim", k)
+			}
+		}
+		return b.readerNode(name+"('"+path+"')", func(context.Context) (array.RecordReader, error) { return scan.OpenCSV(path, opts) })
+	case "read_parquet", "parquet_scan":
+		if len(pos) != 1 || len(named) > 0 {
+			return nil, errorf(t.Pos, "read_parquet takes one file or glob argument")
+		}
+		glob, err := litString(pos[0], t.Pos, name)
+		if err != nil {
+			return nil, err
+		}
+		return b.readerNode(name+"('"+glob+"')", func(ctx context.Context) (array.RecordReader, error) { return scan.OpenParquet(ctx, glob) })
+	}
+	return nil, errorf(t.Pos, "table function %s does not exist; the table functions are range, generate_series, read_csv and read_parquet", name)
+}
+
+// readerNode opens the reader once at bind time for its schema, then
+// again for each execution.
+func (b *binder) readerNode(name string, open func(context.Context) (array.RecordReader, error)) (Node, error) {
+	rdr, err := open(b.ctx)
+	if err != nil {
+		return nil, err
+	}
+	schema := rdr.Schema()
+	rdr.Release()
+	n := &SourceScan{Name: name}
+	needCast := false
+	for _, f := range schema.Fields() {
+		t := canonical(f.Type)
+		needCast = needCast || !arrow.TypeEqual(t, f.Type)
+		n.Cols = append(n.Cols, b.newCol(f.Name, "", t, true))
+	}
+	ctx := b.ctx
+	n.Open = func() (exec.Operator, error) {
+		src := exec.NewReaderSource(name, schema, func(context.Context) (array.RecordReader, error) { return open(ctx) })
+		if !needCast {
+			return src, nil
+		}
+		return castOperator(src, n.Cols)
+	}
+	return n, nil
+}
+
+// castOperator casts an operator's columns to canonical types.
+func castOperator(op exec.Operator, cols []Column) (exec.Operator, error) {
+	exprs := make([]exec.Expr, len(cols))
+	names := make([]string, len(cols))
+	for i, f := range op.Schema().Fields() {
+		var e exec.Expr = &exec.Column{Index: i, Type: f.Type, Name: f.Name}
+		if !arrow.TypeEqual(f.Type, cols[i].Type) {
+			c, err := exec.NewCast(e, cols[i].Type, false)
+			if err != nil {
+				return nil, err
+			}
+			e = c
+		}
+		exprs[i], names[i] = e, f.Name
+	}
+	return exec.NewProject(op, exprs, names, nil)
+}
+
+func (b *binder) bindMetadataTable(t *parser.TableName, base []string, suffix string) (Node, error) {
+	ref, err := b.cat.LookupTable(b.ctx, base)
+	if err != nil {
+		return nil, atPos(t.Pos, err)
+	}
+	return b.metadataTable(t, ref, strings.ToLower(suffix))
+}

@@ -1,0 +1,547 @@
+package plan
+
+import (
+	"io"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
+
+	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/parser"
+)
+
+// bindSubquery binds q as a subquery of sc and reports whether it
+// references columns of enclosing queries.
+func (b *binder) bindSubquery(q *parser.Query, sc *scope) (Node, bool, error) {
+	inner := &scope{parent: sc, corr: new(int)}
+	// Column lookups inside count their outer references through the
+	// scopes they create; we track by checking free columns afterwards.
+	n, err := b.bindQuery(q, inner)
+	if err != nil {
+		return nil, false, err
+	}
+	return n, len(freeCols(n)) > 0, nil
+}
+
+// bindWhere binds a WHERE clause over input: IN, NOT IN and [NOT] EXISTS
+// conjuncts become semi, null-aware anti and anti joins; the rest a
+// Filter.
+func (b *binder) bindWhere(input Node, sc *scope, where parser.Expr) (Node, error) {
+	var preds []Expr
+	var marks []*Join
+	for _, c := range splitAnd(where) {
+		if containsAggregate(c) {
+			return nil, errorf(c.Position(), "aggregate functions are not allowed in WHERE")
+		}
+		joined, ok, err := b.subqueryJoin(input, sc, c)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			input = joined
+			continue
+		}
+		x, err := b.bindExpr(c, &exprCtx{sc: sc, clause: "WHERE", marks: &marks})
+		if err != nil {
+			return nil, err
+		}
+		if err := checkBool(x, c.Position(), "WHERE"); err != nil {
+			return nil, err
+		}
+		preds = append(preds, x)
+	}
+	input = applyMarks(input, marks)
+	if len(preds) > 0 {
+		input = &Filter{Input: input, Pred: andAll(b, preds)}
+	}
+	return input, nil
+}
+
+func checkBool(x Expr, pos parser.Pos, clause string) error {
+	if !arrow.TypeEqual(x.Type(), tBool) && x.Type().ID() != arrow.NULL {
+		return errorf(pos, "argument of %s must be type boolean, not type %s", clause, exec.TypeName(x.Type()))
+	}
+	return nil
+}
+
+func splitAnd(e parser.Expr) []parser.Expr {
+	if be, ok := e.(*parser.BinaryExpr); ok && be.Op == parser.OpAnd {
+		return append(splitAnd(be.L), splitAnd(be.R)...)
+	}
+	return []parser.Expr{e}
+}
+
+// subqueryJoin turns a WHERE conjunct that is [NOT] IN (subquery) or
+// [NOT] EXISTS (subquery) into a join onto input.
+func (b *binder) subqueryJoin(input Node, sc *scope, c parser.Expr) (Node, bool, error) {
+	not := false
+	if u, ok := c.(*parser.UnaryExpr); ok && u.Op == parser.OpNot {
+		if ex, ok := u.X.(*parser.Exists); ok {
+			c, not = ex, true
+		}
+	}
+	switch c := c.(type) {
+	case *parser.Exists:
+		sub, corr, err := b.bindSubquery(c.Query, sc)
+		if err != nil {
+			return nil, false, err
+		}
+		if !corr {
+			return nil, false, nil // evaluated once, as a constant
+		}
+		sub = stripProject(sub)
+		sub, pulled, ok := pullCorrelated(sub)
+		if !ok || len(freeCols(sub)) > 0 {
+			return nil, false, errorf(c.Pos, "this correlated subquery is not supported yet; only correlations in its WHERE clause are")
+		}
+		kind := exec.JoinSemi
+		if not {
+			kind = exec.JoinAnti
+		}
+		return &Join{Kind: kind, Left: input, Right: sub, On: andAll(b, pulled)}, true, nil
+	case *parser.InExpr:
+		if c.Query == nil {
+			return nil, false, nil
+		}
+		x, err := b.bindExpr(c.X, &exprCtx{sc: sc, clause: "WHERE"})
+		if err != nil {
+			return nil, false, err
+		}
+		sub, corr, err := b.bindSubquery(c.Query, sc)
+		if err != nil {
+			return nil, false, err
+		}
+		cols := sub.Columns()
+		if len(cols) != 1 {
+			return nil, false, errorf(c.Pos, "subquery has too many columns")
+		}
+		var pulled []Expr
+		if corr {
+			if c.Not {
+				return nil, false, errorf(c.Pos, "NOT IN with a correlated subquery is not supported yet; write NOT EXISTS")
+			}
+			var ok bool
+			sub, pulled, ok = pullCorrelated(sub)
+			if !ok || len(freeCols(sub)) > 0 {
+				return nil, false, errorf(c.Pos, "this correlated subquery is not supported yet; only correlations in its WHERE clause are")
+			}
+		}
+		eq, err := b.inEquality(c.Pos, x, sub.Columns()[0])
+		if err != nil {
+			return nil, false, err
+		}
+		kind := exec.JoinSemi
+		if c.Not {
+			kind = exec.JoinNullAwareAnti
+		}
+		return &Join{Kind: kind, Left: input, Right: sub, On: andAll(b, append([]Expr{eq}, pulled...))}, true, nil
+	}
+	return nil, false, nil
+}
+
+// inEquality is x = sub_column with both sides of one type.
+func (b *binder) inEquality(pos parser.Pos, x Expr, col Column) (Expr, error) {
+	var r Expr = &ColRef{ID: col.ID, Typ: col.Type, Name: col.Name}
+	t, err := exec.CommonTypeFor("IN", unknownAsNull([]Expr{x})[0], col.Type)
+	if err != nil {
+		return nil, atPos(pos, err)
+	}
+	if x, err = b.coerce(x, t); err != nil {
+		return nil, atPos(pos, err)
+	}
+	if r, err = b.coerce(r, t); err != nil {
+		return nil, atPos(pos, err)
+	}
+	return b.call(pos, "=", x, r)
+}
+
+// bindInSubquery binds x [NOT] IN (subquery) in a value position as a
+// mark join.
+func (b *binder) bindInSubquery(e *parser.InExpr, ec *exprCtx) (Expr, error) {
+	if ec.marks == nil {
+		return nil, errorf(e.Pos, "IN (subquery) is not supported in %s yet", ec.clause)
+	}
+	x, err := b.bindExpr(e.X, ec)
+	if err != nil {
+		return nil, err
+	}
+	sc := ec.sc
+	if ec.agg != nil {
+		sc = ec.agg.input
+	}
+	sub, corr, err := b.bindSubquery(e.Query, sc)
+	if err != nil {
+		return nil, err
+	}
+	if corr {
+		return nil, errorf(e.Pos, "a correlated IN (subquery) is supported only as a WHERE condition yet")
+	}
+	if len(sub.Columns()) != 1 {
+		return nil, errorf(e.Pos, "subquery has too many columns")
+	}
+	eq, err := b.inEquality(e.Pos, x, sub.Columns()[0])
+	if err != nil {
+		return nil, err
+	}
+	mark := b.newCol("mark", "", tBool, true)
+	*ec.marks = append(*ec.marks, &Join{Kind: exec.JoinMark, Right: sub, On: eq, Mark: &mark})
+	var ref Expr = &ColRef{ID: mark.ID, Typ: tBool, Name: "mark"}
+	if e.Not {
+		return b.call(e.Pos, "not", ref)
+	}
+	return ref, nil
+}
+
+// runInit plans and runs an uncorrelated subquery now, returning at most
+// limit rows of its single column.
+func (b *binder) runInit(n Node, limit int64) ([]scalar.Scalar, error) {
+	op, err := b.physical(&Limit{Input: n, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	if err := op.Open(b.ctx); err != nil {
+		op.Close()
+		return nil, err
+	}
+	defer op.Close()
+	var out []scalar.Scalar
+	for {
+		batch, err := op.Next(b.ctx)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		for i := 0; i < int(batch.NumRows()); i++ {
+			if batch.NumCols() == 0 {
+				out = append(out, scalar.MakeNullScalar(arrow.Null))
+				continue
+			}
+			s, err := scalar.GetScalar(batch.Column(0), i)
+			if err != nil {
+				batch.Release()
+				return nil, err
+			}
+			out = append(out, s)
+		}
+		batch.Release()
+	}
+}
+
+func (b *binder) bindScalarSubquery(e *parser.SubqueryExpr, ec *exprCtx) (Expr, error) {
+	sc := ec.sc
+	if ec.agg != nil {
+		sc = ec.agg.input
+	}
+	sub, corr, err := b.bindSubquery(e.Query, sc)
+	if err != nil {
+		return nil, err
+	}
+	if corr {
+		return nil, errorf(e.Pos, "correlated scalar subqueries are not supported yet; rewrite as a join")
+	}
+	cols := sub.Columns()
+	if len(cols) != 1 {
+		return nil, errorf(e.Pos, "subquery must return only one column")
+	}
+	rows, err := b.runInit(sub, 2)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) > 1 {
+		return nil, errorf(e.Pos, "more than one row returned by a subquery used as an expression")
+	}
+	if len(rows) == 0 || !rows[0].IsValid() {
+		return constLit(exec.NewNullLiteral(cols[0].Type)), nil
+	}
+	return constLit(&exec.Literal{Value: rows[0]}), nil
+}
+
+func (b *binder) bindExistsValue(e *parser.Exists, ec *exprCtx) (Expr, error) {
+	sc := ec.sc
+	if ec.agg != nil {
+		sc = ec.agg.input
+	}
+	sub, corr, err := b.bindSubquery(e.Query, sc)
+	if err != nil {
+		return nil, err
+	}
+	if corr {
+		return nil, errorf(e.Pos, "a correlated EXISTS is supported only as a WHERE condition yet")
+	}
+	rows, err := b.runInit(sub, 1)
+	if err != nil {
+		return nil, err
+	}
+	l, _ := exec.NewLiteral(len(rows) > 0)
+	return constLit(l), nil
+}
+
+// stripProject drops the select list of an EXISTS subquery.
+func stripProject(n Node) Node {
+	if p, ok := n.(*Project); ok {
+		return p.Input
+	}
+	return n
+}
+
+// pullCorrelated removes, from the Filters of a Project/Filter chain, the
+// conjuncts that reference columns from outside n, and returns them.
+func pullCorrelated(n Node) (Node, []Expr, bool) {
+	switch x := n.(type) {
+	case *Filter:
+		in, pulled, ok := pullCorrelated(x.Input)
+		if !ok {
+			return nil, nil, false
+		}
+		own := map[ColumnID]bool{}
+		for _, c := range in.Columns() {
+			own[c.ID] = true
+		}
+		var keep []Expr
+		for _, c := range conjuncts(x.Pred) {
+			if refsOnly(c, own) {
+				keep = append(keep, c)
+			} else {
+				pulled = append(pulled, c)
+			}
+		}
+		if len(keep) == 0 {
+			return in, pulled, true
+		}
+		return &Filter{Input: in, Pred: andConj(keep)}, pulled, true
+	case *Project:
+		in, pulled, ok := pullCorrelated(x.Input)
+		if !ok {
+			return nil, nil, false
+		}
+		if len(pulled) == 0 {
+			return n, nil, true
+		}
+		// expose the input columns the pulled conjuncts need
+		need := map[ColumnID]bool{}
+		for _, p := range pulled {
+			exprCols(p, need)
+		}
+		p := &Project{Input: in, Exprs: append([]Expr(nil), x.Exprs...), Cols: append([]Column(nil), x.Cols...)}
+		for _, c := range in.Columns() {
+			if need[c.ID] {
+				p.Exprs = append(p.Exprs, &ColRef{ID: c.ID, Typ: c.Type, Name: c.Name})
+				p.Cols = append(p.Cols, c)
+			}
+		}
+		return p, pulled, true
+	}
+	if len(freeCols(n)) > 0 {
+		return nil, nil, false
+	}
+	return n, nil, true
+}
+
+// andConj rebuilds a conjunction from already-bound boolean conjuncts.
+func andConj(cs []Expr) Expr {
+	out := cs[0]
+	for _, c := range cs[1:] {
+		out = &Func{Name: "and", Args: []Expr{out, c}, Typ: tBool, build: func(a []exec.Expr) (exec.Expr, error) { return exec.NewCall("and", a...) }}
+	}
+	return out
+}
+
+// nodeExprs lists the expressions a node evaluates.
+func nodeExprs(n Node) []Expr {
+	switch x := n.(type) {
+	case *Filter:
+		return []Expr{x.Pred}
+	case *Project:
+		return x.Exprs
+	case *Join:
+		if x.On != nil {
+			return []Expr{x.On}
+		}
+	case *Aggregate:
+		out := append([]Expr(nil), x.GroupBy...)
+		for _, a := range x.Aggs {
+			out = append(out, a.Args...)
+			if a.Filter != nil {
+				out = append(out, a.Filter)
+			}
+			for _, k := range a.OrderBy {
+				out = append(out, k.Expr)
+			}
+		}
+		return out
+	case *Window:
+		var out []Expr
+		for _, f := range x.Funcs {
+			out = append(out, f.Args...)
+			out = append(out, f.PartitionBy...)
+			for _, k := range f.OrderBy {
+				out = append(out, k.Expr)
+			}
+		}
+		return out
+	case *Sort:
+		var out []Expr
+		for _, k := range x.Keys {
+			out = append(out, k.Expr)
+		}
+		return out
+	case *Values:
+		var out []Expr
+		for _, r := range x.Rows {
+			out = append(out, r...)
+		}
+		return out
+	case *Scan:
+		return x.Filters
+	}
+	return nil
+}
+
+// freeCols are the columns n's expressions reference that n's subtree
+// does not produce: references to enclosing queries.
+func freeCols(n Node) map[ColumnID]bool {
+	used := map[ColumnID]bool{}
+	produced := map[ColumnID]bool{}
+	var walk func(Node)
+	walk = func(n Node) {
+		for _, e := range nodeExprs(n) {
+			exprCols(e, used)
+		}
+		for _, c := range n.Columns() {
+			produced[c.ID] = true
+		}
+		if s, ok := n.(*Scan); ok {
+			for _, c := range s.All {
+				produced[c.ID] = true
+			}
+		}
+		if j, ok := n.(*Join); ok {
+			for _, c := range j.Right.Columns() {
+				produced[c.ID] = true
+			}
+		}
+		for _, c := range n.Children() {
+			walk(c)
+		}
+	}
+	walk(n)
+	for id := range produced {
+		delete(used, id)
+	}
+	return used
+}
+
+func (b *binder) bindWindowCall(e *parser.FuncCall, name string, ec *exprCtx) (Expr, error) {
+	if ec.win == nil {
+		clause := ec.clause
+		if clause == "" {
+			clause = "this context"
+		}
+		return nil, errorf(e.Pos, "window functions are not allowed in %s", clause)
+	}
+	if e.Over == nil {
+		return nil, errorf(e.Pos, "named windows are not supported yet; write OVER (…)")
+	}
+	if e.Distinct || e.Filter != nil || len(e.OrderBy) > 0 {
+		return nil, errorf(e.Pos, "DISTINCT, FILTER and ORDER BY inside a window function call are not supported yet")
+	}
+	spec := e.Over
+	if !spec.Ref.Empty() {
+		return nil, errorf(spec.Pos, "window references are not supported yet")
+	}
+	inner := *ec
+	inner.win = nil
+	inner.clause = "window functions"
+	var args []Expr
+	if !e.Star {
+		var err error
+		if args, err = b.bindExprs(e.Args, &inner); err != nil {
+			return nil, err
+		}
+	}
+	part, err := b.bindExprs(spec.PartitionBy, &inner)
+	if err != nil {
+		return nil, err
+	}
+	var order []SortKey
+	for _, o := range spec.OrderBy {
+		x, err := b.bindExpr(o.Expr, &inner)
+		if err != nil {
+			return nil, err
+		}
+		order = append(order, sortKey(x, o))
+	}
+	var frame *exec.Frame
+	if spec.Frame != nil {
+		f, err := b.frame(spec.Frame)
+		if err != nil {
+			return nil, err
+		}
+		frame = f
+	}
+	// check with placeholders
+	all := append(append([]Expr(nil), args...), part...)
+	ph := placeholders(all)
+	var oph []exec.SortKey
+	for i, k := range order {
+		oph = append(oph, exec.SortKey{Expr: &exec.Column{Index: len(all) + i, Type: k.Expr.Type()}, Descending: k.Desc, NullsFirst: k.NullsFirst})
+	}
+	wf, err := exec.NewWindowFunc(name, ph[:len(args)], ph[len(args):], oph, frame)
+	if err != nil {
+		return nil, atPos(e.Pos, err)
+	}
+	col := b.newCol(name, "", wf.DataType(), true)
+	ec.win.funcs = append(ec.win.funcs, &WindowCall{Name: name, Args: args, PartitionBy: part, OrderBy: order, Frame: frame, Col: col})
+	return &ColRef{ID: col.ID, Typ: col.Type, Name: strings.ToLower(e.String())}, nil
+}
+
+func (b *binder) frame(f *parser.Frame) (*exec.Frame, error) {
+	out := &exec.Frame{}
+	switch f.Unit {
+	case parser.FrameRows:
+		out.Unit = exec.FrameRows
+	case parser.FrameRange:
+		out.Unit = exec.FrameRange
+	default:
+		return nil, errorf(f.Pos, "GROUPS frames are not supported yet")
+	}
+	if f.Exclude != "" && f.Exclude != "NO OTHERS" {
+		return nil, errorf(f.Pos, "frame EXCLUDE is not supported yet")
+	}
+	bound := func(fb *parser.FrameBound) (exec.FrameBound, error) {
+		var k exec.FrameBound
+		switch fb.Kind {
+		case parser.UnboundedPreceding:
+			k.Kind = exec.UnboundedPreceding
+		case parser.Preceding:
+			k.Kind = exec.OffsetPreceding
+		case parser.CurrentRow:
+			k.Kind = exec.CurrentRow
+		case parser.Following:
+			k.Kind = exec.OffsetFollowing
+		case parser.UnboundedFollowing:
+			k.Kind = exec.UnboundedFollowing
+		}
+		if fb.Offset != nil {
+			l, err := b.constValue(fb.Offset, "frame offset")
+			if err != nil {
+				return k, err
+			}
+			k.Offset = l.Value
+		}
+		return k, nil
+	}
+	var err error
+	if out.Start, err = bound(f.Start); err != nil {
+		return nil, err
+	}
+	if f.End == nil {
+		out.End = exec.FrameBound{Kind: exec.CurrentRow}
+	} else if out.End, err = bound(f.End); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,42 @@
+package plan
+
+import (
+	"context"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/skadedb/skade/exec"
+)
+
+// Catalog resolves the names a statement uses. lake implements it over
+// the lake's catalog; a transaction implements it over its staged
+// metadata, so that reads inside the transaction see its own writes.
+type Catalog interface {
+	// LookupTable resolves a (possibly dotted) table name to the table's
+	// current metadata, which may be staged and uncommitted. A missing
+	// table is an error whose text says so (and suggests a near name).
+	LookupTable(ctx context.Context, name []string) (*TableRef, error)
+	// LookupSource returns a source registered under name, or nil.
+	LookupSource(name string) Source
+}
+
+// TableRef is a resolved table.
+type TableRef struct {
+	// Name is how messages and EXPLAIN name the table (namespace.table).
+	Name  string
+	Ident table.Identifier
+	// Table is the iceberg-go table with the metadata to read: committed,
+	// or staged by the current transaction.
+	Table *table.Table
+}
+
+// Source is a relation registered in a session: an Arrow batch, a reader,
+// a CSV or Parquet file.
+type Source interface {
+	// Schema has canonical column types (see exec).
+	Schema() *arrow.Schema
+	// Operator returns an operator reading the source. A source that can
+	// be read only once (a registered reader) fails the second time.
+	Operator() (exec.Operator, error)
+}

@@ -1,0 +1,376 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/parser"
+)
+
+// TargetColumn is one column of a write target.
+type TargetColumn struct {
+	Name     string
+	Type     arrow.DataType
+	Required bool
+}
+
+// TargetColumns lists a table's current columns with canonical types.
+func TargetColumns(ref *TableRef) ([]TargetColumn, error) {
+	isch := ref.Table.Metadata().CurrentSchema()
+	asch, err := table.SchemaToArrowSchema(isch, nil, false, false)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", ref.Name, err)
+	}
+	out := make([]TargetColumn, len(asch.Fields()))
+	for i, f := range asch.Fields() {
+		out[i] = TargetColumn{Name: f.Name, Type: canonical(f.Type), Required: isch.Fields()[i].Required}
+	}
+	return out, nil
+}
+
+// notNull fails a batch that holds a NULL: NOT NULL enforcement.
+type notNull struct {
+	arg        exec.Expr
+	col, table string
+}
+
+func (n *notNull) DataType() arrow.DataType { return n.arg.DataType() }
+func (n *notNull) String() string           { return n.arg.String() }
+func (n *notNull) Eval(ec *exec.EvalContext, batch arrow.RecordBatch) (arrow.Array, error) {
+	a, err := n.arg.Eval(ec, batch)
+	if err != nil {
+		return nil, err
+	}
+	if a.NullN() > 0 {
+		a.Release()
+		return nil, fmt.Errorf("null value in column %q of relation %q violates not-null constraint", n.col, n.table)
+	}
+	return a, nil
+}
+
+// assign converts e to a target column's type as an INSERT or UPDATE
+// does: implicit casts, numeric-to-numeric and anything-to-text casts,
+// and string constants to any type.
+func (b *binder) assign(e Expr, col TargetColumn, tableName string, pos parser.Pos) (Expr, error) {
+	to := col.Type
+	var out Expr
+	switch {
+	case arrow.TypeEqual(e.Type(), to):
+		out = e
+	default:
+		if x, err := b.coerce(e, to); err == nil {
+			out = x
+			break
+		}
+		from := e.Type()
+		_, isConst := e.(*Const)
+		if isNumericType(from) && isNumericType(to) || to.ID() == arrow.STRING || (isConst && from.ID() == arrow.STRING) {
+			x, err := b.newFunc("cast", []Expr{e}, func(a []exec.Expr) (exec.Expr, error) { return exec.NewCast(a[0], to, false) })
+			if err != nil {
+				return nil, errorf(pos, "column %q is of type %s: %v", col.Name, exec.TypeName(to), err)
+			}
+			out = x
+			break
+		}
+		return nil, errorf(pos, "column %q is of type %s but expression is of type %s; rewrite or cast the expression", col.Name, exec.TypeName(to), exec.TypeName(from))
+	}
+	if !col.Required {
+		return out, nil
+	}
+	if c, ok := out.(*Const); ok && c.IsNull() {
+		return nil, errorf(pos, "null value in column %q of relation %q violates not-null constraint", col.Name, tableName)
+	}
+	name, tbl := col.Name, tableName
+	return &Func{Name: "not_null", Args: []Expr{out}, Typ: out.Type(), render: out.String(),
+		build: func(a []exec.Expr) (exec.Expr, error) { return &notNull{arg: a[0], col: name, table: tbl}, nil }}, nil
+}
+
+func isNumericType(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128:
+		return true
+	}
+	return false
+}
+
+// Insert plans INSERT's source as rows of exactly the target's columns,
+// in table order, with the target's types.
+func (p *Planner) Insert(ctx context.Context, ins *parser.Insert, target *TableRef) (*Plan, error) {
+	b := p.binder(ctx)
+	cols, err := TargetColumns(target)
+	if err != nil {
+		return nil, err
+	}
+	if len(ins.Returning) > 0 {
+		return nil, errorf(ins.Pos, "INSERT … RETURNING is not supported yet")
+	}
+	// which target column each source column feeds
+	var dest []int
+	if len(ins.Columns) > 0 {
+		seen := map[int]bool{}
+		for _, c := range ins.Columns {
+			idx := -1
+			for i, tc := range cols {
+				if sameName(c, tc.Name) {
+					idx = i
+				}
+			}
+			if idx < 0 {
+				names := make([]string, len(cols))
+				for i, tc := range cols {
+					names[i] = tc.Name
+				}
+				return nil, errorf(c.Pos, "column %q of relation %q does not exist%s", c.Name, target.Name, didYouMean(c.Name, names))
+			}
+			if seen[idx] {
+				return nil, errorf(c.Pos, "column %q specified more than once", c.Name)
+			}
+			seen[idx] = true
+			dest = append(dest, idx)
+		}
+	}
+	var src Node
+	if ins.DefaultValues {
+		src = &OneRow{}
+	} else {
+		q := ins.Source
+		if ins.With != nil && q.With == nil {
+			q = &parser.Query{Pos: q.Pos, With: ins.With, Body: q.Body, OrderBy: q.OrderBy, Limit: q.Limit, Offset: q.Offset}
+		}
+		if v, ok := q.Body.(*parser.Values); ok && q.With == nil && len(q.OrderBy) == 0 && q.Limit == nil && q.Offset == nil {
+			src, err = b.insertValues(v, cols, dest, target.Name)
+			if err != nil {
+				return nil, err
+			}
+			return &Plan{b: b, Root: src}, nil
+		}
+		if src, err = b.bindQuery(q, nil); err != nil {
+			return nil, err
+		}
+	}
+	scols := src.Columns()
+	if ins.ByName {
+		dest = nil
+		for _, sc := range scols {
+			idx := -1
+			for i, tc := range cols {
+				if strings.EqualFold(sc.Name, tc.Name) {
+					idx = i
+				}
+			}
+			if idx < 0 {
+				return nil, errorf(ins.Pos, "column %q of relation %q does not exist", sc.Name, target.Name)
+			}
+			dest = append(dest, idx)
+		}
+	}
+	if dest == nil {
+		if len(scols) > len(cols) {
+			return nil, errorf(ins.Pos, "INSERT has more expressions than target columns")
+		}
+		for i := range scols {
+			dest = append(dest, i)
+		}
+	}
+	if len(scols) > len(dest) {
+		return nil, errorf(ins.Pos, "INSERT has more expressions than target columns")
+	}
+	if len(scols) < len(dest) && !ins.DefaultValues {
+		return nil, errorf(ins.Pos, "INSERT has more target columns than expressions")
+	}
+	proj := &Project{Input: src}
+	for i, tc := range cols {
+		var e Expr = constLit(exec.NewNullLiteral(tc.Type))
+		for k, d := range dest {
+			if d == i && k < len(scols) {
+				e = &ColRef{ID: scols[k].ID, Typ: scols[k].Type, Name: scols[k].Name}
+			}
+		}
+		x, err := b.assign(e, tc, target.Name, ins.Pos)
+		if err != nil {
+			return nil, err
+		}
+		proj.Exprs = append(proj.Exprs, x)
+		proj.Cols = append(proj.Cols, b.newCol(tc.Name, "", tc.Type, !tc.Required))
+	}
+	return &Plan{b: b, Root: optimize(b, proj)}, nil
+}
+
+// insertValues binds INSERT … VALUES so that each value takes its target
+// column's type directly (a quoted constant becomes a date, a number).
+func (b *binder) insertValues(v *parser.Values, cols []TargetColumn, dest []int, tableName string) (Node, error) {
+	if dest == nil {
+		for i := range cols {
+			dest = append(dest, i)
+		}
+	}
+	sc := newScope(nil, nil)
+	out := &Values{}
+	for _, tc := range cols {
+		out.Cols = append(out.Cols, b.newCol(tc.Name, "", tc.Type, !tc.Required))
+	}
+	for _, r := range v.Rows {
+		if len(r) > len(dest) {
+			return nil, errorf(v.Pos, "INSERT has more expressions than target columns")
+		}
+		if len(r) < len(dest) {
+			return nil, errorf(v.Pos, "INSERT has more target columns than expressions")
+		}
+		row := make([]Expr, len(cols))
+		for i, tc := range cols {
+			row[i] = constLit(exec.NewNullLiteral(tc.Type))
+		}
+		for k, e := range r {
+			if _, isDef := e.(*parser.Default); isDef {
+				continue
+			}
+			x, err := b.bindExpr(e, &exprCtx{sc: sc, clause: "VALUES"})
+			if err != nil {
+				return nil, err
+			}
+			row[dest[k]] = x
+		}
+		for i, tc := range cols {
+			x, err := b.assign(row[i], tc, tableName, v.Pos)
+			if err != nil {
+				return nil, err
+			}
+			row[i] = x
+		}
+		out.Rows = append(out.Rows, row)
+	}
+	return out, nil
+}
+
+// Rewrite is the row-level part of a DELETE or UPDATE: for each row of a
+// data file, whether the statement matches it and, for UPDATE, its new
+// values.
+type Rewrite struct {
+	// Pushed prunes the files that cannot hold a matching row.
+	Pushed iceberg.BooleanExpression
+	// Columns are the target's columns in table order.
+	Columns []TargetColumn
+	b       *binder
+	root    Node
+	input   exec.Operator
+}
+
+// Operator evaluates the rewrite over input, which yields the target's
+// columns in table order. Output: a boolean "match" column (TRUE when
+// the WHERE clause holds), then the target's columns: the new values of
+// matched rows for UPDATE, the stored values otherwise.
+func (r *Rewrite) Operator(input exec.Operator) (exec.Operator, error) {
+	r.input = input
+	return r.b.build(r.root)
+}
+
+// RowRewrite binds DELETE's or UPDATE's WHERE and SET over target.
+func (p *Planner) RowRewrite(ctx context.Context, target *TableRef, alias parser.Ident, where parser.Expr, set []*parser.SetClause) (*Rewrite, error) {
+	b := p.binder(ctx)
+	cols, err := TargetColumns(target)
+	if err != nil {
+		return nil, err
+	}
+	rw := &Rewrite{Columns: cols, b: b}
+	qual := target.Ident[len(target.Ident)-1]
+	if !alias.Empty() {
+		qual = identName(alias)
+	}
+	src := &SourceScan{Name: target.Name}
+	for _, c := range cols {
+		src.Cols = append(src.Cols, b.newCol(c.Name, qual, c.Type, !c.Required))
+	}
+	src.Open = func() (exec.Operator, error) {
+		if rw.input == nil {
+			return nil, fmt.Errorf("plan: rewrite input missing (planner bug)")
+		}
+		in := rw.input
+		rw.input = nil
+		return in, nil
+	}
+	sc := newScope(src.Cols, nil)
+	var marks []*Join
+	ec := &exprCtx{sc: sc, clause: "WHERE", marks: &marks}
+	var match Expr
+	if where == nil {
+		l, _ := exec.NewLiteral(true)
+		match = constLit(l)
+	} else {
+		if containsAggregate(where) {
+			return nil, errorf(where.Position(), "aggregate functions are not allowed in WHERE")
+		}
+		pred, err := b.bindExpr(where, ec)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkBool(pred, where.Position(), "WHERE"); err != nil {
+			return nil, err
+		}
+		fake := &Scan{All: src.Cols}
+		for _, c := range cols {
+			fake.Fields = append(fake.Fields, c.Name)
+		}
+		fake.Filters = conjuncts(pred)
+		rw.Pushed = icebergFilter(fake)
+		if match, err = b.call(where.Position(), "is_true", pred); err != nil {
+			return nil, err
+		}
+	}
+	values := make([]Expr, len(cols))
+	for i, c := range src.Cols {
+		values[i] = &ColRef{ID: c.ID, Typ: c.Type, Name: c.Name}
+	}
+	setSeen := map[int]bool{}
+	uc := &exprCtx{sc: sc, clause: "UPDATE", marks: &marks}
+	for _, s := range set {
+		name := s.Column.Last()
+		if len(s.Column) > 1 && !strings.EqualFold(identName(s.Column[0]), qual) {
+			return nil, errorf(s.Pos, "column reference %s does not name the target table %q", s.Column, qual)
+		}
+		idx := -1
+		names := make([]string, len(cols))
+		for i, c := range cols {
+			names[i] = c.Name
+			if sameName(name, c.Name) {
+				idx = i
+			}
+		}
+		if idx < 0 {
+			return nil, errorf(s.Pos, "column %q of relation %q does not exist%s", name.Name, target.Name, didYouMean(name.Name, names))
+		}
+		if setSeen[idx] {
+			return nil, errorf(s.Pos, "multiple assignments to same column %q", name.Name)
+		}
+		setSeen[idx] = true
+		var v Expr
+		if _, isDef := s.Value.(*parser.Default); isDef {
+			v = constLit(exec.NewNullLiteral(cols[idx].Type))
+		} else if v, err = b.bindExpr(s.Value, uc); err != nil {
+			return nil, err
+		}
+		if v, err = b.assign(v, cols[idx], target.Name, s.Pos); err != nil {
+			return nil, err
+		}
+		old := values[idx]
+		values[idx], err = b.newFunc("case", []Expr{match, v, old}, func(a []exec.Expr) (exec.Expr, error) {
+			return exec.NewCase([]exec.When{{Cond: a[0], Then: a[1]}}, a[2])
+		})
+		if err != nil {
+			return nil, atPos(s.Pos, err)
+		}
+	}
+	node := applyMarks(src, marks)
+	proj := &Project{Input: node, Exprs: append([]Expr{match}, values...)}
+	proj.Cols = append(proj.Cols, b.newCol("match", "", tBool, false))
+	for _, c := range cols {
+		proj.Cols = append(proj.Cols, b.newCol(c.Name, "", c.Type, !c.Required))
+	}
+	rw.root = optimize(b, proj)
+	return rw, nil
+}

@@ -1,0 +1,403 @@
+package plan
+
+import (
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
+	"github.com/apache/iceberg-go"
+
+	"github.com/skadedb/skade/exec"
+)
+
+// optimize rewrites a bound plan: predicates move down to the scans
+// (where iceberg-go prunes files with them), scans read only the columns
+// used, and aggregates that manifests can answer are answered there.
+func optimize(b *binder, n Node) Node {
+	n = pushdown(b, n)
+	pruneColumns(n)
+	n = metadataAnswers(n)
+	return n
+}
+
+// pushdown moves Filter conjuncts as far down as they stay correct.
+func pushdown(b *binder, n Node) Node {
+	switch x := n.(type) {
+	case *Filter:
+		in := x.Input
+		cs := conjuncts(x.Pred)
+		if f, ok := in.(*Filter); ok {
+			return pushdown(b, &Filter{Input: f.Input, Pred: andConj(append(conjuncts(f.Pred), cs...))})
+		}
+		switch y := in.(type) {
+		case *Join:
+			return pushIntoJoin(b, y, cs)
+		case *Scan:
+			y.Filters = append(y.Filters, cs...)
+			y.Pushed = icebergFilter(y)
+			return &Filter{Input: y, Pred: x.Pred}
+		}
+		x.Input = pushdown(b, in)
+		return x
+	case *Join:
+		if x.Kind == exec.JoinInner && x.On != nil {
+			// push single-side ON conjuncts of an inner join into its inputs
+			return pushIntoJoin(b, &Join{Kind: x.Kind, Left: x.Left, Right: x.Right}, conjuncts(x.On))
+		}
+		x.Left, x.Right = pushdown(b, x.Left), pushdown(b, x.Right)
+		return x
+	}
+	setChildren(n, func(c Node) Node { return pushdown(b, c) })
+	return n
+}
+
+func idSet(cols []Column) map[ColumnID]bool {
+	s := make(map[ColumnID]bool, len(cols))
+	for _, c := range cols {
+		s[c.ID] = true
+	}
+	return s
+}
+
+// pushIntoJoin distributes conjuncts over a join.
+func pushIntoJoin(b *binder, j *Join, cs []Expr) Node {
+	lset, rset := idSet(j.Left.Columns()), idSet(j.Right.Columns())
+	var toLeft, toRight, toOn, keep []Expr
+	for _, c := range cs {
+		_, volatile := c.(*Func)
+		volatile = volatile && c.(*Func).Volatile
+		switch {
+		case volatile:
+			keep = append(keep, c)
+		case refsOnly(c, lset) && (j.Kind == exec.JoinInner || j.Kind == exec.JoinLeft || j.Kind == exec.JoinSemi || j.Kind == exec.JoinAnti || j.Kind == exec.JoinNullAwareAnti || j.Kind == exec.JoinMark):
+			toLeft = append(toLeft, c)
+		case refsOnly(c, rset) && (j.Kind == exec.JoinInner || j.Kind == exec.JoinRight):
+			toRight = append(toRight, c)
+		case j.Kind == exec.JoinInner:
+			toOn = append(toOn, c)
+		default:
+			keep = append(keep, c)
+		}
+	}
+	if len(toLeft) > 0 {
+		j.Left = &Filter{Input: j.Left, Pred: andConj(toLeft)}
+	}
+	if len(toRight) > 0 {
+		j.Right = &Filter{Input: j.Right, Pred: andConj(toRight)}
+	}
+	if len(toOn) > 0 {
+		if j.On != nil {
+			toOn = append(conjuncts(j.On), toOn...)
+		}
+		j.On = andConj(toOn)
+	}
+	j.Left, j.Right = pushdown(b, j.Left), pushdown(b, j.Right)
+	if len(keep) > 0 {
+		return &Filter{Input: j, Pred: andConj(keep)}
+	}
+	return j
+}
+
+// setChildren replaces n's children with f(child).
+func setChildren(n Node, f func(Node) Node) {
+	switch x := n.(type) {
+	case *Filter:
+		x.Input = f(x.Input)
+	case *Project:
+		x.Input = f(x.Input)
+	case *Join:
+		x.Left, x.Right = f(x.Left), f(x.Right)
+	case *Aggregate:
+		x.Input = f(x.Input)
+	case *Window:
+		x.Input = f(x.Input)
+	case *Sort:
+		x.Input = f(x.Input)
+	case *Limit:
+		x.Input = f(x.Input)
+	case *Distinct:
+		x.Input = f(x.Input)
+	case *SetOp:
+		x.Left, x.Right = f(x.Left), f(x.Right)
+	}
+}
+
+// pruneColumns narrows every scan to the columns some expression or the
+// root's output uses. INVARIANT: a scan keeps at least one column.
+func pruneColumns(root Node) {
+	used := idSet(root.Columns())
+	var collect func(Node)
+	collect = func(n Node) {
+		for _, e := range nodeExprs(n) {
+			exprCols(e, used)
+		}
+		switch x := n.(type) {
+		case *Distinct, *SetOp:
+			// every input column matters to row identity
+			for _, c := range x.Children() {
+				for _, col := range c.Columns() {
+					used[col.ID] = true
+				}
+			}
+		}
+		for _, c := range n.Children() {
+			collect(c)
+		}
+	}
+	collect(root)
+	var prune func(Node)
+	prune = func(n Node) {
+		if s, ok := n.(*Scan); ok {
+			var cols []Column
+			for _, c := range s.All {
+				if used[c.ID] {
+					cols = append(cols, c)
+				}
+			}
+			if len(cols) == 0 {
+				cols = []Column{s.All[0]}
+			}
+			s.Cols = cols
+		}
+		for _, c := range n.Children() {
+			prune(c)
+		}
+	}
+	prune(root)
+}
+
+// icebergFilter converts the scan's conjuncts that iceberg-go can prune
+// with. Only forms whose Iceberg meaning matches SQL's are converted: a
+// comparison or IN of a column with non-NULL constants, IS [NOT] NULL, and
+// AND/OR of those. (Iceberg's != and NOT IN match NULLs; SQL's do not.)
+func icebergFilter(s *Scan) iceberg.BooleanExpression {
+	var parts []iceberg.BooleanExpression
+	for _, c := range s.Filters {
+		if e := toIceberg(s, c); e != nil {
+			parts = append(parts, e)
+		}
+	}
+	switch len(parts) {
+	case 0:
+		return nil
+	case 1:
+		return parts[0]
+	}
+	return iceberg.NewAnd(parts[0], parts[1], parts[2:]...)
+}
+
+var icebergOps = map[string]iceberg.Operation{
+	"=": iceberg.OpEQ, "<": iceberg.OpLT, "<=": iceberg.OpLTEQ, ">": iceberg.OpGT, ">=": iceberg.OpGTEQ,
+}
+
+var flipped = map[string]string{"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+func fieldOf(s *Scan, e Expr) (string, arrow.DataType, bool) {
+	c, ok := e.(*ColRef)
+	if !ok {
+		return "", nil, false
+	}
+	for i, a := range s.All {
+		if a.ID == c.ID {
+			return s.Fields[i], a.Type, true
+		}
+	}
+	return "", nil, false
+}
+
+func toIceberg(s *Scan, e Expr) iceberg.BooleanExpression {
+	f, ok := e.(*Func)
+	if !ok {
+		return nil
+	}
+	switch f.Name {
+	case "and":
+		l, r := toIceberg(s, f.Args[0]), toIceberg(s, f.Args[1])
+		switch {
+		case l != nil && r != nil:
+			return iceberg.NewAnd(l, r)
+		case l != nil:
+			return l
+		}
+		return r
+	case "or":
+		l, r := toIceberg(s, f.Args[0]), toIceberg(s, f.Args[1])
+		if l != nil && r != nil {
+			return iceberg.NewOr(l, r)
+		}
+		return nil
+	case "is_null", "is_not_null":
+		name, _, ok := fieldOf(s, f.Args[0])
+		if !ok {
+			return nil
+		}
+		if f.Name == "is_null" {
+			return iceberg.IsNull(iceberg.Reference(name))
+		}
+		return iceberg.NotNull(iceberg.Reference(name))
+	case "=", "<", "<=", ">", ">=":
+		op := f.Name
+		col, k := f.Args[0], f.Args[1]
+		if _, isCol := col.(*ColRef); !isCol {
+			col, k, op = k, col, flipped[op]
+		}
+		name, typ, ok := fieldOf(s, col)
+		if !ok {
+			return nil
+		}
+		lit, ok := icebergLiteral(k, typ)
+		if !ok {
+			return nil
+		}
+		return iceberg.LiteralPredicate(icebergOps[op], iceberg.Reference(name), lit)
+	case "between":
+		name, typ, ok := fieldOf(s, f.Args[0])
+		if !ok {
+			return nil
+		}
+		lo, ok1 := icebergLiteral(f.Args[1], typ)
+		hi, ok2 := icebergLiteral(f.Args[2], typ)
+		if !ok1 || !ok2 {
+			return nil
+		}
+		return iceberg.NewAnd(iceberg.LiteralPredicate(iceberg.OpGTEQ, iceberg.Reference(name), lo),
+			iceberg.LiteralPredicate(iceberg.OpLTEQ, iceberg.Reference(name), hi))
+	case "in":
+		name, typ, ok := fieldOf(s, f.Args[0])
+		if !ok {
+			return nil
+		}
+		var lits []iceberg.Literal
+		for _, a := range f.Args[1:] {
+			l, ok := icebergLiteral(a, typ)
+			if !ok {
+				return nil
+			}
+			lits = append(lits, l)
+		}
+		return iceberg.SetPredicate(iceberg.OpIn, iceberg.Reference(name), lits)
+	}
+	return nil
+}
+
+// icebergLiteral converts a non-NULL constant to the column's type when
+// the SQL comparison happens in that type.
+func icebergLiteral(e Expr, colType arrow.DataType) (iceberg.Literal, bool) {
+	c, ok := e.(*Const)
+	if !ok || c.IsNull() {
+		return nil, false
+	}
+	lit := c.Lit
+	if !arrow.TypeEqual(lit.DataType(), colType) {
+		if !exactInto(lit.DataType(), colType) {
+			return nil, false
+		}
+		cast, err := exec.NewCast(lit, colType, false)
+		if err != nil {
+			return nil, false
+		}
+		l, ok := cast.(*exec.Literal)
+		if !ok {
+			return nil, false
+		}
+		lit = l
+	}
+	switch v := lit.Value.(type) {
+	case *scalar.Boolean:
+		return iceberg.NewLiteral(v.Value), true
+	case *scalar.Int8:
+		return iceberg.NewLiteral(int32(v.Value)), true
+	case *scalar.Int16:
+		return iceberg.NewLiteral(int32(v.Value)), true
+	case *scalar.Int32:
+		return iceberg.NewLiteral(v.Value), true
+	case *scalar.Int64:
+		return iceberg.NewLiteral(v.Value), true
+	case *scalar.Float32:
+		return iceberg.NewLiteral(v.Value), true
+	case *scalar.Float64:
+		return iceberg.NewLiteral(v.Value), true
+	case *scalar.String:
+		return iceberg.NewLiteral(v.String()), true
+	case *scalar.Date32:
+		return iceberg.NewLiteral(iceberg.Date(v.Value)), true
+	case *scalar.Timestamp:
+		return iceberg.NewLiteral(iceberg.Timestamp(v.Value)), true
+	}
+	return nil, false
+}
+
+// exactInto reports whether comparing a constant of type from with a
+// column of type to happens in to's type (so the constant may be
+// converted): integers into a wider-or-equal integer column (a narrower
+// column is compared in the constant's type, but its range check is
+// exact too), a string literal into anything.
+func exactInto(from, to arrow.DataType) bool {
+	isInt := func(t arrow.DataType) bool {
+		switch t.ID() {
+		case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64:
+			return true
+		}
+		return false
+	}
+	switch {
+	case from.ID() == arrow.STRING:
+		return to.ID() != arrow.STRING
+	case isInt(from) && isInt(to):
+		return bitWidth(from) <= bitWidth(to)
+	case from.ID() == arrow.DATE32 && to.ID() == arrow.TIMESTAMP:
+		return true
+	}
+	return false
+}
+
+func bitWidth(t arrow.DataType) int {
+	if fw, ok := t.(arrow.FixedWidthDataType); ok {
+		return fw.BitWidth()
+	}
+	return 0
+}
+
+// metadataAnswers replaces count(*) over an unfiltered scan of a table
+// without delete files by the count in the snapshot summary.
+func metadataAnswers(n Node) Node {
+	agg, ok := n.(*Aggregate)
+	if !ok {
+		setChildren(n, metadataAnswers)
+		return n
+	}
+	s, ok := agg.Input.(*Scan)
+	if !ok || len(agg.GroupBy) > 0 || len(s.Filters) > 0 || len(agg.Aggs) == 0 {
+		setChildren(n, metadataAnswers)
+		return n
+	}
+	for _, a := range agg.Aggs {
+		if a.Name != "count" || len(a.Args) > 0 || a.Filter != nil {
+			return n
+		}
+	}
+	var count int64
+	if s.Snap != nil {
+		p := s.Snap.Summary
+		if p == nil {
+			return n
+		}
+		for _, k := range []string{"total-delete-files", "total-position-deletes", "total-equality-deletes"} {
+			if v, ok := p.Properties[k]; ok && v != "0" {
+				return n
+			}
+		}
+		v, err := strconv.ParseInt(p.Properties["total-records"], 10, 64)
+		if err != nil {
+			return n
+		}
+		count = v
+	}
+	m := &MetadataAnswer{Table: s.Table.Name}
+	for _, a := range agg.Aggs {
+		l, _ := exec.NewLiteral(count)
+		m.Row = append(m.Row, &Const{Lit: l})
+		m.Cols = append(m.Cols, a.Col)
+	}
+	return m
+}

@@ -1,0 +1,106 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
+
+	"github.com/skadedb/skade/parser"
+)
+
+// Canonical types (see package exec).
+var (
+	tBool        = arrow.FixedWidthTypes.Boolean
+	tInt64       = arrow.PrimitiveTypes.Int64
+	tString      = arrow.BinaryTypes.String
+	tTimestamp   = &arrow.TimestampType{Unit: arrow.Microsecond}
+	tTimestampTZ = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+)
+
+// ArrowType maps a SQL type name to skade's canonical Arrow type.
+func ArrowType(t *parser.TypeName) (arrow.DataType, error) {
+	if t == nil {
+		return nil, fmt.Errorf("missing type")
+	}
+	if t.ArrayDims > 0 {
+		return nil, errorf(t.Pos, "type %s[] is not supported yet; use a scalar type", t.Name)
+	}
+	switch strings.ToUpper(t.Name) {
+	case "BOOLEAN":
+		return tBool, nil
+	case "TINYINT":
+		return arrow.PrimitiveTypes.Int8, nil
+	case "SMALLINT":
+		return arrow.PrimitiveTypes.Int16, nil
+	case "INTEGER":
+		return arrow.PrimitiveTypes.Int32, nil
+	case "BIGINT":
+		return tInt64, nil
+	case "REAL":
+		return arrow.PrimitiveTypes.Float32, nil
+	case "DOUBLE":
+		return arrow.PrimitiveTypes.Float64, nil
+	case "DECIMAL":
+		p, s := 18, 3 // DuckDB's default for a bare DECIMAL
+		switch len(t.Params) {
+		case 1:
+			p, s = t.Params[0], 0
+		case 2:
+			p, s = t.Params[0], t.Params[1]
+		}
+		if p < 1 || p > 38 {
+			return nil, errorf(t.Pos, "DECIMAL precision %d must be between 1 and 38", p)
+		}
+		if s < 0 || s > p {
+			return nil, errorf(t.Pos, "DECIMAL scale %d must be between 0 and the precision %d", s, p)
+		}
+		return &arrow.Decimal128Type{Precision: int32(p), Scale: int32(s)}, nil
+	case "VARCHAR", "CHAR", "JSON":
+		return tString, nil
+	case "BLOB":
+		return arrow.BinaryTypes.Binary, nil
+	case "DATE":
+		return arrow.FixedWidthTypes.Date32, nil
+	case "TIME":
+		return arrow.FixedWidthTypes.Time64us, nil
+	case "TIMESTAMP":
+		return tTimestamp, nil
+	case "TIMESTAMPTZ":
+		return tTimestampTZ, nil
+	case "UUID":
+		return extensions.NewUUIDType(), nil
+	case "INTERVAL":
+		return arrow.FixedWidthTypes.MonthDayNanoInterval, nil
+	}
+	return nil, errorf(t.Pos, "type %q does not exist; use one of BOOLEAN, TINYINT, SMALLINT, INTEGER, BIGINT, REAL, DOUBLE, DECIMAL(p,s), VARCHAR, BLOB, DATE, TIME, TIMESTAMP, TIMESTAMPTZ, UUID", strings.ToLower(t.Name))
+}
+
+// canonical maps an Arrow type read from a file or a registered batch to
+// the type the engine computes on, or reports that it cannot.
+func canonical(dt arrow.DataType) arrow.DataType {
+	switch dt.ID() {
+	case arrow.LARGE_STRING, arrow.STRING_VIEW:
+		return tString
+	case arrow.LARGE_BINARY, arrow.BINARY_VIEW:
+		return arrow.BinaryTypes.Binary
+	case arrow.TIMESTAMP:
+		ts := dt.(*arrow.TimestampType)
+		if ts.Unit != arrow.Microsecond || (ts.TimeZone != "" && ts.TimeZone != "UTC") {
+			if ts.TimeZone != "" {
+				return tTimestampTZ
+			}
+			return tTimestamp
+		}
+	case arrow.DATE64:
+		return arrow.FixedWidthTypes.Date32
+	case arrow.TIME32:
+		return arrow.FixedWidthTypes.Time64us
+	case arrow.TIME64:
+		if dt.(*arrow.Time64Type).Unit != arrow.Microsecond {
+			return arrow.FixedWidthTypes.Time64us
+		}
+	}
+	return dt
+}
