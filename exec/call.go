@@ -9,7 +9,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 )
 
@@ -255,8 +254,13 @@ func levenshtein(a, b string) int {
 // foldConstant evaluates an argument-free expression (a cast of a literal,
 // say) once and returns it as a Literal, so that errors in constants are
 // reported at bind time, as Postgres reports them at parse time.
-func foldConstant(e Expr) (*Literal, error) {
-	ec := &EvalContext{Ctx: context.Background(), Mem: memory.DefaultAllocator}
+func foldConstant(e Expr) (*Literal, error) { return foldConstantWith(nil, e) }
+
+// foldConstantWith is foldConstant with the caller's context (for Now).
+func foldConstantWith(ec *EvalContext, e Expr) (*Literal, error) {
+	if ec == nil {
+		ec = NewEvalContext(context.Background())
+	}
 	batch := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1)
 	defer batch.Release()
 	arr, err := e.Eval(ec, batch)
