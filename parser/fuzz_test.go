@@ -37,7 +37,10 @@ func FuzzParse(f *testing.F) {
 			_ = err.(*parser.Error).Caret()
 			return
 		}
-		parser.Split(sql)
+		// The splitter must find the statements the parser found.
+		if segs := parser.Split(sql); len(segs) != len(stmts) {
+			t.Fatalf("Split found %d statements, Parse %d, in %q", len(segs), len(stmts), sql)
+		}
 		parser.Incomplete(sql)
 		for _, s := range stmts {
 			out := s.String()
