@@ -304,8 +304,8 @@ func (p *parser) optAlias(forTable bool) Ident {
 	if forTable && p.continuesTable() {
 		return Ident{}
 	}
-	if p.isKw("SET") || p.isKw("EXCLUDE") || p.isKw("REPLACE") {
-		// UPDATE t SET, * EXCLUDE: PostgreSQL also refuses these as bare aliases.
+	if p.isKw("SET") {
+		// UPDATE t SET …: PostgreSQL also refuses SET as a bare alias there.
 		return Ident{}
 	}
 	p.next()

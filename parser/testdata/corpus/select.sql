@@ -162,3 +162,4 @@ SELECT * FROM "events$partitions";
 SELECT snapshot_id, committed_at FROM events$snapshots ORDER BY committed_at DESC;
 SELECT a FROM t1 WHERE a > 0 UNION ALL SELECT a FROM t2 WHERE a < 0 EXCEPT SELECT 0;
 SELECT CAST(ts AS DATE) AS day, count(*) AS events, sum(amount) AS revenue FROM events GROUP BY day;
+SELECT a exclude, b replace FROM t AS exclude;
