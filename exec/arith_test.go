@@ -126,3 +126,26 @@ func TestCallErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestDecimalArithmetic(t *testing.T) {
+	env := newTestEnv(t)
+	defer env.mem.AssertSize(t, 0)
+	b := env.batch(env.col(decType(10, 2), "10.25", "-7.50", nil, "0.00"), env.col(decType(6, 3), "3.000", "2.125", "1.000", "-0.333"),
+		env.col(tInt8, 100, -100, 1, 0))
+	defer b.Release()
+	x, y, i8 := colRef(b, 0), colRef(b, 1), colRef(b, 2)
+	runCalls(t, env, b, []callCase{
+		{name: "+", args: []Expr{x, y}, want: "13.250 -5.375 NULL -0.333"},
+		{name: "-", args: []Expr{x, y}, want: "7.250 -9.625 NULL 0.333"},
+		{name: "*", args: []Expr{x, y}, want: "30.75000 -15.93750 NULL 0.00000"},
+		{name: "/", args: []Expr{x, y}, want: "3.4166666666666667 -3.5294117647058824 NULL 0.0000000000000000"},
+		{name: "%", args: []Expr{x, y}, want: "1.250 -1.125 NULL 0.000"},
+		{name: "negate", args: []Expr{x}, want: "-10.25 7.50 NULL 0.00"},
+		{name: "+", args: []Expr{x, i8}, want: "110.25 -107.50 NULL 0.00"},
+		{name: "*", args: []Expr{x, lit(t, 0.5)}, want: "5.125 -3.75 NULL 0"},
+		{name: "/", args: []Expr{y, x}, err: "division by zero"},
+		{name: "%", args: []Expr{y, x}, err: "division by zero"},
+		{name: "+", args: []Expr{i8, i8}, err: "tinyint out of range"},
+		{name: "*", args: []Expr{decLit(t, "99999999999999999999"), decLit(t, "99999999999999999999")}, err: "value overflows numeric format"},
+	})
+}

@@ -184,3 +184,19 @@ func TestUnknownLiteralKeepsScale(t *testing.T) {
 		{name: "+", args: []Expr{colRef(b, 0), lit(t, "0.25")}, want: "2.25 1.25 NULL"},
 	})
 }
+
+func TestCompareMoreTypes(t *testing.T) {
+	env := newTestEnv(t)
+	defer env.mem.AssertSize(t, 0)
+	b := env.batch(env.col(tInterval, nil, nil, nil), env.col(tTime, "10:00:00", "23:59:59.5", nil), env.col(tBinary, "AQI=", "AQ==", ""))
+	defer b.Release()
+	iv := func(s string) Expr { return mustCast(t, lit(t, s), tInterval) }
+	runCalls(t, env, b, []callCase{
+		{name: "=", args: []Expr{iv("1 mon"), iv("30 days")}, want: "true true true"},
+		{name: "<", args: []Expr{iv("1 day"), iv("25 hours")}, want: "true true true"},
+		{name: ">", args: []Expr{colRef(b, 1), lit(t, "12:00")}, want: "false true NULL"},
+		{name: "<", args: []Expr{colRef(b, 2), mustCast(t, lit(t, `\x0102`), tBinary)}, want: "false true true"},
+		{name: "=", args: []Expr{lit(t, nan()), lit(t, nan())}, want: "true true true"},
+		{name: ">", args: []Expr{lit(t, nan()), lit(t, 1e308)}, want: "true true true"},
+	})
+}
