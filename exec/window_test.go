@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 )
 
@@ -584,5 +585,75 @@ func TestWindowRuntimeErrors(t *testing.T) {
 				t.Fatalf("got %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestWindowValueTypes copies values of extension, temporal and decimal
+// types through first_value, max and lag (with a default).
+func TestWindowValueTypes(t *testing.T) {
+	mem := opsTestMem(t)
+	uuidType := extensions.NewUUIDType()
+	dec := &arrow.Decimal128Type{Precision: 9, Scale: 3}
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "u", Type: uuidType, Nullable: true},
+		{Name: "d", Type: arrow.FixedWidthTypes.Date32, Nullable: true},
+		{Name: "n", Type: dec, Nullable: true},
+	}, nil)
+	u := func(b byte) []byte { v := make([]byte, 16); v[0] = b; return v }
+	rows := [][]any{
+		{u(3), 10, decimal128.FromI64(5)},
+		{nil, nil, nil},
+		{u(9), 7, decimal128.FromI64(-5)},
+		{u(1), 12, decimal128.FromI64(7)},
+	}
+	var funcs []*WindowFunc
+	var names []string
+	for i, f := range schema.Fields() {
+		c := &Column{Index: i, Type: f.Type}
+		fv, err := NewWindowFunc("first_value", []Expr{c}, nil, []SortKey{{Expr: c, Descending: true}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mx, err := NewWindowFunc("max", []Expr{c}, nil, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lag, err := NewWindowFunc("lag", []Expr{c, &Literal{Value: scalar.NewInt64Scalar(1)}, c}, nil, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		funcs = append(funcs, fv, mx, lag)
+		names = append(names, "fv"+f.Name, "max"+f.Name, "lag"+f.Name)
+	}
+	w, err := NewWindow(opsTestValues(t, mem, schema, rows, 2), funcs, names, WindowOptions{Mem: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches, err := Drain(context.Background(), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, b := range batches {
+		for r := 0; r < int(b.NumRows()); r++ {
+			var row []string
+			for c := 3; c < int(b.NumCols()); c++ {
+				row = append(row, b.Column(c).ValueStr(r))
+			}
+			got = append(got, strings.Join(row, " "))
+		}
+		b.Release()
+	}
+	// ORDER BY x DESC (NULLS LAST, as the key says) makes first_value the
+	// max; lag's default is the row's own value on the first row.
+	u9, u3 := "09000000-0000-0000-0000-000000000000", "03000000-0000-0000-0000-000000000000"
+	want := []string{
+		u9 + " " + u9 + " " + u3 + " 1970-01-13 1970-01-13 1970-01-11 0.007 0.007 0.005",
+		u9 + " " + u9 + " " + u3 + " 1970-01-13 1970-01-13 1970-01-11 0.007 0.007 0.005",
+		u9 + " " + u9 + " (null) 1970-01-13 1970-01-13 (null) 0.007 0.007 (null)",
+		u9 + " " + u9 + " " + u9 + " 1970-01-13 1970-01-13 1970-01-08 0.007 0.007 -0.005",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
