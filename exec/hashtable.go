@@ -4,21 +4,31 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
+
+	"github.com/zeebo/xxh3"
 )
 
 // HashTable maps row keys (see RowKeys) to dense group ids 0..Len()-1, in
 // order of first insertion. It is an open-addressing table with linear
-// probing over a power-of-two slot array. A slot packs the upper 32 bits
-// of the key's hash (the tag) with the group id; the slot index is the top
-// bits of the hash, so growth rehashes from the slots alone, reading them
-// in order. Keys live in one arena. Keys of at most 16 bytes (one or two
-// fixed-width columns, e.g. BIGINT, DATE, TIMESTAMP) are also stored in the
-// slot, so that a probe touches one cache line instead of two.
+// probing over a power-of-two slot array, indexed by the top bits of the
+// key's hash. Keys live in one arena.
+//
+// Keys of at most 12 bytes (one or two fixed-width columns: BIGINT, DATE,
+// TIMESTAMP, INTEGER pairs, ...) are also stored in their 16-byte slot, so
+// a probe reads one cache line and compares two words. Longer keys use
+// 8-byte slots packing the upper 32 bits of the hash (the tag) with the
+// group id; growth then rehashes from the slots alone, in order.
+//
+// The batch methods (FindOrInsertRows, FindRows) first read the home slot
+// of every row: independent loads the CPU overlaps, where a one-key-at-a-
+// time loop waits for each cache miss in turn. Prefer them for large tables.
 //
 // A HashTable is not safe for concurrent use.
 //
-// INVARIANT: a slot's meta is 0 when empty, else tag<<32 | (id+1), where
-// tag is the upper 32 bits of the hash of group id's key.
+// INVARIANT: the hash passed with a key is xxh3.Hash(key), as RowKeys
+// computes it; tables of short keys recompute it when they grow.
+// INVARIANT: an arena-mode slot is 0 when empty, else tag<<32 | (id+1);
+// a short-key slot has id 0 when empty, else id+1.
 // INVARIANT: Len() <= 3/4 of the slots, so probing always ends.
 // INVARIANT: the slot array has at most 2^32 slots, so that the tag holds
 // every bit of the hash that the slot index uses.
@@ -35,9 +45,13 @@ type HashTable struct {
 	offs   []int // len Len()+1 when width == 0
 }
 
+// htSlot is a slot of a table of short keys: the key itself, zero
+// padded, and id+1 (0 when empty). It holds no hash: growth rehashes the
+// key, which costs less than the memory a stored hash would take.
 type htSlot struct {
-	meta uint64
-	k    [2]uint64 // the key, zero padded
+	k0 uint64
+	k1 uint32
+	id uint32
 }
 
 const (
@@ -45,7 +59,7 @@ const (
 	// hashTableMaxLoad is the fill above which the slot array doubles,
 	// in eighths. 3/4 keeps linear probe sequences short.
 	hashTableMaxLoad = 6
-	htInlineMax      = 16
+	htInlineMax      = 12
 )
 
 // NewHashTable returns an empty table for keys of keyWidth bytes each
@@ -88,7 +102,7 @@ func (t *HashTable) Len() int { return t.n }
 
 // Bytes is the memory the table holds, for Budget accounting.
 func (t *HashTable) Bytes() int64 {
-	return int64(len(t.slots))*8 + int64(len(t.islots))*24 + int64(cap(t.arena)) + int64(cap(t.offs))*8
+	return int64(len(t.slots))*8 + int64(len(t.islots))*16 + int64(cap(t.arena)) + int64(cap(t.offs))*8
 }
 
 // Key returns group id's key. It aliases the arena; do not modify it.
@@ -108,16 +122,13 @@ func (t *HashTable) keyEqual(id int32, key []byte) bool {
 	return bytes.Equal(t.arena[t.offs[id]:t.offs[id+1]], key)
 }
 
-// htInlineKey loads a key of at most 16 bytes as two little-endian words,
-// zero padded.
-func htInlineKey(key []byte) (k [2]uint64) {
+// htInlineKey loads a key of at most 12 bytes as a zero-padded
+// little-endian word and half word.
+func htInlineKey(key []byte) (uint64, uint32) {
 	if len(key) >= 8 {
-		k[0] = binary.LittleEndian.Uint64(key)
-		k[1] = htTail(key[8:])
-		return k
+		return binary.LittleEndian.Uint64(key), uint32(htTail(key[8:]))
 	}
-	k[0] = htTail(key)
-	return k
+	return htTail(key), 0
 }
 
 // htTail loads up to 8 bytes as a zero-padded little-endian word, with
@@ -145,14 +156,14 @@ func (t *HashTable) Find(key []byte, hash uint64) (int32, bool) {
 	tag := hash &^ 0xffffffff
 	i := hash >> t.shift
 	if t.inline {
-		k := htInlineKey(key)
+		k0, k1 := htInlineKey(key)
 		for {
 			s := &t.islots[i]
-			if s.meta == 0 {
+			if s.id == 0 {
 				return -1, false
 			}
-			if s.meta&^0xffffffff == tag && s.k == k {
-				return int32(uint32(s.meta)) - 1, true
+			if s.k0 == k0 && s.k1 == k1 {
+				return int32(s.id) - 1, true
 			}
 			i = (i + 1) & t.mask
 		}
@@ -179,14 +190,14 @@ func (t *HashTable) FindOrInsert(key []byte, hash uint64) (id int32, isNew bool)
 	tag := hash &^ 0xffffffff
 	i := hash >> t.shift
 	if t.inline {
-		k := htInlineKey(key)
+		k0, k1 := htInlineKey(key)
 		for {
 			s := &t.islots[i]
-			if s.meta == 0 {
+			if s.id == 0 {
 				break
 			}
-			if s.meta&^0xffffffff == tag && s.k == k {
-				return int32(uint32(s.meta)) - 1, false
+			if s.k0 == k0 && s.k1 == k1 {
+				return int32(s.id) - 1, false
 			}
 			i = (i + 1) & t.mask
 		}
@@ -195,7 +206,7 @@ func (t *HashTable) FindOrInsert(key []byte, hash uint64) (id int32, isNew bool)
 			i = t.emptySlot(hash)
 		}
 		id = int32(t.n)
-		t.islots[i] = htSlot{meta: tag | uint64(uint32(id+1)), k: k}
+		t.islots[i] = htSlot{k0: k0, k1: k1, id: uint32(id + 1)}
 	} else {
 		for {
 			s := t.slots[i]
@@ -236,7 +247,7 @@ func (t *HashTable) full() bool { return (t.n+1)*8 > t.numSlots()*hashTableMaxLo
 func (t *HashTable) emptySlot(hash uint64) uint64 {
 	i := hash >> t.shift
 	if t.inline {
-		for t.islots[i].meta != 0 {
+		for t.islots[i].id != 0 {
 			i = (i + 1) & t.mask
 		}
 		return i
@@ -253,9 +264,12 @@ func (t *HashTable) grow() {
 	if t.inline {
 		old := t.islots
 		t.alloc(2 * len(old))
+		var buf [16]byte
 		for _, s := range old {
-			if s.meta != 0 {
-				t.islots[t.emptySlot(s.meta&^0xffffffff)] = s
+			if s.id != 0 {
+				binary.LittleEndian.PutUint64(buf[:], s.k0)
+				binary.LittleEndian.PutUint32(buf[8:], s.k1)
+				t.islots[t.emptySlot(xxh3.Hash(buf[:t.width]))] = s
 			}
 		}
 		return
@@ -283,7 +297,7 @@ func (t *HashTable) touch(hashes []uint64) {
 	var x uint64
 	if t.inline {
 		for _, h := range hashes {
-			x += t.islots[h>>t.shift].meta
+			x += uint64(t.islots[h>>t.shift].id)
 		}
 	} else {
 		for _, h := range hashes {
