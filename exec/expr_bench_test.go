@@ -78,3 +78,42 @@ func BenchmarkLikeContains(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCase evaluates CASE WHEN a > 0 THEN a ELSE 100 / b END over 1M
+// rows (an arm that can fail: the lazy, gathering path) and CASE WHEN a > 0
+// THEN a ELSE b END (the eager path).
+func BenchmarkCase(b *testing.B) {
+	mem := memory.DefaultAllocator
+	cols := make([]arrow.Array, 2)
+	for k := range cols {
+		bld := array.NewInt64Builder(mem)
+		for i := range benchRows {
+			if k == 0 {
+				bld.Append(int64(i%1000 - 500))
+			} else {
+				bld.Append(int64(i%1000 + 1)) // never zero: ELSE may divide by it
+			}
+		}
+		cols[k] = bld.NewArray()
+		bld.Release()
+	}
+	batch := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "a", Type: tInt64}, {Name: "b", Type: tInt64}}, nil), cols, benchRows)
+	defer batch.Release()
+	a, bb := colRef(batch, 0), colRef(batch, 1)
+	zero, _ := NewLiteral(int64(0))
+	hundred, _ := NewLiteral(int64(100))
+	cond, _ := NewCall(">", a, zero)
+	div, _ := NewCall("/", hundred, bb)
+	for _, tc := range []struct {
+		name string
+		els  Expr
+	}{{"lazy", div}, {"eager", bb}} {
+		b.Run(tc.name, func(b *testing.B) {
+			e, err := NewCase([]When{{Cond: cond, Then: a}}, tc.els)
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchEval(b, e, batch)
+		})
+	}
+}
