@@ -102,7 +102,7 @@ var _ Operator = (*HashJoin)(nil)
 // NewHashJoin returns a hash join of left and right on leftKeys[i] =
 // rightKeys[i]. Key types must be equal pairwise (the binder casts first);
 // residual, when non-nil, must be boolean. Mark and NullAwareAnti build the
-// right side and take no residual.
+// right side; a residual changes how they treat NULLs (see JoinMark).
 func NewHashJoin(kind JoinKind, left, right Operator, leftKeys, rightKeys []Expr, residual Expr, opts HashOptions) (*HashJoin, error) {
 	if len(leftKeys) == 0 || len(leftKeys) != len(rightKeys) {
 		return nil, fmt.Errorf("hash join: needs the same non-zero number of left and right keys, got %d and %d (planner bug)", len(leftKeys), len(rightKeys))
