@@ -39,6 +39,9 @@ type fixture struct {
 	id     table.Identifier
 	name   string
 	schema *arrow.Schema // the target layout (mergeinto.TargetSchema)
+	// fast makes merge attempts write through a plain local IO instead of
+	// the catalog's fsyncing DurableFS (for attempts that never commit).
+	fast bool
 }
 
 // newFixture creates table name with the given columns (nullable unless
@@ -186,7 +189,11 @@ type run struct {
 }
 
 func (f *fixture) begin() *run {
-	tracker := catalog.NewTracker(f.cat.FS())
+	var inner iceio.WriteFileIO = f.cat.FS()
+	if f.fast {
+		inner = iceio.LocalFS{}
+	}
+	tracker := catalog.NewTracker(inner)
 	tbl := f.cat.WithFS(f.table(), idempotent{tracker})
 	return &run{tracker: tracker, tbl: tbl, txn: tbl.NewTransaction()}
 }

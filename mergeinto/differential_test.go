@@ -1,0 +1,520 @@
+package mergeinto_test
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/mergeinto"
+)
+
+// The differential test: randomized MERGE statements on generated data,
+// compared with a plain row-at-a-time reference implementation.
+//
+// Target (k, g, v, s), source (k, v, s, f); joined columns 0-3 are the
+// target's, 4-7 the source's. Values are int64, string or nil.
+
+var (
+	dTarget = schemaOf(field("k", i64), field("g", i64), field("v", i64), field("s", str))
+	dSource = schemaOf(field("k", i64), field("v", i64), field("s", str), field("f", i64))
+	dTypes  = []arrow.DataType{i64, i64, i64, str, i64, i64, str, i64}
+)
+
+// rexpr is an expression both as an exec.Expr and as a reference
+// evaluator over a joined row.
+type rexpr struct {
+	text  string
+	typ   arrow.DataType
+	build func(t *testing.T) exec.Expr
+	eval  func(row []any) any
+}
+
+func rcol(i int) rexpr {
+	return rexpr{fmt.Sprintf("#%d", i), dTypes[i], func(*testing.T) exec.Expr { return col(i, dTypes[i]) }, func(r []any) any { return r[i] }}
+}
+
+func rlit(v any) rexpr {
+	typ := i64
+	if _, ok := v.(string); ok {
+		typ = str
+	}
+	return rexpr{fmt.Sprint(v), typ, func(t *testing.T) exec.Expr { return lit(t, v) }, func([]any) any { return v }}
+}
+
+func rnull(typ arrow.DataType) rexpr {
+	return rexpr{"NULL", typ, func(*testing.T) exec.Expr { return exec.NewNullLiteral(typ) }, func([]any) any { return nil }}
+}
+
+func rcall(op string, typ arrow.DataType, f func(a, b any) any, args ...rexpr) rexpr {
+	var texts []string
+	for _, a := range args {
+		texts = append(texts, a.text)
+	}
+	return rexpr{
+		text: op + "(" + strings.Join(texts, ", ") + ")", typ: typ,
+		build: func(t *testing.T) exec.Expr {
+			var es []exec.Expr
+			for _, a := range args {
+				es = append(es, a.build(t))
+			}
+			return call(t, op, es...)
+		},
+		eval: func(r []any) any {
+			var x, y any
+			x = args[0].eval(r)
+			if len(args) > 1 {
+				y = args[1].eval(r)
+			}
+			return f(x, y)
+		},
+	}
+}
+
+func strict(f func(a, b any) any) func(a, b any) any {
+	return func(a, b any) any {
+		if a == nil || b == nil {
+			return nil
+		}
+		return f(a, b)
+	}
+}
+
+func cmpAny(a, b any) int {
+	switch x := a.(type) {
+	case int64:
+		y := b.(int64)
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	case string:
+		return strings.Compare(x, b.(string))
+	}
+	panic("bad type")
+}
+
+// gen generates random expressions, clause sets and data.
+type gen struct{ r *rand.Rand }
+
+func (g gen) intExpr(depth int) rexpr {
+	switch g.r.IntN(7) {
+	case 0:
+		return rlit(int64(g.r.IntN(20) - 5))
+	case 1:
+		return rcol(2) // t.v
+	case 2:
+		return rcol(5) // s.v
+	case 3:
+		return rcol(7) // s.f
+	case 4:
+		return rcol(1) // t.g
+	case 5:
+		if depth > 0 {
+			return rcall("+", i64, strict(func(a, b any) any { return a.(int64) + b.(int64) }), g.intExpr(depth-1), g.intExpr(depth-1))
+		}
+		return rnull(i64)
+	}
+	return rcol(0) // t.k
+}
+
+func (g gen) strExpr() rexpr {
+	switch g.r.IntN(4) {
+	case 0:
+		return rcol(3)
+	case 1:
+		return rcol(6)
+	case 2:
+		return rlit([]string{"x", "y", "z"}[g.r.IntN(3)])
+	}
+	return rnull(str)
+}
+
+func (g gen) cond(depth int) rexpr {
+	k := g.r.IntN(8)
+	if depth <= 0 {
+		k %= 5
+	}
+	switch k {
+	case 0:
+		return rcall(">", bool_, strict(func(a, b any) any { return cmpAny(a, b) > 0 }), g.intExpr(1), g.intExpr(1))
+	case 1:
+		return rcall("=", bool_, strict(func(a, b any) any { return cmpAny(a, b) == 0 }), g.intExpr(0), g.intExpr(0))
+	case 2:
+		return rcall("is_null", bool_, func(a, _ any) any { return a == nil }, g.intExpr(0))
+	case 3:
+		return rcall("=", bool_, strict(func(a, b any) any { return a.(string) == b.(string) }), g.strExpr(), g.strExpr())
+	case 4:
+		return rcall("<=", bool_, strict(func(a, b any) any { return cmpAny(a, b) <= 0 }), g.intExpr(0), rlit(int64(g.r.IntN(10))))
+	case 5:
+		return rcall("and", bool_, func(a, b any) any {
+			if a == false || b == false {
+				return false
+			}
+			if a == nil || b == nil {
+				return nil
+			}
+			return true
+		}, g.cond(depth-1), g.cond(depth-1))
+	case 6:
+		return rcall("or", bool_, func(a, b any) any {
+			if a == true || b == true {
+				return true
+			}
+			if a == nil || b == nil {
+				return nil
+			}
+			return false
+		}, g.cond(depth-1), g.cond(depth-1))
+	}
+	return rcall("not", bool_, func(a, _ any) any {
+		if a == nil {
+			return nil
+		}
+		return !a.(bool)
+	}, g.cond(depth-1))
+}
+
+// rclause is a clause in both forms.
+type rclause struct {
+	kind   mergeinto.ClauseKind
+	cond   *rexpr
+	action mergeinto.ActionKind
+	set    map[int]rexpr // UPDATE
+	values []rexpr       // INSERT
+}
+
+func (c rclause) String() string {
+	s := c.kind.String()
+	if c.cond != nil {
+		s += " AND " + c.cond.text
+	}
+	s += " THEN " + c.action.String()
+	for i := 0; i < 4; i++ {
+		if e, ok := c.set[i]; ok {
+			s += fmt.Sprintf(" #%d=%s", i, e.text)
+		}
+	}
+	for _, v := range c.values {
+		s += " " + v.text
+	}
+	return s
+}
+
+func (g gen) clauses() []rclause {
+	var out []rclause
+	n := 1 + g.r.IntN(4)
+	closed := map[mergeinto.ClauseKind]bool{}
+	for i := 0; i < n; i++ {
+		kind := mergeinto.ClauseKind(g.r.IntN(3))
+		if closed[kind] {
+			continue
+		}
+		c := rclause{kind: kind}
+		if g.r.IntN(3) > 0 {
+			e := g.cond(2)
+			c.cond = &e
+		} else {
+			closed[kind] = true
+		}
+		switch kind {
+		case mergeinto.Matched, mergeinto.NotMatchedBySource:
+			switch g.r.IntN(5) {
+			case 0:
+				c.action = mergeinto.ActionDelete
+			case 1:
+				c.action = mergeinto.ActionDoNothing
+			default:
+				c.action = mergeinto.ActionUpdate
+				c.set = map[int]rexpr{}
+				for len(c.set) == 0 {
+					for col := 0; col < 4; col++ {
+						if g.r.IntN(3) == 0 {
+							if col == 3 {
+								c.set[col] = g.strExpr()
+							} else {
+								c.set[col] = g.intExpr(1)
+							}
+						}
+					}
+				}
+			}
+		case mergeinto.NotMatchedByTarget:
+			if g.r.IntN(5) == 0 {
+				c.action = mergeinto.ActionDoNothing
+			} else {
+				c.action = mergeinto.ActionInsert
+				c.values = []rexpr{rcol(4), g.intExpr(0), g.intExpr(1), g.strExpr()}
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func (g gen) maybeNull(v any, p int) any {
+	if g.r.IntN(p) == 0 {
+		return nil
+	}
+	return v
+}
+
+func (g gen) targetRows(n int) [][]any {
+	var rows [][]any
+	for i := 0; i < n; i++ {
+		rows = append(rows, []any{g.maybeNull(int64(g.r.IntN(30)), 12), int64(g.r.IntN(3)), g.maybeNull(int64(g.r.IntN(10)), 6), g.maybeNull([]string{"x", "y", "z"}[g.r.IntN(3)], 5)})
+	}
+	return rows
+}
+
+func (g gen) sourceRows(n int, dupes bool) [][]any {
+	var rows [][]any
+	keys := g.r.Perm(40)
+	for i := 0; i < n; i++ {
+		k := int64(keys[i%len(keys)])
+		if dupes && g.r.IntN(3) == 0 {
+			k = int64(g.r.IntN(40))
+		}
+		rows = append(rows, []any{g.maybeNull(k, 10), g.maybeNull(int64(g.r.IntN(10)), 6), g.maybeNull([]string{"x", "y", "z"}[g.r.IntN(3)], 5), int64(g.r.IntN(5))})
+	}
+	return rows
+}
+
+// reference applies the statement row by row. It returns the final rows
+// rendered as "k|g|v|s", the count, or errCardinality.
+var errCardinality = errors.New("cardinality")
+
+func reference(target, source [][]any, on *rexpr, clauses []rclause) ([]string, int64, error) {
+	isTrue := func(e *rexpr, row []any) bool { return e == nil || e.eval(row) == true }
+	joined := func(t, s []any) []any {
+		row := make([]any, 8)
+		copy(row, t)
+		copy(row[4:], s)
+		return row
+	}
+	nulls := []any{nil, nil, nil, nil}
+	hasMatched := false
+	for _, c := range clauses {
+		hasMatched = hasMatched || c.kind == mergeinto.Matched
+	}
+	matchedSrc := make([]bool, len(source))
+	var out [][]any
+	var count int64
+	for _, t := range target {
+		var ms []int
+		for j, s := range source {
+			if t[0] != nil && s[0] != nil && t[0] == s[0] && isTrue(on, joined(t, s)) {
+				ms = append(ms, j)
+				matchedSrc[j] = true
+			}
+		}
+		if len(ms) > 1 && hasMatched {
+			return nil, 0, errCardinality
+		}
+		kind, s := mergeinto.NotMatchedBySource, nulls
+		if len(ms) > 0 {
+			kind, s = mergeinto.Matched, source[ms[0]]
+		}
+		row := joined(t, s)
+		newRow := t
+		for _, c := range clauses {
+			if c.kind != kind || !isTrue(c.cond, row) {
+				continue
+			}
+			switch c.action {
+			case mergeinto.ActionDelete:
+				newRow = nil
+				count++
+			case mergeinto.ActionUpdate:
+				newRow = slices.Clone(t)
+				for i, e := range c.set {
+					newRow[i] = e.eval(row)
+				}
+				count++
+			}
+			break
+		}
+		if newRow != nil {
+			out = append(out, newRow)
+		}
+	}
+	for j, s := range source {
+		if matchedSrc[j] {
+			continue
+		}
+		row := joined(nulls, s)
+		for _, c := range clauses {
+			if c.kind != mergeinto.NotMatchedByTarget || !isTrue(c.cond, row) {
+				continue
+			}
+			if c.action == mergeinto.ActionInsert {
+				var nr []any
+				for _, v := range c.values {
+					nr = append(nr, v.eval(row))
+				}
+				out = append(out, nr)
+				count++
+			}
+			break
+		}
+	}
+	var lines []string
+	for _, r := range out {
+		var parts []string
+		for _, v := range r {
+			switch x := v.(type) {
+			case nil:
+				parts = append(parts, "NULL")
+			case int64:
+				parts = append(parts, strconv.FormatInt(x, 10))
+			case string:
+				parts = append(parts, x)
+			}
+		}
+		lines = append(lines, strings.Join(parts, "|"))
+	}
+	slices.Sort(lines)
+	return lines, count, nil
+}
+
+func TestDifferential(t *testing.T) {
+	bases, perBase := 25, 40 // 1,000 cases
+	if testing.Short() {
+		bases, perBase = 10, 20
+	}
+	g := gen{rand.New(rand.NewPCG(20261129, 5))}
+	cases := 0
+	outcomes := map[string]int{}
+	for b := 0; b < bases; b++ {
+		var parts []string
+		if b%3 == 1 {
+			parts = []string{"g"}
+		}
+		f := newFixture(t, fmt.Sprintf("d%d", b), dTarget, parts...)
+		f.fast = true
+		var target [][]any
+		for file := 0; file < 1+g.r.IntN(3); file++ {
+			rows := g.targetRows(g.r.IntN(15))
+			if len(rows) > 0 {
+				f.appendRows(rows...)
+			}
+			target = append(target, rows...)
+		}
+		base := f.table()
+		for c := 0; c < perBase; c++ {
+			cases++
+			source := g.sourceRows(g.r.IntN(20), g.r.IntN(3) == 0)
+			clauses := g.clauses()
+			var on *rexpr
+			if g.r.IntN(4) == 0 {
+				e := g.cond(1)
+				on = &e
+			}
+			desc := func() string {
+				var s []string
+				if on != nil {
+					s = append(s, "ON residual "+on.text)
+				}
+				for _, c := range clauses {
+					s = append(s, c.String())
+				}
+				return fmt.Sprintf("base %d case %d\n target %v\n source %v\n %s", b, c, target, source, strings.Join(s, "\n "))
+			}
+			want, wantCount, wantErr := reference(target, source, on, clauses)
+
+			spec := &mergeinto.Spec{Source: values(t, dSource, source...), Keys: []mergeinto.Key{{Target: 0, Source: col(0, i64)}}}
+			if on != nil {
+				spec.On = on.build(t)
+			}
+			for _, rc := range clauses {
+				c := mergeinto.Clause{Kind: rc.kind, Action: mergeinto.Action{Kind: rc.action}}
+				if rc.cond != nil {
+					c.Cond = rc.cond.build(t)
+				}
+				for i := 0; i < 4; i++ {
+					if e, ok := rc.set[i]; ok {
+						c.Action.Set = append(c.Action.Set, set(i, e.build(t)))
+					}
+				}
+				for _, v := range rc.values {
+					c.Action.Values = append(c.Action.Values, v.build(t))
+				}
+				spec.Clauses = append(spec.Clauses, c)
+			}
+			if g.r.IntN(5) == 0 {
+				spec.Options.BatchSize = 1 + g.r.IntN(4)
+			}
+			r := f.begin()
+			f.spec(r, spec)
+			if r.tbl.MetadataLocation() != base.MetadataLocation() {
+				t.Fatal("base moved")
+			}
+			res, err := mergeinto.Execute(ctx, spec, r.txn)
+			if wantErr != nil {
+				var ce *mergeinto.CardinalityError
+				if !errors.As(err, &ce) {
+					t.Fatalf("%s\nwant a cardinality error, got %v", desc(), err)
+				}
+				outcomes["cardinality error"]++
+				r.tracker.RemoveCreated()
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s\nerror: %v", desc(), err)
+			}
+			got := slices.Clone(want)
+			if res.Staged {
+				scan, err := r.txn.Scan()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = stagedRows(t, scan)
+				outcomes["staged"]++
+			} else {
+				got = tableRows(t, base)
+				outcomes["no change"]++
+			}
+			if err := r.tracker.RemoveCreated(); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) || res.Count != wantCount {
+				t.Fatalf("%s\n got  %q (count %d)\n want %q (count %d)", desc(), got, res.Count, want, wantCount)
+			}
+			if res.Staged != (wantCount > 0) {
+				t.Fatalf("%s\nstaged %v with count %d", desc(), res.Staged, wantCount)
+			}
+		}
+	}
+	t.Logf("%d cases: %v", cases, outcomes)
+	if outcomes["cardinality error"] == 0 || outcomes["staged"] < cases/3 || outcomes["no change"] == 0 {
+		t.Fatalf("the generator is lopsided: %v", outcomes)
+	}
+}
+
+func stagedRows(t *testing.T, scan *table.Scan) []string {
+	t.Helper()
+	at, err := scan.ToArrowTable(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer at.Release()
+	tr := array.NewTableReader(at, 1024)
+	defer tr.Release()
+	var out []string
+	for tr.Next() {
+		out = append(out, renderRows(tr.RecordBatch())...)
+	}
+	slices.Sort(out)
+	return out
+}
