@@ -39,6 +39,8 @@ func TestStringFunctions(t *testing.T) {
 		{name: "regexp_matches", args: []Expr{s, l("^h.llo")}, want: "false true NULL false false"},
 		{name: "regexp_matches", args: []Expr{s, l("^h.llo"), l("i")}, want: "true true NULL false false"},
 		{name: "regexp_matches", args: []Expr{s, l("(")}, err: "invalid regular expression: missing closing ): `(`"},
+		{name: "regexp_matches", args: []Expr{s, s}, want: "true true NULL true true"},
+		{name: "~*", args: []Expr{l("HELLO"), s}, want: "true false NULL true false"},
 		{name: "~", args: []Expr{s, l("^h.llo")}, want: "false true NULL false false"},
 		{name: "~*", args: []Expr{s, l("^h.llo")}, want: "true true NULL false false"},
 		{name: "!~", args: []Expr{s, l("^h.llo")}, want: "true false NULL true true"},
