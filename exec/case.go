@@ -155,7 +155,12 @@ func (c *Case) Eval(ec *EvalContext, batch arrow.RecordBatch) (arrow.Array, erro
 	if !slices.ContainsFunc(parts, canFail) {
 		return c.evalEager(ec, batch)
 	}
-	p := newPiecewise(ec, batch, c.typ, usedColumns(parts...))
+	return c.evalLazy(ec, batch, usedColumns(parts...))
+}
+
+// evalLazy evaluates each arm only on the rows that reach it.
+func (c *Case) evalLazy(ec *EvalContext, batch arrow.RecordBatch, used []int) (arrow.Array, error) {
+	p := newPiecewise(ec, batch, c.typ, used)
 	defer p.release()
 	for _, w := range c.Whens {
 		if p.remaining.NumRows() == 0 {

@@ -1,7 +1,9 @@
 package exec
 
 import (
+	"fmt"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -258,5 +260,79 @@ func TestCaseOnSlices(t *testing.T) {
 	}
 	if got, err := env.eval(co, b); err != nil || got != "1.0000000000000000 2.0000000000000000 3.0000000000000000 0.0000000000000000 5.5000000000000000" {
 		t.Fatalf("got %q, %v", got, err)
+	}
+}
+
+// TestCaseLazyMatchesEager checks the gathering CASE against the eager one
+// on random data: with arms that cannot fail both must agree, for every
+// result type and NULL pattern.
+func TestCaseLazyMatchesEager(t *testing.T) {
+	env := newTestEnv(t)
+	defer env.mem.AssertSize(t, 0)
+	rng := rand.New(rand.NewPCG(7, 8))
+	const n = 500
+	mk := func(dt arrow.DataType, gen func() any) arrow.Array {
+		vals := make([]any, n)
+		for i := range vals {
+			if rng.IntN(5) > 0 {
+				vals[i] = gen()
+			}
+		}
+		return env.col(dt, vals...)
+	}
+	b := env.batch(
+		mk(tInt32, func() any { return rng.IntN(10) }),
+		mk(tString, func() any { return fmt.Sprintf("s%d", rng.IntN(100)) }),
+		mk(tBool, func() any { return rng.IntN(2) == 0 }),
+		mk(decType(9, 2), func() any { return fmt.Sprintf("%d.%02d", rng.IntN(1000), rng.IntN(100)) }),
+		mk(tDate, func() any { return fmt.Sprintf("2024-%02d-%02d", rng.IntN(12)+1, rng.IntN(28)+1) }),
+		mk(tFloat64, func() any { return rng.Float64() }),
+	)
+	defer b.Release()
+	c := func(i int) Expr { return colRef(b, i) }
+	for trial := range 40 {
+		var whens []When
+		arm := 1 + rng.IntN(5) // the result column
+		for range 1 + rng.IntN(3) {
+			var cond Expr
+			switch rng.IntN(3) {
+			case 0:
+				cond = mustCall(t, "<", c(0), lit(t, rng.IntN(10)))
+			case 1:
+				cond = c(2)
+			default:
+				cond = mustCall(t, "is_null", c(arm))
+			}
+			whens = append(whens, When{Cond: cond, Then: c(1 + rng.IntN(5))})
+		}
+		var els Expr
+		if rng.IntN(2) == 0 {
+			els = c(arm)
+		}
+		// keep the arms of one type: use the first arm's column everywhere
+		for k := range whens {
+			whens[k].Then = whens[0].Then
+		}
+		if els != nil {
+			els = whens[0].Then
+		}
+		e, err := NewCase(whens, els)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ce := e.(*Case)
+		eager, err := ce.evalEager(env.ec, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lazy, err := ce.evalLazy(env.ec, b, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ge, gl := render(t, eager), render(t, lazy); ge != gl {
+			t.Fatalf("trial %d: %s\neager %s\nlazy  %s", trial, e, ge, gl)
+		}
+		eager.Release()
+		lazy.Release()
 	}
 }
