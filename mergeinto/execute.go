@@ -39,7 +39,8 @@ func Execute(ctx context.Context, spec *Spec, txn *table.Transaction) (res *Resu
 		return nil, &Error{State: StateInternal, Msg: fmt.Sprintf("merge into %s: no transaction (binder bug)", p.name)}
 	}
 	m := &merger{p: p, spec: spec, opts: spec.Options.withDefaults(), res: &Result{ReturningSchema: p.retSchema}}
-	m.ec = &exec.EvalContext{Ctx: ctx, Mem: m.opts.Mem, Now: m.opts.Now}
+	// Gathers (compute.Take) allocate from the context's allocator.
+	m.ec = &exec.EvalContext{Ctx: compute.WithAllocator(ctx, m.opts.Mem), Mem: m.opts.Mem, Now: m.opts.Now}
 	if m.opts.TargetFileSize > 0 {
 		m.wopts = append(m.wopts, table.WithTargetFileSize(m.opts.TargetFileSize))
 	}
