@@ -387,10 +387,30 @@ func padOverloads(left bool) []overload {
 	}
 }
 
-// toText casts any expression to text for concatenation.
+// toText renders any expression as text for concatenation, with the
+// type's output function as Postgres does there: a boolean is 't' or 'f'
+// (a cast to text says 'true').
 func toText(e Expr) (Expr, error) {
-	if isString(e.DataType()) {
+	switch {
+	case isString(e.DataType()):
 		return e, nil
+	case e.DataType().ID() == arrow.BOOL:
+		return newCall("text", tString, func(ec *EvalContext, a []arrow.Array, n int) (arrow.Array, error) {
+			ba := a[0].(*array.Boolean)
+			bld := newStringBuilder(ec.Mem, tString, n, n)
+			defer bld.Release()
+			for i := range n {
+				switch {
+				case ba.IsNull(i):
+					bld.AppendNull()
+				case ba.Value(i):
+					bld.Append([]byte{'t'})
+				default:
+					bld.Append([]byte{'f'})
+				}
+			}
+			return bld.NewArray(), nil
+		}, formFunc, e), nil
 	}
 	return NewCast(e, tString, false)
 }

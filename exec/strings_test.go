@@ -47,6 +47,8 @@ func TestStringFunctions(t *testing.T) {
 		{name: "!~*", args: []Expr{s, l("^h.llo")}, want: "false false NULL true true"},
 		{name: "~", args: []Expr{n, l("x")}, err: "operator does not exist: integer ~ text; add an explicit cast"},
 		{name: "concat_ws", args: []Expr{l("/"), s, n, l(nil)}, want: "Hello/2 héllo wörld/3 1  a,b,,c/-1"},
+		{name: "concat", args: []Expr{l(true), l(nil), l(false)}, want: "tf tf tf tf tf"},
+		{name: "||", args: []Expr{s, l(true)}, want: "Hellot héllo wörldt NULL t a,b,,ct"},
 		{name: "concat_ws", args: []Expr{l(nil), s}, want: "NULL NULL NULL NULL NULL"},
 		{name: "md5", args: []Expr{l("abc")}, want: "900150983cd24fb0d6963f7d28e17f72 900150983cd24fb0d6963f7d28e17f72 900150983cd24fb0d6963f7d28e17f72 900150983cd24fb0d6963f7d28e17f72 900150983cd24fb0d6963f7d28e17f72"},
 		{name: "initcap", args: []Expr{s}, want: "Hello Héllo Wörld NULL  A,B,,C"},
