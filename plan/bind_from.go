@@ -203,7 +203,7 @@ func (b *binder) snapshotFor(ref *TableRef, asOf *parser.AsOf) (*table.Snapshot,
 	switch asOf.Kind {
 	case parser.AsOfVersion:
 		c, err := exec.NewCast(lit, tInt64, false)
-		if err != nil {
+		if err != nil || !isNumericType(lit.DataType()) || lit.DataType().ID() == arrow.FLOAT32 || lit.DataType().ID() == arrow.FLOAT64 {
 			return nil, errorf(asOf.Pos, "FOR VERSION AS OF needs a snapshot id (an integer), not type %s", exec.TypeName(lit.DataType()))
 		}
 		v, err := evalConst(b.ctx, b.now, c)

@@ -1,0 +1,295 @@
+package lake_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/skadedb/skade/lake"
+)
+
+func sqlLake(t *testing.T) *lake.Lake {
+	t.Helper()
+	lk, err := lake.Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lk.Close() })
+	return lk
+}
+
+func mustExec(t *testing.T, s *lake.Session, script string) {
+	t.Helper()
+	if err := s.Exec(context.Background(), script); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rows runs a query and renders its rows as "a|b" strings.
+func rows(t *testing.T, res *lake.Result, err error) []string {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs, err := res.Collect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, b := range bs {
+		for i := 0; i < int(b.NumRows()); i++ {
+			var vals []string
+			for j := 0; j < int(b.NumCols()); j++ {
+				vals = append(vals, b.Column(j).ValueStr(i))
+			}
+			out = append(out, strings.Join(vals, "|"))
+		}
+		b.Release()
+	}
+	return out
+}
+
+func query(t *testing.T, s *lake.Session, q string) []string {
+	t.Helper()
+	res, err := s.SQL(context.Background(), q)
+	return rows(t, res, err)
+}
+
+func TestSQLTimeTravelByVersion(t *testing.T) {
+	lk := sqlLake(t)
+	s := lk.Session()
+	mustExec(t, s, "CREATE TABLE t (id INT); INSERT INTO t VALUES (1); INSERT INTO t VALUES (2)")
+	tbl, err := lk.Table(context.Background(), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist := tbl.History()
+	if len(hist) != 2 {
+		t.Fatalf("want 2 snapshots, got %d", len(hist))
+	}
+	first := hist[0].ID
+	for _, q := range []string{
+		fmt.Sprintf("SELECT count(*) FROM t FOR VERSION AS OF %d", first),
+		fmt.Sprintf("SELECT count(*) FROM t AT (VERSION => %d)", first),
+	} {
+		if got := query(t, s, q); len(got) != 1 || got[0] != "1" {
+			t.Errorf("%s: got %v, want [1]", q, got)
+		}
+	}
+}
+
+func TestSQLPruningScansOneOfTenFiles(t *testing.T) {
+	lk := sqlLake(t)
+	s := lk.Session()
+	mustExec(t, s, "CREATE TABLE p (id BIGINT, v VARCHAR)")
+	for i := 0; i < 10; i++ {
+		mustExec(t, s, fmt.Sprintf("INSERT INTO p SELECT range + %d, 'x' FROM range(100)", i*100))
+	}
+	plan := strings.Join(query(t, s, "EXPLAIN SELECT v FROM p WHERE id = 350"), "\n")
+	if !strings.Contains(plan, "files scanned=1 skipped=9") {
+		t.Errorf("a selective filter should scan 1 of 10 files:\n%s", plan)
+	}
+	if got := query(t, s, "SELECT id FROM p WHERE id = 350"); len(got) != 1 || got[0] != "350" {
+		t.Errorf("got %v", got)
+	}
+	analyze := strings.Join(query(t, s, "EXPLAIN ANALYZE SELECT v FROM p WHERE id BETWEEN 120 AND 310"), "\n")
+	if !strings.Contains(analyze, "files_scanned=3") || !strings.Contains(analyze, "files_skipped=7") {
+		t.Errorf("want 3 files scanned, 7 skipped:\n%s", analyze)
+	}
+	// DELETE rewrites only the file holding the row; the head moves once
+	tbl, _ := lk.Table(context.Background(), "p")
+	before := len(tbl.History())
+	if got := query(t, s, "DELETE FROM p WHERE id = 350"); got[0] != "1" {
+		t.Fatalf("delete count %v", got)
+	}
+	tbl, _ = tbl.Refresh(context.Background())
+	if n := len(tbl.History()); n != before+1 {
+		t.Errorf("delete made %d snapshots, want 1", n-before)
+	}
+	sum := tbl.Snapshot().Summary
+	if sum["deleted-data-files"] != "1" || sum["added-data-files"] != "1" {
+		t.Errorf("delete should rewrite exactly one file: %v", sum)
+	}
+	// a DELETE matching nothing commits nothing
+	query(t, s, "DELETE FROM p WHERE id = 350")
+	tbl2, _ := tbl.Refresh(context.Background())
+	if tbl2.Snapshot().ID != tbl.Snapshot().ID {
+		t.Errorf("a delete that matched nothing moved the head")
+	}
+	// a DELETE of a whole file drops it without a rewrite
+	query(t, s, "DELETE FROM p WHERE id < 100")
+	tbl3, _ := tbl2.Refresh(context.Background())
+	if sum := tbl3.Snapshot().Summary; sum["deleted-data-files"] != "1" || sum["added-data-files"] != "" {
+		t.Errorf("a fully deleted file should be dropped, not rewritten: %v", sum)
+	}
+}
+
+func TestSQLPartitionPruning(t *testing.T) {
+	lk := sqlLake(t)
+	s := lk.Session()
+	mustExec(t, s, `CREATE TABLE e (region VARCHAR, n INT) PARTITIONED BY (region);
+		INSERT INTO e VALUES ('eu', 1), ('us', 2), ('ap', 3), ('eu', 4)`)
+	plan := strings.Join(query(t, s, "EXPLAIN SELECT n FROM e WHERE region = 'eu'"), "\n")
+	if !strings.Contains(plan, "files scanned=1 skipped=2") {
+		t.Errorf("a partition filter should skip the other partitions:\n%s", plan)
+	}
+	if got := query(t, s, "SELECT n FROM e WHERE region = 'eu' ORDER BY n"); strings.Join(got, ",") != "1,4" {
+		t.Errorf("got %v", got)
+	}
+	if got := query(t, s, "UPDATE e SET n = n * 10 WHERE region = 'us'"); got[0] != "1" {
+		t.Errorf("update count %v", got)
+	}
+	if got := query(t, s, "SELECT region, n FROM e ORDER BY n"); strings.Join(got, ",") != "eu|1,ap|3,eu|4,us|20" {
+		t.Errorf("after update: %v", got)
+	}
+}
+
+func TestSQLCountFromMetadata(t *testing.T) {
+	lk := sqlLake(t)
+	s := lk.Session()
+	mustExec(t, s, "CREATE TABLE c (id INT); INSERT INTO c SELECT range FROM range(1000)")
+	plan := strings.Join(query(t, s, "EXPLAIN SELECT count(*) FROM c"), "\n")
+	if !strings.Contains(plan, "MetadataAnswer") || !strings.Contains(plan, "no data files read") {
+		t.Errorf("count(*) should be answered from metadata:\n%s", plan)
+	}
+	if got := query(t, s, "SELECT count(*) FROM c"); got[0] != "1000" {
+		t.Errorf("got %v", got)
+	}
+}
+
+func TestTableSQLIsReadOnlyAndPinned(t *testing.T) {
+	lk := sqlLake(t)
+	s := lk.Session()
+	mustExec(t, s, "CREATE TABLE r (id INT); INSERT INTO r VALUES (1)")
+	tbl, err := lk.Table(context.Background(), "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, s, "INSERT INTO r VALUES (2)")
+	res, err := tbl.SQL(context.Background(), "SELECT count(*) FROM r")
+	if got := rows(t, res, err); got[0] != "1" {
+		t.Errorf("a handle's SQL must see its snapshot: got %v", got)
+	}
+	_, err = tbl.SQL(context.Background(), "INSERT INTO r VALUES (3)")
+	if !errors.Is(err, lake.ErrReadOnly) || !strings.Contains(err.Error(), "table handle is read-only; use a session to write") {
+		t.Errorf("want the read-only error, got %v", err)
+	}
+}
+
+func TestRegisterSources(t *testing.T) {
+	lk := sqlLake(t)
+	s := lk.Session()
+	mustExec(t, s, "CREATE TABLE events (id INT)")
+	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int32}, {Name: "s", Type: arrow.BinaryTypes.String}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	b.Field(0).(*array.Int32Builder).AppendValues([]int32{1, 2, 3}, nil)
+	b.Field(1).(*array.StringBuilder).AppendValues([]string{"a", "b", "c"}, nil)
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	b.Release()
+	if err := s.RegisterBatch("events", rec); !errors.Is(err, lake.ErrTableExists) {
+		t.Errorf("registering over a table name must fail, got %v", err)
+	}
+	if err := s.RegisterBatch("incoming", rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RegisterBatch("incoming", rec); err == nil || !strings.Contains(err.Error(), "already registered") {
+		t.Errorf("registering twice must fail, got %v", err)
+	}
+	if got := query(t, s, "SELECT s FROM incoming WHERE id > 1 ORDER BY id"); strings.Join(got, ",") != "b,c" {
+		t.Errorf("got %v", got)
+	}
+	if got := query(t, s, "INSERT INTO events SELECT id FROM incoming"); got[0] != "3" {
+		t.Errorf("got %v", got)
+	}
+	rdr, err := array.NewRecordReader(schema, []arrow.RecordBatch{rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RegisterReader("stream", rdr); err != nil {
+		t.Fatal(err)
+	}
+	if got := query(t, s, "SELECT count(*) FROM stream"); got[0] != "3" {
+		t.Errorf("got %v", got)
+	}
+	if _, err := s.SQL(context.Background(), "SELECT * FROM stream"); err == nil || !strings.Contains(err.Error(), "was already read") {
+		t.Errorf("a reader reads once, got %v", err)
+	}
+}
+
+func TestResultReaderAndMetrics(t *testing.T) {
+	lk := sqlLake(t)
+	s := lk.Session()
+	mustExec(t, s, "CREATE TABLE m (id BIGINT)")
+	res, err := s.SQL(context.Background(), "INSERT INTO m SELECT * FROM range(10)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := res.Metrics(); m.RowsInserted != 10 {
+		t.Errorf("metrics %+v", m)
+	}
+	res.Close()
+	res, err = s.SQL(context.Background(), "UPDATE m SET id = id + 1 WHERE id < 3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := res.Metrics(); m.RowsUpdated != 3 {
+		t.Errorf("metrics %+v", m)
+	}
+	res.Close()
+	res, err = s.SQL(context.Background(), "SELECT id FROM m ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdr := res.Reader()
+	defer rdr.Release()
+	n := 0
+	for rdr.Next() {
+		n += int(rdr.RecordBatch().NumRows())
+	}
+	if rdr.Err() != nil || n != 10 || rdr.Schema().Field(0).Name != "id" {
+		t.Errorf("reader: %d rows, err %v, schema %v", n, rdr.Err(), rdr.Schema())
+	}
+}
+
+func TestSQLCancellation(t *testing.T) {
+	lk := sqlLake(t)
+	s := lk.Session()
+	ctx, cancel := context.WithCancel(context.Background())
+	res, err := s.SQL(ctx, "SELECT count(*) FROM range(1000000000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if _, err := res.Collect(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("want context.Canceled, got %v", err)
+	}
+	mustExec(t, s, "CREATE TABLE k (id BIGINT)")
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	if _, err := s.SQL(ctx2, "INSERT INTO k SELECT * FROM range(10)"); !errors.Is(err, context.Canceled) {
+		t.Errorf("want context.Canceled, got %v", err)
+	}
+	if got := query(t, s, "SELECT count(*) FROM k"); got[0] != "0" {
+		t.Errorf("a cancelled insert changed the table: %v", got)
+	}
+}
+
+func TestStatementsNotYetSupported(t *testing.T) {
+	lk := sqlLake(t)
+	s := lk.Session()
+	for _, q := range []string{"BEGIN", "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE"} {
+		if _, err := s.SQL(context.Background(), q); !errors.Is(err, lake.ErrNotImplemented) {
+			t.Errorf("%s: want ErrNotImplemented, got %v", q, err)
+		}
+	}
+	if _, err := s.SQL(context.Background(), "SELEC 1"); !errors.Is(err, lake.ErrInvalidArgument) || !strings.Contains(err.Error(), "syntax error at line 1") {
+		t.Errorf("want a syntax error, got %v", err)
+	}
+}
