@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -110,13 +111,7 @@ func (f *Filter) apply(ctx context.Context, b arrow.RecordBatch) (arrow.RecordBa
 	// Gather the kept rows with skGather rather than compute's filter: it
 	// covers every canonical type (arrow-go's take rejects 16-byte
 	// intervals and leaks on that error path).
-	refs := make([]skRef, 0, n)
-	for i := range mask.Len() {
-		if mask.IsValid(i) && mask.Value(i) {
-			refs = append(refs, skRef{0, int32(i)})
-		}
-	}
-	return skGatherBatch(f.mem, b.Schema(), []arrow.RecordBatch{b}, refs)
+	return skGatherBatch(f.mem, b.Schema(), []arrow.RecordBatch{b}, selectedRefs(mask, n))
 }
 
 // countSelected counts the rows that are true and not NULL.
@@ -147,4 +142,38 @@ func newOpEvalContext(ctx context.Context, mem memory.Allocator, now time.Time) 
 		now = time.Now()
 	}
 	return &EvalContext{Ctx: ctx, Mem: mem, Now: now}
+}
+
+// selectedRefs lists the rows where mask is true (and not NULL), a byte
+// of the bitmap at a time, so that a selective filter skips 8 rows per
+// zero byte.
+func selectedRefs(mask *array.Boolean, n int) []skRef {
+	refs := make([]skRef, 0, n)
+	d := mask.Data()
+	off, length := d.Offset(), mask.Len()
+	data := d.Buffers()[1].Bytes()
+	var valid []byte
+	if mask.NullN() > 0 {
+		valid = d.Buffers()[0].Bytes()
+	}
+	for i := 0; i < length; {
+		if (off+i)%8 == 0 && i+8 <= length {
+			by := data[(off+i)/8]
+			if valid != nil {
+				by &= valid[(off+i)/8]
+			}
+			for by != 0 {
+				j := bits.TrailingZeros8(by)
+				refs = append(refs, skRef{0, int32(i + j)})
+				by &= by - 1
+			}
+			i += 8
+			continue
+		}
+		if bitutil.BitIsSet(data, off+i) && (valid == nil || bitutil.BitIsSet(valid, off+i)) {
+			refs = append(refs, skRef{0, int32(i)})
+		}
+		i++
+	}
+	return refs
 }

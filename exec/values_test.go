@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -383,4 +386,70 @@ func TestFilterCanonicalTypes(t *testing.T) {
 	if got := b.Column(9).(*array.String).Value(0); got != "v0" {
 		t.Fatalf("string column row 0 = %q", got)
 	}
+}
+
+// TestFilterRandomSliced filters sliced batches (bitmap offsets not a
+// multiple of 8) against an oracle.
+func TestFilterRandomSliced(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for iter := range 20 {
+		mem := opsTestMem(t)
+		n := rng.IntN(3000)
+		rows := make([][]any, n)
+		var want []int64
+		offset := rng.IntN(20)
+		density := rng.IntN(4)
+		for i := range rows {
+			var ok any
+			switch r := rng.IntN(10); {
+			case r == 0:
+			case r < 2+density*2:
+				ok = true
+			default:
+				ok = false
+			}
+			rows[i] = []any{int64(i), ok, "x"}
+			if ok == true && i >= offset {
+				want = append(want, int64(i))
+			}
+		}
+		l, err := NewLimit(opsTestValues(t, mem, opsTestSchema, rows, 1+rng.IntN(900)), -1, int64(offset))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := NewFilter(l, &filterTestDirtyNulls{col: 1}, mem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for _, r := range opsTestRows(t, f) {
+			got = append(got, r[0].(int64))
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("iteration %d: got %d rows, want %d", iter, len(got), len(want))
+		}
+	}
+}
+
+// filterTestDirtyNulls returns a boolean column whose value bits are set
+// under its NULLs, as kernels are allowed to leave them.
+type filterTestDirtyNulls struct{ col int }
+
+func (e *filterTestDirtyNulls) DataType() arrow.DataType { return arrow.FixedWidthTypes.Boolean }
+func (e *filterTestDirtyNulls) String() string           { return "dirty" }
+func (e *filterTestDirtyNulls) Eval(ec *EvalContext, b arrow.RecordBatch) (arrow.Array, error) {
+	in := b.Column(e.col).(*array.Boolean)
+	d := in.Data()
+	vals := memory.NewResizableBuffer(ec.Mem)
+	vals.Resize(len(d.Buffers()[1].Bytes()))
+	copy(vals.Bytes(), d.Buffers()[1].Bytes())
+	for i := 0; i < in.Len(); i++ {
+		if in.IsNull(i) {
+			bitutil.SetBit(vals.Bytes(), d.Offset()+i)
+		}
+	}
+	out := array.NewData(d.DataType(), d.Len(), []*memory.Buffer{d.Buffers()[0], vals}, nil, d.NullN(), d.Offset())
+	vals.Release()
+	defer out.Release()
+	return array.MakeFromData(out), nil
 }
