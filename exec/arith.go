@@ -58,6 +58,16 @@ func resolveUnknown(e Expr, ctx arrow.DataType) (Expr, error) {
 }
 
 func resolveArith(op string, args []Expr) (Expr, error) {
+	if len(args) == 1 && (op == "-" || op == "+") {
+		// unary minus and plus under their binary names
+		if op == "-" {
+			return resolveNegate("negate", args)
+		}
+		if isNumeric(args[0].DataType()) || args[0].DataType().ID() == arrow.INTERVAL_MONTH_DAY_NANO {
+			return args[0], nil
+		}
+		return nil, errNoMatch
+	}
 	if len(args) != 2 {
 		return nil, errNoMatch
 	}

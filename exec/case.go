@@ -617,6 +617,26 @@ func init() {
 	})
 	register("greatest", func(_ string, args []Expr) (Expr, error) { return NewGreatest(args...) })
 	register("least", func(_ string, args []Expr) (Expr, error) { return NewLeast(args...) })
+	// IN and BETWEEN are also reachable by name, for binders that lower
+	// every operator to NewCall
+	for _, name := range []string{"in", "not_in"} {
+		negate := name == "not_in"
+		registerOp(name, func(_ string, args []Expr) (Expr, error) {
+			if len(args) < 2 {
+				return nil, errNoMatch
+			}
+			return NewInList(args[0], args[1:], negate)
+		})
+	}
+	for _, name := range []string{"between", "not_between"} {
+		negate := name == "not_between"
+		registerOp(name, func(_ string, args []Expr) (Expr, error) {
+			if len(args) != 3 {
+				return nil, errNoMatch
+			}
+			return NewBetween(args[0], args[1], args[2], negate)
+		})
+	}
 }
 
 // ---- IN and BETWEEN ------------------------------------------------------

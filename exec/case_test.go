@@ -211,6 +211,14 @@ func TestInListAndBetween(t *testing.T) {
 	if _, err := NewInList(x, []Expr{s}, false); err == nil || err.Error() != "IN types integer and text cannot be matched" {
 		t.Errorf("got %v", err)
 	}
+	e, err = NewCall("in", x, lit(t, 2), lit(t, 3))
+	check(e, err, "false true NULL true")
+	e, err = NewCall("not_between", x, lit(t, 2), lit(t, 3))
+	check(e, err, "true false NULL false")
+	e, err = NewCall("-", x)
+	check(e, err, "-1 -2 NULL -3")
+	e, err = NewCall("+", x)
+	check(e, err, "1 2 NULL 3")
 	e, err = NewBetween(x, lit(t, 2), lit(t, 3), false)
 	check(e, err, "false true NULL true")
 	e, err = NewBetween(x, lit(t, 2), lit(t, 3), true)
