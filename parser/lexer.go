@@ -54,19 +54,10 @@ func (l *lexer) all() ([]rawTok, []string, error) {
 			return nil, nil, err
 		}
 		r := rawTok{kind: t.kind, reserved: t.reserved, off: t.off, end: t.end, line: t.line, col: t.col}
-		switch {
-		case l.decoded:
+		if l.decoded {
 			decs = append(decs, t.val)
 			r.dec = int32(len(decs))
 			l.decoded = false
-		case t.kind == tString && l.src[t.off] != '\'':
-			r.voff, r.vend = t.off+2, t.end-1 // E'…'
-		case t.kind == tString || t.kind == tQIdent:
-			r.voff, r.vend = t.off+1, t.end-1
-		case t.kind == tParam:
-			r.voff, r.vend = t.off+1, t.end // $n
-		case t.kind != tEOF:
-			r.voff, r.vend = t.off, t.end
 		}
 		toks = append(toks, r)
 		if t.kind == tEOF {

@@ -21,7 +21,7 @@ func upper(s string) string {
 	}
 	return s
 }
-func itoa(n int) string     { return strconv.Itoa(n) }
+func itoa(n int) string { return strconv.Itoa(n) }
 
 // create parses CREATE [OR REPLACE] TABLE … and CREATE SCHEMA ….
 func (p *parser) create() Stmt {

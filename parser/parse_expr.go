@@ -20,12 +20,66 @@ const (
 	precPrimary = 13
 )
 
-var opTable = map[string]BinaryOp{
-	"=": OpEq, "<>": OpNe, "!=": OpNe, "<": OpLt, "<=": OpLe, ">": OpGt, ">=": OpGe,
-	"||": OpConcat, "->": OpArrow, "->>": OpArrow2, "&": OpBitAnd, "|": OpBitOr,
-	"#": OpBitXor, "<<": OpShl, ">>": OpShr, "~": OpRegex, "!~": OpNotRegex,
-	"~*": OpIRegex, "!~*": OpNotIRegex, "@>": OpContains, "<@": OpContainedBy,
-	"&&": OpOverlap, "+": OpAdd, "-": OpSub, "*": OpMul, "/": OpDiv, "%": OpMod, "^": OpPow,
+// binaryOpOf maps an operator token to its BinaryOp. A switch rather than
+// a map: it runs for every operator and punctuation token of an expression.
+func binaryOpOf(s string) (BinaryOp, bool) {
+	switch s {
+	case "=":
+		return OpEq, true
+	case "<>", "!=":
+		return OpNe, true
+	case "<":
+		return OpLt, true
+	case "<=":
+		return OpLe, true
+	case ">":
+		return OpGt, true
+	case ">=":
+		return OpGe, true
+	case "||":
+		return OpConcat, true
+	case "->":
+		return OpArrow, true
+	case "->>":
+		return OpArrow2, true
+	case "&":
+		return OpBitAnd, true
+	case "|":
+		return OpBitOr, true
+	case "#":
+		return OpBitXor, true
+	case "<<":
+		return OpShl, true
+	case ">>":
+		return OpShr, true
+	case "~":
+		return OpRegex, true
+	case "!~":
+		return OpNotRegex, true
+	case "~*":
+		return OpIRegex, true
+	case "!~*":
+		return OpNotIRegex, true
+	case "@>":
+		return OpContains, true
+	case "<@":
+		return OpContainedBy, true
+	case "&&":
+		return OpOverlap, true
+	case "+":
+		return OpAdd, true
+	case "-":
+		return OpSub, true
+	case "*":
+		return OpMul, true
+	case "/":
+		return OpDiv, true
+	case "%":
+		return OpMod, true
+	case "^":
+		return OpPow, true
+	}
+	return 0, false
 }
 
 // binaryPrec returns the precedence level of op.
@@ -61,7 +115,7 @@ func (p *parser) expr(minPrec int) Expr {
 		var prec int
 		switch t.kind {
 		case tOp:
-			op, ok := opTable[t.val]
+			op, ok := binaryOpOf(t.val)
 			if !ok {
 				return left
 			}

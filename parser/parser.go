@@ -59,10 +59,19 @@ func newParser(src string) (*parser, error) {
 func (p *parser) at(i int) token {
 	r := &p.toks[i]
 	t := token{kind: r.kind, reserved: r.reserved, off: r.off, end: r.end, line: r.line, col: r.col}
-	if r.dec > 0 {
+	// INVARIANT: the value spans below match what lexer.next put in val
+	// for every token it did not have to decode.
+	switch {
+	case r.dec > 0:
 		t.val = p.decs[r.dec-1]
-	} else {
-		t.val = p.src[r.voff:r.vend]
+	case r.kind == tString && p.src[r.off] != '\'':
+		t.val = p.src[r.off+2 : r.end-1] // E'…'
+	case r.kind == tString || r.kind == tQIdent:
+		t.val = p.src[r.off+1 : r.end-1]
+	case r.kind == tParam:
+		t.val = p.src[r.off+1 : r.end] // $n
+	case r.kind != tEOF:
+		t.val = p.src[r.off:r.end]
 	}
 	return t
 }
@@ -247,8 +256,32 @@ func (p *parser) acceptKwQuiet(kw string) bool {
 	return false
 }
 
+// quoteOp returns op in double quotes for "expected" lists, without
+// allocating for the punctuation the hot paths check.
+func quoteOp(op string) string {
+	switch op {
+	case "(":
+		return `"("`
+	case ")":
+		return `")"`
+	case ",":
+		return `","`
+	case ";":
+		return `";"`
+	case "=":
+		return `"="`
+	case "=>":
+		return `"=>"`
+	case "*":
+		return `"*"`
+	case "]":
+		return `"]"`
+	}
+	return `"` + op + `"`
+}
+
 func (p *parser) acceptOp(op string) bool {
-	p.note(`"` + op + `"`)
+	p.note(quoteOp(op))
 	if p.isOp(op) {
 		p.next()
 		return true

@@ -30,17 +30,17 @@ type token struct {
 	val      string
 }
 
-// rawTok is how the lexer stores a token: no pointers, so a slice of
-// hundreds of thousands of them costs the garbage collector nothing to scan.
-// The value is src[voff:vend], or decoded[dec-1] when escapes or doubled
-// quotes made it differ from the source.
+// rawTok is how the lexer stores a token: 24 bytes and no pointers, so a
+// slice of hundreds of thousands of them is cheap to allocate and costs the
+// garbage collector nothing to scan. The value is derived from the source
+// span (see parser.at), or is decoded[dec-1] when escapes or doubled quotes
+// made it differ from the source.
 type rawTok struct {
-	kind       tokKind
-	reserved   bool
-	off, end   int32
-	line, col  int32
-	voff, vend int32
-	dec        int32
+	kind      tokKind
+	reserved  bool
+	off, end  int32
+	line, col int32
+	dec       int32
 }
 
 func (t *token) pos() Pos { return Pos{Line: int(t.line), Column: int(t.col), Offset: int(t.off)} }
