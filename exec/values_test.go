@@ -6,8 +6,8 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
