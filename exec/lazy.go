@@ -69,7 +69,8 @@ func safeCall(c *Call) bool {
 		"is_null", "is_not_null", "is_true", "is_false", "is_not_true", "is_not_false",
 		"is_distinct_from", "is_not_distinct_from", "||", "concat", "concat_ws",
 		"lower", "upper", "length", "char_length", "octet_length", "starts_with", "ends_with",
-		"contains", "strpos", "nullif", "greatest", "least", "now", "current_date", "current_timestamp", "text":
+		"contains", "strpos", "nullif", "greatest", "least", "now", "current_date", "current_timestamp", "text",
+		"today", "localtimestamp", "current_time", "localtime":
 		return true
 	case "like", "ilike", "not_like", "not_ilike":
 		return c.skip != 0 // a constant pattern was checked at bind time

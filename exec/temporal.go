@@ -27,6 +27,27 @@ func init() {
 			return constFixed(ec, tDate, arrow.Date32(days), n), nil
 		}, formFunc), nil
 	})
+	register("today", functions["current_date"]...)
+	// the session time zone is UTC, so local time is UTC time
+	register("localtimestamp", func(name string, args []Expr) (Expr, error) {
+		if len(args) != 0 {
+			return nil, errNoMatch
+		}
+		return newCall(name, tTimestamp, func(ec *EvalContext, _ []arrow.Array, n int) (arrow.Array, error) {
+			return constFixed(ec, tTimestamp, arrow.Timestamp(ec.Now.UnixMicro()), n), nil
+		}, formFunc), nil
+	})
+	timeNow := func(name string, args []Expr) (Expr, error) {
+		if len(args) != 0 {
+			return nil, errNoMatch
+		}
+		return newCall(name, tTime, func(ec *EvalContext, _ []arrow.Array, n int) (arrow.Array, error) {
+			_, tod := splitMicros(ec.Now.UnixMicro())
+			return constFixed(ec, tTime, arrow.Time64(tod), n), nil
+		}, formFunc), nil
+	}
+	register("current_time", timeNow)
+	register("localtime", timeNow)
 	register("date_trunc", resolveDateTrunc)
 	register("extract", resolveExtract)
 	register("date_part", resolveExtract)
