@@ -32,7 +32,9 @@ type SortOptions struct {
 	Limit int64
 	// Offset rows are skipped before the first row is returned.
 	Offset int64
-	// Budget accounts the rows a full sort holds; nil is unlimited.
+	// Budget accounts the rows a full sort (or top-N) holds; nil is
+	// unlimited. After spilling, the merge holds one batch per run (at most
+	// skMaxFanIn runs) outside the budget.
 	Budget *Budget
 	// SpillDir is where sorted runs go when the budget is exhausted;
 	// "" means os.TempDir().

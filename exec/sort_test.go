@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -558,5 +559,22 @@ func TestSortEmptyAndCancel(t *testing.T) {
 	cancel()
 	if _, err := Drain(ctx, s); !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
+	}
+}
+
+func TestSortSpillDirMissing(t *testing.T) {
+	mem := opsTestMem(t)
+	dir := filepath.Join(t.TempDir(), "missing")
+	rows := sortTestRandomRows(rand.New(rand.NewPCG(8, 8)), 3000)
+	s, err := NewSort(opsTestValues(t, mem, sortTestSchema, rows, 300), []SortKey{sortTestKey(1, false, false)},
+		SortOptions{Budget: NewBudget(8 << 10), SpillDir: dir, Mem: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Drain(context.Background(), s)
+	want := "sort: spill to " + dir + ": "
+	if err == nil || !strings.HasPrefix(err.Error(), want) ||
+		!strings.HasSuffix(err.Error(), "; set a spill directory with room, or raise the memory limit") {
+		t.Fatalf("got %v, want %q...", err, want)
 	}
 }
