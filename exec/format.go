@@ -2,8 +2,11 @@ package exec
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
 )
 
 // Text output in Postgres's format, for the CLI, result printing and the
@@ -49,4 +52,37 @@ func (f *TextFormatter) String(i int) string {
 		return "NULL"
 	}
 	return string(f.app(nil, i))
+}
+
+// LiteralSQL renders a literal as SQL that reads back as the same value
+// and type, the way Postgres's EXPLAIN shows constants: numbers and
+// booleans bare, text quoted, other types as '...'::type.
+func LiteralSQL(l *Literal) string {
+	s := l.Value
+	if !s.IsValid() {
+		if isNull(s.DataType()) {
+			return "NULL"
+		}
+		return "NULL::" + TypeName(s.DataType())
+	}
+	arr, err := scalar.MakeArrayFromScalar(s, 1, memory.DefaultAllocator)
+	if err != nil {
+		return l.String()
+	}
+	defer arr.Release()
+	f, err := NewTextFormatter(arr)
+	if err != nil {
+		return l.String()
+	}
+	text := f.String(0)
+	dt := s.DataType()
+	switch {
+	case isInteger(dt) && dt.ID() != arrow.INT8 && dt.ID() != arrow.INT16, dt.ID() == arrow.BOOL:
+		return text
+	case isDecimal(dt) && dt.(*arrow.Decimal128Type).Scale > 0:
+		return text
+	case isString(dt):
+		return "'" + strings.ReplaceAll(text, "'", "''") + "'"
+	}
+	return "'" + strings.ReplaceAll(text, "'", "''") + "'::" + TypeName(dt)
 }

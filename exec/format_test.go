@@ -1,6 +1,10 @@
 package exec
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
 
 func TestTextFormatter(t *testing.T) {
 	env := newTestEnv(t)
@@ -19,5 +23,31 @@ func TestTextFormatter(t *testing.T) {
 	}
 	if got := string(f.Append([]byte("t="), 0)); got != "t=2024-01-02 03:04:05.5+00" {
 		t.Errorf("got %q", got)
+	}
+}
+
+func TestLiteralSQL(t *testing.T) {
+	l := func(v any) *Literal { return lit(t, v) }
+	cast := func(s string, dt arrow.DataType) *Literal { return mustCast(t, l(s), dt).(*Literal) }
+	for _, tc := range []struct {
+		l    *Literal
+		want string
+	}{
+		{l(42), "42"},
+		{l(int64(1) << 40), "1099511627776"},
+		{l(true), "true"},
+		{l("it's"), "'it''s'"},
+		{l(nil), "NULL"},
+		{NewNullLiteral(tInt32), "NULL::integer"},
+		{l(1.5), "'1.5'::double precision"},
+		{decLit(t, "12.50"), "12.50"},
+		{cast("2024-01-02", tDate), "'2024-01-02'::date"},
+		{cast("1 day", tInterval), "'1 day'::interval"},
+		{cast("2024-01-02 03:04:05", tTimestampTZ), "'2024-01-02 03:04:05+00'::timestamp with time zone"},
+		{l(int16(7)), "'7'::smallint"},
+	} {
+		if got := LiteralSQL(tc.l); got != tc.want {
+			t.Errorf("got %s, want %s", got, tc.want)
+		}
 	}
 }
