@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -154,7 +155,7 @@ func skGatherFixed[T uint8 | uint16 | uint32 | uint64 | decimal128.Num](mem memo
 	n := len(refs)
 	var zero T
 	buf := memory.NewResizableBuffer(mem)
-	buf.Resize(n * int(skSizeof(zero)))
+	buf.Resize(n * int(unsafe.Sizeof(zero)))
 	out := arrow.GetData[T](buf.Bytes())[:n]
 	vals := make([][]T, len(srcs))
 	for i, s := range srcs {
@@ -170,20 +171,6 @@ func skGatherFixed[T uint8 | uint16 | uint32 | uint64 | decimal128.Num](mem memo
 		}
 	}
 	return skMakeArray(dt, n, valid, nulls, buf)
-}
-
-func skSizeof(v any) int {
-	switch v.(type) {
-	case uint8:
-		return 1
-	case uint16:
-		return 2
-	case uint32:
-		return 4
-	case uint64:
-		return 8
-	}
-	return 16
 }
 
 // skGatherValidity returns the gathered validity bitmap, or nil when no
