@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -564,22 +565,48 @@ func (b *binder) readerNode(name string, open func(context.Context) (array.Recor
 	return n, nil
 }
 
-// castOperator casts an operator's columns to canonical types.
+// castOperator converts an operator's columns to canonical types
+// (LargeString to String, nanosecond timestamps to microseconds, ...).
 func castOperator(op exec.Operator, cols []Column) (exec.Operator, error) {
-	exprs := make([]exec.Expr, len(cols))
-	names := make([]string, len(cols))
-	for i, f := range op.Schema().Fields() {
-		var e exec.Expr = &exec.Column{Index: i, Type: f.Type, Name: f.Name}
-		if !arrow.TypeEqual(f.Type, cols[i].Type) {
-			c, err := exec.NewCast(e, cols[i].Type, false)
-			if err != nil {
-				return nil, err
-			}
-			e = c
-		}
-		exprs[i], names[i] = e, f.Name
+	return &conform{Operator: op, schema: schemaOf(cols)}, nil
+}
+
+// conform casts each batch of its input to schema with arrow's compute
+// casts, which cover the storage conversions exec's SQL casts do not.
+type conform struct {
+	exec.Operator
+	schema *arrow.Schema
+}
+
+func (c *conform) Schema() *arrow.Schema     { return c.schema }
+func (c *conform) Children() []exec.Operator { return []exec.Operator{c.Operator} }
+func (c *conform) String() string            { return "Conform" }
+func (c *conform) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	b, err := c.Operator.Next(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return exec.NewProject(op, exprs, names, nil)
+	defer b.Release()
+	cols := make([]arrow.Array, b.NumCols())
+	defer func() {
+		for _, a := range cols {
+			if a != nil {
+				a.Release()
+			}
+		}
+	}()
+	for i, f := range c.schema.Fields() {
+		a := b.Column(i)
+		if arrow.TypeEqual(a.DataType(), f.Type) {
+			a.Retain()
+			cols[i] = a
+			continue
+		}
+		if cols[i], err = compute.CastArray(ctx, a, compute.SafeCastOptions(f.Type)); err != nil {
+			return nil, fmt.Errorf("column %q: %w", f.Name, err)
+		}
+	}
+	return array.NewRecordBatch(c.schema, cols, b.NumRows()), nil
 }
 
 func (b *binder) bindMetadataTable(t *parser.TableName, base []string, suffix string) (Node, error) {
