@@ -833,5 +833,3 @@ func NewBetween(x, lo, hi Expr, negate bool) (Expr, error) {
 	}
 	return NewCall("not", e)
 }
-
-var _ = bitutil.BitIsSet

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 )
@@ -97,5 +96,3 @@ func NewDecimalLiteral(text string) (*Literal, error) {
 	}
 	return &Literal{Value: scalar.NewDecimal128Scalar(n, dt)}, nil
 }
-
-var _ = decimal128.Num{}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/bitutil"
 )
 
 // Date and time functions and arithmetic. The session time zone is UTC,
@@ -989,5 +988,3 @@ func appendStrftime(b []byte, us int64, f string) []byte {
 	}
 	return b
 }
-
-var _ = bitutil.BitIsSet
