@@ -87,7 +87,7 @@ func newWinRangeKey(dt arrow.DataType, offset scalar.Scalar, which string) (winR
 			us = n * winMicrosPerDay
 		} else if iv, ok := offset.(*scalar.MonthDayNanoInterval); ok {
 			if iv.Value.Months != 0 {
-				return winRangeKey{}, fmt.Errorf("RANGE offset %s: intervals with months are not supported as frame offsets; use days", offset)
+				return winRangeKey{}, fmt.Errorf("RANGE frame offsets cannot contain months; use days (e.g. INTERVAL '30 days')")
 			}
 			us = int64(iv.Value.Days)*winMicrosPerDay + iv.Value.Nanoseconds/1000
 		} else {

@@ -657,3 +657,66 @@ func TestWindowValueTypes(t *testing.T) {
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestWindowRangeOffsetTypes checks RANGE offsets over float, date and
+// timestamp keys, and the months-interval error.
+func TestWindowRangeOffsetTypes(t *testing.T) {
+	day := arrow.MonthDayNanoInterval{Days: 1}
+	ts := &arrow.TimestampType{Unit: arrow.Microsecond}
+	for _, tc := range []struct {
+		name  string
+		dt    arrow.DataType
+		vals  []any
+		lo    scalar.Scalar
+		hi    scalar.Scalar // nil: CURRENT ROW
+		desc  bool
+		count []int64
+	}{
+		{"float", arrow.PrimitiveTypes.Float64, []any{1.0, 1.5, 2.0, 3.5, math.NaN(), nil},
+			scalar.NewFloat64Scalar(0.5), scalar.NewFloat64Scalar(0.5), false, []int64{2, 3, 2, 1, 1, 1}},
+		{"float desc", arrow.PrimitiveTypes.Float64, []any{1.0, 1.5, 2.0, 3.5, math.NaN(), nil},
+			scalar.NewFloat64Scalar(0.5), nil, true, []int64{2, 2, 1, 1, 1, 1}},
+		{"date", arrow.FixedWidthTypes.Date32, []any{0, 1, 3, nil},
+			scalar.NewMonthDayNanoIntervalScalar(day), nil, false, []int64{1, 2, 1, 1}},
+		{"date days", arrow.FixedWidthTypes.Date32, []any{0, 1, 3, nil},
+			scalar.NewInt32Scalar(2), nil, false, []int64{1, 2, 2, 1}},
+		{"timestamp", ts, []any{0, 3_600_000_000, 86_400_000_000 + 1, 2 * 86_400_000_000},
+			scalar.NewMonthDayNanoIntervalScalar(day), nil, false, []int64{1, 2, 2, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := opsTestMem(t)
+			schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: tc.dt, Nullable: true}}, nil)
+			rows := make([][]any, len(tc.vals))
+			for i, v := range tc.vals {
+				rows[i] = []any{v}
+			}
+			end := FrameBound{Kind: CurrentRow}
+			if tc.hi != nil {
+				end = FrameBound{Kind: OffsetFollowing, Offset: tc.hi}
+			}
+			k := &Column{Index: 0, Type: tc.dt}
+			f, err := NewWindowFunc("count", nil, nil, []SortKey{{Expr: k, Descending: tc.desc}},
+				&Frame{FrameRange, FrameBound{Kind: OffsetPreceding, Offset: tc.lo}, end})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := NewWindow(opsTestValues(t, mem, schema, rows, 4), []*WindowFunc{f}, []string{"c"}, WindowOptions{Mem: mem})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []int64
+			for _, r := range opsTestRows(t, w) {
+				got = append(got, r[1].(int64))
+			}
+			if !reflect.DeepEqual(got, tc.count) {
+				t.Fatalf("got %v, want %v", got, tc.count)
+			}
+		})
+	}
+	k := &Column{Index: 0, Type: ts, Name: "t"}
+	_, err := NewWindowFunc("count", nil, nil, []SortKey{{Expr: k}},
+		&Frame{FrameRange, FrameBound{Kind: OffsetPreceding, Offset: scalar.NewMonthDayNanoIntervalScalar(arrow.MonthDayNanoInterval{Months: 1})}, FrameBound{Kind: CurrentRow}})
+	if want := "RANGE frame offsets cannot contain months; use days (e.g. INTERVAL '30 days')"; err == nil || err.Error() != want {
+		t.Fatalf("got %v, want %q", err, want)
+	}
+}
