@@ -578,3 +578,45 @@ func TestSortSpillDirMissing(t *testing.T) {
 		t.Fatalf("got %v, want %q...", err, want)
 	}
 }
+
+// sortTestFailing fails after a few batches.
+type sortTestFailing struct {
+	Operator
+	left int
+}
+
+func (f *sortTestFailing) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if f.left == 0 {
+		return nil, errors.New("disk on fire")
+	}
+	f.left--
+	return f.Operator.Next(ctx)
+}
+
+// TestSortChildError: an input error mid-stream comes back unchanged, and
+// the budget and spill directory are left clean.
+func TestSortChildError(t *testing.T) {
+	rows := sortTestRandomRows(rand.New(rand.NewPCG(6, 6)), 5000)
+	for _, limit := range []int64{0, 10} {
+		mem := opsTestMem(t)
+		dir := t.TempDir()
+		budget := NewBudget(16 << 10)
+		if limit > 0 {
+			budget = NewBudget(1 << 20)
+		}
+		src := &sortTestFailing{Operator: opsTestValues(t, mem, sortTestSchema, rows, 200), left: 20}
+		s, err := NewSort(src, []SortKey{sortTestKey(3, false, false)}, SortOptions{Limit: limit, Budget: budget, SpillDir: dir, Mem: mem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Drain(context.Background(), s); err == nil || err.Error() != "disk on fire" {
+			t.Fatalf("limit %d: got %v", limit, err)
+		}
+		if budget.Used() != 0 {
+			t.Fatalf("limit %d: budget holds %d bytes", limit, budget.Used())
+		}
+		if left, _ := os.ReadDir(dir); len(left) != 0 {
+			t.Fatalf("limit %d: spill files left behind: %v", limit, left)
+		}
+	}
+}

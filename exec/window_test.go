@@ -720,3 +720,24 @@ func TestWindowRangeOffsetTypes(t *testing.T) {
 		t.Fatalf("got %v, want %q", err, want)
 	}
 }
+
+func TestWindowChildError(t *testing.T) {
+	mem := opsTestMem(t)
+	rows := winTestRows(rand.New(rand.NewPCG(3, 3)), 500)
+	f, err := NewWindowFunc("lag", []Expr{winTestCol(4)}, nil, []SortKey{{Expr: winTestCol(2)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := NewBudget(0)
+	w, err := NewWindow(&sortTestFailing{Operator: opsTestValues(t, mem, winTestSchema, rows, 50), left: 4},
+		[]*WindowFunc{f}, []string{"l"}, WindowOptions{Mem: mem, Budget: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Drain(context.Background(), w); err == nil || err.Error() != "disk on fire" {
+		t.Fatalf("got %v", err)
+	}
+	if budget.Used() != 0 {
+		t.Fatalf("budget holds %d bytes", budget.Used())
+	}
+}
