@@ -1,6 +1,6 @@
 module github.com/skadedb/skade/parser/pgdiff
 
-go 1.26
+go 1.26.0
 
 replace github.com/skadedb/skade => ../..
 
