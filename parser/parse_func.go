@@ -1,5 +1,7 @@
 package parser
 
+import "strings"
+
 // funcCall parses the argument list and trailing clauses of a call to name;
 // the current token is "(".
 func (p *parser) funcCall(pos Pos, name Name) Expr {
@@ -16,7 +18,11 @@ func (p *parser) funcCall(pos Pos, name Name) Expr {
 		} else {
 			p.acceptKw("ALL")
 		}
-		f.Args = p.argList()
+		if len(name) == 1 && !name[0].Quoted && strings.EqualFold(name[0].Name, "substring") {
+			f.Args = p.substringArgs()
+		} else {
+			f.Args = p.argList()
+		}
 		if p.isKw("ORDER") {
 			p.next()
 			p.expectKw("BY")
@@ -40,6 +46,30 @@ func (p *parser) funcCall(pos Pos, name Name) Expr {
 		}
 	}
 	return f
+}
+
+// substringArgs parses the arguments of substring, accepting the SQL
+// standard spelling substring(s FROM start [FOR count]) as well as a plain
+// list. The standard spelling becomes the plain one, as in PostgreSQL:
+// substring(s, start[, count]), with start 1 when only FOR is given.
+func (p *parser) substringArgs() []Expr {
+	first := p.expr(0)
+	switch {
+	case p.acceptKwQuiet("FROM"):
+		args := []Expr{first, p.expr(0)}
+		if p.acceptKwQuiet("FOR") {
+			args = append(args, p.expr(0))
+		}
+		return args
+	case p.acceptKwQuiet("FOR"):
+		one := &Literal{Pos: p.tok.pos(), Kind: LitInteger, Value: "1"}
+		return []Expr{first, one, p.expr(0)}
+	}
+	args := []Expr{first}
+	for p.acceptOp(",") {
+		args = append(args, p.arg())
+	}
+	return args
 }
 
 // argList parses function arguments, each an expression or name => value.
