@@ -361,7 +361,16 @@ func likeMatch(s []byte, segs []likeSeg, lead, trail bool) bool {
 			continue
 		}
 		found := false
+		first := seg.elems[0]
 		for p := pos; p < end; {
+			if first.kind == 0 {
+				// skip to the next place the run's first byte occurs
+				j := bytes.IndexByte(s[p:end], first.b)
+				if j < 0 {
+					break
+				}
+				p += j
+			}
 			if e, ok := seg.matchFwd(s, p, end); ok {
 				pos, found = e, true
 				break

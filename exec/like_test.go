@@ -32,6 +32,11 @@ func TestLikePatterns(t *testing.T) {
 		{"日本語", "_語", false},
 		{"mississippi", "%iss%ppi", true},
 		{"mississippi", "m%ss%ss%", true},
+		{"héllo", "%é_l%", true},
+		{"héllo", "%é_é%", false},
+		{"aXbXbc", "%X_c", true},
+		{"abcabd", "%b_d", true},
+		{"abcab", "%b_d", false},
 	}
 	for _, tc := range tests {
 		p, err := compileLike(tc.p, false, '\\')
