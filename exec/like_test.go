@@ -35,7 +35,8 @@ func TestLikePatterns(t *testing.T) {
 		{"héllo", "%é_l%", true},
 		{"héllo", "%é_é%", false},
 		{"aXbXbc", "%X_c", true},
-		{"abcabd", "%b_d", true},
+		{"abcbxd", "%b_d", true},
+		{"abcabd", "%b_d", false},
 		{"abcab", "%b_d", false},
 	}
 	for _, tc := range tests {
