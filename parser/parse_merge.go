@@ -1,5 +1,7 @@
 package parser
 
+import "strings"
+
 // merge parses MERGE INTO target [[AS] alias] USING source ON cond
 // WHEN … [RETURNING …].
 func (p *parser) merge(w *With) Stmt {
@@ -64,8 +66,10 @@ func (p *parser) mergeAction(kind MatchKind) MergeAction {
 		p.note("INSERT")
 		p.note("DO NOTHING")
 		if p.isKw("DELETE") || p.isKw("UPDATE") {
-			p.failMsg(upper(p.tok.val) + " is not allowed in a WHEN NOT MATCHED clause, which has no target row; " +
-				"did you mean WHEN MATCHED or WHEN NOT MATCHED BY SOURCE?")
+			// The wording matches the merge-into guide's documented refusal.
+			verb := upper(p.tok.val)
+			p.failMsg(verb + " is not allowed in a NOT MATCHED merge clause: there is no target row to " +
+				strings.ToLower(verb) + "; did you mean WHEN MATCHED or WHEN NOT MATCHED BY SOURCE?")
 		}
 	} else {
 		p.note("UPDATE")
