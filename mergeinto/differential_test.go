@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/skadedb/skade/catalog"
 	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/mergeinto"
 )
@@ -394,6 +395,10 @@ func TestDifferential(t *testing.T) {
 		bases, perBase = 10, 20
 	}
 	g := gen{rand.New(rand.NewPCG(20261129, 5))}
+	cat, err := catalog.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := 0
 	outcomes := map[string]int{}
 	for b := 0; b < bases; b++ {
@@ -401,15 +406,18 @@ func TestDifferential(t *testing.T) {
 		if b%3 == 1 {
 			parts = []string{"g"}
 		}
-		f := newFixture(t, fmt.Sprintf("d%d", b), dTarget, parts...)
-		f.fast = true
+		f := newFixtureIn(t, cat, fmt.Sprintf("d%d", b), dTarget, parts...)
 		var target [][]any
+		var files [][][]any
 		for file := 0; file < 1+g.r.IntN(3); file++ {
 			rows := g.targetRows(g.r.IntN(15))
 			if len(rows) > 0 {
-				f.appendRows(rows...)
+				files = append(files, rows)
 			}
 			target = append(target, rows...)
+		}
+		if len(files) > 0 {
+			f.appendFiles(files...)
 		}
 		base := f.table()
 		for c := 0; c < perBase; c++ {

@@ -19,13 +19,15 @@ var kvSchema = schemaOf(arrow.Field{Name: "id", Type: i64}, field("v", i64))
 // tenFiles is a table of 10 files; file i holds ids i*100 .. i*100+99.
 func tenFiles(t *testing.T) *fixture {
 	f := newFixture(t, "ten", kvSchema)
+	var files [][][]any
 	for i := 0; i < 10; i++ {
 		var rows [][]any
 		for j := 0; j < 100; j++ {
 			rows = append(rows, []any{i*100 + j, 0})
 		}
-		f.appendRows(rows...)
+		files = append(files, rows)
 	}
+	f.appendFiles(files...)
 	if f.files() != 10 {
 		t.Fatalf("%d files", f.files())
 	}
@@ -68,6 +70,12 @@ func TestFileRewrites(t *testing.T) {
 		f := tenFiles(t)
 		res := f.mustMerge(kvUpdate(t, []int64{210, 220, 230, 240, 250, 260}, mergeinto.Options{ExactKeyLimit: 3}))
 		if m := res.Metrics; m.FilesRewritten != 1 || m.FilesScanned != 1 || res.Count != 6 {
+			t.Fatalf("metrics %s", m)
+		}
+		// Clusters of keys (old rows in two files, new keys past the end)
+		// become separate ranges: the files between them are skipped.
+		res = f.mustMerge(kvUpdate(t, []int64{5, 6, 7, 905, 906, 5000, 5001}, mergeinto.Options{ExactKeyLimit: 1}))
+		if m := res.Metrics; m.FilesRewritten != 2 || m.FilesScanned != 2 || m.FilesSkipped != 8 || res.Count != 5 {
 			t.Fatalf("metrics %s", m)
 		}
 	})

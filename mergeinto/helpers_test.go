@@ -39,9 +39,6 @@ type fixture struct {
 	id     table.Identifier
 	name   string
 	schema *arrow.Schema // the target layout (mergeinto.TargetSchema)
-	// fast makes merge attempts write through a plain local IO instead of
-	// the catalog's fsyncing DurableFS (for attempts that never commit).
-	fast bool
 }
 
 // newFixture creates table name with the given columns (nullable unless
@@ -105,9 +102,30 @@ func (f *fixture) appendRows(rows ...[]any) {
 		f.t.Fatal(err)
 	}
 	defer rdr.Release()
-	txn := f.table().NewTransaction()
+	txn := f.cat.WithFS(f.table(), iceio.LocalFS{}).NewTransaction()
 	if err := txn.Append(ctx, rdr, nil); err != nil {
 		f.t.Fatal(err)
+	}
+	if _, err := txn.Commit(ctx); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// appendFiles commits one data file per rows set, in one commit.
+func (f *fixture) appendFiles(files ...[][]any) {
+	f.t.Helper()
+	txn := f.cat.WithFS(f.table(), iceio.LocalFS{}).NewTransaction()
+	for _, rows := range files {
+		b := mustBatch(f.t, f.schema, rows...)
+		rdr, err := array.NewRecordReader(f.schema, []arrow.RecordBatch{b})
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		if err := txn.Append(ctx, rdr, nil); err != nil {
+			f.t.Fatal(err)
+		}
+		rdr.Release()
+		b.Release()
 	}
 	if _, err := txn.Commit(ctx); err != nil {
 		f.t.Fatal(err)
@@ -189,11 +207,9 @@ type run struct {
 }
 
 func (f *fixture) begin() *run {
-	var inner iceio.WriteFileIO = f.cat.FS()
-	if f.fast {
-		inner = iceio.LocalFS{}
-	}
-	tracker := catalog.NewTracker(inner)
+	// Tests need no durability: a plain local IO skips the fsyncs of the
+	// catalog's DurableFS (commits still go through the catalog).
+	tracker := catalog.NewTracker(iceio.LocalFS{})
 	tbl := f.cat.WithFS(f.table(), idempotent{tracker})
 	return &run{tracker: tracker, tbl: tbl, txn: tbl.NewTransaction()}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -15,7 +16,9 @@ import (
 // planner evaluates against partition values and column min/max, so data
 // files that cannot hold a matching row are never opened. For each key
 // column the filter is `col IN (every distinct source value)` when there
-// are few, else `col BETWEEN min AND max`; key columns are ANDed.
+// are few, else `col BETWEEN min AND max`, split into up to 16 ranges at
+// the widest gaps between the values for numeric and temporal keys; key
+// columns are ANDed.
 //
 // INVARIANT: the filter is implied by "this target row matches some source
 // row", so pruning never drops a file that holds a match. It is used only
@@ -79,14 +82,15 @@ func keyFilter(f arrow.Field, vals arrow.Array, exactLimit int) (expr iceberg.Bo
 		if !ok {
 			return nil, false
 		}
-		return build(ref, a.Len(), a.IsNull, a.Value, exactLimit, cmp.Compare[string]), false
+		return build(ref, a.Len(), a.IsNull, a.Value, exactLimit, cmp.Compare[string], nil), false
 	case arrow.DATE32:
 		a, ok := vals.(*array.Date32)
 		if !ok {
 			return nil, false
 		}
 		get := func(i int) iceberg.Date { return iceberg.Date(a.Value(i)) }
-		return build(ref, a.Len(), a.IsNull, get, exactLimit, cmp.Compare[iceberg.Date]), false
+		gap := func(x, y iceberg.Date) float64 { return float64(y) - float64(x) }
+		return build(ref, a.Len(), a.IsNull, get, exactLimit, cmp.Compare[iceberg.Date], gap), false
 	case arrow.TIMESTAMP:
 		a, ok := vals.(*array.Timestamp)
 		tt := f.Type.(*arrow.TimestampType)
@@ -94,7 +98,8 @@ func keyFilter(f arrow.Field, vals arrow.Array, exactLimit int) (expr iceberg.Bo
 			return nil, false
 		}
 		get := func(i int) iceberg.Timestamp { return iceberg.Timestamp(a.Value(i)) }
-		return build(ref, a.Len(), a.IsNull, get, exactLimit, cmp.Compare[iceberg.Timestamp]), false
+		gap := func(x, y iceberg.Timestamp) float64 { return float64(y) - float64(x) }
+		return build(ref, a.Len(), a.IsNull, get, exactLimit, cmp.Compare[iceberg.Timestamp], gap), false
 	case arrow.DECIMAL128:
 		a, ok := vals.(*array.Decimal128)
 		dt := f.Type.(*arrow.Decimal128Type)
@@ -103,7 +108,7 @@ func keyFilter(f arrow.Field, vals arrow.Array, exactLimit int) (expr iceberg.Bo
 		}
 		get := func(i int) iceberg.Decimal { return iceberg.Decimal{Val: a.Value(i), Scale: int(dt.Scale)} }
 		c := func(x, y iceberg.Decimal) int { return x.Val.Cmp(y.Val) }
-		return build(ref, a.Len(), a.IsNull, get, exactLimit, c), false
+		return build(ref, a.Len(), a.IsNull, get, exactLimit, c, nil), false
 	}
 	return nil, false
 }
@@ -124,13 +129,14 @@ func ints[T int32 | int64](ref iceberg.Reference, vals arrow.Array, exactLimit i
 	default:
 		return nil
 	}
-	return build(ref, vals.Len(), vals.IsNull, func(i int) T { return conv(get(i)) }, exactLimit, cmp.Compare[T])
+	gap := func(x, y T) float64 { return float64(y) - float64(x) }
+	return build(ref, vals.Len(), vals.IsNull, func(i int) T { return conv(get(i)) }, exactLimit, cmp.Compare[T], gap)
 }
 
 // build returns ref IN (distinct values) when there are at most
 // exactLimit of them, else ref BETWEEN min AND max. NULLs are skipped:
 // they never match. n > 0 non-NULL values are assumed.
-func build[T iceberg.LiteralType](ref iceberg.Reference, n int, isNull func(int) bool, get func(int) T, exactLimit int, compare func(a, b T) int) iceberg.BooleanExpression {
+func build[T iceberg.LiteralType](ref iceberg.Reference, n int, isNull func(int) bool, get func(int) T, exactLimit int, compare func(a, b T) int, gap func(a, b T) float64) iceberg.BooleanExpression {
 	var lo, hi T
 	first := true
 	var set []T
@@ -174,8 +180,71 @@ func build[T iceberg.LiteralType](ref iceberg.Reference, n int, isNull func(int)
 		}
 		return iceberg.IsIn(ref, set...)
 	}
+	if gap == nil {
+		return between(ref, lo, hi, compare)
+	}
+	// Split the range at its widest gaps, so that keys in a few clusters
+	// (updates to old rows plus new keys past the end) prune the files
+	// between the clusters.
+	all := make([]T, 0, n)
+	for i := 0; i < n; i++ {
+		if !isNull(i) {
+			all = append(all, get(i))
+		}
+	}
+	slices.SortFunc(all, compare)
+	cuts := widestGaps(all, maxIntervals-1, gap)
+	var ors []iceberg.BooleanExpression
+	start := 0
+	for _, c := range append(cuts, len(all)-1) {
+		ors = append(ors, between(ref, all[start], all[c], compare))
+		start = c + 1
+	}
+	if len(ors) == 1 {
+		return ors[0]
+	}
+	return iceberg.NewOr(ors[0], ors[1], ors[2:]...)
+}
+
+// maxIntervals bounds the disjuncts of a range filter.
+const maxIntervals = 16
+
+func between[T iceberg.LiteralType](ref iceberg.Reference, lo, hi T, compare func(a, b T) int) iceberg.BooleanExpression {
 	if compare(lo, hi) == 0 {
 		return iceberg.EqualTo(ref, lo)
 	}
 	return iceberg.NewAnd(iceberg.GreaterThanEqual(ref, lo), iceberg.LessThanEqual(ref, hi))
+}
+
+// widestGaps returns, in ascending order, the positions i (cut between
+// sorted[i] and sorted[i+1]) of the k widest gaps wider than 1.
+func widestGaps[T any](sorted []T, k int, gap func(a, b T) float64) []int {
+	type cut struct {
+		at int
+		w  float64
+	}
+	var top []cut // descending by width, at most k
+	for i := 0; i+1 < len(sorted); i++ {
+		w := gap(sorted[i], sorted[i+1])
+		if w <= 1 || (len(top) == k && w <= top[k-1].w) {
+			continue
+		}
+		j := len(top)
+		if j < k {
+			top = append(top, cut{})
+		} else {
+			j = k - 1
+		}
+		for j > 0 && top[j-1].w < w {
+			top[j] = top[j-1]
+			j--
+		}
+		top[j] = cut{i, w}
+	}
+	out := make([]int, len(top))
+	for i, c := range top {
+		out[i] = c.at
+	}
+	slices.Sort(out)
+	return out
 }
