@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/skadedb/skade/lake"
 )
 
 func init() {
@@ -31,7 +33,20 @@ func runHistory(ctx context.Context, e *env, fs *flag.FlagSet, args []string) er
 	if err != nil {
 		return err
 	}
-	var rows [][]string
+	header, rows := historyRows(tbl)
+	if len(rows) == 0 {
+		fmt.Fprintf(e.stdout, "table %s has no snapshots yet\n", tbl.Name())
+		return nil
+	}
+	printTable(e.stdout, header, rows)
+	return nil
+}
+
+// historyRows is a table's snapshots, oldest first, as text: the history
+// subcommand and the shell's .history print them. The current snapshot's
+// id is starred.
+func historyRows(tbl *lake.Table) (header []string, rows [][]string) {
+	header = []string{"snapshot", "committed_at", "operation", "parent", "added_rows", "deleted_rows", "total_rows", "data_files"}
 	for _, s := range tbl.History() {
 		parent := ""
 		if s.ParentID != nil {
@@ -52,12 +67,7 @@ func runHistory(ctx context.Context, e *env, fs *flag.FlagSet, args []string) er
 			summaryCount(s.Summary, "total-data-files"),
 		})
 	}
-	if len(rows) == 0 {
-		fmt.Fprintf(e.stdout, "table %s has no snapshots yet\n", tbl.Name())
-		return nil
-	}
-	printTable(e.stdout, []string{"snapshot", "committed_at", "operation", "parent", "added_rows", "deleted_rows", "total_rows", "data_files"}, rows)
-	return nil
+	return header, rows
 }
 
 func summaryCount(m map[string]string, key string) string {

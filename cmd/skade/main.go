@@ -56,9 +56,18 @@ func main() {
 	// iceberg-go reports recoverable oddities through slog at WARN; a CLI
 	// user should see errors, not library chatter.
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	ctx, cancel := context.WithCancel(context.Background())
+	interrupts.route(cancel)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	go func() {
+		for range sigs {
+			interrupts.interrupt()
+		}
+	}()
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	cancel()
+	os.Exit(code)
 }
 
 // run is main without the process: it returns the exit code.
@@ -105,6 +114,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if err := c.run(ctx, e, fs, positional); err != nil {
 		var ue usageError
+		var ee exitError
+		if errors.As(err, &ee) {
+			return ee.code
+		}
 		if errors.As(err, &ue) {
 			fmt.Fprintf(stderr, "skade %s: %s\n", c.name, ue.msg)
 			commandUsage(stderr, c, fs)

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/skadedb/skade/exec"
+)
+
+// dotCommand is one of the shell's dot commands.
+type dotCommand struct {
+	name  string
+	args  string
+	help  string
+	run   func(sh *shell, args []string, line int, bail bool) error
+}
+
+var dotCommands []*dotCommand
+
+func init() {
+	dotCommands = []*dotCommand{
+		{"help", "", "show this help", dotHelp},
+		{"mode", "table|csv|json|markdown|line", "set the output format (no argument: show it)", dotMode},
+		{"timer", "on|off", "show how long each statement takes", dotTimer},
+		{"maxrows", "N", "show at most N rows in table mode (0: all)", dotMaxRows},
+		{"output", "[FILE]", "write results to FILE (no argument: back to the screen)", dotOutput},
+		{"tables", "", "list the tables", dotTables},
+		{"schema", "[TABLE]", "show CREATE TABLE for one table or all", dotSchema},
+		{"history", "TABLE", "list a table's snapshots with operation and summary", dotHistory},
+		{"read", "FILE", "run the statements in FILE", dotRead},
+		{"let", "NAME VALUE", "set ${NAME} for later statements (DML sets ${snapshot})", dotLet},
+		{"quit", "", "leave the shell (also .exit, Ctrl-D)", dotQuit},
+	}
+}
+
+// dot runs a dot command line such as ".mode csv". A returned error has
+// been printed.
+func (sh *shell) dot(text string, line int, bail bool) error {
+	fields := strings.Fields(strings.TrimSuffix(text, ";"))
+	name := strings.ToLower(strings.TrimPrefix(fields[0], "."))
+	if name == "exit" {
+		name = "quit"
+	}
+	for _, c := range dotCommands {
+		if c.name == name {
+			err := c.run(sh, fields[1:], line, bail)
+			if err != nil && err != errQuit && err != errReported {
+				sh.errorf(line, ".%s: %v", name, err)
+				return errReported
+			}
+			return err
+		}
+	}
+	sh.errorf(line, "unknown command %q; .help lists the commands", "."+name)
+	return errReported
+}
+
+func dotHelp(sh *shell, args []string, line int, bail bool) error {
+	var b strings.Builder
+	for _, c := range dotCommands {
+		fmt.Fprintf(&b, ".%-30s %s\n", strings.TrimSpace(c.name+" "+c.args), c.help)
+	}
+	b.WriteString("\nA statement ends with ';' and may span lines. Ctrl-C cancels a running\nstatement or clears the input; Ctrl-D leaves. Tab completes keywords,\ntables and columns.\n")
+	fmt.Fprint(sh.out, b.String())
+	return nil
+}
+
+func dotMode(sh *shell, args []string, line int, bail bool) error {
+	if len(args) == 0 {
+		fmt.Fprintln(sh.out, sh.mode)
+		return nil
+	}
+	m := strings.ToLower(args[0])
+	if len(args) > 1 || !slices.Contains(modes, m) {
+		return fmt.Errorf("unknown mode %q; use one of %s", strings.Join(args, " "), strings.Join(modes, ", "))
+	}
+	sh.mode = m
+	return nil
+}
+
+func onOff(args []string) (bool, error) {
+	if len(args) == 1 {
+		switch strings.ToLower(args[0]) {
+		case "on", "true", "1", "yes":
+			return true, nil
+		case "off", "false", "0", "no":
+			return false, nil
+		}
+	}
+	return false, fmt.Errorf("want on or off, got %q", strings.Join(args, " "))
+}
+
+func dotTimer(sh *shell, args []string, line int, bail bool) error {
+	v, err := onOff(args)
+	if err != nil {
+		return err
+	}
+	sh.timer = v
+	return nil
+}
+
+func dotMaxRows(sh *shell, args []string, line int, bail bool) error {
+	if len(args) == 0 {
+		fmt.Fprintln(sh.out, sh.maxRows)
+		return nil
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil || n < 0 || len(args) > 1 {
+		return fmt.Errorf("want a number of rows (0 for all), got %q", strings.Join(args, " "))
+	}
+	sh.maxRows = n
+	return nil
+}
+
+func dotOutput(sh *shell, args []string, line int, bail bool) error {
+	if len(args) > 1 {
+		return fmt.Errorf("takes one file name, got %q", strings.Join(args, " "))
+	}
+	var f *os.File
+	if len(args) == 1 {
+		var err error
+		if f, err = os.Create(args[0]); err != nil {
+			return err
+		}
+	}
+	sh.close()
+	sh.out = sh.stdout
+	if f != nil {
+		sh.outFile, sh.out = f, f
+	}
+	return nil
+}
+
+func dotTables(sh *shell, args []string, line int, bail bool) error {
+	names, err := sh.lk.Tables(sh.ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		fmt.Fprintln(sh.out, n)
+	}
+	return nil
+}
+
+func dotSchema(sh *shell, args []string, line int, bail bool) error {
+	names := args
+	if len(args) == 0 {
+		var err error
+		if names, err = sh.lk.Tables(sh.ctx); err != nil {
+			return err
+		}
+	}
+	for _, n := range names {
+		tbl, err := sh.lk.Table(sh.ctx, n)
+		if err != nil {
+			return err
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "CREATE TABLE %s (\n", tbl.Name())
+		fields := tbl.Schema().Fields()
+		for i, f := range fields {
+			fmt.Fprintf(&b, "    %s %s", quoteIdent(f.Name), strings.ToUpper(exec.TypeName(f.Type)))
+			if !f.Nullable {
+				b.WriteString(" NOT NULL")
+			}
+			if i < len(fields)-1 {
+				b.WriteString(",")
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString(")")
+		if spec := tbl.Iceberg().Spec(); spec.NumFields() > 0 {
+			var parts []string
+			sch := tbl.Iceberg().Schema()
+			for _, f := range spec.Fields() {
+				src, _ := sch.FindColumnName(f.SourceID())
+				parts = append(parts, partitionText(f.Transform.String(), quoteIdent(src)))
+			}
+			fmt.Fprintf(&b, " PARTITIONED BY (%s)", strings.Join(parts, ", "))
+		}
+		b.WriteString(";\n")
+		fmt.Fprint(sh.out, b.String())
+	}
+	return nil
+}
+
+// partitionText renders an Iceberg transform ("day", "bucket[16]") on a
+// column as skade's PARTITIONED BY writes it: day(ts), bucket(16, id).
+func partitionText(transform, col string) string {
+	name, arg, ok := strings.Cut(strings.TrimSuffix(transform, "]"), "[")
+	switch {
+	case transform == "identity":
+		return col
+	case ok:
+		return fmt.Sprintf("%s(%s, %s)", name, arg, col)
+	}
+	return fmt.Sprintf("%s(%s)", transform, col)
+}
+
+// quoteIdent quotes a name that is not a plain lower-case identifier.
+func quoteIdent(s string) string {
+	plain := s != ""
+	for i, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+			plain = false
+		}
+	}
+	if plain {
+		return s
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+func dotHistory(sh *shell, args []string, line int, bail bool) error {
+	if len(args) != 1 {
+		return fmt.Errorf("takes one table name")
+	}
+	tbl, err := sh.lk.Table(sh.ctx, args[0])
+	if err != nil {
+		return err
+	}
+	header, rows := historyRows(tbl)
+	cols := make([]column, len(header))
+	for i, h := range header {
+		cols[i] = column{name: h, typ: "text"}
+	}
+	for _, i := range []int{3, 4, 5, 6, 7} {
+		cols[i].typ, cols[i].numeric = "bigint", true
+	}
+	cols[1].typ = "timestamptz"
+	r := newRenderer(sh.mode, sh.out, sh.renderOptions())
+	r.header(cols)
+	for _, row := range rows {
+		cells := make([]cell, len(row))
+		for i, v := range row {
+			cells[i] = cell{text: v}
+			if i == 3 && v == "" {
+				cells[i] = cell{text: "NULL", null: true}
+			}
+		}
+		r.row(cells)
+	}
+	r.done(int64(len(rows)), 0)
+	return nil
+}
+
+func dotRead(sh *shell, args []string, line int, bail bool) error {
+	if len(args) != 1 {
+		return fmt.Errorf("takes one file name")
+	}
+	if sh.readDepth >= 16 {
+		return fmt.Errorf("%s: .read nested more than 16 deep; does the file read itself?", args[0])
+	}
+	f, err := os.Open(args[0])
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sh.readDepth++
+	defer func() { sh.readDepth-- }()
+	err = sh.runScript(f, filepath.Clean(args[0]), bail)
+	if err == errQuit {
+		return nil
+	}
+	return err
+}
+
+func dotLet(sh *shell, args []string, line int, bail bool) error {
+	if len(args) < 2 || !varRef.MatchString("${"+args[0]+"}") {
+		return fmt.Errorf("want .let NAME VALUE, e.g. .let before ${snapshot}")
+	}
+	v, err := sh.expand(strings.Join(args[1:], " "))
+	if err != nil {
+		return err
+	}
+	sh.vars[strings.ToLower(args[0])] = v
+	return nil
+}
+
+func dotQuit(sh *shell, args []string, line int, bail bool) error { return errQuit }

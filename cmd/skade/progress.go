@@ -1,0 +1,170 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/skadedb/skade/lake"
+)
+
+// progressDelay is how long a statement runs before its progress shows:
+// quick statements should not flicker.
+const progressDelay = time.Second
+
+// progressBar draws a statement's progress on stderr (a terminal) once it
+// has run for progressDelay: the files read of those planned, when the
+// engine says, and the rows so far. A nil *progressBar does nothing.
+type progressBar struct {
+	w     io.Writer
+	width int
+	start time.Time
+
+	nrows atomic.Int64
+	res   atomic.Pointer[lake.Result]
+
+	mu     sync.Mutex
+	drawn  bool
+	closed bool
+	quit   chan struct{}
+	wg     sync.WaitGroup
+}
+
+func (sh *shell) startProgress() *progressBar {
+	if !sh.progress {
+		return nil
+	}
+	p := &progressBar{w: sh.stderr, width: terminalWidth(sh.stderr), start: time.Now(), quit: make(chan struct{})}
+	p.wg.Add(1)
+	go p.loop()
+	return p
+}
+
+func (p *progressBar) loop() {
+	defer p.wg.Done()
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.quit:
+			return
+		case <-t.C:
+			if time.Since(p.start) >= progressDelay {
+				p.draw()
+			}
+		}
+	}
+}
+
+// watch gives the bar the running result to ask for engine progress.
+func (p *progressBar) watch(res *lake.Result) {
+	if p != nil {
+		p.res.Store(res)
+	}
+}
+
+// rows records how many result rows the shell has read.
+func (p *progressBar) rows(n int64) {
+	if p != nil {
+		p.nrows.Store(n)
+	}
+}
+
+var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+func (p *progressBar) draw() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	elapsed := time.Since(p.start)
+	rows := p.nrows.Load()
+	var files string
+	var frac float64 = -1
+	if res := p.res.Load(); res != nil {
+		pr := progressOf(res)
+		if pr.rows > rows {
+			rows = pr.rows
+		}
+		if pr.filesTotal > 0 {
+			files = fmt.Sprintf("%d/%d files", pr.filesDone, pr.filesTotal)
+			frac = float64(pr.filesDone) / float64(pr.filesTotal)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("\r")
+	if frac >= 0 {
+		const n = 20
+		k := min(n, int(frac*n))
+		b.WriteString("[" + strings.Repeat("█", k) + strings.Repeat("░", n-k) + "] " + files + " · ")
+	} else {
+		b.WriteString(spinner[int(elapsed/(100*time.Millisecond))%len(spinner)] + " ")
+	}
+	fmt.Fprintf(&b, "%s rows · %s · Ctrl-C cancels", humanCount(rows), formatElapsed(elapsed.Truncate(100*time.Millisecond)))
+	s := b.String()
+	if p.width > 0 && len([]rune(s)) > p.width {
+		s = string([]rune(s)[:p.width])
+	}
+	io.WriteString(p.w, s+"\x1b[K")
+	p.drawn = true
+}
+
+// clear erases the bar before results are printed; it redraws on the next tick.
+func (p *progressBar) clear() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.drawn {
+		io.WriteString(p.w, "\r\x1b[K")
+		p.drawn = false
+	}
+}
+
+// stop ends the bar and erases it; it is safe to call twice.
+func (p *progressBar) stop() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	close(p.quit)
+	if p.drawn {
+		io.WriteString(p.w, "\r\x1b[K")
+		p.drawn = false
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// humanCount prints 1234567 as 1.23M.
+func humanCount(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.3gG", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.3gM", float64(n)/1e6)
+	case n >= 1e4:
+		return fmt.Sprintf("%.3gk", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}
+
+// engineProgress is what the engine tells about a running statement.
+type engineProgress struct {
+	filesDone, filesTotal, rows int64
+}
+
+// progressOf asks the result for its progress. The lake does not expose
+// its operators' scan metrics yet, so this knows nothing beyond the rows
+// the shell itself has read.
+func progressOf(*lake.Result) engineProgress { return engineProgress{} }

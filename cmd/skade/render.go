@@ -1,0 +1,353 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-runewidth"
+)
+
+// modes are the output formats of .mode and --format.
+var modes = []string{"table", "csv", "json", "markdown", "line"}
+
+// renderer prints one result. Rows arrive as they are read; a renderer
+// that needs them all (table) buffers them.
+type renderer interface {
+	header(cols []column)
+	row(r []cell)
+	// done ends the result; total counts every row read.
+	done(total int64, elapsed time.Duration)
+}
+
+// renderOptions shape the table mode for a terminal.
+type renderOptions struct {
+	width   int  // fit the table to this many columns; 0 for no limit
+	maxRows int  // show at most this many rows; 0 for all
+	colour  bool // dim NULLs
+	timer   bool // put the elapsed time in the footer
+}
+
+func newRenderer(mode string, w io.Writer, o renderOptions) renderer {
+	switch mode {
+	case "csv":
+		return &csvRenderer{w: csv.NewWriter(w)}
+	case "json":
+		return &jsonRenderer{w: w}
+	case "markdown":
+		return &markdownRenderer{w: w}
+	case "line":
+		return &lineRenderer{w: w}
+	}
+	return &tableRenderer{w: w, o: o}
+}
+
+// formatElapsed prints a duration with three significant digits.
+func formatElapsed(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
+	case d < time.Second:
+		return fmt.Sprintf("%.3g ms", float64(d)/float64(time.Millisecond))
+	}
+	return fmt.Sprintf("%.3g s", d.Seconds())
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// tableRenderer draws a box with the column names and types in the header,
+// numbers right-aligned and NULL distinct from any string.
+type tableRenderer struct {
+	w    io.Writer
+	o    renderOptions
+	cols []column
+	rows [][]cell
+}
+
+func (t *tableRenderer) header(cols []column) { t.cols = cols }
+
+func (t *tableRenderer) row(r []cell) {
+	if t.o.maxRows > 0 && len(t.rows) >= t.o.maxRows {
+		return
+	}
+	t.rows = append(t.rows, r)
+}
+
+func tableText(c cell) string {
+	if c.null {
+		return c.text
+	}
+	return strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(c.text)
+}
+
+func (t *tableRenderer) done(total int64, elapsed time.Duration) {
+	n := len(t.cols)
+	widths := make([]int, n)
+	for i, c := range t.cols {
+		widths[i] = max(runewidth.StringWidth(c.name), runewidth.StringWidth(c.typ))
+	}
+	for _, r := range t.rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], runewidth.StringWidth(tableText(c)))
+		}
+	}
+	shown, hidden := fitWidths(widths, t.o.width)
+	widths = widths[:shown]
+
+	var b strings.Builder
+	rule := func(l, m, r string) {
+		b.WriteString(l)
+		for i, w := range widths {
+			if i > 0 {
+				b.WriteString(m)
+			}
+			b.WriteString(strings.Repeat("─", w+2))
+		}
+		if hidden > 0 {
+			b.WriteString(m + "───")
+		}
+		b.WriteString(r + "\n")
+	}
+	line := func(texts []string, right []bool, dim []bool) {
+		b.WriteString("│")
+		for i, w := range widths {
+			s := runewidth.Truncate(texts[i], w, "…")
+			pad := strings.Repeat(" ", w-runewidth.StringWidth(s))
+			if dim != nil && dim[i] && t.o.colour {
+				s = "\x1b[2m" + s + "\x1b[0m"
+			}
+			if right != nil && right[i] {
+				s = pad + s
+			} else {
+				s += pad
+			}
+			b.WriteString(" " + s + " │")
+		}
+		if hidden > 0 {
+			b.WriteString(" … │")
+		}
+		b.WriteString("\n")
+	}
+	names := make([]string, n)
+	types := make([]string, n)
+	right := make([]bool, n)
+	for i, c := range t.cols {
+		names[i], types[i], right[i] = c.name, c.typ, c.numeric
+	}
+	rule("┌", "┬", "┐")
+	line(names, nil, nil)
+	line(types, nil, nil)
+	rule("├", "┼", "┤")
+	texts := make([]string, n)
+	dim := make([]bool, n)
+	for _, r := range t.rows {
+		for i, c := range r {
+			texts[i], dim[i] = tableText(c), c.null
+		}
+		line(texts, right, dim)
+	}
+	rule("└", "┴", "┘")
+	if more := total - int64(len(t.rows)); more > 0 {
+		fmt.Fprintf(&b, "… %s (.maxrows %d shows %d; .mode csv shows all)\n", plural(more, "more row", "more rows"), t.o.maxRows, t.o.maxRows)
+	}
+	foot := plural(total, "row", "rows")
+	if hidden > 0 {
+		foot += ", " + plural(int64(hidden), "column", "columns") + " not shown (the terminal is too narrow)"
+	}
+	if t.o.timer {
+		foot += " (" + formatElapsed(elapsed) + ")"
+	}
+	b.WriteString(foot + "\n")
+	io.WriteString(t.w, b.String())
+}
+
+// fitWidths narrows the widest columns until a table of these columns fits
+// in limit terminal columns, and then drops columns from the right if it
+// still does not. It returns how many columns are shown and hidden.
+func fitWidths(widths []int, limit int) (shown, hidden int) {
+	const minWidth = 6
+	total := func(k int) int {
+		s := 1
+		for _, w := range widths[:k] {
+			s += w + 3
+		}
+		if k < len(widths) {
+			s += 4 // the "… │" column
+		}
+		return s
+	}
+	if limit <= 0 {
+		return len(widths), 0
+	}
+	for total(len(widths)) > limit {
+		widest := -1
+		for i, w := range widths {
+			if w > minWidth && (widest < 0 || w > widths[widest]) {
+				widest = i
+			}
+		}
+		if widest < 0 {
+			break
+		}
+		widths[widest]--
+	}
+	k := len(widths)
+	for k > 1 && total(k) > limit {
+		k--
+	}
+	return k, len(widths) - k
+}
+
+type csvRenderer struct {
+	w   *csv.Writer
+	rec []string
+}
+
+func (c *csvRenderer) header(cols []column) {
+	c.rec = make([]string, len(cols))
+	for i, col := range cols {
+		c.rec[i] = col.name
+	}
+	c.w.Write(c.rec)
+}
+
+func (c *csvRenderer) row(r []cell) {
+	for i, v := range r {
+		if v.null {
+			c.rec[i] = ""
+		} else {
+			c.rec[i] = v.text
+		}
+	}
+	c.w.Write(c.rec)
+}
+
+func (c *csvRenderer) done(int64, time.Duration) { c.w.Flush() }
+
+// jsonRenderer prints an array of objects, one a line, as DuckDB's .mode
+// json does: numbers and booleans bare, NULL as null.
+type jsonRenderer struct {
+	w    io.Writer
+	cols []column
+	keys []string
+	n    int64
+}
+
+func (j *jsonRenderer) header(cols []column) {
+	j.cols = cols
+	j.keys = make([]string, len(cols))
+	for i, c := range cols {
+		k, _ := json.Marshal(c.name)
+		j.keys[i] = string(k)
+	}
+}
+
+func (j *jsonRenderer) row(r []cell) {
+	var b strings.Builder
+	if j.n == 0 {
+		b.WriteString("[{")
+	} else {
+		b.WriteString(",\n{")
+	}
+	for i, v := range r {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(j.keys[i] + ":")
+		switch {
+		case v.null:
+			b.WriteString("null")
+		case (j.cols[i].numeric && json.Valid([]byte(v.text))) || j.cols[i].boolean:
+			b.WriteString(v.text)
+		default:
+			s, _ := json.Marshal(v.text)
+			b.Write(s)
+		}
+	}
+	b.WriteString("}")
+	j.n++
+	io.WriteString(j.w, b.String())
+}
+
+func (j *jsonRenderer) done(int64, time.Duration) {
+	if j.n == 0 {
+		io.WriteString(j.w, "[]\n")
+		return
+	}
+	io.WriteString(j.w, "]\n")
+}
+
+type markdownRenderer struct {
+	w io.Writer
+}
+
+func markdownCell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", "<br>", "\r", "").Replace(s)
+}
+
+func (m *markdownRenderer) header(cols []column) {
+	var h, sep strings.Builder
+	h.WriteString("|")
+	sep.WriteString("|")
+	for _, c := range cols {
+		h.WriteString(" " + markdownCell(c.name) + " |")
+		if c.numeric {
+			sep.WriteString("---:|")
+		} else {
+			sep.WriteString("---|")
+		}
+	}
+	fmt.Fprintf(m.w, "%s\n%s\n", h.String(), sep.String())
+}
+
+func (m *markdownRenderer) row(r []cell) {
+	var b strings.Builder
+	b.WriteString("|")
+	for _, v := range r {
+		b.WriteString(" " + markdownCell(v.text) + " |")
+	}
+	fmt.Fprintln(m.w, b.String())
+}
+
+func (m *markdownRenderer) done(int64, time.Duration) {}
+
+// lineRenderer prints one "name = value" line per column and a blank line
+// between rows, as sqlite3's .mode line does.
+type lineRenderer struct {
+	w     io.Writer
+	names []string
+	n     int64
+}
+
+func (l *lineRenderer) header(cols []column) {
+	width := 0
+	for _, c := range cols {
+		width = max(width, runewidth.StringWidth(c.name))
+	}
+	l.names = make([]string, len(cols))
+	for i, c := range cols {
+		l.names[i] = strings.Repeat(" ", width-runewidth.StringWidth(c.name)) + c.name
+	}
+}
+
+func (l *lineRenderer) row(r []cell) {
+	var b strings.Builder
+	if l.n > 0 {
+		b.WriteString("\n")
+	}
+	for i, v := range r {
+		b.WriteString(l.names[i] + " = " + v.text + "\n")
+	}
+	l.n++
+	io.WriteString(l.w, b.String())
+}
+
+func (l *lineRenderer) done(int64, time.Duration) {}

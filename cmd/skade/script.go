@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/skadedb/skade/parser"
+)
+
+// errQuit is returned by .quit: stop reading input, successfully.
+var errQuit = errors.New("quit")
+
+// feeder gathers input lines into statements, which end at a semicolon
+// outside strings, quoted names and comments, and runs each as soon as it
+// is complete. A line starting with "." between statements is a dot command.
+type feeder struct {
+	sh      *shell
+	bail    bool // stop at the first error
+	buf     strings.Builder
+	bufLine int // the input line the buffer starts on
+	failed  bool
+}
+
+// pending reports whether a statement has begun but not ended.
+func (f *feeder) pending() bool { return strings.TrimSpace(f.buf.String()) != "" }
+
+// reset forgets a half-typed statement (Ctrl-C at the prompt).
+func (f *feeder) reset() { f.buf.Reset() }
+
+// line feeds one line of input, numbered n. It returns errQuit, or
+// errReported when something failed and the feeder bails.
+func (f *feeder) line(text string, n int) error {
+	if !f.pending() {
+		f.buf.Reset()
+		trimmed := strings.TrimSpace(text)
+		if trimmed == "" {
+			return nil
+		}
+		if strings.HasPrefix(trimmed, ".") {
+			return f.result(f.sh.dot(trimmed, n, f.bail))
+		}
+		f.bufLine = n
+	}
+	f.buf.WriteString(text)
+	f.buf.WriteByte('\n')
+	if parser.Incomplete(f.buf.String()) {
+		return nil
+	}
+	return f.run()
+}
+
+// flush runs what is left at the end of input, even without a semicolon.
+func (f *feeder) flush() error {
+	if !f.pending() {
+		return nil
+	}
+	return f.run()
+}
+
+func (f *feeder) run() error {
+	script := f.buf.String()
+	f.buf.Reset()
+	for _, seg := range parser.Split(script) {
+		if err := f.result(f.sh.statement(seg.Text, f.bufLine+seg.Pos.Line-1)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *feeder) result(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errQuit):
+		return errQuit
+	}
+	f.failed = true
+	if f.bail {
+		return errReported
+	}
+	return nil
+}
+
+// runScript runs a script read from r; source names it in error messages.
+// It returns errQuit, errReported when a statement failed (after the
+// first with bail, after all without), or an error reading r.
+func (sh *shell) runScript(r io.Reader, source string, bail bool) error {
+	prev := sh.source
+	sh.source = source
+	defer func() { sh.source = prev }()
+	f := &feeder{sh: sh, bail: bail}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 256<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		if err := f.line(sc.Text(), n); err != nil {
+			return err
+		}
+		if err := sh.ctx.Err(); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if err := f.flush(); err != nil {
+		return err
+	}
+	if f.failed {
+		return errReported
+	}
+	return nil
+}

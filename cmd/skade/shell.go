@@ -1,0 +1,278 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/skadedb/skade/lake"
+	"github.com/skadedb/skade/parser"
+)
+
+// errInterrupted is the cause of a statement cancelled with Ctrl-C.
+var errInterrupted = errors.New("interrupted")
+
+// errReported marks an error already printed to the user; callers only
+// count it (for the exit code and --bail).
+var errReported = errors.New("error reported")
+
+// shell runs statements and dot commands against one session and prints
+// their results. The REPL and scripts share it.
+type shell struct {
+	ctx    context.Context
+	lk     *lake.Lake
+	sess   *lake.Session
+	stdout io.Writer // where results go unless .output redirects them
+	stderr io.Writer
+	out    io.Writer // the current output
+	outFile *os.File // .output's file, closed when replaced
+
+	mode        string
+	timer       bool
+	maxRows     int  // table mode rows shown; 0 for all
+	interactive bool // a person at a terminal: fit widths, colour NULLs
+	progress    bool // draw a progress bar on stderr
+	vars        map[string]string
+
+	// source names the script being run, for error positions ("" at the prompt).
+	source string
+	// readDepth guards .read against a file that reads itself.
+	readDepth int
+}
+
+func newShell(ctx context.Context, lk *lake.Lake, stdout, stderr io.Writer) *shell {
+	return &shell{ctx: ctx, lk: lk, sess: lk.Session(), stdout: stdout, stderr: stderr, out: stdout, mode: "table", vars: map[string]string{}}
+}
+
+func (sh *shell) close() {
+	if sh.outFile != nil {
+		sh.outFile.Close()
+		sh.outFile = nil
+	}
+}
+
+// varRef is ${name}, the shell's variable syntax (set with .let).
+var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// expand replaces ${name} with the variable's value.
+func (sh *shell) expand(text string) (string, error) {
+	var missing string
+	out := varRef.ReplaceAllStringFunc(text, func(m string) string {
+		name := strings.ToLower(m[2 : len(m)-1])
+		v, ok := sh.vars[name]
+		if !ok && missing == "" {
+			missing = name
+		}
+		return v
+	})
+	if missing != "" {
+		return "", fmt.Errorf("variable ${%s} is not set; set it with .let %s VALUE (.help lists the variables the shell sets)", missing, missing)
+	}
+	return out, nil
+}
+
+// statement runs one SQL statement; line is where it starts in its
+// source, for error messages. A returned error has been printed.
+func (sh *shell) statement(text string, line int) error {
+	text, err := sh.expand(text)
+	if err != nil {
+		sh.errorf(line, "%v", err)
+		return errReported
+	}
+	stmt, err := parser.ParseOne(text)
+	if err != nil {
+		sh.reportError(text, line, err)
+		return errReported
+	}
+	ctx, done := statementContext(sh.ctx)
+	defer done()
+	bar := sh.startProgress()
+	start := time.Now()
+	res, err := sh.sess.SQL(ctx, text)
+	if err != nil {
+		bar.stop()
+		sh.reportError(text, line, sh.cause(ctx, err))
+		return errReported
+	}
+	defer res.Close()
+	if kind, target := dmlTarget(stmt); kind != "" {
+		err = sh.dml(ctx, res, kind, target, bar, start)
+	} else if res.Schema().NumFields() == 0 {
+		bar.stop()
+		if sh.mode == "table" || sh.mode == "line" {
+			fmt.Fprintln(sh.out, statementTag(stmt))
+		}
+	} else {
+		bar.watch(res)
+		err = sh.render(ctx, res, bar, start)
+	}
+	if err != nil {
+		sh.reportError(text, line, sh.cause(ctx, err))
+		return errReported
+	}
+	if sh.timer && sh.mode != "table" {
+		fmt.Fprintf(sh.out, "Run Time: %s\n", formatElapsed(time.Since(start)))
+	}
+	return nil
+}
+
+// cause turns a cancellation by Ctrl-C into a plain "interrupted".
+func (sh *shell) cause(ctx context.Context, err error) error {
+	if errors.Is(context.Cause(ctx), errInterrupted) {
+		return errInterrupted
+	}
+	return err
+}
+
+// render streams a query's result into the current mode.
+func (sh *shell) render(ctx context.Context, res *lake.Result, bar *progressBar, start time.Time) error {
+	rdr := res.Reader()
+	defer rdr.Release()
+	r := newRenderer(sh.mode, sh.out, sh.renderOptions())
+	r.header(columnsOf(res.Schema()))
+	var total int64
+	for rdr.Next() {
+		b := rdr.RecordBatch()
+		rows, err := sh.rowsToShow(ctx, b, total)
+		if err != nil {
+			bar.stop()
+			return err
+		}
+		total += b.NumRows()
+		bar.rows(total)
+		if len(rows) > 0 {
+			bar.clear()
+		}
+		for _, row := range rows {
+			r.row(row)
+		}
+	}
+	bar.stop()
+	if err := rdr.Err(); err != nil {
+		return err
+	}
+	r.done(total, time.Since(start))
+	return nil
+}
+
+// rowsToShow formats the rows of b the table will show; rows past
+// .maxrows are counted, not formatted.
+func (sh *shell) rowsToShow(ctx context.Context, b arrow.RecordBatch, seen int64) ([][]cell, error) {
+	if sh.mode == "table" && sh.maxRows > 0 && seen >= int64(sh.maxRows) {
+		return nil, nil
+	}
+	return batchRows(ctx, b)
+}
+
+func (sh *shell) renderOptions() renderOptions {
+	o := renderOptions{maxRows: sh.maxRows, timer: sh.timer}
+	if sh.interactive && sh.out == sh.stdout {
+		o.width = terminalWidth(sh.stdout)
+		o.colour = isTerminal(sh.stdout)
+	}
+	return o
+}
+
+// dml prints what a write changed: the count and the snapshot it made.
+func (sh *shell) dml(ctx context.Context, res *lake.Result, kind, target string, bar *progressBar, start time.Time) error {
+	bs, err := res.Collect(ctx)
+	bar.stop()
+	if err != nil {
+		return err
+	}
+	var count int64
+	for _, b := range bs {
+		if b.NumCols() == 1 && b.NumRows() == 1 {
+			if c, ok := b.Column(0).(*array.Int64); ok {
+				count = c.Value(0)
+			}
+		}
+		b.Release()
+	}
+	// The lake reports no snapshot id with a result yet, so read the
+	// table's head. Another writer could move it in between; the id is
+	// then that writer's, which the message cannot tell apart.
+	snap := int64(0)
+	if target != "" && count > 0 {
+		if tbl, err := sh.lk.Table(ctx, target); err == nil && tbl.Snapshot() != nil {
+			snap = tbl.Snapshot().ID
+		}
+	}
+	if snap != 0 {
+		sh.vars["snapshot"] = fmt.Sprint(snap)
+	}
+	switch sh.mode {
+	case "table", "line":
+		msg := fmt.Sprintf("%s %s", kind, plural(count, "row", "rows"))
+		if snap != 0 {
+			msg += fmt.Sprintf(" (snapshot %d)", snap)
+		} else if count == 0 {
+			msg += " (no new snapshot)"
+		}
+		if sh.timer {
+			msg += " (" + formatElapsed(time.Since(start)) + ")"
+		}
+		fmt.Fprintln(sh.out, msg)
+	default:
+		r := newRenderer(sh.mode, sh.out, renderOptions{})
+		r.header([]column{{name: "count", typ: "bigint", numeric: true}, {name: "snapshot", typ: "bigint", numeric: true}})
+		sc := cell{text: fmt.Sprint(snap)}
+		if snap == 0 {
+			sc = cell{text: "NULL", null: true}
+		}
+		r.row([]cell{{text: fmt.Sprint(count)}, sc})
+		r.done(1, 0)
+	}
+	return nil
+}
+
+// dmlTarget names the kind of write a statement is and the table it
+// writes, or "" for a statement that writes no rows.
+func dmlTarget(stmt parser.Stmt) (kind, table string) {
+	switch st := stmt.(type) {
+	case *parser.Insert:
+		return "inserted", st.Table.String()
+	case *parser.Update:
+		return "updated", st.Table.Name.String()
+	case *parser.Delete:
+		return "deleted", st.Table.Name.String()
+	case *parser.Merge:
+		return "merged", st.Target.String()
+	case *parser.CreateTable:
+		if st.AsQuery != nil {
+			return "created " + st.Name.String() + " with", st.Name.String()
+		}
+	}
+	return "", ""
+}
+
+// statementTag is what a statement without rows prints, as psql does.
+func statementTag(stmt parser.Stmt) string {
+	s := stmt.String()
+	words := strings.Fields(s)
+	n := min(2, len(words))
+	if n > 0 && !strings.EqualFold(words[0], "CREATE") && !strings.EqualFold(words[0], "DROP") && !strings.EqualFold(words[0], "ALTER") {
+		n = 1
+	}
+	return strings.ToUpper(strings.Join(words[:n], " "))
+}
+
+// errorf prints a shell error (one that has no statement text to point into).
+func (sh *shell) errorf(line int, format string, args ...any) {
+	fmt.Fprintf(sh.stderr, "%s%s\n", sh.where(line), "Error: "+fmt.Sprintf(format, args...))
+}
+
+func (sh *shell) where(line int) string {
+	if sh.source == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d: ", sh.source, line)
+}
