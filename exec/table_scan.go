@@ -107,7 +107,7 @@ func (s *TableScan) Open(ctx context.Context) error {
 		s.metrics.Set("files_skipped", 0)
 		return nil
 	}
-	opts := []table.ScanOption{table.WithSnapshotID(s.snapID)}
+	opts := s.snapshotOpts()
 	// INVARIANT: the planner selects at least one field; iceberg-go reads
 	// every column when none is named.
 	opts = append(opts, table.WithSelectedFields(s.fields...))
@@ -137,6 +137,17 @@ func (s *TableScan) Open(ctx context.Context) error {
 	}
 	s.next, s.stop = iter.Pull2(seq)
 	return nil
+}
+
+// snapshotOpts pins the scan to its snapshot. A scan of the current
+// snapshot is a live scan instead, so that it reads with the table's
+// current schema: a column added or renamed since the last write is
+// visible (iceberg-go reads a pinned snapshot with its own schema).
+func (s *TableScan) snapshotOpts() []table.ScanOption {
+	if cur := s.tbl.CurrentSnapshot(); cur != nil && cur.SnapshotID == s.snapID {
+		return nil
+	}
+	return []table.ScanOption{table.WithSnapshotID(s.snapID)}
 }
 
 // SnapshotDataFiles is the number of data files in snapshot snapID of
@@ -247,7 +258,7 @@ func (s *TableScan) PlanFiles(ctx context.Context) (scanned, skipped int64, err 
 	if s.noSnap {
 		return 0, 0, nil
 	}
-	opts := []table.ScanOption{table.WithSnapshotID(s.snapID), table.WithSelectedFields(s.fields...)}
+	opts := append(s.snapshotOpts(), table.WithSelectedFields(s.fields...))
 	if s.filter != nil {
 		opts = append(opts, table.WithRowFilter(s.filter))
 	}

@@ -2,7 +2,6 @@ package lake
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -124,7 +123,16 @@ func appendRows(ctx context.Context, tbl *Table, rdr array.RecordReader) (int64,
 			cr.pending.Release()
 		}
 	}()
-	if _, err := tbl.Append(ctx, cr); err != nil {
+	// Append through the table's commit path, not Table.Append: the plan
+	// already shaped the rows to the table's current schema, which a
+	// handle's snapshot schema may predate (after ALTER TABLE).
+	if err := tbl.checkWritable(); err != nil {
+		return 0, err
+	}
+	_, err := tbl.commitWrite(ctx, "append", writeConfig{props: iceberg.Properties{}}, func(txn *table.Transaction) error {
+		return txn.Append(ctx, &ctxReader{ctx: ctx, RecordReader: cr}, nil)
+	})
+	if err != nil {
 		return 0, translate(err)
 	}
 	return cr.rows, nil
@@ -168,7 +176,10 @@ func (s *Session) insert(ctx context.Context, st *parser.Insert, now time.Time) 
 // plan's output (they do: both are the table's canonical types), which
 // carries the NOT NULL flags iceberg-go checks.
 func writeSchema(tbl *Table, out *arrow.Schema) *arrow.Schema {
-	ts := tbl.Schema()
+	ts, err := table.SchemaToArrowSchema(tbl.tbl.Metadata().CurrentSchema(), nil, false, false)
+	if err != nil {
+		return out
+	}
 	if ts.NumFields() != out.NumFields() {
 		return out
 	}
@@ -287,7 +298,7 @@ func (s *Session) rewrite(ctx context.Context, tn *parser.TableName, alias parse
 	if matched == 0 {
 		return countResult(0, Metrics{}), nil
 	}
-	target := tbl.Schema()
+	target := writeSchema(tbl, readSchema)
 	_, err = tbl.commitWrite(ctx, op, writeConfig{assert: true, props: iceberg.Properties{}}, func(txn *table.Transaction) error {
 		staged, err := txn.StagedTable()
 		if err != nil {
@@ -408,6 +419,3 @@ func (s *Session) truncate(ctx context.Context, st *parser.Truncate, now time.Ti
 	return emptyResult(), nil
 }
 
-func (s *Session) alterTable(ctx context.Context, st *parser.AlterTable) (*Result, error) {
-	return nil, &sentinelError{ErrNotImplemented, errors.New("ALTER TABLE is not supported yet")}
-}

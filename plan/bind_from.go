@@ -250,7 +250,12 @@ func (b *binder) scanNode(ref *TableRef, t *parser.TableName) (*Scan, error) {
 	if err != nil {
 		return nil, err
 	}
+	// the current snapshot reads with the current schema (ALTER TABLE
+	// changes it without a new snapshot); time travel with its own
 	isch := SchemaAt(ref.Table, snap)
+	if cur := ref.Table.CurrentSnapshot(); snap == nil || (cur != nil && cur.SnapshotID == snap.SnapshotID) {
+		isch = ref.Table.Metadata().CurrentSchema()
+	}
 	asch, err := table.SchemaToArrowSchema(isch, nil, false, false)
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", ref.Name, err)

@@ -312,7 +312,7 @@ func (p *Planner) RowRewrite(ctx context.Context, target *TableRef, alias parser
 		if err := checkBool(pred, where.Position(), "WHERE"); err != nil {
 			return nil, err
 		}
-		fake := &Scan{All: src.Cols}
+		fake := &Scan{Table: target, All: src.Cols}
 		for _, c := range cols {
 			fake.Fields = append(fake.Fields, c.Name)
 		}

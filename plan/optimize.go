@@ -199,10 +199,33 @@ func fieldOf(s *Scan, e Expr) (string, arrow.DataType, bool) {
 	}
 	for i, a := range s.All {
 		if a.ID == c.ID {
+			if promoted(s, s.Fields[i]) {
+				return "", nil, false
+			}
 			return s.Fields[i], a.Type, true
 		}
 	}
 	return "", nil, false
+}
+
+// promoted reports whether the column's type was widened by ALTER TABLE:
+// older data files then hold statistics of the narrower type, which
+// iceberg-go's pruning cannot decode, so filters on it are not pushed.
+func promoted(s *Scan, name string) bool {
+	if s.Table == nil {
+		return false
+	}
+	meta := s.Table.Table.Metadata()
+	cur, ok := meta.CurrentSchema().FindFieldByName(name)
+	if !ok {
+		return true
+	}
+	for _, sch := range meta.Schemas() {
+		if f, ok := sch.FindFieldByID(cur.ID); ok && !f.Type.Equals(cur.Type) {
+			return true
+		}
+	}
+	return false
 }
 
 func toIceberg(s *Scan, e Expr) iceberg.BooleanExpression {
