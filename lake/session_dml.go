@@ -418,4 +418,3 @@ func (s *Session) truncate(ctx context.Context, st *parser.Truncate, now time.Ti
 	}
 	return emptyResult(), nil
 }
-
