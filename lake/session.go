@@ -106,6 +106,8 @@ func (s *Session) run(ctx context.Context, stmt parser.Stmt) (*Result, error) {
 		return s.set(st)
 	case *parser.Show:
 		return s.show(st)
+	case *parser.Copy:
+		return s.copyStmt(ctx, st, now)
 	}
 	if s.readOnly {
 		return nil, errReadOnlyHandle
