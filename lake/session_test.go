@@ -293,3 +293,24 @@ func TestStatementsNotYetSupported(t *testing.T) {
 		t.Errorf("want a syntax error, got %v", err)
 	}
 }
+
+func TestSQLPruningThroughSubqueries(t *testing.T) {
+	lk := sqlLake(t)
+	s := lk.Session()
+	mustExec(t, s, "CREATE TABLE q (id BIGINT, v VARCHAR)")
+	for i := 0; i < 4; i++ {
+		mustExec(t, s, fmt.Sprintf("INSERT INTO q SELECT range + %d, 'x' FROM range(10)", i*10))
+	}
+	for _, sql := range []string{
+		"EXPLAIN SELECT * FROM (SELECT id AS k, v FROM q) s WHERE k = 15",
+		"EXPLAIN WITH c AS (SELECT * FROM q) SELECT v FROM c WHERE id >= 30",
+	} {
+		plan := strings.Join(query(t, s, sql), "\n")
+		if !strings.Contains(plan, "files scanned=1 skipped=3") {
+			t.Errorf("%s: the filter should prune through the subquery:\n%s", sql, plan)
+		}
+	}
+	if got := query(t, s, "SELECT k FROM (SELECT id + 1 AS k FROM q) s WHERE k = 16"); len(got) != 1 || got[0] != "16" {
+		t.Errorf("got %v", got)
+	}
+}

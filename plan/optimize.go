@@ -30,6 +30,33 @@ func pushdown(b *binder, n Node) Node {
 			return pushdown(b, &Filter{Input: f.Input, Pred: andConj(append(conjuncts(f.Pred), cs...))})
 		}
 		switch y := in.(type) {
+		case *Project:
+			// through a projection (a derived table, a CTE, a USING join):
+			// rewrite the predicate over the projection's input
+			subst := map[ColumnID]Expr{}
+			for i, c := range y.Cols {
+				subst[c.ID] = y.Exprs[i]
+			}
+			var below, above []Expr
+			for _, c := range cs {
+				if r, ok := substitute(c, subst); ok {
+					below = append(below, r)
+				} else {
+					above = append(above, c)
+				}
+			}
+			if len(below) > 0 {
+				y.Input = pushdown(b, &Filter{Input: y.Input, Pred: andConj(below)})
+			} else {
+				y.Input = pushdown(b, y.Input)
+			}
+			if len(above) > 0 {
+				return &Filter{Input: y, Pred: andConj(above)}
+			}
+			return y
+		case *Sort:
+			y.Input = pushdown(b, &Filter{Input: y.Input, Pred: x.Pred})
+			return y
 		case *Join:
 			return pushIntoJoin(b, y, cs)
 		case *Scan:
@@ -423,4 +450,43 @@ func metadataAnswers(n Node) Node {
 		m.Cols = append(m.Cols, a.Col)
 	}
 	return m
+}
+
+// substitute replaces column references by expressions; ok is false when
+// the result would evaluate something volatile more than once.
+func substitute(e Expr, subst map[ColumnID]Expr) (Expr, bool) {
+	switch x := e.(type) {
+	case *ColRef:
+		r, ok := subst[x.ID]
+		if !ok {
+			return x, true
+		}
+		if f, isFunc := r.(*Func); isFunc && f.Volatile {
+			return nil, false
+		}
+		return r, true
+	case *Func:
+		if x.Volatile {
+			return nil, false
+		}
+		args := make([]Expr, len(x.Args))
+		changed := false
+		for i, a := range x.Args {
+			r, ok := substitute(a, subst)
+			if !ok {
+				return nil, false
+			}
+			args[i] = r
+			changed = changed || r != a
+		}
+		if !changed {
+			return x, true
+		}
+		f := &Func{Name: x.Name, Args: args, Typ: x.Typ, build: x.build}
+		if built, err := x.build(placeholders(args)); err == nil {
+			f.render = built.String()
+		}
+		return f, true
+	}
+	return e, true
 }
