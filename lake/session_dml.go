@@ -278,6 +278,12 @@ func (s *Session) rewrite(ctx context.Context, tn *parser.TableName, alias parse
 		if len(task.DeleteFiles)+len(task.EqualityDeleteFiles)+len(task.DeletionVectorFiles) > 0 {
 			return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("%s %s: data file %s has delete files (merge-on-read); rewriting those is not supported yet", op, tbl.Name(), task.File.FilePath())}
 		}
+		if !update && rw.AllMatch(task.File) {
+			// statistics prove every row matches: drop the file unread
+			matched += task.File.Count()
+			removed = append(removed, task.File)
+			continue
+		}
 		o, err := run(task)
 		if err != nil {
 			return nil, translate(err)

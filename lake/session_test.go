@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
 
 	"github.com/skadedb/skade/lake"
 )
@@ -122,11 +124,36 @@ func TestSQLPruningScansOneOfTenFiles(t *testing.T) {
 	if tbl2.Snapshot().ID != tbl.Snapshot().ID {
 		t.Errorf("a delete that matched nothing moved the head")
 	}
-	// a DELETE of a whole file drops it without a rewrite
-	query(t, s, "DELETE FROM p WHERE id < 100")
+	// a DELETE of a whole file drops it without a rewrite, and without
+	// reading it: make the file unreadable to prove it
+	files, err := tbl2.PlanFiles(context.Background(), lake.Filter(iceberg.LessThan(iceberg.Reference("id"), int64(100))))
+	if err != nil || len(files) != 1 {
+		t.Fatalf("files %v, %v", files, err)
+	}
+	path := strings.TrimPrefix(files[0].Path, "file://")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := query(t, s, "DELETE FROM p WHERE id < 100"); got[0] != "100" {
+		t.Errorf("delete count %v", got)
+	}
 	tbl3, _ := tbl2.Refresh(context.Background())
 	if sum := tbl3.Snapshot().Summary; sum["deleted-data-files"] != "1" || sum["added-data-files"] != "" {
 		t.Errorf("a fully deleted file should be dropped, not rewritten: %v", sum)
+	}
+	_ = os.WriteFile(path, data, 0o644)
+	// the same DELETE with a predicate statistics cannot decide reads
+	query(t, s, "DELETE FROM p WHERE id + 0 < 200")
+	tbl4, _ := tbl3.Refresh(context.Background())
+	if sum := tbl4.Snapshot().Summary; sum["deleted-data-files"] != "1" || sum["added-data-files"] != "" {
+		t.Errorf("a fully deleted file should be dropped, not rewritten: %v", sum)
+	}
+	if got := query(t, s, "SELECT count(*) FROM p"); got[0] != "799" {
+		t.Errorf("rows left %v", got)
 	}
 }
 

@@ -259,6 +259,7 @@ type Rewrite struct {
 	b       *binder
 	root    Node
 	input   exec.Operator
+	strict  []strictPred
 }
 
 // Operator evaluates the rewrite over input, which yields the target's
@@ -318,6 +319,9 @@ func (p *Planner) RowRewrite(ctx context.Context, target *TableRef, alias parser
 		}
 		fake.Filters = conjuncts(pred)
 		rw.Pushed = icebergFilter(fake)
+		if len(marks) == 0 {
+			rw.strict, _ = strictForm(fake, pred)
+		}
 		if match, err = b.call(where.Position(), "is_true", pred); err != nil {
 			return nil, err
 		}
