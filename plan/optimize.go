@@ -16,7 +16,7 @@ import (
 func optimize(b *binder, n Node) Node {
 	n = pushdown(b, n)
 	pruneColumns(n)
-	n = metadataAnswers(n)
+	n = metadataAnswers(b, n)
 	return n
 }
 
@@ -408,25 +408,40 @@ func bitWidth(t arrow.DataType) int {
 	return 0
 }
 
-// metadataAnswers replaces count(*) over an unfiltered scan of a table
-// without delete files by the count in the snapshot summary.
-func metadataAnswers(n Node) Node {
+// metadataAnswers replaces count(*), count(col), min(col) and max(col)
+// over an unfiltered scan of a table without delete files by values read
+// from the snapshot summary and the manifests' column statistics: no data
+// file is read. min and max are answered for integer, date and timestamp
+// columns only (string bounds may be truncated, floats may hold NaN).
+func metadataAnswers(b *binder, n Node) Node {
 	agg, ok := n.(*Aggregate)
 	if !ok {
-		setChildren(n, metadataAnswers)
+		setChildren(n, func(c Node) Node { return metadataAnswers(b, c) })
 		return n
 	}
 	s, ok := agg.Input.(*Scan)
 	if !ok || len(agg.GroupBy) > 0 || len(s.Filters) > 0 || len(agg.Aggs) == 0 {
-		setChildren(n, metadataAnswers)
+		setChildren(n, func(c Node) Node { return metadataAnswers(b, c) })
 		return n
 	}
+	needStats := false
 	for _, a := range agg.Aggs {
-		if a.Name != "count" || len(a.Args) > 0 || a.Filter != nil {
+		if a.Filter != nil || a.Distinct && a.Name != "min" && a.Name != "max" {
+			return n
+		}
+		switch {
+		case a.Name == "count" && len(a.Args) == 0:
+		case (a.Name == "count" || a.Name == "min" || a.Name == "max") && len(a.Args) == 1:
+			if _, ok := a.Args[0].(*ColRef); !ok {
+				return n
+			}
+			needStats = true
+		default:
 			return n
 		}
 	}
 	var count int64
+	var st *fileStats
 	if s.Snap != nil {
 		p := s.Snap.Summary
 		if p == nil {
@@ -442,14 +457,133 @@ func metadataAnswers(n Node) Node {
 			return n
 		}
 		count = v
+		if needStats {
+			if st = readStats(b, s); st == nil {
+				return n
+			}
+		}
 	}
 	m := &MetadataAnswer{Table: s.Table.Name}
 	for _, a := range agg.Aggs {
-		l, _ := exec.NewLiteral(count)
-		m.Row = append(m.Row, &Const{Lit: l})
+		var lit *exec.Literal
+		switch {
+		case len(a.Args) == 0:
+			lit, _ = exec.NewLiteral(count)
+		default:
+			name, typ, ok := fieldOf(s, a.Args[0])
+			if !ok {
+				return n
+			}
+			v, ok := st.answer(s, name, typ, a.Name, count)
+			if !ok {
+				return n
+			}
+			lit = v
+		}
+		m.Row = append(m.Row, &Const{Lit: lit})
 		m.Cols = append(m.Cols, a.Col)
 	}
 	return m
+}
+
+// fileStats are the live data files of a snapshot.
+type fileStats struct {
+	files []iceberg.DataFile
+}
+
+func readStats(b *binder, s *Scan) *fileStats {
+	fs, err := s.Table.Table.FS(b.ctx)
+	if err != nil {
+		return nil
+	}
+	manifests, err := s.Snap.Manifests(fs)
+	if err != nil {
+		return nil
+	}
+	st := &fileStats{}
+	for _, mf := range manifests {
+		if mf.ManifestContent() != iceberg.ManifestContentData {
+			return nil
+		}
+		entries, err := mf.FetchEntries(fs, true /* discardDeleted */)
+		if err != nil {
+			return nil
+		}
+		for _, e := range entries {
+			st.files = append(st.files, e.DataFile())
+		}
+	}
+	return st
+}
+
+// answer computes count(col), min(col) or max(col) from the statistics.
+func (st *fileStats) answer(s *Scan, name string, typ arrow.DataType, fn string, total int64) (*exec.Literal, bool) {
+	schema := s.Table.Table.Metadata().CurrentSchema()
+	f, ok := schema.FindFieldByName(name)
+	if !ok {
+		return nil, false
+	}
+	if fn == "count" {
+		nulls := int64(0)
+		for _, df := range st.files {
+			n, ok := df.NullValueCounts()[f.ID]
+			if !ok {
+				return nil, false
+			}
+			nulls += n
+		}
+		l, _ := exec.NewLiteral(total - nulls)
+		return l, true
+	}
+	switch f.Type.(type) {
+	case iceberg.Int32Type, iceberg.Int64Type, iceberg.DateType, iceberg.TimestampType, iceberg.TimestampTzType:
+	default:
+		return nil, false
+	}
+	var best int64
+	found := false
+	for _, df := range st.files {
+		nulls, okN := df.NullValueCounts()[f.ID]
+		if okN && nulls == df.Count() {
+			continue // all NULL: contributes nothing
+		}
+		bounds := df.LowerBoundValues()
+		if fn == "max" {
+			bounds = df.UpperBoundValues()
+		}
+		raw, ok := bounds[f.ID]
+		if !ok {
+			return nil, false
+		}
+		lit, err := iceberg.LiteralFromBytes(f.Type, raw)
+		if err != nil {
+			return nil, false
+		}
+		v, ok := icebergInt(lit)
+		if !ok {
+			return nil, false
+		}
+		if !found || (fn == "min" && v < best) || (fn == "max" && v > best) {
+			best, found = v, true
+		}
+	}
+	if !found {
+		return exec.NewNullLiteral(typ), true
+	}
+	var sc scalar.Scalar
+	switch typ.ID() {
+	case arrow.INT32:
+		sc = scalar.NewInt32Scalar(int32(best))
+	case arrow.INT64:
+		sc = scalar.NewInt64Scalar(best)
+	case arrow.DATE32:
+		sc = scalar.NewDate32Scalar(arrow.Date32(best))
+	case arrow.TIMESTAMP:
+		sc = scalar.NewTimestampScalar(arrow.Timestamp(best), typ)
+	default:
+		return nil, false
+	}
+	return &exec.Literal{Value: sc}, true
 }
 
 // substitute replaces column references by expressions; ok is false when
