@@ -41,6 +41,11 @@ func (l *Lake) Session() *Session {
 
 func (s *Session) planner(now time.Time) *plan.Planner {
 	limit := s.lk.opts.memoryLimit
+	if v, ok := s.settings["memory_limit"]; ok {
+		if n, err := parseBytes(v); err == nil {
+			limit = n
+		}
+	}
 	return &plan.Planner{
 		Catalog: sessionCatalog{s},
 		Options: plan.Options{Budget: exec.NewBudget(limit)},

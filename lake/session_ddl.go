@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -249,8 +250,33 @@ func (s *Session) set(st *parser.SetVar) (*Result, error) {
 	if err != nil {
 		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("SET %s: %w", name, err)}
 	}
+	if name == "memory_limit" {
+		if _, err := parseBytes(v); err != nil {
+			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("SET memory_limit: %w", err)}
+		}
+	}
 	s.settings[name] = v
 	return emptyResult(), nil
+}
+
+// parseBytes reads a size such as '512MB', '2 GiB' or '1000000'.
+func parseBytes(v string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(v))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"TIB", 1 << 40}, {"KB", 1000}, {"MB", 1000 * 1000}, {"GB", 1000 * 1000 * 1000}, {"TB", 1000 * 1000 * 1000 * 1000}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(t, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%q is not a size; write a number of bytes or e.g. '512MB', '2GB'", v)
+	}
+	return int64(n * float64(mult)), nil
 }
 
 func (s *Session) show(st *parser.Show) (*Result, error) {
