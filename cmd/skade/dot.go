@@ -228,7 +228,8 @@ func dotHistory(sh *shell, args []string, line int, bail bool) error {
 	for i, h := range header {
 		cols[i] = column{name: h, typ: "text"}
 	}
-	for _, i := range []int{3, 4, 5, 6, 7} {
+	cols[3].typ = "bigint"
+	for _, i := range []int{4, 5, 6, 7} {
 		cols[i].typ, cols[i].numeric = "bigint", true
 	}
 	cols[1].typ = "timestamptz"

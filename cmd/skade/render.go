@@ -155,10 +155,11 @@ func (t *tableRenderer) done(total int64, elapsed time.Duration) {
 		line(texts, right, dim)
 	}
 	rule("└", "┴", "┘")
-	if more := total - int64(len(t.rows)); more > 0 {
-		fmt.Fprintf(&b, "… %s (.maxrows %d shows %d; .mode csv shows all)\n", plural(more, "more row", "more rows"), t.o.maxRows, t.o.maxRows)
-	}
 	foot := plural(total, "row", "rows")
+	if more := total - int64(len(t.rows)); more > 0 {
+		fmt.Fprintf(&b, "… %s\n", plural(more, "more row", "more rows"))
+		foot += fmt.Sprintf(" (%d shown; .maxrows 0 shows all)", len(t.rows))
+	}
 	if hidden > 0 {
 		foot += ", " + plural(int64(hidden), "column", "columns") + " not shown (the terminal is too narrow)"
 	}

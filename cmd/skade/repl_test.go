@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// TestMain lets the REPL tests run this test binary as the skade command
+// in a pseudo-terminal: the line editor needs a real terminal on stdin.
+func TestMain(m *testing.M) {
+	if os.Getenv("SKADE_TEST_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// terminal is a skade process on a pseudo-terminal.
+type terminal struct {
+	t    *testing.T
+	pty  *os.File
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	out  bytes.Buffer
+	mark int // expect searches the output after this offset
+	done chan struct{}
+}
+
+func startShell(t *testing.T, home string, args ...string) *terminal {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "SKADE_TEST_MAIN=1", "HOME="+home, "TERM=xterm")
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	tm := &terminal{t: t, pty: f, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		defer close(tm.done)
+		buf := make([]byte, 4096)
+		for {
+			n, err := f.Read(buf)
+			tm.mu.Lock()
+			tm.out.Write(buf[:n])
+			tm.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		f.Close()
+	})
+	return tm
+}
+
+// expect waits for s in the output since the last match.
+func (tm *terminal) expect(s string) {
+	tm.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		tm.mu.Lock()
+		rest := tm.out.String()[tm.mark:]
+		if i := strings.Index(rest, s); i >= 0 {
+			tm.mark += i + len(s)
+			tm.mu.Unlock()
+			return
+		}
+		tm.mu.Unlock()
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("waited 15s for %q; output since the last match:\n%s", s, rest)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (tm *terminal) send(s string) {
+	tm.t.Helper()
+	if _, err := tm.pty.Write([]byte(s)); err != nil {
+		tm.t.Fatal(err)
+	}
+}
+
+// exit sends Ctrl-D and waits for the shell to end successfully.
+func (tm *terminal) exit() {
+	tm.t.Helper()
+	tm.send("\x04")
+	errc := make(chan error, 1)
+	go func() { errc <- tm.cmd.Wait() }()
+	select {
+	case err := <-errc:
+		if err != nil {
+			tm.t.Fatalf("shell exited with %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		tm.t.Fatal("shell did not exit on Ctrl-D")
+	}
+	<-tm.done
+}
+
+func TestREPL(t *testing.T) {
+	home := t.TempDir()
+	lakeDir := filepath.Join(t.TempDir(), "lake")
+
+	sh := startShell(t, home, "--lake", lakeDir, "sql")
+	sh.expect("Enter .help")
+	sh.expect("skade> ")
+
+	// A statement over several lines, with the continuation prompt.
+	sh.send("CREATE TABLE events AS\r")
+	sh.expect("...> ")
+	sh.send("SELECT * FROM range(5) r(id);\r")
+	sh.expect("created events with 5 rows (snapshot ")
+	sh.expect("skade> ")
+
+	// Tab completes table and column names.
+	sh.send("SELECT count(*) FROM eve\tWHERE events.i\t>= 0;\r")
+	sh.expect("│      5 │")
+	sh.expect("1 row (")
+
+	// An error prints the statement with a caret, and the shell goes on.
+	sh.send("SELECT * FORM events;\r")
+	sh.expect(`Error: syntax error at line 1, column 10 near "FORM"`)
+	sh.expect("LINE 1: SELECT * FORM events\r\n" + strings.Repeat(" ", 17) + "^")
+	sh.send("SELECT idd FROM events;\r")
+	sh.expect(`Error: column "idd" not found`)
+	sh.expect("did you mean \"id\"?\r\nLINE 1: SELECT idd FROM events\r\n               ^")
+
+	// Ctrl-C cancels a long query, not the shell.
+	sh.send("SELECT count(*) FROM range(100000) a, range(100000) b;\r")
+	time.Sleep(500 * time.Millisecond)
+	sh.send("\x03")
+	sh.expect("Error: interrupted; the statement was cancelled")
+	sh.send("SELECT 'still here' AS answer;\r")
+	sh.expect("│ still here │")
+
+	// Ctrl-C at the prompt drops a half-typed statement.
+	sh.send("SELECT 'dropped'\r")
+	sh.expect("...> ")
+	sh.send("\x03")
+	sh.expect("skade> ")
+	sh.send("SELECT 'kept' AS w;\r")
+	sh.expect("│ kept │")
+
+	// Dot commands.
+	sh.send(".mode csv\r")
+	sh.send("SELECT 1 AS x;\r")
+	sh.expect("x\r\n1\r\n")
+	sh.send(".nosuch\r")
+	sh.expect(`Error: unknown command ".nosuch"; .help lists the commands`)
+	sh.exit()
+
+	hist, err := os.ReadFile(filepath.Join(home, ".skade_history"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(hist), "CREATE TABLE events AS SELECT * FROM range(5) r(id);\n") {
+		t.Fatalf("history file lacks the multi-line statement as one entry:\n%s", hist)
+	}
+
+	// A second run recalls the first run's history with the up arrow.
+	sh = startShell(t, home, "--lake", lakeDir, "sql")
+	sh.expect("skade> ")
+	sh.send("\x1b[A")
+	sh.expect(".nosuch")
+	sh.send("\x1b[A\x1b[A")
+	sh.expect(".mode csv")
+	sh.send("\x1b[B")
+	sh.expect("SELECT 1 AS x;")
+	sh.send("\r")
+	sh.expect("│ x ")
+	sh.expect("1 row (")
+	sh.exit()
+}
