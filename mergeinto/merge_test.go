@@ -2,6 +2,8 @@ package mergeinto_test
 
 import (
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -362,4 +364,37 @@ func sortedCopy(s []string) []string {
 		}
 	}
 	return out
+}
+
+func TestExplain(t *testing.T) {
+	f := basic(t)
+	spec := &mergeinto.Spec{
+		Source: values(t, sourceSchema, []any{2, "B", 21}),
+		Keys:   onID(),
+		On:     call(t, "is_not_null", col(sStatus, str)),
+		Clauses: []mergeinto.Clause{
+			{Kind: mergeinto.Matched, Cond: call(t, ">", col(sAmount, i64), lit(t, int64(0))), Action: mergeinto.Update(set(tStatus, col(sStatus, str)))},
+			{Kind: mergeinto.NotMatchedByTarget, Action: ins(t)},
+		},
+		Returning: []exec.Expr{mergeinto.MergeAction{}},
+	}
+	r := f.begin()
+	f.spec(r, spec)
+	got := mergeinto.Explain(spec, nil)
+	res, err := mergeinto.Execute(ctx, spec, r.txn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Release()
+	want := "MergeInto events (copy-on-write) @" + strconv.FormatInt(spec.Snapshot.SnapshotID, 10) + " on [#0 = #0] and (#4 IS NOT NULL)\n" +
+		"  WHEN MATCHED AND (#5 > 0) THEN UPDATE SET #1 = #4\n" +
+		"  WHEN NOT MATCHED THEN INSERT VALUES (#3, #4, #5)\n" +
+		"  RETURNING merge_action()\n" +
+		"  Values (1 rows, 1 batches)\n"
+	if got != want {
+		t.Fatalf("explain:\n%s\nwant:\n%s", got, want)
+	}
+	if a := mergeinto.Explain(spec, res); !strings.Contains(a, "(count=1 rows: +0 ~1 -0 copied=2 source=1; files: scanned=1 skipped=0 rewritten=1 removed=1 added=1;") {
+		t.Fatalf("analyze:\n%s", a)
+	}
 }
