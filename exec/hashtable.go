@@ -43,6 +43,7 @@ type HashTable struct {
 	inline bool
 	arena  []byte
 	offs   []int // len Len()+1 when width == 0
+	sink   uint64
 }
 
 // htSlot is a slot of a table of short keys: the key itself, zero
@@ -283,9 +284,6 @@ func (t *HashTable) grow() {
 	}
 }
 
-// htSink keeps touch's loads from being optimized away.
-var htSink uint64
-
 // touch reads the home slot of every hash before the probe loop does. The
 // loads are independent, so the CPU overlaps their cache misses, which a
 // probe loop with branches on each loaded slot cannot; on large tables
@@ -304,7 +302,7 @@ func (t *HashTable) touch(hashes []uint64) {
 			x += t.slots[h>>t.shift]
 		}
 	}
-	htSink += x
+	t.sink += x // keeps the loads from being optimized away
 }
 
 // htTouchMin is the slot count from which touch pays: about 4 MiB of slots.
