@@ -159,3 +159,48 @@ func TestHashOperatorsExplain(t *testing.T) {
 		t.Errorf("Explain: %q", got)
 	}
 }
+
+// TestHashOperatorsCloseMidStream stops every operator after its first
+// batch: Close must release everything (the checked allocator and the
+// budget end at zero) and be idempotent.
+func TestHashOperatorsCloseMidStream(t *testing.T) {
+	mem := hjMem(t)
+	budget := NewBudget(0)
+	opts := HashOptions{Mem: mem, Budget: budget, BatchSize: 1}
+	var rows [][]any
+	for i := 0; i < 50; i++ {
+		rows = append(rows, []any{i % 7, "v"})
+	}
+	mk := func() *hjTestSource { return hjSrc(t, mem, hjLeftSchema, rows[:20], rows[20:]) }
+	k := []Expr{hjCol(hjLeftSchema, 0)}
+	hj, _ := NewHashJoin(JoinFull, mk(), mk(), k, k, nil, opts)
+	mark, _ := NewHashJoin(JoinMark, mk(), mk(), k, k, nil, opts)
+	nl, _ := NewNestedLoopJoin(JoinLeft, mk(), mk(), nil, opts)
+	ha, _ := NewHashAggregate(mk(), k, []*Aggregate{
+		aggMust(t, "string_agg", []Expr{hjCol(hjLeftSchema, 1), aggLit(",")}, false, nil, nil),
+		aggMust(t, "count", []Expr{hjCol(hjLeftSchema, 1)}, true, nil, nil),
+	}, opts)
+	di, _ := NewDistinct(mk(), opts)
+	so, _ := NewSetOp(SetIntersectAll, mk(), mk(), opts)
+	ua, _ := NewUnionAll(mk(), mk())
+	for _, op := range []Operator{hj, mark, nl, ha, di, so, ua} {
+		ctx := context.Background()
+		if err := op.Open(ctx); err != nil {
+			t.Fatal(err)
+		}
+		b, err := op.Next(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", op, err)
+		}
+		b.Release()
+		if err := op.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := op.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if budget.Used() != 0 {
+			t.Errorf("%s: budget holds %d after Close", op, budget.Used())
+		}
+	}
+}
