@@ -95,6 +95,12 @@ func prepare(spec *Spec) (*prepared, error) {
 	nt := p.target.NumFields()
 	colName := func(i int) string { return p.target.Field(i).Name }
 
+	if v := spec.Target.Metadata().Version(); v >= 3 {
+		// iceberg-go's ReplaceDataFilesWithDataFiles demands first_row_id
+		// on added files of a v3 table, which its writer does not set;
+		// refusing here beats failing after every file is written.
+		return nil, refusef(StateNotSupported, name, "format-version %d tables are not supported by MERGE yet (row lineage); use a format-version 2 table", v)
+	}
 	if spec.Mode != CopyOnWrite {
 		return nil, refusef(StateNotSupported, name, "%s writes are not implemented yet; use copy-on-write (the table property write.merge.mode = 'copy-on-write')", spec.Mode)
 	}
