@@ -266,7 +266,7 @@ func htEncodeFixed(c arrow.Array, w int, dst []byte, stride, off int, out *RowKe
 			continue
 		}
 		dst[p] = 1
-		copy(dst[p+1:p+1+w], src[r*w:(r+1)*w])
+		htCopyValue(dst[p+1:], src, r, w)
 	}
 	htCanonicalizeFloats(c, dst, stride, off, nil)
 }
@@ -306,7 +306,7 @@ func htEncodeFixedAt(c arrow.Array, w int, dst []byte, pos []int, out *RowKeys) 
 			}
 			continue
 		}
-		copy(dst[p+1:p+1+w], src[r*w:(r+1)*w])
+		htCopyValue(dst[p+1:], src, r, w)
 	}
 	if !isBool {
 		htCanonicalizeFloats(c, dst, 0, 0, pos)
@@ -350,6 +350,25 @@ func htCanonicalizeFloats(c arrow.Array, dst []byte, stride, off int, pos []int)
 				binary.LittleEndian.PutUint32(dst[p:], 0x7fc00001)
 			}
 		}
+	}
+}
+
+// htCopyValue copies value r of width w from src to the start of dst. The
+// common widths compile to single moves instead of a memmove call.
+func htCopyValue(dst, src []byte, r, w int) {
+	switch w {
+	case 8:
+		*(*[8]byte)(dst) = *(*[8]byte)(src[r*8:])
+	case 4:
+		*(*[4]byte)(dst) = *(*[4]byte)(src[r*4:])
+	case 16:
+		*(*[16]byte)(dst) = *(*[16]byte)(src[r*16:])
+	case 2:
+		*(*[2]byte)(dst) = *(*[2]byte)(src[r*2:])
+	case 1:
+		dst[0] = src[r]
+	default:
+		copy(dst[:w], src[r*w:(r+1)*w])
 	}
 }
 
