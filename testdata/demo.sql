@@ -1,0 +1,44 @@
+-- skade demo: `go run ./cmd/skade sql -f testdata/demo.sql`
+-- Loads a small CSV into a table, applies a batch of changes the way the
+-- MERGE guide does, and reads the table as it was before the change.
+DROP TABLE IF EXISTS events;
+DROP TABLE IF EXISTS incoming;
+
+-- 1. A table from a CSV file: 8 orders.
+CREATE TABLE events AS SELECT * FROM read_csv('testdata/events.csv');
+-- The shell sets ${snapshot} after every write; keep this one.
+.let before_merge ${snapshot}
+
+-- 2. A batch of changes: two known orders move on, one is new.
+CREATE TABLE incoming AS
+SELECT * FROM (VALUES
+    (2, 'refunded', TIMESTAMP '2026-01-11 09:00:00'),
+    (5, 'paid',     TIMESTAMP '2026-01-11 09:30:00'),
+    (9, 'new',      TIMESTAMP '2026-01-11 10:00:00')
+) AS v(id, status, seen_at);
+
+-- 3. Apply it, as the MERGE guide's example does.
+-- TODO(merge): when MERGE lands, replace the UPDATE and INSERT below with
+--   MERGE INTO events USING incoming ON events.id = incoming.id
+--   WHEN MATCHED THEN UPDATE SET status = incoming.status, seen_at = incoming.seen_at
+--   WHEN NOT MATCHED THEN INSERT (id, status, seen_at)
+--                       VALUES (incoming.id, incoming.status, incoming.seen_at);
+-- (UPDATE cannot read incoming through a join or a correlated subquery
+-- yet, so it spells out the two matched rows.)
+UPDATE events
+SET status  = CASE id WHEN 2 THEN 'refunded' WHEN 5 THEN 'paid' END,
+    seen_at = CASE id WHEN 2 THEN TIMESTAMP '2026-01-11 09:00:00'
+                      WHEN 5 THEN TIMESTAMP '2026-01-11 09:30:00' END
+WHERE id IN (SELECT id FROM incoming);
+INSERT INTO events (id, status, seen_at)
+SELECT id, status, seen_at FROM incoming
+WHERE id NOT IN (SELECT id FROM events);
+
+-- 4. The table now, and its history.
+SELECT count(*) AS orders, count(amount) AS priced FROM events;
+SELECT * FROM events ORDER BY id;
+.history events
+
+-- 5. Time travel: the table before the change.
+SELECT id, status, seen_at FROM events FOR VERSION AS OF ${before_merge}
+WHERE id IN (2, 5, 9) ORDER BY id;
