@@ -133,7 +133,7 @@ func (s *Session) run(ctx context.Context, stmt parser.Stmt) (*Result, error) {
 	case *parser.AlterTable:
 		return s.alterTable(ctx, st)
 	case *parser.Merge:
-		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("MERGE is not supported yet (it arrives with package mergeinto)")}
+		return s.merge(ctx, st, now)
 	case *parser.Begin, *parser.Commit, *parser.Rollback:
 		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("transactions (BEGIN, COMMIT, ROLLBACK) are not supported yet; each statement commits on its own")}
 	}

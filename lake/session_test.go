@@ -311,7 +311,7 @@ func TestSQLCancellation(t *testing.T) {
 func TestStatementsNotYetSupported(t *testing.T) {
 	lk := sqlLake(t)
 	s := lk.Session()
-	for _, q := range []string{"BEGIN", "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE"} {
+	for _, q := range []string{"BEGIN", "COMMIT"} {
 		if _, err := s.SQL(context.Background(), q); !errors.Is(err, lake.ErrNotImplemented) {
 			t.Errorf("%s: want ErrNotImplemented, got %v", q, err)
 		}

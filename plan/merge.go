@@ -1,0 +1,263 @@
+package plan
+
+import (
+	"context"
+	"strings"
+
+
+	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/mergeinto"
+	"github.com/skadedb/skade/parser"
+)
+
+// Merge binds MERGE INTO into a mergeinto.Spec: the USING relation is
+// planned into an operator, ON is split into target-column = source-
+// expression keys and a residual, and every WHEN clause is compiled
+// against the joined row (the target's columns, then the source's). The
+// Spec's Target is the table as this planner's Catalog sees it; the
+// caller replaces it by its transaction's staged table before Execute.
+func (p *Planner) Merge(ctx context.Context, m *parser.Merge, target *TableRef) (*mergeinto.Spec, error) {
+	b := p.binder(ctx)
+	if len(m.Returning) > 0 {
+		return nil, errorf(m.Pos, "MERGE … RETURNING is not supported yet")
+	}
+	if m.With != nil {
+		saved := len(b.ctes)
+		defer func() { b.ctes = b.ctes[:saved] }()
+		for _, c := range m.With.CTEs {
+			b.ctes = append(b.ctes, &cteDef{name: identName(c.Name), cols: c.Columns, query: c.Query})
+		}
+	}
+	tschema, err := mergeinto.TargetSchema(target.Table)
+	if err != nil {
+		return nil, err
+	}
+	cols, err := TargetColumns(target)
+	if err != nil {
+		return nil, err
+	}
+	qual := target.Ident[len(target.Ident)-1]
+	if !m.TargetAlias.Empty() {
+		qual = identName(m.TargetAlias)
+	}
+	tcols := make([]Column, tschema.NumFields())
+	for i, f := range tschema.Fields() {
+		tcols[i] = b.newCol(f.Name, qual, canonical(f.Type), true)
+	}
+	src, ssc, err := b.bindTableExpr(m.Source, nil)
+	if err != nil {
+		return nil, err
+	}
+	src = optimize(b, src)
+	scols := src.Columns()
+	joined := newScope(tcols, nil)
+	if err := joined.merge(ssc, m.Source.Position()); err != nil {
+		return nil, err
+	}
+	jl := layoutOf(append(append([]Column(nil), tcols...), scols...))
+	sl := layoutOf(scols)
+	tset, sset := idSet(tcols), idSet(scols)
+	bindBool := func(e parser.Expr, clause string) (exec.Expr, error) {
+		x, err := b.bindExpr(e, &exprCtx{sc: joined, clause: clause})
+		if err != nil {
+			return nil, err
+		}
+		if err := checkBool(x, e.Position(), clause); err != nil {
+			return nil, err
+		}
+		return compile(x, jl)
+	}
+
+	spec := &mergeinto.Spec{Table: target.Name, Target: target.Table, Snapshot: target.Table.CurrentSnapshot(),
+		Budget: p.Options.Budget, Options: mergeinto.Options{Mem: p.Options.Mem, Now: b.now}}
+
+	// ON: target.col = <source expression> conjuncts become keys
+	on, err := b.bindExpr(m.On, &exprCtx{sc: joined, clause: "ON"})
+	if err != nil {
+		return nil, err
+	}
+	if err := checkBool(on, m.On.Position(), "ON"); err != nil {
+		return nil, err
+	}
+	var residual []Expr
+	for _, c := range conjuncts(on) {
+		if f, ok := c.(*Func); ok && f.Name == "=" {
+			l, r := f.Args[0], f.Args[1]
+			if lc, ok := l.(*ColRef); !ok || !tset[lc.ID] || !refsOnly(r, sset) {
+				l, r = r, l
+			}
+			if lc, ok := l.(*ColRef); ok && tset[lc.ID] && refsOnly(r, sset) && !isConst(r) {
+				ks, err := compile(r, sl)
+				if err != nil {
+					return nil, err
+				}
+				spec.Keys = append(spec.Keys, mergeinto.Key{Target: jl.pos[lc.ID], Source: ks})
+				continue
+			}
+		}
+		residual = append(residual, c)
+	}
+	if len(residual) > 0 {
+		if spec.On, err = compile(andConj(residual), jl); err != nil {
+			return nil, err
+		}
+	}
+
+	targetIndex := func(n parser.Name, pos parser.Pos) (int, error) {
+		name := n.Last()
+		if len(n) > 1 && !strings.EqualFold(identName(n[len(n)-2]), qual) {
+			return 0, errorf(pos, "column reference %s does not name the MERGE target %q", n, qual)
+		}
+		names := make([]string, len(cols))
+		for i, c := range cols {
+			names[i] = c.Name
+			if sameName(name, c.Name) {
+				return i, nil
+			}
+		}
+		return 0, errorf(pos, "column %q of relation %q does not exist%s", name.Name, target.Name, didYouMean(name.Name, names))
+	}
+	sourceByName := func(name string) (*ColRef, bool) {
+		for _, c := range ssc.cols {
+			if !c.hidden && strings.EqualFold(c.Name, name) {
+				return &ColRef{ID: c.ID, Typ: c.Type, Name: c.Name}, true
+			}
+		}
+		return nil, false
+	}
+	assignValue := func(x Expr, i int, pos parser.Pos) (exec.Expr, error) {
+		v, err := b.assign(x, cols[i], target.Name, pos)
+		if err != nil {
+			return nil, err
+		}
+		return compile(v, jl)
+	}
+
+	for _, cl := range m.Clauses {
+		var c mergeinto.Clause
+		switch cl.Kind {
+		case parser.Matched:
+			c.Kind = mergeinto.Matched
+		case parser.NotMatchedByTarget:
+			c.Kind = mergeinto.NotMatchedByTarget
+		case parser.NotMatchedBySource:
+			c.Kind = mergeinto.NotMatchedBySource
+		}
+		if cl.Cond != nil {
+			if c.Cond, err = bindBool(cl.Cond, "WHEN"); err != nil {
+				return nil, err
+			}
+		}
+		switch a := cl.Action.(type) {
+		case *parser.MergeDelete:
+			c.Action = mergeinto.Delete()
+		case *parser.MergeDoNothing:
+			c.Action = mergeinto.DoNothing()
+		case *parser.MergeUpdate:
+			var set []mergeinto.Assignment
+			seen := map[int]bool{}
+			if a.Star {
+				for i, tc := range cols {
+					if r, ok := sourceByName(tc.Name); ok {
+						v, err := assignValue(r, i, a.Pos)
+						if err != nil {
+							return nil, err
+						}
+						set = append(set, mergeinto.Assignment{Column: i, Expr: v})
+					}
+				}
+			}
+			for _, s := range a.Set {
+				i, err := targetIndex(s.Column, s.Pos)
+				if err != nil {
+					return nil, err
+				}
+				if seen[i] {
+					return nil, errorf(s.Pos, "multiple assignments to same column %q", cols[i].Name)
+				}
+				seen[i] = true
+				var x Expr
+				if _, isDef := s.Value.(*parser.Default); isDef {
+					x = constLit(exec.NewNullLiteral(cols[i].Type))
+				} else if x, err = b.bindExpr(s.Value, &exprCtx{sc: joined, clause: "UPDATE SET"}); err != nil {
+					return nil, err
+				}
+				v, err := assignValue(x, i, s.Pos)
+				if err != nil {
+					return nil, err
+				}
+				set = append(set, mergeinto.Assignment{Column: i, Expr: v})
+			}
+			c.Action = mergeinto.Update(set...)
+		case *parser.MergeInsert:
+			row := make([]Expr, len(cols))
+			for i, tc := range cols {
+				row[i] = constLit(exec.NewNullLiteral(tc.Type))
+			}
+			switch {
+			case a.Star:
+				for i, tc := range cols {
+					if r, ok := sourceByName(tc.Name); ok {
+						row[i] = r
+					}
+				}
+			case a.DefaultValues:
+			default:
+				dest := make([]int, 0, len(cols))
+				if len(a.Columns) == 0 {
+					for i := range cols {
+						dest = append(dest, i)
+					}
+				} else {
+					seen := map[int]bool{}
+					for _, id := range a.Columns {
+						i, err := targetIndex(parser.Name{id}, id.Pos)
+						if err != nil {
+							return nil, err
+						}
+						if seen[i] {
+							return nil, errorf(id.Pos, "column %q specified more than once", id.Name)
+						}
+						seen[i] = true
+						dest = append(dest, i)
+					}
+				}
+				if len(a.Values) > len(dest) {
+					return nil, errorf(a.Pos, "INSERT has more expressions than target columns")
+				}
+				if len(a.Values) < len(dest) {
+					return nil, errorf(a.Pos, "INSERT has more target columns than expressions")
+				}
+				for k, e := range a.Values {
+					if _, isDef := e.(*parser.Default); isDef {
+						continue
+					}
+					x, err := b.bindExpr(e, &exprCtx{sc: joined, clause: "INSERT VALUES"})
+					if err != nil {
+						return nil, err
+					}
+					row[dest[k]] = x
+				}
+			}
+			values := make([]exec.Expr, len(cols))
+			for i := range cols {
+				if values[i], err = assignValue(row[i], i, a.Pos); err != nil {
+					return nil, err
+				}
+			}
+			c.Action = mergeinto.Insert(values...)
+		}
+		spec.Clauses = append(spec.Clauses, c)
+	}
+	op, err := b.build(src)
+	if err != nil {
+		return nil, err
+	}
+	spec.Source = op
+	if err := mergeinto.Validate(spec); err != nil {
+		op.Close()
+		return nil, err
+	}
+	return spec, nil
+}
+
