@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 
-
 	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/mergeinto"
 	"github.com/skadedb/skade/parser"
@@ -260,4 +259,3 @@ func (p *Planner) Merge(ctx context.Context, m *parser.Merge, target *TableRef) 
 	}
 	return spec, nil
 }
-
