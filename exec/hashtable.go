@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
-
-	"github.com/zeebo/xxh3"
 )
 
 // HashTable maps row keys (see RowKeys) to dense group ids 0..Len()-1, in
@@ -25,7 +23,7 @@ import (
 //
 // A HashTable is not safe for concurrent use.
 //
-// INVARIANT: the hash passed with a key is xxh3.Hash(key), as RowKeys
+// INVARIANT: the hash passed with a key is HashKey(key), as RowKeys
 // computes it; tables of short keys recompute it when they grow.
 // INVARIANT: an arena-mode slot is 0 when empty, else tag<<32 | (id+1);
 // a short-key slot has id 0 when empty, else id+1.
@@ -265,12 +263,9 @@ func (t *HashTable) grow() {
 	if t.inline {
 		old := t.islots
 		t.alloc(2 * len(old))
-		var buf [16]byte
 		for _, s := range old {
 			if s.id != 0 {
-				binary.LittleEndian.PutUint64(buf[:], s.k0)
-				binary.LittleEndian.PutUint32(buf[8:], s.k1)
-				t.islots[t.emptySlot(xxh3.Hash(buf[:t.width]))] = s
+				t.islots[t.emptySlot(htMix(s.k0, uint64(s.k1), t.width))] = s
 			}
 		}
 		return

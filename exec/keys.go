@@ -201,7 +201,7 @@ func (e *KeyEncoder) Encode(cols []arrow.Array, out *RowKeys) error {
 		}
 	}
 	for r := 0; r < n; r++ {
-		out.Hashes[r] = xxh3.Hash(out.Key(r))
+		out.Hashes[r] = HashKey(out.Key(r))
 	}
 	return nil
 }
@@ -351,6 +351,33 @@ func htCanonicalizeFloats(c arrow.Array, dst []byte, stride, off int, pos []int)
 			}
 		}
 	}
+}
+
+// HashKey is the 64-bit hash of a row key that RowKeys computes and
+// HashTable expects. Keys of up to 16 bytes (the fixed-width keys of one or
+// two columns) get a short multiply-xorshift mix that the CPU finishes in a
+// few cycles, so probes issue their loads early; longer keys get xxh3.
+func HashKey(key []byte) uint64 {
+	if len(key) > 16 {
+		return xxh3.Hash(key)
+	}
+	if len(key) >= 8 {
+		return htMix(binary.LittleEndian.Uint64(key), htTail(key[8:]), len(key))
+	}
+	return htMix(htTail(key), 0, len(key))
+}
+
+// htMix hashes a key of n <= 16 bytes loaded as two zero-padded words:
+// two odd multiplies to combine the words, then the murmur3 finalizer,
+// whose top bits (the slot index) depend on every input bit.
+func htMix(k0, k1 uint64, n int) uint64 {
+	h := k0*0x9E3779B97F4A7C15 ^ (k1+uint64(n))*0xC2B2AE3D27D4EB4F
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h
 }
 
 // htCopyValue copies value r of width w from src to the start of dst. The
