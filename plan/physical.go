@@ -318,7 +318,7 @@ func (b *binder) valuesOp(rows [][]Expr, cols []Column) (exec.Operator, error) {
 				var err error
 				if !lit.Value.IsValid() {
 					parts[i] = array.MakeArrayOfNull(mem, c.Type, 1)
-				} else if parts[i], err = scalar.MakeArrayFromScalar(lit.Value, 1, mem); err != nil {
+				} else if parts[i], err = constArray(lit.Value, mem); err != nil {
 					return nil, err
 				}
 			}
@@ -528,4 +528,18 @@ func estimateRows(n Node) int64 {
 		return estimateRows(n.Children()[0])
 	}
 	return -1
+}
+
+// constArray makes a one-element array of a scalar, extension types
+// (UUID) included.
+func constArray(v scalar.Scalar, mem memory.Allocator) (arrow.Array, error) {
+	if ext, ok := v.(*scalar.Extension); ok {
+		storage, err := scalar.MakeArrayFromScalar(ext.Value, 1, mem)
+		if err != nil {
+			return nil, err
+		}
+		defer storage.Release()
+		return array.NewExtensionArrayWithStorage(ext.Type.(arrow.ExtensionType), storage), nil
+	}
+	return scalar.MakeArrayFromScalar(v, 1, mem)
 }
