@@ -63,6 +63,7 @@ type fileRewrite struct {
 
 func (f *fileRewrite) releaseBuffer() {
 	releaseBatches(f.buf)
+	f.m.spec.Budget.Release(f.bufBytes)
 	f.buf, f.bufBytes = nil, 0
 }
 
@@ -76,8 +77,10 @@ func (f *fileRewrite) emit(ctx context.Context, in arrow.RecordBatch, o batchOut
 			f.copied += in.NumRows()
 			return f.push(ctx, in)
 		}
+		// The buffer is reserved in the budget; when the budget is short
+		// the rows are let go and re-read instead of failing.
 		size := batchBytes(in)
-		if f.replay > 0 || f.bufBytes+size > f.m.opts.BufferLimit {
+		if f.replay > 0 || f.bufBytes+size > f.m.opts.BufferLimit || f.m.spec.Budget.Reserve(size, "merge buffer") != nil {
 			for _, b := range f.buf {
 				f.replay += b.NumRows()
 			}
@@ -100,6 +103,7 @@ func (f *fileRewrite) emit(ctx context.Context, in arrow.RecordBatch, o batchOut
 			}
 		}
 		buf := f.buf
+		f.m.spec.Budget.Release(f.bufBytes)
 		f.buf, f.bufBytes = nil, 0
 		for i, b := range buf {
 			f.copied += b.NumRows()

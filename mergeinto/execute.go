@@ -200,6 +200,13 @@ func (m *merger) scanTarget(ctx context.Context) error {
 	planScan := m.spec.Target.Scan(opts...)
 	tasks, err := planScan.PlanFiles(ctx)
 	planScan.Close()
+	if err != nil && filter != nil && ctx.Err() == nil {
+		// The filter is only an optimization (a source value the target
+		// column's type cannot hold may fail to bind): plan without it.
+		planScan = m.spec.Target.Scan(opts[:1]...)
+		tasks, err = planScan.PlanFiles(ctx)
+		planScan.Close()
+	}
 	mt.PruneTime = time.Since(start)
 	if err != nil {
 		return fmt.Errorf("merge into %s: planning the target files: %w", m.p.name, err)

@@ -1,6 +1,7 @@
 package mergeinto_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"strings"
@@ -230,5 +231,51 @@ func TestBudget(t *testing.T) {
 		Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Action: mergeinto.Delete()}}})
 	if b.Used() != 0 || b.Peak() == 0 {
 		t.Fatalf("budget used %d peak %d", b.Used(), b.Peak())
+	}
+}
+
+// A source that fails, a cancelled statement: errors, nothing staged,
+// nothing left behind (merge checks the files).
+func TestSourceErrorAndCancellation(t *testing.T) {
+	f := basic(t)
+	_, err := f.merge(&mergeinto.Spec{Source: values(t, sourceSchema, []any{1, "x", 0}),
+		Keys:    []mergeinto.Key{{Target: tID, Source: call(t, "/", lit(t, int64(1)), col(2, i64))}},
+		Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Action: mergeinto.Delete()}}})
+	wantErr(t, err, "merge into events: source: ")
+	wantErr(t, err, "division by zero")
+
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	r := f.begin()
+	_, err = mergeinto.Execute(cctx, f.spec(r, kvLikeUpsert(t)), r.txn)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v", err)
+	}
+	if c := r.tracker.Created(); len(c) != 0 {
+		t.Fatalf("cancelled merge left %v", c)
+	}
+	wantRows(t, f.rows(), "1|a|10", "2|b|20", "3|c|30")
+}
+
+func kvLikeUpsert(t *testing.T) *mergeinto.Spec {
+	return &mergeinto.Spec{Source: values(t, sourceSchema, []any{1, "x", 0}, []any{9, "y", 0}), Keys: onID(),
+		Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Action: upd(t)}, {Kind: mergeinto.NotMatchedByTarget, Action: ins(t)}}}
+}
+
+// A widened decimal key whose source values overflow the target column's
+// precision cannot prune; the merge still runs.
+func TestWidenedDecimalKey(t *testing.T) {
+	narrow := &arrow.Decimal128Type{Precision: 5, Scale: 2}
+	wide := &arrow.Decimal128Type{Precision: 12, Scale: 2}
+	f := newFixture(t, "d", schemaOf(field("k", narrow), field("v", i64)))
+	f.appendRows([]any{mustDec(t, "1.25", narrow), 1}, []any{mustDec(t, "2.50", narrow), 2})
+	src := schemaOf(field("k", wide), field("v", i64))
+	res := f.mustMerge(&mergeinto.Spec{Source: values(t, src, []any{mustDec(t, "2.50", wide), 20}, []any{mustDec(t, "123456789.00", wide), 30}),
+		Keys:    []mergeinto.Key{{Target: 0, Source: col(0, wide)}},
+		Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Action: mergeinto.Update(set(1, col(3, i64)))}},
+		Options: mergeinto.Options{ExactKeyLimit: -1}})
+	wantRows(t, f.rows(), "1.25|1", "2.5|20")
+	if res.Count != 1 {
+		t.Fatalf("count %d", res.Count)
 	}
 }
