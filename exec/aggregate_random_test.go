@@ -82,13 +82,13 @@ func TestHashAggregateRandomized(t *testing.T) {
 			}
 			v := hjCol(s, 1)
 			aggs := []*Aggregate{
-				aggMust(t, "count", nil, false, nil, nil),
-				aggMust(t, "count", []Expr{v}, false, nil, nil),
-				aggMust(t, "count", []Expr{v}, true, nil, nil),
-				aggMust(t, "sum", []Expr{v}, false, nil, nil),
-				aggMust(t, "min", []Expr{v}, false, nil, nil),
-				aggMust(t, "max", []Expr{v}, false, nil, nil),
-				aggMust(t, "count", []Expr{v}, false, hjCol(s, 2), nil),
+				haMust(t, "count", nil, false, nil, nil),
+				haMust(t, "count", []Expr{v}, false, nil, nil),
+				haMust(t, "count", []Expr{v}, true, nil, nil),
+				haMust(t, "sum", []Expr{v}, false, nil, nil),
+				haMust(t, "min", []Expr{v}, false, nil, nil),
+				haMust(t, "max", []Expr{v}, false, nil, nil),
+				haMust(t, "count", []Expr{v}, false, hjCol(s, 2), nil),
 			}
 			h, err := NewHashAggregate(hjSrc(t, mem, s, parts...), []Expr{hjCol(s, 0)}, aggs, HashOptions{Mem: mem, BatchSize: 1 + rng.IntN(5)})
 			if err != nil {

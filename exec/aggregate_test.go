@@ -11,9 +11,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 )
 
-var aggSchema = hjSchema("g:str", "i:i32", "b:i64", "f:f64", "d:dec", "s:str", "flag:bool", "ts:ts")
+var haSchema = hjSchema("g:str", "i:i32", "b:i64", "f:f64", "d:dec", "s:str", "flag:bool", "ts:ts")
 
-var aggRows = [][]any{
+var haRows = [][]any{
 	{"a", 1, 10, 1.5, "1.10", "x", true, 100},
 	{"a", 2, nil, 2.5, "2.20", "y", false, 200},
 	{"b", nil, 30, nil, nil, nil, nil, nil},
@@ -21,7 +21,7 @@ var aggRows = [][]any{
 	{"a", 2, 20, nil, "3.30", "w", true, 300},
 }
 
-func aggMust(t *testing.T, name string, args []Expr, distinct bool, filter Expr, orderBy []SortKey) *Aggregate {
+func haMust(t *testing.T, name string, args []Expr, distinct bool, filter Expr, orderBy []SortKey) *Aggregate {
 	t.Helper()
 	a, err := NewAggregate(name, args, distinct, filter, orderBy)
 	if err != nil {
@@ -30,38 +30,38 @@ func aggMust(t *testing.T, name string, args []Expr, distinct bool, filter Expr,
 	return a
 }
 
-func aggCol(name string) *Column {
-	i := aggSchema.FieldIndices(name)[0]
-	return hjCol(aggSchema, i)
+func haCol(name string) *Column {
+	i := haSchema.FieldIndices(name)[0]
+	return hjCol(haSchema, i)
 }
 
-func aggLit(s string) Expr { return &Literal{Value: scalar.NewStringScalar(s)} }
+func haLit(s string) Expr { return &Literal{Value: scalar.NewStringScalar(s)} }
 
 func TestHashAggregate(t *testing.T) {
-	flag := aggCol("flag")
+	flag := haCol("flag")
 	aggs := func(t *testing.T) []*Aggregate {
 		return []*Aggregate{
-			aggMust(t, "count", nil, false, nil, nil),
-			aggMust(t, "count", []Expr{aggCol("i")}, false, nil, nil),
-			aggMust(t, "count", []Expr{aggCol("i")}, true, nil, nil),
-			aggMust(t, "sum", []Expr{aggCol("i")}, false, nil, nil),
-			aggMust(t, "sum", []Expr{aggCol("b")}, false, nil, nil),
-			aggMust(t, "sum", []Expr{aggCol("f")}, false, nil, nil),
-			aggMust(t, "sum", []Expr{aggCol("d")}, false, nil, nil),
-			aggMust(t, "avg", []Expr{aggCol("i")}, false, nil, nil),
-			aggMust(t, "avg", []Expr{aggCol("d")}, false, nil, nil),
-			aggMust(t, "min", []Expr{aggCol("s")}, false, nil, nil),
-			aggMust(t, "max", []Expr{aggCol("s")}, false, nil, nil),
-			aggMust(t, "min", []Expr{aggCol("ts")}, false, nil, nil),
-			aggMust(t, "max", []Expr{aggCol("d")}, false, nil, nil),
-			aggMust(t, "bool_and", []Expr{flag}, false, nil, nil),
-			aggMust(t, "bool_or", []Expr{flag}, false, nil, nil),
-			aggMust(t, "string_agg", []Expr{aggCol("s"), aggLit(",")}, false, nil, []SortKey{{Expr: aggCol("s"), Descending: true}}),
-			aggMust(t, "array_agg", []Expr{aggCol("i")}, false, nil, []SortKey{{Expr: aggCol("i")}}),
-			aggMust(t, "any_value", []Expr{aggCol("s")}, false, nil, nil),
-			aggMust(t, "sum", []Expr{aggCol("i")}, false, flag, nil),
-			aggMust(t, "count", []Expr{aggCol("i")}, true, flag, nil),
-			aggMust(t, "max", []Expr{flag}, false, nil, nil),
+			haMust(t, "count", nil, false, nil, nil),
+			haMust(t, "count", []Expr{haCol("i")}, false, nil, nil),
+			haMust(t, "count", []Expr{haCol("i")}, true, nil, nil),
+			haMust(t, "sum", []Expr{haCol("i")}, false, nil, nil),
+			haMust(t, "sum", []Expr{haCol("b")}, false, nil, nil),
+			haMust(t, "sum", []Expr{haCol("f")}, false, nil, nil),
+			haMust(t, "sum", []Expr{haCol("d")}, false, nil, nil),
+			haMust(t, "avg", []Expr{haCol("i")}, false, nil, nil),
+			haMust(t, "avg", []Expr{haCol("d")}, false, nil, nil),
+			haMust(t, "min", []Expr{haCol("s")}, false, nil, nil),
+			haMust(t, "max", []Expr{haCol("s")}, false, nil, nil),
+			haMust(t, "min", []Expr{haCol("ts")}, false, nil, nil),
+			haMust(t, "max", []Expr{haCol("d")}, false, nil, nil),
+			haMust(t, "bool_and", []Expr{flag}, false, nil, nil),
+			haMust(t, "bool_or", []Expr{flag}, false, nil, nil),
+			haMust(t, "string_agg", []Expr{haCol("s"), haLit(",")}, false, nil, []SortKey{{Expr: haCol("s"), Descending: true}}),
+			haMust(t, "array_agg", []Expr{haCol("i")}, false, nil, []SortKey{{Expr: haCol("i")}}),
+			haMust(t, "any_value", []Expr{haCol("s")}, false, nil, nil),
+			haMust(t, "sum", []Expr{haCol("i")}, false, flag, nil),
+			haMust(t, "count", []Expr{haCol("i")}, true, flag, nil),
+			haMust(t, "max", []Expr{flag}, false, nil, nil),
 		}
 	}
 	// Columns: g, count(*), count(i), count(DISTINCT i), sum(i), sum(b),
@@ -76,9 +76,9 @@ func TestHashAggregate(t *testing.T) {
 	for _, batchSize := range []int{0, 1} {
 		t.Run(fmt.Sprintf("batch size %d", batchSize), func(t *testing.T) {
 			mem := hjMem(t)
-			src := hjSrc(t, mem, aggSchema, aggRows[:2], aggRows[2:])
+			src := hjSrc(t, mem, haSchema, haRows[:2], haRows[2:])
 			budget := NewBudget(0)
-			h, err := NewHashAggregate(src, []Expr{aggCol("g")}, aggs(t), HashOptions{Mem: mem, Budget: budget, BatchSize: batchSize})
+			h, err := NewHashAggregate(src, []Expr{haCol("g")}, aggs(t), HashOptions{Mem: mem, Budget: budget, BatchSize: batchSize})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,20 +102,20 @@ func TestHashAggregate(t *testing.T) {
 func TestHashAggregateEmptyInput(t *testing.T) {
 	mk := func(t *testing.T) []*Aggregate {
 		return []*Aggregate{
-			aggMust(t, "count", nil, false, nil, nil),
-			aggMust(t, "count", []Expr{aggCol("i")}, true, nil, nil),
-			aggMust(t, "sum", []Expr{aggCol("i")}, false, nil, nil),
-			aggMust(t, "avg", []Expr{aggCol("d")}, false, nil, nil),
-			aggMust(t, "min", []Expr{aggCol("s")}, false, nil, nil),
-			aggMust(t, "string_agg", []Expr{aggCol("s"), aggLit(",")}, false, nil, nil),
-			aggMust(t, "array_agg", []Expr{aggCol("i")}, false, nil, nil),
-			aggMust(t, "bool_and", []Expr{aggCol("flag")}, false, nil, nil),
-			aggMust(t, "any_value", []Expr{aggCol("ts")}, false, nil, nil),
+			haMust(t, "count", nil, false, nil, nil),
+			haMust(t, "count", []Expr{haCol("i")}, true, nil, nil),
+			haMust(t, "sum", []Expr{haCol("i")}, false, nil, nil),
+			haMust(t, "avg", []Expr{haCol("d")}, false, nil, nil),
+			haMust(t, "min", []Expr{haCol("s")}, false, nil, nil),
+			haMust(t, "string_agg", []Expr{haCol("s"), haLit(",")}, false, nil, nil),
+			haMust(t, "array_agg", []Expr{haCol("i")}, false, nil, nil),
+			haMust(t, "bool_and", []Expr{haCol("flag")}, false, nil, nil),
+			haMust(t, "any_value", []Expr{haCol("ts")}, false, nil, nil),
 		}
 	}
 	t.Run("no group by", func(t *testing.T) {
 		mem := hjMem(t)
-		h, err := NewHashAggregate(hjSrc(t, mem, aggSchema), nil, mk(t), HashOptions{Mem: mem})
+		h, err := NewHashAggregate(hjSrc(t, mem, haSchema), nil, mk(t), HashOptions{Mem: mem})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +132,7 @@ func TestHashAggregateEmptyInput(t *testing.T) {
 	})
 	t.Run("group by", func(t *testing.T) {
 		mem := hjMem(t)
-		h, err := NewHashAggregate(hjSrc(t, mem, aggSchema), []Expr{aggCol("g")}, mk(t), HashOptions{Mem: mem})
+		h, err := NewHashAggregate(hjSrc(t, mem, haSchema), []Expr{haCol("g")}, mk(t), HashOptions{Mem: mem})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,10 +145,10 @@ func TestHashAggregateEmptyInput(t *testing.T) {
 		mem := hjMem(t)
 		never := &hjPred{name: "false", f: func(arrow.RecordBatch, int) (bool, bool) { return false, true }}
 		aggs := []*Aggregate{
-			aggMust(t, "count", nil, false, never, nil),
-			aggMust(t, "sum", []Expr{aggCol("b")}, false, never, nil),
+			haMust(t, "count", nil, false, never, nil),
+			haMust(t, "sum", []Expr{haCol("b")}, false, never, nil),
 		}
-		h, err := NewHashAggregate(hjSrc(t, mem, aggSchema, aggRows), nil, aggs, HashOptions{Mem: mem})
+		h, err := NewHashAggregate(hjSrc(t, mem, haSchema, haRows), nil, aggs, HashOptions{Mem: mem})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +176,7 @@ func TestHashAggregateGroupByManyTypes(t *testing.T) {
 		keys = append(keys, hjCol(s, i))
 	}
 	h, err := NewHashAggregate(hjSrc(t, mem, s, rows[:333], rows[333:]), keys,
-		[]*Aggregate{aggMust(t, "count", nil, false, nil, nil)}, HashOptions{Mem: mem, BatchSize: 2})
+		[]*Aggregate{haMust(t, "count", nil, false, nil, nil)}, HashOptions{Mem: mem, BatchSize: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestStringAggOrderBy(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.key.String(), func(t *testing.T) {
-			a := aggMust(t, "string_agg", []Expr{hjCol(s, 1), hjCol(s, 3)}, false, nil, []SortKey{tc.key})
+			a := haMust(t, "string_agg", []Expr{hjCol(s, 1), hjCol(s, 3)}, false, nil, []SortKey{tc.key})
 			h, err := NewHashAggregate(hjSrc(t, mem, s, rows[:3], rows[3:]), []Expr{hjCol(s, 0)}, []*Aggregate{a}, HashOptions{Mem: mem})
 			if err != nil {
 				t.Fatal(err)
@@ -242,9 +242,9 @@ func TestAggregateDistinctSum(t *testing.T) {
 	s := hjSchema("v:i64", "f:f64")
 	rows := [][]any{{1, 1.0}, {1, 1.0}, {2, -0.0}, {nil, 0.0}, {2, nil}}
 	aggs := []*Aggregate{
-		aggMust(t, "sum", []Expr{hjCol(s, 0)}, true, nil, nil),
-		aggMust(t, "count", []Expr{hjCol(s, 1)}, true, nil, nil),
-		aggMust(t, "array_agg", []Expr{hjCol(s, 0)}, true, nil, []SortKey{{Expr: hjCol(s, 0)}}),
+		haMust(t, "sum", []Expr{hjCol(s, 0)}, true, nil, nil),
+		haMust(t, "count", []Expr{hjCol(s, 1)}, true, nil, nil),
+		haMust(t, "array_agg", []Expr{hjCol(s, 0)}, true, nil, []SortKey{{Expr: hjCol(s, 0)}}),
 	}
 	h, err := NewHashAggregate(hjSrc(t, mem, s, rows[:2], rows[2:]), nil, aggs, HashOptions{Mem: mem})
 	if err != nil {
@@ -264,7 +264,7 @@ func TestAggregateOverflow(t *testing.T) {
 	mem := hjMem(t)
 	s := hjSchema("d:dec38")
 	big := "99999999999999999999999999999999999999"
-	a := aggMust(t, "sum", []Expr{hjCol(s, 0)}, false, nil, nil)
+	a := haMust(t, "sum", []Expr{hjCol(s, 0)}, false, nil, nil)
 	h, err := NewHashAggregate(hjSrc(t, mem, s, [][]any{{big}}, [][]any{{big}}), nil, []*Aggregate{a}, HashOptions{Mem: mem})
 	if err != nil {
 		t.Fatal(err)
@@ -284,13 +284,13 @@ func TestNewAggregateErrors(t *testing.T) {
 		filter   Expr
 		want     string
 	}{
-		{"sum", []Expr{aggCol("s")}, false, nil, "function sum(text) does not exist; no aggregate matches the argument types, you might need an explicit cast"},
-		{"avg", []Expr{aggCol("flag")}, false, nil, "function avg(boolean) does not exist"},
-		{"bool_and", []Expr{aggCol("i")}, false, nil, "function bool_and(integer) does not exist"},
-		{"string_agg", []Expr{aggCol("s")}, false, nil, "function string_agg(text) does not exist"},
-		{"median", []Expr{aggCol("b")}, false, nil, "function median(bigint) does not exist; known aggregates are any_value, array_agg, avg"},
+		{"sum", []Expr{haCol("s")}, false, nil, "function sum(text) does not exist; no aggregate matches the argument types, you might need an explicit cast"},
+		{"avg", []Expr{haCol("flag")}, false, nil, "function avg(boolean) does not exist"},
+		{"bool_and", []Expr{haCol("i")}, false, nil, "function bool_and(integer) does not exist"},
+		{"string_agg", []Expr{haCol("s")}, false, nil, "function string_agg(text) does not exist"},
+		{"median", []Expr{haCol("b")}, false, nil, "function median(bigint) does not exist; known aggregates are any_value, array_agg, avg"},
 		{"count", nil, true, nil, "count(DISTINCT *) is not allowed"},
-		{"count", nil, false, aggCol("i"), "argument of FILTER must be type boolean, not type integer"},
+		{"count", nil, false, haCol("i"), "argument of FILTER must be type boolean, not type integer"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.want, func(t *testing.T) {
@@ -300,14 +300,14 @@ func TestNewAggregateErrors(t *testing.T) {
 			}
 		})
 	}
-	a := aggMust(t, "SUM", []Expr{aggCol("i")}, false, nil, nil)
+	a := haMust(t, "SUM", []Expr{haCol("i")}, false, nil, nil)
 	if a.DataType().ID() != arrow.INT64 || a.String() != "sum(i)" {
 		t.Errorf("sum(integer): %s %s", a.DataType(), a)
 	}
-	if a := aggMust(t, "sum", []Expr{aggCol("b")}, false, nil, nil); a.DataType().String() != "decimal(38, 0)" {
+	if a := haMust(t, "sum", []Expr{haCol("b")}, false, nil, nil); a.DataType().String() != "decimal(38, 0)" {
 		t.Errorf("sum(bigint) is %s", a.DataType())
 	}
-	if a := aggMust(t, "avg", []Expr{aggCol("d")}, false, nil, nil); a.DataType().String() != "decimal(38, 6)" {
+	if a := haMust(t, "avg", []Expr{haCol("d")}, false, nil, nil); a.DataType().String() != "decimal(38, 6)" {
 		t.Errorf("avg(decimal(18,2)) is %s", a.DataType())
 	}
 }
@@ -321,7 +321,7 @@ func TestHashAggregateBudget(t *testing.T) {
 	}
 	budget := NewBudget(100 << 10)
 	h, err := NewHashAggregate(hjSrc(t, mem, s, rows), []Expr{hjCol(s, 0)},
-		[]*Aggregate{aggMust(t, "count", nil, false, nil, nil)}, HashOptions{Mem: mem, Budget: budget})
+		[]*Aggregate{haMust(t, "count", nil, false, nil, nil)}, HashOptions{Mem: mem, Budget: budget})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func TestMinMaxTypes(t *testing.T) {
 		{"i16", []any{3, nil, -2, 7}, "-2", "7"},
 		{"i64", []any{3, nil, -2, 7}, "-2", "7"},
 		{"f32", []any{1.5, nil, -0.5, 2.0}, "-0.5", "2"},
-		{"f64", []any{1.5, nil, 0.0 / zero(), 2.0}, "1.5", "NaN"},
+		{"f64", []any{1.5, nil, 0.0 / htZero(), 2.0}, "1.5", "NaN"},
 		{"dec", []any{"1.10", nil, "-3.25", "2.00"}, "-3.25", "2"},
 		{"str", []any{"b", nil, "ab", "c"}, "ab", "c"},
 		{"bin", []any{"b", nil, "ab", "c"}, "YWI=", "Yw=="}, // base64 of ab, c
@@ -43,10 +43,10 @@ func TestMinMaxTypes(t *testing.T) {
 			}
 			v := hjCol(s, 0)
 			aggs := []*Aggregate{
-				aggMust(t, "min", []Expr{v}, false, nil, nil),
-				aggMust(t, "max", []Expr{v}, false, nil, nil),
-				aggMust(t, "any_value", []Expr{v}, false, nil, nil),
-				aggMust(t, "array_agg", []Expr{v}, false, nil, nil),
+				haMust(t, "min", []Expr{v}, false, nil, nil),
+				haMust(t, "max", []Expr{v}, false, nil, nil),
+				haMust(t, "any_value", []Expr{v}, false, nil, nil),
+				haMust(t, "array_agg", []Expr{v}, false, nil, nil),
 			}
 			h, err := NewHashAggregate(hjSrc(t, mem, s, rows[:2], rows[2:]), nil, aggs, HashOptions{Mem: mem})
 			if err != nil {
@@ -73,7 +73,7 @@ func TestMinMaxTypes(t *testing.T) {
 	}
 }
 
-func zero() float64 { return 0 }
+func htZero() float64 { return 0 }
 
 func TestMinMaxUUID(t *testing.T) {
 	mem := hjMem(t)
@@ -90,8 +90,8 @@ func TestMinMaxUUID(t *testing.T) {
 	src := &hjTestSource{schema: s, batches: []arrow.RecordBatch{batch}}
 	u := hjCol(s, 0)
 	h, err := NewHashAggregate(src, []Expr{u}, []*Aggregate{
-		aggMust(t, "min", []Expr{u}, false, nil, nil),
-		aggMust(t, "count", []Expr{u}, true, nil, nil),
+		haMust(t, "min", []Expr{u}, false, nil, nil),
+		haMust(t, "count", []Expr{u}, true, nil, nil),
 	}, HashOptions{Mem: mem})
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +114,7 @@ func TestHashOperatorsCancel(t *testing.T) {
 	mk := func() *hjTestSource { return hjSrc(t, mem, hjLeftSchema, hjLeftRows) }
 	hj, _ := NewHashJoin(JoinInner, mk(), mk(), []Expr{hjCol(hjLeftSchema, 0)}, []Expr{hjCol(hjLeftSchema, 0)}, nil, HashOptions{Mem: mem})
 	nl, _ := NewNestedLoopJoin(JoinInner, mk(), mk(), nil, HashOptions{Mem: mem})
-	ha, _ := NewHashAggregate(mk(), nil, []*Aggregate{aggMust(t, "count", nil, false, nil, nil)}, HashOptions{Mem: mem})
+	ha, _ := NewHashAggregate(mk(), nil, []*Aggregate{haMust(t, "count", nil, false, nil, nil)}, HashOptions{Mem: mem})
 	di, _ := NewDistinct(mk(), HashOptions{Mem: mem})
 	so, _ := NewSetOp(SetExcept, mk(), mk(), HashOptions{Mem: mem})
 	ua, _ := NewUnionAll(mk(), mk())
@@ -134,8 +134,8 @@ func TestHashOperatorsExplain(t *testing.T) {
 	nl, _ := NewNestedLoopJoin(JoinInner, l, r, nil, HashOptions{})
 	nl2, _ := NewNestedLoopJoin(JoinFull, l, r, pred, HashOptions{})
 	ha, _ := NewHashAggregate(l, []Expr{hjCol(hjLeftSchema, 1)}, []*Aggregate{
-		aggMust(t, "count", nil, false, nil, nil),
-		aggMust(t, "string_agg", []Expr{hjCol(hjLeftSchema, 1), aggLit(",")}, true, pred,
+		haMust(t, "count", nil, false, nil, nil),
+		haMust(t, "string_agg", []Expr{hjCol(hjLeftSchema, 1), haLit(",")}, true, pred,
 			[]SortKey{{Expr: hjCol(hjLeftSchema, 1), Descending: true, NullsFirst: true}}),
 	}, HashOptions{})
 	di, _ := NewDistinct(l, HashOptions{})
@@ -177,8 +177,8 @@ func TestHashOperatorsCloseMidStream(t *testing.T) {
 	mark, _ := NewHashJoin(JoinMark, mk(), mk(), k, k, nil, opts)
 	nl, _ := NewNestedLoopJoin(JoinLeft, mk(), mk(), nil, opts)
 	ha, _ := NewHashAggregate(mk(), k, []*Aggregate{
-		aggMust(t, "string_agg", []Expr{hjCol(hjLeftSchema, 1), aggLit(",")}, false, nil, nil),
-		aggMust(t, "count", []Expr{hjCol(hjLeftSchema, 1)}, true, nil, nil),
+		haMust(t, "string_agg", []Expr{hjCol(hjLeftSchema, 1), haLit(",")}, false, nil, nil),
+		haMust(t, "count", []Expr{hjCol(hjLeftSchema, 1)}, true, nil, nil),
 	}, opts)
 	di, _ := NewDistinct(mk(), opts)
 	so, _ := NewSetOp(SetIntersectAll, mk(), mk(), opts)

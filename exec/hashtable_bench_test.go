@@ -30,7 +30,7 @@ import (
 //
 //	go test -run '^$' -bench 'HashTable' -benchtime 2x ./exec
 
-func benchInt64Keys(n int) []int64 {
+func htBenchInt64Keys(n int) []int64 {
 	keys := make([]int64, n)
 	for i := range keys {
 		keys[i] = int64(uint64(i) * 0x9E3779B97F4A7C15) // distinct, scattered
@@ -38,7 +38,7 @@ func benchInt64Keys(n int) []int64 {
 	return keys
 }
 
-func benchStringKeys(n int) []string {
+func htBenchStringKeys(n int) []string {
 	keys := make([]string, n)
 	for i := range keys {
 		keys[i] = "customer-" + strconv.FormatUint(uint64(i)*0x9E3779B97F4A7C15>>20, 36)
@@ -46,7 +46,7 @@ func benchStringKeys(n int) []string {
 	return keys
 }
 
-func benchCPU() time.Duration {
+func htBenchCPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
@@ -54,27 +54,27 @@ func benchCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// benchPerKey runs f as the benchmark loop and reports ns/key and
+// htBenchPerKey runs f as the benchmark loop and reports ns/key and
 // cpu-ns/key.
-func benchPerKey(b *testing.B, n int, f func()) {
-	cpu0 := benchCPU()
+func htBenchPerKey(b *testing.B, n int, f func()) {
+	cpu0 := htBenchCPU()
 	for b.Loop() {
 		f()
 	}
-	cpu := benchCPU() - cpu0
+	cpu := htBenchCPU() - cpu0
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/key")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/key")
 }
 
-func benchColumns(n int, str bool) []arrow.Array {
+func htBenchColumns(n int, str bool) []arrow.Array {
 	mem := memory.NewGoAllocator()
 	var cols []arrow.Array
 	var ik []int64
 	var sk []string
 	if str {
-		sk = benchStringKeys(n)
+		sk = htBenchStringKeys(n)
 	} else {
-		ik = benchInt64Keys(n)
+		ik = htBenchInt64Keys(n)
 	}
 	for off := 0; off < n; off += 8192 {
 		end := min(off+8192, n)
@@ -93,14 +93,14 @@ func benchColumns(n int, str bool) []arrow.Array {
 	return cols
 }
 
-func benchSkadeBatched(b *testing.B, cols []arrow.Array, n int) {
+func htBenchSkadeBatched(b *testing.B, cols []arrow.Array, n int) {
 	enc, err := NewKeyEncoder([]arrow.DataType{cols[0].DataType()})
 	if err != nil {
 		b.Fatal(err)
 	}
 	ids := make([]int32, 8192)
 	var rk RowKeys
-	benchPerKey(b, n, func() {
+	htBenchPerKey(b, n, func() {
 		ht := NewHashTable(enc.Width(), 0)
 		for _, c := range cols {
 			if err := enc.Encode([]arrow.Array{c}, &rk); err != nil {
@@ -125,13 +125,13 @@ func benchSkadeBatched(b *testing.B, cols []arrow.Array, n int) {
 
 func BenchmarkHashTableInt64(b *testing.B) {
 	for _, n := range []int{1_000_000, 10_000_000} {
-		cols := benchColumns(n, false)
-		keys := benchInt64Keys(n)
+		cols := htBenchColumns(n, false)
+		keys := htBenchInt64Keys(n)
 		name := fmt.Sprintf("n=%dM", n/1_000_000)
-		b.Run(name+"/batched/skade", func(b *testing.B) { benchSkadeBatched(b, cols, n) })
+		b.Run(name+"/batched/skade", func(b *testing.B) { htBenchSkadeBatched(b, cols, n) })
 		b.Run(name+"/batched/gomap", func(b *testing.B) {
 			ids := make([]int32, 8192)
-			benchPerKey(b, n, func() {
+			htBenchPerKey(b, n, func() {
 				m := map[int64]int32{}
 				for _, c := range cols {
 					for r, k := range c.(*array.Int64).Int64Values() {
@@ -157,7 +157,7 @@ func BenchmarkHashTableInt64(b *testing.B) {
 		b.Run(name+"/scalar/skade", func(b *testing.B) {
 			var buf [9]byte
 			buf[0] = 1 // the tag byte a RowKeys key carries
-			benchPerKey(b, n, func() {
+			htBenchPerKey(b, n, func() {
 				ht := NewHashTable(9, 0)
 				for _, k := range keys {
 					binary.LittleEndian.PutUint64(buf[1:], uint64(k))
@@ -172,7 +172,7 @@ func BenchmarkHashTableInt64(b *testing.B) {
 			})
 		})
 		b.Run(name+"/scalar/gomap", func(b *testing.B) {
-			benchPerKey(b, n, func() {
+			htBenchPerKey(b, n, func() {
 				m := map[int64]int32{}
 				for _, k := range keys {
 					if _, ok := m[k]; !ok {
@@ -192,12 +192,12 @@ func BenchmarkHashTableInt64(b *testing.B) {
 
 func BenchmarkHashTableString(b *testing.B) {
 	const n = 1_000_000
-	cols := benchColumns(n, true)
+	cols := htBenchColumns(n, true)
 	defer htReleaseArrays(cols)
-	b.Run("n=1M/batched/skade", func(b *testing.B) { benchSkadeBatched(b, cols, n) })
+	b.Run("n=1M/batched/skade", func(b *testing.B) { htBenchSkadeBatched(b, cols, n) })
 	b.Run("n=1M/batched/gomap", func(b *testing.B) {
 		ids := make([]int32, 8192)
-		benchPerKey(b, n, func() {
+		htBenchPerKey(b, n, func() {
 			m := map[string]int32{}
 			for _, c := range cols {
 				s := c.(*array.String)
