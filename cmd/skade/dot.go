@@ -254,7 +254,7 @@ func dotRead(sh *shell, args []string, line int, bail bool) error {
 		return fmt.Errorf("takes one file name")
 	}
 	if sh.readDepth >= 16 {
-		return fmt.Errorf("%s: .read nested more than 16 deep; does the file read itself?", args[0])
+		return fmt.Errorf("nested more than 16 deep; does %s read itself?", args[0])
 	}
 	f, err := os.Open(args[0])
 	if err != nil {

@@ -93,6 +93,8 @@ func (p *progressBar) draw() {
 		if pr.filesTotal > 0 {
 			files = fmt.Sprintf("%d/%d files", pr.filesDone, pr.filesTotal)
 			frac = float64(pr.filesDone) / float64(pr.filesTotal)
+		} else if pr.files > 0 {
+			files = plural(pr.files, "file", "files") + " · "
 		}
 	}
 	var b strings.Builder
@@ -102,7 +104,7 @@ func (p *progressBar) draw() {
 		k := min(n, int(frac*n))
 		b.WriteString("[" + strings.Repeat("█", k) + strings.Repeat("░", n-k) + "] " + files + " · ")
 	} else {
-		b.WriteString(spinner[int(elapsed/(100*time.Millisecond))%len(spinner)] + " ")
+		b.WriteString(spinner[int(elapsed/(100*time.Millisecond))%len(spinner)] + " " + files)
 	}
 	fmt.Fprintf(&b, "%s rows · %s · Ctrl-C cancels", humanCount(rows), formatElapsed(elapsed.Truncate(100*time.Millisecond)))
 	s := b.String()
@@ -161,10 +163,14 @@ func humanCount(n int64) string {
 
 // engineProgress is what the engine tells about a running statement.
 type engineProgress struct {
-	filesDone, filesTotal, rows int64
+	filesDone, filesTotal, files, rows int64
 }
 
-// progressOf asks the result for its progress. The lake does not expose
-// its operators' scan metrics yet, so this knows nothing beyond the rows
-// the shell itself has read.
-func progressOf(*lake.Result) engineProgress { return engineProgress{} }
+// progressOf asks the result for its scans' progress. The engine counts
+// the files a scan planned and the rows it produced, not the files it has
+// finished, so the bar cannot show a fraction yet: filesDone and
+// filesTotal stay 0 and the bar spins.
+func progressOf(res *lake.Result) engineProgress {
+	p := res.Progress()
+	return engineProgress{files: p.FilesPlanned, rows: p.RowsScanned}
+}

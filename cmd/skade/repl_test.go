@@ -137,8 +137,10 @@ func TestREPL(t *testing.T) {
 	sh.expect("did you mean \"id\"?\r\nLINE 1: SELECT idd FROM events\r\n               ^")
 
 	// Ctrl-C cancels a long query, not the shell.
+	// It runs long enough for the progress bar to show first.
 	sh.send("SELECT count(*) FROM range(100000) a, range(100000) b;\r")
-	time.Sleep(500 * time.Millisecond)
+	sh.expect("rows · ")
+	sh.expect(" · Ctrl-C cancels")
 	sh.send("\x03")
 	sh.expect("Error: interrupted; the statement was cancelled")
 	sh.send("SELECT 'still here' AS answer;\r")
