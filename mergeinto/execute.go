@@ -218,7 +218,17 @@ func (m *merger) scanTarget(ctx context.Context) error {
 
 	start = time.Now()
 	defer func() { mt.ScanTime = time.Since(start) }()
-	m.readScan = m.spec.Target.Scan(table.WithSnapshotID(snap.SnapshotID), table.WithArrowBatchSize(m.opts.BatchSize))
+	ropts := []table.ScanOption{table.WithSnapshotID(snap.SnapshotID), table.WithArrowBatchSize(m.opts.BatchSize)}
+	if !m.canChange && m.spec.On == nil {
+		// Target rows are only probed (an insert-only merge): read the key
+		// columns alone; conform fills the others with NULL.
+		var names []string
+		for _, c := range m.p.keyCols {
+			names = append(names, m.p.target.Field(c).Name)
+		}
+		ropts = append(ropts, table.WithSelectedFields(names...))
+	}
+	m.readScan = m.spec.Target.Scan(ropts...)
 	for _, task := range tasks {
 		if err := ctx.Err(); err != nil {
 			return err
