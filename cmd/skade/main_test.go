@@ -114,3 +114,18 @@ func TestParseAge(t *testing.T) {
 		}
 	}
 }
+
+// Every subcommand has --help with an example of itself.
+func TestHelpExamples(t *testing.T) {
+	for name := range commands {
+		code, _, stderr := skade(t, name, "--help")
+		if code != 0 || !strings.Contains(stderr, "\nexample:\n  skade ") || !strings.Contains(stderr, name) {
+			t.Errorf("skade %s --help: exit %d, output without an example:\n%s", name, code, stderr)
+		}
+	}
+	for _, want := range []string{"sql", "compact", "tables", "history", "import", "expire", "orphans", "version"} {
+		if commands[want] == nil {
+			t.Errorf("no %s subcommand", want)
+		}
+	}
+}

@@ -46,9 +46,41 @@ func (f *feeder) line(text string, n int) error {
 	f.buf.WriteString(text)
 	f.buf.WriteByte('\n')
 	if parser.Incomplete(f.buf.String()) {
-		return nil
+		return f.runTerminated()
 	}
 	return f.run()
+}
+
+// runTerminated runs the statements that have ended when the input's last
+// one has not ("SELECT 1; SELECT" runs the first), keeping the rest.
+func (f *feeder) runTerminated() error {
+	script := f.buf.String()
+	var done []parser.Segment
+	end := -1
+	for _, seg := range parser.Split(script) {
+		if !seg.Terminated {
+			break
+		}
+		done = append(done, seg)
+		// INVARIANT: Split trims only whitespace after a statement's text,
+		// so its semicolon is the next non-space byte.
+		stop := seg.Pos.Offset + len(seg.Text)
+		end = stop + strings.IndexByte(script[stop:], ';')
+	}
+	if len(done) == 0 || end < 0 {
+		return nil
+	}
+	rest := script[end+1:]
+	startLine := f.bufLine
+	f.buf.Reset()
+	f.buf.WriteString(rest)
+	f.bufLine = startLine + strings.Count(script[:end+1], "\n")
+	for _, seg := range done {
+		if err := f.result(f.sh.statement(seg.Text, startLine+seg.Pos.Line-1)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // flush runs what is left at the end of input, even without a semicolon.

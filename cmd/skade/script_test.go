@@ -91,3 +91,27 @@ func TestDotOutputReadLet(t *testing.T) {
 		t.Fatalf("stderr %q lacks %q", stderr, want)
 	}
 }
+
+// A statement that ends on a line where the next one begins runs at once,
+// and errors name the script's line.
+func TestScriptLineNumbers(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "s.sql")
+	body := "SELECT 1 AS a; SELECT\n  2 AS b; SELECT 3 AS c;\n\n/* x; */ SELECT\n  4 AS d,\n  nosuch FROM (SELECT 1 AS x) s; SELECT 5 AS e;\n"
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := skade(t, "--lake", filepath.Join(dir, "lake"), "sql", "--format", "csv", "--bail=false", "-f", file)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	if want := "a\n1\nb\n2\nc\n3\ne\n5\n"; stdout != want {
+		t.Fatalf("stdout %q, want %q", stdout, want)
+	}
+	if want := file + ":6: Error: column \"nosuch\" not found"; !strings.HasPrefix(stderr, want) {
+		t.Fatalf("stderr %q, want it to start with %q", stderr, want)
+	}
+	if want := "LINE 3:   nosuch FROM (SELECT 1 AS x) s\n          ^\n"; !strings.HasSuffix(stderr, want) {
+		t.Fatalf("stderr %q, want it to end with %q", stderr, want)
+	}
+}

@@ -92,7 +92,12 @@ func (sh *shell) statement(text string, line int) error {
 		sh.reportError(text, line, err)
 		return errReported
 	}
-	ctx, done := statementContext(sh.ctx)
+	// At the prompt Ctrl-C cancels the statement; in a script it stops
+	// the whole command (main's default).
+	ctx, done := sh.ctx, func() {}
+	if sh.interactive {
+		ctx, done = statementContext(sh.ctx)
+	}
 	defer done()
 	bar := sh.startProgress()
 	start := time.Now()
@@ -126,7 +131,7 @@ func (sh *shell) statement(text string, line int) error {
 
 // cause turns a cancellation by Ctrl-C into a plain "interrupted".
 func (sh *shell) cause(ctx context.Context, err error) error {
-	if errors.Is(context.Cause(ctx), errInterrupted) {
+	if errors.Is(context.Cause(ctx), errInterrupted) || sh.ctx.Err() != nil {
 		return errInterrupted
 	}
 	return err
@@ -235,17 +240,26 @@ func (sh *shell) dml(ctx context.Context, res *lake.Result, kind, target string,
 }
 
 // dmlTarget names the kind of write a statement is and the table it
-// writes, or "" for a statement that writes no rows.
+// writes, or "" for a statement that returns rows or nothing. A write with
+// RETURNING returns rows, and is printed as a query.
 func dmlTarget(stmt parser.Stmt) (kind, table string) {
 	switch st := stmt.(type) {
 	case *parser.Insert:
-		return "inserted", st.Table.String()
+		if len(st.Returning) == 0 {
+			return "inserted", st.Table.String()
+		}
 	case *parser.Update:
-		return "updated", st.Table.Name.String()
+		if len(st.Returning) == 0 {
+			return "updated", st.Table.Name.String()
+		}
 	case *parser.Delete:
-		return "deleted", st.Table.Name.String()
+		if len(st.Returning) == 0 {
+			return "deleted", st.Table.Name.String()
+		}
 	case *parser.Merge:
-		return "merged", st.Target.String()
+		if len(st.Returning) == 0 {
+			return "merged", st.Target.String()
+		}
 	case *parser.CreateTable:
 		if st.AsQuery != nil {
 			return "created " + st.Name.String() + " with", st.Name.String()
@@ -256,13 +270,19 @@ func dmlTarget(stmt parser.Stmt) (kind, table string) {
 
 // statementTag is what a statement without rows prints, as psql does.
 func statementTag(stmt parser.Stmt) string {
-	s := stmt.String()
-	words := strings.Fields(s)
-	n := min(2, len(words))
-	if n > 0 && !strings.EqualFold(words[0], "CREATE") && !strings.EqualFold(words[0], "DROP") && !strings.EqualFold(words[0], "ALTER") {
-		n = 1
+	switch stmt.(type) {
+	case *parser.CreateTable:
+		return "CREATE TABLE"
+	case *parser.DropTable:
+		return "DROP TABLE"
+	case *parser.AlterTable:
+		return "ALTER TABLE"
 	}
-	return strings.ToUpper(strings.Join(words[:n], " "))
+	words := strings.Fields(stmt.String())
+	if len(words) == 0 {
+		return "OK"
+	}
+	return strings.ToUpper(words[0])
 }
 
 // errorf prints a shell error (one that has no statement text to point into).
