@@ -320,3 +320,35 @@ func TestTargetWithPositionDeletes(t *testing.T) {
 		t.Fatalf("metrics %s", res.Metrics)
 	}
 }
+
+// Two MERGE statements staged into one transaction (issue 8's BEGIN ...
+// COMMIT): the second reads the first's staged table; one commit applies
+// both.
+func TestTwoMergesInOneTransaction(t *testing.T) {
+	f := basic(t)
+	r := f.begin()
+	res1, err := mergeinto.Execute(ctx, f.spec(r, kvLikeUpsert(t)), r.txn)
+	if err != nil || !res1.Staged {
+		t.Fatalf("first merge: %v %+v", err, res1)
+	}
+	staged, err := r.txn.StagedTable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec2 := &mergeinto.Spec{Table: f.name, Target: staged.Table, Snapshot: staged.CurrentSnapshot(),
+		Source: values(t, sourceSchema, []any{9, "y2", 99}, []any{1, "x2", 11}), Keys: onID(),
+		Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Cond: call(t, "=", col(tID, i64), lit(t, int64(9))), Action: mergeinto.Delete()}, {Kind: mergeinto.Matched, Action: upd(t)}}}
+	res2, err := mergeinto.Execute(ctx, spec2, r.txn)
+	if err != nil || res2.Count != 2 {
+		t.Fatalf("second merge: %v %+v", err, res2)
+	}
+	// A statement that reads the base instead of the staged head is a
+	// binder bug, caught before staging.
+	spec3 := f.spec(r, kvLikeUpsert(t))
+	_, err = mergeinto.Execute(ctx, spec3, r.txn)
+	wantErr(t, err, "but the transaction's head is")
+	if _, err := r.txn.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantRows(t, f.rows(), "1|x2|11", "2|b|20", "3|c|30")
+}
