@@ -471,6 +471,9 @@ func (b *binder) bindTableFunc(t *parser.TableFunc) (Node, error) {
 		if len(named) > 0 || len(pos) < 1 || len(pos) > 3 {
 			return nil, errorf(t.Pos, "%s takes 1 to 3 positional arguments: (stop), (start, stop) or (start, stop, step)", name)
 		}
+		if isTimeArg(pos[0]) || (len(pos) > 1 && isTimeArg(pos[1])) {
+			return b.timeSeries(name, pos, t.Pos)
+		}
 		var vals []int64
 		for _, l := range pos {
 			v, err := litInt(b, l, t.Pos, name)
@@ -620,4 +623,57 @@ func (b *binder) bindMetadataTable(t *parser.TableName, base []string, suffix st
 		return nil, atPos(t.Pos, err)
 	}
 	return b.metadataTable(t, ref, strings.ToLower(suffix))
+}
+
+func isTimeArg(l *exec.Literal) bool {
+	id := l.DataType().ID()
+	return id == arrow.TIMESTAMP || id == arrow.DATE32
+}
+
+// timeSeries binds range/generate_series over timestamps with an
+// interval step.
+func (b *binder) timeSeries(name string, pos []*exec.Literal, at parser.Pos) (Node, error) {
+	if len(pos) != 3 {
+		return nil, errorf(at, "%s over timestamps takes (start, stop, step interval)", name)
+	}
+	typ := tTimestamp
+	for _, l := range pos[:2] {
+		if ts, ok := l.DataType().(*arrow.TimestampType); ok && ts.TimeZone != "" {
+			typ = tTimestampTZ
+		}
+	}
+	var bounds [2]time.Time
+	for i, l := range pos[:2] {
+		if !l.Value.IsValid() {
+			return nil, errorf(at, "%s: arguments must not be NULL", name)
+		}
+		c, err := exec.NewCast(l, typ, false)
+		if err != nil {
+			return nil, errorf(at, "%s: start and stop must both be timestamps: %v", name, err)
+		}
+		v, err := evalConst(b.ctx, b.now, c)
+		if err != nil {
+			return nil, atPos(at, err)
+		}
+		bounds[i] = time.UnixMicro(int64(v.Value.(*scalar.Timestamp).Value)).UTC()
+	}
+	if !pos[2].Value.IsValid() {
+		return nil, errorf(at, "%s: arguments must not be NULL", name)
+	}
+	iv, ok := pos[2].Value.(*scalar.MonthDayNanoInterval)
+	if !ok {
+		return nil, errorf(at, "%s over timestamps needs an interval step, not type %s", name, exec.TypeName(pos[2].DataType()))
+	}
+	inclusive := name == "generate_series"
+	if _, err := exec.NewTimeSeries(name, name, bounds[0], bounds[1], iv.Value, inclusive, typ); err != nil {
+		return nil, atPos(at, err)
+	}
+	start, stop, step := bounds[0], bounds[1], iv.Value
+	return &SourceScan{
+		Name: fmt.Sprintf("%s(%s, %s)", name, start.Format(time.RFC3339), stop.Format(time.RFC3339)),
+		Cols: []Column{b.newCol(name, "", typ, false)},
+		Open: func() (exec.Operator, error) {
+			return exec.NewTimeSeries(name, name, start, stop, step, inclusive, typ)
+		},
+	}, nil
 }
