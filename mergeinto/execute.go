@@ -193,7 +193,7 @@ func (m *merger) scanTarget(ctx context.Context) error {
 		}
 		filter = pr.filter
 	}
-	opts := []table.ScanOption{table.WithSnapshotID(snap.SnapshotID)}
+	opts := m.snapshotOpts()
 	if filter != nil {
 		opts = append(opts, table.WithRowFilter(filter))
 	}
@@ -203,7 +203,7 @@ func (m *merger) scanTarget(ctx context.Context) error {
 	if err != nil && filter != nil && ctx.Err() == nil {
 		// The filter is only an optimization (a source value the target
 		// column's type cannot hold may fail to bind): plan without it.
-		planScan = m.spec.Target.Scan(opts[:1]...)
+		planScan = m.spec.Target.Scan(m.snapshotOpts()...)
 		tasks, err = planScan.PlanFiles(ctx)
 		planScan.Close()
 	}
@@ -218,7 +218,7 @@ func (m *merger) scanTarget(ctx context.Context) error {
 
 	start = time.Now()
 	defer func() { mt.ScanTime = time.Since(start) }()
-	ropts := []table.ScanOption{table.WithSnapshotID(snap.SnapshotID), table.WithArrowBatchSize(m.opts.BatchSize)}
+	ropts := append(m.snapshotOpts(), table.WithArrowBatchSize(m.opts.BatchSize))
 	if !m.canChange && m.spec.On == nil {
 		// Target rows are only probed (an insert-only merge): read the key
 		// columns alone; conform fills the others with NULL.
@@ -238,6 +238,18 @@ func (m *merger) scanTarget(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// snapshotOpts selects the snapshot to read. The head is read as a live
+// scan, which reads through the table's current schema: a scan pinned by
+// snapshot id uses the schema the snapshot was written with, whose names
+// may predate an ALTER TABLE ... RENAME, and conform matches by current
+// name.
+func (m *merger) snapshotOpts() []table.ScanOption {
+	if cur := m.spec.Target.CurrentSnapshot(); cur != nil && cur.SnapshotID == m.spec.Snapshot.SnapshotID {
+		return nil
+	}
+	return []table.ScanOption{table.WithSnapshotID(m.spec.Snapshot.SnapshotID)}
 }
 
 // readFile streams task's rows in the target layout, calling fn per batch

@@ -352,3 +352,33 @@ func TestTwoMergesInOneTransaction(t *testing.T) {
 	}
 	wantRows(t, f.rows(), "1|x2|11", "2|b|20", "3|c|30")
 }
+
+// After ALTER TABLE ... RENAME COLUMN and ADD COLUMN, a rewrite keeps every
+// value: files are read through the current schema.
+func TestSchemaEvolution(t *testing.T) {
+	f := basic(t)
+	txn := f.table().NewTransaction()
+	us := txn.UpdateSchema(true, false)
+	us.RenameColumn([]string{"status"}, "state")
+	us.AddColumn([]string{"note"}, iceberg.PrimitiveTypes.String, "", false, nil)
+	if err := us.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := txn.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ts, err := mergeinto.TargetSchema(f.table())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts.NumFields() != 4 || ts.Field(1).Name != "state" {
+		t.Fatalf("schema %s", ts)
+	}
+	// Joined: 0 id, 1 state, 2 amount, 3 note, 4 sid, 5 sstatus, 6 samount.
+	res := f.mustMerge(&mergeinto.Spec{Source: values(t, sourceSchema, []any{2, "n", 0}), Keys: onID(),
+		Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Action: mergeinto.Update(set(3, col(5, str)))}}})
+	if res.Count != 1 {
+		t.Fatalf("count %d", res.Count)
+	}
+	wantRows(t, f.rows(), "1|a|10|NULL", "2|b|20|n", "3|c|30|NULL")
+}
