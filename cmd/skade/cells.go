@@ -65,6 +65,10 @@ func columnText(ctx context.Context, a arrow.Array) ([]cell, error) {
 			out[i].text = c.Value(i)
 		}
 	case *array.Null:
+		for i := range out {
+			out[i] = cell{text: "NULL", null: true}
+		}
+		return out, nil
 	default:
 		cast, err := exec.NewCast(&exec.Column{Index: 0, Type: a.DataType()}, arrow.BinaryTypes.String, false)
 		if err != nil {

@@ -318,7 +318,9 @@ func (m *markdownRenderer) row(r []cell) {
 	fmt.Fprintln(m.w, b.String())
 }
 
-func (m *markdownRenderer) done(int64, time.Duration) {}
+// done ends the table with a blank line: Markdown would join two tables
+// that touch.
+func (m *markdownRenderer) done(int64, time.Duration) { io.WriteString(m.w, "\n") }
 
 // lineRenderer prints one "name = value" line per column and a blank line
 // between rows, as sqlite3's .mode line does.
@@ -351,4 +353,9 @@ func (l *lineRenderer) row(r []cell) {
 	io.WriteString(l.w, b.String())
 }
 
-func (l *lineRenderer) done(int64, time.Duration) {}
+// done separates results by a blank line, as rows are.
+func (l *lineRenderer) done(int64, time.Duration) {
+	if l.n > 0 {
+		io.WriteString(l.w, "\n")
+	}
+}

@@ -216,14 +216,18 @@ func (sh *shell) dml(ctx context.Context, res *lake.Result, kind, target string,
 	}
 	switch sh.mode {
 	case "table", "line":
-		msg := fmt.Sprintf("%s %s", kind, plural(count, "row", "rows"))
+		var notes []string
 		if snap != 0 {
-			msg += fmt.Sprintf(" (snapshot %d)", snap)
+			notes = append(notes, fmt.Sprintf("snapshot %d", snap))
 		} else if count == 0 {
-			msg += " (no new snapshot)"
+			notes = append(notes, "no new snapshot")
 		}
 		if sh.timer {
-			msg += " (" + formatElapsed(time.Since(start)) + ")"
+			notes = append(notes, formatElapsed(time.Since(start)))
+		}
+		msg := fmt.Sprintf("%s %s", kind, plural(count, "row", "rows"))
+		if len(notes) > 0 {
+			msg += " (" + strings.Join(notes, ", ") + ")"
 		}
 		fmt.Fprintln(sh.out, msg)
 	default:

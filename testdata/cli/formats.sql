@@ -9,3 +9,5 @@ INSERT INTO t VALUES
 SELECT * FROM t ORDER BY id;
 SELECT count(*) AS n FROM t WHERE id > 100;
 UPDATE t SET ratio = 2 WHERE id = 1;
+SELECT NULL AS nothing, 'x' AS something;
+DELETE FROM t WHERE id < 0;
