@@ -16,16 +16,32 @@ import (
 // batchOut is what one target batch becomes.
 type batchOut struct {
 	changed bool
-	// out replaces the input batch when changed: its kept rows, then the
-	// updated rows. Owned by the receiver.
+	// out replaces the input batch when changed: its kept rows (when there
+	// are any), then the updated rows. Owned by the receiver.
 	out  []arrow.RecordBatch
 	kept int64
+	// changedPos holds the file positions (among live rows) of the rows
+	// updated or deleted, ascending: what a merge-on-read sink turns into
+	// position deletes, writing out[1:] (or out when kept == 0) as new rows.
+	changedPos []int64
 }
+
+// fileSink receives one data file's batches and what the clauses made of
+// them, and decides how the change is written. Copy-on-write
+// (fileRewrite) rewrites the file; merge-on-read (issue 6) will write
+// position deletes for batchOut.changedPos plus the updated rows.
+type fileSink interface {
+	emit(ctx context.Context, in arrow.RecordBatch, o batchOut) error
+	finish() error
+	releaseBuffer()
+}
+
+var _ fileSink = (*fileRewrite)(nil)
 
 // mergeFile reads one candidate data file, applies the clauses to its
 // rows, and rewrites it when a row changed.
 func (m *merger) mergeFile(ctx context.Context, task table.FileScanTask) error {
-	fr := &fileRewrite{m: m, task: task}
+	var fr fileSink = &fileRewrite{m: m, task: task}
 	defer fr.releaseBuffer()
 	var pos int64
 	err := m.readFile(ctx, task, func(b arrow.RecordBatch) (bool, error) {
@@ -256,6 +272,11 @@ func (m *merger) applyBatch(b arrow.RecordBatch, task table.FileScanTask, pos in
 	}
 	o.changed = true
 	o.kept = int64(len(keep))
+	for r := 0; r < n; r++ {
+		if drop[r] {
+			o.changedPos = append(o.changedPos, pos+int64(r))
+		}
+	}
 	if len(keep) > 0 {
 		kb, err := m.takeBatch(b, keep)
 		if err != nil {
