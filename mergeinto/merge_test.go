@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/mergeinto"
@@ -397,4 +399,25 @@ func TestExplain(t *testing.T) {
 	if a := mergeinto.Explain(spec, res); !strings.Contains(a, "(count=1 rows: +0 ~1 -0 copied=2 source=1; files: scanned=1 skipped=0 rewritten=1 removed=1 added=1;") {
 		t.Fatalf("analyze:\n%s", a)
 	}
+}
+
+// The pre-merge snapshot still reads back unchanged after the merge.
+func TestHistoryIntact(t *testing.T) {
+	f := basic(t)
+	before := f.table().CurrentSnapshot().SnapshotID
+	f.mustMerge(&mergeinto.Spec{Source: values(t, sourceSchema, []any{2, "B", 21}, []any{3, nil, nil}), Keys: onID(),
+		Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Cond: call(t, "is_null", col(sStatus, str)), Action: mergeinto.Delete()}, {Kind: mergeinto.Matched, Action: upd(t)}}})
+	wantRows(t, f.rows(), "1|a|10", "2|B|21")
+	at, err := f.table().Scan(table.WithSnapshotID(before)).ToArrowTable(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer at.Release()
+	tr := array.NewTableReader(at, 100)
+	defer tr.Release()
+	var old []string
+	for tr.Next() {
+		old = append(old, renderRows(tr.RecordBatch())...)
+	}
+	wantRows(t, sortedCopy(old), "1|a|10", "2|b|20", "3|c|30")
 }
