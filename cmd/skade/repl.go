@@ -24,6 +24,10 @@ func (sh *shell) repl(lakeDir string) error {
 	sh.interactive = true
 	sh.timer = true
 	sh.maxRows = 40
+	// Between statements Ctrl-C must not end the shell: a statement routes
+	// it to its own context while it runs, and at the prompt the line
+	// editor sees it as a key.
+	defer interrupts.route(func() {})()
 	ed := liner.NewLiner()
 	defer ed.Close()
 	ed.SetCtrlCAborts(true)

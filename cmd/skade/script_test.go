@@ -115,3 +115,16 @@ func TestScriptLineNumbers(t *testing.T) {
 		t.Fatalf("stderr %q, want it to end with %q", stderr, want)
 	}
 }
+
+func TestSchemaPartitioned(t *testing.T) {
+	lakeDir := filepath.Join(t.TempDir(), "lake")
+	code, stdout, stderr := skade(t, "--lake", lakeDir, "sql", "-c",
+		"CREATE TABLE p (id BIGINT NOT NULL, \"Mixed Case\" VARCHAR, ts TIMESTAMP) PARTITIONED BY (day(ts), bucket(4, id));\n.schema p")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := "CREATE TABLE\nCREATE TABLE main.p (\n    id BIGINT NOT NULL,\n    \"Mixed Case\" TEXT,\n    ts TIMESTAMP\n) PARTITIONED BY (day(ts), bucket(4, id));\n"
+	if stdout != want {
+		t.Fatalf("stdout %q, want %q", stdout, want)
+	}
+}
