@@ -165,6 +165,9 @@ func (s *Session) query(ctx context.Context, q *parser.Query, now time.Time) (*R
 }
 
 func (s *Session) explain(ctx context.Context, st *parser.Explain, now time.Time) (*Result, error) {
+	if m, ok := st.Stmt.(*parser.Merge); ok {
+		return s.explainMerge(ctx, m, now, st.Analyze)
+	}
 	q, ok := st.Stmt.(*parser.Query)
 	if !ok {
 		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("EXPLAIN of %s is not supported yet; EXPLAIN a query", statementKind(st.Stmt))}

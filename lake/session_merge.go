@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go"
@@ -18,13 +19,39 @@ import (
 // table's commit path commits it (removing every written file if the
 // commit fails). A merge that changes nothing commits nothing.
 func (s *Session) merge(ctx context.Context, st *parser.Merge, now time.Time) (*Result, error) {
-	tbl, ref, err := s.lookup(ctx, st.Target)
+	res, _, err := s.runMerge(ctx, st, now, false)
+	return res, err
+}
+
+// explainMerge renders EXPLAIN MERGE (nothing runs) and EXPLAIN ANALYZE
+// MERGE (the merge runs and commits, as in Postgres, and the metrics are
+// shown).
+func (s *Session) explainMerge(ctx context.Context, st *parser.Merge, now time.Time, analyze bool) (*Result, error) {
+	if analyze && s.readOnly {
+		return nil, errReadOnlyHandle
+	}
+	_, text, err := s.runMerge(ctx, st, now, !analyze)
 	if err != nil {
 		return nil, err
 	}
+	return textResult("plan", strings.Split(strings.TrimRight(text, "\n"), "\n"))
+}
+
+// runMerge binds and (unless dryRun) executes a MERGE, returning its
+// result and its EXPLAIN text.
+func (s *Session) runMerge(ctx context.Context, st *parser.Merge, now time.Time, dryRun bool) (*Result, string, error) {
+	tbl, ref, err := s.lookup(ctx, st.Target)
+	if err != nil {
+		return nil, "", err
+	}
 	spec, err := s.planner(now).Merge(ctx, st, ref)
 	if err != nil {
-		return nil, translate(err)
+		return nil, "", translate(err)
+	}
+	if dryRun {
+		text := mergeinto.Explain(spec, nil)
+		spec.Source.Close()
+		return nil, text, nil
 	}
 	var res *mergeinto.Result
 	_, err = tbl.commitWrite(ctx, "merge into", writeConfig{props: iceberg.Properties{}}, func(txn *table.Transaction) error {
@@ -41,14 +68,14 @@ func (s *Session) merge(ctx context.Context, st *parser.Merge, now time.Time) (*
 	if err != nil {
 		var ce *mergeinto.CardinalityError
 		if errors.As(err, &ce) {
-			return nil, &sentinelError{ErrInvalidArgument, err}
+			return nil, "", &sentinelError{ErrInvalidArgument, err}
 		}
-		return nil, translate(err)
+		return nil, "", translate(err)
 	}
 	if res == nil {
-		return nil, fmt.Errorf("merge into %s: no result (bug)", tbl.Name())
+		return nil, "", fmt.Errorf("merge into %s: no result (bug)", tbl.Name())
 	}
 	res.Release()
 	m := Metrics{RowsInserted: res.Metrics.RowsInserted, RowsUpdated: res.Metrics.RowsUpdated, RowsDeleted: res.Metrics.RowsDeleted}
-	return countResult(res.Count, m), nil
+	return countResult(res.Count, m), mergeinto.Explain(spec, res), nil
 }

@@ -17,7 +17,8 @@
 // boolean, D date/time); "rowsort" sorts the rows before comparing.
 // Values print tab-separated, NULL as NULL, the empty string as
 // (empty). "__TESTDATA__" in SQL is replaced by the repository's testdata
-// directory and "__TEMP__" by the file's temporary directory.
+// directory and "__TEMP__" by the file's temporary directory. Results
+// mask snapshot ids in EXPLAIN text as @<snapshot> and timings as time=?.
 //
 // Layer: internal; test support only.
 package sqllogic

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/lake"
+	"github.com/skadedb/skade/plan"
 )
 
 // Record is one test case of a file.
@@ -213,7 +215,7 @@ func run(ctx context.Context, sess *lake.Session, sql string, r *Record) ([]stri
 			for j := range cols {
 				vals[j] = cols[j][i]
 			}
-			rows = append(rows, strings.Join(vals, "\t"))
+			rows = append(rows, mask(strings.Join(vals, "\t")))
 		}
 	}
 	if r.RowSort {
@@ -283,4 +285,12 @@ func formatFloat(v float64, bits int) string {
 		return "-Infinity"
 	}
 	return strconv.FormatFloat(v, 'g', -1, bits)
+}
+
+var snapshotRE = regexp.MustCompile(`@[0-9]{6,}`)
+
+// mask hides what changes from run to run in EXPLAIN output: snapshot ids
+// (written @<snapshot>) and timings (time=?).
+func mask(s string) string {
+	return plan.MaskTimings(snapshotRE.ReplaceAllString(s, "@<snapshot>"))
 }
