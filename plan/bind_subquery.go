@@ -240,7 +240,17 @@ func (b *binder) bindScalarSubquery(e *parser.SubqueryExpr, ec *exprCtx) (Expr, 
 		return nil, err
 	}
 	if corr {
-		return nil, errorf(e.Pos, "correlated scalar subqueries are not supported yet; rewrite as a join")
+		if ec.marks == nil {
+			return nil, errorf(e.Pos, "a correlated scalar subquery is not supported in %s yet", ec.clause)
+		}
+		x, ok, err := b.decorrelateScalar(sub, ec)
+		if err != nil {
+			return nil, atPos(e.Pos, err)
+		}
+		if !ok {
+			return nil, errorf(e.Pos, "this correlated scalar subquery is not supported yet; only an aggregate over rows matched by equalities in its WHERE clause is (rewrite it as a join)")
+		}
+		return x, nil
 	}
 	cols := sub.Columns()
 	if len(cols) != 1 {
@@ -544,4 +554,111 @@ func (b *binder) frame(f *parser.Frame) (*exec.Frame, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// decorrelateScalar rewrites a correlated scalar subquery of the shape
+//
+//	(SELECT f(agg(...)) FROM … WHERE inner_k = outer_k AND …)
+//
+// into a left join of the outer rows with the subquery grouped by its
+// inner keys, the value read from the joined row. An outer row without a
+// group gets what the aggregate gives an empty input: NULL, or 0 for a
+// bare count.
+func (b *binder) decorrelateScalar(sub Node, ec *exprCtx) (Expr, bool, error) {
+	proj, ok := sub.(*Project)
+	if !ok || len(proj.Exprs) != 1 {
+		return nil, false, nil
+	}
+	agg, ok := proj.Input.(*Aggregate)
+	if !ok || len(agg.GroupBy) > 0 {
+		return nil, false, nil
+	}
+	in, pulled, ok := pullCorrelated(agg.Input)
+	if !ok || len(pulled) == 0 || len(freeCols(in)) > 0 {
+		return nil, false, nil
+	}
+	own := idSet(in.Columns())
+	var innerKeys, outerKeys []Expr
+	for _, p := range pulled {
+		f, isFunc := p.(*Func)
+		if !isFunc || f.Name != "=" {
+			return nil, false, nil
+		}
+		l, r := f.Args[0], f.Args[1]
+		switch {
+		case refsOnly(l, own) && !refsAny(r, own):
+			innerKeys, outerKeys = append(innerKeys, l), append(outerKeys, r)
+		case refsOnly(r, own) && !refsAny(l, own):
+			innerKeys, outerKeys = append(innerKeys, r), append(outerKeys, l)
+		default:
+			return nil, false, nil
+		}
+	}
+	// the select expression may use the aggregates only
+	aggIDs := map[ColumnID]bool{}
+	for _, a := range agg.Aggs {
+		aggIDs[a.Col.ID] = true
+	}
+	if !refsOnly(proj.Exprs[0], aggIDs) {
+		return nil, false, nil
+	}
+	bareCount := false
+	if c, isCol := proj.Exprs[0].(*ColRef); isCol {
+		for _, a := range agg.Aggs {
+			if a.Col.ID == c.ID && a.Name == "count" {
+				bareCount = true
+			}
+		}
+	} else {
+		for _, a := range agg.Aggs {
+			if a.Name == "count" {
+				return nil, false, nil // f(count) of an empty group is not f(NULL)
+			}
+		}
+	}
+	grouped := &Aggregate{Input: in, GroupBy: innerKeys, Aggs: agg.Aggs}
+	for _, k := range innerKeys {
+		grouped.Groups = append(grouped.Groups, b.newCol(k.String(), "", k.Type(), true))
+	}
+	value := b.newCol("subquery", "", proj.Exprs[0].Type(), true)
+	right := &Project{Input: grouped}
+	for _, g := range grouped.Groups {
+		right.Exprs = append(right.Exprs, &ColRef{ID: g.ID, Typ: g.Type, Name: g.Name})
+		right.Cols = append(right.Cols, g)
+	}
+	right.Exprs = append(right.Exprs, proj.Exprs[0])
+	right.Cols = append(right.Cols, value)
+	var conds []Expr
+	for i, ok := range outerKeys {
+		g := grouped.Groups[i]
+		eq, err := b.call(parserPos, "=", ok, &ColRef{ID: g.ID, Typ: g.Type, Name: g.Name})
+		if err != nil {
+			return nil, false, err
+		}
+		conds = append(conds, eq)
+	}
+	*ec.marks = append(*ec.marks, &Join{Kind: exec.JoinLeft, Right: right, On: andAll(b, conds)})
+	var out Expr = &ColRef{ID: value.ID, Typ: value.Type, Name: "subquery"}
+	if bareCount {
+		zero, _ := exec.NewLiteral(int64(0))
+		x, err := b.newFunc("coalesce", []Expr{out, constLit(zero)}, func(a []exec.Expr) (exec.Expr, error) { return exec.NewCoalesce(a...) })
+		if err != nil {
+			return nil, false, err
+		}
+		out = x
+	}
+	return out, true, nil
+}
+
+var parserPos parser.Pos
+
+// refsAny reports whether e references any column in set.
+func refsAny(e Expr, set map[ColumnID]bool) bool {
+	found := false
+	walkExpr(e, func(x Expr) {
+		if c, ok := x.(*ColRef); ok && set[c.ID] {
+			found = true
+		}
+	})
+	return found
 }
