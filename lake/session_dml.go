@@ -73,6 +73,7 @@ func (r *opReader) Err() error                     { return r.err }
 // rewrap gives b the schema s (same column types, other names or
 // nullability).
 func rewrap(b arrow.RecordBatch, s *arrow.Schema) arrow.RecordBatch {
+	b = normalize(b)
 	if b.Schema().Equal(s) {
 		return b
 	}

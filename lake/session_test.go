@@ -341,3 +341,20 @@ func TestSQLPruningThroughSubqueries(t *testing.T) {
 		t.Errorf("got %v", got)
 	}
 }
+
+func TestRegisterBatchWithStorageTypes(t *testing.T) {
+	lk := sqlLake(t)
+	s := lk.Session()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.LargeString}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	b.Field(0).(*array.LargeStringBuilder).AppendValues([]string{"x", "y"}, nil)
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	b.Release()
+	if err := s.RegisterBatch("big", rec); err != nil {
+		t.Fatal(err)
+	}
+	if got := query(t, s, "SELECT s, s || '!' FROM big WHERE s > 'x' "); strings.Join(got, ",") != "y|y!" {
+		t.Errorf("got %v", got)
+	}
+}

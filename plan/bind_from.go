@@ -179,8 +179,20 @@ func (b *binder) bindTableName(t *parser.TableName, outer *scope) (Node, *scope,
 // sourceNode reads a registered source.
 func (b *binder) sourceNode(name string, src Source) *SourceScan {
 	n := &SourceScan{Name: name, Open: src.Operator}
+	needCast := false
 	for _, f := range src.Schema().Fields() {
-		n.Cols = append(n.Cols, b.newCol(f.Name, "", f.Type, f.Nullable))
+		t := canonical(f.Type)
+		needCast = needCast || !arrow.TypeEqual(t, f.Type)
+		n.Cols = append(n.Cols, b.newCol(f.Name, "", t, f.Nullable))
+	}
+	if needCast {
+		n.Open = func() (exec.Operator, error) {
+			op, err := src.Operator()
+			if err != nil {
+				return nil, err
+			}
+			return castOperator(op, n.Cols)
+		}
 	}
 	return n
 }
