@@ -1,7 +1,11 @@
-// Command skade is the command-line interface to a skade lake: maintenance
-// subcommands now, and the `skade sql` shell as the SQL engine lands.
+// Command skade is the command-line interface to a skade lake: the
+// `skade sql` shell and scripts, and maintenance subcommands.
 //
-// Each subcommand lives in a file of its own, named for it.
+// Each subcommand lives in a file of its own, named for it (sql.go,
+// history.go, ...); the shell's parts have files of their own too:
+// shell.go runs statements, script.go finds where they end, repl.go is
+// the line editor loop, dot.go the dot commands, render.go and cells.go
+// the output modes, progress.go the progress bar, sqlerror.go the carets.
 package main
 
 import (
