@@ -183,14 +183,27 @@ func (f *fileRewrite) finish() error {
 	if f.w == nil {
 		return nil // every row deleted: the file goes, nothing replaces it
 	}
-	files, err := f.w.finish()
-	if err != nil {
-		return fmt.Errorf("merge into %s: rewriting data file %s: %w", f.m.p.name, f.m.relPath(f.task.File.FilePath()), err)
+	// The writer is closed (and its last row group compressed) while the
+	// next file is read; settle collects it.
+	f.m.pending = append(f.m.pending, f)
+	return nil
+}
+
+// settle waits for all but the last keep rewrites still being written and
+// records their files.
+func (m *merger) settle(keep int) error {
+	for len(m.pending) > keep {
+		f := m.pending[0]
+		m.pending = m.pending[1:]
+		files, err := f.w.finish()
+		if err != nil {
+			return fmt.Errorf("merge into %s: rewriting data file %s: %w", m.p.name, m.relPath(f.task.File.FilePath()), err)
+		}
+		if len(files) > 0 {
+			m.res.Metrics.FilesRewritten++
+		}
+		m.addFiles(files)
 	}
-	if len(files) > 0 {
-		mt.FilesRewritten++
-	}
-	f.m.addFiles(files)
 	return nil
 }
 

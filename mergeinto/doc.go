@@ -32,8 +32,9 @@
 //     are removed through the target's IO before it returns.
 //   - INVARIANT: at most one target data file is read at a time; memory is
 //     the source hash table (reserved in Spec.Budget) plus one file's
-//     unchanged prefix (bounded by Options.BufferLimit) plus the writers'
-//     buffers.
+//     unchanged prefix (bounded by Options.BufferLimit, also reserved) plus
+//     the buffers of at most two rewrite writers (the file being read and
+//     the previous one, still compressing) and the insert writer.
 //   - INVARIANT: a data file with no updated or deleted row is neither
 //     written nor removed; a file whose every row is deleted is removed and
 //     not replaced.

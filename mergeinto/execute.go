@@ -85,7 +85,8 @@ type merger struct {
 
 	readScan *table.Scan
 	wopts    []table.WriteRecordOption
-	writers  []*fileWriter // every writer started, for abort
+	writers  []*fileWriter  // every writer started, for abort
+	pending  []*fileRewrite // rewrites read but still being written
 	removed  []iceberg.DataFile
 	added    []iceberg.DataFile
 }
@@ -236,8 +237,13 @@ func (m *merger) scanTarget(ctx context.Context) error {
 		if err := m.mergeFile(ctx, task); err != nil {
 			return err
 		}
+		// INVARIANT: at most two rewrites are being written at once: the
+		// file just read and the one before it, still compressing.
+		if err := m.settle(1); err != nil {
+			return err
+		}
 	}
-	return nil
+	return m.settle(0)
 }
 
 // snapshotOpts selects the snapshot to read. The head is read as a live
