@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -285,6 +286,7 @@ func (s *Session) show(st *parser.Show) (*Result, error) {
 		for k, v := range s.settings {
 			rows = append(rows, k+" = "+v)
 		}
+		slices.Sort(rows)
 		return textResult("setting", rows)
 	}
 	name := strings.ToLower(st.Name.String())
