@@ -46,8 +46,10 @@ func Execute(ctx context.Context, spec *Spec, txn *table.Transaction) (res *Resu
 	}
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, m.abort())
-			res.Release()
+			if aerr := m.abort(); aerr != nil {
+				err = errors.Join(err, aerr)
+			}
+			m.res.Release()
 			res = nil
 		}
 		m.close()

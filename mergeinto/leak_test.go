@@ -1,7 +1,6 @@
 package mergeinto_test
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -49,13 +48,15 @@ func TestNoLeaks(t *testing.T) {
 	wantRows(t, f.rows(), "1|x|1", "3|old|30", "9|z|9")
 
 	_, err := f.merge(&mergeinto.Spec{
-		Source:  source([]any{1, "x", 1}, []any{1, "y", 2}),
-		Keys:    onID(),
-		Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Action: upd(t)}},
-		Options: mergeinto.Options{Mem: mem},
+		// The update makes RETURNING rows; the insert then fails.
+		Source:    source([]any{9, "x", 1}, []any{nil, "y", 2}),
+		Keys:      onID(),
+		Clauses:   []mergeinto.Clause{{Kind: mergeinto.Matched, Action: upd(t)}, {Kind: mergeinto.NotMatchedByTarget, Action: ins(t)}},
+		Returning: []exec.Expr{mergeinto.MergeAction{}, col(tID, i64)},
+		Options:   mergeinto.Options{Mem: mem, BatchSize: 1},
 	})
-	var ce *mergeinto.CardinalityError
-	if !errors.As(err, &ce) {
-		t.Fatalf("error %v", err)
+	// The error is the *Error itself, not a wrapper.
+	if e, ok := err.(*mergeinto.Error); !ok || e.SQLState() != mergeinto.StateNotNull {
+		t.Fatalf("error %T %v", err, err)
 	}
 }
