@@ -168,6 +168,23 @@ func (s *Session) explain(ctx context.Context, st *parser.Explain, now time.Time
 	if m, ok := st.Stmt.(*parser.Merge); ok {
 		return s.explainMerge(ctx, m, now, st.Analyze)
 	}
+	if !st.Analyze {
+		var text string
+		var err error
+		switch d := st.Stmt.(type) {
+		case *parser.Delete:
+			_, text, err = s.rewriteOrExplain(ctx, d.Table, aliasOf(d.Table), d.Where, nil, now, false, true)
+		case *parser.Update:
+			_, text, err = s.rewriteOrExplain(ctx, d.Table, aliasOf(d.Table), d.Where, d.Set, now, true, true)
+		default:
+			goto query
+		}
+		if err != nil {
+			return nil, err
+		}
+		return textResult("plan", strings.Split(strings.TrimRight(text, "\n"), "\n"))
+	}
+query:
 	q, ok := st.Stmt.(*parser.Query)
 	if !ok {
 		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("EXPLAIN of %s is not supported yet; EXPLAIN a query", statementKind(st.Stmt))}
@@ -311,4 +328,11 @@ type fileSource struct {
 func (f *fileSource) Schema() *arrow.Schema { return f.schema }
 func (f *fileSource) Operator() (exec.Operator, error) {
 	return exec.NewReaderSource(f.name, f.schema, f.open), nil
+}
+
+func aliasOf(t *parser.TableName) parser.Ident {
+	if t.Alias != nil {
+		return t.Alias.Name
+	}
+	return parser.Ident{}
 }

@@ -227,12 +227,24 @@ func (s *Session) update(ctx context.Context, st *parser.Update, now time.Time) 
 // commits it all, asserting the snapshot it read. Nothing matched commits
 // nothing.
 func (s *Session) rewrite(ctx context.Context, tn *parser.TableName, alias parser.Ident, where parser.Expr, set []*parser.SetClause, now time.Time, update bool) (*Result, error) {
+	res, _, err := s.rewriteOrExplain(ctx, tn, alias, where, set, now, update, false)
+	return res, err
+}
+
+// rewriteOrExplain runs a DELETE or UPDATE, or with explain only plans it
+// and describes what it would read and drop.
+func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, alias parser.Ident, where parser.Expr, set []*parser.SetClause, now time.Time, update, explain bool) (*Result, string, error) {
+	res, text, err := s.rewriteImpl(ctx, tn, alias, where, set, now, update, explain)
+	return res, text, err
+}
+
+func (s *Session) rewriteImpl(ctx context.Context, tn *parser.TableName, alias parser.Ident, where parser.Expr, set []*parser.SetClause, now time.Time, update, explain bool) (*Result, string, error) {
 	if tn.AsOf != nil {
-		return nil, &sentinelError{ErrReadOnly, fmt.Errorf("cannot write to a time-travel read of %s", tn.Name)}
+		return nil, "", &sentinelError{ErrReadOnly, fmt.Errorf("cannot write to a time-travel read of %s", tn.Name)}
 	}
 	tbl, ref, err := s.lookup(ctx, tn.Name)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	op := "delete"
 	if update {
@@ -240,10 +252,10 @@ func (s *Session) rewrite(ctx context.Context, tn *parser.TableName, alias parse
 	}
 	rw, err := s.planner(now).RowRewrite(ctx, ref, alias, where, set)
 	if err != nil {
-		return nil, translate(err)
+		return nil, "", translate(err)
 	}
 	if tbl.snap == nil {
-		return countResult(0, Metrics{}), nil
+		return countResult(0, Metrics{}), "table has no snapshot: nothing to read", nil
 	}
 	fields := make([]string, len(rw.Columns))
 	fs := make([]arrow.Field, len(rw.Columns))
@@ -260,7 +272,7 @@ func (s *Session) rewrite(ctx context.Context, tn *parser.TableName, alias parse
 	tasks, err := sc.PlanFiles(ctx)
 	sc.Close()
 	if err != nil {
-		return nil, translate(fmt.Errorf("%s %s: %w", op, tbl.Name(), err))
+		return nil, "", translate(fmt.Errorf("%s %s: %w", op, tbl.Name(), err))
 	}
 	// run evaluates the rewrite over one file.
 	run := func(task table.FileScanTask) (exec.Operator, error) {
@@ -275,23 +287,29 @@ func (s *Session) rewrite(ctx context.Context, tn *parser.TableName, alias parse
 	var removed []iceberg.DataFile
 	var rewrites []table.FileScanTask
 	var matched int64
+	var dropped, toRead int
 	for _, task := range tasks {
 		if len(task.DeleteFiles)+len(task.EqualityDeleteFiles)+len(task.DeletionVectorFiles) > 0 {
-			return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("%s %s: data file %s has delete files (merge-on-read); rewriting those is not supported yet", op, tbl.Name(), task.File.FilePath())}
+			return nil, "", &sentinelError{ErrNotImplemented, fmt.Errorf("%s %s: data file %s has delete files (merge-on-read); rewriting those is not supported yet", op, tbl.Name(), task.File.FilePath())}
 		}
 		if !update && rw.AllMatch(task.File) {
 			// statistics prove every row matches: drop the file unread
 			matched += task.File.Count()
 			removed = append(removed, task.File)
+			dropped++
+			continue
+		}
+		if explain {
+			toRead++
 			continue
 		}
 		o, err := run(task)
 		if err != nil {
-			return nil, translate(err)
+			return nil, "", translate(err)
 		}
 		m, rows, err := countMatches(ctx, o)
 		if err != nil {
-			return nil, translate(err)
+			return nil, "", translate(err)
 		}
 		if m == 0 {
 			continue
@@ -302,8 +320,23 @@ func (s *Session) rewrite(ctx context.Context, tn *parser.TableName, alias parse
 			rewrites = append(rewrites, task)
 		}
 	}
+	if explain {
+		total := exec.SnapshotDataFiles(tbl.tbl, tbl.snap.SnapshotID)
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s %s (copy-on-write)\n", strings.ToUpper(op), tbl.Name())
+		if rw.Pushed != nil {
+			fmt.Fprintf(&b, "  pruning filter: %s\n", rw.Pushed)
+		}
+		fmt.Fprintf(&b, "  data files: %d in the snapshot, %d skipped by pruning, %d dropped unread (statistics prove every row matches), %d to read\n",
+			total, total-int64(len(tasks)), dropped, toRead)
+		b.WriteString("  per file:\n")
+		for _, l := range strings.Split(strings.TrimRight(rw.Explain(), "\n"), "\n") {
+			b.WriteString("    " + l + "\n")
+		}
+		return nil, b.String(), nil
+	}
 	if matched == 0 {
-		return countResult(0, Metrics{}), nil
+		return countResult(0, Metrics{}), "", nil
 	}
 	target := writeSchema(tbl, readSchema)
 	_, err = tbl.commitWrite(ctx, op, writeConfig{assert: true, props: iceberg.Properties{}}, func(txn *table.Transaction) error {
@@ -332,13 +365,13 @@ func (s *Session) rewrite(ctx context.Context, tn *parser.TableName, alias parse
 		return txn.ReplaceDataFilesWithDataFiles(ctx, removed, added, nil)
 	})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	m := Metrics{RowsDeleted: matched}
 	if update {
 		m = Metrics{RowsUpdated: matched}
 	}
-	return countResult(matched, m), nil
+	return countResult(matched, m), "", nil
 }
 
 // countMatches drains a rewrite operator: matched rows and all rows.

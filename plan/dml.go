@@ -378,3 +378,6 @@ func (p *Planner) RowRewrite(ctx context.Context, target *TableRef, alias parser
 	rw.root = optimize(b, proj)
 	return rw, nil
 }
+
+// Explain renders the rewrite's logical plan (over one data file).
+func (r *Rewrite) Explain() string { return explainLogical(r.root) }
