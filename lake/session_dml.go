@@ -234,11 +234,6 @@ func (s *Session) rewrite(ctx context.Context, tn *parser.TableName, alias parse
 // rewriteOrExplain runs a DELETE or UPDATE, or with explain only plans it
 // and describes what it would read and drop.
 func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, alias parser.Ident, where parser.Expr, set []*parser.SetClause, now time.Time, update, explain bool) (*Result, string, error) {
-	res, text, err := s.rewriteImpl(ctx, tn, alias, where, set, now, update, explain)
-	return res, text, err
-}
-
-func (s *Session) rewriteImpl(ctx context.Context, tn *parser.TableName, alias parser.Ident, where parser.Expr, set []*parser.SetClause, now time.Time, update, explain bool) (*Result, string, error) {
 	if tn.AsOf != nil {
 		return nil, "", &sentinelError{ErrReadOnly, fmt.Errorf("cannot write to a time-travel read of %s", tn.Name)}
 	}
