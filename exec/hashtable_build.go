@@ -26,8 +26,9 @@ import (
 //	src.Table.AppendUnmatched(...)            // source rows for NOT MATCHED inserts
 //
 // Memory (the input batches, the table and the matched bitmap) is reserved
-// in opts.Budget until Release. While concatenating, the batches and their
-// concatenation are both held for a moment; only one is reserved.
+// in opts.Budget until Release. Batches are concatenated column by column,
+// each column's parts released as soon as it is done, so the peak exceeds
+// the reservation by at most one column.
 type JoinBuild struct {
 	Schema  *arrow.Schema
 	Columns []arrow.Array

@@ -171,30 +171,46 @@ func htNullColumns(mem memory.Allocator, fields []arrow.Field, n int) []arrow.Ar
 	return out
 }
 
-// htConcatBatches concatenates batches of schema into one column per field.
-// It does not release the inputs.
+// htConcatBatches concatenates batches of schema into one column per field
+// and releases the batches (setting them to nil). It concatenates column
+// by column, releasing each column's parts as it goes, so that the peak is
+// the input plus one concatenated column, not twice the input.
 func htConcatBatches(mem memory.Allocator, schema *arrow.Schema, batches []arrow.RecordBatch) ([]arrow.Array, error) {
-	out := make([]arrow.Array, schema.NumFields())
-	for i, f := range schema.Fields() {
-		if len(batches) == 0 {
-			out[i] = array.MakeArrayOfNull(mem, f.Type, 0)
-			continue
-		}
-		if len(batches) == 1 {
-			out[i] = batches[0].Column(i)
-			out[i].Retain()
-			continue
-		}
-		parts := make([]arrow.Array, len(batches))
+	parts := make([][]arrow.Array, schema.NumFields())
+	for i := range parts {
+		parts[i] = make([]arrow.Array, len(batches))
 		for j, b := range batches {
-			parts[j] = b.Column(i)
+			parts[i][j] = b.Column(i)
+			parts[i][j].Retain()
 		}
-		c, err := array.Concatenate(parts, mem)
-		if err != nil {
-			htReleaseArrays(out)
-			return nil, fmt.Errorf("exec: concatenate %s: %w", f.Name, err)
+	}
+	for j, b := range batches {
+		b.Release()
+		batches[j] = nil
+	}
+	out := make([]arrow.Array, schema.NumFields())
+	var err error
+	for i, f := range schema.Fields() {
+		switch {
+		case err != nil:
+		case len(parts[i]) == 0:
+			out[i] = array.MakeArrayOfNull(mem, f.Type, 0)
+		case len(parts[i]) == 1:
+			out[i] = parts[i][0]
+			out[i].Retain()
+		default:
+			var c arrow.Array
+			if c, err = array.Concatenate(parts[i], mem); err != nil {
+				err = fmt.Errorf("exec: concatenate %s: %w", f.Name, err)
+			} else {
+				out[i] = c
+			}
 		}
-		out[i] = c
+		htReleaseArrays(parts[i])
+	}
+	if err != nil {
+		htReleaseArrays(out)
+		return nil, err
 	}
 	return out, nil
 }
