@@ -421,3 +421,23 @@ func TestHistoryIntact(t *testing.T) {
 	}
 	wantRows(t, sortedCopy(old), "1|a|10", "2|b|20", "3|c|30")
 }
+
+// The source is the target read at an earlier snapshot (time travel):
+// restore row 2's old values.
+func TestTimeTravelSource(t *testing.T) {
+	f := basic(t)
+	before := f.table().CurrentSnapshot()
+	f.mustMerge(&mergeinto.Spec{Source: values(t, sourceSchema, []any{2, "B", 21}), Keys: onID(),
+		Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Action: upd(t)}}})
+	wantRows(t, f.rows(), "1|a|10", "2|B|21", "3|c|30")
+	scan, err := exec.NewTableScan("events", f.table(), before, []string{"id", "status", "amount"}, targetSchema, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := f.mustMerge(&mergeinto.Spec{Source: scan, Keys: onID(),
+		Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Cond: call(t, "is_distinct_from", col(tStatus, str), col(sStatus, str)), Action: upd(t)}}})
+	wantRows(t, f.rows(), "1|a|10", "2|b|20", "3|c|30")
+	if res.Count != 1 {
+		t.Fatalf("count %d", res.Count)
+	}
+}
