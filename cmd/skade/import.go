@@ -83,7 +83,11 @@ func runImport(ctx context.Context, e *env, args []string, partitionBy string) e
 		created = true
 	}
 	counted := &countingReader{RecordReader: rdr}
+	if isTerminal(e.stdout) && isTerminal(e.stderr) {
+		counted.bar = startProgress(e.stderr)
+	}
 	out, err := tbl.Append(ctx, counted)
+	counted.bar.stop()
 	if err != nil {
 		if created {
 			// Leave no empty table behind from a failed first import.
@@ -132,9 +136,12 @@ func splitTopLevel(s string) []string {
 	return append(out, strings.TrimSpace(s[start:]))
 }
 
+// countingReader counts the rows read through it, for the message and
+// the progress bar (nil when the output is not a terminal).
 type countingReader struct {
 	array.RecordReader
 	rows int64
+	bar  *progressBar
 }
 
 func (c *countingReader) Next() bool {
@@ -142,5 +149,6 @@ func (c *countingReader) Next() bool {
 		return false
 	}
 	c.rows += c.RecordReader.RecordBatch().NumRows()
+	c.bar.rows(c.rows)
 	return true
 }

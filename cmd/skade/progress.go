@@ -37,7 +37,12 @@ func (sh *shell) startProgress() *progressBar {
 	if !sh.progress {
 		return nil
 	}
-	p := &progressBar{w: sh.stderr, width: terminalWidth(sh.stderr), start: time.Now(), quit: make(chan struct{})}
+	return startProgress(sh.stderr)
+}
+
+// startProgress starts a bar on w; stop it when the work ends.
+func startProgress(w io.Writer) *progressBar {
+	p := &progressBar{w: w, width: terminalWidth(w), start: time.Now(), quit: make(chan struct{})}
 	p.wg.Add(1)
 	go p.loop()
 	return p
