@@ -75,7 +75,14 @@ func (s *Session) runMerge(ctx context.Context, st *parser.Merge, now time.Time,
 	if res == nil {
 		return nil, "", fmt.Errorf("merge into %s: no result (bug)", tbl.Name())
 	}
-	res.Release()
 	m := Metrics{RowsInserted: res.Metrics.RowsInserted, RowsUpdated: res.Metrics.RowsUpdated, RowsDeleted: res.Metrics.RowsDeleted}
-	return countResult(res.Count, m), mergeinto.Explain(spec, res), nil
+	text := mergeinto.Explain(spec, res)
+	if spec.Returning != nil {
+		// the RETURNING rows are the result; the Result releases them
+		out := &Result{schema: res.ReturningSchema, batches: res.Returning, metrics: m}
+		res.Returning = nil
+		return out, text, nil
+	}
+	res.Release()
+	return countResult(res.Count, m), text, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/mergeinto"
 	"github.com/skadedb/skade/parser"
 )
 
@@ -25,6 +26,8 @@ type exprCtx struct {
 	// marks, when set, collects mark joins for IN (subquery) tests; the
 	// caller joins them onto its input before using the expression.
 	marks *[]*Join
+	// mergeAction allows merge_action() (MERGE … RETURNING).
+	mergeAction bool
 }
 
 // aggState is the post-aggregation view of a SELECT.
@@ -485,6 +488,13 @@ func (b *binder) bindFuncCall(e *parser.FuncCall, ec *exprCtx) (Expr, error) {
 	}
 	if aggregateNames[name] {
 		return b.bindAggregate(e, name, ec)
+	}
+	if name == "merge_action" {
+		if !ec.mergeAction || len(e.Args) > 0 {
+			return nil, errorf(e.Pos, "merge_action() is only allowed, without arguments, in MERGE … RETURNING")
+		}
+		return &Func{Name: name, Typ: tString, render: "merge_action()", Volatile: true,
+			build: func([]exec.Expr) (exec.Expr, error) { return mergeinto.MergeAction{}, nil }}, nil
 	}
 	if e.Distinct || e.Filter != nil || len(e.OrderBy) > 0 || e.Star {
 		return nil, errorf(e.Pos, "%s is not an aggregate function; DISTINCT, FILTER, ORDER BY and * apply to aggregates only", name)

@@ -17,9 +17,6 @@ import (
 // caller replaces it by its transaction's staged table before Execute.
 func (p *Planner) Merge(ctx context.Context, m *parser.Merge, target *TableRef) (*mergeinto.Spec, error) {
 	b := p.binder(ctx)
-	if len(m.Returning) > 0 {
-		return nil, errorf(m.Pos, "MERGE … RETURNING is not supported yet")
-	}
 	if m.With != nil {
 		saved := len(b.ctes)
 		defer func() { b.ctes = b.ctes[:saved] }()
@@ -247,6 +244,27 @@ func (p *Planner) Merge(ctx context.Context, m *parser.Merge, target *TableRef) 
 			c.Action = mergeinto.Insert(values...)
 		}
 		spec.Clauses = append(spec.Clauses, c)
+	}
+	if len(m.Returning) > 0 {
+		items, err := b.expandItems(m.Returning, joined)
+		if err != nil {
+			return nil, err
+		}
+		spec.Returning = []exec.Expr{}
+		for _, it := range items {
+			x := it.bound
+			if x == nil {
+				if x, err = b.bindExpr(it.ast, &exprCtx{sc: joined, clause: "RETURNING", mergeAction: true}); err != nil {
+					return nil, err
+				}
+			}
+			c, err := compile(x, jl)
+			if err != nil {
+				return nil, err
+			}
+			spec.Returning = append(spec.Returning, c)
+			spec.ReturningNames = append(spec.ReturningNames, it.name)
+		}
 	}
 	op, err := b.build(src)
 	if err != nil {
