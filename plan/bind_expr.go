@@ -163,11 +163,7 @@ func (b *binder) bindExpr(e parser.Expr, ec *exprCtx) (Expr, error) {
 		}
 		switch e.Op {
 		case parser.OpNeg:
-			if c, ok := x.(*Const); ok {
-				if lit, ok := negateLiteral(c.Lit); ok {
-					return constLit(lit), nil
-				}
-			}
+			// as in Postgres, -2147483648 is the negation of a bigint
 			return b.call(e.Pos, "negate", x)
 		case parser.OpPlus:
 			return x, nil
@@ -394,11 +390,6 @@ func bindLiteral(e *parser.Literal) (Expr, error) {
 		return constLit(l), nil
 	}
 	return nil, errorf(e.Pos, "unknown literal")
-}
-
-// negateLiteral folds -<number> so that -2147483648 is an integer.
-func negateLiteral(l *exec.Literal) (*exec.Literal, bool) {
-	return nil, false
 }
 
 var binaryOps = map[parser.BinaryOp]string{

@@ -95,19 +95,11 @@ func (b *binder) newFunc(name string, args []Expr, build func([]exec.Expr) (exec
 	if err != nil {
 		return nil, err
 	}
-	f := &Func{Name: name, Args: args, Typ: e.DataType(), build: build, render: renderExec(e, args)}
+	f := &Func{Name: name, Args: args, Typ: e.DataType(), build: build, render: e.String()}
 	if folded, ok := b.fold(f, e); ok {
 		return folded, nil
 	}
 	return f, nil
-}
-
-// renderExec renders the placeholder build with the arguments' own text.
-func renderExec(e exec.Expr, args []Expr) string {
-	s := e.String()
-	// placeholder columns render as their argument's String already
-	_ = args
-	return s
 }
 
 // volatileFuncs are never folded.
