@@ -327,6 +327,19 @@ func (m *merger) match(b arrow.RecordBatch, groups []int32, task table.FileScanT
 			}
 			s := jt.First(g)
 			match[r] = s
+			if jt.Count(g) == 1 {
+				jt.SetMatched(s)
+				continue
+			}
+			// A key shared by many source rows and many target rows is
+			// marked once, not once per target row.
+			if _, done := m.markedGroups[g]; done {
+				continue
+			}
+			if m.markedGroups == nil {
+				m.markedGroups = map[int32]struct{}{}
+			}
+			m.markedGroups[g] = struct{}{}
 			for ; s >= 0; s = jt.Next(s) {
 				jt.SetMatched(s)
 			}

@@ -80,6 +80,8 @@ type merger struct {
 	res  *Result
 
 	src *exec.JoinBuild
+	// markedGroups are the multi-row source groups already marked matched.
+	markedGroups map[int32]struct{}
 	// canChange: some clause can change a target row, so files are
 	// buffered and rewritten; otherwise the target is read only to find
 	// the source rows that match.
