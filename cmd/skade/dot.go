@@ -13,10 +13,10 @@ import (
 
 // dotCommand is one of the shell's dot commands.
 type dotCommand struct {
-	name  string
-	args  string
-	help  string
-	run   func(sh *shell, args []string, line int, bail bool) error
+	name string
+	args string
+	help string
+	run  func(sh *shell, args []string, line int, bail bool) error
 }
 
 var dotCommands []*dotCommand

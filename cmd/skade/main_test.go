@@ -69,6 +69,7 @@ func TestSubcommands(t *testing.T) {
 		{args: []string{"--lake", lakeDir, "sql", "-c", "SELECT ${nope}"}, code: 1, stderr: `Error: variable ${nope} is not set; set it with .let nope VALUE`},
 		{args: []string{"--lake", lakeDir, "sql", "-c", ".frob"}, code: 1, stderr: `Error: unknown command ".frob"; .help lists the commands`},
 		{args: []string{"--lake", lakeDir, "sql", "-c", ".tables\n.schema events\n.quit\nSELECT nothing"}, code: 0, stdout: `^main\.events\nCREATE TABLE main\.events \(\n    id BIGINT,\n    status TEXT,\n    amount DOUBLE PRECISION,\n    seen_at TIMESTAMP\n\);\n$`},
+		{args: []string{"--lake", lakeDir, "sql", "-c", ".maxrows 2\nSELECT * FROM range(100000) r(n)"}, code: 0, stdout: `(?s)│      0 │\n│      1 │\n└─+┘\n… 99998 more rows\n100000 rows \(2 shown; \.maxrows 0 shows all\)\n$`},
 		{args: []string{"--lake", lakeDir, "sql", "-c", ".help"}, code: 0, stdout: `(?s)^\.help +show this help\n.*\.quit +leave the shell`},
 		{args: []string{"version"}, code: 0, stdout: `^skade \S+.* go1\.\d+`},
 		{args: []string{"frobnicate"}, code: 2, stderr: `unknown command "frobnicate"`},

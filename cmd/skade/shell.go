@@ -27,13 +27,13 @@ var errReported = errors.New("error reported")
 // shell runs statements and dot commands against one session and prints
 // their results. The REPL and scripts share it.
 type shell struct {
-	ctx    context.Context
-	lk     *lake.Lake
-	sess   *lake.Session
-	stdout io.Writer // where results go unless .output redirects them
-	stderr io.Writer
-	out    io.Writer // the current output
-	outFile *os.File // .output's file, closed when replaced
+	ctx     context.Context
+	lk      *lake.Lake
+	sess    *lake.Session
+	stdout  io.Writer // where results go unless .output redirects them
+	stderr  io.Writer
+	out     io.Writer // the current output
+	outFile *os.File  // .output's file, closed when replaced
 
 	mode        string
 	timer       bool
@@ -171,8 +171,15 @@ func (sh *shell) render(ctx context.Context, res *lake.Result, bar *progressBar,
 // rowsToShow formats the rows of b the table will show; rows past
 // .maxrows are counted, not formatted.
 func (sh *shell) rowsToShow(ctx context.Context, b arrow.RecordBatch, seen int64) ([][]cell, error) {
-	if sh.mode == "table" && sh.maxRows > 0 && seen >= int64(sh.maxRows) {
-		return nil, nil
+	if sh.mode == "table" && sh.maxRows > 0 {
+		left := int64(sh.maxRows) - seen
+		if left <= 0 {
+			return nil, nil
+		}
+		if left < b.NumRows() {
+			b = b.NewSlice(0, left)
+			defer b.Release()
+		}
 	}
 	return batchRows(ctx, b)
 }
@@ -222,7 +229,7 @@ func (sh *shell) dml(ctx context.Context, res *lake.Result, kind, target string,
 		} else if count == 0 {
 			notes = append(notes, "no new snapshot")
 		}
-		if sh.timer {
+		if sh.timer && sh.mode == "table" {
 			notes = append(notes, formatElapsed(time.Since(start)))
 		}
 		msg := fmt.Sprintf("%s %s", kind, plural(count, "row", "rows"))
