@@ -148,7 +148,7 @@ func (s *Session) alterTable(ctx context.Context, st *parser.AlterTable) (*Resul
 	if len(changes) == 0 && len(props) == 0 {
 		return emptyResult(), nil
 	}
-	_, err = tbl.commitWrite(ctx, "alter table", writeConfig{props: iceberg.Properties{}}, func(txn *table.Transaction) error {
+	err = s.write(ctx, tbl, "alter table", false, func(txn *table.Transaction) error {
 		if len(changes) > 0 {
 			u := txn.UpdateSchema(false /* caseSensitive */, false /* allowIncompatibleChanges */)
 			for _, c := range changes {

@@ -160,7 +160,7 @@ func (s *Session) createTable(ctx context.Context, st *parser.CreateTable, now t
 	if err != nil {
 		return nil, err
 	}
-	n, err := appendRows(ctx, tbl, rdr)
+	n, err := s.appendRows(ctx, tbl, rdr)
 	if err != nil {
 		// the table exists but the rows failed: remove it again, so the
 		// statement has no effect

@@ -109,7 +109,7 @@ func (c *countingReader) Record() arrow.RecordBatch      { return c.cur }
 
 // appendRows appends rdr's rows to tbl in one snapshot and returns how
 // many; no rows commits nothing.
-func appendRows(ctx context.Context, tbl *Table, rdr array.RecordReader) (int64, error) {
+func (s *Session) appendRows(ctx context.Context, tbl *Table, rdr array.RecordReader) (int64, error) {
 	if !rdr.Next() {
 		if err := rdr.Err(); err != nil {
 			return 0, translate(err)
@@ -130,7 +130,7 @@ func appendRows(ctx context.Context, tbl *Table, rdr array.RecordReader) (int64,
 	if err := tbl.checkWritable(); err != nil {
 		return 0, err
 	}
-	_, err := tbl.commitWrite(ctx, "append", writeConfig{props: iceberg.Properties{}}, func(txn *table.Transaction) error {
+	err := s.write(ctx, tbl, "append", false, func(txn *table.Transaction) error {
 		return txn.Append(ctx, &ctxReader{ctx: ctx, RecordReader: cr}, nil)
 	})
 	if err != nil {
@@ -166,7 +166,7 @@ func (s *Session) insert(ctx context.Context, st *parser.Insert, now time.Time) 
 	}
 	rdr := newOpReader(ctx, op, writeSchema(tbl, p.Schema()))
 	defer rdr.Release()
-	n, err := appendRows(ctx, tbl, rdr)
+	n, err := s.appendRows(ctx, tbl, rdr)
 	if err != nil {
 		return nil, err
 	}
@@ -334,7 +334,7 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 		return countResult(0, Metrics{}), "", nil
 	}
 	target := writeSchema(tbl, readSchema)
-	_, err = tbl.commitWrite(ctx, op, writeConfig{assert: true, props: iceberg.Properties{}}, func(txn *table.Transaction) error {
+	err = s.write(ctx, tbl, op, true, func(txn *table.Transaction) error {
 		staged, err := txn.StagedTable()
 		if err != nil {
 			return err

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/mergeinto"
@@ -54,7 +53,7 @@ func (s *Session) runMerge(ctx context.Context, st *parser.Merge, now time.Time,
 		return nil, text, nil
 	}
 	var res *mergeinto.Result
-	_, err = tbl.commitWrite(ctx, "merge into", writeConfig{props: iceberg.Properties{}}, func(txn *table.Transaction) error {
+	err = s.write(ctx, tbl, "merge into", false, func(txn *table.Transaction) error {
 		staged, err := txn.StagedTable()
 		if err != nil {
 			return err
