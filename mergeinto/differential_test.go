@@ -296,7 +296,7 @@ func (g gen) sourceRows(n int, dupes bool) [][]any {
 // rendered as "k|g|v|s", the count, or errCardinality.
 var errCardinality = errors.New("cardinality")
 
-func reference(target, source [][]any, on *rexpr, clauses []rclause) ([]string, int64, error) {
+func reference(target, source [][]any, composite bool, on *rexpr, clauses []rclause) ([]string, int64, error) {
 	isTrue := func(e *rexpr, row []any) bool { return e == nil || e.eval(row) == true }
 	joined := func(t, s []any) []any {
 		row := make([]any, 8)
@@ -315,7 +315,11 @@ func reference(target, source [][]any, on *rexpr, clauses []rclause) ([]string, 
 	for _, t := range target {
 		var ms []int
 		for j, s := range source {
-			if t[0] != nil && s[0] != nil && t[0] == s[0] && isTrue(on, joined(t, s)) {
+			keyEq := t[0] != nil && s[0] != nil && t[0] == s[0]
+			if composite { // and t.g = s.f
+				keyEq = keyEq && t[1] != nil && s[3] != nil && t[1] == s[3]
+			}
+			if keyEq && isTrue(on, joined(t, s)) {
 				ms = append(ms, j)
 				matchedSrc[j] = true
 			}
@@ -424,6 +428,7 @@ func TestDifferential(t *testing.T) {
 			cases++
 			source := g.sourceRows(g.r.IntN(20), g.r.IntN(3) == 0)
 			clauses := g.clauses()
+			composite := g.r.IntN(4) == 0
 			var on *rexpr
 			if g.r.IntN(4) == 0 {
 				e := g.cond(1)
@@ -431,6 +436,9 @@ func TestDifferential(t *testing.T) {
 			}
 			desc := func() string {
 				var s []string
+				if composite {
+					s = append(s, "ON t.k = s.k AND t.g = s.f")
+				}
 				if on != nil {
 					s = append(s, "ON residual "+on.text)
 				}
@@ -439,9 +447,12 @@ func TestDifferential(t *testing.T) {
 				}
 				return fmt.Sprintf("base %d case %d\n target %v\n source %v\n %s", b, c, target, source, strings.Join(s, "\n "))
 			}
-			want, wantCount, wantErr := reference(target, source, on, clauses)
+			want, wantCount, wantErr := reference(target, source, composite, on, clauses)
 
 			spec := &mergeinto.Spec{Source: values(t, dSource, source...), Keys: []mergeinto.Key{{Target: 0, Source: col(0, i64)}}}
+			if composite {
+				spec.Keys = append(spec.Keys, mergeinto.Key{Target: 1, Source: col(3, i64)})
+			}
 			if on != nil {
 				spec.On = on.build(t)
 			}
