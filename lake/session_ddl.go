@@ -82,6 +82,9 @@ func (s *Session) createTable(ctx context.Context, st *parser.CreateTable, now t
 		}
 		opts = append(opts, WithProperties(props))
 	}
+	if _, ok := s.sources[strings.ToLower(name)]; ok && len(st.Name) == 1 {
+		return nil, &sentinelError{ErrTableExists, fmt.Errorf("create table %s: the name is registered as a source in this session, which would shadow the table; choose another name or Unregister the source", name)}
+	}
 	exists, err := s.tableExists(ctx, name)
 	if err != nil {
 		return nil, err

@@ -229,6 +229,9 @@ func TestRegisterSources(t *testing.T) {
 	if err := s.RegisterBatch("incoming", rec); err == nil || !strings.Contains(err.Error(), "already registered") {
 		t.Errorf("registering twice must fail, got %v", err)
 	}
+	if _, err := s.SQL(context.Background(), "CREATE TABLE incoming (id INT)"); !errors.Is(err, lake.ErrTableExists) || !strings.Contains(err.Error(), "registered as a source") {
+		t.Errorf("a table may not be created under a registered name, got %v", err)
+	}
 	if got := query(t, s, "SELECT s FROM incoming WHERE id > 1 ORDER BY id"); strings.Join(got, ",") != "b,c" {
 		t.Errorf("got %v", got)
 	}
