@@ -17,22 +17,12 @@ SELECT * FROM (VALUES
     (9, 'new',      TIMESTAMP '2026-01-11 10:00:00')
 ) AS v(id, status, seen_at);
 
--- 3. Apply it, as the MERGE guide's example does.
--- TODO(merge): when MERGE lands, replace the UPDATE and INSERT below with
---   MERGE INTO events USING incoming ON events.id = incoming.id
---   WHEN MATCHED THEN UPDATE SET status = incoming.status, seen_at = incoming.seen_at
---   WHEN NOT MATCHED THEN INSERT (id, status, seen_at)
---                       VALUES (incoming.id, incoming.status, incoming.seen_at);
--- (UPDATE cannot read incoming through a join or a correlated subquery
--- yet, so it spells out the two matched rows.)
-UPDATE events
-SET status  = CASE id WHEN 2 THEN 'refunded' WHEN 5 THEN 'paid' END,
-    seen_at = CASE id WHEN 2 THEN TIMESTAMP '2026-01-11 09:00:00'
-                      WHEN 5 THEN TIMESTAMP '2026-01-11 09:30:00' END
-WHERE id IN (SELECT id FROM incoming);
-INSERT INTO events (id, status, seen_at)
-SELECT id, status, seen_at FROM incoming
-WHERE id NOT IN (SELECT id FROM events);
+-- 3. Apply it with the MERGE guide's example: update the orders we know,
+-- insert the ones we do not.
+MERGE INTO events USING incoming ON events.id = incoming.id
+WHEN MATCHED THEN UPDATE SET status = incoming.status, seen_at = incoming.seen_at
+WHEN NOT MATCHED THEN INSERT (id, status, seen_at)
+                    VALUES (incoming.id, incoming.status, incoming.seen_at);
 
 -- 4. The table now, and its history.
 SELECT count(*) AS orders, count(amount) AS priced FROM events;

@@ -233,6 +233,21 @@ func (sh *shell) dml(ctx context.Context, res *lake.Result, kind, target string,
 			notes = append(notes, formatElapsed(time.Since(start)))
 		}
 		msg := fmt.Sprintf("%s %s", kind, plural(count, "row", "rows"))
+		if m := res.Metrics(); kind == "merged" && count > 0 {
+			// A merge's count is the sum of what each kind of clause did.
+			var parts []string
+			for _, p := range []struct {
+				n    int64
+				verb string
+			}{{m.RowsUpdated, "updated"}, {m.RowsDeleted, "deleted"}, {m.RowsInserted, "inserted"}} {
+				if p.n > 0 {
+					parts = append(parts, fmt.Sprintf("%d %s", p.n, p.verb))
+				}
+			}
+			if len(parts) > 0 {
+				msg += ": " + strings.Join(parts, ", ")
+			}
+		}
 		if len(notes) > 0 {
 			msg += " (" + strings.Join(notes, ", ") + ")"
 		}
