@@ -24,6 +24,8 @@ type binder struct {
 	// pinned, when set, pins every table read to a snapshot (a read-only
 	// table handle's SQL).
 	pinned map[string]int64
+	// windows are the current SELECT's named windows (WINDOW w AS …).
+	windows map[string]*parser.WindowSpec
 }
 
 type cteDef struct {

@@ -360,14 +360,20 @@ func deriveName(e parser.Expr) string {
 }
 
 func (b *binder) bindSelect(sel *parser.Select, orderBy []*parser.OrderItem, outer *scope) (Node, error) {
-	if len(sel.DistinctOn) > 0 {
-		return nil, errorf(sel.Pos, "SELECT DISTINCT ON is not supported yet")
-	}
-	if sel.Qualify != nil {
-		return nil, errorf(sel.Qualify.Position(), "QUALIFY is not supported yet")
-	}
-	if len(sel.Windows) > 0 {
-		return nil, errorf(sel.Windows[0].Pos, "named windows (WINDOW clause) are not supported yet")
+	// named windows (WINDOW w AS (…)) are visible to this SELECT only
+	savedWindows := b.windows
+	defer func() { b.windows = savedWindows }()
+	b.windows = map[string]*parser.WindowSpec{}
+	for _, w := range sel.Windows {
+		name := identName(w.Name)
+		if _, dup := b.windows[name]; dup {
+			return nil, errorf(w.Pos, "window %q is already defined", name)
+		}
+		spec, err := b.resolveWindow(w.Spec)
+		if err != nil {
+			return nil, err
+		}
+		b.windows[name] = spec
 	}
 	var input Node
 	var sc *scope
@@ -518,6 +524,19 @@ func (b *binder) bindSelect(sel *parser.Select, orderBy []*parser.OrderItem, out
 		}
 		outExprs[i] = x
 	}
+	var qualify Expr
+	if sel.Qualify != nil {
+		qc := *ec
+		qc.clause = "QUALIFY"
+		x, err := b.bindExpr(sel.Qualify, &qc)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkBool(x, sel.Qualify.Position(), "QUALIFY"); err != nil {
+			return nil, err
+		}
+		qualify = x
+	}
 	var having Expr
 	if sel.Having != nil {
 		x, err := b.bindExpr(sel.Having, &exprCtx{sc: sc, agg: ag, clause: "HAVING", marks: &postMarks})
@@ -585,8 +604,54 @@ func (b *binder) bindSelect(sel *parser.Select, orderBy []*parser.OrderItem, out
 	if having != nil {
 		node = &Filter{Input: node, Pred: having}
 	}
+	// DISTINCT ON (keys): the first row of each key group in ORDER BY
+	// order, as row_number() OVER (PARTITION BY keys ORDER BY …) = 1
+	var distinctOn Expr
+	if len(sel.DistinctOn) > 0 {
+		dc := *ec
+		dc.clause = "DISTINCT ON"
+		dc.win = nil
+		var keys []Expr
+		for _, k := range sel.DistinctOn {
+			if lit, ok := k.(*parser.Literal); ok && lit.Kind == parser.LitInteger {
+				i, err := ordinal(lit, len(items), "DISTINCT ON")
+				if err != nil {
+					return nil, err
+				}
+				keys = append(keys, outExprs[i])
+				continue
+			}
+			x, err := b.bindExpr(k, &dc)
+			if err != nil {
+				return nil, err
+			}
+			keys = append(keys, x)
+		}
+		var order []SortKey
+		for _, o := range orders {
+			x := o.expr
+			if o.out >= 0 {
+				x = outExprs[o.out]
+			}
+			order = append(order, sortKey(x, o.item))
+		}
+		col := b.newCol("row_number", "", tInt64, false)
+		win.funcs = append(win.funcs, &WindowCall{Name: "row_number", PartitionBy: keys, OrderBy: order, Col: col})
+		one, _ := exec.NewLiteral(int64(1))
+		eq, err := b.call(sel.Pos, "=", &ColRef{ID: col.ID, Typ: col.Type, Name: "row_number"}, constLit(one))
+		if err != nil {
+			return nil, err
+		}
+		distinctOn = eq
+	}
 	if len(win.funcs) > 0 {
 		node = &Window{Input: node, Funcs: win.funcs}
+	}
+	if qualify != nil {
+		node = &Filter{Input: node, Pred: qualify}
+	}
+	if distinctOn != nil {
+		node = &Filter{Input: node, Pred: distinctOn}
 	}
 	proj := &Project{Input: node}
 	for i, x := range outExprs {
@@ -601,7 +666,7 @@ func (b *binder) bindSelect(sel *parser.Select, orderBy []*parser.OrderItem, out
 			keys = append(keys, sortKey(&ColRef{ID: c.ID, Typ: c.Type, Name: c.Name}, o.item))
 			continue
 		}
-		if sel.Distinct {
+		if sel.Distinct && len(sel.DistinctOn) == 0 {
 			return nil, errorf(o.item.Pos, "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
 		}
 		c := b.newCol(o.expr.String(), "", o.expr.Type(), true)
@@ -611,7 +676,7 @@ func (b *binder) bindSelect(sel *parser.Select, orderBy []*parser.OrderItem, out
 		keys = append(keys, sortKey(&ColRef{ID: c.ID, Typ: c.Type, Name: c.Name}, o.item))
 	}
 	node = proj
-	if sel.Distinct {
+	if sel.Distinct && len(sel.DistinctOn) == 0 {
 		node = &Distinct{Input: node}
 	}
 	if len(keys) > 0 {

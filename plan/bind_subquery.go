@@ -452,15 +452,16 @@ func (b *binder) bindWindowCall(e *parser.FuncCall, name string, ec *exprCtx) (E
 		}
 		return nil, errorf(e.Pos, "window functions are not allowed in %s", clause)
 	}
-	if e.Over == nil {
-		return nil, errorf(e.Pos, "named windows are not supported yet; write OVER (…)")
+	spec := e.Over
+	if spec == nil {
+		spec = &parser.WindowSpec{Pos: e.Pos, Ref: e.OverName}
+	}
+	spec, err := b.resolveWindow(spec)
+	if err != nil {
+		return nil, err
 	}
 	if e.Distinct || e.Filter != nil || len(e.OrderBy) > 0 {
 		return nil, errorf(e.Pos, "DISTINCT, FILTER and ORDER BY inside a window function call are not supported yet")
-	}
-	spec := e.Over
-	if !spec.Ref.Empty() {
-		return nil, errorf(spec.Pos, "window references are not supported yet")
 	}
 	inner := *ec
 	inner.win = nil
@@ -661,4 +662,32 @@ func refsAny(e Expr, set map[ColumnID]bool) bool {
 		}
 	})
 	return found
+}
+
+// resolveWindow merges a window specification with the named window it
+// extends (OVER w, OVER (w ORDER BY …)), as SQL defines: the reference
+// supplies PARTITION BY and may supply ORDER BY; the frame is the
+// referencing spec's.
+func (b *binder) resolveWindow(spec *parser.WindowSpec) (*parser.WindowSpec, error) {
+	if spec.Ref.Empty() {
+		return spec, nil
+	}
+	base, ok := b.windows[identName(spec.Ref)]
+	if !ok {
+		return nil, errorf(spec.Pos, "window %q does not exist", identName(spec.Ref))
+	}
+	if len(spec.PartitionBy) > 0 {
+		return nil, errorf(spec.Pos, "cannot override PARTITION BY clause of window %q", identName(spec.Ref))
+	}
+	if len(spec.OrderBy) > 0 && len(base.OrderBy) > 0 {
+		return nil, errorf(spec.Pos, "cannot override ORDER BY clause of window %q", identName(spec.Ref))
+	}
+	if base.Frame != nil {
+		return nil, errorf(spec.Pos, "cannot copy window %q because it has a frame clause", identName(spec.Ref))
+	}
+	out := &parser.WindowSpec{Pos: spec.Pos, PartitionBy: base.PartitionBy, OrderBy: base.OrderBy, Frame: spec.Frame}
+	if len(spec.OrderBy) > 0 {
+		out.OrderBy = spec.OrderBy
+	}
+	return out, nil
 }
