@@ -371,7 +371,7 @@ func (c *Catalog) WriteMetadata(ctx context.Context, meta table.Metadata, locati
 	if codec != nil {
 		out = codec
 	}
-	if err := json.NewEncoder(out).Encode(meta); err != nil {
+	if err := encodeMetadata(out, meta); err != nil {
 		if codec != nil {
 			_ = codec.Close()
 		}
@@ -384,4 +384,27 @@ func (c *Catalog) WriteMetadata(ctx context.Context, meta table.Metadata, locati
 		}
 	}
 	return nil
+}
+
+// encodeMetadata writes meta as JSON. It calls the metadata's own
+// MarshalJSON directly: going through json.Encoder re-scans and compacts
+// the marshaller's output, a full extra pass over a document that grows
+// with every retained snapshot (about a quarter of commit CPU time at
+// 1,000 snapshots, see BENCHMARKS.md).
+func encodeMetadata(w io.Writer, meta table.Metadata) error {
+	var b []byte
+	var err error
+	if m, ok := meta.(json.Marshaler); ok {
+		b, err = m.MarshalJSON()
+	} else {
+		b, err = json.Marshal(meta)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	_, err = w.Write([]byte("\n"))
+	return err
 }
