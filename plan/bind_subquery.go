@@ -279,7 +279,14 @@ func (b *binder) bindExistsValue(e *parser.Exists, ec *exprCtx) (Expr, error) {
 		return nil, err
 	}
 	if corr {
-		return nil, errorf(e.Pos, "a correlated EXISTS is supported only as a WHERE condition yet")
+		x, ok, err := b.existsMark(sub, ec)
+		if err != nil {
+			return nil, atPos(e.Pos, err)
+		}
+		if !ok {
+			return nil, errorf(e.Pos, "this correlated EXISTS is not supported here yet; only correlations by equality in its WHERE clause are")
+		}
+		return x, nil
 	}
 	rows, err := b.runInit(sub, 1)
 	if err != nil {
@@ -690,4 +697,38 @@ func (b *binder) resolveWindow(spec *parser.WindowSpec) (*parser.WindowSpec, err
 		out.OrderBy = spec.OrderBy
 	}
 	return out, nil
+}
+
+// existsMark binds a correlated EXISTS in a value position (a DELETE's
+// WHERE, a select list) as a mark join on its correlation equalities:
+// EXISTS is TRUE when the outer row has a match, else FALSE (a NULL key
+// matches nothing, so the mark's NULL means FALSE here).
+func (b *binder) existsMark(sub Node, ec *exprCtx) (Expr, bool, error) {
+	if ec.marks == nil {
+		return nil, false, nil
+	}
+	in, pulled, ok := pullCorrelated(stripProject(sub))
+	if !ok || len(pulled) == 0 || len(freeCols(in)) > 0 {
+		return nil, false, nil
+	}
+	own := idSet(in.Columns())
+	for _, p := range pulled {
+		f, isFunc := p.(*Func)
+		if !isFunc || f.Name != "=" {
+			return nil, false, nil
+		}
+		l, r := f.Args[0], f.Args[1]
+		if !(refsOnly(l, own) && !refsAny(r, own)) && !(refsOnly(r, own) && !refsAny(l, own)) {
+			return nil, false, nil
+		}
+	}
+	mark := b.newCol("mark", "", tBool, true)
+	*ec.marks = append(*ec.marks, &Join{Kind: exec.JoinMark, Right: in, On: andAll(b, pulled), Mark: &mark})
+	f, _ := exec.NewLiteral(false)
+	x, err := b.newFunc("coalesce", []Expr{&ColRef{ID: mark.ID, Typ: tBool, Name: "exists"}, constLit(f)},
+		func(a []exec.Expr) (exec.Expr, error) { return exec.NewCoalesce(a...) })
+	if err != nil {
+		return nil, false, err
+	}
+	return x, true, nil
 }
