@@ -173,9 +173,9 @@ func (s *Session) explain(ctx context.Context, st *parser.Explain, now time.Time
 		var err error
 		switch d := st.Stmt.(type) {
 		case *parser.Delete:
-			_, text, err = s.rewriteOrExplain(ctx, d.Table, aliasOf(d.Table), d.Where, nil, now, false, true)
+			_, text, err = s.rewriteOrExplain(ctx, d.Table, aliasOf(d.Table), d.Where, nil, nil, now, false, true)
 		case *parser.Update:
-			_, text, err = s.rewriteOrExplain(ctx, d.Table, aliasOf(d.Table), d.Where, d.Set, now, true, true)
+			_, text, err = s.rewriteOrExplain(ctx, d.Table, aliasOf(d.Table), d.Where, d.Set, nil, now, true, true)
 		default:
 			goto query
 		}

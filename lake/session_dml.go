@@ -88,12 +88,16 @@ type countingReader struct {
 	pending arrow.RecordBatch
 	cur     arrow.RecordBatch
 	rows    int64
+	// keep, when set, retains every batch read (for RETURNING)
+	keep bool
+	kept []arrow.RecordBatch
 }
 
 func (c *countingReader) Next() bool {
 	if c.pending != nil {
 		c.cur, c.pending = c.pending, nil
 		c.rows += c.cur.NumRows()
+		c.retain()
 		return true
 	}
 	if !c.RecordReader.Next() {
@@ -102,7 +106,15 @@ func (c *countingReader) Next() bool {
 	}
 	c.cur = c.RecordReader.RecordBatch()
 	c.rows += c.cur.NumRows()
+	c.retain()
 	return true
+}
+
+func (c *countingReader) retain() {
+	if c.keep {
+		c.cur.Retain()
+		c.kept = append(c.kept, c.cur)
+	}
 }
 func (c *countingReader) RecordBatch() arrow.RecordBatch { return c.cur }
 func (c *countingReader) Record() arrow.RecordBatch      { return c.cur }
@@ -110,15 +122,27 @@ func (c *countingReader) Record() arrow.RecordBatch      { return c.cur }
 // appendRows appends rdr's rows to tbl in one snapshot and returns how
 // many; no rows commits nothing.
 func (s *Session) appendRows(ctx context.Context, tbl *Table, rdr array.RecordReader) (int64, error) {
+	n, _, err := s.appendRowsKeep(ctx, tbl, rdr, false)
+	return n, err
+}
+
+// appendRowsKeep is appendRows that, with keep, also returns the rows
+// appended (the caller releases them).
+func (s *Session) appendRowsKeep(ctx context.Context, tbl *Table, rdr array.RecordReader, keep bool) (int64, []arrow.RecordBatch, error) {
 	if !rdr.Next() {
 		if err := rdr.Err(); err != nil {
-			return 0, translate(err)
+			return 0, nil, translate(err)
 		}
-		return 0, nil
+		return 0, nil, nil
 	}
 	first := rdr.RecordBatch()
 	first.Retain()
-	cr := &countingReader{RecordReader: rdr, pending: first}
+	cr := &countingReader{RecordReader: rdr, pending: first, keep: keep}
+	release := func() {
+		for _, b := range cr.kept {
+			b.Release()
+		}
+	}
 	defer func() {
 		if cr.pending != nil {
 			cr.pending.Release()
@@ -128,15 +152,43 @@ func (s *Session) appendRows(ctx context.Context, tbl *Table, rdr array.RecordRe
 	// already shaped the rows to the table's current schema, which a
 	// handle's snapshot schema may predate (after ALTER TABLE).
 	if err := tbl.checkWritable(); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	err := s.write(ctx, tbl, "append", false, func(txn *table.Transaction) error {
 		return txn.Append(ctx, &ctxReader{ctx: ctx, RecordReader: cr}, nil)
 	})
 	if err != nil {
-		return 0, translate(err)
+		release()
+		return 0, nil, translate(err)
 	}
-	return cr.rows, nil
+	return cr.rows, cr.kept, nil
+}
+
+// returningResult evaluates a RETURNING list over the affected rows and
+// releases them.
+func returningResult(ctx context.Context, ret *plan.Returning, rows []arrow.RecordBatch, m Metrics) (*Result, error) {
+	defer func() {
+		for _, b := range rows {
+			b.Release()
+		}
+	}()
+	if len(rows) == 0 {
+		return &Result{schema: ret.Schema(), metrics: m}, nil
+	}
+	src, err := exec.NewValues(rows[0].Schema(), rows)
+	if err != nil {
+		return nil, err
+	}
+	op, err := ret.Operator(src)
+	if err != nil {
+		src.Close()
+		return nil, err
+	}
+	out, err := exec.Drain(ctx, op)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return &Result{schema: ret.Schema(), batches: out, metrics: m}, nil
 }
 
 func (s *Session) lookup(ctx context.Context, n parser.Name) (*Table, *plan.TableRef, error) {
@@ -166,9 +218,18 @@ func (s *Session) insert(ctx context.Context, st *parser.Insert, now time.Time) 
 	}
 	rdr := newOpReader(ctx, op, writeSchema(tbl, p.Schema()))
 	defer rdr.Release()
-	n, err := s.appendRows(ctx, tbl, rdr)
+	var ret *plan.Returning
+	if len(st.Returning) > 0 {
+		if ret, err = s.planner(now).BindReturning(ctx, ref, st.Alias, st.Returning); err != nil {
+			return nil, translate(err)
+		}
+	}
+	n, kept, err := s.appendRowsKeep(ctx, tbl, rdr, ret != nil)
 	if err != nil {
 		return nil, err
+	}
+	if ret != nil {
+		return returningResult(ctx, ret, kept, Metrics{RowsInserted: n})
 	}
 	return countResult(n, Metrics{RowsInserted: n}), nil
 }
@@ -196,28 +257,28 @@ func (s *Session) delete(ctx context.Context, st *parser.Delete, now time.Time) 
 	if len(st.Using) > 0 {
 		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("DELETE … USING is not supported yet; use WHERE … IN (SELECT …)")}
 	}
-	if len(st.Returning) > 0 || st.With != nil {
-		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("DELETE with WITH or RETURNING is not supported yet")}
+	if st.With != nil {
+		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("DELETE with WITH is not supported yet; use a subquery")}
 	}
 	var alias parser.Ident
 	if st.Table.Alias != nil {
 		alias = st.Table.Alias.Name
 	}
-	return s.rewrite(ctx, st.Table, alias, st.Where, nil, now, false)
+	return s.rewrite(ctx, st.Table, alias, st.Where, nil, st.Returning, now, false)
 }
 
 func (s *Session) update(ctx context.Context, st *parser.Update, now time.Time) (*Result, error) {
 	if len(st.From) > 0 {
 		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("UPDATE … FROM is not supported yet; use a subquery in SET or WHERE, or MERGE")}
 	}
-	if len(st.Returning) > 0 || st.With != nil {
-		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("UPDATE with WITH or RETURNING is not supported yet")}
+	if st.With != nil {
+		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("UPDATE with WITH is not supported yet; use a subquery")}
 	}
 	var alias parser.Ident
 	if st.Table.Alias != nil {
 		alias = st.Table.Alias.Name
 	}
-	return s.rewrite(ctx, st.Table, alias, st.Where, st.Set, now, true)
+	return s.rewrite(ctx, st.Table, alias, st.Where, st.Set, st.Returning, now, true)
 }
 
 // rewrite runs DELETE (update false) or UPDATE copy-on-write: the files
@@ -226,14 +287,14 @@ func (s *Session) update(ctx context.Context, st *parser.Update, now time.Time) 
 // removes are dropped; the others are rewritten. One overwrite snapshot
 // commits it all, asserting the snapshot it read. Nothing matched commits
 // nothing.
-func (s *Session) rewrite(ctx context.Context, tn *parser.TableName, alias parser.Ident, where parser.Expr, set []*parser.SetClause, now time.Time, update bool) (*Result, error) {
-	res, _, err := s.rewriteOrExplain(ctx, tn, alias, where, set, now, update, false)
+func (s *Session) rewrite(ctx context.Context, tn *parser.TableName, alias parser.Ident, where parser.Expr, set []*parser.SetClause, returning []*parser.SelectItem, now time.Time, update bool) (*Result, error) {
+	res, _, err := s.rewriteOrExplain(ctx, tn, alias, where, set, returning, now, update, false)
 	return res, err
 }
 
 // rewriteOrExplain runs a DELETE or UPDATE, or with explain only plans it
 // and describes what it would read and drop.
-func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, alias parser.Ident, where parser.Expr, set []*parser.SetClause, now time.Time, update, explain bool) (*Result, string, error) {
+func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, alias parser.Ident, where parser.Expr, set []*parser.SetClause, returning []*parser.SelectItem, now time.Time, update, explain bool) (*Result, string, error) {
 	if tn.AsOf != nil {
 		return nil, "", &sentinelError{ErrReadOnly, fmt.Errorf("cannot write to a time-travel read of %s", tn.Name)}
 	}
@@ -248,6 +309,18 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 	rw, err := s.planner(now).RowRewrite(ctx, ref, alias, where, set)
 	if err != nil {
 		return nil, "", translate(err)
+	}
+	var ret *plan.Returning
+	var kept []arrow.RecordBatch
+	defer func() {
+		for _, b := range kept {
+			b.Release()
+		}
+	}()
+	if len(returning) > 0 && !explain {
+		if ret, err = s.planner(now).BindReturning(ctx, ref, alias, returning); err != nil {
+			return nil, "", translate(err)
+		}
 	}
 	if tbl.snap == nil {
 		return countResult(0, Metrics{}), "table has no snapshot: nothing to read", nil
@@ -287,7 +360,7 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 		if len(task.DeleteFiles)+len(task.EqualityDeleteFiles)+len(task.DeletionVectorFiles) > 0 {
 			return nil, "", &sentinelError{ErrNotImplemented, fmt.Errorf("%s %s: data file %s has delete files (merge-on-read); rewriting those is not supported yet", op, tbl.Name(), task.File.FilePath())}
 		}
-		if !update && rw.AllMatch(task.File) {
+		if !update && ret == nil && rw.AllMatch(task.File) {
 			// statistics prove every row matches: drop the file unread
 			matched += task.File.Count()
 			removed = append(removed, task.File)
@@ -311,6 +384,17 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 		}
 		matched += m
 		removed = append(removed, task.File)
+		if ret != nil {
+			o, err := run(task)
+			if err != nil {
+				return nil, "", translate(err)
+			}
+			rows, err := matchedRows(ctx, o)
+			if err != nil {
+				return nil, "", translate(err)
+			}
+			kept = append(kept, rows...)
+		}
 		if update || m < rows {
 			rewrites = append(rewrites, task)
 		}
@@ -331,6 +415,10 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 		return nil, b.String(), nil
 	}
 	if matched == 0 {
+		if ret != nil {
+			r, err := returningResult(ctx, ret, nil, Metrics{})
+			return r, "", err
+		}
 		return countResult(0, Metrics{}), "", nil
 	}
 	target := writeSchema(tbl, readSchema)
@@ -366,7 +454,37 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 	if update {
 		m = Metrics{RowsUpdated: matched}
 	}
+	if ret != nil {
+		rows := kept
+		kept = nil
+		r, err := returningResult(ctx, ret, rows, m)
+		return r, "", err
+	}
 	return countResult(matched, m), "", nil
+}
+
+// matchedRows drains a rewrite operator and returns its matched rows'
+// columns (after the match column): the deleted rows, or the updated
+// rows' new values.
+func matchedRows(ctx context.Context, o exec.Operator) ([]arrow.RecordBatch, error) {
+	f, err := exec.NewFilter(o, &exec.Column{Index: 0, Type: arrow.FixedWidthTypes.Boolean, Name: "match"}, nil)
+	if err != nil {
+		o.Close()
+		return nil, err
+	}
+	fields := o.Schema().Fields()[1:]
+	exprs := make([]exec.Expr, len(fields))
+	names := make([]string, len(fields))
+	for i, fd := range fields {
+		exprs[i] = &exec.Column{Index: i + 1, Type: fd.Type, Name: fd.Name}
+		names[i] = fd.Name
+	}
+	p, err := exec.NewProject(f, exprs, names, nil)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return exec.Drain(ctx, p)
 }
 
 // countMatches drains a rewrite operator: matched rows and all rows.

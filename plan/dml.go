@@ -107,9 +107,6 @@ func (p *Planner) Insert(ctx context.Context, ins *parser.Insert, target *TableR
 	if err != nil {
 		return nil, err
 	}
-	if len(ins.Returning) > 0 {
-		return nil, errorf(ins.Pos, "INSERT … RETURNING is not supported yet")
-	}
 	// which target column each source column feeds
 	var dest []int
 	if len(ins.Columns) > 0 {
@@ -381,3 +378,67 @@ func (p *Planner) RowRewrite(ctx context.Context, target *TableRef, alias parser
 
 // Explain renders the rewrite's logical plan (over one data file).
 func (r *Rewrite) Explain() string { return explainLogical(r.root) }
+
+// Returning is a bound RETURNING list of INSERT, UPDATE or DELETE,
+// evaluated over the affected rows laid out as the target's columns.
+type Returning struct {
+	b     *binder
+	exprs []Expr
+	cols  []Column
+	in    []Column
+}
+
+// Schema is the RETURNING rows' schema.
+func (r *Returning) Schema() *arrow.Schema { return schemaOf(r.cols) }
+
+// Operator evaluates the list over rows (the target's columns in table
+// order, types as TargetColumns).
+func (r *Returning) Operator(rows exec.Operator) (exec.Operator, error) {
+	exprs, err := compileAll(r.exprs, layoutOf(r.in))
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(r.cols))
+	for i, c := range r.cols {
+		names[i] = c.Name
+	}
+	p, err := exec.NewProject(rows, exprs, names, r.b.opts.Mem)
+	if err != nil {
+		return nil, err
+	}
+	p.SetNow(r.b.now)
+	return p, nil
+}
+
+// BindReturning binds a RETURNING list over target's columns.
+func (p *Planner) BindReturning(ctx context.Context, target *TableRef, alias parser.Ident, items []*parser.SelectItem) (*Returning, error) {
+	b := p.binder(ctx)
+	cols, err := TargetColumns(target)
+	if err != nil {
+		return nil, err
+	}
+	qual := target.Ident[len(target.Ident)-1]
+	if !alias.Empty() {
+		qual = identName(alias)
+	}
+	r := &Returning{b: b}
+	for _, c := range cols {
+		r.in = append(r.in, b.newCol(c.Name, qual, c.Type, !c.Required))
+	}
+	sc := newScope(r.in, nil)
+	expanded, err := b.expandItems(items, sc)
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range expanded {
+		x := it.bound
+		if x == nil {
+			if x, err = b.bindExpr(it.ast, &exprCtx{sc: sc, clause: "RETURNING"}); err != nil {
+				return nil, err
+			}
+		}
+		r.exprs = append(r.exprs, x)
+		r.cols = append(r.cols, b.newCol(it.name, "", x.Type(), true))
+	}
+	return r, nil
+}
