@@ -61,8 +61,12 @@ func (sh *shell) dot(text string, line int, bail bool) error {
 
 func dotHelp(sh *shell, args []string, line int, bail bool) error {
 	var b strings.Builder
+	width := 0
 	for _, c := range dotCommands {
-		fmt.Fprintf(&b, ".%-30s %s\n", strings.TrimSpace(c.name+" "+c.args), c.help)
+		width = max(width, len(c.name)+1+len(c.args))
+	}
+	for _, c := range dotCommands {
+		fmt.Fprintf(&b, ".%-*s  %s\n", width, strings.TrimSpace(c.name+" "+c.args), c.help)
 	}
 	b.WriteString("\nA statement ends with ';' and may span lines. Ctrl-C cancels a running\nstatement or clears the input; Ctrl-D leaves. Tab completes keywords,\ntables and columns.\n")
 	fmt.Fprint(sh.out, b.String())
