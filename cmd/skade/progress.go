@@ -86,38 +86,40 @@ func (p *progressBar) draw() {
 	if p.closed {
 		return
 	}
-	elapsed := time.Since(p.start)
-	rows := p.nrows.Load()
-	var files string
-	var frac float64 = -1
+	var pr engineProgress
 	if res := p.res.Load(); res != nil {
-		pr := progressOf(res)
-		if pr.rows > rows {
-			rows = pr.rows
-		}
-		if pr.filesTotal > 0 {
-			files = fmt.Sprintf("%d/%d files", pr.filesDone, pr.filesTotal)
-			frac = float64(pr.filesDone) / float64(pr.filesTotal)
-		} else if pr.files > 0 {
-			files = plural(pr.files, "file", "files") + " · "
-		}
+		pr = progressOf(res)
 	}
-	var b strings.Builder
-	b.WriteString("\r")
-	if frac >= 0 {
-		const n = 20
-		k := min(n, int(frac*n))
-		b.WriteString("[" + strings.Repeat("█", k) + strings.Repeat("░", n-k) + "] " + files + " · ")
-	} else {
-		b.WriteString(spinner[int(elapsed/(100*time.Millisecond))%len(spinner)] + " " + files)
-	}
-	fmt.Fprintf(&b, "%s rows · %s · Ctrl-C cancels", humanCount(rows), formatElapsed(elapsed.Truncate(100*time.Millisecond)))
-	s := b.String()
+	pr.rows = max(pr.rows, p.nrows.Load())
+	s := progressText(time.Since(p.start), pr)
 	if p.width > 0 && len([]rune(s)) > p.width {
 		s = string([]rune(s)[:p.width])
 	}
-	io.WriteString(p.w, s+"\x1b[K")
+	io.WriteString(p.w, "\r"+s+"\x1b[K")
 	p.drawn = true
+}
+
+// progressText is the bar's line: a bar when the files done of the total
+// are known, else a spinner; then what is known of files and rows.
+func progressText(elapsed time.Duration, pr engineProgress) string {
+	var parts []string
+	if pr.filesTotal > 0 {
+		const n = 20
+		k := min(n, int(float64(pr.filesDone)/float64(pr.filesTotal)*n))
+		parts = append(parts, "["+strings.Repeat("█", k)+strings.Repeat("░", n-k)+"]", fmt.Sprintf("%d/%d files", pr.filesDone, pr.filesTotal))
+	} else {
+		parts = append(parts, spinner[int(elapsed/(100*time.Millisecond))%len(spinner)])
+		if pr.files > 0 {
+			parts = append(parts, plural(pr.files, "file", "files"))
+		}
+	}
+	if pr.rows > 0 {
+		parts = append(parts, humanCount(pr.rows)+" rows")
+	} else if pr.files == 0 && pr.filesTotal == 0 {
+		parts = append(parts, "running")
+	}
+	parts = append(parts, formatElapsed(elapsed.Truncate(100*time.Millisecond)), "Ctrl-C cancels")
+	return parts[0] + " " + strings.Join(parts[1:], " · ")
 }
 
 // clear erases the bar before results are printed; it redraws on the next tick.

@@ -139,7 +139,7 @@ func TestREPL(t *testing.T) {
 	// Ctrl-C cancels a long query, not the shell.
 	// It runs long enough for the progress bar to show first.
 	sh.send("SELECT count(*) FROM range(100000) a, range(100000) b;\r")
-	sh.expect("rows · ")
+	sh.expect("running · ")
 	sh.expect(" · Ctrl-C cancels")
 	sh.send("\x03")
 	sh.expect("Error: interrupted; the statement was cancelled")
