@@ -33,6 +33,10 @@ type cteDef struct {
 	cols    []parser.Ident
 	query   *parser.Query
 	binding bool // being bound: a self-reference is recursion
+	// recursive is set for WITH RECURSIVE; work while its recursive term
+	// is bound, where a self-reference reads the working table.
+	recursive bool
+	work      *workTable
 }
 
 func (b *binder) newID() ColumnID {

@@ -122,12 +122,32 @@ func (b *binder) bindTableName(t *parser.TableName, outer *scope) (Node, *scope,
 				continue
 			}
 			if c.binding {
-				return nil, nil, errorf(t.Pos, "common table expression %q refers to itself; WITH RECURSIVE is not supported yet", c.name)
+				if c.work != nil {
+					n := b.workScan(c)
+					sc, err := aliased(n.Columns(), c.name, t.Alias, outer)
+					return n, sc, err
+				}
+				if c.recursive {
+					return nil, nil, errorf(t.Pos, "recursive reference to query %q must be in the second term of a UNION [ALL] at the top of its body", c.name)
+				}
+				return nil, nil, errorf(t.Pos, "common table expression %q refers to itself; write WITH RECURSIVE", c.name)
 			}
 			c.binding = true
 			saved := b.ctes
-			b.ctes = b.ctes[:i] // a CTE sees only the ones before it
-			n, err := b.bindQuery(c.query, nil)
+			var n Node
+			var err error
+			if c.recursive {
+				b.ctes = b.ctes[:i+1] // a recursive CTE sees itself
+				var ok bool
+				n, ok, err = b.bindRecursiveCTE(c, t.Pos)
+				if err == nil && !ok {
+					b.ctes = b.ctes[:i]
+					n, err = b.bindQuery(c.query, nil)
+				}
+			} else {
+				b.ctes = b.ctes[:i] // a CTE sees only the ones before it
+				n, err = b.bindQuery(c.query, nil)
+			}
 			b.ctes = saved
 			c.binding = false
 			if err != nil {

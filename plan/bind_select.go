@@ -13,13 +13,10 @@ import (
 // subquery, nil at the top.
 func (b *binder) bindQuery(q *parser.Query, outer *scope) (Node, error) {
 	if q.With != nil {
-		if q.With.Recursive {
-			return nil, errorf(q.With.Pos, "WITH RECURSIVE is not supported yet")
-		}
 		saved := len(b.ctes)
 		defer func() { b.ctes = b.ctes[:saved] }()
 		for _, c := range q.With.CTEs {
-			b.ctes = append(b.ctes, &cteDef{name: identName(c.Name), cols: c.Columns, query: c.Query})
+			b.ctes = append(b.ctes, &cteDef{name: identName(c.Name), cols: c.Columns, query: c.Query, recursive: q.With.Recursive})
 		}
 	}
 	var node Node

@@ -93,6 +93,8 @@ func (b *binder) build(n Node) (exec.Operator, error) {
 		return b.valuesOp([][]Expr{n.Row}, n.Cols)
 	case *OneRow:
 		return b.oneRow()
+	case *RecursiveCTE:
+		return b.buildRecursive(n)
 	case *Values:
 		return b.valuesOp(n.Rows, n.Cols)
 	case *Filter:
