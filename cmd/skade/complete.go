@@ -36,6 +36,13 @@ func (sh *shell) complete(line string, pos int) (head string, completions []stri
 	switch {
 	case strings.HasPrefix(trimmed, ".") || (trimmed == "" && strings.HasPrefix(word, ".")):
 		cands = sh.completeDot(trimmed, word)
+	case strings.Contains(word, "$"):
+		// Metadata tables: events$snapshots and friends.
+		for _, t := range sh.tableNames() {
+			for _, m := range []string{"snapshots", "history", "files", "manifests", "partitions"} {
+				cands = append(cands, strings.TrimPrefix(t, "main.")+"$"+m)
+			}
+		}
 	case strings.Contains(word, "."):
 		qual := word[:strings.LastIndexByte(word, '.')]
 		for _, c := range sh.columnsOf(qual) {

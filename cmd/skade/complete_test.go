@@ -34,6 +34,8 @@ func TestComplete(t *testing.T) {
 		{"SELECT st FROM events", nil}, // the cursor is set below
 		{"SELECT events.s", []string{"events.seen_at", "events.status"}},
 		{"SELECT stat FROM events", nil},
+		{"SELECT * FROM events$s", []string{"events$snapshots "}},
+		{"SELECT * FROM evidence$", []string{"evidence$files", "evidence$history", "evidence$manifests", "evidence$partitions", "evidence$snapshots"}},
 		{".mo", []string{".mode "}},
 		{".mode j", []string{"json "}},
 		{".history ev", []string{"events", "evidence"}},
