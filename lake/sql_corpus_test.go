@@ -32,6 +32,8 @@ func TestParserCorpusNeverPanics(t *testing.T) {
 				t.Fatalf("corpus does not parse: %v", err)
 			}
 			s := sqlLake(t).Session()
+			// COPY … TO 'file' statements write relative paths here
+			t.Chdir(t.TempDir())
 			mustExec(t, s, `CREATE TABLE t (id BIGINT, x INTEGER, n INTEGER, a INTEGER, b INTEGER, name VARCHAR, status VARCHAR, amount DECIMAL(10,2), ts TIMESTAMP, d DATE);
 				INSERT INTO t VALUES (1, 2, 3, 4, 5, 'n', 'ok', 1.50, TIMESTAMP '2024-01-01 00:00:00', DATE '2024-01-01'), (2, NULL, 1, 0, NULL, NULL, 'fail', NULL, NULL, NULL);
 				CREATE TABLE s AS SELECT * FROM t; CREATE TABLE u AS SELECT * FROM t; CREATE TABLE events AS SELECT * FROM t; CREATE TABLE orders AS SELECT * FROM t`)
