@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/skadedb/skade/lake"
+	"github.com/skadedb/skade/scan"
 )
 
 func sqlLake(t *testing.T) *lake.Lake {
@@ -76,6 +78,12 @@ func TestSQLTimeTravelByVersion(t *testing.T) {
 		t.Fatalf("want 2 snapshots, got %d", len(hist))
 	}
 	first := hist[0].ID
+	if _, err := s.SQL(context.Background(), "SELECT * FROM t FOR VERSION AS OF 42"); !errors.Is(err, lake.ErrSnapshotNotFound) {
+		t.Errorf("want ErrSnapshotNotFound, got %v", err)
+	}
+	if _, err := s.SQL(context.Background(), "SELECT * FROM nope"); !errors.Is(err, lake.ErrTableNotFound) {
+		t.Errorf("want ErrTableNotFound, got %v", err)
+	}
 	for _, q := range []string{
 		fmt.Sprintf("SELECT count(*) FROM t FOR VERSION AS OF %d", first),
 		fmt.Sprintf("SELECT count(*) FROM t AT (VERSION => %d)", first),
@@ -359,5 +367,31 @@ func TestRegisterBatchWithStorageTypes(t *testing.T) {
 	}
 	if got := query(t, s, "SELECT s, s || '!' FROM big WHERE s > 'x' "); strings.Join(got, ",") != "y|y!" {
 		t.Errorf("got %v", got)
+	}
+}
+
+func TestRegisterFiles(t *testing.T) {
+	lk := sqlLake(t)
+	s := lk.Session()
+	if err := s.RegisterCSV("ev", "../testdata/events.csv", scan.DefaultCSVOptions()); err != nil {
+		t.Fatal(err)
+	}
+	if got := query(t, s, "SELECT count(*), min(status) FROM ev"); got[0] != "8|new" {
+		t.Errorf("got %v", got)
+	}
+	out := filepath.Join(t.TempDir(), "ev.parquet")
+	query(t, s, fmt.Sprintf("COPY ev TO '%s'", out))
+	if err := s.RegisterParquet("evp", out); err != nil {
+		t.Fatal(err)
+	}
+	if got := query(t, s, "SELECT count(*) FROM evp JOIN ev USING (id)"); got[0] != "8" {
+		t.Errorf("got %v", got)
+	}
+	if err := s.RegisterCSV("missing", "../testdata/nope.csv", scan.DefaultCSVOptions()); !errors.Is(err, lake.ErrInvalidArgument) {
+		t.Errorf("want ErrInvalidArgument, got %v", err)
+	}
+	s.Unregister("ev")
+	if _, err := s.SQL(context.Background(), "SELECT * FROM ev"); !errors.Is(err, lake.ErrTableNotFound) {
+		t.Errorf("after Unregister: %v", err)
 	}
 }

@@ -11,7 +11,13 @@ import (
 type Error struct {
 	Pos parser.Pos
 	Msg string
+	// Err is the error this one adds a position to, if any (a catalog
+	// lookup's, which may wrap a lake sentinel such as ErrTableNotFound).
+	Err error
 }
+
+// Unwrap returns the underlying error.
+func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
 	if e.Pos.Line == 0 {
@@ -33,7 +39,7 @@ func atPos(pos parser.Pos, err error) error {
 	if _, ok := err.(*Error); ok {
 		return err
 	}
-	return &Error{Pos: pos, Msg: err.Error()}
+	return &Error{Pos: pos, Msg: err.Error(), Err: err}
 }
 
 // suggest returns the candidate nearest to name by edit distance, or ""
