@@ -61,7 +61,26 @@ func (s *Session) SQL(ctx context.Context, query string) (*Result, error) {
 	if err != nil {
 		return nil, &sentinelError{ErrInvalidArgument, err}
 	}
-	return s.run(ctx, stmt)
+	res, err := s.run(ctx, stmt)
+	return res, sqlError(err)
+}
+
+// sqlError gives a statement's binding errors (unknown columns, type
+// mismatches, …) the ErrInvalidArgument sentinel unless they already
+// carry one (a missing table is ErrTableNotFound).
+func sqlError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var s *sentinelError
+	if errors.As(err, &s) {
+		return err
+	}
+	var pe *plan.Error
+	if errors.As(err, &pe) {
+		return &sentinelError{ErrInvalidArgument, err}
+	}
+	return err
 }
 
 // Exec runs a script of statements separated by semicolons, reading and
@@ -74,6 +93,7 @@ func (s *Session) Exec(ctx context.Context, script string) error {
 	}
 	for i, st := range stmts {
 		res, err := s.run(ctx, st)
+		err = sqlError(err)
 		if err != nil {
 			return fmt.Errorf("statement %d (line %d): %w", i+1, st.Position().Line, err)
 		}

@@ -84,6 +84,9 @@ func TestSQLTimeTravelByVersion(t *testing.T) {
 	if _, err := s.SQL(context.Background(), "SELECT * FROM nope"); !errors.Is(err, lake.ErrTableNotFound) {
 		t.Errorf("want ErrTableNotFound, got %v", err)
 	}
+	if _, err := s.SQL(context.Background(), "SELECT nope FROM t"); !errors.Is(err, lake.ErrInvalidArgument) {
+		t.Errorf("want ErrInvalidArgument, got %v", err)
+	}
 	for _, q := range []string{
 		fmt.Sprintf("SELECT count(*) FROM t FOR VERSION AS OF %d", first),
 		fmt.Sprintf("SELECT count(*) FROM t AT (VERSION => %d)", first),
