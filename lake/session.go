@@ -188,23 +188,29 @@ func (s *Session) explain(ctx context.Context, st *parser.Explain, now time.Time
 	if m, ok := st.Stmt.(*parser.Merge); ok {
 		return s.explainMerge(ctx, m, now, st.Analyze)
 	}
-	if !st.Analyze {
+	switch d := st.Stmt.(type) {
+	case *parser.Delete, *parser.Update:
+		// EXPLAIN plans only; EXPLAIN ANALYZE runs the statement, as in
+		// Postgres, and reports what it did
+		if st.Analyze && s.readOnly {
+			return nil, errReadOnlyHandle
+		}
 		var text string
 		var err error
-		switch d := st.Stmt.(type) {
-		case *parser.Delete:
-			_, text, err = s.rewriteOrExplain(ctx, d.Table, aliasOf(d.Table), d.Where, nil, nil, now, false, true)
-		case *parser.Update:
-			_, text, err = s.rewriteOrExplain(ctx, d.Table, aliasOf(d.Table), d.Where, d.Set, nil, now, true, true)
-		default:
-			goto query
+		if del, ok := d.(*parser.Delete); ok {
+			_, text, err = s.rewriteOrExplain(ctx, del.Table, aliasOf(del.Table), del.Where, nil, nil, now, false, !st.Analyze)
+		} else {
+			up := d.(*parser.Update)
+			_, text, err = s.rewriteOrExplain(ctx, up.Table, aliasOf(up.Table), up.Where, up.Set, nil, now, true, !st.Analyze)
 		}
 		if err != nil {
 			return nil, err
 		}
+		if text == "" {
+			text = "no rows matched; nothing committed"
+		}
 		return textResult("plan", strings.Split(strings.TrimRight(text, "\n"), "\n"))
 	}
-query:
 	q, ok := st.Stmt.(*parser.Query)
 	if !ok {
 		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("EXPLAIN of %s is not supported yet; EXPLAIN a query", statementKind(st.Stmt))}

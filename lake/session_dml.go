@@ -422,12 +422,14 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 		return countResult(0, Metrics{}), "", nil
 	}
 	target := writeSchema(tbl, readSchema)
+	addedN := 0
 	err = s.write(ctx, tbl, op, true, func(txn *table.Transaction) error {
 		staged, err := txn.StagedTable()
 		if err != nil {
 			return err
 		}
 		var added []iceberg.DataFile
+		defer func() { addedN = len(added) }()
 		for _, task := range rewrites {
 			o, err := run(task)
 			if err != nil {
@@ -454,13 +456,16 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 	if update {
 		m = Metrics{RowsUpdated: matched}
 	}
+	total := exec.SnapshotDataFiles(tbl.tbl, tbl.snap.SnapshotID)
+	summary := fmt.Sprintf("%s %s (copy-on-write): %d rows\n  data files: %d in the snapshot, %d skipped by pruning, %d dropped unread, %d read, %d rewritten, %d removed, %d added\n",
+		strings.ToUpper(op), tbl.Name(), matched, total, total-int64(len(tasks)), dropped, len(tasks)-dropped, len(rewrites), len(removed), addedN)
 	if ret != nil {
 		rows := kept
 		kept = nil
 		r, err := returningResult(ctx, ret, rows, m)
-		return r, "", err
+		return r, summary, err
 	}
-	return countResult(matched, m), "", nil
+	return countResult(matched, m), summary, nil
 }
 
 // matchedRows drains a rewrite operator and returns its matched rows'
