@@ -81,7 +81,7 @@ func (sh *shell) repl(lakeDir string) error {
 		}
 		err = f.line(text, n)
 		if !f.pending() && len(entry) > 0 {
-			ed.AppendHistory(strings.Join(entry, " "))
+			ed.AppendHistory(historyEntry(entry))
 			entry = nil
 			saveHistory()
 		}
@@ -92,4 +92,38 @@ func (sh *shell) repl(lakeDir string) error {
 			return sh.ctx.Err()
 		}
 	}
+}
+
+// historyEntry joins a statement's lines into one history line (the
+// history file holds one entry a line), dropping -- comments, which would
+// otherwise swallow the lines joined after them.
+func historyEntry(lines []string) string {
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		if l = strings.TrimSpace(stripLineComment(l)); l != "" {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// stripLineComment cuts a -- comment outside quotes from one line. A line
+// that continues a string or block comment from the line before can fool
+// it; then the comment stays, which costs only a worse history entry.
+func stripLineComment(line string) string {
+	var quote byte
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '-' && i+1 < len(line) && line[i+1] == '-':
+			return line[:i]
+		}
+	}
+	return line
 }

@@ -184,3 +184,21 @@ func TestREPL(t *testing.T) {
 	sh.expect("1 row (")
 	sh.exit()
 }
+
+func TestHistoryEntry(t *testing.T) {
+	cases := []struct {
+		lines []string
+		want  string
+	}{
+		{[]string{"SELECT 1;"}, "SELECT 1;"},
+		{[]string{"SELECT a, -- the key", "  b", "FROM t;"}, "SELECT a, b FROM t;"},
+		{[]string{"SELECT '--not a comment' AS x, \"a--b\"", "FROM t; -- done"}, "SELECT '--not a comment' AS x, \"a--b\" FROM t;"},
+		{[]string{"-- only a comment", "SELECT 2;"}, "SELECT 2;"},
+		{[]string{"SELECT 'it''s' -- quote doubled", ";"}, "SELECT 'it''s' ;"},
+	}
+	for _, c := range cases {
+		if got := historyEntry(c.lines); got != c.want {
+			t.Errorf("historyEntry(%q) = %q, want %q", c.lines, got, c.want)
+		}
+	}
+}
