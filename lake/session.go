@@ -188,6 +188,32 @@ func (s *Session) explain(ctx context.Context, st *parser.Explain, now time.Time
 	if m, ok := st.Stmt.(*parser.Merge); ok {
 		return s.explainMerge(ctx, m, now, st.Analyze)
 	}
+	if ins, ok := st.Stmt.(*parser.Insert); ok {
+		if st.Analyze {
+			if s.readOnly {
+				return nil, errReadOnlyHandle
+			}
+			res, err := s.insert(ctx, ins, now)
+			if err != nil {
+				return nil, err
+			}
+			res.Close()
+			return textResult("plan", []string{fmt.Sprintf("INSERT INTO %s: %d rows", ins.Table, res.Metrics().RowsInserted)})
+		}
+		_, ref, err := s.lookup(ctx, ins.Table)
+		if err != nil {
+			return nil, err
+		}
+		p, err := s.planner(now).Insert(ctx, ins, ref)
+		if err != nil {
+			return nil, translate(err)
+		}
+		text, err := p.Explain(ctx, false)
+		if err != nil {
+			return nil, translate(err)
+		}
+		return textResult("plan", append([]string{"INSERT INTO " + ref.Name}, strings.Split(strings.TrimRight(text, "\n"), "\n")...))
+	}
 	switch d := st.Stmt.(type) {
 	case *parser.Delete, *parser.Update:
 		// EXPLAIN plans only; EXPLAIN ANALYZE runs the statement, as in
