@@ -61,12 +61,10 @@ type scopeCol struct {
 type scope struct {
 	cols   []scopeCol
 	parent *scope // the enclosing query, for correlated references
-	// corr counts references resolved in an enclosing query.
-	corr *int
 }
 
 func newScope(cols []Column, parent *scope) *scope {
-	sc := &scope{parent: parent, corr: new(int)}
+	sc := &scope{parent: parent}
 	for _, c := range cols {
 		sc.cols = append(sc.cols, scopeCol{Column: c})
 	}
@@ -141,9 +139,6 @@ func (b *binder) resolve(sc *scope, ref *parser.ColumnRef) (*ColRef, error) {
 			return nil, errorf(ref.Pos, "column reference %q is ambiguous; qualify it with a table name", ref.Name.String())
 		}
 		if len(found) == 1 {
-			if depth > 0 {
-				*sc.corr++
-			}
 			c := found[0]
 			return &ColRef{ID: c.ID, Typ: c.Type, Name: displayCol(c.Column)}, nil
 		}

@@ -14,9 +14,9 @@ import (
 // bindSubquery binds q as a subquery of sc and reports whether it
 // references columns of enclosing queries.
 func (b *binder) bindSubquery(q *parser.Query, sc *scope) (Node, bool, error) {
-	inner := &scope{parent: sc, corr: new(int)}
-	// Column lookups inside count their outer references through the
-	// scopes they create; we track by checking free columns afterwards.
+	// a correlated reference resolves through inner's parent; the bound
+	// subquery then has free columns
+	inner := &scope{parent: sc}
 	n, err := b.bindQuery(q, inner)
 	if err != nil {
 		return nil, false, err
