@@ -247,6 +247,16 @@ func render(a arrow.Array) ([]string, error) {
 				out[i] = "(empty)"
 			}
 		}
+	case *array.List:
+		// Postgres array syntax: {1,NULL,3}
+		elems, err := render(c.ListValues())
+		if err != nil {
+			return nil, err
+		}
+		offs := c.Offsets()
+		for i := range out {
+			out[i] = "{" + strings.Join(elems[offs[i]:offs[i+1]], ",") + "}"
+		}
 	default:
 		cast, err := exec.NewCast(&exec.Column{Index: 0, Type: a.DataType()}, arrow.BinaryTypes.String, false)
 		if err != nil {
