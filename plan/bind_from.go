@@ -24,6 +24,18 @@ func (b *binder) bindFromList(items []parser.TableExpr, outer *scope) (Node, *sc
 	var node Node
 	sc := newScope(nil, outer)
 	for _, it := range items {
+		if lat, ok := it.(*parser.SubqueryRef); ok && lat.Lateral && node != nil {
+			// LATERAL sees the items before it
+			n, isc, on, err := b.bindLateral(lat, sc, outer)
+			if err != nil {
+				return nil, nil, err
+			}
+			node = &Join{Kind: exec.JoinInner, Left: node, Right: n, On: on}
+			if err := sc.merge(isc, it.Position()); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
 		n, isc, err := b.bindTableExpr(it, outer)
 		if err != nil {
 			return nil, nil, err
@@ -80,7 +92,12 @@ func (b *binder) bindTableExpr(t parser.TableExpr, outer *scope) (Node, *scope, 
 		return b.bindTableName(t, outer)
 	case *parser.SubqueryRef:
 		if t.Lateral {
-			return nil, nil, errorf(t.Pos, "LATERAL subqueries are not supported yet")
+			if _, _, on, err := b.bindLateral(t, newScope(nil, outer), outer); err != nil || on != nil {
+				if err != nil {
+					return nil, nil, err
+				}
+				return nil, nil, errorf(t.Pos, "LATERAL must follow the FROM items it refers to")
+			}
 		}
 		n, err := b.bindQuery(t.Query, outer)
 		if err != nil {
@@ -302,15 +319,33 @@ func (b *binder) scanNode(ref *TableRef, t *parser.TableName) (*Scan, error) {
 	return s, nil
 }
 
-func (b *binder) bindJoin(j *parser.Join, outer *scope) (Node, *scope, error) {
+func (b *binder) bindJoin(j *parser.Join, outer *scope) (_ Node, _ *scope, err error) {
+	var join *Join
 	l, lsc, err := b.bindTableExpr(j.Left, outer)
 	if err != nil {
 		return nil, nil, err
 	}
-	r, rsc, err := b.bindTableExpr(j.Right, outer)
+	var r Node
+	var rsc *scope
+	var latOn Expr
+	if lat, ok := j.Right.(*parser.SubqueryRef); ok && lat.Lateral {
+		r, rsc, latOn, err = b.bindLateral(lat, lsc, outer)
+	} else {
+		r, rsc, err = b.bindTableExpr(j.Right, outer)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
+	defer func() {
+		// a LATERAL's correlation joins the ON condition
+		if latOn != nil && join != nil {
+			if join.On == nil {
+				join.On = latOn
+			} else {
+				join.On = andConj([]Expr{join.On, latOn})
+			}
+		}
+	}()
 	kind := exec.JoinInner
 	switch j.Kind {
 	case parser.LeftJoin:
@@ -320,7 +355,7 @@ func (b *binder) bindJoin(j *parser.Join, outer *scope) (Node, *scope, error) {
 	case parser.FullJoin:
 		kind = exec.JoinFull
 	}
-	join := &Join{Kind: kind, Left: l, Right: r}
+	join = &Join{Kind: kind, Left: l, Right: r}
 	sc := newScope(nil, outer)
 	sc.cols = append(sc.cols, lsc.cols...)
 	if err := sc.merge(rsc, j.Right.Position()); err != nil {
@@ -708,4 +743,50 @@ func (b *binder) timeSeries(name string, pos []*exec.Literal, at parser.Pos) (No
 			return exec.NewTimeSeries(name, name, start, stop, step, inclusive, typ)
 		},
 	}, nil
+}
+
+// bindLateral binds LATERAL (subquery) that may refer to the columns of
+// left (the FROM items before it). It is decorrelated when the references
+// are equalities or other conditions in a WHERE clause over plain rows (no
+// aggregation or LIMIT in between): they become the join condition.
+func (b *binder) bindLateral(t *parser.SubqueryRef, left *scope, outer *scope) (Node, *scope, Expr, error) {
+	n, err := b.bindQuery(t.Query, &scope{cols: left.cols, parent: outer})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var on Expr
+	if free := freeCols(n); len(free) > 0 {
+		in, pulled, ok := pullCorrelated(n)
+		if !ok || len(freeCols(in)) > 0 {
+			return nil, nil, nil, errorf(t.Pos, "this LATERAL subquery is not supported yet; only references in its WHERE clause over plain rows are (no aggregation or LIMIT)")
+		}
+		n, on = in, andConj(pulled)
+	}
+	sc, err := aliased(n.Columns(), "", t.Alias, outer)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// the extra columns pullCorrelated exposed stay hidden
+	for i := range sc.cols {
+		if i >= len(sc.cols)-(len(n.Columns())-visibleCols(t, n)) {
+			sc.cols[i].hidden = true
+		}
+	}
+	return n, sc, on, nil
+}
+
+// visibleCols is the number of the subquery's own select-list columns.
+func visibleCols(t *parser.SubqueryRef, n Node) int {
+	if sel, ok := t.Query.Body.(*parser.Select); ok {
+		star := false
+		for _, it := range sel.Items {
+			if _, isStar := it.Expr.(*parser.Star); isStar {
+				star = true
+			}
+		}
+		if !star {
+			return len(sel.Items)
+		}
+	}
+	return len(n.Columns())
 }
