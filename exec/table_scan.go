@@ -86,9 +86,10 @@ func (s *TableScan) String() string {
 	return b.String()
 }
 
-// NewFileScan is a TableScan of the given planned files only.
-func NewFileScan(name string, tbl *table.Table, snap *table.Snapshot, fields []string, schema *arrow.Schema, tasks []table.FileScanTask) (*TableScan, error) {
-	s, err := NewTableScan(name, tbl, snap, fields, schema, nil)
+// NewFileScan is a TableScan of the given planned files only; filter,
+// when not nil, still prunes row groups inside them.
+func NewFileScan(name string, tbl *table.Table, snap *table.Snapshot, fields []string, schema *arrow.Schema, filter iceberg.BooleanExpression, tasks []table.FileScanTask) (*TableScan, error) {
+	s, err := NewTableScan(name, tbl, snap, fields, schema, filter)
 	if err != nil {
 		return nil, err
 	}
@@ -122,9 +123,10 @@ func (s *TableScan) Open(ctx context.Context) error {
 			return fmt.Errorf("scan %s: %w", s.name, err)
 		}
 	}
-	total := SnapshotDataFiles(s.tbl, s.snapID)
 	s.metrics.Set("files_scanned", int64(len(tasks)))
-	if total >= int64(len(tasks)) {
+	if total := SnapshotDataFiles(s.tbl, s.snapID); !s.preset && total >= int64(len(tasks)) {
+		// a preset scan is one part of a split scan: the planner reports
+		// what pruning skipped for the whole
 		s.metrics.Set("files_skipped", total-int64(len(tasks)))
 	}
 	if len(tasks) == 0 {
@@ -258,6 +260,9 @@ func (s *TableScan) PlanFiles(ctx context.Context) (scanned, skipped int64, err 
 	if s.noSnap {
 		return 0, 0, nil
 	}
+	if s.preset {
+		return int64(len(s.tasks)), 0, nil
+	}
 	opts := append(s.snapshotOpts(), table.WithSelectedFields(s.fields...))
 	if s.filter != nil {
 		opts = append(opts, table.WithRowFilter(s.filter))
@@ -273,4 +278,23 @@ func (s *TableScan) PlanFiles(ctx context.Context) (scanned, skipped int64, err 
 		total = int64(len(tasks))
 	}
 	return int64(len(tasks)), total - int64(len(tasks)), nil
+}
+
+// Tasks plans the scan's files without reading them, for a planner that
+// splits a scan into parallel parts (NewFileScan).
+func (s *TableScan) Tasks(ctx context.Context) ([]table.FileScanTask, error) {
+	if s.noSnap {
+		return nil, nil
+	}
+	opts := append(s.snapshotOpts(), table.WithSelectedFields(s.fields...))
+	if s.filter != nil {
+		opts = append(opts, table.WithRowFilter(s.filter))
+	}
+	sc := s.tbl.Scan(opts...)
+	defer sc.Close()
+	tasks, err := sc.PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("scan %s: %w", s.name, err)
+	}
+	return tasks, nil
 }

@@ -48,7 +48,7 @@ func (s *Session) planner(now time.Time) *plan.Planner {
 	}
 	return &plan.Planner{
 		Catalog: sessionCatalog{s},
-		Options: plan.Options{Budget: exec.NewBudget(limit)},
+		Options: plan.Options{Budget: exec.NewBudget(limit), ParallelScans: s.settingOn("parallel_scans")},
 		Now:     now,
 		Pinned:  s.pinned,
 	}
@@ -387,4 +387,13 @@ func aliasOf(t *parser.TableName) parser.Ident {
 		return t.Alias.Name
 	}
 	return parser.Ident{}
+}
+
+// settingOn reports whether a boolean SET variable is on.
+func (s *Session) settingOn(name string) bool {
+	switch strings.ToLower(s.settings[name]) {
+	case "on", "true", "1", "yes":
+		return true
+	}
+	return false
 }

@@ -346,7 +346,7 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 	run := func(task table.FileScanTask) (exec.Operator, error) {
 		// read the whole file: the pushed filter prunes files, never rows
 		task.Residual = nil
-		in, err := exec.NewFileScan(tbl.Name(), tbl.tbl, tbl.snap, fields, readSchema, []table.FileScanTask{task})
+		in, err := exec.NewFileScan(tbl.Name(), tbl.tbl, tbl.snap, fields, readSchema, nil /* filter */, []table.FileScanTask{task})
 		if err != nil {
 			return nil, err
 		}

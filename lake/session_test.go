@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -396,5 +397,33 @@ func TestRegisterFiles(t *testing.T) {
 	s.Unregister("ev")
 	if _, err := s.SQL(context.Background(), "SELECT * FROM ev"); !errors.Is(err, lake.ErrTableNotFound) {
 		t.Errorf("after Unregister: %v", err)
+	}
+}
+
+func TestSQLParallelScan(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("one core")
+	}
+	lk := sqlLake(t)
+	s := lk.Session()
+	mustExec(t, s, "SET parallel_scans = 'on'; CREATE TABLE par (id BIGINT, v VARCHAR)")
+	for i := 0; i < 4; i++ {
+		mustExec(t, s, fmt.Sprintf("INSERT INTO par SELECT range, 'v' || range FROM range(%d, %d)", i*1000, (i+1)*1000))
+	}
+	plan := strings.Join(query(t, s, "EXPLAIN SELECT sum(id), count(v) FROM par WHERE id % 2 = 0"), "\n")
+	if !strings.Contains(plan, "Exchange (2 parallel inputs)") {
+		t.Errorf("a 4-file scan should run in parallel:\n%s", plan)
+	}
+	for i := 0; i < 20; i++ {
+		if got := query(t, s, "SELECT sum(id), count(v) FROM par WHERE id % 2 = 0"); got[0] != "3998000|2000" {
+			t.Fatalf("got %v", got)
+		}
+		if got := query(t, s, "SELECT id FROM par LIMIT 3"); len(got) != 3 {
+			t.Fatalf("got %v", got)
+		}
+	}
+	analyze := strings.Join(query(t, s, "EXPLAIN ANALYZE SELECT count(v) FROM par WHERE id < 1500"), "\n")
+	if !strings.Contains(analyze, "files_scanned=2") || !strings.Contains(analyze, "files_skipped=2") {
+		t.Errorf("want 2 files scanned, 2 skipped:\n%s", analyze)
 	}
 }

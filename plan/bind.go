@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/parser"
@@ -26,6 +27,9 @@ type binder struct {
 	pinned map[string]int64
 	// windows are the current SELECT's named windows (WINDOW w AS …).
 	windows map[string]*parser.WindowSpec
+	// split, while a parallel copy of a scan chain is built, holds the
+	// data files that copy reads.
+	split []table.FileScanTask
 }
 
 type cteDef struct {

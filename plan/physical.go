@@ -20,6 +20,11 @@ type Options struct {
 	SpillDir string
 	// Mem allocates batches; nil is the default allocator.
 	Mem memory.Allocator
+	// ParallelScans splits a scan chain (Filters and Projects over a table
+	// scan) into one copy per core under an Exchange. Off by default: it
+	// measured slower at 10M rows (BENCHMARKS.md), since iceberg-go already
+	// reads a scan's files concurrently.
+	ParallelScans bool
 }
 
 // physical optimizes n and builds its operator tree.
@@ -64,21 +69,38 @@ func (b *binder) sortKeys(keys []SortKey, l *layout) ([]exec.SortKey, error) {
 	return out, nil
 }
 
+// scanFields are the Iceberg names and Arrow schema a Scan reads.
+func scanFields(n *Scan) ([]string, *arrow.Schema) {
+	fields := make([]string, len(n.Cols))
+	fs := make([]arrow.Field, len(n.Cols))
+	for i, c := range n.Cols {
+		for j, a := range n.All {
+			if a.ID == c.ID {
+				fields[i] = n.Fields[j]
+			}
+		}
+		fs[i] = arrow.Field{Name: fields[i], Type: c.Type, Nullable: true}
+	}
+	return fields, arrow.NewSchema(fs, nil)
+}
+
 // build makes the operator for n. INVARIANT: it outputs n.Columns().
 func (b *binder) build(n Node) (exec.Operator, error) {
+	if op, ok, err := b.parallel(n); ok || err != nil {
+		return op, err
+	}
+	return b.buildSerial(n)
+}
+
+// buildSerial is build without splitting scans.
+func (b *binder) buildSerial(n Node) (exec.Operator, error) {
 	switch n := n.(type) {
 	case *Scan:
-		fields := make([]string, len(n.Cols))
-		fs := make([]arrow.Field, len(n.Cols))
-		for i, c := range n.Cols {
-			for j, a := range n.All {
-				if a.ID == c.ID {
-					fields[i] = n.Fields[j]
-				}
-			}
-			fs[i] = arrow.Field{Name: fields[i], Type: c.Type, Nullable: true}
+		fields, schema := scanFields(n)
+		if b.split != nil {
+			return exec.NewFileScan(n.Table.Name, n.Table.Table, n.Snap, fields, schema, n.Pushed, b.split)
 		}
-		return exec.NewTableScan(n.Table.Name, n.Table.Table, n.Snap, fields, arrow.NewSchema(fs, nil), n.Pushed)
+		return exec.NewTableScan(n.Table.Name, n.Table.Table, n.Snap, fields, schema, n.Pushed)
 	case *SourceScan:
 		op, err := n.Open()
 		if err != nil {
@@ -98,7 +120,7 @@ func (b *binder) build(n Node) (exec.Operator, error) {
 	case *Values:
 		return b.valuesOp(n.Rows, n.Cols)
 	case *Filter:
-		in, err := b.build(n.Input)
+		in, err := b.buildChainInput(n.Input)
 		if err != nil {
 			return nil, err
 		}
@@ -115,7 +137,7 @@ func (b *binder) build(n Node) (exec.Operator, error) {
 		f.SetNow(b.now)
 		return f, nil
 	case *Project:
-		in, err := b.build(n.Input)
+		in, err := b.buildChainInput(n.Input)
 		if err != nil {
 			return nil, err
 		}
