@@ -32,6 +32,8 @@ type Session struct {
 	// table names to snapshot ids.
 	readOnly bool
 	pinned   map[string]int64
+	// args are the running statement's parameter values.
+	args []any
 }
 
 // Session opens a SQL session on the lake.
@@ -51,16 +53,23 @@ func (s *Session) planner(now time.Time) *plan.Planner {
 		Options: plan.Options{Budget: exec.NewBudget(limit), ParallelScans: s.settingOn("parallel_scans")},
 		Now:     now,
 		Pinned:  s.pinned,
+		Params:  s.args,
 	}
 }
 
 // SQL runs one statement. A query's result streams: read it (Reader or
 // Collect) before running the next statement, or Close it.
-func (s *Session) SQL(ctx context.Context, query string) (*Result, error) {
+//
+// args are the values of the statement's parameters $1, $2, … (or ? in
+// order): bool, integers, floats, string (which, like a quoted literal,
+// takes the type its context needs), []byte, time.Time or nil.
+func (s *Session) SQL(ctx context.Context, query string, args ...any) (*Result, error) {
 	stmt, err := parser.ParseOne(query)
 	if err != nil {
 		return nil, &sentinelError{ErrInvalidArgument, err}
 	}
+	s.args = args
+	defer func() { s.args = nil }()
 	res, err := s.run(ctx, stmt)
 	return res, sqlError(err)
 }

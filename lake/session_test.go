@@ -427,3 +427,27 @@ func TestSQLParallelScan(t *testing.T) {
 		t.Errorf("want 2 files scanned, 2 skipped:\n%s", analyze)
 	}
 }
+
+func TestSQLParameters(t *testing.T) {
+	lk := sqlLake(t)
+	s := lk.Session()
+	mustExec(t, s, "CREATE TABLE prm (id BIGINT, d DATE, s VARCHAR)")
+	res, err := s.SQL(context.Background(), "INSERT INTO prm VALUES ($1, $2, $3)", 1, "2024-01-02", "it's")
+	if got := rows(t, res, err); got[0] != "1" {
+		t.Fatalf("got %v", got)
+	}
+	res, err = s.SQL(context.Background(), "INSERT INTO prm VALUES (?, ?, ?)", int64(2), nil, nil)
+	if got := rows(t, res, err); got[0] != "1" {
+		t.Fatalf("got %v", got)
+	}
+	res, err = s.SQL(context.Background(), "SELECT id, s FROM prm WHERE d = $1 AND s LIKE $2", "2024-01-02", "it%")
+	if got := rows(t, res, err); len(got) != 1 || got[0] != "1|it's" {
+		t.Errorf("got %v", got)
+	}
+	if _, err := s.SQL(context.Background(), "SELECT $2", 1); !errors.Is(err, lake.ErrInvalidArgument) || !strings.Contains(err.Error(), "there is no parameter $2; the statement was given 1 arguments") {
+		t.Errorf("got %v", err)
+	}
+	if _, err := s.SQL(context.Background(), "SELECT $1", struct{}{}); err == nil || !strings.Contains(err.Error(), "cannot be a SQL value") {
+		t.Errorf("got %v", err)
+	}
+}

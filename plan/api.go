@@ -23,6 +23,9 @@ type Planner struct {
 	// Pinned pins tables (by TableRef.Name) to snapshot ids: a read-only
 	// table handle's SQL sees only its snapshot.
 	Pinned map[string]int64
+	// Params are the statement's arguments, for $1, $2, … and ?. A string
+	// argument behaves as a quoted literal: it takes its context's type.
+	Params []any
 }
 
 func (p *Planner) binder(ctx context.Context) *binder {
@@ -30,7 +33,7 @@ func (p *Planner) binder(ctx context.Context) *binder {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	return &binder{ctx: ctx, cat: p.Catalog, now: now, opts: p.Options, pinned: p.Pinned}
+	return &binder{ctx: ctx, cat: p.Catalog, now: now, opts: p.Options, pinned: p.Pinned, params: p.Params}
 }
 
 // Plan is a bound, optimized query ready to run.

@@ -30,6 +30,8 @@ type binder struct {
 	// split, while a parallel copy of a scan chain is built, holds the
 	// data files that copy reads.
 	split []table.FileScanTask
+	// params are the values of $1, $2, … (and ?).
+	params []any
 }
 
 type cteDef struct {

@@ -138,7 +138,14 @@ func (b *binder) bindExpr(e parser.Expr, ec *exprCtx) (Expr, error) {
 		}
 		return b.intervalConst(e.Pos, text)
 	case *parser.Param:
-		return nil, errorf(e.Pos, "query parameters are not supported yet; inline the value")
+		if e.Index < 1 || e.Index > len(b.params) {
+			return nil, errorf(e.Pos, "there is no parameter $%d; the statement was given %d arguments", e.Index, len(b.params))
+		}
+		lit, err := exec.NewLiteral(b.params[e.Index-1])
+		if err != nil {
+			return nil, errorf(e.Pos, "parameter $%d: a Go %T cannot be a SQL value; pass bool, integers, floats, string, []byte, time.Time or nil", e.Index, b.params[e.Index-1])
+		}
+		return constLit(lit), nil
 	case *parser.ColumnRef:
 		if ec.agg != nil {
 			c, err := b.resolve(ec.agg.input, e)
