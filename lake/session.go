@@ -233,10 +233,10 @@ func (s *Session) explain(ctx context.Context, st *parser.Explain, now time.Time
 		var text string
 		var err error
 		if del, ok := d.(*parser.Delete); ok {
-			_, text, err = s.rewriteOrExplain(ctx, del.Table, aliasOf(del.Table), del.Where, nil, nil, now, false, !st.Analyze)
+			_, text, err = s.rewriteOrExplain(ctx, del.Table, aliasOf(del.Table), del.Where, nil, del.Using, nil, now, false, !st.Analyze)
 		} else {
 			up := d.(*parser.Update)
-			_, text, err = s.rewriteOrExplain(ctx, up.Table, aliasOf(up.Table), up.Where, up.Set, nil, now, true, !st.Analyze)
+			_, text, err = s.rewriteOrExplain(ctx, up.Table, aliasOf(up.Table), up.Where, up.Set, nil, nil, now, true, !st.Analyze)
 		}
 		if err != nil {
 			return nil, err

@@ -254,9 +254,6 @@ func writeSchema(tbl *Table, out *arrow.Schema) *arrow.Schema {
 }
 
 func (s *Session) delete(ctx context.Context, st *parser.Delete, now time.Time) (*Result, error) {
-	if len(st.Using) > 0 {
-		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("DELETE … USING is not supported yet; use WHERE … IN (SELECT …)")}
-	}
 	if st.With != nil {
 		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("DELETE with WITH is not supported yet; use a subquery")}
 	}
@@ -264,7 +261,7 @@ func (s *Session) delete(ctx context.Context, st *parser.Delete, now time.Time) 
 	if st.Table.Alias != nil {
 		alias = st.Table.Alias.Name
 	}
-	return s.rewrite(ctx, st.Table, alias, st.Where, nil, st.Returning, now, false)
+	return s.rewrite(ctx, st.Table, alias, st.Where, nil, st.Using, st.Returning, now, false)
 }
 
 func (s *Session) update(ctx context.Context, st *parser.Update, now time.Time) (*Result, error) {
@@ -278,7 +275,7 @@ func (s *Session) update(ctx context.Context, st *parser.Update, now time.Time) 
 	if st.Table.Alias != nil {
 		alias = st.Table.Alias.Name
 	}
-	return s.rewrite(ctx, st.Table, alias, st.Where, st.Set, st.Returning, now, true)
+	return s.rewrite(ctx, st.Table, alias, st.Where, st.Set, nil, st.Returning, now, true)
 }
 
 // rewrite runs DELETE (update false) or UPDATE copy-on-write: the files
@@ -287,14 +284,14 @@ func (s *Session) update(ctx context.Context, st *parser.Update, now time.Time) 
 // removes are dropped; the others are rewritten. One overwrite snapshot
 // commits it all, asserting the snapshot it read. Nothing matched commits
 // nothing.
-func (s *Session) rewrite(ctx context.Context, tn *parser.TableName, alias parser.Ident, where parser.Expr, set []*parser.SetClause, returning []*parser.SelectItem, now time.Time, update bool) (*Result, error) {
-	res, _, err := s.rewriteOrExplain(ctx, tn, alias, where, set, returning, now, update, false)
+func (s *Session) rewrite(ctx context.Context, tn *parser.TableName, alias parser.Ident, where parser.Expr, set []*parser.SetClause, using []parser.TableExpr, returning []*parser.SelectItem, now time.Time, update bool) (*Result, error) {
+	res, _, err := s.rewriteOrExplain(ctx, tn, alias, where, set, using, returning, now, update, false)
 	return res, err
 }
 
 // rewriteOrExplain runs a DELETE or UPDATE, or with explain only plans it
 // and describes what it would read and drop.
-func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, alias parser.Ident, where parser.Expr, set []*parser.SetClause, returning []*parser.SelectItem, now time.Time, update, explain bool) (*Result, string, error) {
+func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, alias parser.Ident, where parser.Expr, set []*parser.SetClause, using []parser.TableExpr, returning []*parser.SelectItem, now time.Time, update, explain bool) (*Result, string, error) {
 	if tn.AsOf != nil {
 		return nil, "", &sentinelError{ErrReadOnly, fmt.Errorf("cannot write to a time-travel read of %s", tn.Name)}
 	}
@@ -306,7 +303,7 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 	if update {
 		op = "update"
 	}
-	rw, err := s.planner(now).RowRewrite(ctx, ref, alias, where, set)
+	rw, err := s.planner(now).RowRewrite(ctx, ref, alias, where, set, using)
 	if err != nil {
 		return nil, "", translate(err)
 	}

@@ -269,7 +269,11 @@ func (r *Rewrite) Operator(input exec.Operator) (exec.Operator, error) {
 }
 
 // RowRewrite binds DELETE's or UPDATE's WHERE and SET over target.
-func (p *Planner) RowRewrite(ctx context.Context, target *TableRef, alias parser.Ident, where parser.Expr, set []*parser.SetClause) (*Rewrite, error) {
+//
+// using, for DELETE … USING, lists more tables: a target row matches when
+// some combination of their rows satisfies WHERE, which must relate the
+// target to them by equalities.
+func (p *Planner) RowRewrite(ctx context.Context, target *TableRef, alias parser.Ident, where parser.Expr, set []*parser.SetClause, using []parser.TableExpr) (*Rewrite, error) {
 	b := p.binder(ctx)
 	cols, err := TargetColumns(target)
 	if err != nil {
@@ -303,6 +307,19 @@ func (p *Planner) RowRewrite(ctx context.Context, target *TableRef, alias parser
 		if containsAggregate(where) {
 			return nil, errorf(where.Position(), "aggregate functions are not allowed in WHERE")
 		}
+		var un Node
+		if len(using) > 0 {
+			var usc *scope
+			var err error
+			if un, usc, err = b.bindFromList(using, nil); err != nil {
+				return nil, err
+			}
+			joined := newScope(src.Cols, nil)
+			if err := joined.merge(usc, using[0].Position()); err != nil {
+				return nil, err
+			}
+			ec.sc = joined
+		}
 		pred, err := b.bindExpr(where, ec)
 		if err != nil {
 			return nil, err
@@ -310,11 +327,21 @@ func (p *Planner) RowRewrite(ctx context.Context, target *TableRef, alias parser
 		if err := checkBool(pred, where.Position(), "WHERE"); err != nil {
 			return nil, err
 		}
+		if un != nil {
+			if pred, err = b.usingMark(src, un, pred, &marks, where.Position()); err != nil {
+				return nil, err
+			}
+		}
 		fake := &Scan{Table: target, All: src.Cols}
 		for _, c := range cols {
 			fake.Fields = append(fake.Fields, c.Name)
 		}
-		fake.Filters = conjuncts(pred)
+		own := idSet(src.Cols)
+		for _, c := range conjuncts(pred) {
+			if refsOnly(c, own) {
+				fake.Filters = append(fake.Filters, c)
+			}
+		}
 		rw.Pushed = icebergFilter(fake)
 		if len(marks) == 0 {
 			rw.strict, _ = strictForm(fake, pred)
@@ -441,4 +468,43 @@ func (p *Planner) BindReturning(ctx context.Context, target *TableRef, alias par
 		r.cols = append(r.cols, b.newCol(it.name, "", x.Type(), true))
 	}
 	return r, nil
+}
+
+// usingMark rewrites DELETE … USING's predicate over the target and the
+// USING relation into one over the target alone: the conjuncts on the
+// USING relation filter it, the equalities between the two become a mark
+// join, and a row matches when it has a mark and the target's own
+// conjuncts hold.
+func (b *binder) usingMark(src Node, un Node, pred Expr, marks *[]*Join, pos parser.Pos) (Expr, error) {
+	tset, uset := idSet(src.Columns()), idSet(un.Columns())
+	var own, other, cross []Expr
+	for _, c := range conjuncts(pred) {
+		switch {
+		case refsOnly(c, tset):
+			own = append(own, c)
+		case refsOnly(c, uset):
+			other = append(other, c)
+		default:
+			f, ok := c.(*Func)
+			if !ok || f.Name != "=" || !((refsOnly(f.Args[0], tset) && refsOnly(f.Args[1], uset)) || (refsOnly(f.Args[0], uset) && refsOnly(f.Args[1], tset))) {
+				return nil, errorf(pos, "DELETE … USING needs WHERE to relate the target to the USING tables by equalities (target.col = other.col); %s is not one", c)
+			}
+			cross = append(cross, c)
+		}
+	}
+	if len(cross) == 0 {
+		return nil, errorf(pos, "DELETE … USING needs WHERE to relate the target to the USING tables by at least one equality")
+	}
+	if len(other) > 0 {
+		un = &Filter{Input: un, Pred: andConj(other)}
+	}
+	mark := b.newCol("mark", "", tBool, true)
+	*marks = append(*marks, &Join{Kind: exec.JoinMark, Right: un, On: andConj(cross), Mark: &mark})
+	f, _ := exec.NewLiteral(false)
+	has, err := b.newFunc("coalesce", []Expr{&ColRef{ID: mark.ID, Typ: tBool, Name: "using"}, constLit(f)},
+		func(a []exec.Expr) (exec.Expr, error) { return exec.NewCoalesce(a...) })
+	if err != nil {
+		return nil, err
+	}
+	return andAll(b, append([]Expr{has}, own...)), nil
 }
