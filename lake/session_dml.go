@@ -266,7 +266,7 @@ func (s *Session) delete(ctx context.Context, st *parser.Delete, now time.Time) 
 
 func (s *Session) update(ctx context.Context, st *parser.Update, now time.Time) (*Result, error) {
 	if len(st.From) > 0 {
-		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("UPDATE … FROM is not supported yet; use a subquery in SET or WHERE, or MERGE")}
+		return s.updateFrom(ctx, st, now)
 	}
 	if st.With != nil {
 		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("UPDATE with WITH is not supported yet; use a subquery")}
@@ -572,4 +572,27 @@ func (s *Session) truncate(ctx context.Context, st *parser.Truncate, now time.Ti
 		}
 	}
 	return emptyResult(), nil
+}
+
+// updateFrom runs UPDATE t SET … FROM s WHERE … as the MERGE
+//
+//	MERGE INTO t USING s ON <where> WHEN MATCHED THEN UPDATE SET …
+//
+// so WHERE must relate t to s by at least one equality. Unlike Postgres,
+// which updates a target row from an arbitrary one of several matching
+// rows, a target row matching more than one row of s is an error (MERGE's
+// cardinality rule) rather than a silent choice.
+func (s *Session) updateFrom(ctx context.Context, st *parser.Update, now time.Time) (*Result, error) {
+	if len(st.From) > 1 {
+		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("UPDATE … FROM with more than one table is not supported yet; join them in a subquery: FROM (SELECT … FROM a JOIN b …) s")}
+	}
+	if st.Where == nil {
+		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("UPDATE … FROM needs a WHERE clause relating %s to the FROM table", st.Table.Name)}
+	}
+	if len(st.Returning) > 0 || st.With != nil || st.Table.AsOf != nil {
+		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("UPDATE … FROM with WITH, RETURNING or time travel is not supported yet")}
+	}
+	m := &parser.Merge{Pos: st.Pos, Target: st.Table.Name, TargetAlias: aliasOf(st.Table), Source: st.From[0], On: st.Where,
+		Clauses: []*parser.MergeClause{{Pos: st.Pos, Kind: parser.Matched, Action: &parser.MergeUpdate{Pos: st.Pos, Set: st.Set}}}}
+	return s.merge(ctx, m, now)
 }
