@@ -146,6 +146,9 @@ func (b *binder) coerce(e Expr, to arrow.DataType) (Expr, error) {
 }
 
 func (b *binder) bindValues(v *parser.Values, outer *scope) (Node, error) {
+	if len(v.Rows) == 0 || len(v.Rows[0]) == 0 {
+		return nil, errorf(v.Pos, "VALUES needs at least one row of at least one value")
+	}
 	sc := newScope(nil, outer)
 	rows := make([][]Expr, len(v.Rows))
 	width := -1
