@@ -360,8 +360,13 @@ func pullCorrelated(n Node) (Node, []Expr, bool) {
 // andConj rebuilds a conjunction from already-bound boolean conjuncts.
 func andConj(cs []Expr) Expr {
 	out := cs[0]
+	build := func(a []exec.Expr) (exec.Expr, error) { return exec.NewCall("and", a...) }
 	for _, c := range cs[1:] {
-		out = &Func{Name: "and", Args: []Expr{out, c}, Typ: tBool, build: func(a []exec.Expr) (exec.Expr, error) { return exec.NewCall("and", a...) }}
+		f := &Func{Name: "and", Args: []Expr{out, c}, Typ: tBool, build: build}
+		if e, err := build(placeholders(f.Args)); err == nil {
+			f.render = e.String()
+		}
+		out = f
 	}
 	return out
 }

@@ -149,42 +149,74 @@ func setChildren(n Node, f func(Node) Node) {
 	}
 }
 
-// pruneColumns narrows every scan to the columns some expression or the
-// root's output uses. INVARIANT: a scan keeps at least one column.
+// pruneColumns drops the outputs of projections nothing above uses and
+// narrows every scan to the columns still referenced. INVARIANT: a scan
+// and a projection keep at least one column; the root's columns, and every
+// input column of a Distinct, SetOp or RecursiveCTE (whose rows are
+// compared or matched by position), are kept.
 func pruneColumns(root Node) {
 	used := idSet(root.Columns())
-	var collect func(Node)
-	collect = func(n Node) {
-		for _, e := range nodeExprs(n) {
-			exprCols(e, used)
-		}
-		switch x := n.(type) {
-		case *Distinct, *SetOp:
-			// every input column matters to row identity
-			for _, c := range x.Children() {
-				for _, col := range c.Columns() {
-					used[col.ID] = true
+	for {
+		before := len(used)
+		var collect func(Node)
+		collect = func(n Node) {
+			switch x := n.(type) {
+			case *Project:
+				for i, c := range x.Cols {
+					if used[c.ID] {
+						exprCols(x.Exprs[i], used)
+					}
+				}
+			default:
+				for _, e := range nodeExprs(n) {
+					exprCols(e, used)
 				}
 			}
+			switch n.(type) {
+			case *Distinct, *SetOp, *RecursiveCTE:
+				for _, c := range n.Children() {
+					for _, col := range c.Columns() {
+						used[col.ID] = true
+					}
+				}
+			}
+			for _, c := range n.Children() {
+				collect(c)
+			}
 		}
-		for _, c := range n.Children() {
-			collect(c)
+		collect(root)
+		if len(used) == before {
+			break
 		}
 	}
-	collect(root)
 	var prune func(Node)
 	prune = func(n Node) {
-		if s, ok := n.(*Scan); ok {
+		switch x := n.(type) {
+		case *Scan:
 			var cols []Column
-			for _, c := range s.All {
+			for _, c := range x.All {
 				if used[c.ID] {
 					cols = append(cols, c)
 				}
 			}
 			if len(cols) == 0 {
-				cols = []Column{s.All[0]}
+				cols = []Column{x.All[0]}
 			}
-			s.Cols = cols
+			x.Cols = cols
+		case *Project:
+			var exprs []Expr
+			var cols []Column
+			for i, c := range x.Cols {
+				if used[c.ID] {
+					exprs = append(exprs, x.Exprs[i])
+					cols = append(cols, c)
+				}
+			}
+			if len(cols) == 0 && len(x.Cols) > 0 {
+				exprs, cols = x.Exprs[:1], x.Cols[:1]
+				exprCols(exprs[0], used)
+			}
+			x.Exprs, x.Cols = exprs, cols
 		}
 		for _, c := range n.Children() {
 			prune(c)
