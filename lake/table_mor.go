@@ -1,0 +1,348 @@
+package lake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+)
+
+// Merge-on-read writes: equality deletes and new rows committed together
+// as one Iceberg row delta. None of them reads a target data file; the
+// deletes are applied by readers (iceberg-go's scan applies equality and
+// position deletes), and Compact folds them back into the data files.
+//
+// INVARIANT: an equality delete applies only to data files with a lower
+// sequence number than its own, so rows added in the same snapshot as the
+// deletes survive them. That is what makes Upsert one snapshot.
+
+// RowDelta collects equality deletes and appends to commit as one
+// snapshot. Build it with Table.NewRowDelta, add steps, then Commit. The
+// readers given to DeleteEquality and Append are read during Commit and
+// belong to the caller (release them afterwards).
+type RowDelta struct {
+	t     *Table
+	steps []deltaStep
+}
+
+type deltaStep struct {
+	keyColumns []string // nil for an append
+	rdr        array.RecordReader
+}
+
+// NewRowDelta starts a row delta on the table's current snapshot.
+func (t *Table) NewRowDelta() *RowDelta { return &RowDelta{t: t} }
+
+// DeleteEquality deletes every row whose keyColumns equal those of a row
+// of keys, without reading the table's data files.
+func (d *RowDelta) DeleteEquality(keyColumns []string, keys array.RecordReader) *RowDelta {
+	d.steps = append(d.steps, deltaStep{keyColumns: append([]string{}, keyColumns...), rdr: keys})
+	return d
+}
+
+// Append adds the records as new rows. Deletes in the same delta do not
+// apply to them.
+func (d *RowDelta) Append(records array.RecordReader) *RowDelta {
+	d.steps = append(d.steps, deltaStep{rdr: records})
+	return d
+}
+
+// DeleteEquality deletes every row whose keyColumns equal those of a row
+// of keys, in one snapshot, reading no data file of the table. Key columns
+// cannot be floating-point (Iceberg's rule for equality deletes).
+func (t *Table) DeleteEquality(ctx context.Context, keyColumns []string, keys array.RecordReader, opts ...WriteOption) (*Table, error) {
+	return t.NewRowDelta().DeleteEquality(keyColumns, keys).commit(ctx, "delete from", opts)
+}
+
+// Upsert replaces the rows whose keyColumns match a record's with the
+// records, and inserts the records that match nothing, as one snapshot
+// and without reading any data file of the table: it writes an equality
+// delete for each record's key plus the records as new rows. A key that
+// appears twice among the records is refused. The records are held in
+// memory until the commit.
+func (t *Table) Upsert(ctx context.Context, keyColumns []string, records array.RecordReader, opts ...WriteOption) (*Table, error) {
+	d := t.NewRowDelta()
+	d.steps = append(d.steps, deltaStep{keyColumns: append([]string{}, keyColumns...), rdr: records}, deltaStep{rdr: nil /* same records */})
+	return d.commit(ctx, "upsert into", opts)
+}
+
+// Commit writes every step's files and commits them as one snapshot. A
+// delta with no rows at all commits nothing and returns the table as is.
+func (d *RowDelta) Commit(ctx context.Context, opts ...WriteOption) (*Table, error) {
+	return d.commit(ctx, "row delta on", opts)
+}
+
+// materialized is one step's input, read into memory: the delta writes
+// files inside the transaction, and an upsert reads its records twice.
+type materialized struct {
+	keyIDs  []int
+	schema  *arrow.Schema
+	batches []arrow.RecordBatch
+	rows    int64
+}
+
+func (m *materialized) release() {
+	for _, b := range m.batches {
+		b.Release()
+	}
+	m.batches = nil
+}
+
+func (d *RowDelta) commit(ctx context.Context, op string, opts []WriteOption) (*Table, error) {
+	t := d.t
+	cfg := writeConfig{props: iceberg.Properties{}}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := t.checkWritable(); err != nil {
+		return nil, err
+	}
+	if len(d.steps) == 0 {
+		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("%s %s: the row delta is empty; add DeleteEquality or Append steps before Commit", op, t.Name())}
+	}
+	var mats []*materialized
+	defer func() {
+		for _, m := range mats {
+			m.release()
+		}
+	}()
+	var total int64
+	for i, s := range d.steps {
+		if s.rdr == nil {
+			// Upsert's append step reuses the previous step's records.
+			prev := mats[i-1]
+			mats = append(mats, &materialized{schema: prev.schema, batches: retainBatches(prev.batches), rows: prev.rows})
+			continue
+		}
+		var keyIDs []int
+		if s.keyColumns != nil {
+			ids, err := t.equalityKeyIDs(s.keyColumns, s.rdr.Schema())
+			if err != nil {
+				return nil, fmt.Errorf("%s %s: %w", op, t.Name(), err)
+			}
+			keyIDs = ids
+		}
+		if s.keyColumns == nil || (i+1 < len(d.steps) && d.steps[i+1].rdr == nil) {
+			if err := checkSchemaForWrite(t.icebergSchema(), s.rdr.Schema()); err != nil {
+				return nil, fmt.Errorf("%s %s: %w", op, t.Name(), err)
+			}
+		}
+		m, err := readAll(ctx, s.rdr)
+		if m != nil {
+			mats = append(mats, m)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: reading the input: %w", op, t.Name(), err)
+		}
+		m.keyIDs = keyIDs
+		total += m.rows
+		if keyIDs != nil && i+1 < len(d.steps) && d.steps[i+1].rdr == nil {
+			if err := checkUniqueKeys(m, s.keyColumns); err != nil {
+				return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("%s %s: %w", op, t.Name(), err)}
+			}
+		}
+	}
+	if total == 0 {
+		return t, nil
+	}
+	cfg.props["skade.operation"] = strings.ReplaceAll(op, " ", "-")
+	return t.commitWrite(ctx, op, cfg, func(txn *table.Transaction) error {
+		staged, err := txn.StagedTable()
+		if err != nil {
+			return err
+		}
+		rd := txn.NewRowDelta(cfg.props)
+		n := 0
+		for _, m := range mats {
+			if m.rows == 0 {
+				continue
+			}
+			if m.keyIDs != nil {
+				spec := t.tbl.Metadata().PartitionSpec()
+				proj := projectKeys(m, t.icebergSchema(), &spec, m.keyIDs)
+				files, err := txn.WriteEqualityDeletes(ctx, m.keyIDs, batchSeq(ctx, proj, false /* retain */))
+				for _, b := range proj {
+					b.Release()
+				}
+				if err == nil {
+					err = ctx.Err()
+				}
+				if err != nil {
+					return fmt.Errorf("writing equality deletes: %w", err)
+				}
+				rd.AddDeletes(files...)
+				n += len(files)
+				continue
+			}
+			for df, err := range table.WriteRecords(ctx, staged.Table, m.schema, batchSeq(ctx, m.batches, true /* retain */)) {
+				if err != nil {
+					return fmt.Errorf("writing data files: %w", err)
+				}
+				rd.AddRows(df)
+				n++
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if n == 0 {
+			return errors.New("no files were written for a non-empty input (broken invariant)")
+		}
+		return rd.Commit(ctx)
+	})
+}
+
+// equalityKeyIDs resolves key column names to field ids and checks that
+// they can serve as equality-delete keys and that the input carries them.
+func (t *Table) equalityKeyIDs(keyColumns []string, in *arrow.Schema) ([]int, error) {
+	if len(keyColumns) == 0 {
+		return nil, &sentinelError{ErrInvalidArgument, errors.New("no key columns given; name the columns that identify a row, e.g. []string{\"id\"}")}
+	}
+	sc := t.icebergSchema()
+	seen := map[string]bool{}
+	ids := make([]int, 0, len(keyColumns))
+	for _, c := range keyColumns {
+		f, ok := sc.FindFieldByName(c)
+		if !ok {
+			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("key column %q is not in the table; the table's columns are %s", c, columnList(sc))}
+		}
+		if seen[f.Name] {
+			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("key column %q is named twice", c)}
+		}
+		seen[f.Name] = true
+		switch f.Type.(type) {
+		case iceberg.Float32Type, iceberg.Float64Type:
+			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("key column %q is %s: Iceberg cannot use floating-point columns as equality-delete keys; use an integer, string, date or timestamp key", c, f.Type)}
+		case *iceberg.StructType, *iceberg.ListType, *iceberg.MapType:
+			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("key column %q is %s: equality-delete keys must be primitive columns", c, f.Type)}
+		}
+		if len(in.FieldIndices(f.Name)) == 0 {
+			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("key column %q is missing from the input records", c)}
+		}
+		ids = append(ids, f.ID)
+	}
+	// A partitioned table routes deletes by partition, so the keys must
+	// carry the partition source columns too.
+	spec := t.tbl.Metadata().PartitionSpec()
+	for _, pf := range spec.Fields() {
+		f, ok := sc.FindFieldByID(pf.SourceID())
+		if ok && len(in.FieldIndices(f.Name)) == 0 {
+			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("the table is partitioned by %q, so the input records must include that column too", f.Name)}
+		}
+	}
+	return ids, nil
+}
+
+// projectKeys keeps the key columns and the partition source columns of
+// the batches, in table order. The caller releases the result.
+func projectKeys(m *materialized, sc *iceberg.Schema, spec *iceberg.PartitionSpec, keyIDs []int) []arrow.RecordBatch {
+	want := map[int]bool{}
+	for _, id := range keyIDs {
+		want[id] = true
+	}
+	for _, pf := range spec.Fields() {
+		want[pf.SourceID()] = true
+	}
+	var fields []arrow.Field
+	var idx []int
+	for _, f := range sc.Fields() {
+		if !want[f.ID] {
+			continue
+		}
+		// equalityKeyIDs checked that every wanted column is present.
+		i := m.schema.FieldIndices(f.Name)[0]
+		fields = append(fields, m.schema.Field(i))
+		idx = append(idx, i)
+	}
+	schema := arrow.NewSchema(fields, nil)
+	out := make([]arrow.RecordBatch, 0, len(m.batches))
+	for _, b := range m.batches {
+		cols := make([]arrow.Array, len(idx))
+		for j, i := range idx {
+			cols[j] = b.Column(i)
+		}
+		out = append(out, array.NewRecordBatch(schema, cols, b.NumRows()))
+	}
+	return out
+}
+
+// checkUniqueKeys refuses an upsert whose records repeat a key: both rows
+// would survive, and the table would hold the key twice.
+func checkUniqueKeys(m *materialized, keyColumns []string) error {
+	idx := make([]int, len(keyColumns))
+	for i, c := range keyColumns {
+		idx[i] = m.schema.FieldIndices(c)[0]
+	}
+	seen := make(map[string]struct{}, m.rows)
+	var sb strings.Builder
+	for _, b := range m.batches {
+		for r := 0; r < int(b.NumRows()); r++ {
+			sb.Reset()
+			for i, c := range idx {
+				if i > 0 {
+					sb.WriteString(", ")
+				}
+				fmt.Fprintf(&sb, "%s=%s", keyColumns[i], b.Column(c).ValueStr(r))
+			}
+			k := sb.String()
+			if _, dup := seen[k]; dup {
+				return fmt.Errorf("key (%s) appears more than once in the records; de-duplicate them first", k)
+			}
+			seen[k] = struct{}{}
+		}
+	}
+	return nil
+}
+
+func readAll(ctx context.Context, rdr array.RecordReader) (*materialized, error) {
+	m := &materialized{schema: rdr.Schema()}
+	for rdr.Next() {
+		if err := ctx.Err(); err != nil {
+			return m, err
+		}
+		b := rdr.RecordBatch()
+		if b.NumRows() == 0 {
+			continue
+		}
+		b.Retain()
+		m.batches = append(m.batches, b)
+		m.rows += b.NumRows()
+	}
+	return m, rdr.Err()
+}
+
+func retainBatches(bs []arrow.RecordBatch) []arrow.RecordBatch {
+	out := make([]arrow.RecordBatch, len(bs))
+	for i, b := range bs {
+		b.Retain()
+		out[i] = b
+	}
+	return out
+}
+
+// batchSeq yields the batches, stopping early if ctx is done (the caller
+// then checks ctx). It never yields an error: iceberg-go's delete writer
+// panics on one. With retain, each yielded batch gets a reference for the
+// consumer to release (table.WriteRecords releases what it consumes); the
+// equality-delete writer takes its own references instead.
+func batchSeq(ctx context.Context, bs []arrow.RecordBatch, retain bool) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		for _, b := range bs {
+			if ctx.Err() != nil {
+				return
+			}
+			if retain {
+				b.Retain()
+			}
+			if !yield(b, nil) {
+				return
+			}
+		}
+	}
+}
