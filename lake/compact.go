@@ -1,0 +1,168 @@
+package lake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/table/compaction"
+
+	"github.com/skadedb/skade/catalog"
+)
+
+// CompactOptions configures Compact. The zero value uses the table's
+// write.target-file-size-bytes.
+type CompactOptions struct {
+	// TargetFileSizeBytes is the size of the files compaction writes.
+	// Files under three quarters of it are small and get rewritten.
+	TargetFileSizeBytes int64
+}
+
+// CompactResult reports what Compact did.
+type CompactResult struct {
+	RewrittenDataFiles int   // data files replaced
+	AddedDataFiles     int   // data files written
+	RemovedDeleteFiles int   // position and equality delete files removed
+	BytesBefore        int64 // size of the replaced data files
+	BytesAfter         int64 // size of the written data files
+	RewrittenManifests int   // manifests merged away
+	AddedManifests     int   // manifests written by the merge
+}
+
+// Compact rewrites small data files, and every data file that carries
+// deletes, into files of the target size, with the deletes applied; it
+// removes the delete files that no longer apply to any data file, merges
+// manifests, and commits all of it at once. Contents are unchanged. The
+// replaced files stay on disk for time travel until ExpireSnapshots
+// removes the snapshots that reach them.
+//
+// The commit holds two snapshots: the rewrite (operation "replace") and,
+// when manifests can be merged, the manifest rewrite. Both land in one
+// atomic catalog commit, so no reader sees one without the other.
+//
+// A table with nothing to compact is returned as is, with no new snapshot.
+func (t *Table) Compact(ctx context.Context, opts CompactOptions) (*Table, CompactResult, error) {
+	var res CompactResult
+	if err := t.checkWritable(); err != nil {
+		return nil, res, err
+	}
+	if opts.TargetFileSizeBytes < 0 {
+		return nil, res, &sentinelError{ErrInvalidArgument, fmt.Errorf("compact %s: target file size %d is negative; give a size in bytes, or 0 for the table's default", t.Name(), opts.TargetFileSizeBytes)}
+	}
+	if t.snap == nil {
+		return t, res, nil
+	}
+	meta := t.tbl.Metadata()
+	target := opts.TargetFileSizeBytes
+	if target == 0 {
+		target = int64(meta.Properties().GetInt(table.WriteTargetFileSizeBytesKey, table.WriteTargetFileSizeBytesDefault))
+	}
+	cfg := compaction.Config{
+		TargetFileSizeBytes: target,
+		MinFileSizeBytes:    target * 3 / 4,
+		MaxFileSizeBytes:    target * 9 / 5,
+		MinInputFiles:       1,
+		// INVARIANT: every data file carrying a delete is rewritten. A
+		// position delete that table.RewriteDataFiles expunges with one
+		// group must not also apply to a file left in place, and a
+		// compacted table must carry no delete files.
+		DeleteFileThreshold: 1,
+		PackingLookback:     compaction.DefaultPackingLookback,
+	}
+
+	scan := t.tbl.Scan(table.WithSnapshotID(t.snap.SnapshotID))
+	tasks, err := scan.PlanFiles(ctx)
+	scan.Close()
+	if err != nil {
+		return nil, res, translate(fmt.Errorf("compact %s: planning: %w", t.Name(), err))
+	}
+	plan, err := cfg.PlanCompaction(tasks)
+	if err != nil {
+		return nil, res, fmt.Errorf("compact %s: %w", t.Name(), err)
+	}
+	var groups []table.CompactionTaskGroup
+	rewritten := map[string]struct{}{}
+	for _, g := range plan.Groups {
+		// A lone small file with no deletes would be rewritten into the same
+		// file again: skip it, so that compacting twice is a no-op.
+		if len(g.Tasks) == 1 && g.DeleteFileCount == 0 {
+			continue
+		}
+		groups = append(groups, table.CompactionTaskGroup{PartitionKey: g.PartitionKey, Tasks: g.Tasks, TotalSizeBytes: g.TotalSizeBytes})
+		for _, task := range g.Tasks {
+			rewritten[task.File.FilePath()] = struct{}{}
+		}
+	}
+	if len(groups) == 0 {
+		return t, res, nil
+	}
+
+	fsys, err := t.tbl.FS(ctx)
+	if err != nil {
+		return nil, res, fmt.Errorf("compact %s: %w", t.Name(), err)
+	}
+	// iceberg-go expunges only the position deletes attached to rewritten
+	// tasks; dead equality deletes must be named explicitly.
+	deadEq, err := compaction.CollectDeadEqualityDeletesWithSpecs(ctx, fsys, meta, t.snap, rewritten)
+	if err != nil {
+		return nil, res, fmt.Errorf("compact %s: finding dead equality deletes: %w", t.Name(), err)
+	}
+	deadPos, err := compaction.CollectDeadPositionDeletes(ctx, fsys, t.snap, rewritten)
+	if err != nil {
+		return nil, res, fmt.Errorf("compact %s: finding dead position deletes: %w", t.Name(), err)
+	}
+
+	props := iceberg.Properties{"skade.operation": "compact"}
+	out, err := t.commitCompaction(ctx, func(txn *table.Transaction) error {
+		r, err := txn.RewriteDataFiles(ctx, groups, table.RewriteDataFilesOptions{
+			SnapshotProps:            props,
+			ExtraDeleteFilesToRemove: append(deadEq, deadPos...),
+			GroupOptions:             []table.CompactionGroupOption{table.WithCompactionTargetFileSize(target)},
+		})
+		if err != nil {
+			return err
+		}
+		res.RewrittenDataFiles = r.RemovedDataFiles
+		res.AddedDataFiles = r.AddedDataFiles
+		res.RemovedDeleteFiles = r.RemovedPositionDeleteFiles + r.RemovedEqualityDeleteFiles + r.RemovedDeletionVectorFiles
+		res.BytesBefore, res.BytesAfter = r.BytesBefore, r.BytesAfter
+		m, err := txn.RewriteManifests(ctx)
+		if err != nil {
+			return fmt.Errorf("rewriting manifests: %w", err)
+		}
+		res.RewrittenManifests, res.AddedManifests = len(m.RewrittenManifests), len(m.AddedManifests)
+		return nil
+	})
+	if err != nil {
+		return nil, CompactResult{}, err
+	}
+	return out, res, nil
+}
+
+// commitCompaction is commitWrite for a transaction that stages two
+// snapshots (the rewrite and the manifest merge). commitWrite's stray
+// removal keeps only the head snapshot's manifest list, which would
+// delete the first snapshot's. The commit asserts the planned snapshot is
+// still the head, so a successful commit had no retried attempt and left
+// no strays; a failed one removes everything it wrote.
+func (t *Table) commitCompaction(ctx context.Context, stage func(*table.Transaction) error) (*Table, error) {
+	const op = "compact"
+	tracker := catalog.NewTracker(t.lk.cat.FS())
+	staged := table.New(t.tbl.Identifier(), t.tbl.Metadata(), t.tbl.MetadataLocation(),
+		func(context.Context) (iceio.IO, error) { return idempotentRemove{tracker}, nil }, t.lk.cat)
+	txn := staged.NewTransaction()
+	if err := txn.AssertRefSnapshotID(table.MainBranch); err != nil {
+		return nil, translate(fmt.Errorf("%s %s: %w", op, t.Name(), err))
+	}
+	if err := stage(txn); err != nil {
+		return nil, translate(errors.Join(fmt.Errorf("%s %s: %w", op, t.Name(), err), tracker.RemoveCreated()))
+	}
+	committed, err := txn.Commit(ctx)
+	if err != nil {
+		return t.failedCommit(ctx, op, tracker, err)
+	}
+	return t.lk.newTable(t.id, committed, committed.CurrentSnapshot()), nil
+}
