@@ -4,17 +4,26 @@ import (
 	"context"
 	"flag"
 	"fmt"
+
+	"github.com/skadedb/skade/lake"
 )
 
 func init() {
+	var targetMiB int64
 	register(&command{
 		name:    "compact",
 		args:    "TABLE",
-		summary: "rewrite a table's small files into larger ones (not implemented yet)",
-		example: "skade compact events",
+		summary: "rewrite small files and files carrying deletes into target-size files, folding the deletes in",
+		example: "skade compact events\n  skade compact events --target-mib 64",
+		flags: func(fs *flag.FlagSet) {
+			fs.Int64Var(&targetMiB, "target-mib", 0, "size of the files to write, in MiB (0: the table's write.target-file-size-bytes)")
+		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
 			if len(args) != 1 {
 				return usagef("needs one table name")
+			}
+			if targetMiB < 0 {
+				return usagef("--target-mib: %d is negative; give a size in MiB, or 0 for the table's default", targetMiB)
 			}
 			lk, err := e.open(ctx)
 			if err != nil {
@@ -25,8 +34,17 @@ func init() {
 			if err != nil {
 				return err
 			}
-			// The lake has no compaction yet; say so rather than do nothing.
-			return fmt.Errorf("compact %s: not implemented yet; the lake has no compaction (file rewrite) API, so the table is unchanged", tbl.Name())
+			out, res, err := tbl.Compact(ctx, lake.CompactOptions{TargetFileSizeBytes: targetMiB << 20})
+			if err != nil {
+				return err
+			}
+			if res == (lake.CompactResult{}) {
+				fmt.Fprintf(e.stdout, "%s needs no compaction; nothing was written\n", tbl.Name())
+				return nil
+			}
+			fmt.Fprintf(e.stdout, "compacted %s: rewrote %d data files (%d bytes) into %d (%d bytes), removed %d delete files (snapshot %d)\n",
+				tbl.Name(), res.RewrittenDataFiles, res.BytesBefore, res.AddedDataFiles, res.BytesAfter, res.RemovedDeleteFiles, out.Snapshot().ID)
+			return nil
 		},
 	})
 }
