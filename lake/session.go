@@ -161,6 +161,10 @@ func (s *Session) run(ctx context.Context, stmt parser.Stmt) (*Result, error) {
 		return s.truncate(ctx, st, now)
 	case *parser.AlterTable:
 		return s.alterTable(ctx, st)
+	case *parser.CreateSchema:
+		return s.createSchema(ctx, st)
+	case *parser.DropSchema:
+		return s.dropSchema(ctx, st)
 	case *parser.Merge:
 		return s.merge(ctx, st, now)
 	case *parser.Begin, *parser.Commit, *parser.Rollback:

@@ -34,6 +34,9 @@ func (s *Session) alterTable(ctx context.Context, st *parser.AlterTable) (*Resul
 		return nil, err
 	}
 	if len(st.Actions) == 1 {
+		if ep, ok := st.Actions[0].(*parser.ExecuteProcedure); ok {
+			return s.execute(ctx, tbl, ep)
+		}
 		if rn, ok := st.Actions[0].(*parser.RenameTable); ok {
 			to, err := s.lk.ident(tableName(rn.NewName))
 			if err != nil {

@@ -1,0 +1,106 @@
+package lake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	icecatalog "github.com/apache/iceberg-go/catalog"
+
+	"github.com/skadedb/skade/parser"
+)
+
+// createSchema is CREATE SCHEMA [IF NOT EXISTS] ns: a catalog namespace.
+func (s *Session) createSchema(ctx context.Context, st *parser.CreateSchema) (*Result, error) {
+	ns := identText(st.Name.Last())
+	if len(st.Name) > 2 || (len(st.Name) == 2 && identText(st.Name[0]) != "skade") {
+		return nil, &sentinelError{ErrInvalidName, fmt.Errorf("create schema %s: a schema name is one identifier (or skade.name)", st.Name)}
+	}
+	err := s.lk.cat.CreateNamespace(ctx, []string{ns}, nil)
+	if errors.Is(err, icecatalog.ErrNamespaceAlreadyExists) {
+		if st.IfNotExists {
+			return emptyResult(), nil
+		}
+		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("create schema %s: the schema already exists", ns)}
+	}
+	if err != nil {
+		return nil, translate(fmt.Errorf("create schema %s: %w", ns, err))
+	}
+	return emptyResult(), nil
+}
+
+// dropSchema is DROP SCHEMA [IF EXISTS] ns; the catalog refuses a schema
+// that still holds tables.
+func (s *Session) dropSchema(ctx context.Context, st *parser.DropSchema) (*Result, error) {
+	ns := identText(st.Name.Last())
+	if st.Cascade {
+		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("drop schema %s: CASCADE is not supported; drop its tables first", ns)}
+	}
+	err := s.lk.cat.DropNamespace(ctx, []string{ns})
+	if errors.Is(err, icecatalog.ErrNoSuchNamespace) && st.IfExists {
+		return emptyResult(), nil
+	}
+	if err != nil {
+		return nil, translate(fmt.Errorf("drop schema %s: %w", ns, err))
+	}
+	return emptyResult(), nil
+}
+
+// execute runs ALTER TABLE t EXECUTE expire_snapshots(older_than => …,
+// retain_last => …) and remove_orphan_files(older_than => …), Trino's
+// maintenance procedures, and returns what they removed.
+func (s *Session) execute(ctx context.Context, tbl *Table, ep *parser.ExecuteProcedure) (*Result, error) {
+	proc := strings.ToLower(ep.Procedure.Name)
+	olderThan := time.Now()
+	retain := 1
+	for _, a := range ep.Args {
+		na, ok := a.(*parser.NamedArg)
+		if !ok {
+			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("alter table %s execute %s: pass arguments by name, e.g. older_than => '2024-01-01 00:00:00'", tbl.Name(), proc)}
+		}
+		v, err := constString(na.Value)
+		if err != nil {
+			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("alter table %s execute %s: %w", tbl.Name(), proc, err)}
+		}
+		switch strings.ToLower(na.Name.Name) {
+		case "older_than":
+			t, err := parseTimestamp(v)
+			if err != nil {
+				return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("alter table %s execute %s: older_than: %w", tbl.Name(), proc, err)}
+			}
+			olderThan = t
+		case "retain_last":
+			if _, err := fmt.Sscan(v, &retain); err != nil || retain < 1 {
+				return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("alter table %s execute %s: retain_last must be a positive integer", tbl.Name(), proc)}
+			}
+		default:
+			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("alter table %s execute %s: unknown argument %q; the arguments are older_than and retain_last", tbl.Name(), proc, na.Name.Name)}
+		}
+	}
+	switch proc {
+	case "expire_snapshots":
+		res, err := tbl.ExpireSnapshots(ctx, olderThan, retain)
+		if err != nil {
+			return nil, err
+		}
+		return textResult("result", []string{fmt.Sprintf("expired %d snapshots, deleted %d files", len(res.Expired), len(res.DeletedFiles))})
+	case "remove_orphan_files":
+		res, err := tbl.RemoveOrphanFiles(ctx, olderThan)
+		if err != nil {
+			return nil, err
+		}
+		return textResult("result", []string{fmt.Sprintf("deleted %d orphan files (%d bytes)", len(res.DeletedFiles), res.DeletedBytes)})
+	}
+	return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("alter table %s execute %s: unknown procedure; the procedures are expire_snapshots and remove_orphan_files", tbl.Name(), proc)}
+}
+
+func parseTimestamp(v string) (time.Time, error) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999Z07:00", "2006-01-02 15:04:05.999999", "2006-01-02 15:04:05", "2006-01-02"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is not a timestamp; write 'YYYY-MM-DD HH:MM:SS'", v)
+}
