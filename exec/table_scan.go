@@ -109,13 +109,12 @@ func (s *TableScan) Open(ctx context.Context) error {
 		return nil
 	}
 	opts := s.snapshotOpts()
-	// INVARIANT: the planner selects at least one field; iceberg-go reads
-	// every column when none is named.
-	opts = append(opts, table.WithSelectedFields(s.fields...))
 	if s.filter != nil {
 		opts = append(opts, table.WithRowFilter(s.filter))
 	}
-	s.scan = s.tbl.Scan(opts...)
+	// INVARIANT: the planner selects at least one field; iceberg-go reads
+	// every column when none is named.
+	s.scan = s.tbl.Scan(append(opts[:len(opts):len(opts)], table.WithSelectedFields(s.fields...))...)
 	tasks := s.tasks
 	if !s.preset {
 		var err error
@@ -133,12 +132,77 @@ func (s *TableScan) Open(ctx context.Context) error {
 		s.done = true
 		return nil
 	}
+	if anchor, ok := s.anchorField(tasks); ok {
+		// Some file holds none of the selected columns (they were added
+		// by ALTER TABLE after it was written). iceberg-go cannot read a
+		// file with no selected column, so read one more column that
+		// every such file has; conform drops it again.
+		s.scan.Close()
+		s.scan = s.tbl.Scan(append(opts[:len(opts):len(opts)], table.WithSelectedFields(append(s.fields[:len(s.fields):len(s.fields)], anchor)...))...)
+	}
 	_, seq, err := s.scan.ReadTasks(ctx, tasks)
 	if err != nil {
 		return fmt.Errorf("scan %s: %w", s.name, err)
 	}
 	s.next, s.stop = iter.Pull2(seq)
 	return nil
+}
+
+// anchorField returns a column to read in addition to the selected ones
+// when some planned file contains none of them, which happens for columns
+// added after the file was written. It is the lowest-id column of the
+// schema that every such file contains, judged by the files' column
+// statistics; ok is false when no anchor is needed (or none can be found,
+// in which case iceberg-go's own error stands).
+func (s *TableScan) anchorField(tasks []table.FileScanTask) (string, bool) {
+	schema := s.tbl.Metadata().CurrentSchema()
+	if snap := s.tbl.Metadata().SnapshotByID(s.snapID); snap != nil && s.snapshotOpts() != nil && snap.SchemaID != nil {
+		for _, sc := range s.tbl.Metadata().Schemas() {
+			if sc.ID == *snap.SchemaID {
+				schema = sc
+			}
+		}
+	}
+	wanted := make([]int, 0, len(s.fields))
+	for _, name := range s.fields {
+		if f, ok := schema.FindFieldByName(name); ok {
+			wanted = append(wanted, f.ID)
+		}
+	}
+	var needy []map[int]int64
+	for _, t := range tasks {
+		present := t.File.ValueCounts()
+		if len(present) == 0 {
+			continue // no statistics: nothing to judge by
+		}
+		found := false
+		for _, id := range wanted {
+			if _, ok := present[id]; ok {
+				found = true
+				break
+			}
+		}
+		if !found {
+			needy = append(needy, present)
+		}
+	}
+	if len(needy) == 0 {
+		return "", false
+	}
+	best, bestID := "", -1
+	for _, f := range schema.Fields() {
+		inAll := true
+		for _, present := range needy {
+			if _, ok := present[f.ID]; !ok {
+				inAll = false
+				break
+			}
+		}
+		if inAll && (bestID < 0 || f.ID < bestID) {
+			best, bestID = f.Name, f.ID
+		}
+	}
+	return best, bestID >= 0
 }
 
 // snapshotOpts pins the scan to its snapshot. A scan of the current

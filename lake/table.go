@@ -58,9 +58,16 @@ func (t *Table) Schema() *arrow.Schema {
 	return t.arrow
 }
 
+// icebergSchema is the schema reads and writes through this handle use: the
+// table's current schema when the handle is on the current snapshot (so
+// that ALTER TABLE, which moves the schema without a new snapshot, is seen
+// at once), and the snapshot's own schema for time travel.
 func (t *Table) icebergSchema() *iceberg.Schema {
 	meta := t.tbl.Metadata()
-	if t.snap != nil && t.snap.SchemaID != nil {
+	if cur := meta.CurrentSnapshot(); t.snap == nil || cur == nil || cur.SnapshotID == t.snap.SnapshotID {
+		return meta.CurrentSchema()
+	}
+	if t.snap.SchemaID != nil {
 		for _, s := range meta.Schemas() {
 			if s.ID == *t.snap.SchemaID {
 				return s
