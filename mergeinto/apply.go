@@ -28,7 +28,7 @@ type batchOut struct {
 
 // fileSink receives one data file's batches and what the clauses made of
 // them, and decides how the change is written. Copy-on-write
-// (fileRewrite) rewrites the file; merge-on-read (issue 6) will write
+// (fileRewrite) rewrites the file; merge-on-read (morSink, mor.go) writes
 // position deletes for batchOut.changedPos plus the updated rows.
 type fileSink interface {
 	emit(ctx context.Context, in arrow.RecordBatch, o batchOut) error
@@ -42,6 +42,9 @@ var _ fileSink = (*fileRewrite)(nil)
 // rows, and rewrites it when a row changed.
 func (m *merger) mergeFile(ctx context.Context, task table.FileScanTask) error {
 	var fr fileSink = &fileRewrite{m: m, task: task}
+	if m.mor {
+		fr = &morSink{m: m, task: task}
+	}
 	defer fr.releaseBuffer()
 	var pos int64
 	err := m.readFile(ctx, task, func(b arrow.RecordBatch) (bool, error) {

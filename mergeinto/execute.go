@@ -60,6 +60,9 @@ func Execute(ctx context.Context, spec *Spec, txn *table.Transaction) (res *Resu
 	if err := m.scanTarget(ctx); err != nil {
 		return nil, err
 	}
+	if err := m.finishMergeOnRead(ctx); err != nil {
+		return nil, err
+	}
 	if err := m.insertUnmatched(ctx); err != nil {
 		return nil, err
 	}
@@ -93,6 +96,13 @@ type merger struct {
 	pending  []*fileRewrite // rewrites read but still being written
 	removed  []iceberg.DataFile
 	added    []iceberg.DataFile
+
+	// Merge-on-read (mor.go): set when the statement runs in that mode.
+	mor            bool
+	morWriter      *fileWriter        // updated rows of every file
+	posDeletes     []filePositions    // per changed data file
+	posDeleteFiles []string           // written, for abort
+	posDeleteAdded []iceberg.DataFile // to stage
 }
 
 func (m *merger) close() {
@@ -115,6 +125,7 @@ func (m *merger) abort() error {
 			paths = append(paths, df.FilePath())
 		}
 	}
+	paths = append(paths, m.posDeleteFiles...)
 	if len(paths) == 0 {
 		return nil
 	}
@@ -216,6 +227,7 @@ func (m *merger) scanTarget(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("merge into %s: planning the target files: %w", m.p.name, err)
 	}
+	m.mor = m.useMergeOnRead(tasks)
 	mt.FilesScanned = int64(len(tasks))
 	if total >= int64(len(tasks)) {
 		mt.FilesSkipped = total - int64(len(tasks))
@@ -332,7 +344,7 @@ func (m *merger) relPath(path string) string {
 func (m *merger) stage(ctx context.Context, txn *table.Transaction) error {
 	start := time.Now()
 	defer func() { m.res.Metrics.StageTime = time.Since(start) }()
-	if len(m.removed) == 0 && len(m.added) == 0 {
+	if len(m.removed) == 0 && len(m.added) == 0 && len(m.posDeleteAdded) == 0 {
 		return nil
 	}
 	staged, err := txn.StagedTable()
@@ -355,6 +367,14 @@ func (m *merger) stage(ctx context.Context, txn *table.Transaction) error {
 	props := iceberg.Properties{}
 	for k, v := range m.opts.SnapshotProperties {
 		props[k] = v
+	}
+	if m.mor {
+		// INVARIANT: merge-on-read removes no data file.
+		if err := m.stageRowDelta(ctx, txn, props); err != nil {
+			return err
+		}
+		m.res.Staged = true
+		return nil
 	}
 	if err := txn.ReplaceDataFilesWithDataFiles(ctx, m.removed, m.added, props); err != nil {
 		return fmt.Errorf("merge into %s: staging the snapshot: %w", m.p.name, err)

@@ -101,8 +101,8 @@ func prepare(spec *Spec) (*prepared, error) {
 		// refusing here beats failing after every file is written.
 		return nil, refusef(StateNotSupported, name, "format-version %d tables are not supported by MERGE yet (row lineage); use a format-version 2 table", v)
 	}
-	if spec.Mode != CopyOnWrite {
-		return nil, refusef(StateNotSupported, name, "%s writes are not implemented yet; use copy-on-write (the table property write.merge.mode = 'copy-on-write')", spec.Mode)
+	if spec.Mode != CopyOnWrite && spec.Mode != MergeOnRead {
+		return nil, refusef(StateNotSupported, name, "write mode %s is unknown; use copy-on-write or merge-on-read", spec.Mode)
 	}
 
 	// ON.

@@ -91,10 +91,14 @@ func TestRefusals(t *testing.T) {
 			return &mergeinto.Spec{Source: values(t, sourceSchema), Keys: onID(), On: col(sID, i64),
 				Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Action: mergeinto.Delete()}}}
 		}, mergeinto.StateDatatypeMismatch, "ON: the condition #3 is bigint, not boolean"},
-		{"merge-on-read", func(t *testing.T) *mergeinto.Spec {
+		{"merge-on-read is accepted", func(t *testing.T) *mergeinto.Spec {
 			return &mergeinto.Spec{Source: values(t, sourceSchema), Keys: onID(), Mode: mergeinto.MergeOnRead,
 				Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Action: mergeinto.Delete()}}}
-		}, mergeinto.StateNotSupported, "merge-on-read writes are not implemented yet"},
+		}, "", ""},
+		{"unknown mode", func(t *testing.T) *mergeinto.Spec {
+			return &mergeinto.Spec{Source: values(t, sourceSchema), Keys: onID(), Mode: mergeinto.Mode(7),
+				Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Action: mergeinto.Delete()}}}
+		}, mergeinto.StateNotSupported, "write mode Mode(7) is unknown; use copy-on-write or merge-on-read"},
 		{"int widening is accepted", func(t *testing.T) *mergeinto.Spec {
 			return &mergeinto.Spec{Source: values(t, i32Source), Keys: []mergeinto.Key{{Target: tID, Source: col(0, i32)}},
 				Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Action: mergeinto.Delete()}}}

@@ -1,0 +1,218 @@
+package mergeinto_test
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/skadedb/skade/catalog"
+	"github.com/skadedb/skade/mergeinto"
+)
+
+// mergeStmt is one generated MERGE, buildable any number of times.
+type mergeStmt struct {
+	source    [][]any
+	clauses   []rclause
+	composite bool
+	on        *rexpr
+	batch     int
+}
+
+func (g gen) mergeStmt() mergeStmt {
+	s := mergeStmt{source: g.sourceRows(g.r.IntN(20), g.r.IntN(4) == 0), clauses: g.clauses(), composite: g.r.IntN(4) == 0}
+	if g.r.IntN(4) == 0 {
+		e := g.cond(1)
+		s.on = &e
+	}
+	if g.r.IntN(5) == 0 {
+		s.batch = 1 + g.r.IntN(4)
+	}
+	return s
+}
+
+func (s mergeStmt) spec(t *testing.T, mode mergeinto.Mode) *mergeinto.Spec {
+	spec := &mergeinto.Spec{Source: values(t, dSource, s.source...), Keys: []mergeinto.Key{{Target: 0, Source: col(0, i64)}}, Mode: mode}
+	if s.composite {
+		spec.Keys = append(spec.Keys, mergeinto.Key{Target: 1, Source: col(3, i64)})
+	}
+	if s.on != nil {
+		spec.On = s.on.build(t)
+	}
+	for _, rc := range s.clauses {
+		c := mergeinto.Clause{Kind: rc.kind, Action: mergeinto.Action{Kind: rc.action}}
+		if rc.cond != nil {
+			c.Cond = rc.cond.build(t)
+		}
+		for i := 0; i < 4; i++ {
+			if e, ok := rc.set[i]; ok {
+				c.Action.Set = append(c.Action.Set, set(i, e.build(t)))
+			}
+		}
+		for _, v := range rc.values {
+			c.Action.Values = append(c.Action.Values, v.build(t))
+		}
+		spec.Clauses = append(spec.Clauses, c)
+	}
+	spec.Options.BatchSize = s.batch
+	return spec
+}
+
+func (s mergeStmt) String() string {
+	var out []string
+	if s.composite {
+		out = append(out, "ON t.k = s.k AND t.g = s.f")
+	}
+	if s.on != nil {
+		out = append(out, "ON residual "+s.on.text)
+	}
+	for _, c := range s.clauses {
+		out = append(out, c.String())
+	}
+	return fmt.Sprintf("source %v\n %s", s.source, strings.Join(out, "\n "))
+}
+
+// TestMergeOnReadMatchesCopyOnWrite runs random sequences of MERGEs on two
+// copies of a table, one in each write mode, and compares the tables after
+// every statement; then it reads every merge-on-read snapshot again (time
+// travel) and compares it with what it held when committed.
+func TestMergeOnReadMatchesCopyOnWrite(t *testing.T) {
+	sequences, steps := 200, 3
+	if testing.Short() {
+		sequences = 50
+	}
+	cat, err := catalog.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	outcomes := map[string]int{}
+	count := func(k string) {
+		mu.Lock()
+		outcomes[k]++
+		mu.Unlock()
+	}
+	t.Run("seq", func(t *testing.T) {
+		for seq := 0; seq < sequences; seq++ {
+			t.Run(strconv.Itoa(seq), func(t *testing.T) {
+				t.Parallel()
+				morSequence(t, cat, seq, steps, count)
+			})
+		}
+	})
+	t.Logf("%d sequences: %v", sequences, outcomes)
+	if outcomes["staged"] < sequences || outcomes["cardinality error"] == 0 {
+		t.Fatalf("the generator is lopsided: %v", outcomes)
+	}
+}
+
+func morSequence(t *testing.T, cat *catalog.Catalog, seq, steps int, count func(string)) {
+	g := gen{rand.New(rand.NewPCG(20261129, uint64(seq)))}
+	var parts []string
+	if seq%3 == 1 {
+		parts = []string{"g"}
+	}
+	cow := newFixtureIn(t, cat, fmt.Sprintf("cow%d", seq), dTarget, parts...)
+	mor := newFixtureIn(t, cat, fmt.Sprintf("mor%d", seq), dTarget, parts...)
+	var files [][][]any
+	for file := 0; file < 1+g.r.IntN(3); file++ {
+		if rows := g.targetRows(g.r.IntN(15)); len(rows) > 0 {
+			files = append(files, rows)
+		}
+	}
+	if len(files) > 0 {
+		cow.appendFiles(files...)
+		mor.appendFiles(files...)
+	}
+	type seen struct {
+		id   int64
+		rows []string
+	}
+	var history []seen
+	var log []string
+	for step := 0; step < steps; step++ {
+		st := g.mergeStmt()
+		log = append(log, st.String())
+		desc := func() string {
+			return fmt.Sprintf("sequence %d step %d\n initial %v\n %s", seq, step, files, strings.Join(log, "\n---\n "))
+		}
+		cres, cerr := cow.merge(st.spec(t, mergeinto.CopyOnWrite))
+		mres, merr := mor.merge(st.spec(t, mergeinto.MergeOnRead))
+		var ce *mergeinto.CardinalityError
+		if (cerr == nil) != (merr == nil) || (cerr != nil && !(errors.As(cerr, &ce) && errors.As(merr, &ce))) {
+			t.Fatalf("%s\ncopy-on-write: %v\nmerge-on-read: %v", desc(), cerr, merr)
+		}
+		if cerr != nil {
+			count("cardinality error")
+			continue
+		}
+		if cres.Count != mres.Count || cres.Staged != mres.Staged {
+			t.Fatalf("%s\ncount %d vs %d, staged %v vs %v", desc(), cres.Count, mres.Count, cres.Staged, mres.Staged)
+		}
+		if mres.Staged {
+			count("staged")
+			if mres.Metrics.FilesRemoved != 0 || mres.Metrics.RowsCopied != 0 {
+				t.Fatalf("%s\nmerge-on-read rewrote files: %+v", desc(), mres.Metrics)
+			}
+		}
+		want, got := cow.rows(), mor.rows()
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s\nmerge-on-read %q\ncopy-on-write %q", desc(), got, want)
+		}
+		if s := mor.table().CurrentSnapshot(); s != nil {
+			history = append(history, seen{s.SnapshotID, got})
+		}
+	}
+	tbl := mor.table()
+	for _, h := range history {
+		scan := tbl.Scan(table.WithSnapshotID(h.id))
+		got := stagedRows(t, scan)
+		scan.Close()
+		if !slices.Equal(got, h.rows) {
+			t.Fatalf("sequence %d: time travel to snapshot %d reads %q, committed %q", seq, h.id, got, h.rows)
+		}
+	}
+}
+
+// A merge-on-read MERGE writes position deletes and new files only; a
+// second one on the same file maps live rows to the right physical rows
+// through the first one's deletes.
+func TestMergeOnReadWritesPositionDeletes(t *testing.T) {
+	f := newFixture(t, "t", dTarget)
+	f.appendRows([]any{int64(1), int64(0), int64(10), "a"}, []any{int64(2), int64(0), int64(20), "b"},
+		[]any{int64(3), int64(0), int64(30), "c"}, []any{int64(4), int64(0), int64(40), "d"})
+	del := func(k int64) *mergeinto.Spec {
+		return &mergeinto.Spec{Source: values(t, dSource, []any{k, nil, nil, int64(0)}), Keys: []mergeinto.Key{{Target: 0, Source: col(0, i64)}},
+			Mode: mergeinto.MergeOnRead, Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Action: mergeinto.Delete()}}}
+	}
+	upd := &mergeinto.Spec{Source: values(t, dSource, []any{int64(3), int64(99), "z", int64(0)}), Keys: []mergeinto.Key{{Target: 0, Source: col(0, i64)}},
+		Mode: mergeinto.MergeOnRead, Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Action: mergeinto.Update(set(2, col(5, i64)))}}}
+	res := f.mustMerge(del(2))
+	if res.Metrics.FilesRemoved != 0 || res.Metrics.RowsDeleted != 1 {
+		t.Fatalf("metrics %+v", res.Metrics)
+	}
+	f.mustMerge(upd)
+	f.mustMerge(del(4))
+	wantRows(t, f.rows(), "1|0|10|a", "3|0|99|c")
+	tbl := f.table()
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deletes int
+	for _, task := range tasks {
+		deletes += len(task.DeleteFiles)
+	}
+	if len(tasks) != 2 || deletes != 3 {
+		t.Fatalf("%d data files with %d position delete files, want 2 (the original and the update) and 3", len(tasks), deletes)
+	}
+	if op := tbl.CurrentSnapshot().Summary.Operation; op != table.OpOverwrite && op != table.OpDelete {
+		t.Logf("operation %s", op)
+	}
+}
