@@ -156,7 +156,7 @@ func (t *Table) Append(ctx context.Context, rdr array.RecordReader, opts ...Writ
 	if err := checkSchemaForWrite(t.icebergSchema(), rdr.Schema()); err != nil {
 		return nil, fmt.Errorf("append to %s: %w", t.Name(), err)
 	}
-	return t.commitWrite(ctx, "append", cfg, func(txn *table.Transaction) error {
+	return t.commitWrite(ctx, "append to", cfg, func(txn *table.Transaction) error {
 		return txn.Append(ctx, &ctxReader{ctx: ctx, RecordReader: rdr}, cfg.props)
 	})
 }
@@ -171,6 +171,17 @@ func (t *Table) checkWritable() error {
 	return nil
 }
 
+// opError puts "op table: " before err, unless a lower layer already
+// named the operation and table (mergeinto's errors do), so that messages
+// never stutter ("merge into main.t: merge into main.t: ...").
+func (t *Table) opError(op string, err error) error {
+	prefix := op + " " + t.Name() + ":"
+	if strings.HasPrefix(err.Error(), prefix) {
+		return err
+	}
+	return fmt.Errorf("%s %w", prefix, err)
+}
+
 // commitWrite runs one write transaction whose new files all go through a
 // Tracker, so that a commit that fails removes exactly what it wrote.
 func (t *Table) commitWrite(ctx context.Context, op string, cfg writeConfig, stage func(*table.Transaction) error) (*Table, error) {
@@ -181,19 +192,19 @@ func (t *Table) commitWrite(ctx context.Context, op string, cfg writeConfig, sta
 	txn := staged.NewTransaction()
 	if cfg.assert {
 		if err := txn.AssertRefSnapshotID(table.MainBranch); err != nil {
-			return nil, translate(fmt.Errorf("%s to %s: %w", op, t.Name(), err))
+			return nil, translate(t.opError(op, err))
 		}
 	}
 	if err := stage(txn); err != nil {
 		cleanupErr := tracker.RemoveCreated()
-		return nil, translate(errors.Join(fmt.Errorf("%s to %s: %w", op, t.Name(), err), cleanupErr))
+		return nil, translate(errors.Join(t.opError(op, err), cleanupErr))
 	}
 	committed, err := txn.Commit(ctx)
 	if err != nil {
 		return t.failedCommit(ctx, op, tracker, err)
 	}
 	if err := t.removeStrays(ctx, committed, tracker); err != nil {
-		return nil, fmt.Errorf("%s to %s: committed, but removing files of retried attempts failed: %w", op, t.Name(), err)
+		return nil, fmt.Errorf("%s %s: committed, but removing files of retried attempts failed: %w", op, t.Name(), err)
 	}
 	return t.lk.newTable(t.id, committed, committed.CurrentSnapshot()), nil
 }
@@ -204,7 +215,7 @@ func (t *Table) commitWrite(ctx context.Context, op string, cfg writeConfig, sta
 // before the error), so the catalog is asked: if the head is our snapshot
 // the write landed after all.
 func (t *Table) failedCommit(ctx context.Context, op string, tracker *catalog.Tracker, err error) (*Table, error) {
-	wrapped := fmt.Errorf("%s to %s: %w", op, t.Name(), err)
+	wrapped := t.opError(op, err)
 	if !errors.Is(err, table.ErrCommitFailed) {
 		cur, lerr := t.lk.load(context.WithoutCancel(ctx), t.id)
 		if lerr != nil {
