@@ -105,21 +105,18 @@ func (t *Table) Compact(ctx context.Context, opts CompactOptions) (*Table, Compa
 		return nil, res, fmt.Errorf("compact %s: %w", t.Name(), err)
 	}
 	// iceberg-go expunges only the position deletes attached to rewritten
-	// tasks; dead equality deletes must be named explicitly.
-	deadEq, err := compaction.CollectDeadEqualityDeletesWithSpecs(ctx, fsys, meta, t.snap, rewritten)
+	// tasks; dead equality deletes, and deletes that apply to no live data
+	// file (a copy-on-write rewrite removed their file), must be named.
+	dead, err := deadDeleteFiles(fsys, t.snap, tasks, rewritten)
 	if err != nil {
-		return nil, res, fmt.Errorf("compact %s: finding dead equality deletes: %w", t.Name(), err)
-	}
-	deadPos, err := compaction.CollectDeadPositionDeletes(ctx, fsys, t.snap, rewritten)
-	if err != nil {
-		return nil, res, fmt.Errorf("compact %s: finding dead position deletes: %w", t.Name(), err)
+		return nil, res, fmt.Errorf("compact %s: finding dead delete files: %w", t.Name(), err)
 	}
 
 	props := iceberg.Properties{"skade.operation": "compact"}
 	out, err := t.commitCompaction(ctx, func(txn *table.Transaction) error {
 		r, err := txn.RewriteDataFiles(ctx, groups, table.RewriteDataFilesOptions{
 			SnapshotProps:            props,
-			ExtraDeleteFilesToRemove: append(deadEq, deadPos...),
+			ExtraDeleteFilesToRemove: dead,
 			GroupOptions:             []table.CompactionGroupOption{table.WithCompactionTargetFileSize(target)},
 		})
 		if err != nil {
@@ -165,4 +162,47 @@ func (t *Table) commitCompaction(ctx context.Context, stage func(*table.Transact
 		return t.failedCommit(ctx, op, tracker, err)
 	}
 	return t.lk.newTable(t.id, committed, committed.CurrentSnapshot()), nil
+}
+
+// deadDeleteFiles lists the live delete files of snap that no data file
+// left in place needs: scan planning attaches to each data file every
+// delete file that applies to it, so a delete file attached to no
+// surviving task applies to nothing once the rewritten files are gone
+// (their replacements have the deletes applied and a newer sequence
+// number, which no existing delete applies to).
+func deadDeleteFiles(fsys iceio.IO, snap *table.Snapshot, tasks []table.FileScanTask, rewritten map[string]struct{}) ([]iceberg.DataFile, error) {
+	needed := map[string]bool{}
+	for _, task := range tasks {
+		if _, ok := rewritten[task.File.FilePath()]; ok {
+			continue
+		}
+		for _, group := range [][]iceberg.DataFile{task.DeleteFiles, task.EqualityDeleteFiles, task.DeletionVectorFiles} {
+			for _, df := range group {
+				needed[df.FilePath()] = true
+			}
+		}
+	}
+	manifests, err := snap.Manifests(fsys)
+	if err != nil {
+		return nil, err
+	}
+	var dead []iceberg.DataFile
+	seen := map[string]bool{}
+	for _, m := range manifests {
+		if m.ManifestContent() != iceberg.ManifestContentDeletes {
+			continue
+		}
+		entries, err := m.FetchEntries(fsys, true /* discardDeleted */)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			df := e.DataFile()
+			if p := df.FilePath(); !needed[p] && !seen[p] {
+				seen[p] = true
+				dead = append(dead, df)
+			}
+		}
+	}
+	return dead, nil
 }
