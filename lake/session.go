@@ -122,7 +122,8 @@ var memoryAllocator = memory.DefaultAllocator
 // errReadOnlyHandle is what a write through Table.SQL returns.
 var errReadOnlyHandle = &sentinelError{ErrReadOnly, errors.New("table handle is read-only; use a session to write")}
 
-func (s *Session) run(ctx context.Context, stmt parser.Stmt) (*Result, error) {
+// runOnce runs one statement once; run adds the write-retry policy.
+func (s *Session) runOnce(ctx context.Context, stmt parser.Stmt) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -259,6 +259,11 @@ func (s *Session) set(st *parser.SetVar) (*Result, error) {
 			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("SET memory_limit: %w", err)}
 		}
 	}
+	if name == "write_retries" {
+		if _, err := parseRetries(v); err != nil {
+			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("SET write_retries: %w", err)}
+		}
+	}
 	s.settings[name] = v
 	return emptyResult(), nil
 }

@@ -1,0 +1,71 @@
+package lake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/skadedb/skade/parser"
+)
+
+// maxWriteRetries bounds SET write_retries: a write that keeps losing
+// races that often is contending on a hot table, and should hear about it.
+const maxWriteRetries = 100
+
+// SetWriteRetries makes MERGE, UPDATE and DELETE re-plan and re-run up to n
+// times against the table's new head when another writer commits first
+// (ErrCommitConflict), instead of returning the conflict. The default, 0,
+// returns it. The same setting is `SET write_retries = n`.
+//
+// A retry re-reads the statement's sources; a registered reader can be
+// read only once, so a statement over one fails on its retry with an
+// error that says so.
+func (s *Session) SetWriteRetries(n int) error {
+	if _, err := parseRetries(strconv.Itoa(n)); err != nil {
+		return &sentinelError{ErrInvalidArgument, fmt.Errorf("write retries: %w", err)}
+	}
+	s.settings["write_retries"] = strconv.Itoa(n)
+	return nil
+}
+
+func parseRetries(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > maxWriteRetries {
+		return 0, fmt.Errorf("%q is not a retry count; use a whole number from 0 to %d", v, maxWriteRetries)
+	}
+	return n, nil
+}
+
+func (s *Session) writeRetries() int {
+	n, err := parseRetries(s.settings["write_retries"])
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// run runs one statement. A MERGE, UPDATE or DELETE that loses a commit
+// race is planned again from its syntax tree against the new head and run
+// again, up to the session's write retries. Nothing of a lost attempt
+// remains: the failed commit removed its files.
+func (s *Session) run(ctx context.Context, stmt parser.Stmt) (*Result, error) {
+	switch stmt.(type) {
+	case *parser.Merge, *parser.Update, *parser.Delete:
+	default:
+		return s.runOnce(ctx, stmt)
+	}
+	retries := s.writeRetries()
+	for attempt := 0; ; attempt++ {
+		res, err := s.runOnce(ctx, stmt)
+		if err == nil || !errors.Is(err, ErrCommitConflict) || attempt >= retries {
+			if err != nil && attempt > 0 {
+				err = fmt.Errorf("after %d retries: %w", attempt, err)
+			}
+			return res, err
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, errors.Join(err, cerr)
+		}
+	}
+}
