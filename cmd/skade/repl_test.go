@@ -64,10 +64,15 @@ func startShell(t *testing.T, home string, args ...string) *terminal {
 	return tm
 }
 
+// replWait bounds how long the test waits for the shell. It detects a hung
+// shell, not a slow one: on a loaded 2-core CI machine the first prompt
+// (process start, lake open) once took longer than 15s.
+const replWait = 60 * time.Second
+
 // expect waits for s in the output since the last match.
 func (tm *terminal) expect(s string) {
 	tm.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(replWait)
 	for {
 		tm.mu.Lock()
 		rest := tm.out.String()[tm.mark:]
@@ -78,7 +83,7 @@ func (tm *terminal) expect(s string) {
 		}
 		tm.mu.Unlock()
 		if time.Now().After(deadline) {
-			tm.t.Fatalf("waited 15s for %q; output since the last match:\n%s", s, rest)
+			tm.t.Fatalf("waited %s for %q; output since the last match:\n%s", replWait, s, rest)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -102,7 +107,7 @@ func (tm *terminal) exit() {
 		if err != nil {
 			tm.t.Fatalf("shell exited with %v", err)
 		}
-	case <-time.After(15 * time.Second):
+	case <-time.After(replWait):
 		tm.t.Fatal("shell did not exit on Ctrl-D")
 	}
 	<-tm.done
