@@ -1,9 +1,11 @@
 // Package mergeinto executes MERGE INTO below SQL binding: it validates a
 // bound statement (Spec), builds a hash table on the source, prunes the
 // target's data files, streams the candidates one file at a time through
-// the clauses, rewrites only the files that changed (copy-on-write), writes
-// NOT MATCHED inserts to new files, and stages one overwrite snapshot into
-// the caller's transaction. docs/merge.md describes the algorithm.
+// the clauses, rewrites only the files that changed (copy-on-write) or
+// writes position deletes for the changed rows (merge-on-read), writes
+// NOT MATCHED inserts to new files, and stages one snapshot (an overwrite,
+// or a row delta) into the caller's transaction. docs/merge.md describes
+// the algorithm.
 //
 // Layer: mergeinto sits above exec and below plan. It imports arrow-go,
 // iceberg-go and skade's exec package; it never imports plan or lake.

@@ -88,8 +88,8 @@ const (
 	// CopyOnWrite rewrites every data file that holds a changed row.
 	CopyOnWrite Mode = iota
 	// MergeOnRead writes position deletes for changed rows plus new data
-	// files and rewrites nothing. Reserved for the merge-on-read work;
-	// Execute refuses it for now.
+	// files and rewrites nothing (mor.go). A statement whose candidate
+	// files carry equality deletes runs as copy-on-write.
 	MergeOnRead
 )
 
