@@ -31,6 +31,8 @@ func Children(e Expr) []Expr {
 		return append([]Expr(nil), x.Args...)
 	case *inList:
 		return append([]Expr{x.arg}, x.list...)
+	case *SingleRow:
+		return []Expr{x.Count, x.Value}
 	}
 	return nil
 }
@@ -76,6 +78,8 @@ func WithChildren(e Expr, ch []Expr) (Expr, error) {
 		c := *x
 		c.arg, c.list = ch[0], append([]Expr(nil), ch[1:]...)
 		return &c, nil
+	case *SingleRow:
+		return &SingleRow{Count: ch[0], Value: ch[1]}, nil
 	}
 	return e, nil
 }

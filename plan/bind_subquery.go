@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"io"
 	"strings"
 
@@ -119,7 +120,7 @@ func (b *binder) subqueryJoin(input Node, sc *scope, c parser.Expr) (Node, bool,
 		var pulled []Expr
 		if corr {
 			if c.Not {
-				return nil, false, errorf(c.Pos, "NOT IN with a correlated subquery is not supported yet; write NOT EXISTS")
+				return nil, false, nil // a mark join: NOT IN's NULLs are judged among the correlated rows
 			}
 			var ok bool
 			sub, pulled, ok = pullCorrelated(sub)
@@ -174,9 +175,6 @@ func (b *binder) bindInSubquery(e *parser.InExpr, ec *exprCtx) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	if corr {
-		return nil, errorf(e.Pos, "a correlated IN (subquery) is supported only as a WHERE condition yet")
-	}
 	if len(sub.Columns()) != 1 {
 		return nil, errorf(e.Pos, "subquery has too many columns")
 	}
@@ -185,7 +183,24 @@ func (b *binder) bindInSubquery(e *parser.InExpr, ec *exprCtx) (Expr, error) {
 		return nil, err
 	}
 	mark := b.newCol("mark", "", tBool, true)
-	*ec.marks = append(*ec.marks, &Join{Kind: exec.JoinMark, Right: sub, On: eq, Mark: &mark})
+	join := &Join{Kind: exec.JoinMark, Right: sub, On: eq, Mark: &mark}
+	from := len(*ec.marks)
+	if corr {
+		// the correlation equalities are the hash keys; the IN comparison
+		// is judged, NULLs included, among the candidates they select
+		in, pulled, ok := pullCorrelated(sub)
+		if !ok || len(pulled) == 0 || len(freeCols(in)) > 0 {
+			return nil, errorf(e.Pos, "this correlated IN (subquery) is not supported here yet; only correlations by equality in its WHERE clause are")
+		}
+		if _, _, ok := splitCorrelation(pulled, idSet(in.Columns())); !ok {
+			return nil, errorf(e.Pos, "this correlated IN (subquery) is not supported here yet; only correlations by equality in its WHERE clause are")
+		}
+		join.Right, join.On, join.Residual = in, andAll(b, pulled), eq
+	}
+	*ec.marks = append(*ec.marks, join)
+	if err := regroup(ec, from); err != nil {
+		return nil, atPos(e.Pos, err)
+	}
 	var ref Expr = &ColRef{ID: mark.ID, Typ: tBool, Name: "mark"}
 	if e.Not {
 		return b.call(e.Pos, "not", ref)
@@ -243,12 +258,16 @@ func (b *binder) bindScalarSubquery(e *parser.SubqueryExpr, ec *exprCtx) (Expr, 
 		if ec.marks == nil {
 			return nil, errorf(e.Pos, "a correlated scalar subquery is not supported in %s yet", ec.clause)
 		}
+		from := len(*ec.marks)
 		x, ok, err := b.decorrelateScalar(sub, ec)
 		if err != nil {
 			return nil, atPos(e.Pos, err)
 		}
 		if !ok {
-			return nil, errorf(e.Pos, "this correlated scalar subquery is not supported yet; only an aggregate over rows matched by equalities in its WHERE clause is (rewrite it as a join)")
+			return nil, errorf(e.Pos, "this correlated scalar subquery is not supported yet; only one over rows matched by equalities in its WHERE clause is (rewrite it as a join)")
+		}
+		if err := regroup(ec, from); err != nil {
+			return nil, atPos(e.Pos, err)
 		}
 		return x, nil
 	}
@@ -279,12 +298,19 @@ func (b *binder) bindExistsValue(e *parser.Exists, ec *exprCtx) (Expr, error) {
 		return nil, err
 	}
 	if corr {
+		from := 0
+		if ec.marks != nil {
+			from = len(*ec.marks)
+		}
 		x, ok, err := b.existsMark(sub, ec)
 		if err != nil {
 			return nil, atPos(e.Pos, err)
 		}
 		if !ok {
 			return nil, errorf(e.Pos, "this correlated EXISTS is not supported here yet; only correlations by equality in its WHERE clause are")
+		}
+		if err := regroup(ec, from); err != nil {
+			return nil, atPos(e.Pos, err)
 		}
 		return x, nil
 	}
@@ -379,9 +405,14 @@ func nodeExprs(n Node) []Expr {
 	case *Project:
 		return x.Exprs
 	case *Join:
+		var out []Expr
 		if x.On != nil {
-			return []Expr{x.On}
+			out = append(out, x.On)
 		}
+		if x.Residual != nil {
+			out = append(out, x.Residual)
+		}
+		return out
 	case *Aggregate:
 		out := append([]Expr(nil), x.GroupBy...)
 		for _, a := range x.Aggs {
@@ -583,29 +614,19 @@ func (b *binder) decorrelateScalar(sub Node, ec *exprCtx) (Expr, bool, error) {
 		return nil, false, nil
 	}
 	agg, ok := proj.Input.(*Aggregate)
-	if !ok || len(agg.GroupBy) > 0 {
+	if !ok {
+		return b.decorrelateRows(proj, ec)
+	}
+	if len(agg.GroupBy) > 0 {
 		return nil, false, nil
 	}
 	in, pulled, ok := pullCorrelated(agg.Input)
 	if !ok || len(pulled) == 0 || len(freeCols(in)) > 0 {
 		return nil, false, nil
 	}
-	own := idSet(in.Columns())
-	var innerKeys, outerKeys []Expr
-	for _, p := range pulled {
-		f, isFunc := p.(*Func)
-		if !isFunc || f.Name != "=" {
-			return nil, false, nil
-		}
-		l, r := f.Args[0], f.Args[1]
-		switch {
-		case refsOnly(l, own) && !refsAny(r, own):
-			innerKeys, outerKeys = append(innerKeys, l), append(outerKeys, r)
-		case refsOnly(r, own) && !refsAny(l, own):
-			innerKeys, outerKeys = append(innerKeys, r), append(outerKeys, l)
-		default:
-			return nil, false, nil
-		}
+	innerKeys, outerKeys, ok := splitCorrelation(pulled, idSet(in.Columns()))
+	if !ok {
+		return nil, false, nil
 	}
 	// the select expression may use the aggregates only
 	aggIDs := map[ColumnID]bool{}
@@ -664,6 +685,112 @@ func (b *binder) decorrelateScalar(sub Node, ec *exprCtx) (Expr, bool, error) {
 }
 
 var parserPos parser.Pos
+
+// regroup rewrites the joins a correlated subquery added to marks from
+// index `from` on, when the subquery sits above a GROUP BY (select list,
+// HAVING): its correlated references were bound to the aggregate's input
+// columns, which the joins, applied after the aggregate, see as group
+// columns. A reference to a column that is not grouped is Postgres's
+// error.
+func regroup(ec *exprCtx, from int) error {
+	if ec.agg == nil || ec.marks == nil {
+		return nil
+	}
+	subst := map[ColumnID]Expr{}
+	for id, g := range ec.agg.groupIDs {
+		subst[id] = g
+	}
+	for _, j := range (*ec.marks)[from:] {
+		for _, e := range []*Expr{&j.On, &j.Residual} {
+			if *e == nil {
+				continue
+			}
+			x, ok := substitute(*e, subst)
+			if !ok {
+				return fmt.Errorf("a correlated subquery over a volatile group key is not supported yet")
+			}
+			var bad string
+			walkExpr(x, func(y Expr) {
+				if c, isCol := y.(*ColRef); isCol && bad == "" && !isOuter(ec.agg.input, c.ID) {
+					bad = c.Name
+				}
+			})
+			if bad != "" {
+				return fmt.Errorf("subquery uses ungrouped column %q from outer query", bad)
+			}
+			*e = x
+		}
+	}
+	return nil
+}
+
+// splitCorrelation splits correlation conjuncts, each inner = outer, into
+// the inner sides (over own) and the outer sides. ok is false when one is
+// not such an equality.
+func splitCorrelation(pulled []Expr, own map[ColumnID]bool) (inner, outer []Expr, ok bool) {
+	for _, p := range pulled {
+		f, isFunc := p.(*Func)
+		if !isFunc || f.Name != "=" {
+			return nil, nil, false
+		}
+		l, r := f.Args[0], f.Args[1]
+		switch {
+		case refsOnly(l, own) && !refsAny(r, own):
+			inner, outer = append(inner, l), append(outer, r)
+		case refsOnly(r, own) && !refsAny(l, own):
+			inner, outer = append(inner, r), append(outer, l)
+		default:
+			return nil, nil, false
+		}
+	}
+	return inner, outer, true
+}
+
+// decorrelateRows rewrites a correlated scalar subquery without an
+// aggregate,
+//
+//	(SELECT v FROM … WHERE inner_k = outer_k AND …)
+//
+// into a left join of the outer rows with the subquery's rows grouped by
+// their inner keys, each group giving its row count and any value. The
+// result is that value, NULL for an outer row without rows, and
+// Postgres's error for an outer row given more than one (exec.SingleRow).
+func (b *binder) decorrelateRows(proj *Project, ec *exprCtx) (Expr, bool, error) {
+	in, pulled, ok := pullCorrelated(proj.Input)
+	if !ok || len(pulled) == 0 || len(freeCols(in)) > 0 {
+		return nil, false, nil
+	}
+	own := idSet(in.Columns())
+	innerKeys, outerKeys, ok := splitCorrelation(pulled, own)
+	if !ok || !refsOnly(proj.Exprs[0], own) {
+		return nil, false, nil
+	}
+	v := proj.Exprs[0]
+	count := &AggCall{Name: "count", Col: b.newCol("count", "", tInt64, false)}
+	value := &AggCall{Name: "any_value", Args: []Expr{v}, Col: b.newCol("subquery", "", v.Type(), true)}
+	grouped := &Aggregate{Input: in, GroupBy: innerKeys, Aggs: []*AggCall{count, value}}
+	for _, k := range innerKeys {
+		grouped.Groups = append(grouped.Groups, b.newCol(k.String(), "", k.Type(), true))
+	}
+	var conds []Expr
+	for i, o := range outerKeys {
+		g := grouped.Groups[i]
+		eq, err := b.call(parserPos, "=", o, &ColRef{ID: g.ID, Typ: g.Type, Name: g.Name})
+		if err != nil {
+			return nil, false, err
+		}
+		conds = append(conds, eq)
+	}
+	*ec.marks = append(*ec.marks, &Join{Kind: exec.JoinLeft, Right: grouped, On: andAll(b, conds)})
+	x, err := b.newFunc("single_row", []Expr{
+		&ColRef{ID: count.Col.ID, Typ: tInt64, Name: "count"},
+		&ColRef{ID: value.Col.ID, Typ: v.Type(), Name: "subquery"},
+	}, func(a []exec.Expr) (exec.Expr, error) { return exec.NewSingleRow(a[0], a[1]) })
+	if err != nil {
+		return nil, false, err
+	}
+	return x, true, nil
+}
 
 // refsAny reports whether e references any column in set.
 func refsAny(e Expr, set map[ColumnID]bool) bool {

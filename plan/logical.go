@@ -135,7 +135,12 @@ type Join struct {
 	Kind        JoinKind
 	Left, Right Node
 	On          Expr
-	Mark        *Column
+	// Residual is a condition checked per candidate pair and never made a
+	// hash key, even when it is an equality: the IN comparison of a
+	// correlated mark join, whose NULLs count only among the candidates
+	// the correlation keys in On select (see exec.JoinMark).
+	Residual Expr
+	Mark     *Column
 }
 
 func (j *Join) Columns() []Column {
@@ -168,7 +173,11 @@ func (j *Join) String() string {
 	if j.On == nil {
 		return s + " (cross)"
 	}
-	return s + " on " + j.On.String()
+	s += " on " + j.On.String()
+	if j.Residual != nil {
+		s += " residual " + j.Residual.String()
+	}
+	return s
 }
 
 // AggCall is one aggregate of an Aggregate node.

@@ -431,6 +431,9 @@ func (b *binder) buildJoin(j *Join) (exec.Operator, error) {
 			residual = append(residual, c)
 		}
 	}
+	if j.Residual != nil {
+		residual = append(residual, conjuncts(j.Residual)...)
+	}
 	left, err := b.build(j.Left)
 	if err != nil {
 		return nil, err
