@@ -297,3 +297,37 @@ func snapIDs(t *lake.Table) []int64 {
 	}
 	return out
 }
+
+// On a partitioned table the deletes are routed by partition, so the keys
+// must carry the partition column; upsert records always do.
+func TestUpsertPartitioned(t *testing.T) {
+	ctx := context.Background()
+	lk, dir := openLake(t)
+	tbl := mustCreate(t, lk, "ev", lake.PartitionBy("status"))
+	tbl = mustAppend(t, tbl, 0, 400)
+	// The upserted rows move to partition "upserted"; deletes go to the
+	// records' partition, so rows whose status changes must be deleted
+	// through their old partition: give the keys with the old status.
+	keys := eventsReader(10, 14, 100) // ids 10..13, statuses as stored
+	defer keys.Release()
+	more := upsertBatch([]int64{10, 11, 12, 13})
+	defer more.Release()
+	var err error
+	withDataFilesAway(t, dir, func() {
+		tbl, err = tbl.NewRowDelta().DeleteEquality([]string{"id"}, keys).Append(more).Commit(ctx)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rowsByID(t, tbl)
+	if len(got) != 400 || got[10] != "upserted" || got[13] != "upserted" || got[14] != "shipped" {
+		t.Fatalf("rows %d, id 10 %q, id 13 %q, id 14 %q", len(got), got[10], got[13], got[14])
+	}
+	k := idReader(1)
+	defer k.Release()
+	_, err = tbl.DeleteEquality(ctx, []string{"id"}, k)
+	want := `delete from main.ev: the table is partitioned by "status", so the input records must include that column too`
+	if err == nil || err.Error() != want || !errors.Is(err, lake.ErrInvalidArgument) {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+}
