@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -40,7 +41,9 @@ type deltaStep struct {
 func (t *Table) NewRowDelta() *RowDelta { return &RowDelta{t: t} }
 
 // DeleteEquality deletes every row whose keyColumns equal those of a row
-// of keys, without reading the table's data files.
+// of keys, without reading the table's data files. On a partitioned table
+// the keys must also carry the partition source columns, and a delete
+// reaches only rows of the partition those values name.
 func (d *RowDelta) DeleteEquality(keyColumns []string, keys array.RecordReader) *RowDelta {
 	d.steps = append(d.steps, deltaStep{keyColumns: append([]string{}, keyColumns...), rdr: keys})
 	return d
@@ -66,7 +69,19 @@ func (t *Table) DeleteEquality(ctx context.Context, keyColumns []string, keys ar
 // delete for each record's key plus the records as new rows. A key that
 // appears twice among the records is refused. The records are held in
 // memory until the commit.
+//
+// On a partitioned table every partition source column must be a key
+// column: an equality delete reaches only rows in its own partition, so a
+// row whose partition value the upsert changed would otherwise survive.
 func (t *Table) Upsert(ctx context.Context, keyColumns []string, records array.RecordReader, opts ...WriteOption) (*Table, error) {
+	sc := t.icebergSchema()
+	spec := t.tbl.Metadata().PartitionSpec()
+	for _, pf := range spec.Fields() {
+		f, ok := sc.FindFieldByID(pf.SourceID())
+		if ok && !slices.Contains(keyColumns, f.Name) {
+			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("upsert into %s: the table is partitioned by %q, which is not a key column; an equality delete reaches only rows of its own partition, so a row whose %q changed would survive; add %q to the key columns, or use MERGE", t.Name(), f.Name, f.Name, f.Name)}
+		}
+	}
 	d := t.NewRowDelta()
 	d.steps = append(d.steps, deltaStep{keyColumns: append([]string{}, keyColumns...), rdr: records}, deltaStep{rdr: nil /* same records */})
 	return d.commit(ctx, "upsert into", opts)

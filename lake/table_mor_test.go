@@ -323,6 +323,22 @@ func TestUpsertPartitioned(t *testing.T) {
 	if len(got) != 400 || got[10] != "upserted" || got[13] != "upserted" || got[14] != "shipped" {
 		t.Fatalf("rows %d, id 10 %q, id 13 %q, id 14 %q", len(got), got[10], got[13], got[14])
 	}
+	up := upsertBatch([]int64{20})
+	defer up.Release()
+	_, err = tbl.Upsert(ctx, []string{"id"}, up)
+	wantUp := `upsert into main.ev: the table is partitioned by "status", which is not a key column; an equality delete reaches only rows of its own partition, so a row whose "status" changed would survive; add "status" to the key columns, or use MERGE`
+	if err == nil || err.Error() != wantUp || !errors.Is(err, lake.ErrInvalidArgument) {
+		t.Fatalf("err = %v, want %q", err, wantUp)
+	}
+	// With the partition column in the key, an upsert is exact.
+	up2 := eventsReader(20, 22, 100) // ids 20, 21 with their stored status
+	defer up2.Release()
+	if tbl, err = tbl.Upsert(ctx, []string{"id", "status"}, up2); err != nil {
+		t.Fatal(err)
+	}
+	if got := rowsByID(t, tbl); len(got) != 400 || got[20] != "new" {
+		t.Fatalf("after upsert keyed on (id, status): %d rows, id 20 %q", len(got), got[20])
+	}
 	k := idReader(1)
 	defer k.Release()
 	_, err = tbl.DeleteEquality(ctx, []string{"id"}, k)
