@@ -8,6 +8,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/catalog"
+	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/snapshot"
 )
 
@@ -46,6 +47,11 @@ var (
 	ErrInvalidArgument = errors.New("invalid argument")
 	// ErrNotImplemented is returned for features not built yet.
 	ErrNotImplemented = errors.New("not implemented")
+	// ErrMemoryLimit is returned when a statement needs to hold more than
+	// its memory limit (WithMemoryLimit, SET memory_limit) in a join build
+	// side or aggregate state; the message names the limit. Sorts spill
+	// instead.
+	ErrMemoryLimit = exec.ErrMemoryLimit
 )
 
 // sentinelError keeps the message of the underlying error but also
