@@ -269,11 +269,21 @@ func widen(a, b arrow.DataType) (arrow.DataType, bool) {
 	}
 	da, okA := a.(*arrow.Decimal128Type)
 	db, okB := b.(*arrow.Decimal128Type)
-	if okA && okB && da.Scale == db.Scale {
-		if da.Precision >= db.Precision {
-			return a, true
+	if okA && okB {
+		if da.Scale == db.Scale {
+			if da.Precision >= db.Precision {
+				return a, true
+			}
+			return b, true
 		}
-		return b, true
+		// Different scales compare without loss in the larger scale with
+		// room for the larger integer part: numeric(2,1) = numeric(10,2)
+		// in numeric(10,2), as Postgres compares numerics of any scale.
+		scale := max(da.Scale, db.Scale)
+		prec := max(da.Precision-da.Scale, db.Precision-db.Scale) + scale
+		if prec <= 38 {
+			return &arrow.Decimal128Type{Precision: prec, Scale: scale}, true
+		}
 	}
 	return nil, false
 }
