@@ -83,7 +83,7 @@ func (s mergeStmt) String() string {
 // every statement; then it reads every merge-on-read snapshot again (time
 // travel) and compares it with what it held when committed.
 func TestMergeOnReadMatchesCopyOnWrite(t *testing.T) {
-	sequences, steps := 200, 3
+	sequences, steps := 200, 2
 	if testing.Short() {
 		sequences = 50
 	}
