@@ -347,3 +347,26 @@ func TestUpsertPartitioned(t *testing.T) {
 		t.Fatalf("err = %v, want %q", err, want)
 	}
 }
+
+// A row delta that loses a commit race keeps nothing it wrote.
+func TestUpsertConflictLeavesNoFiles(t *testing.T) {
+	ctx := context.Background()
+	lk, dir := openLake(t)
+	tbl := mustCreate(t, lk, "ev")
+	tbl = mustAppend(t, tbl, 0, 100)
+	stale := tbl
+	mustAppend(t, tbl, 100, 200)
+	before := allFiles(t, dir)
+
+	up := upsertBatch([]int64{1, 2})
+	defer up.Release()
+	_, err := stale.Upsert(ctx, []string{"id"}, up, lake.AssertSnapshot())
+	if err == nil || !errors.Is(err, lake.ErrCommitConflict) || !strings.Contains(err.Error(), "upsert into main.ev") {
+		t.Fatalf("err = %v, want a commit conflict", err)
+	}
+	for f := range allFiles(t, dir) {
+		if !before[f] && !strings.HasSuffix(f, ".lock") {
+			t.Errorf("the failed upsert left %s behind", f)
+		}
+	}
+}
