@@ -663,8 +663,14 @@ func formatArray(mem memory.Allocator, in arrow.Array, f func(arrow.Array) appen
 
 // ---- from text --------------------------------------------------------
 
+// invalidInput names the type without its modifiers, as Postgres does
+// (numeric, not numeric(6,2)).
 func invalidInput(to arrow.DataType, s string) error {
-	return fmt.Errorf("invalid input syntax for type %s: %q", TypeName(to), s)
+	name := TypeName(to)
+	if isDecimal(to) {
+		name = "numeric"
+	}
+	return fmt.Errorf("invalid input syntax for type %s: %q", name, s)
 }
 
 // parseCast builds a cast from text to type to.

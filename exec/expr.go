@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 )
@@ -80,7 +81,28 @@ var _ Expr = (*Literal)(nil)
 func (l *Literal) DataType() arrow.DataType { return l.Value.DataType() }
 
 func (l *Literal) Eval(ec *EvalContext, batch arrow.RecordBatch) (arrow.Array, error) {
-	return scalar.MakeArrayFromScalar(l.Value, int(batch.NumRows()), ec.Mem)
+	return scalarArray(l.Value, int(batch.NumRows()), ec.Mem)
+}
+
+// scalarArray repeats s n times. arrow-go cannot build an extension array
+// (UUID) from a scalar, so that one is built from its storage.
+func scalarArray(s scalar.Scalar, n int, mem memory.Allocator) (arrow.Array, error) {
+	ext, ok := s.(*scalar.Extension)
+	if !ok {
+		return scalar.MakeArrayFromScalar(s, n, mem)
+	}
+	et := ext.Type.(arrow.ExtensionType)
+	var storage arrow.Array
+	if ext.Valid && ext.Value != nil {
+		var err error
+		if storage, err = scalar.MakeArrayFromScalar(ext.Value, n, mem); err != nil {
+			return nil, err
+		}
+	} else {
+		storage = array.MakeArrayOfNull(mem, et.StorageType(), n)
+	}
+	defer storage.Release()
+	return array.NewExtensionArrayWithStorage(et, storage), nil
 }
 
 func (l *Literal) String() string {

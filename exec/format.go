@@ -6,7 +6,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/arrow/scalar"
 )
 
 // Text output in Postgres's format, for the CLI, result printing and the
@@ -65,7 +64,7 @@ func LiteralSQL(l *Literal) string {
 		}
 		return "NULL::" + TypeName(s.DataType())
 	}
-	arr, err := scalar.MakeArrayFromScalar(s, 1, memory.DefaultAllocator)
+	arr, err := scalarArray(s, 1, memory.DefaultAllocator)
 	if err != nil {
 		return l.String()
 	}
