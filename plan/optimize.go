@@ -473,7 +473,7 @@ func metadataAnswers(b *binder, n Node) Node {
 		}
 	}
 	var count int64
-	var st *fileStats
+	st := &fileStats{} // a table without a snapshot has no files
 	if s.Snap != nil {
 		p := s.Snap.Summary
 		if p == nil {
