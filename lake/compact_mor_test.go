@@ -2,7 +2,10 @@ package lake_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -24,11 +27,22 @@ var keyStatusSchema = arrow.NewSchema([]arrow.Field{
 // the source's status, or are deleted when del is set.
 func mergeDirect(t *testing.T, tbl *lake.Table, mode mergeinto.Mode, del bool, ids ...int64) *lake.Table {
 	t.Helper()
+	out, res := mergeStatus(t, tbl, mode, del, "merged", ids...)
+	if mode == mergeinto.MergeOnRead && res.Metrics.FilesRemoved != 0 {
+		t.Fatalf("merge-on-read removed %d files", res.Metrics.FilesRemoved)
+	}
+	return out
+}
+
+// mergeStatus runs the MERGE; in merge-on-read mode it runs as
+// copy-on-write when a candidate file carries equality deletes.
+func mergeStatus(t *testing.T, tbl *lake.Table, mode mergeinto.Mode, del bool, status string, ids ...int64) (*lake.Table, *mergeinto.Result) {
+	t.Helper()
 	ctx := context.Background()
 	bld := array.NewRecordBuilder(memory.DefaultAllocator, keyStatusSchema)
 	for _, id := range ids {
 		bld.Field(0).(*array.Int64Builder).Append(id)
-		bld.Field(1).(*array.StringBuilder).Append("merged")
+		bld.Field(1).(*array.StringBuilder).Append(status)
 	}
 	rec := bld.NewRecordBatch()
 	bld.Release()
@@ -50,17 +64,16 @@ func mergeDirect(t *testing.T, tbl *lake.Table, mode mergeinto.Mode, del bool, i
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mode == mergeinto.MergeOnRead && res.Metrics.FilesRemoved != 0 {
-		t.Fatalf("merge-on-read removed %d files", res.Metrics.FilesRemoved)
-	}
-	if _, err := txn.Commit(ctx); err != nil {
-		t.Fatal(err)
+	if res.Staged {
+		if _, err := txn.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 	out, err := tbl.Refresh(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out
+	return out, res
 }
 
 // Compaction after merge-on-read MERGEs (position deletes), an upsert
@@ -125,6 +138,113 @@ func TestCompactAfterMergeOnRead(t *testing.T) {
 		}
 		if got := rowsByID(t, old); !maps.Equal(got, h.rows) {
 			t.Fatalf("snapshot %d reads %d rows, committed %d", h.id, len(got), len(h.rows))
+		}
+	}
+}
+
+// Random sequences of merge-on-read and copy-on-write MERGEs, upserts and
+// equality deletes, checked against a map after every step, after
+// compaction (which must leave no delete file), and by time travel.
+func TestMergeOnReadSequencesAndCompaction(t *testing.T) {
+	ctx := context.Background()
+	lk, _ := openLake(t)
+	r := rand.New(rand.NewPCG(6, 2026))
+	for seq := 0; seq < 12; seq++ {
+		name := fmt.Sprintf("s%d", seq)
+		tbl, err := lk.CreateTable(ctx, name, eventsSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		oracle := map[int64]string{}
+		for lo := int64(0); lo < 120; lo += 40 {
+			rdr := eventsReader(lo, lo+40, 100)
+			tbl, err = tbl.Append(ctx, rdr)
+			rdr.Release()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for id := lo; id < lo+40; id++ {
+				oracle[id] = []string{"new", "paid", "shipped", "returned"}[id%4]
+			}
+		}
+		type seen struct {
+			id   int64
+			rows map[int64]string
+		}
+		var history []seen
+		var log []string
+		for step := 0; step < 6; step++ {
+			ids := make([]int64, 1+r.IntN(8))
+			for i := range ids {
+				ids[i] = int64(r.IntN(140)) // some ids do not exist
+			}
+			slices.Sort(ids)
+			ids = slices.Compact(ids)
+			status := fmt.Sprintf("s%d-%d", seq, step)
+			switch op := r.IntN(5); op {
+			case 0, 1:
+				mode := mergeinto.MergeOnRead
+				if op == 1 && r.IntN(3) == 0 {
+					mode = mergeinto.CopyOnWrite
+				}
+				del := r.IntN(3) == 0
+				log = append(log, fmt.Sprintf("merge %s del=%v %v", mode, del, ids))
+				tbl, _ = mergeStatus(t, tbl, mode, del, status, ids...)
+				for _, id := range ids {
+					if _, ok := oracle[id]; ok {
+						if del {
+							delete(oracle, id)
+						} else {
+							oracle[id] = status
+						}
+					}
+				}
+			case 2, 3:
+				log = append(log, fmt.Sprintf("upsert %v", ids))
+				up := upsertBatch(ids)
+				tbl, err = tbl.Upsert(ctx, []string{"id"}, up)
+				up.Release()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, id := range ids {
+					oracle[id] = "upserted"
+				}
+			case 4:
+				log = append(log, fmt.Sprintf("delete %v", ids))
+				keys := idReader(ids...)
+				tbl, err = tbl.DeleteEquality(ctx, []string{"id"}, keys)
+				keys.Release()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, id := range ids {
+					delete(oracle, id)
+				}
+			}
+			if got := rowsByID(t, tbl); !maps.Equal(got, oracle) {
+				t.Fatalf("sequence %d step %d: %d rows, want %d\n%v", seq, step, len(got), len(oracle), log)
+			}
+			history = append(history, seen{tbl.Snapshot().ID, maps.Clone(oracle)})
+		}
+		out, _, err := tbl.Compact(ctx, lake.CompactOptions{})
+		if err != nil {
+			t.Fatalf("sequence %d: compact: %v\n%v", seq, err, log)
+		}
+		if got := rowsByID(t, out); !maps.Equal(got, oracle) {
+			t.Fatalf("sequence %d: compaction changed contents: %d rows, want %d\n%v", seq, len(got), len(oracle), log)
+		}
+		if n := deleteFileCount(t, out); n != 0 {
+			t.Fatalf("sequence %d: %d delete files after compaction\n%v", seq, n, log)
+		}
+		for _, h := range history {
+			old, err := out.At(h.id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := rowsByID(t, old); !maps.Equal(got, h.rows) {
+				t.Fatalf("sequence %d: snapshot %d reads %d rows, committed %d", seq, h.id, len(got), len(h.rows))
+			}
 		}
 	}
 }

@@ -223,6 +223,9 @@ func (m *merger) scanTarget(ctx context.Context) error {
 		tasks, err = planScan.PlanFiles(ctx)
 		planScan.Close()
 	}
+	if err == nil && filter != nil {
+		tasks, err = m.completeDeletes(ctx, tasks)
+	}
 	mt.PruneTime = time.Since(start)
 	if err != nil {
 		return fmt.Errorf("merge into %s: planning the target files: %w", m.p.name, err)
@@ -381,4 +384,39 @@ func (m *merger) stage(ctx context.Context, txn *table.Transaction) error {
 	}
 	m.res.Staged = true
 	return nil
+}
+
+// completeDeletes gives each task planned under the early filter every
+// equality delete file that applies to its data file. iceberg-go prunes
+// delete files by the scan filter too (an equality delete whose keys the
+// filter rules out cannot hide a row the filter keeps), which is right for
+// a filtered read but not here: a changed file is read whole and
+// rewritten, and a row hidden by a pruned delete would come back.
+func (m *merger) completeDeletes(ctx context.Context, tasks []table.FileScanTask) ([]table.FileScanTask, error) {
+	if len(tasks) == 0 || m.spec.Snapshot == nil {
+		return tasks, nil
+	}
+	if n, ok := m.spec.Snapshot.Summary.Properties["total-equality-deletes"]; ok && n == "0" {
+		return tasks, nil
+	}
+	scan := m.spec.Target.Scan(m.snapshotOpts()...)
+	all, err := scan.PlanFiles(ctx)
+	scan.Close()
+	if err != nil {
+		return nil, err
+	}
+	byPath := make(map[string]table.FileScanTask, len(all))
+	for _, t := range all {
+		byPath[t.File.FilePath()] = t
+	}
+	for i, t := range tasks {
+		full, ok := byPath[t.File.FilePath()]
+		if !ok {
+			return nil, fmt.Errorf("data file %s is planned under the filter but not without it (broken invariant)", m.relPath(t.File.FilePath()))
+		}
+		tasks[i].DeleteFiles = full.DeleteFiles
+		tasks[i].EqualityDeleteFiles = full.EqualityDeleteFiles
+		tasks[i].DeletionVectorFiles = full.DeletionVectorFiles
+	}
+	return tasks, nil
 }
