@@ -14,7 +14,7 @@ func init() {
 		name:    "compact",
 		args:    "TABLE",
 		summary: "rewrite small files and files carrying deletes into target-size files, folding the deletes in",
-		example: "skade compact events\n  skade compact events --target-mib 64",
+		example: "skade compact events\nskade compact events --target-mib 64",
 		flags: func(fs *flag.FlagSet) {
 			fs.Int64Var(&targetMiB, "target-mib", 0, "size of the files to write, in MiB (0: the table's write.target-file-size-bytes)")
 		},

@@ -47,7 +47,7 @@ func TestSubcommands(t *testing.T) {
 		{args: []string{"--lake", lakeDir, "compact", "events", "--target-mib", "-1"}, code: 2, stderr: "skade compact: --target-mib: -1 is negative; give a size in MiB, or 0 for the table's default"},
 		{args: []string{"--lake", lakeDir, "compact", "nosuch"}, code: 1, stderr: "skade compact: table main.nosuch does not exist"},
 		{args: []string{"--lake", lakeDir, "compact"}, code: 2, stderr: "skade compact: needs one table name"},
-		{args: []string{"compact", "--help"}, code: 0, stderr: "example:\n  skade compact events"},
+		{args: []string{"compact", "--help"}, code: 0, stderr: "example:\n  skade compact events\n  skade compact events --target-mib 64\n"},
 		{args: []string{"--lake", lakeDir, "sql", "-c", "SELECT count(*) AS n FROM events"}, code: 0, stdout: `(?s)│ n +│\n│ bigint │\n.*│ +16 │\n.*\n1 row\n$`},
 		{args: []string{"--lake", lakeDir, "sql", "--format", "csv", "-c", "SELECT id FROM events WHERE id < 3 ORDER BY id LIMIT 2;\nSELECT 'x' AS s"}, code: 0, stdout: `^id\n1\n1\ns\nx\n$`},
 		{args: []string{"--lake", lakeDir, "sql", "--format", "csv", "-c", "SELECT 1 AS a; SELECT * FORM events; SELECT 2 AS b"}, code: 1, stdout: `^a\n1\n$`, stderr: "Error: syntax error at line 1, column 10 near \"FORM\""},
