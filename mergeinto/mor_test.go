@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/catalog"
@@ -214,5 +216,44 @@ func TestMergeOnReadWritesPositionDeletes(t *testing.T) {
 	}
 	if op := tbl.CurrentSnapshot().Summary.Operation; op != table.OpOverwrite && op != table.OpDelete {
 		t.Logf("operation %s", op)
+	}
+}
+
+// A file carrying an equality delete that the early filter rules out
+// (its key is not among the source keys) is still read with that delete
+// applied when it is rewritten, and merge-on-read falls back to
+// copy-on-write for it: the deleted row must not come back.
+func TestMergeRewritesThroughPrunedEqualityDeletes(t *testing.T) {
+	for _, mode := range []mergeinto.Mode{mergeinto.CopyOnWrite, mergeinto.MergeOnRead} {
+		t.Run(mode.String(), func(t *testing.T) {
+			f := newFixture(t, "t", dTarget)
+			f.appendRows([]any{int64(1), int64(0), int64(10), "a"}, []any{int64(2), int64(0), int64(20), "b"}, []any{int64(5), int64(0), int64(50), "e"})
+			// An equality delete of k = 5, committed as a row delta.
+			txn := f.cat.WithFS(f.table(), iceio.LocalFS{}).NewTransaction()
+			keys := mustBatch(t, schemaOf(field("k", i64)), []any{int64(5)})
+			kf, ok := f.table().Schema().FindFieldByName("k")
+			if !ok {
+				t.Fatal("no k")
+			}
+			files, err := txn.WriteEqualityDeletes(ctx, []int{kf.ID}, func(yield func(arrow.RecordBatch, error) bool) { yield(keys, nil) })
+			keys.Release()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := txn.NewRowDelta(nil).AddDeletes(files...).Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := txn.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			wantRows(t, f.rows(), "1|0|10|a", "2|0|20|b")
+			res := f.mustMerge(&mergeinto.Spec{Source: values(t, dSource, []any{int64(2), int64(99), "z", int64(0)}), Mode: mode,
+				Keys:    []mergeinto.Key{{Target: 0, Source: col(0, i64)}},
+				Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Action: mergeinto.Update(set(2, col(5, i64)))}}})
+			wantRows(t, f.rows(), "1|0|10|a", "2|0|99|b")
+			if res.Metrics.FilesRemoved != 1 {
+				t.Errorf("%s: %d files removed, want 1 (merge-on-read falls back to copy-on-write on equality deletes)", mode, res.Metrics.FilesRemoved)
+			}
+		})
 	}
 }
