@@ -53,12 +53,15 @@ func (p *Planner) Merge(ctx context.Context, m *parser.Merge, target *TableRef) 
 	jl := layoutOf(append(append([]Column(nil), tcols...), scols...))
 	sl := layoutOf(scols)
 	tset, sset := idSet(tcols), idSet(scols)
-	bindBool := func(e parser.Expr, clause string) (exec.Expr, error) {
+	bindBool := func(e parser.Expr, clause string, check func(Expr, parser.Pos) error) (exec.Expr, error) {
 		x, err := b.bindExpr(e, &exprCtx{sc: joined, clause: clause})
 		if err != nil {
 			return nil, err
 		}
 		if err := checkBool(x, e.Position(), clause); err != nil {
+			return nil, err
+		}
+		if err := check(x, e.Position()); err != nil {
 			return nil, err
 		}
 		return compile(x, jl)
@@ -121,7 +124,42 @@ func (p *Planner) Merge(ctx context.Context, m *parser.Merge, target *TableRef) 
 		}
 		return nil, false
 	}
+	// A NOT MATCHED [BY TARGET] clause has no target row and a NOT MATCHED
+	// BY SOURCE clause no source row; a column of the missing side would
+	// read as NULL, silently, so it is refused (as Postgres does).
+	var kind parser.MatchKind
+	var insertBySource bool
+	missingSide := func(x Expr, pos parser.Pos) error {
+		var set map[ColumnID]bool
+		var side, other, what string
+		switch kind {
+		case parser.NotMatchedBySource:
+			if insertBySource {
+				// refused by mergeinto.Validate with the guide's words
+				return nil
+			}
+			set, side, other, what = sset, "source", "target", "NOT MATCHED BY SOURCE"
+		case parser.NotMatchedByTarget:
+			set, side, other, what = tset, "target", "source", "NOT MATCHED"
+		default:
+			return nil
+		}
+		var bad *ColRef
+		walkExpr(x, func(e Expr) {
+			if c, ok := e.(*ColRef); ok && set[c.ID] && bad == nil {
+				bad = c
+			}
+		})
+		if bad != nil {
+			return errorf(pos, "column %q is a %s column, and a WHEN %s clause has no %s row; use only %s columns there",
+				bad.Name, side, what, side, other)
+		}
+		return nil
+	}
 	assignValue := func(x Expr, i int, pos parser.Pos) (exec.Expr, error) {
+		if err := missingSide(x, pos); err != nil {
+			return nil, err
+		}
 		v, err := b.assign(x, cols[i], target.Name, pos)
 		if err != nil {
 			return nil, err
@@ -131,6 +169,9 @@ func (p *Planner) Merge(ctx context.Context, m *parser.Merge, target *TableRef) 
 
 	for _, cl := range m.Clauses {
 		var c mergeinto.Clause
+		kind = cl.Kind
+		_, isInsert := cl.Action.(*parser.MergeInsert)
+		insertBySource = isInsert && kind == parser.NotMatchedBySource
 		switch cl.Kind {
 		case parser.Matched:
 			c.Kind = mergeinto.Matched
@@ -140,7 +181,7 @@ func (p *Planner) Merge(ctx context.Context, m *parser.Merge, target *TableRef) 
 			c.Kind = mergeinto.NotMatchedBySource
 		}
 		if cl.Cond != nil {
-			if c.Cond, err = bindBool(cl.Cond, "WHEN"); err != nil {
+			if c.Cond, err = bindBool(cl.Cond, "WHEN", missingSide); err != nil {
 				return nil, err
 			}
 		}
