@@ -96,10 +96,6 @@ func (t *Table) Compact(ctx context.Context, opts CompactOptions) (*Table, Compa
 			rewritten[task.File.FilePath()] = struct{}{}
 		}
 	}
-	if len(groups) == 0 {
-		return t, res, nil
-	}
-
 	fsys, err := t.tbl.FS(ctx)
 	if err != nil {
 		return nil, res, fmt.Errorf("compact %s: %w", t.Name(), err)
@@ -110,6 +106,21 @@ func (t *Table) Compact(ctx context.Context, opts CompactOptions) (*Table, Compa
 	dead, err := deadDeleteFiles(fsys, t.snap, tasks, rewritten)
 	if err != nil {
 		return nil, res, fmt.Errorf("compact %s: finding dead delete files: %w", t.Name(), err)
+	}
+	if len(groups) == 0 {
+		if len(dead) == 0 {
+			return t, res, nil
+		}
+		// No data file to rewrite, only delete files that apply to nothing.
+		props := iceberg.Properties{"skade.operation": "compact"}
+		out, err := t.commitCompaction(ctx, func(txn *table.Transaction) error {
+			return txn.ReplaceFiles(ctx, nil, nil, dead, props)
+		})
+		if err != nil {
+			return nil, CompactResult{}, err
+		}
+		res.RemovedDeleteFiles = len(dead)
+		return out, res, nil
 	}
 
 	props := iceberg.Properties{"skade.operation": "compact"}

@@ -248,3 +248,37 @@ func TestMergeOnReadSequencesAndCompaction(t *testing.T) {
 		}
 	}
 }
+
+// A table whose only data file needs no rewrite but which still lists a
+// delete file for a data file a copy-on-write MERGE replaced: compaction
+// removes just the dangling delete file.
+func TestCompactRemovesDanglingDeletesAlone(t *testing.T) {
+	ctx := context.Background()
+	lk, _ := openLake(t)
+	tbl := mustCreate(t, lk, "ev")
+	tbl = mustAppend(t, tbl, 0, 50)
+	tbl = mergeDirect(t, tbl, mergeinto.MergeOnRead, true, 7)
+	tbl = mergeDirect(t, tbl, mergeinto.CopyOnWrite, false, 8)
+	want := rowsByID(t, tbl)
+	files, err := tbl.PlanFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 || files[0].DeleteFiles != 0 || deleteFileCount(t, tbl) != 1 {
+		t.Fatalf("setup: %+v, %d delete files", files, deleteFileCount(t, tbl))
+	}
+	out, res, err := tbl.Compact(ctx, lake.CompactOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RemovedDeleteFiles != 1 || res.RewrittenDataFiles != 0 || deleteFileCount(t, out) != 0 {
+		t.Fatalf("result %+v, %d delete files left", res, deleteFileCount(t, out))
+	}
+	if got := rowsByID(t, out); !maps.Equal(got, want) || len(got) != 49 {
+		t.Fatalf("contents changed: %d rows", len(got))
+	}
+	again, res, err := out.Compact(ctx, lake.CompactOptions{})
+	if err != nil || res != (lake.CompactResult{}) || again.Snapshot().ID != out.Snapshot().ID {
+		t.Fatalf("second compaction: %+v, %v", res, err)
+	}
+}
