@@ -609,6 +609,9 @@ func (b *binder) frame(f *parser.Frame) (*exec.Frame, error) {
 // group gets what the aggregate gives an empty input: NULL, or 0 for a
 // bare count.
 func (b *binder) decorrelateScalar(sub Node, ec *exprCtx) (Expr, bool, error) {
+	if lim, ok := sub.(*Limit); ok {
+		return b.decorrelateLimited(lim, ec)
+	}
 	proj, ok := sub.(*Project)
 	if !ok || len(proj.Exprs) != 1 {
 		return nil, false, nil
@@ -746,6 +749,78 @@ func splitCorrelation(pulled []Expr, own map[ColumnID]bool) (inner, outer []Expr
 	return inner, outer, true
 }
 
+// decorrelateLimited rewrites a correlated scalar subquery with a LIMIT
+// (and maybe ORDER BY and OFFSET),
+//
+//	(SELECT v FROM … WHERE inner_k = outer_k AND … ORDER BY o LIMIT n OFFSET m)
+//
+// as decorrelateRows does, over the rows numbered by row_number() OVER
+// (PARTITION BY inner_k ORDER BY o) that fall in (m, m+n].
+func (b *binder) decorrelateLimited(lim *Limit, ec *exprCtx) (Expr, bool, error) {
+	n := lim.Input
+	valueID := ColumnID(-1)
+	if f, ok := n.(*Project); ok && len(f.Exprs) == 1 {
+		if _, isSort := f.Input.(*Sort); isSort {
+			c, isCol := f.Exprs[0].(*ColRef)
+			if !isCol {
+				return nil, false, nil
+			}
+			valueID, n = c.ID, f.Input // the select list over hidden sort keys
+		}
+	}
+	var keys []SortKey
+	if st, ok := n.(*Sort); ok {
+		keys, n = st.Keys, st.Input
+	}
+	proj, ok := n.(*Project)
+	if !ok || len(proj.Exprs) == 0 {
+		return nil, false, nil
+	}
+	subst := map[ColumnID]Expr{}
+	value := proj.Exprs[0]
+	for i, c := range proj.Cols {
+		subst[c.ID] = proj.Exprs[i]
+		if c.ID == valueID {
+			value = proj.Exprs[i]
+		}
+	}
+	in, pulled, ok := pullCorrelated(proj.Input)
+	if !ok || len(pulled) == 0 || len(freeCols(in)) > 0 {
+		return nil, false, nil
+	}
+	own := idSet(in.Columns())
+	innerKeys, outerKeys, ok := splitCorrelation(pulled, own)
+	if !ok || !refsOnly(value, own) {
+		return nil, false, nil
+	}
+	var order []SortKey
+	for _, k := range keys {
+		x, ok := substitute(k.Expr, subst)
+		if !ok || !refsOnly(x, own) {
+			return nil, false, nil
+		}
+		order = append(order, SortKey{Expr: x, Desc: k.Desc, NullsFirst: k.NullsFirst})
+	}
+	rn := b.newCol("row_number", "", tInt64, false)
+	var numbered Node = &Window{Input: in, Funcs: []*WindowCall{{Name: "row_number", PartitionBy: innerKeys, OrderBy: order, Col: rn}}}
+	ref := &ColRef{ID: rn.ID, Typ: tInt64, Name: "row_number"}
+	lo, _ := exec.NewLiteral(lim.Offset)
+	pred, err := b.call(parserPos, ">", ref, constLit(lo))
+	if err != nil {
+		return nil, false, err
+	}
+	if lim.Limit >= 0 {
+		hi, _ := exec.NewLiteral(lim.Offset + lim.Limit)
+		le, err := b.call(parserPos, "<=", ref, constLit(hi))
+		if err != nil {
+			return nil, false, err
+		}
+		pred = andConj([]Expr{pred, le})
+	}
+	numbered = &Filter{Input: numbered, Pred: pred}
+	return b.groupedSingleRow(numbered, innerKeys, outerKeys, value, ec)
+}
+
 // decorrelateRows rewrites a correlated scalar subquery without an
 // aggregate,
 //
@@ -765,7 +840,13 @@ func (b *binder) decorrelateRows(proj *Project, ec *exprCtx) (Expr, bool, error)
 	if !ok || !refsOnly(proj.Exprs[0], own) {
 		return nil, false, nil
 	}
-	v := proj.Exprs[0]
+	return b.groupedSingleRow(in, innerKeys, outerKeys, proj.Exprs[0], ec)
+}
+
+// groupedSingleRow left-joins the outer rows, by outerKeys, to in grouped
+// by innerKeys, and returns the value v of the group's one row, NULL
+// without a row, or exec.SingleRow's error for more than one.
+func (b *binder) groupedSingleRow(in Node, innerKeys, outerKeys []Expr, v Expr, ec *exprCtx) (Expr, bool, error) {
 	count := &AggCall{Name: "count", Col: b.newCol("count", "", tInt64, false)}
 	value := &AggCall{Name: "any_value", Args: []Expr{v}, Col: b.newCol("subquery", "", v.Type(), true)}
 	grouped := &Aggregate{Input: in, GroupBy: innerKeys, Aggs: []*AggCall{count, value}}
