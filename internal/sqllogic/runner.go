@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -232,14 +231,6 @@ func render(a arrow.Array) ([]string, error) {
 		for i := range out {
 			out[i] = strconv.FormatBool(c.Value(i))
 		}
-	case *array.Float32:
-		for i := range out {
-			out[i] = formatFloat(float64(c.Value(i)), 32)
-		}
-	case *array.Float64:
-		for i := range out {
-			out[i] = formatFloat(c.Value(i), 64)
-		}
 	case *array.String:
 		for i := range out {
 			out[i] = c.Value(i)
@@ -258,6 +249,7 @@ func render(a arrow.Array) ([]string, error) {
 			out[i] = "{" + strings.Join(elems[offs[i]:offs[i+1]], ",") + "}"
 		}
 	default:
+		// floats too: Postgres's text form (946684800, 1e+15), not Go's
 		cast, err := exec.NewCast(&exec.Column{Index: 0, Type: a.DataType()}, arrow.BinaryTypes.String, false)
 		if err != nil {
 			return nil, err
@@ -283,18 +275,6 @@ func render(a arrow.Array) ([]string, error) {
 		}
 	}
 	return out, nil
-}
-
-func formatFloat(v float64, bits int) string {
-	switch {
-	case math.IsNaN(v):
-		return "NaN"
-	case math.IsInf(v, 1):
-		return "Infinity"
-	case math.IsInf(v, -1):
-		return "-Infinity"
-	}
-	return strconv.FormatFloat(v, 'g', -1, bits)
 }
 
 var snapshotRE = regexp.MustCompile(`@[0-9]{6,}`)
