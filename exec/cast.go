@@ -473,6 +473,33 @@ func intToBoolT[T signed](mem memory.Allocator, in arrow.Array, _ bool) (arrow.A
 
 // ---- to text ----------------------------------------------------------
 
+// quoteArrayElem double-quotes the array element rendered at b[from:]
+// when Postgres's array_out would: empty, the word NULL, or holding
+// braces, a comma, a quote, a backslash or white space. Quotes and
+// backslashes inside are escaped.
+func quoteArrayElem(b []byte, from int) []byte {
+	e := b[from:]
+	need := len(e) == 0 || strings.EqualFold(string(e), "null")
+	for _, c := range e {
+		switch c {
+		case '{', '}', ',', '"', '\\', ' ', '\t', '\n', '\r', '\v', '\f':
+			need = true
+		}
+	}
+	if !need {
+		return b
+	}
+	q := []byte{'"'}
+	for _, c := range e {
+		if c == '"' || c == '\\' {
+			q = append(q, '\\')
+		}
+		q = append(q, c)
+	}
+	q = append(q, '"')
+	return append(b[:from], q...)
+}
+
 // appender renders row i of the array it was made for.
 type appender func(b []byte, i int) []byte
 
@@ -556,6 +583,37 @@ func textFormatter(dt arrow.DataType) func(a arrow.Array) appender {
 		return func(a arrow.Array) appender {
 			v := values[arrow.MonthDayNanoInterval](a)
 			return func(b []byte, i int) []byte { return appendInterval(b, v[i]) }
+		}
+	case arrow.LIST:
+		elemType := dt.(*arrow.ListType).Elem()
+		elem := textFormatter(elemType)
+		if elem == nil {
+			return nil
+		}
+		nested := elemType.ID() == arrow.LIST
+		return func(a arrow.Array) appender {
+			la := a.(*array.List)
+			vals := la.ListValues()
+			app := elem(vals)
+			return func(b []byte, i int) []byte {
+				start, end := la.ValueOffsets(i)
+				b = append(b, '{')
+				for j := start; j < end; j++ {
+					if j > start {
+						b = append(b, ',')
+					}
+					if vals.IsNull(int(j)) {
+						b = append(b, "NULL"...)
+						continue
+					}
+					from := len(b)
+					b = app(b, int(j))
+					if !nested {
+						b = quoteArrayElem(b, from)
+					}
+				}
+				return append(b, '}')
+			}
 		}
 	}
 	return nil
