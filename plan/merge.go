@@ -116,13 +116,19 @@ func (p *Planner) Merge(ctx context.Context, m *parser.Merge, target *TableRef) 
 		}
 		return 0, errorf(pos, "column %q of relation %q does not exist%s", name.Name, target.Name, didYouMean(name.Name, names))
 	}
-	sourceByName := func(name string) (*ColRef, bool) {
+	// sourceByName finds the source column SET * / INSERT * takes for a
+	// target column; two of that name would make the choice arbitrary.
+	sourceByName := func(name, star string, pos parser.Pos) (*ColRef, bool, error) {
+		var found *ColRef
 		for _, c := range ssc.cols {
 			if !c.hidden && strings.EqualFold(c.Name, name) {
-				return &ColRef{ID: c.ID, Typ: c.Type, Name: c.Name}, true
+				if found != nil {
+					return nil, false, errorf(pos, "%s: the source has more than one column named %q; alias them apart in the USING subquery", star, name)
+				}
+				found = &ColRef{ID: c.ID, Typ: c.Type, Name: c.Name}
 			}
 		}
-		return nil, false
+		return found, found != nil, nil
 	}
 	// A NOT MATCHED [BY TARGET] clause has no target row and a NOT MATCHED
 	// BY SOURCE clause no source row; a column of the missing side would
@@ -195,7 +201,11 @@ func (p *Planner) Merge(ctx context.Context, m *parser.Merge, target *TableRef) 
 			seen := map[int]bool{}
 			if a.Star {
 				for i, tc := range cols {
-					if r, ok := sourceByName(tc.Name); ok {
+					r, ok, err := sourceByName(tc.Name, "UPDATE SET *", a.Pos)
+					if err != nil {
+						return nil, err
+					}
+					if ok {
 						v, err := assignValue(r, i, a.Pos)
 						if err != nil {
 							return nil, err
@@ -234,7 +244,11 @@ func (p *Planner) Merge(ctx context.Context, m *parser.Merge, target *TableRef) 
 			switch {
 			case a.Star:
 				for i, tc := range cols {
-					if r, ok := sourceByName(tc.Name); ok {
+					r, ok, err := sourceByName(tc.Name, "INSERT *", a.Pos)
+					if err != nil {
+						return nil, err
+					}
+					if ok {
 						row[i] = r
 					}
 				}
