@@ -913,7 +913,7 @@ func (b *binder) resolveWindow(spec *parser.WindowSpec) (*parser.WindowSpec, err
 }
 
 // existsMark binds a correlated EXISTS in a value position (a DELETE's
-// WHERE, a select list) as a mark join on its correlation equalities:
+// WHERE, a select list) as a mark join on its correlation conjuncts:
 // EXISTS is TRUE when the outer row has a match, else FALSE (a NULL key
 // matches nothing, so the mark's NULL means FALSE here).
 func (b *binder) existsMark(sub Node, ec *exprCtx) (Expr, bool, error) {
@@ -924,16 +924,18 @@ func (b *binder) existsMark(sub Node, ec *exprCtx) (Expr, bool, error) {
 	if !ok || len(pulled) == 0 || len(freeCols(in)) > 0 {
 		return nil, false, nil
 	}
+	// at least one equality gives the join its hash keys; the other
+	// correlated conjuncts are checked per candidate, where a NULL, like
+	// a FALSE, leaves EXISTS false
 	own := idSet(in.Columns())
+	keyed := false
 	for _, p := range pulled {
-		f, isFunc := p.(*Func)
-		if !isFunc || f.Name != "=" {
-			return nil, false, nil
+		if _, _, ok := splitCorrelation([]Expr{p}, own); ok {
+			keyed = true
 		}
-		l, r := f.Args[0], f.Args[1]
-		if !(refsOnly(l, own) && !refsAny(r, own)) && !(refsOnly(r, own) && !refsAny(l, own)) {
-			return nil, false, nil
-		}
+	}
+	if !keyed {
+		return nil, false, nil
 	}
 	mark := b.newCol("mark", "", tBool, true)
 	*ec.marks = append(*ec.marks, &Join{Kind: exec.JoinMark, Right: in, On: andAll(b, pulled), Mark: &mark})
