@@ -75,6 +75,21 @@ func TestMemoryLimit(t *testing.T) {
 		}
 	})
 
+	t.Run("a join streams its probe side", func(t *testing.T) {
+		mustExec(t, sess, `SET memory_limit = '1GB'`)
+		mustExec(t, sess, `CREATE TABLE small AS SELECT range * 1000 AS id FROM range(100)`)
+		mustExec(t, sess, `SET memory_limit = '4MiB'`)
+		// the smaller side builds, whichever side of the JOIN it is on
+		for _, q := range []string{
+			`SELECT count(*), sum(big.id) FROM big JOIN small ON big.id = small.id`,
+			`SELECT count(*), sum(big.id) FROM small JOIN big ON big.id = small.id`,
+		} {
+			if got, want := query(t, sess, q), []string{"100|4950000"}; !slices.Equal(got, want) {
+				t.Fatalf("%s: got %v, want %v", q, got, want)
+			}
+		}
+	})
+
 	for _, q := range []string{
 		`SELECT count(*) FROM big a JOIN big b ON a.id = b.id`,
 		`SELECT count(*) FROM (SELECT id, count(*) FROM big GROUP BY id) x`,
