@@ -554,7 +554,7 @@ func (b *binder) bindAggregate(e *parser.FuncCall, name string, ec *exprCtx) (Ex
 	}
 	var filter Expr
 	if e.Filter != nil {
-		f, err := b.bindExpr(e.Filter, &exprCtx{sc: ec.agg.input, clause: "FILTER"})
+		f, err := b.bindExpr(e.Filter, &exprCtx{sc: ec.agg.input, clause: "FILTER", marks: ec.agg.marks})
 		if err != nil {
 			return nil, err
 		}
