@@ -498,7 +498,7 @@ func (h *HashAggregate) addBatch(b arrow.RecordBatch, keys *RowKeys, ids *[]int3
 				return err
 			}
 			h.keyCh = append(h.keyCh, kc)
-			h.keyB += htArraysBytes(kc)
+			h.keyB += ArraysBytes(kc)
 			h.groups = h.table.Len()
 			h.resize()
 		}

@@ -591,7 +591,7 @@ func (s *htCollect) update(ctx context.Context, ids []int32, args []arrow.Array,
 		return err
 	}
 	s.chunks = append(s.chunks, cols)
-	s.size += htArraysBytes(cols)
+	s.size += ArraysBytes(cols)
 	return nil
 }
 

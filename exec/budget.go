@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // ErrMemoryLimit is wrapped by every error that reports a statement
@@ -95,4 +97,37 @@ func FormatBytes(n int64) string {
 		return fmt.Sprintf("%d %ciB", int64(v), "KMGTPE"[exp])
 	}
 	return fmt.Sprintf("%.1f %ciB", v, "KMGTPE"[exp])
+}
+
+// BatchBytes estimates the memory a batch holds, for Budget accounting: the
+// sizes of the buffers it references. A slice of a buffer counts at the
+// buffer's full size, and a buffer shared by two columns counts twice;
+// both over-estimate, the safe direction for a budget.
+func BatchBytes(b arrow.RecordBatch) int64 { return ArraysBytes(b.Columns()) }
+
+// ArraysBytes is BatchBytes for loose arrays.
+func ArraysBytes(cols []arrow.Array) int64 {
+	var n int64
+	for _, c := range cols {
+		n += ArrayDataBytes(c.Data())
+	}
+	return n
+}
+
+// ArrayDataBytes is the size of the buffers d, its children and its
+// dictionary reference.
+func ArrayDataBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, ch := range d.Children() {
+		n += ArrayDataBytes(ch)
+	}
+	if d.DataType().ID() == arrow.DICTIONARY && d.Dictionary() != nil {
+		n += ArrayDataBytes(d.Dictionary())
+	}
+	return n
 }

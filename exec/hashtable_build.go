@@ -74,7 +74,7 @@ func BuildJoin(ctx context.Context, op Operator, keys []Expr, opts HashOptions, 
 			return nil, err
 		}
 		batches = append(batches, b)
-		batchBytes += htRecordBytes(b)
+		batchBytes += BatchBytes(b)
 		jb.Rows += int(b.NumRows())
 		if err := jb.res.setTo(batchBytes); err != nil {
 			return nil, err

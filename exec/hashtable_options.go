@@ -222,31 +222,6 @@ func htNewBatch(schema *arrow.Schema, cols []arrow.Array, n int) arrow.RecordBat
 	return b
 }
 
-// htRecordBytes is the size of the buffers b references, for Budget
-// accounting. Buffers shared between columns are counted for each.
-func htRecordBytes(b arrow.RecordBatch) int64 { return htArraysBytes(b.Columns()) }
-
-func htArraysBytes(cols []arrow.Array) int64 {
-	var n int64
-	for _, c := range cols {
-		n += htDataBytes(c.Data())
-	}
-	return n
-}
-
-func htDataBytes(d arrow.ArrayData) int64 {
-	var n int64
-	for _, b := range d.Buffers() {
-		if b != nil {
-			n += int64(b.Len())
-		}
-	}
-	for _, ch := range d.Children() {
-		n += htDataBytes(ch)
-	}
-	return n
-}
-
 // htNullableFields returns fields with Nullable set.
 func htNullableFields(fs []arrow.Field) []arrow.Field {
 	out := make([]arrow.Field, len(fs))

@@ -270,7 +270,7 @@ func (s *Sort) consumeAll(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		need := skBatchBytes(b) + 32*b.NumRows() // + refs and sort entries
+		need := BatchBytes(b) + 32*b.NumRows() // + refs and sort entries
 		if err := s.opts.Budget.Reserve(need, "ORDER BY"); err != nil {
 			if s.opts.DisableSpill {
 				b.Release()

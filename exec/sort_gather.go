@@ -247,31 +247,3 @@ func skGatherBatch(mem memory.Allocator, schema *arrow.Schema, batches []arrow.R
 	releaseArrays(cols)
 	return out, nil
 }
-
-// skBatchBytes estimates the memory a batch holds: the sizes of its
-// buffers. Slices of one buffer are counted at the buffer's full size,
-// which over-estimates and is the safe direction for a budget.
-func skBatchBytes(b arrow.RecordBatch) int64 {
-	var n int64
-	for _, c := range b.Columns() {
-		n += skDataBytes(c.Data())
-	}
-	return n
-}
-
-func skDataBytes(d arrow.ArrayData) int64 {
-	var n int64
-	for _, b := range d.Buffers() {
-		if b != nil {
-			n += int64(b.Len())
-		}
-	}
-	for _, c := range d.Children() {
-		n += skDataBytes(c)
-	}
-	if d.DataType().ID() == arrow.DICTIONARY && d.Dictionary() != nil {
-		dict := d.Dictionary()
-		n += skDataBytes(dict)
-	}
-	return n
-}

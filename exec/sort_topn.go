@@ -93,7 +93,7 @@ func (s *Sort) consumeTopN(ctx context.Context) error {
 			continue
 		}
 		// Only batches that keep heap rows are held, and accounted.
-		need := skBatchBytes(b)
+		need := BatchBytes(b)
 		compact := st.rows > compactAt
 		if s.opts.Budget.Reserve(need, "ORDER BY ... LIMIT") == nil {
 			st.reserved[bi] = need
@@ -138,7 +138,7 @@ func (s *Sort) compactTopN(st *skStore, heap []skTopEntry) error {
 		return err
 	}
 	st.reset()
-	need := skBatchBytes(b)
+	need := BatchBytes(b)
 	if err := s.opts.Budget.Reserve(need, "ORDER BY ... LIMIT"); err != nil {
 		b.Release()
 		return fmt.Errorf("sort: %w", err)

@@ -182,7 +182,7 @@ func (w *Window) prepare(ctx context.Context) error {
 			b.Release()
 			return fmt.Errorf("exec: window input: %w", err)
 		}
-		if err := w.reserve(skBatchBytes(b)); err != nil {
+		if err := w.reserve(BatchBytes(b)); err != nil {
 			b.Release()
 			return err
 		}
@@ -241,7 +241,7 @@ func (w *Window) evalAll(e Expr) ([]arrow.Array, error) {
 		if int64(a.Len()) != b.NumRows() {
 			return nil, fmt.Errorf("exec: window: %s returned %d rows for a batch of %d (planner bug)", e, a.Len(), b.NumRows())
 		}
-		if err := w.reserve(skDataBytes(a.Data())); err != nil {
+		if err := w.reserve(ArrayDataBytes(a.Data())); err != nil {
 			return nil, err
 		}
 		out[i] = a

@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/skadedb/skade/exec"
 )
 
 // batchOut is what one target batch becomes.
@@ -98,7 +100,7 @@ func (f *fileRewrite) emit(ctx context.Context, in arrow.RecordBatch, o batchOut
 		}
 		// The buffer is reserved in the budget; when the budget is short
 		// the rows are let go and re-read instead of failing.
-		size := batchBytes(in)
+		size := exec.BatchBytes(in)
 		if f.replay > 0 || f.bufBytes+size > f.m.opts.BufferLimit || f.m.spec.Budget.Reserve(size, "merge buffer") != nil {
 			for _, b := range f.buf {
 				f.replay += b.NumRows()
@@ -756,26 +758,4 @@ func releaseBatches(bs []arrow.RecordBatch) {
 			b.Release()
 		}
 	}
-}
-
-// batchBytes is the size of the buffers b references.
-func batchBytes(b arrow.RecordBatch) int64 {
-	var n int64
-	for _, c := range b.Columns() {
-		n += dataBytes(c.Data())
-	}
-	return n
-}
-
-func dataBytes(d arrow.ArrayData) int64 {
-	var n int64
-	for _, b := range d.Buffers() {
-		if b != nil {
-			n += int64(b.Len())
-		}
-	}
-	for _, ch := range d.Children() {
-		n += dataBytes(ch)
-	}
-	return n
 }
