@@ -146,6 +146,17 @@ func WithSnapshotProperties(props map[string]string) WriteOption {
 // snapshot. Without AssertSnapshot, a concurrent commit is absorbed by
 // refreshing and replaying the append (appends commute).
 func (t *Table) Append(ctx context.Context, rdr array.RecordReader, opts ...WriteOption) (*Table, error) {
+	return t.writeRecords(ctx, "append to", rdr, opts, func(txn *table.Transaction, r array.RecordReader, props iceberg.Properties) error {
+		return txn.Append(ctx, r, props)
+	})
+}
+
+// writeRecords is the shared body of Append and Overwrite: options,
+// the writability and schema checks, and a commit whose reader stops when
+// ctx is cancelled.
+func (t *Table) writeRecords(ctx context.Context, op string, rdr array.RecordReader, opts []WriteOption,
+	write func(*table.Transaction, array.RecordReader, iceberg.Properties) error,
+) (*Table, error) {
 	cfg := writeConfig{props: iceberg.Properties{}}
 	for _, o := range opts {
 		o(&cfg)
@@ -154,10 +165,10 @@ func (t *Table) Append(ctx context.Context, rdr array.RecordReader, opts ...Writ
 		return nil, err
 	}
 	if err := checkSchemaForWrite(t.icebergSchema(), rdr.Schema()); err != nil {
-		return nil, fmt.Errorf("append to %s: %w", t.Name(), err)
+		return nil, t.opError(op, err)
 	}
-	return t.commitWrite(ctx, "append to", cfg, func(txn *table.Transaction) error {
-		return txn.Append(ctx, &ctxReader{ctx: ctx, RecordReader: rdr}, cfg.props)
+	return t.commitWrite(ctx, op, cfg, func(txn *table.Transaction) error {
+		return write(txn, &ctxReader{ctx: ctx, RecordReader: rdr}, cfg.props)
 	})
 }
 
@@ -563,17 +574,7 @@ func (t *Table) RemoveOrphanFiles(ctx context.Context, olderThan time.Time) (sna
 // Overwrite replaces every row of the table with the records, in one
 // snapshot.
 func (t *Table) Overwrite(ctx context.Context, rdr array.RecordReader, opts ...WriteOption) (*Table, error) {
-	cfg := writeConfig{props: iceberg.Properties{}}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	if err := t.checkWritable(); err != nil {
-		return nil, err
-	}
-	if err := checkSchemaForWrite(t.icebergSchema(), rdr.Schema()); err != nil {
-		return nil, fmt.Errorf("overwrite %s: %w", t.Name(), err)
-	}
-	return t.commitWrite(ctx, "overwrite", cfg, func(txn *table.Transaction) error {
-		return txn.Overwrite(ctx, &ctxReader{ctx: ctx, RecordReader: rdr}, cfg.props)
+	return t.writeRecords(ctx, "overwrite", rdr, opts, func(txn *table.Transaction, r array.RecordReader, props iceberg.Properties) error {
+		return txn.Overwrite(ctx, r, props)
 	})
 }
