@@ -29,6 +29,9 @@ type Metrics struct {
 	RowsInserted int64
 	RowsUpdated  int64
 	RowsDeleted  int64
+	// SnapshotID is the snapshot the statement committed; 0 when it
+	// committed none (a query, or a write that changed nothing).
+	SnapshotID int64
 }
 
 // Schema is the result's schema.

@@ -34,6 +34,9 @@ type Session struct {
 	pinned   map[string]int64
 	// args are the running statement's parameter values.
 	args []any
+	// lastCommit is the snapshot the running statement's write committed,
+	// for Result.Metrics().SnapshotID; 0 when it committed none.
+	lastCommit int64
 }
 
 // Session opens a SQL session on the lake.

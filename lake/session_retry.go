@@ -50,6 +50,15 @@ func (s *Session) writeRetries() int {
 // again, up to the session's write retries. Nothing of a lost attempt
 // remains: the failed commit removed its files.
 func (s *Session) run(ctx context.Context, stmt parser.Stmt) (*Result, error) {
+	s.lastCommit = 0
+	res, err := s.runRetrying(ctx, stmt)
+	if err == nil && res != nil {
+		res.metrics.SnapshotID = s.lastCommit
+	}
+	return res, err
+}
+
+func (s *Session) runRetrying(ctx context.Context, stmt parser.Stmt) (*Result, error) {
 	switch stmt.(type) {
 	case *parser.Merge, *parser.Update, *parser.Delete:
 	default:

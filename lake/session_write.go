@@ -22,6 +22,9 @@ import (
 // later statements, and COMMIT publishes every touched table at once with
 // catalog.StageCommit and SwapPointers.
 func (s *Session) write(ctx context.Context, tbl *Table, op string, assert bool, stage func(*table.Transaction) error) error {
-	_, err := tbl.commitWrite(ctx, op, writeConfig{assert: assert, props: iceberg.Properties{}}, stage)
+	committed, err := tbl.commitWrite(ctx, op, writeConfig{assert: assert, props: iceberg.Properties{}}, stage)
+	if err == nil && committed != nil && committed.Snapshot() != nil && (tbl.Snapshot() == nil || committed.Snapshot().ID != tbl.Snapshot().ID) {
+		s.lastCommit = committed.Snapshot().ID
+	}
 	return err
 }

@@ -209,15 +209,7 @@ func (sh *shell) dml(ctx context.Context, res *lake.Result, kind, target string,
 		}
 		b.Release()
 	}
-	// The lake reports no snapshot id with a result yet, so read the
-	// table's head. Another writer could move it in between; the id is
-	// then that writer's, which the message cannot tell apart.
-	snap := int64(0)
-	if target != "" && count > 0 {
-		if tbl, err := sh.lk.Table(ctx, target); err == nil && tbl.Snapshot() != nil {
-			snap = tbl.Snapshot().ID
-		}
-	}
+	snap := res.Metrics().SnapshotID
 	if snap != 0 {
 		sh.vars["snapshot"] = fmt.Sprint(snap)
 	}
