@@ -11,6 +11,7 @@ import (
 
 	"github.com/skadedb/skade/mergeinto"
 	"github.com/skadedb/skade/parser"
+	"github.com/skadedb/skade/snapshot"
 )
 
 // merge runs MERGE INTO: plan binds it into a mergeinto.Spec, mergeinto
@@ -46,6 +47,10 @@ func (s *Session) runMerge(ctx context.Context, st *parser.Merge, now time.Time,
 	spec, err := s.planner(now).Merge(ctx, st, ref)
 	if err != nil {
 		return nil, "", translate(err)
+	}
+	// write.merge.mode, Iceberg's own property, picks the write path.
+	if tbl.Iceberg().Properties().Get(snapshot.PropMergeMode, snapshot.ModeCopyOnWrite) == snapshot.ModeMergeOnRead {
+		spec.Mode = mergeinto.MergeOnRead
 	}
 	if dryRun {
 		text := mergeinto.Explain(spec, nil)
