@@ -355,7 +355,7 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 	var dropped, toRead int
 	for _, task := range tasks {
 		if len(task.DeleteFiles)+len(task.EqualityDeleteFiles)+len(task.DeletionVectorFiles) > 0 {
-			return nil, "", &sentinelError{ErrNotImplemented, fmt.Errorf("%s %s: data file %s has delete files (merge-on-read); rewriting those is not supported yet", op, tbl.Name(), task.File.FilePath())}
+			return nil, "", &sentinelError{ErrNotImplemented, fmt.Errorf("%s %s: data file %s has delete files (merge-on-read), which this statement cannot rewrite yet; compact the table first (ALTER TABLE %s EXECUTE compact), then retry", op, tbl.Name(), task.File.FilePath(), tbl.Name())}
 		}
 		if !update && ret == nil && rw.AllMatch(task.File) {
 			// statistics prove every row matches: drop the file unread

@@ -49,12 +49,14 @@ func (s *Session) dropSchema(ctx context.Context, st *parser.DropSchema) (*Resul
 }
 
 // execute runs ALTER TABLE t EXECUTE expire_snapshots(older_than => …,
-// retain_last => …) and remove_orphan_files(older_than => …), Trino's
-// maintenance procedures, and returns what they removed.
+// retain_last => …), remove_orphan_files(older_than => …) and
+// compact[(target_file_size_bytes => …)], Trino's maintenance procedures,
+// and returns what they did.
 func (s *Session) execute(ctx context.Context, tbl *Table, ep *parser.ExecuteProcedure) (*Result, error) {
 	proc := strings.ToLower(ep.Procedure.Name)
 	olderThan := time.Now()
 	retain := 1
+	var targetSize int64
 	for _, a := range ep.Args {
 		na, ok := a.(*parser.NamedArg)
 		if !ok {
@@ -75,8 +77,12 @@ func (s *Session) execute(ctx context.Context, tbl *Table, ep *parser.ExecutePro
 			if _, err := fmt.Sscan(v, &retain); err != nil || retain < 1 {
 				return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("alter table %s execute %s: retain_last must be a positive integer", tbl.Name(), proc)}
 			}
+		case "target_file_size_bytes":
+			if _, err := fmt.Sscan(v, &targetSize); err != nil || targetSize < 1 {
+				return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("alter table %s execute %s: target_file_size_bytes must be a positive integer", tbl.Name(), proc)}
+			}
 		default:
-			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("alter table %s execute %s: unknown argument %q; the arguments are older_than and retain_last", tbl.Name(), proc, na.Name.Name)}
+			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("alter table %s execute %s: unknown argument %q; the arguments are older_than, retain_last and target_file_size_bytes", tbl.Name(), proc, na.Name.Name)}
 		}
 	}
 	switch proc {
@@ -92,8 +98,17 @@ func (s *Session) execute(ctx context.Context, tbl *Table, ep *parser.ExecutePro
 			return nil, err
 		}
 		return textResult("result", []string{fmt.Sprintf("deleted %d orphan files (%d bytes)", len(res.DeletedFiles), res.DeletedBytes)})
+	case "compact":
+		out, res, err := tbl.Compact(ctx, CompactOptions{TargetFileSizeBytes: targetSize})
+		if err != nil {
+			return nil, err
+		}
+		if out != nil && out.Snapshot() != nil && (tbl.Snapshot() == nil || out.Snapshot().ID != tbl.Snapshot().ID) {
+			s.lastCommit = out.Snapshot().ID
+		}
+		return textResult("result", []string{fmt.Sprintf("rewrote %d data files into %d, removed %d delete files", res.RewrittenDataFiles, res.AddedDataFiles, res.RemovedDeleteFiles)})
 	}
-	return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("alter table %s execute %s: unknown procedure; the procedures are expire_snapshots and remove_orphan_files", tbl.Name(), proc)}
+	return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("alter table %s execute %s: unknown procedure; the procedures are compact, expire_snapshots and remove_orphan_files", tbl.Name(), proc)}
 }
 
 func parseTimestamp(v string) (time.Time, error) {
