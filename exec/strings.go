@@ -415,30 +415,46 @@ func toText(e Expr) (Expr, error) {
 	return NewCast(e, tString, false)
 }
 
+// textArgs casts every argument to text, for concat and concat_ws.
+func textArgs(args []Expr) ([]Expr, error) {
+	out := make([]Expr, len(args))
+	for i, a := range args {
+		c, err := toText(a)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = c
+	}
+	return out, nil
+}
+
+// stringInputs prepares text arrays for a row loop: a view of each, its
+// validity bitmap and offset, and their total byte length (to size the
+// output builder).
+func stringInputs(a []arrow.Array) (views []strView, bits [][]byte, offs []int, total int) {
+	views = make([]strView, len(a))
+	bits = make([][]byte, len(a))
+	offs = make([]int, len(a))
+	for k, x := range a {
+		views[k] = newStrView(x)
+		bits[k], offs[k] = validBits(x)
+		total += views[k].bytesLen()
+	}
+	return views, bits, offs, total
+}
+
 // resolveConcat implements concat(...): every argument as text, NULLs
 // skipped; the result is never NULL.
 func resolveConcat(name string, args []Expr) (Expr, error) {
 	if len(args) == 0 {
 		return nil, errNoMatch
 	}
-	cargs := make([]Expr, len(args))
-	for i, a := range args {
-		c, err := toText(a)
-		if err != nil {
-			return nil, err
-		}
-		cargs[i] = c
+	cargs, err := textArgs(args)
+	if err != nil {
+		return nil, err
 	}
 	return newCall(name, tString, func(ec *EvalContext, a []arrow.Array, n int) (arrow.Array, error) {
-		views := make([]strView, len(a))
-		bits := make([][]byte, len(a))
-		offs := make([]int, len(a))
-		total := 0
-		for k, x := range a {
-			views[k] = newStrView(x)
-			bits[k], offs[k] = validBits(x)
-			total += views[k].bytesLen()
-		}
+		views, bits, offs, total := stringInputs(a)
 		bld := newStringBuilder(ec.Mem, tString, n, total)
 		defer bld.Release()
 		var scratch []byte
@@ -461,24 +477,12 @@ func resolveConcatWS(name string, args []Expr) (Expr, error) {
 	if len(args) < 2 {
 		return nil, errNoMatch
 	}
-	cargs := make([]Expr, len(args))
-	for i, a := range args {
-		c, err := toText(a)
-		if err != nil {
-			return nil, err
-		}
-		cargs[i] = c
+	cargs, err := textArgs(args)
+	if err != nil {
+		return nil, err
 	}
 	return newCall(name, tString, func(ec *EvalContext, a []arrow.Array, n int) (arrow.Array, error) {
-		views := make([]strView, len(a))
-		bits := make([][]byte, len(a))
-		offs := make([]int, len(a))
-		total := 0
-		for k, x := range a {
-			views[k] = newStrView(x)
-			bits[k], offs[k] = validBits(x)
-			total += views[k].bytesLen()
-		}
+		views, bits, offs, total := stringInputs(a)
 		bld := newStringBuilder(ec.Mem, tString, n, total)
 		defer bld.Release()
 		var scratch []byte
