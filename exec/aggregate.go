@@ -469,7 +469,7 @@ func (h *HashAggregate) consume(ctx context.Context) error {
 
 func (h *HashAggregate) addBatch(b arrow.RecordBatch, keys *RowKeys, ids *[]int32, sel *[]bool) error {
 	n := int(b.NumRows())
-	*ids = htGrowI32(*ids, n)
+	*ids = htGrow(*ids, n)
 	if h.table == nil {
 		clear(*ids)
 	} else {
@@ -534,7 +534,7 @@ func (h *HashAggregate) updateAgg(i int, a *Aggregate, b arrow.RecordBatch, ids 
 			m.Release()
 			return fmt.Errorf("hash aggregate: FILTER %s returned %s (bug)", a.Filter, m.DataType())
 		}
-		*selBuf = htGrowBools(*selBuf, n)
+		*selBuf = htGrow(*selBuf, n)
 		sel = *selBuf
 		for r := 0; r < n; r++ {
 			sel[r] = mb.IsValid(r) && mb.Value(r)
@@ -548,7 +548,7 @@ func (h *HashAggregate) updateAgg(i int, a *Aggregate, b arrow.RecordBatch, ids 
 	defer htReleaseArrays(args)
 	if d := h.dists[i]; d != nil {
 		if sel == nil {
-			*selBuf = htGrowBools(*selBuf, n)
+			*selBuf = htGrow(*selBuf, n)
 			sel = *selBuf
 			for r := range sel {
 				sel[r] = true

@@ -104,7 +104,7 @@ func (d *Distinct) filter(b arrow.RecordBatch) (arrow.RecordBatch, error) {
 	if err := d.enc.Encode(b.Columns(), &d.keys); err != nil {
 		return nil, err
 	}
-	d.ids = htGrowI32(d.ids, n)
+	d.ids = htGrow(d.ids, n)
 	before := int32(d.table.Len())
 	added := d.table.FindOrInsertRows(&d.keys, d.ids, false /* skipNull */)
 	if err := d.res.setTo(d.table.Bytes()); err != nil {

@@ -403,9 +403,9 @@ func (c *joinCore) startProbe(b arrow.RecordBatch) error {
 	c.pb = b
 	n := int(b.NumRows())
 	c.pi, c.pcur = 0, htPairStart
-	c.pmatched = htGrowBools(c.pmatched, n)
+	c.pmatched = htGrow(c.pmatched, n)
 	clear(c.pmatched)
-	c.pnull = htGrowBools(c.pnull, n)
+	c.pnull = htGrow(c.pnull, n)
 	clear(c.pnull)
 	if c.table == nil {
 		return nil
@@ -419,7 +419,7 @@ func (c *joinCore) startProbe(b arrow.RecordBatch) error {
 	if err != nil {
 		return err
 	}
-	c.pgroups = htGrowI32(c.pgroups, n)
+	c.pgroups = htGrow(c.pgroups, n)
 	c.table.Probe(&c.pkeys, c.pgroups)
 	return nil
 }

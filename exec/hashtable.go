@@ -366,7 +366,7 @@ func NewJoinTable(keyWidth, sizeHint int) *JoinTable {
 // AddRows appends keys.N build rows numbered from Rows().
 func (j *JoinTable) AddRows(keys *RowKeys) {
 	base := int32(len(j.next))
-	j.ids = htGrowI32(j.ids, keys.N)
+	j.ids = htGrow(j.ids, keys.N)
 	j.FindOrInsertRows(keys, j.ids, true /* skipNull */)
 	for g := len(j.head); g < j.Len(); g++ {
 		j.head = append(j.head, -1)

@@ -124,7 +124,7 @@ func (jb *JoinBuild) Probe(ec *EvalContext, batch arrow.RecordBatch, keys []Expr
 	if err != nil {
 		return nil, nil, err
 	}
-	jb.ids = htGrowI32(jb.ids, jb.pkeys.N)
+	jb.ids = htGrow(jb.ids, jb.pkeys.N)
 	jb.Table.Probe(&jb.pkeys, jb.ids)
 	return jb.ids[:jb.pkeys.N], &jb.pkeys, nil
 }

@@ -144,13 +144,13 @@ func (e *KeyEncoder) Encode(cols []arrow.Array, out *RowKeys) error {
 	}
 	out.N = n
 	out.Width = e.width
-	out.Null = htGrowBools(out.Null, n)
+	out.Null = htGrow(out.Null, n)
 	clear(out.Null)
 	out.AnyNull = false
-	out.Hashes = htGrowU64(out.Hashes, n)
+	out.Hashes = htGrow(out.Hashes, n)
 
 	if e.width > 0 {
-		out.Data = htGrowBytes(out.Data, n*e.width)
+		out.Data = htGrow(out.Data, n*e.width)
 		off := 0
 		for i, c := range cols {
 			w := e.widths[i]
@@ -162,8 +162,8 @@ func (e *KeyEncoder) Encode(cols []arrow.Array, out *RowKeys) error {
 		}
 	} else {
 		// Pass 1: row lengths. Pass 2: write each column at the row cursors.
-		out.Offsets = htGrowInts(out.Offsets, n+1)
-		out.pos = htGrowInts(out.pos, n)
+		out.Offsets = htGrow(out.Offsets, n+1)
+		out.pos = htGrow(out.pos, n)
 		lens := out.pos
 		fixedPart := 0
 		for _, w := range e.widths {
@@ -186,7 +186,7 @@ func (e *KeyEncoder) Encode(cols []arrow.Array, out *RowKeys) error {
 			total += lens[r]
 		}
 		out.Offsets[n] = total
-		out.Data = htGrowBytes(out.Data, total)
+		out.Data = htGrow(out.Data, total)
 		copy(out.pos, out.Offsets[:n])
 		for i, c := range cols {
 			w := e.widths[i]
@@ -445,37 +445,11 @@ func htEncodeVar(c arrow.Array, dst []byte, pos []int, out *RowKeys) {
 	}
 }
 
-func htGrowBytes(b []byte, n int) []byte {
+// htGrow returns b resized to n, reallocating with 25% headroom only when
+// its capacity is short; the contents are not kept.
+func htGrow[T any](b []T, n int) []T {
 	if cap(b) < n {
-		return make([]byte, n, n+n/4)
-	}
-	return b[:n]
-}
-
-func htGrowInts(b []int, n int) []int {
-	if cap(b) < n {
-		return make([]int, n, n+n/4)
-	}
-	return b[:n]
-}
-
-func htGrowI32(b []int32, n int) []int32 {
-	if cap(b) < n {
-		return make([]int32, n, n+n/4)
-	}
-	return b[:n]
-}
-
-func htGrowU64(b []uint64, n int) []uint64 {
-	if cap(b) < n {
-		return make([]uint64, n, n+n/4)
-	}
-	return b[:n]
-}
-
-func htGrowBools(b []bool, n int) []bool {
-	if cap(b) < n {
-		return make([]bool, n, n+n/4)
+		return make([]T, n, n+n/4)
 	}
 	return b[:n]
 }

@@ -127,7 +127,7 @@ func (s *SetOp) assign(b arrow.RecordBatch) error {
 	if err := s.enc.Encode(b.Columns(), &s.keys); err != nil {
 		return err
 	}
-	s.ids = htGrowI32(s.ids, int(b.NumRows()))
+	s.ids = htGrow(s.ids, int(b.NumRows()))
 	s.table.FindOrInsertRows(&s.keys, s.ids, false /* skipNull */)
 	for len(s.rcount) < s.table.Len() {
 		s.rcount = append(s.rcount, 0)
