@@ -25,15 +25,11 @@ func init() {
 			if targetMiB < 0 {
 				return usagef("--target-mib: %d is negative; give a size in MiB, or 0 for the table's default", targetMiB)
 			}
-			lk, err := e.open(ctx)
+			lk, tbl, err := e.table(ctx, args[0])
 			if err != nil {
 				return err
 			}
 			defer lk.Close()
-			tbl, err := lk.Table(ctx, args[0])
-			if err != nil {
-				return err
-			}
 			out, res, err := tbl.Compact(ctx, lake.CompactOptions{TargetFileSizeBytes: targetMiB << 20})
 			if err != nil {
 				return err

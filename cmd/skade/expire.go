@@ -35,15 +35,11 @@ func runExpire(ctx context.Context, e *env, args []string, olderThan string, ret
 	if err != nil {
 		return usagef("--older-than: %v", err)
 	}
-	lk, err := e.open(ctx)
+	lk, tbl, err := e.table(ctx, args[0])
 	if err != nil {
 		return err
 	}
 	defer lk.Close()
-	tbl, err := lk.Table(ctx, args[0])
-	if err != nil {
-		return err
-	}
 	res, err := tbl.ExpireSnapshots(ctx, time.Now().Add(-age), retainLast)
 	if err != nil {
 		return err

@@ -24,15 +24,11 @@ func runHistory(ctx context.Context, e *env, fs *flag.FlagSet, args []string) er
 	if len(args) != 1 {
 		return usagef("needs one table name")
 	}
-	lk, err := e.open(ctx)
+	lk, tbl, err := e.table(ctx, args[0])
 	if err != nil {
 		return err
 	}
 	defer lk.Close()
-	tbl, err := lk.Table(ctx, args[0])
-	if err != nil {
-		return err
-	}
 	header, rows := historyRows(tbl)
 	if len(rows) == 0 {
 		fmt.Fprintf(e.stdout, "table %s has no snapshots yet\n", tbl.Name())

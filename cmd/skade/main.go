@@ -49,6 +49,21 @@ func (e *env) open(ctx context.Context) (*lake.Lake, error) {
 	return lake.Open(ctx, e.lakeDir)
 }
 
+// table opens the lake and loads one table. On success the caller closes
+// the lake; on error it is already closed.
+func (e *env) table(ctx context.Context, name string) (*lake.Lake, *lake.Table, error) {
+	lk, err := e.open(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	tbl, err := lk.Table(ctx, name)
+	if err != nil {
+		lk.Close()
+		return nil, nil, err
+	}
+	return lk, tbl, nil
+}
+
 func defaultLakeDir() string {
 	if d := os.Getenv("SKADE_LAKE"); d != "" {
 		return d

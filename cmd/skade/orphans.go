@@ -25,15 +25,11 @@ func init() {
 			if err != nil {
 				return usagef("--older-than: %v", err)
 			}
-			lk, err := e.open(ctx)
+			lk, tbl, err := e.table(ctx, args[0])
 			if err != nil {
 				return err
 			}
 			defer lk.Close()
-			tbl, err := lk.Table(ctx, args[0])
-			if err != nil {
-				return err
-			}
 			res, err := tbl.RemoveOrphanFiles(ctx, time.Now().Add(-age))
 			if err != nil {
 				return err
