@@ -124,15 +124,17 @@ type SortKey struct {
 	NullsFirst bool
 }
 
-func (k SortKey) String() string {
-	s := k.Expr.String()
-	if k.Descending {
-		s += " DESC"
+func (k SortKey) String() string { return k.Expr.String() + OrderSuffix(k.Descending, k.NullsFirst) }
+
+// OrderSuffix renders a sort direction for EXPLAIN: " DESC" when
+// descending, then the NULLS placement, always spelled out.
+func OrderSuffix(desc, nullsFirst bool) string {
+	s := ""
+	if desc {
+		s = " DESC"
 	}
-	if k.NullsFirst {
-		s += " NULLS FIRST"
-	} else {
-		s += " NULLS LAST"
+	if nullsFirst {
+		return s + " NULLS FIRST"
 	}
-	return s
+	return s + " NULLS LAST"
 }

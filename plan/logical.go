@@ -269,18 +269,7 @@ type SortKey struct {
 	NullsFirst bool
 }
 
-func (k SortKey) String() string {
-	s := k.Expr.String()
-	if k.Desc {
-		s += " DESC"
-	}
-	if k.NullsFirst {
-		s += " NULLS FIRST"
-	} else {
-		s += " NULLS LAST"
-	}
-	return s
-}
+func (k SortKey) String() string { return k.Expr.String() + exec.OrderSuffix(k.Desc, k.NullsFirst) }
 
 // Sort orders its input.
 type Sort struct {
