@@ -1,0 +1,52 @@
+package exec
+
+import (
+	"context"
+	"sync/atomic"
+)
+
+// Progress counts the work of a running statement, for a progress bar:
+// every table scan, file import and rewrite running under a context that
+// carries a Progress adds to it. The counters only grow; read them from
+// any goroutine.
+type Progress struct {
+	// FilesTotal is the number of data files the statement's scans and
+	// rewrites have planned so far; FilesDone those finished.
+	FilesTotal, FilesDone atomic.Int64
+	// Rows is the number of rows read so far.
+	Rows atomic.Int64
+}
+
+type progressKey struct{}
+
+// WithProgress returns a context whose statements report into p.
+func WithProgress(ctx context.Context, p *Progress) context.Context {
+	return context.WithValue(ctx, progressKey{}, p)
+}
+
+// ProgressFrom returns the Progress ctx carries, or nil.
+func ProgressFrom(ctx context.Context) *Progress {
+	p, _ := ctx.Value(progressKey{}).(*Progress)
+	return p
+}
+
+// Planned adds n planned files; nil-safe.
+func (p *Progress) Planned(n int64) {
+	if p != nil {
+		p.FilesTotal.Add(n)
+	}
+}
+
+// FileDone counts one finished file; nil-safe.
+func (p *Progress) FileDone() {
+	if p != nil {
+		p.FilesDone.Add(1)
+	}
+}
+
+// AddRows counts n rows read; nil-safe.
+func (p *Progress) AddRows(n int64) {
+	if p != nil {
+		p.Rows.Add(n)
+	}
+}
