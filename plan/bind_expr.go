@@ -28,6 +28,11 @@ type exprCtx struct {
 	marks *[]*Join
 	// mergeAction allows merge_action() (MERGE … RETURNING).
 	mergeAction bool
+	// filterIn holds the positive (a, b, …) IN (subquery) tests that are
+	// top-level AND conditions of a filter, where a NULL result acts as
+	// FALSE: only there is the multi-column mark join exact (see
+	// bindRowInSubquery).
+	filterIn map[*parser.InExpr]bool
 }
 
 // aggState is the post-aggregation view of a SELECT.

@@ -105,6 +105,9 @@ func (b *binder) subqueryJoin(input Node, sc *scope, c parser.Expr) (Node, bool,
 		if c.Query == nil {
 			return nil, false, nil
 		}
+		if row, ok := c.X.(*parser.RowExpr); ok {
+			return b.rowInJoin(input, sc, c, row)
+		}
 		x, err := b.bindExpr(c.X, &exprCtx{sc: sc, clause: "WHERE"})
 		if err != nil {
 			return nil, false, err
@@ -141,6 +144,94 @@ func (b *binder) subqueryJoin(input Node, sc *scope, c parser.Expr) (Node, bool,
 	return nil, false, nil
 }
 
+// rowInJoin turns the WHERE conjunct (a, b, …) IN (subquery) into a semi
+// join on every column pair: a row matches when some subquery row equals
+// it column by column; a NULL comparison matches nothing, which, as a
+// top-level WHERE condition, is what IN's NULL result does too.
+func (b *binder) rowInJoin(input Node, sc *scope, c *parser.InExpr, row *parser.RowExpr) (Node, bool, error) {
+	sub, eqs, err := b.rowInEqualities(c, row, &exprCtx{sc: sc, clause: "WHERE"})
+	if err != nil {
+		return nil, false, err
+	}
+	return &Join{Kind: exec.JoinSemi, Left: input, Right: sub, On: andAll(b, eqs)}, true, nil
+}
+
+// rowInEqualities binds the uncorrelated subquery of (a, b, …) IN
+// (subquery) and the equalities a = c1, b = c2, … of its columns.
+func (b *binder) rowInEqualities(e *parser.InExpr, row *parser.RowExpr, ec *exprCtx) (Node, []Expr, error) {
+	if e.Not {
+		// NOT IN of rows needs three-valued row comparison: a NULL in
+		// one column leaves a row undecided only when the others equal
+		return nil, nil, errorf(e.Pos, "NOT IN with a row of values (a, b, …) is not supported yet; use NOT EXISTS (SELECT 1 FROM … WHERE a = … AND b = …)")
+	}
+	sc := ec.sc
+	if ec.agg != nil {
+		sc = ec.agg.input
+	}
+	sub, corr, err := b.bindSubquery(e.Query, sc)
+	if err != nil {
+		return nil, nil, err
+	}
+	if corr {
+		return nil, nil, errorf(e.Pos, "a row of values (a, b, …) IN a correlated subquery is not supported yet; use EXISTS (SELECT 1 FROM … WHERE a = … AND b = …)")
+	}
+	cols := sub.Columns()
+	if len(cols) != len(row.Elems) {
+		return nil, nil, errorf(e.Pos, "subquery has %d columns, the row of values before IN has %d", len(cols), len(row.Elems))
+	}
+	eqs := make([]Expr, len(cols))
+	for i, el := range row.Elems {
+		x, err := b.bindExpr(el, ec)
+		if err != nil {
+			return nil, nil, err
+		}
+		if eqs[i], err = b.inEquality(el.Position(), x, cols[i]); err != nil {
+			return nil, nil, err
+		}
+	}
+	return sub, eqs, nil
+}
+
+// bindRowInSubquery binds (a, b, …) IN (subquery) in a value position as
+// a mark join on every column pair. The mark is TRUE exactly when some
+// subquery row equals the row, but where the true answer is FALSE it may
+// say NULL (JoinMark's NULL rule looks at whole keys, not at the columns
+// that decide a row comparison), so it is allowed only where NULL acts as
+// FALSE: a top-level AND condition of a filter (ec.filterIn).
+func (b *binder) bindRowInSubquery(e *parser.InExpr, row *parser.RowExpr, ec *exprCtx) (Expr, error) {
+	if !e.Not && (ec.marks == nil || !ec.filterIn[e]) {
+		return nil, errorf(e.Pos, "a row of values (a, b, …) IN (subquery) is supported only as a condition of WHERE joined by AND yet; use EXISTS (SELECT 1 FROM … WHERE a = … AND b = …)")
+	}
+	sub, eqs, err := b.rowInEqualities(e, row, ec)
+	if err != nil {
+		return nil, err
+	}
+	mark := b.newCol("mark", "", tBool, true)
+	from := len(*ec.marks)
+	*ec.marks = append(*ec.marks, &Join{Kind: exec.JoinMark, Right: sub, On: andAll(b, eqs), Mark: &mark})
+	if err := regroup(ec, from); err != nil {
+		return nil, atPos(e.Pos, err)
+	}
+	return &ColRef{ID: mark.ID, Typ: tBool, Name: "mark"}, nil
+}
+
+// filterIns collects the positive (a, b, …) IN (subquery) tests among the
+// top-level AND conditions of where.
+func filterIns(where parser.Expr) map[*parser.InExpr]bool {
+	var out map[*parser.InExpr]bool
+	for _, c := range splitAnd(where) {
+		if in, ok := c.(*parser.InExpr); ok && in.Query != nil && !in.Not {
+			if _, ok := in.X.(*parser.RowExpr); ok {
+				if out == nil {
+					out = map[*parser.InExpr]bool{}
+				}
+				out[in] = true
+			}
+		}
+	}
+	return out
+}
+
 // inEquality is x = sub_column with both sides of one type.
 func (b *binder) inEquality(pos parser.Pos, x Expr, col Column) (Expr, error) {
 	var r Expr = &ColRef{ID: col.ID, Typ: col.Type, Name: col.Name}
@@ -160,6 +251,9 @@ func (b *binder) inEquality(pos parser.Pos, x Expr, col Column) (Expr, error) {
 // bindInSubquery binds x [NOT] IN (subquery) in a value position as a
 // mark join.
 func (b *binder) bindInSubquery(e *parser.InExpr, ec *exprCtx) (Expr, error) {
+	if row, ok := e.X.(*parser.RowExpr); ok {
+		return b.bindRowInSubquery(e, row, ec)
+	}
 	if ec.marks == nil {
 		return nil, errorf(e.Pos, "IN (subquery) is not supported in %s yet", ec.clause)
 	}

@@ -298,7 +298,7 @@ func (p *Planner) RowRewrite(ctx context.Context, target *TableRef, alias parser
 	}
 	sc := newScope(src.Cols, nil)
 	var marks []*Join
-	ec := &exprCtx{sc: sc, clause: "WHERE", marks: &marks}
+	ec := &exprCtx{sc: sc, clause: "WHERE", marks: &marks, filterIn: filterIns(where)}
 	var match Expr
 	if where == nil {
 		l, _ := exec.NewLiteral(true)
