@@ -62,7 +62,7 @@ func constString(e parser.Expr) (string, error) {
 func (s *Session) createTable(ctx context.Context, st *parser.CreateTable, now time.Time) (*Result, error) {
 	name := tableName(st.Name)
 	if st.Clone != nil {
-		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("CREATE TABLE … CLONE is not supported yet")}
+		return s.cloneTable(ctx, st)
 	}
 	if st.OrReplace && st.IfNotExists {
 		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("create table %s: OR REPLACE and IF NOT EXISTS cannot be combined", name)}
