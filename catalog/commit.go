@@ -125,7 +125,7 @@ func (c *Catalog) StageCommit(ctx context.Context, ident table.Identifier,
 func (c *Catalog) Discard(staged ...*StagedCommit) error {
 	var errs []error
 	for _, s := range staged {
-		if s == nil || s.Noop() {
+		if s == nil || s.Noop() || s.MetadataLocation == "" {
 			continue
 		}
 		if err := c.fs.Remove(s.MetadataLocation); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -34,6 +34,10 @@ var (
 	// ErrLakeBusy is returned when another process held the catalog file
 	// for longer than the lock timeout.
 	ErrLakeBusy = catalog.ErrLockTimeout
+	// ErrTxAborted is returned for statements in a transaction that an
+	// earlier statement's error aborted (SQLSTATE 25P02), and by COMMIT of
+	// such a transaction, which rolls it back. ROLLBACK ends it.
+	ErrTxAborted = errors.New("transaction aborted")
 )
 
 // Errors from reads and arguments.

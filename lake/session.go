@@ -37,6 +37,8 @@ type Session struct {
 	// lastCommit is the snapshot the running statement's write committed,
 	// for Result.Metrics().SnapshotID; 0 when it committed none.
 	lastCommit int64
+	// tx is the open transaction, nil in autocommit.
+	tx *txn
 }
 
 // Session opens a SQL session on the lake.
@@ -130,6 +132,13 @@ func (s *Session) runOnce(ctx context.Context, stmt parser.Stmt) (*Result, error
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	switch stmt.(type) {
+	case *parser.Begin, *parser.Commit, *parser.Rollback:
+		return s.txControl(ctx, stmt)
+	}
+	if s.tx != nil && s.tx.aborted != nil {
+		return nil, &TxAbortedError{Cause: s.tx.aborted}
+	}
 	now := time.Now()
 	switch st := stmt.(type) {
 	case *parser.Query:
@@ -171,8 +180,6 @@ func (s *Session) runOnce(ctx context.Context, stmt parser.Stmt) (*Result, error
 		return s.dropSchema(ctx, st)
 	case *parser.Merge:
 		return s.merge(ctx, st, now)
-	case *parser.Begin, *parser.Commit, *parser.Rollback:
-		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("transactions (BEGIN, COMMIT, ROLLBACK) are not supported yet; each statement commits on its own")}
 	}
 	return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("%s is not supported yet", statementKind(stmt))}
 }

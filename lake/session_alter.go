@@ -26,7 +26,7 @@ func identText(id parser.Ident) string {
 // together.
 func (s *Session) alterTable(ctx context.Context, st *parser.AlterTable) (*Result, error) {
 	name := tableName(st.Name)
-	tbl, err := s.lk.Table(ctx, name)
+	tbl, err := s.table(ctx, name)
 	if errors.Is(err, ErrTableNotFound) && st.IfExists {
 		return emptyResult(), nil
 	}
@@ -35,9 +35,15 @@ func (s *Session) alterTable(ctx context.Context, st *parser.AlterTable) (*Resul
 	}
 	if len(st.Actions) == 1 {
 		if ep, ok := st.Actions[0].(*parser.ExecuteProcedure); ok {
+			if err := s.notInTx("ALTER TABLE … EXECUTE " + identText(ep.Procedure)); err != nil {
+				return nil, err
+			}
 			return s.execute(ctx, tbl, ep)
 		}
 		if rn, ok := st.Actions[0].(*parser.RenameTable); ok {
+			if err := s.notInTx("ALTER TABLE … RENAME TO"); err != nil {
+				return nil, err
+			}
 			to, err := s.lk.ident(tableName(rn.NewName))
 			if err != nil {
 				return nil, err

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/skadedb/skade/catalog"
 	"github.com/skadedb/skade/plan"
 )
@@ -33,7 +35,12 @@ func (c sessionCatalog) LookupTable(ctx context.Context, parts []string) (*plan.
 	if err != nil {
 		return nil, translate(err)
 	}
-	tbl, err := c.s.lk.load(ctx, id)
+	var tbl *table.Table
+	if c.s.tx != nil {
+		tbl, err = c.s.tx.lookup(ctx, id)
+	} else {
+		tbl, err = c.s.lk.load(ctx, id)
+	}
 	if err != nil {
 		if errors.Is(err, ErrTableNotFound) {
 			msg := fmt.Sprintf("table %q does not exist", strings.Join(parts, "."))

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
 
 	"github.com/skadedb/skade/catalog"
 	"github.com/skadedb/skade/exec"
@@ -35,7 +35,7 @@ func tableName(n parser.Name) string {
 }
 
 func (s *Session) tableExists(ctx context.Context, name string) (bool, error) {
-	_, err := s.lk.Table(ctx, name)
+	_, err := s.table(ctx, name)
 	if err == nil {
 		return true, nil
 	}
@@ -43,6 +43,23 @@ func (s *Session) tableExists(ctx context.Context, name string) (bool, error) {
 		return false, nil
 	}
 	return false, err
+}
+
+// table returns a handle on the named table as this session sees it: the
+// transaction's copy inside one, the committed table otherwise.
+func (s *Session) table(ctx context.Context, name string) (*Table, error) {
+	if s.tx == nil {
+		return s.lk.Table(ctx, name)
+	}
+	id, err := s.lk.ident(name)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := s.tx.lookup(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.lk.newTable(id, tbl, tbl.CurrentSnapshot()), nil
 }
 
 // constString renders a property value written as a constant.
@@ -59,11 +76,17 @@ func constString(e parser.Expr) (string, error) {
 	return "", fmt.Errorf("property value %s must be a constant", e)
 }
 
+// createTable runs CREATE TABLE in the session's transaction, or in one of
+// its own: OR REPLACE and … AS then take effect whole or not at all.
 func (s *Session) createTable(ctx context.Context, st *parser.CreateTable, now time.Time) (*Result, error) {
-	name := tableName(st.Name)
 	if st.Clone != nil {
 		return s.cloneTable(ctx, st)
 	}
+	return s.autocommit(ctx, func() (*Result, error) { return s.createTableTx(ctx, st, now) })
+}
+
+func (s *Session) createTableTx(ctx context.Context, st *parser.CreateTable, now time.Time) (*Result, error) {
+	name := tableName(st.Name)
 	if st.OrReplace && st.IfNotExists {
 		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("create table %s: OR REPLACE and IF NOT EXISTS cannot be combined", name)}
 	}
@@ -107,19 +130,14 @@ func (s *Session) createTable(ctx context.Context, st *parser.CreateTable, now t
 			}
 			fields[i] = arrow.Field{Name: c.Name.Name, Type: t, Nullable: !c.NotNull && !c.PrimaryKey}
 		}
-		if exists {
-			if err := s.lk.DropTable(ctx, name, false); err != nil {
-				return nil, err
-			}
-		}
-		if _, err := s.lk.CreateTable(ctx, name, arrow.NewSchema(fields, nil), opts...); err != nil {
+		if _, err := s.stageCreate(ctx, name, arrow.NewSchema(fields, nil), opts); err != nil {
 			return nil, err
 		}
 		return emptyResult(), nil
 	}
 	// CREATE TABLE … AS: bind the query first, so a bad query creates
-	// nothing. OR REPLACE materializes the rows before dropping, since the
-	// query may read the table it replaces.
+	// nothing. The query may read the table it replaces: its scans hold
+	// the table as it was, whose files stay until the transaction commits.
 	p, err := s.planner(now).Query(ctx, st.AsQuery)
 	if err != nil {
 		return nil, translate(err)
@@ -134,64 +152,68 @@ func (s *Session) createTable(ctx context.Context, st *parser.CreateTable, now t
 	if err != nil {
 		return nil, translate(err)
 	}
-	var rdr array.RecordReader
-	if exists {
-		batches, err := exec.Drain(ctx, op)
-		if err != nil {
-			return nil, translate(err)
-		}
-		defer func() {
-			for _, b := range batches {
-				b.Release()
-			}
-		}()
-		if rdr, err = array.NewRecordReader(schema, retainAll(batches)); err != nil {
-			return nil, err
-		}
-		if err := s.lk.DropTable(ctx, name, false); err != nil {
-			return nil, err
-		}
-	} else {
-		if err := op.Open(ctx); err != nil {
-			op.Close()
-			return nil, translate(err)
-		}
-		rdr = newOpReader(ctx, op, schema)
+	if err := op.Open(ctx); err != nil {
+		op.Close()
+		return nil, translate(err)
 	}
+	rdr := newOpReader(ctx, op, schema)
 	defer rdr.Release()
-	tbl, err := s.lk.CreateTable(ctx, name, schema, opts...)
+	tbl, err := s.stageCreate(ctx, name, schema, opts)
 	if err != nil {
 		return nil, err
 	}
 	n, err := s.appendRows(ctx, tbl, rdr)
 	if err != nil {
-		// the table exists but the rows failed: remove it again, so the
-		// statement has no effect
-		_ = s.lk.DropTable(context.WithoutCancel(ctx), name, true)
 		return nil, err
 	}
 	return countResult(n, Metrics{RowsInserted: n}), nil
 }
 
-func retainAll(bs []arrow.RecordBatch) []arrow.RecordBatch {
-	for _, b := range bs {
-		b.Retain()
+// stageCreate creates (or replaces) a table in the session's open
+// transaction.
+func (s *Session) stageCreate(ctx context.Context, name string, schema *arrow.Schema, opts []TableOption) (*Table, error) {
+	id, err := s.lk.ident(name)
+	if err != nil {
+		return nil, err
 	}
-	return bs
+	cfg := tableConfig{props: iceberg.Properties{}}
+	for _, opt := range opts {
+		if err := opt(&cfg); err != nil {
+			return nil, fmt.Errorf("create table %s: %w", displayName(id), err)
+		}
+	}
+	ischema, spec, props, err := tableSpec(schema, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("create table %s: %w", displayName(id), err)
+	}
+	meta, err := s.lk.newTableMetadata(ctx, id, ischema, spec, props)
+	if err != nil {
+		return nil, err
+	}
+	e, err := s.tx.create(ctx, id, meta)
+	if err != nil {
+		return nil, err
+	}
+	return s.lk.newTable(id, s.tx.table(e), nil), nil
 }
 
 func (s *Session) dropTable(ctx context.Context, st *parser.DropTable) (*Result, error) {
-	for _, n := range st.Names {
-		name := tableName(n)
-		err := s.lk.DropTable(ctx, name, false)
-		if errors.Is(err, ErrTableNotFound) && st.IfExists {
-			continue
+	return s.autocommit(ctx, func() (*Result, error) {
+		for _, n := range st.Names {
+			id, err := s.lk.ident(tableName(n))
+			if err != nil {
+				return nil, err
+			}
+			err = s.tx.drop(ctx, id)
+			if errors.Is(err, ErrTableNotFound) && st.IfExists {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
 		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	return emptyResult(), nil
+		return emptyResult(), nil
+	})
 }
 
 func (s *Session) showTables(ctx context.Context, st *parser.ShowTables) (*Result, error) {
@@ -202,6 +224,19 @@ func (s *Session) showTables(ctx context.Context, st *parser.ShowTables) (*Resul
 	ns := catalog.DefaultNamespace
 	if len(st.From) > 0 {
 		ns = strings.ToLower(st.From.Last().Name)
+	}
+	if s.tx != nil {
+		// the transaction's creates and drops
+		for _, e := range s.tx.order {
+			n := displayName(e.id)
+			i, found := slices.BinarySearch(names, n)
+			switch {
+			case e.meta == nil && found:
+				names = slices.Delete(names, i, i+1)
+			case e.meta != nil && !found:
+				names = slices.Insert(names, i, n)
+			}
+		}
 	}
 	var rows []string
 	for _, n := range names {

@@ -55,12 +55,23 @@ func (s *Session) run(ctx context.Context, stmt parser.Stmt) (*Result, error) {
 	if err == nil && res != nil {
 		res.metrics.SnapshotID = s.lastCommit
 	}
+	if err != nil && s.tx != nil && s.tx.aborted == nil {
+		// As in Postgres, a failed statement aborts the transaction:
+		// what it staged before failing cannot be told apart from the
+		// rest, so only ROLLBACK is left.
+		s.tx.aborted = err
+	}
 	return res, err
 }
 
 func (s *Session) runRetrying(ctx context.Context, stmt parser.Stmt) (*Result, error) {
 	switch stmt.(type) {
 	case *parser.Merge, *parser.Update, *parser.Delete:
+		if s.tx != nil {
+			// inside a transaction nobody else writes what it sees: a
+			// conflict only shows at COMMIT, for the whole transaction
+			return s.runOnce(ctx, stmt)
+		}
 	default:
 		return s.runOnce(ctx, stmt)
 	}

@@ -18,6 +18,20 @@ func (s *Session) createSchema(ctx context.Context, st *parser.CreateSchema) (*R
 	if len(st.Name) > 2 || (len(st.Name) == 2 && identText(st.Name[0]) != "skade") {
 		return nil, &sentinelError{ErrInvalidName, fmt.Errorf("create schema %s: a schema name is one identifier (or skade.name)", st.Name)}
 	}
+	if s.tx != nil {
+		// namespaces are not transactional: inside a transaction only the
+		// no-op form runs
+		exists, err := s.lk.cat.CheckNamespaceExists(ctx, []string{ns})
+		if err != nil {
+			return nil, translate(err)
+		}
+		if exists && st.IfNotExists {
+			return emptyResult(), nil
+		}
+		if err := s.notInTx("CREATE SCHEMA"); err != nil {
+			return nil, err
+		}
+	}
 	err := s.lk.cat.CreateNamespace(ctx, []string{ns}, nil)
 	if errors.Is(err, icecatalog.ErrNamespaceAlreadyExists) {
 		if st.IfNotExists {
@@ -37,6 +51,9 @@ func (s *Session) dropSchema(ctx context.Context, st *parser.DropSchema) (*Resul
 	ns := identText(st.Name.Last())
 	if st.Cascade {
 		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("drop schema %s: CASCADE is not supported; drop its tables first", ns)}
+	}
+	if err := s.notInTx("DROP SCHEMA"); err != nil {
+		return nil, err
 	}
 	err := s.lk.cat.DropNamespace(ctx, []string{ns})
 	if errors.Is(err, icecatalog.ErrNoSuchNamespace) && st.IfExists {
