@@ -7,6 +7,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/skadedb/skade/scan"
 )
 
 // ReaderSource turns an array.RecordReader into an Operator: registered
@@ -18,6 +20,9 @@ type ReaderSource struct {
 	open    func(ctx context.Context) (array.RecordReader, error)
 	rdr     array.RecordReader
 	metrics Metrics
+	// filesDone is how many of rdr's files (a scan.FileCounter's) have
+	// been reported to the statement's Progress.
+	filesDone int
 }
 
 var _ Operator = (*ReaderSource)(nil)
@@ -44,7 +49,24 @@ func (r *ReaderSource) Open(ctx context.Context) error {
 		return err
 	}
 	r.rdr = rdr
+	r.filesDone = 0
+	if fc, ok := rdr.(scan.FileCounter); ok {
+		_, total := fc.Files()
+		ProgressFrom(ctx).Planned(int64(total))
+	}
 	return nil
+}
+
+// progress reports the rows of a batch read and the files finished.
+func (r *ReaderSource) progress(ctx context.Context, rows int64) {
+	p := ProgressFrom(ctx)
+	p.AddRows(rows)
+	if fc, ok := r.rdr.(scan.FileCounter); ok {
+		done, _ := fc.Files()
+		for ; r.filesDone < done; r.filesDone++ {
+			p.FileDone()
+		}
+	}
 }
 
 func (r *ReaderSource) Next(ctx context.Context) (arrow.RecordBatch, error) {
@@ -56,6 +78,9 @@ func (r *ReaderSource) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		if r.rdr == nil || !r.rdr.Next() {
 			if r.rdr != nil && r.rdr.Err() != nil {
 				return nil, fmt.Errorf("%s: %w", r.name, r.rdr.Err())
+			}
+			if r.rdr != nil {
+				r.progress(ctx, 0)
 			}
 			r.metrics.Add(nil, start)
 			return nil, EOF
@@ -69,6 +94,7 @@ func (r *ReaderSource) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		}
 		b.Retain()
 		r.metrics.Add(b, start)
+		r.progress(ctx, b.NumRows())
 		return b, nil
 	}
 }

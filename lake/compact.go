@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table/compaction"
 
 	"github.com/skadedb/skade/catalog"
+	"github.com/skadedb/skade/exec"
 )
 
 // CompactOptions configures Compact. The zero value uses the table's
@@ -85,6 +86,7 @@ func (t *Table) Compact(ctx context.Context, opts CompactOptions) (*Table, Compa
 	}
 	var groups []table.CompactionTaskGroup
 	rewritten := map[string]struct{}{}
+	reads := map[string]int64{} // the files to rewrite and their rows, for Progress
 	for _, g := range plan.Groups {
 		// A lone small file with no deletes would be rewritten into the same
 		// file again: skip it, so that compacting twice is a no-op.
@@ -94,6 +96,7 @@ func (t *Table) Compact(ctx context.Context, opts CompactOptions) (*Table, Compa
 		groups = append(groups, table.CompactionTaskGroup{PartitionKey: g.PartitionKey, Tasks: g.Tasks, TotalSizeBytes: g.TotalSizeBytes})
 		for _, task := range g.Tasks {
 			rewritten[task.File.FilePath()] = struct{}{}
+			reads[task.File.FilePath()] = task.File.Count()
 		}
 	}
 	fsys, err := t.tbl.FS(ctx)
@@ -113,7 +116,7 @@ func (t *Table) Compact(ctx context.Context, opts CompactOptions) (*Table, Compa
 		}
 		// No data file to rewrite, only delete files that apply to nothing.
 		props := iceberg.Properties{"skade.operation": "compact"}
-		out, err := t.commitCompaction(ctx, func(txn *table.Transaction) error {
+		out, err := t.commitCompaction(ctx, nil /* reads */, func(txn *table.Transaction) error {
 			return txn.ReplaceFiles(ctx, nil, nil, dead, props)
 		})
 		if err != nil {
@@ -124,7 +127,7 @@ func (t *Table) Compact(ctx context.Context, opts CompactOptions) (*Table, Compa
 	}
 
 	props := iceberg.Properties{"skade.operation": "compact"}
-	out, err := t.commitCompaction(ctx, func(txn *table.Transaction) error {
+	out, err := t.commitCompaction(ctx, reads, func(txn *table.Transaction) error {
 		r, err := txn.RewriteDataFiles(ctx, groups, table.RewriteDataFilesOptions{
 			SnapshotProps:            props,
 			ExtraDeleteFilesToRemove: dead,
@@ -156,11 +159,15 @@ func (t *Table) Compact(ctx context.Context, opts CompactOptions) (*Table, Compa
 // delete the first snapshot's. The commit asserts the planned snapshot is
 // still the head, so a successful commit had no retried attempt and left
 // no strays; a failed one removes everything it wrote.
-func (t *Table) commitCompaction(ctx context.Context, stage func(*table.Transaction) error) (*Table, error) {
+//
+// The data files in reads (path to row count) are reported to ctx's
+// Progress as iceberg-go reads them.
+func (t *Table) commitCompaction(ctx context.Context, reads map[string]int64, stage func(*table.Transaction) error) (*Table, error) {
 	const op = "compact"
 	tracker := catalog.NewTracker(t.lk.cat.FS())
+	fsys := newProgressIO(idempotentRemove{tracker}, exec.ProgressFrom(ctx), reads)
 	staged := table.New(t.tbl.Identifier(), t.tbl.Metadata(), t.tbl.MetadataLocation(),
-		func(context.Context) (iceio.IO, error) { return idempotentRemove{tracker}, nil }, t.lk.cat)
+		func(context.Context) (iceio.IO, error) { return fsys, nil }, t.lk.cat)
 	txn := staged.NewTransaction()
 	if err := txn.AssertRefSnapshotID(table.MainBranch); err != nil {
 		return nil, translate(fmt.Errorf("%s %s: %w", op, t.Name(), err))

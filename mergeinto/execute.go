@@ -249,6 +249,8 @@ func (m *merger) scanTarget(ctx context.Context) error {
 		ropts = append(ropts, table.WithSelectedFields(names...))
 	}
 	m.readScan = m.spec.Target.Scan(ropts...)
+	prog := exec.ProgressFrom(ctx)
+	prog.Planned(int64(len(tasks)))
 	for _, task := range tasks {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -256,6 +258,7 @@ func (m *merger) scanTarget(ctx context.Context) error {
 		if err := m.mergeFile(ctx, task); err != nil {
 			return err
 		}
+		prog.FileDone()
 		// INVARIANT: at most two rewrites are being written at once: the
 		// file just read and the one before it, still compressing.
 		if err := m.settle(1); err != nil {
@@ -292,6 +295,8 @@ func (m *merger) readFile(ctx context.Context, task table.FileScanTask, fn func(
 		if err != nil {
 			return fmt.Errorf("merge into %s: reading data file %s: %w", m.p.name, m.relPath(task.File.FilePath()), err)
 		}
+		// A file re-read (a rewrite's replayed prefix) counts its rows again.
+		exec.ProgressFrom(ctx).AddRows(b.NumRows())
 		tb, err := m.conform(ctx, b)
 		if err != nil {
 			return err

@@ -292,6 +292,15 @@ func (c *csvReader) Err() error            { return c.err }
 
 func (c *csvReader) RecordBatch() arrow.RecordBatch { return c.cur }
 
+// Files reports whether the file has been read to its end, for progress
+// bars (FileCounter).
+func (c *csvReader) Files() (done, total int) {
+	if c.eof && len(c.pending) == 0 {
+		return 1, 1
+	}
+	return 0, 1
+}
+
 // Record is RecordBatch under its deprecated name.
 func (c *csvReader) Record() arrow.RecordBatch { return c.cur }
 

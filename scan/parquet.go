@@ -87,6 +87,15 @@ func (p *parquetReader) Err() error            { return p.err }
 
 func (p *parquetReader) RecordBatch() arrow.RecordBatch { return p.cur }
 
+// Files reports how many of the matched files have been read to their
+// end, for progress bars (FileCounter).
+func (p *parquetReader) Files() (done, total int) {
+	if p.rr == nil {
+		return len(p.paths), len(p.paths)
+	}
+	return p.idx, len(p.paths)
+}
+
 // Record is RecordBatch under its deprecated name.
 func (p *parquetReader) Record() arrow.RecordBatch { return p.cur }
 

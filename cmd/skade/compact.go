@@ -30,7 +30,9 @@ func init() {
 				return err
 			}
 			defer lk.Close()
-			out, res, err := tbl.Compact(ctx, lake.CompactOptions{TargetFileSizeBytes: targetMiB << 20})
+			bar := e.terminalProgress()
+			out, res, err := tbl.Compact(bar.context(ctx), lake.CompactOptions{TargetFileSizeBytes: targetMiB << 20})
+			bar.stop()
 			if err != nil {
 				return err
 			}

@@ -82,12 +82,10 @@ func runImport(ctx context.Context, e *env, args []string, partitionBy string) e
 		}
 		created = true
 	}
-	counted := &countingReader{RecordReader: rdr}
-	if isTerminal(e.stdout) && isTerminal(e.stderr) {
-		counted.bar = startProgress(e.stderr)
-	}
+	bar := e.terminalProgress()
+	counted := newCountingReader(rdr, bar.progress())
 	out, err := tbl.Append(ctx, counted)
-	counted.bar.stop()
+	bar.stop()
 	if err != nil {
 		if created {
 			// Leave no empty table behind from a failed first import.
@@ -136,19 +134,36 @@ func splitTopLevel(s string) []string {
 	return append(out, strings.TrimSpace(s[start:]))
 }
 
-// countingReader counts the rows read through it, for the message and
-// the progress bar (nil when the output is not a terminal).
+// countingReader counts the rows read through it, for the message, and
+// reports them, with the files of a scan.FileCounter (the CSV and Parquet
+// readers) finished, into p (nil when no progress bar shows).
 type countingReader struct {
 	array.RecordReader
 	rows int64
-	bar  *progressBar
+	p    *lake.Progress
+	done int // files reported done
+}
+
+func newCountingReader(rdr array.RecordReader, p *lake.Progress) *countingReader {
+	if fc, ok := rdr.(scan.FileCounter); ok {
+		_, total := fc.Files()
+		p.Planned(int64(total))
+	}
+	return &countingReader{RecordReader: rdr, p: p}
 }
 
 func (c *countingReader) Next() bool {
-	if !c.RecordReader.Next() {
-		return false
+	more := c.RecordReader.Next()
+	if more {
+		n := c.RecordReader.RecordBatch().NumRows()
+		c.rows += n
+		c.p.AddRows(n)
 	}
-	c.rows += c.RecordReader.RecordBatch().NumRows()
-	c.bar.rows(c.rows)
-	return true
+	if fc, ok := c.RecordReader.(scan.FileCounter); ok {
+		done, _ := fc.Files()
+		for ; c.done < done; c.done++ {
+			c.p.FileDone()
+		}
+	}
+	return more
 }

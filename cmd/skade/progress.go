@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -16,15 +17,20 @@ import (
 const progressDelay = time.Second
 
 // progressBar draws a statement's progress on stderr (a terminal) once it
-// has run for progressDelay: the files read of those planned, when the
-// engine says, and the rows so far. A nil *progressBar does nothing.
+// has run for progressDelay: the data files done of those planned, as a
+// bar, the rows read, and the time so far. The engine reports into the
+// bar's counter through the statement's context (see context). A nil
+// *progressBar does nothing, so that callers need not ask whether the
+// output is a terminal.
 type progressBar struct {
 	w     io.Writer
 	width int
 	start time.Time
 
+	counter lake.Progress
+	// nrows is the result rows the shell has read: what a query with no
+	// table scan (SELECT ... FROM range(...)) can show.
 	nrows atomic.Int64
-	res   atomic.Pointer[lake.Result]
 
 	mu     sync.Mutex
 	drawn  bool
@@ -42,10 +48,25 @@ func (sh *shell) startProgress() *progressBar {
 
 // startProgress starts a bar on w; stop it when the work ends.
 func startProgress(w io.Writer) *progressBar {
-	p := &progressBar{w: w, width: terminalWidth(w), start: time.Now(), quit: make(chan struct{})}
+	p := newProgressBar(w)
 	p.wg.Add(1)
 	go p.loop()
 	return p
+}
+
+// newProgressBar returns a bar that draws only when asked (draw); the
+// tests use it without the ticker.
+func newProgressBar(w io.Writer) *progressBar {
+	return &progressBar{w: w, width: terminalWidth(w), start: time.Now(), quit: make(chan struct{})}
+}
+
+// terminalProgress starts a bar on e.stderr when the command's output is
+// a terminal, else returns nil: the subcommands' bar.
+func (e *env) terminalProgress() *progressBar {
+	if isTerminal(e.stdout) && isTerminal(e.stderr) {
+		return startProgress(e.stderr)
+	}
+	return nil
 }
 
 func (p *progressBar) loop() {
@@ -64,11 +85,22 @@ func (p *progressBar) loop() {
 	}
 }
 
-// watch gives the bar the running result to ask for engine progress.
-func (p *progressBar) watch(res *lake.Result) {
-	if p != nil {
-		p.res.Store(res)
+// context returns ctx carrying the bar's counter, for the statement (or
+// compaction) whose progress the bar shows.
+func (p *progressBar) context(ctx context.Context) context.Context {
+	if p == nil {
+		return ctx
 	}
+	return lake.WithProgress(ctx, &p.counter)
+}
+
+// progress is the counter the engine reports into; nil for a nil bar
+// (lake.Progress's methods accept a nil receiver).
+func (p *progressBar) progress() *lake.Progress {
+	if p == nil {
+		return nil
+	}
+	return &p.counter
 }
 
 // rows records how many result rows the shell has read.
@@ -86,12 +118,7 @@ func (p *progressBar) draw() {
 	if p.closed {
 		return
 	}
-	var pr engineProgress
-	if res := p.res.Load(); res != nil {
-		pr = progressOf(res)
-	}
-	pr.rows = max(pr.rows, p.nrows.Load())
-	s := progressText(time.Since(p.start), pr)
+	s := progressText(time.Since(p.start), p.snapshot())
 	if p.width > 0 && len([]rune(s)) > p.width {
 		s = string([]rune(s)[:p.width])
 	}
@@ -99,23 +126,37 @@ func (p *progressBar) draw() {
 	p.drawn = true
 }
 
-// progressText is the bar's line: a bar when the files done of the total
-// are known, else a spinner; then what is known of files and rows.
+// snapshot reads the counters. FilesDone is read before FilesTotal: a
+// file is planned before it is done, so done never exceeds total.
+func (p *progressBar) snapshot() engineProgress {
+	done := p.counter.FilesDone.Load()
+	total := p.counter.FilesTotal.Load()
+	return engineProgress{
+		filesDone:  min(done, total),
+		filesTotal: total,
+		rows:       max(p.counter.Rows.Load(), p.nrows.Load()),
+	}
+}
+
+// engineProgress is what the bar knows of a running statement.
+type engineProgress struct {
+	filesDone, filesTotal, rows int64
+}
+
+// progressText is the bar's line: a bar of the files done when files are
+// planned, else a spinner; then the files, the rows and the time so far.
 func progressText(elapsed time.Duration, pr engineProgress) string {
 	var parts []string
 	if pr.filesTotal > 0 {
 		const n = 20
-		k := min(n, int(float64(pr.filesDone)/float64(pr.filesTotal)*n))
+		k := int(pr.filesDone * n / pr.filesTotal)
 		parts = append(parts, "["+strings.Repeat("█", k)+strings.Repeat("░", n-k)+"]", fmt.Sprintf("%d/%d files", pr.filesDone, pr.filesTotal))
 	} else {
 		parts = append(parts, spinner[int(elapsed/(100*time.Millisecond))%len(spinner)])
-		if pr.files > 0 {
-			parts = append(parts, plural(pr.files, "file", "files"))
-		}
 	}
 	if pr.rows > 0 {
 		parts = append(parts, humanCount(pr.rows)+" rows")
-	} else if pr.files == 0 && pr.filesTotal == 0 {
+	} else if pr.filesTotal == 0 {
 		parts = append(parts, "running")
 	}
 	parts = append(parts, formatElapsed(elapsed.Truncate(100*time.Millisecond)), "Ctrl-C cancels")
@@ -166,18 +207,4 @@ func humanCount(n int64) string {
 		return fmt.Sprintf("%.3gk", float64(n)/1e3)
 	}
 	return fmt.Sprint(n)
-}
-
-// engineProgress is what the engine tells about a running statement.
-type engineProgress struct {
-	filesDone, filesTotal, files, rows int64
-}
-
-// progressOf asks the result for its scans' progress. The engine counts
-// the files a scan planned and the rows it produced, not the files it has
-// finished, so the bar cannot show a fraction yet: filesDone and
-// filesTotal stay 0 and the bar spins.
-func progressOf(res *lake.Result) engineProgress {
-	p := res.Progress()
-	return engineProgress{files: p.FilesPlanned, rows: p.RowsScanned}
 }

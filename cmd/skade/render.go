@@ -45,15 +45,21 @@ func newRenderer(mode string, w io.Writer, o renderOptions) renderer {
 	return &tableRenderer{w: w, o: o}
 }
 
-// formatElapsed prints a duration with three significant digits.
+// formatElapsed prints a duration with three significant digits, and
+// from 100 s on in minutes and seconds.
 func formatElapsed(d time.Duration) string {
 	switch {
 	case d < time.Millisecond:
 		return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
-	case d < time.Second:
+	case d < 999500*time.Microsecond: // 999.5 ms would print as 1e+03 ms
+
 		return fmt.Sprintf("%.3g ms", float64(d)/float64(time.Millisecond))
+	case d < 100*time.Second:
+		return fmt.Sprintf("%.3g s", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", d/time.Minute, d%time.Minute/time.Second)
 	}
-	return fmt.Sprintf("%.3g s", d.Seconds())
+	return fmt.Sprintf("%dh%02dm%02ds", d/time.Hour, d%time.Hour/time.Minute, d%time.Minute/time.Second)
 }
 
 func plural(n int64, one, many string) string {

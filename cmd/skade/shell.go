@@ -100,6 +100,7 @@ func (sh *shell) statement(text string, line int) error {
 	}
 	defer done()
 	bar := sh.startProgress()
+	ctx = bar.context(ctx)
 	start := time.Now()
 	res, err := sh.sess.SQL(ctx, text)
 	if err != nil {
@@ -116,7 +117,6 @@ func (sh *shell) statement(text string, line int) error {
 			fmt.Fprintln(sh.out, statementTag(stmt))
 		}
 	} else {
-		bar.watch(res)
 		err = sh.render(ctx, res, bar, start)
 	}
 	if err != nil {

@@ -1,0 +1,14 @@
+package scan
+
+// FileCounter is a reader over files that tells how far it has got: how
+// many of its files it has read to their end, of how many. The readers
+// OpenCSV and OpenParquet return implement it, so that whoever drains
+// them (read_csv, COPY FROM, import) can drive a progress bar.
+type FileCounter interface {
+	Files() (done, total int)
+}
+
+var (
+	_ FileCounter = (*csvReader)(nil)
+	_ FileCounter = (*parquetReader)(nil)
+)
