@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/mergeinto"
 	"github.com/skadedb/skade/parser"
 	"github.com/skadedb/skade/plan"
 )
@@ -278,11 +280,14 @@ func (s *Session) update(ctx context.Context, st *parser.Update, now time.Time) 
 	return s.rewrite(ctx, st.Table, alias, st.Where, st.Set, nil, st.Returning, now, true)
 }
 
-// rewrite runs DELETE (update false) or UPDATE copy-on-write: the files
-// that may hold matching rows (after pruning) are read once to count the
-// matches; files without any stay; files whose every row a DELETE
-// removes are dropped; the others are rewritten. One overwrite snapshot
-// commits it all, asserting the snapshot it read. Nothing matched commits
+// rewrite runs DELETE (update false) or UPDATE. Copy-on-write (the
+// default): the files that may hold matching rows (after pruning) are
+// read once, with their deletes applied, to count the matches; files
+// without any stay; files whose every row a DELETE removes are dropped;
+// the others are rewritten. One overwrite snapshot commits it all,
+// removing the position deletes and deletion vectors of the removed files,
+// and asserting the snapshot it read. Merge-on-read (write.delete.mode,
+// write.update.mode): see session_dml_mor.go. Nothing matched commits
 // nothing.
 func (s *Session) rewrite(ctx context.Context, tn *parser.TableName, alias parser.Ident, where parser.Expr, set []*parser.SetClause, using []parser.TableExpr, returning []*parser.SelectItem, now time.Time, update bool) (*Result, error) {
 	res, _, err := s.rewriteOrExplain(ctx, tn, alias, where, set, using, returning, now, update, false)
@@ -336,10 +341,15 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 	sc := tbl.tbl.Scan(sopts...)
 	tasks, err := sc.PlanFiles(ctx)
 	sc.Close()
+	if err == nil && rw.Pushed != nil {
+		// The filter may have pruned equality deletes a rewritten file needs.
+		tasks, err = mergeinto.CompleteDeletes(ctx, tbl.tbl, tbl.snap, []table.ScanOption{table.WithSnapshotID(tbl.snap.SnapshotID)}, tasks)
+	}
 	if err != nil {
 		return nil, "", translate(fmt.Errorf("%s %s: %w", op, tbl.Name(), err))
 	}
-	// run evaluates the rewrite over one file.
+	// run evaluates the rewrite over one file, with the file's deletes
+	// applied.
 	run := func(task table.FileScanTask) (exec.Operator, error) {
 		// read the whole file: the pushed filter prunes files, never rows
 		task.Residual = nil
@@ -349,18 +359,45 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 		}
 		return rw.Operator(in)
 	}
+	target := writeSchema(tbl, readSchema)
+	// Merge-on-read, unless statistics prove that a DELETE empties every
+	// candidate file: dropping them is cheaper than deleting each row and
+	// rewrites nothing either.
+	mor := mergeOnRead(tbl, update)
+	if mor && !update && ret == nil && len(tasks) > 0 && !slices.ContainsFunc(tasks, func(t table.FileScanTask) bool { return !rw.AllMatch(t.File) }) {
+		mor = false
+	}
+	if mor {
+		total := exec.SnapshotDataFiles(tbl.tbl, tbl.snap.SnapshotID)
+		if explain {
+			return nil, morExplain(op, tbl, rw, total, len(tasks)), nil
+		}
+		o, err := s.rewriteMergeOnRead(ctx, tbl, op, tasks, run, target, update, ret != nil)
+		if err != nil {
+			return nil, "", err
+		}
+		m := Metrics{RowsDeleted: o.matched}
+		if update {
+			m = Metrics{RowsUpdated: o.matched}
+		}
+		summary := morSummary(op, tbl.Name(), o, total, len(tasks))
+		if ret != nil {
+			r, err := returningResult(ctx, ret, o.returned, m)
+			return r, summary, err
+		}
+		return countResult(o.matched, m), summary, nil
+	}
 	var removed []iceberg.DataFile
+	var removedTasks []table.FileScanTask
 	var rewrites []table.FileScanTask
 	var matched int64
 	var dropped, toRead int
 	for _, task := range tasks {
-		if len(task.DeleteFiles)+len(task.EqualityDeleteFiles)+len(task.DeletionVectorFiles) > 0 {
-			return nil, "", &sentinelError{ErrNotImplemented, fmt.Errorf("%s %s: data file %s has delete files (merge-on-read), which this statement cannot rewrite yet; compact the table first (ALTER TABLE %s EXECUTE compact), then retry", op, tbl.Name(), task.File.FilePath(), tbl.Name())}
-		}
 		if !update && ret == nil && rw.AllMatch(task.File) {
 			// statistics prove every row matches: drop the file unread
 			matched += task.File.Count()
 			removed = append(removed, task.File)
+			removedTasks = append(removedTasks, task)
 			dropped++
 			continue
 		}
@@ -381,6 +418,7 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 		}
 		matched += m
 		removed = append(removed, task.File)
+		removedTasks = append(removedTasks, task)
 		if ret != nil {
 			o, err := run(task)
 			if err != nil {
@@ -418,7 +456,6 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 		}
 		return countResult(0, Metrics{}), "", nil
 	}
-	target := writeSchema(tbl, readSchema)
 	addedN := 0
 	err = s.write(ctx, tbl, op, true, func(txn *table.Transaction) error {
 		staged, err := txn.StagedTable()
@@ -443,6 +480,11 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 				}
 				added = append(added, df)
 			}
+		}
+		// The removed files' position deletes and deletion vectors die
+		// with them.
+		if dead := mergeinto.DeadDeleteFiles(removedTasks); len(dead) > 0 {
+			return txn.ReplaceFiles(ctx, removed, added, dead, nil)
 		}
 		return txn.ReplaceDataFilesWithDataFiles(ctx, removed, added, nil)
 	})

@@ -45,7 +45,7 @@ var _ fileSink = (*fileRewrite)(nil)
 func (m *merger) mergeFile(ctx context.Context, task table.FileScanTask) error {
 	var fr fileSink = &fileRewrite{m: m, task: task}
 	if m.mor {
-		fr = &morSink{m: m, task: task}
+		fr = &morSink{m: m, fd: m.pd.File(task)}
 	}
 	defer fr.releaseBuffer()
 	var pos int64
@@ -183,6 +183,7 @@ func (f *fileRewrite) finish() error {
 	}
 	mt := &f.m.res.Metrics
 	f.m.removed = append(f.m.removed, f.task.File)
+	f.m.removedTasks = append(f.m.removedTasks, f.task)
 	mt.FilesRemoved++
 	mt.RowsCopied += f.copied
 	if f.w == nil {

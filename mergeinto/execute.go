@@ -96,13 +96,14 @@ type merger struct {
 	pending  []*fileRewrite // rewrites read but still being written
 	removed  []iceberg.DataFile
 	added    []iceberg.DataFile
+	// removedTasks are the scan tasks of removed, whose delete files may
+	// die with them.
+	removedTasks []table.FileScanTask
 
 	// Merge-on-read (mor.go): set when the statement runs in that mode.
-	mor            bool
-	morWriter      *fileWriter        // updated rows of every file
-	posDeletes     []filePositions    // per changed data file
-	posDeleteFiles []string           // written, for abort
-	posDeleteAdded []iceberg.DataFile // to stage
+	mor       bool
+	morWriter *fileWriter      // updated rows of every file
+	pd        *PositionDeletes // the changed rows' deletes
 }
 
 func (m *merger) close() {
@@ -125,15 +126,17 @@ func (m *merger) abort() error {
 			paths = append(paths, df.FilePath())
 		}
 	}
-	paths = append(paths, m.posDeleteFiles...)
+	var errs []error
+	if m.pd != nil {
+		errs = append(errs, m.pd.Abort())
+	}
 	if len(paths) == 0 {
-		return nil
+		return errors.Join(errs...)
 	}
 	fsys, err := m.spec.Target.FS(context.Background())
 	if err != nil {
-		return fmt.Errorf("merge into %s: removing the files it wrote: %w", m.p.name, err)
+		return errors.Join(append(errs, fmt.Errorf("merge into %s: removing the files it wrote: %w", m.p.name, err))...)
 	}
-	var errs []error
 	for _, p := range paths {
 		if err := fsys.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("merge into %s: removing the file it wrote: %w", m.p.name, err))
@@ -230,7 +233,9 @@ func (m *merger) scanTarget(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("merge into %s: planning the target files: %w", m.p.name, err)
 	}
-	m.mor = m.useMergeOnRead(tasks)
+	if m.mor = m.spec.Mode == MergeOnRead; m.mor {
+		m.pd = NewPositionDeletes(m.spec.Target, m.snapshotOpts(), "merge into "+m.p.name, m.opts.Mem)
+	}
 	mt.FilesScanned = int64(len(tasks))
 	if total >= int64(len(tasks)) {
 		mt.FilesSkipped = total - int64(len(tasks))
@@ -352,7 +357,7 @@ func (m *merger) relPath(path string) string {
 func (m *merger) stage(ctx context.Context, txn *table.Transaction) error {
 	start := time.Now()
 	defer func() { m.res.Metrics.StageTime = time.Since(start) }()
-	if len(m.removed) == 0 && len(m.added) == 0 && len(m.posDeleteAdded) == 0 {
+	if len(m.removed) == 0 && len(m.added) == 0 && (m.pd == nil || m.pd.Empty()) {
 		return nil
 	}
 	staged, err := txn.StagedTable()
@@ -378,13 +383,20 @@ func (m *merger) stage(ctx context.Context, txn *table.Transaction) error {
 	}
 	if m.mor {
 		// INVARIANT: merge-on-read removes no data file.
-		if err := m.stageRowDelta(ctx, txn, props); err != nil {
+		if err := m.pd.Stage(ctx, txn, props, m.added); err != nil {
 			return err
 		}
 		m.res.Staged = true
 		return nil
 	}
-	if err := txn.ReplaceDataFilesWithDataFiles(ctx, m.removed, m.added, props); err != nil {
+	// Position deletes and deletion vectors of the removed files die with
+	// them.
+	if dead := DeadDeleteFiles(m.removedTasks); len(dead) > 0 {
+		err = txn.ReplaceFiles(ctx, m.removed, m.added, dead, props)
+	} else {
+		err = txn.ReplaceDataFilesWithDataFiles(ctx, m.removed, m.added, props)
+	}
+	if err != nil {
 		return fmt.Errorf("merge into %s: staging the snapshot: %w", m.p.name, err)
 	}
 	m.res.Staged = true
@@ -392,19 +404,27 @@ func (m *merger) stage(ctx context.Context, txn *table.Transaction) error {
 }
 
 // completeDeletes gives each task planned under the early filter every
-// equality delete file that applies to its data file. iceberg-go prunes
-// delete files by the scan filter too (an equality delete whose keys the
-// filter rules out cannot hide a row the filter keeps), which is right for
-// a filtered read but not here: a changed file is read whole and
-// rewritten, and a row hidden by a pruned delete would come back.
+// delete file that applies to its data file (CompleteDeletes).
 func (m *merger) completeDeletes(ctx context.Context, tasks []table.FileScanTask) ([]table.FileScanTask, error) {
-	if len(tasks) == 0 || m.spec.Snapshot == nil {
+	return CompleteDeletes(ctx, m.spec.Target, m.spec.Snapshot, m.snapshotOpts(), tasks)
+}
+
+// CompleteDeletes gives each task planned under a row filter every
+// equality delete file that applies to its data file, by planning snap
+// again without the filter (with scanOpts). iceberg-go prunes delete
+// files by the scan filter too (an equality delete whose keys the filter
+// rules out cannot hide a row the filter keeps), which is right for a
+// filtered read but not for a write: a changed file is read whole and
+// rewritten, or its live rows are counted for position deletes, and a row
+// hidden by a pruned delete would come back.
+func CompleteDeletes(ctx context.Context, tbl *table.Table, snap *table.Snapshot, scanOpts []table.ScanOption, tasks []table.FileScanTask) ([]table.FileScanTask, error) {
+	if len(tasks) == 0 || snap == nil {
 		return tasks, nil
 	}
-	if n, ok := m.spec.Snapshot.Summary.Properties["total-equality-deletes"]; ok && n == "0" {
+	if n, ok := snap.Summary.Properties["total-equality-deletes"]; ok && n == "0" {
 		return tasks, nil
 	}
-	scan := m.spec.Target.Scan(m.snapshotOpts()...)
+	scan := tbl.Scan(scanOpts...)
 	all, err := scan.PlanFiles(ctx)
 	scan.Close()
 	if err != nil {
@@ -417,7 +437,7 @@ func (m *merger) completeDeletes(ctx context.Context, tasks []table.FileScanTask
 	for i, t := range tasks {
 		full, ok := byPath[t.File.FilePath()]
 		if !ok {
-			return nil, fmt.Errorf("data file %s is planned under the filter but not without it (broken invariant)", m.relPath(t.File.FilePath()))
+			return nil, fmt.Errorf("data file %s is planned under the filter but not without it (broken invariant)", relPath(tbl, t.File.FilePath()))
 		}
 		tasks[i].DeleteFiles = full.DeleteFiles
 		tasks[i].EqualityDeleteFiles = full.EqualityDeleteFiles

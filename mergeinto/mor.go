@@ -4,15 +4,18 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"slices"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -20,6 +23,7 @@ import (
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/table/dv"
 )
 
 // Merge-on-read: a changed target row is not rewritten with its file; a
@@ -27,36 +31,412 @@ import (
 // (an UPDATE) goes to a new data file with the inserts. Nothing is
 // rewritten; the statement stages one row delta.
 //
+// PositionDeletes is the part SQL UPDATE and DELETE share with MERGE: the
+// caller reads each candidate file with its deletes applied and reports
+// the live rows it changes; PositionDeletes maps them to physical
+// positions, writes them (position delete files on format version 2,
+// deletion vectors on version 3) and stages the row delta.
+//
 // INVARIANT: position deletes name physical row positions in the data
-// file. The target is read with its deletes applied, so applyBatch's
-// positions count live rows; morSink maps them back through the file's
-// existing position deletes. Equality deletes cannot be mapped that way
-// (which rows they hid depends on sequence numbers and values), so a
-// statement whose candidate files carry equality deletes or deletion
-// vectors runs as copy-on-write instead (useMergeOnRead).
+// file. The target is read with its deletes applied, so the caller's
+// positions count live rows; FileDeletes.Add maps them back through every
+// delete that already hides rows of the file: position delete files,
+// a deletion vector, and equality deletes (see equalityDeleted).
+//
+// INVARIANT: on a version 3 table a data file carries at most one
+// deletion vector. A new one holds the file's earlier deletion vector and
+// position deletes too, and the row delta removes the vector it replaces
+// (iceberg-go's readers ignore position delete files once a vector
+// applies, as the spec says).
 
-// useMergeOnRead decides the statement's write mode from its candidates.
-func (m *merger) useMergeOnRead(tasks []table.FileScanTask) bool {
-	if m.spec.Mode != MergeOnRead {
-		return false
+// PositionDeletes collects one statement's merge-on-read deletes.
+type PositionDeletes struct {
+	tbl   *table.Table // the target, through the transaction's IO
+	what  string       // "merge into main.t", for errors
+	mem   memory.Allocator
+	scan  []table.ScanOption
+	useDV bool
+
+	files      []*FileDeletes
+	written    []string           // paths written, for Abort
+	added      []iceberg.DataFile // delete files to stage
+	superseded []iceberg.DataFile // deletion vectors the new ones replace
+	bytes      int64
+}
+
+// NewPositionDeletes starts collecting deletes against tbl, which the
+// caller's scans read with scanOpts (the snapshot). what prefixes errors
+// ("update main.t"). On a format version 3 table it writes deletion
+// vectors.
+func NewPositionDeletes(tbl *table.Table, scanOpts []table.ScanOption, what string, mem memory.Allocator) *PositionDeletes {
+	if mem == nil {
+		mem = memory.DefaultAllocator
 	}
-	for _, t := range tasks {
-		if len(t.EqualityDeleteFiles) > 0 || len(t.DeletionVectorFiles) > 0 {
+	return &PositionDeletes{tbl: tbl, what: what, mem: mem, scan: scanOpts, useDV: tbl.Metadata().Version() >= 3}
+}
+
+// DeletionVectors reports whether the deletes are written as deletion
+// vectors (format version 3) rather than position delete files.
+func (d *PositionDeletes) DeletionVectors() bool { return d.useDV }
+
+// File starts the deletes of one data file. Call it once per file.
+func (d *PositionDeletes) File(task table.FileScanTask) *FileDeletes {
+	f := &FileDeletes{d: d, task: task}
+	d.files = append(d.files, f)
+	return f
+}
+
+// FileDeletes is the merge-on-read state of one data file.
+type FileDeletes struct {
+	d       *PositionDeletes
+	task    table.FileScanTask
+	loaded  bool
+	deleted []int64 // physical positions already deleted by anything, ascending
+	prior   []int64 // those hidden by position deletes or a deletion vector
+	j       int     // deleted[:j] lie before the last mapped position
+	pos     []int64 // physical positions to delete, ascending
+}
+
+// Add records live rows of the file (their positions among the rows the
+// file yields with its deletes applied) as deleted. Calls must come in
+// ascending position order.
+func (f *FileDeletes) Add(ctx context.Context, live []int64) error {
+	if len(live) == 0 {
+		return nil
+	}
+	if !f.loaded {
+		if err := f.load(ctx); err != nil {
+			return err
+		}
+	}
+	for _, l := range live {
+		// The physical position p of the l-th live row is l plus the
+		// number of deleted positions at or before p.
+		p := l + int64(f.j)
+		for f.j < len(f.deleted) && f.deleted[f.j] <= p {
+			f.j++
+			p = l + int64(f.j)
+		}
+		if n := len(f.pos); n > 0 && f.pos[n-1] >= p {
+			return fmt.Errorf("%s: positions in data file %s are not ascending (broken invariant)", f.d.what, f.d.relPath(f.task.File.FilePath()))
+		}
+		f.pos = append(f.pos, p)
+	}
+	return nil
+}
+
+// Rows is how many rows of the file Add deleted.
+func (f *FileDeletes) Rows() int64 { return int64(len(f.pos)) }
+
+// load reads which physical rows of the file are already deleted.
+func (f *FileDeletes) load(ctx context.Context) error {
+	f.loaded = true
+	d := f.d
+	if len(f.task.DeleteFiles)+len(f.task.DeletionVectorFiles)+len(f.task.EqualityDeleteFiles) == 0 {
+		return nil
+	}
+	fsys, err := d.tbl.FS(ctx)
+	if err != nil {
+		return err
+	}
+	path := f.task.File.FilePath()
+	for _, df := range f.task.DeleteFiles {
+		if err := readPositions(ctx, fsys, df.FilePath(), path, &f.prior); err != nil {
+			return fmt.Errorf("%s: reading position delete file %s: %w", d.what, d.relPath(df.FilePath()), err)
+		}
+	}
+	for _, df := range f.task.DeletionVectorFiles {
+		bm, err := dv.ReadDV(fsys, df)
+		if err != nil {
+			return fmt.Errorf("%s: reading deletion vector %s: %w", d.what, d.relPath(df.FilePath()), err)
+		}
+		for p := range bm.Positions() {
+			f.prior = append(f.prior, int64(p))
+		}
+	}
+	slices.Sort(f.prior)
+	f.prior = slices.Compact(f.prior)
+	eq, err := d.equalityDeleted(ctx, f.task)
+	if err != nil {
+		return fmt.Errorf("%s: applying the equality deletes of data file %s: %w", d.what, d.relPath(path), err)
+	}
+	f.deleted = append(append(make([]int64, 0, len(f.prior)+len(eq)), f.prior...), eq...)
+	slices.Sort(f.deleted)
+	f.deleted = slices.Compact(f.deleted)
+	return nil
+}
+
+// equalityDeleted returns the physical positions of the rows of task's
+// file that its equality deletes hide, ascending.
+//
+// Whether an equality delete hides a row depends only on the row's values
+// in the delete's key columns (the planner already chose which delete
+// files apply to the file by sequence number). So it reads just those
+// columns twice: with the equality deletes applied, to learn which key
+// tuples survive, and raw, to find the positions of the tuples that do
+// not.
+func (d *PositionDeletes) equalityDeleted(ctx context.Context, task table.FileScanTask) ([]int64, error) {
+	if len(task.EqualityDeleteFiles) == 0 {
+		return nil, nil
+	}
+	sc := d.tbl.Schema()
+	var names []string
+	seen := map[int]bool{}
+	for _, df := range task.EqualityDeleteFiles {
+		for _, id := range df.EqualityFieldIDs() {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			n, ok := sc.FindColumnName(id)
+			if !ok {
+				return nil, fmt.Errorf("the key column (field id %d) of equality delete file %s is no longer in the table; compact the table first (ALTER TABLE %s EXECUTE compact)", id, d.relPath(df.FilePath()), d.tbl.Identifier())
+			}
+			names = append(names, n)
+		}
+	}
+	withEq := task
+	withEq.DeleteFiles, withEq.DeletionVectorFiles, withEq.Residual = nil, nil, nil
+	surviving := map[string]struct{}{}
+	err := d.readKeys(ctx, withEq, names, func(k []byte) { surviving[string(k)] = struct{}{} })
+	if err != nil {
+		return nil, err
+	}
+	raw := withEq
+	raw.EqualityDeleteFiles = nil
+	var out []int64
+	var pos int64
+	err = d.readKeys(ctx, raw, names, func(k []byte) {
+		if _, ok := surviving[string(k)]; !ok {
+			out = append(out, pos)
+		}
+		pos++
+	})
+	return out, err
+}
+
+// readKeys reads the named columns of task's file and calls fn with each
+// row's encoded tuple, in file order.
+func (d *PositionDeletes) readKeys(ctx context.Context, task table.FileScanTask, names []string, fn func([]byte)) error {
+	scan := d.tbl.Scan(append(slices.Clone(d.scan), table.WithSelectedFields(names...))...)
+	defer scan.Close()
+	_, seq, err := scan.ReadTasks(ctx, []table.FileScanTask{task})
+	if err != nil {
+		return err
+	}
+	var key []byte
+	for b, err := range seq {
+		if err != nil {
+			return err
+		}
+		cols := make([]arrow.Array, len(names))
+		for i, n := range names {
+			idx := b.Schema().FieldIndices(n)
+			if len(idx) != 1 {
+				b.Release()
+				return fmt.Errorf("column %q is missing from the read (broken invariant)", n)
+			}
+			cols[i] = b.Column(idx[0])
+		}
+		for r := 0; r < int(b.NumRows()); r++ {
+			key = key[:0]
+			for _, c := range cols {
+				if c.IsNull(r) {
+					key = append(key, 0)
+					continue
+				}
+				v := c.ValueStr(r)
+				key = append(key, 1)
+				key = binary.AppendUvarint(key, uint64(len(v)))
+				key = append(key, v...)
+			}
+			fn(key)
+		}
+		b.Release()
+	}
+	return nil
+}
+
+// Write writes the collected deletes: one position delete file per
+// changed data file, or one Puffin file of deletion vectors. It returns
+// the bytes written.
+func (d *PositionDeletes) Write(ctx context.Context) (int64, error) {
+	fsys, err := d.tbl.FS(ctx)
+	if err != nil {
+		return 0, err
+	}
+	wfs, ok := fsys.(iceio.WriteFileIO)
+	if !ok {
+		return 0, fmt.Errorf("%s: the table's storage is read-only", d.what)
+	}
+	if d.useDV {
+		err := d.writeDVs(ctx, wfs)
+		return d.bytes, err
+	}
+	meta := d.tbl.Metadata()
+	for _, f := range d.files {
+		if len(f.pos) == 0 {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return d.bytes, err
+		}
+		df, err := d.writePositionDeleteFile(wfs, meta, f.task.File, f.pos)
+		if err != nil {
+			return d.bytes, fmt.Errorf("%s: writing position deletes for %s: %w", d.what, d.relPath(f.task.File.FilePath()), err)
+		}
+		d.bytes += df.FileSizeBytes()
+	}
+	return d.bytes, nil
+}
+
+// writeDVs writes one deletion vector per changed data file, holding the
+// file's earlier deletes too, into one Puffin file.
+func (d *PositionDeletes) writeDVs(ctx context.Context, wfs iceio.WriteFileIO) error {
+	meta := d.tbl.Metadata()
+	w := dv.NewDVWriter(wfs, func(id int32) *iceberg.PartitionSpec { return meta.PartitionSpecByID(int(id)) })
+	n := 0
+	for _, f := range d.files {
+		if len(f.pos) == 0 {
+			continue
+		}
+		df := f.task.File
+		if err := w.Add(df.FilePath(), f.prior, df.SpecID(), df.Partition()); err != nil {
+			return err
+		}
+		if err := w.Add(df.FilePath(), f.pos, df.SpecID(), df.Partition()); err != nil {
+			return err
+		}
+		d.superseded = append(d.superseded, f.task.DeletionVectorFiles...)
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	path := d.newPath("deletes.puffin")
+	// Record the path first: a failed flush may leave a partial file.
+	d.written = append(d.written, path)
+	files, err := w.Flush(ctx, path)
+	if err != nil {
+		return fmt.Errorf("%s: writing deletion vectors: %w", d.what, err)
+	}
+	d.added = append(d.added, files...)
+	if len(files) > 0 {
+		d.bytes += files[0].FileSizeBytes()
+	}
+	return nil
+}
+
+func (d *PositionDeletes) newPath(suffix string) string {
+	var id [16]byte
+	_, _ = rand.Read(id[:])
+	return d.tbl.Location() + "/data/mor-" + hex.EncodeToString(id[:]) + "-" + suffix
+}
+
+// Empty reports whether no row was deleted.
+func (d *PositionDeletes) Empty() bool {
+	for _, f := range d.files {
+		if len(f.pos) > 0 {
 			return false
 		}
 	}
 	return true
 }
 
-// morSink is the merge-on-read state of one data file.
+// DeleteFiles returns the delete files Write wrote.
+func (d *PositionDeletes) DeleteFiles() []iceberg.DataFile { return d.added }
+
+// Stage stages the row delta: the data files rows (updated rows and
+// inserts) and the deletes Write wrote, replacing superseded deletion
+// vectors, as one snapshot that removes no data file.
+func (d *PositionDeletes) Stage(ctx context.Context, txn *table.Transaction, props iceberg.Properties, rows []iceberg.DataFile) error {
+	if props == nil {
+		props = iceberg.Properties{}
+	}
+	props["skade.write-mode"] = MergeOnRead.String()
+	if d.useDV {
+		props["skade.deletion-vectors"] = strconv.Itoa(len(d.added))
+	} else {
+		props["skade.position-delete-files"] = strconv.Itoa(len(d.added))
+	}
+	rd := txn.NewRowDelta(props).AddRows(rows...).AddDeletes(d.added...)
+	if len(d.superseded) > 0 {
+		rd.RemoveDeletes(d.superseded...)
+	}
+	if err := rd.Commit(ctx); err != nil {
+		return fmt.Errorf("%s: staging the snapshot: %w", d.what, err)
+	}
+	return nil
+}
+
+// Abort removes every file Write wrote.
+func (d *PositionDeletes) Abort() error {
+	if len(d.written) == 0 {
+		return nil
+	}
+	fsys, err := d.tbl.FS(context.Background())
+	if err != nil {
+		return fmt.Errorf("%s: removing the files it wrote: %w", d.what, err)
+	}
+	var errs []error
+	for _, p := range d.written {
+		if err := fsys.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("%s: removing the file it wrote: %w", d.what, err))
+		}
+	}
+	d.written = nil
+	return errors.Join(errs...)
+}
+
+func (d *PositionDeletes) relPath(path string) string { return relPath(d.tbl, path) }
+
+// DeadDeleteFiles returns the delete files that apply only to the data
+// files of tasks, which the caller removes: position delete files scoped to
+// one data file (the ones merge-on-read writes) and deletion vectors.
+// Equality deletes, and position delete files that name several data
+// files, may still apply elsewhere and are left to compaction.
+func DeadDeleteFiles(tasks []table.FileScanTask) []iceberg.DataFile {
+	removed := make(map[string]bool, len(tasks))
+	for _, t := range tasks {
+		removed[t.File.FilePath()] = true
+	}
+	var out []iceberg.DataFile
+	seen := map[string]bool{}
+	for _, t := range tasks {
+		for _, df := range append(slices.Clone(t.DeleteFiles), t.DeletionVectorFiles...) {
+			key := df.FilePath()
+			if ref := df.ReferencedDataFile(); ref != nil {
+				key += "\x00" + *ref
+			}
+			if seen[key] {
+				continue
+			}
+			if ref := onlyDataFile(df); ref != "" && removed[ref] {
+				seen[key] = true
+				out = append(out, df)
+			}
+		}
+	}
+	return out
+}
+
+// onlyDataFile is the one data file a position delete file or deletion
+// vector applies to, or "" when it may name several.
+func onlyDataFile(df iceberg.DataFile) string {
+	if ref := df.ReferencedDataFile(); ref != nil {
+		return *ref
+	}
+	lo, hi := df.LowerBoundValues()[posDeletePathID], df.UpperBoundValues()[posDeletePathID]
+	if lo != nil && bytes.Equal(lo, hi) {
+		return string(lo)
+	}
+	return ""
+}
+
+// morSink is the merge-on-read state of one data file of a MERGE.
 type morSink struct {
-	m       *merger
-	task    table.FileScanTask
-	deleted []int64 // physical positions already deleted, ascending (nil until loaded)
-	loaded  bool
-	j       int     // deleted[:j] lie before the last mapped position
-	pos     []int64 // physical positions to delete, ascending
-	rows    int64   // updated rows written
+	m  *merger
+	fd *FileDeletes
 }
 
 var _ fileSink = (*morSink)(nil)
@@ -69,22 +449,8 @@ func (s *morSink) emit(ctx context.Context, _ arrow.RecordBatch, o batchOut) err
 	}
 	out := o.out
 	defer func() { releaseBatches(out) }()
-	if !s.loaded {
-		d, err := s.m.existingPositions(ctx, s.task)
-		if err != nil {
-			return err
-		}
-		s.deleted, s.loaded = d, true
-	}
-	for _, live := range o.changedPos {
-		// The physical position p of the live-th live row is live plus
-		// the number of deleted positions at or before p.
-		p := live + int64(s.j)
-		for s.j < len(s.deleted) && s.deleted[s.j] <= p {
-			s.j++
-			p = live + int64(s.j)
-		}
-		s.pos = append(s.pos, p)
+	if err := s.fd.Add(ctx, o.changedPos); err != nil {
+		return err
 	}
 	updated := out
 	if o.kept > 0 {
@@ -96,7 +462,6 @@ func (s *morSink) emit(ctx context.Context, _ arrow.RecordBatch, o batchOut) err
 			b.Release()
 			continue
 		}
-		s.rows += b.NumRows()
 		if s.m.morWriter == nil {
 			s.m.morWriter = s.m.newWriter(ctx)
 		}
@@ -107,40 +472,10 @@ func (s *morSink) emit(ctx context.Context, _ arrow.RecordBatch, o batchOut) err
 	return nil
 }
 
-func (s *morSink) finish() error {
-	if len(s.pos) == 0 {
-		return nil
-	}
-	s.m.posDeletes = append(s.m.posDeletes, filePositions{file: s.task.File, pos: s.pos})
-	return nil
-}
+func (s *morSink) finish() error { return nil }
 
-type filePositions struct {
-	file iceberg.DataFile
-	pos  []int64
-}
-
-// existingPositions reads the physical positions task's position delete
-// files hide in its data file, ascending and distinct.
-func (m *merger) existingPositions(ctx context.Context, task table.FileScanTask) ([]int64, error) {
-	if len(task.DeleteFiles) == 0 {
-		return nil, nil
-	}
-	fsys, err := m.spec.Target.FS(ctx)
-	if err != nil {
-		return nil, err
-	}
-	path := task.File.FilePath()
-	var out []int64
-	for _, df := range task.DeleteFiles {
-		if err := readPositions(ctx, fsys, df.FilePath(), path, &out); err != nil {
-			return nil, fmt.Errorf("merge into %s: reading position delete file %s: %w", m.p.name, m.relPath(df.FilePath()), err)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
-}
-
+// readPositions appends the positions that the position delete file at
+// deletePath deletes from the data file at dataPath.
 func readPositions(ctx context.Context, fsys iceio.IO, deletePath, dataPath string, out *[]int64) error {
 	f, err := fsys.Open(deletePath)
 	if err != nil {
@@ -185,52 +520,30 @@ func readPositions(ctx context.Context, fsys iceio.IO, deletePath, dataPath stri
 	return nil
 }
 
+// Field ids of a position delete file's columns (Iceberg's reserved ids).
+const (
+	posDeletePathID = 2147483546
+	posDeletePosID  = 2147483545
+)
+
 var posDeleteArrowSchema = arrow.NewSchema([]arrow.Field{
-	{Name: "file_path", Type: arrow.BinaryTypes.String, Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{"2147483546"})},
-	{Name: "pos", Type: arrow.PrimitiveTypes.Int64, Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{"2147483545"})},
+	{Name: "file_path", Type: arrow.BinaryTypes.String, Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(posDeletePathID)})},
+	{Name: "pos", Type: arrow.PrimitiveTypes.Int64, Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(posDeletePosID)})},
 }, nil)
 
-// writePositionDeletes writes one position delete file per changed data
+// writePositionDeleteFile writes the position delete file of one data
 // file, with the data file's partition and file_path bounds equal to its
 // path (so readers and compaction treat it as scoped to that one file).
-func (m *merger) writePositionDeletes(ctx context.Context) error {
-	if len(m.posDeletes) == 0 {
-		return nil
-	}
-	fsys, err := m.spec.Target.FS(ctx)
-	if err != nil {
-		return err
-	}
-	wfs, ok := fsys.(iceio.WriteFileIO)
-	if !ok {
-		return fmt.Errorf("merge into %s: the table's storage is read-only", m.p.name)
-	}
-	meta := m.spec.Target.Metadata()
-	for _, fp := range m.posDeletes {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		df, err := m.writePositionDeleteFile(wfs, meta, fp)
-		if err != nil {
-			return fmt.Errorf("merge into %s: writing position deletes for %s: %w", m.p.name, m.relPath(fp.file.FilePath()), err)
-		}
-		m.res.Metrics.BytesWritten += df.FileSizeBytes()
-	}
-	return nil
-}
+func (d *PositionDeletes) writePositionDeleteFile(wfs iceio.WriteFileIO, meta table.Metadata, data iceberg.DataFile, pos []int64) (iceberg.DataFile, error) {
+	path := d.newPath("deletes.parquet")
 
-func (m *merger) writePositionDeleteFile(wfs iceio.WriteFileIO, meta table.Metadata, fp filePositions) (iceberg.DataFile, error) {
-	var id [16]byte
-	_, _ = rand.Read(id[:])
-	path := m.spec.Target.Location() + "/data/merge-" + hex.EncodeToString(id[:]) + "-deletes.parquet"
-
-	bld := array.NewRecordBuilder(m.opts.Mem, posDeleteArrowSchema)
+	bld := array.NewRecordBuilder(d.mem, posDeleteArrowSchema)
 	defer bld.Release()
 	paths := bld.Field(0).(*array.StringBuilder)
-	for range fp.pos {
-		paths.Append(fp.file.FilePath())
+	for range pos {
+		paths.Append(data.FilePath())
 	}
-	bld.Field(1).(*array.Int64Builder).AppendValues(fp.pos, nil)
+	bld.Field(1).(*array.Int64Builder).AppendValues(pos, nil)
 	rec := bld.NewRecordBatch()
 	defer rec.Release()
 
@@ -247,47 +560,29 @@ func (m *merger) writePositionDeleteFile(wfs iceio.WriteFileIO, meta table.Metad
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
+	d.written = append(d.written, path)
 	if err := wfs.WriteFile(path, buf.Bytes()); err != nil {
 		return nil, err
 	}
-	m.posDeleteFiles = append(m.posDeleteFiles, path)
 
-	spec := meta.PartitionSpecByID(int(fp.file.SpecID()))
+	spec := meta.PartitionSpecByID(int(data.SpecID()))
 	if spec == nil {
-		return nil, fmt.Errorf("partition spec %d of the data file is unknown (broken invariant)", fp.file.SpecID())
+		return nil, fmt.Errorf("partition spec %d of the data file is unknown (broken invariant)", data.SpecID())
 	}
-	pathBound := []byte(fp.file.FilePath())
+	pathBound := []byte(data.FilePath())
 	posLo, posHi := make([]byte, 8), make([]byte, 8)
-	putLE(posLo, fp.pos[0])
-	putLE(posHi, fp.pos[len(fp.pos)-1])
+	binary.LittleEndian.PutUint64(posLo, uint64(pos[0]))
+	binary.LittleEndian.PutUint64(posHi, uint64(pos[len(pos)-1]))
 	b, err := iceberg.NewDataFileBuilder(*spec, iceberg.EntryContentPosDeletes, path, iceberg.ParquetFile,
-		fp.file.Partition(), nil, nil, int64(len(fp.pos)), int64(buf.Len()))
+		data.Partition(), nil, nil, int64(len(pos)), int64(buf.Len()))
 	if err != nil {
 		return nil, err
 	}
-	b.LowerBoundValues(map[int][]byte{2147483546: pathBound, 2147483545: posLo}).
-		UpperBoundValues(map[int][]byte{2147483546: pathBound, 2147483545: posHi})
+	b.LowerBoundValues(map[int][]byte{posDeletePathID: pathBound, posDeletePosID: posLo}).
+		UpperBoundValues(map[int][]byte{posDeletePathID: pathBound, posDeletePosID: posHi})
 	df := b.Build()
-	m.posDeleteAdded = append(m.posDeleteAdded, df)
+	d.added = append(d.added, df)
 	return df, nil
-}
-
-func putLE(b []byte, v int64) {
-	for i := 0; i < 8; i++ {
-		b[i] = byte(uint64(v) >> (8 * i))
-	}
-}
-
-// stageRowDelta stages the merge-on-read change: new data files (updated
-// rows and inserts) and position deletes, one snapshot, nothing removed.
-func (m *merger) stageRowDelta(ctx context.Context, txn *table.Transaction, props iceberg.Properties) error {
-	props["skade.write-mode"] = MergeOnRead.String()
-	props["skade.position-delete-files"] = strconv.Itoa(len(m.posDeleteAdded))
-	rd := txn.NewRowDelta(props).AddRows(m.added...).AddDeletes(m.posDeleteAdded...)
-	if err := rd.Commit(ctx); err != nil {
-		return fmt.Errorf("merge into %s: staging the snapshot: %w", m.p.name, err)
-	}
-	return nil
 }
 
 // finishMergeOnRead collects the updated rows' data files and writes the
@@ -303,5 +598,20 @@ func (m *merger) finishMergeOnRead(ctx context.Context) error {
 		}
 		m.addFiles(files)
 	}
-	return m.writePositionDeletes(ctx)
+	n, err := m.pd.Write(ctx)
+	m.res.Metrics.BytesWritten += n
+	return err
+}
+
+// relPath is path relative to tbl's location when inside it.
+func relPath(tbl *table.Table, path string) string {
+	loc := tbl.Location()
+	for len(loc) > 0 && loc[len(loc)-1] == '/' {
+		loc = loc[:len(loc)-1]
+	}
+	loc += "/"
+	if len(path) > len(loc) && path[:len(loc)] == loc {
+		return path[len(loc):]
+	}
+	return path
 }
