@@ -44,7 +44,7 @@ func (c sessionCatalog) LookupTable(ctx context.Context, parts []string) (*plan.
 	if err != nil {
 		if errors.Is(err, ErrTableNotFound) {
 			msg := fmt.Sprintf("table %q does not exist", strings.Join(parts, "."))
-			if names, lerr := c.s.lk.Tables(ctx); lerr == nil {
+			if names, lerr := c.s.tableNames(ctx); lerr == nil {
 				var cands []string
 				for _, n := range names {
 					if strings.HasPrefix(n, catalog.DefaultNamespace+".") && len(parts) == 1 {

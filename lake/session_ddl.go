@@ -217,26 +217,13 @@ func (s *Session) dropTable(ctx context.Context, st *parser.DropTable) (*Result,
 }
 
 func (s *Session) showTables(ctx context.Context, st *parser.ShowTables) (*Result, error) {
-	names, err := s.lk.Tables(ctx)
+	names, err := s.tableNames(ctx)
 	if err != nil {
 		return nil, err
 	}
 	ns := catalog.DefaultNamespace
 	if len(st.From) > 0 {
 		ns = strings.ToLower(st.From.Last().Name)
-	}
-	if s.tx != nil {
-		// the transaction's creates and drops
-		for _, e := range s.tx.order {
-			n := displayName(e.id)
-			i, found := slices.BinarySearch(names, n)
-			switch {
-			case e.meta == nil && found:
-				names = slices.Delete(names, i, i+1)
-			case e.meta != nil && !found:
-				names = slices.Insert(names, i, n)
-			}
-		}
 	}
 	var rows []string
 	for _, n := range names {
@@ -245,6 +232,26 @@ func (s *Session) showTables(ctx context.Context, st *parser.ShowTables) (*Resul
 		}
 	}
 	return textResult("name", rows)
+}
+
+// tableNames lists the tables as this session sees them: the committed
+// ones, with the open transaction's creates and drops applied.
+func (s *Session) tableNames(ctx context.Context) ([]string, error) {
+	names, err := s.lk.Tables(ctx)
+	if err != nil || s.tx == nil {
+		return names, err
+	}
+	for _, e := range s.tx.order {
+		n := displayName(e.id)
+		i, found := slices.BinarySearch(names, n)
+		switch {
+		case e.meta == nil && found:
+			names = slices.Delete(names, i, i+1)
+		case e.meta != nil && !found:
+			names = slices.Insert(names, i, n)
+		}
+	}
+	return names, nil
 }
 
 func (s *Session) describe(ctx context.Context, st *parser.Describe) (*Result, error) {
