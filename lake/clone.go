@@ -97,7 +97,7 @@ func (l *Lake) CloneTable(ctx context.Context, src, dst string, opts ...CloneOpt
 			}
 			return l.newTable(dstID, tbl, tbl.CurrentSnapshot()), nil
 		}
-		if !errors.Is(err, errCloneSourceMoved) || attempt >= maxCloneAttempts {
+		if !errors.Is(err, errCloneRaced) || attempt >= maxCloneAttempts {
 			return nil, err
 		}
 		if cerr := ctx.Err(); cerr != nil {
@@ -125,6 +125,11 @@ type clonePlan struct {
 // nothing.
 func (l *Lake) planClone(ctx context.Context, src, dst table.Identifier, cfg cloneConfig) (*clonePlan, error) {
 	what := fmt.Sprintf("clone %s into %s", displayName(src), displayName(dst))
+	if slices.Equal(src, dst) {
+		// Replacing a table by a clone of itself would leave the files of
+		// its old location to no table's cleanup.
+		return nil, &sentinelError{ErrTableExists, fmt.Errorf("%s: a table cannot be cloned into itself; choose another name", what)}
+	}
 	srcTbl, err := l.load(ctx, src)
 	if err != nil {
 		return nil, err
@@ -148,21 +153,14 @@ func (l *Lake) planClone(ctx context.Context, src, dst table.Identifier, cfg clo
 	}
 
 	p := &clonePlan{src: src, dst: dst, srcLocation: srcTbl.MetadataLocation(), snapshotID: snap.SnapshotID}
-	if slices.Equal(src, dst) {
-		if !cfg.orReplace {
-			return nil, &sentinelError{ErrTableExists, fmt.Errorf("%s: a table cannot be cloned into itself; choose another name", what)}
-		}
-		p.dstLocation = p.srcLocation
-	} else {
-		dstLoc, err := l.cat.MetadataLocation(ctx, dst)
-		switch {
-		case err == nil && !cfg.orReplace:
-			return nil, &sentinelError{ErrTableExists, fmt.Errorf("%s: table %s already exists; choose another name, drop it first, or use CREATE OR REPLACE TABLE", what, displayName(dst))}
-		case err == nil:
-			p.dstLocation = dstLoc
-		case !errors.Is(err, icecatalog.ErrNoSuchTable):
-			return nil, translate(fmt.Errorf("%s: %w", what, err))
-		}
+	dstLoc, err := l.cat.MetadataLocation(ctx, dst)
+	switch {
+	case err == nil && !cfg.orReplace:
+		return nil, &sentinelError{ErrTableExists, fmt.Errorf("%s: table %s already exists; choose another name, drop it first, or use CREATE OR REPLACE TABLE", what, displayName(dst))}
+	case err == nil:
+		p.dstLocation = dstLoc
+	case !errors.Is(err, icecatalog.ErrNoSuchTable):
+		return nil, translate(fmt.Errorf("%s: %w", what, err))
 	}
 	exists, err := l.cat.CheckNamespaceExists(ctx, dst[:1])
 	if err != nil {
@@ -205,9 +203,10 @@ func (l *Lake) stageClone(ctx context.Context, p *clonePlan) (*catalog.StagedCom
 	return staged, nil
 }
 
-// errCloneSourceMoved is wrapped when the source committed between
-// planClone reading it and publishClone; CloneTable then plans again.
-var errCloneSourceMoved = errors.New("the source table changed while it was being cloned")
+// errCloneRaced is wrapped when the source, or the table a clone
+// replaces, committed between planClone reading it and publishClone;
+// CloneTable then plans again.
+var errCloneRaced = errors.New("a table changed while it was being cloned")
 
 // cloneSwaps are the pointer swaps that publish a staged clone: the
 // destination's create (or replace), and an assertion that the source still
@@ -219,16 +218,16 @@ var errCloneSourceMoved = errors.New("the source table changed while it was bein
 // clone is published first and its references are seen, or the source has
 // moved and the clone is planned again from the new head.
 func (p *clonePlan) cloneSwaps(staged *catalog.StagedCommit) []catalog.PointerSwap {
-	swaps := []catalog.PointerSwap{staged.Swap}
-	if !slices.Equal(p.src, p.dst) {
-		swaps = append(swaps, catalog.PointerSwap{Ident: p.src, Expected: p.srcLocation, New: p.srcLocation})
+	return []catalog.PointerSwap{
+		staged.Swap,
+		{Ident: p.src, Expected: p.srcLocation, New: p.srcLocation},
 	}
-	return swaps
 }
 
 // publishClone swaps the pointers of a staged clone. When nothing moved,
 // the metadata file (and the directories made for it) are removed. A
-// source that moved gives an error wrapping errCloneSourceMoved.
+// source or replaced table that moved gives an error wrapping
+// errCloneRaced and ErrCommitConflict.
 func (l *Lake) publishClone(ctx context.Context, p *clonePlan, staged *catalog.StagedCommit) error {
 	what := fmt.Sprintf("clone %s into %s", displayName(p.src), displayName(p.dst))
 	err := l.cat.SwapPointers(ctx, p.cloneSwaps(staged))
@@ -245,13 +244,12 @@ func (l *Lake) publishClone(ctx context.Context, p *clonePlan, staged *catalog.S
 	var ce *catalog.ConflictError
 	if errors.As(err, &ce) {
 		switch {
-		case slices.Equal(ce.Ident, p.dst) && ce.Found != "" && p.dstLocation == "":
+		case slices.Equal(ce.Ident, p.dst) && p.dstLocation == "" && ce.Found != "":
 			return &sentinelError{ErrTableExists, fmt.Errorf("%s: table %s was created concurrently; choose another name, or drop it first", what, displayName(p.dst))}
 		case slices.Equal(ce.Ident, p.src) && ce.Found == "":
 			return &sentinelError{ErrTableNotFound, fmt.Errorf("%s: table %s was dropped while it was being cloned", what, displayName(p.src))}
-		default:
-			return &sentinelError{ErrCommitConflict, fmt.Errorf("%s: %w: %w", what, errCloneSourceMoved, err)}
 		}
+		return &sentinelError{ErrCommitConflict, fmt.Errorf("%s: %w: %w", what, errCloneRaced, err)}
 	}
 	return translate(fmt.Errorf("%s: %w", what, err))
 }
