@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	icecatalog "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
@@ -91,6 +90,7 @@ func (l *Lake) CloneTable(ctx context.Context, src, dst string, opts ...CloneOpt
 		}
 		err = l.publishClone(ctx, p, staged)
 		if err == nil {
+			l.purgeReplaced(ctx, p)
 			tbl, err := l.cat.LoadTableAt(ctx, dstID, staged.MetadataLocation)
 			if err != nil {
 				return nil, translate(fmt.Errorf("clone %s into %s: cloned, but reading the clone back failed: %w", displayName(srcID), displayName(dstID), err))
@@ -114,8 +114,9 @@ type clonePlan struct {
 	// asserts that the source still points there.
 	srcLocation string
 	// dstLocation is the destination's current metadata file when it is
-	// replaced, "" for a create.
+	// replaced, "" for a create; replaced is that table.
 	dstLocation string
+	replaced    *table.Table
 	snapshotID  int64
 	meta        table.Metadata
 }
@@ -153,14 +154,14 @@ func (l *Lake) planClone(ctx context.Context, src, dst table.Identifier, cfg clo
 	}
 
 	p := &clonePlan{src: src, dst: dst, srcLocation: srcTbl.MetadataLocation(), snapshotID: snap.SnapshotID}
-	dstLoc, err := l.cat.MetadataLocation(ctx, dst)
+	old, err := l.load(ctx, dst)
 	switch {
 	case err == nil && !cfg.orReplace:
 		return nil, &sentinelError{ErrTableExists, fmt.Errorf("%s: table %s already exists; choose another name, drop it first, or use CREATE OR REPLACE TABLE", what, displayName(dst))}
 	case err == nil:
-		p.dstLocation = dstLoc
-	case !errors.Is(err, icecatalog.ErrNoSuchTable):
-		return nil, translate(fmt.Errorf("%s: %w", what, err))
+		p.dstLocation, p.replaced = old.MetadataLocation(), old
+	case !errors.Is(err, ErrTableNotFound):
+		return nil, err
 	}
 	exists, err := l.cat.CheckNamespaceExists(ctx, dst[:1])
 	if err != nil {
@@ -252,6 +253,29 @@ func (l *Lake) publishClone(ctx context.Context, p *clonePlan, staged *catalog.S
 		return &sentinelError{ErrCommitConflict, fmt.Errorf("%s: %w: %w", what, errCloneRaced, err)}
 	}
 	return translate(fmt.Errorf("%s: %w", what, err))
+}
+
+// purgeReplaced deletes the files of the table a published clone
+// replaced (CREATE OR REPLACE), as a transaction's replace does, except
+// those another table, the clone included, still reaches. It only tidies:
+// a failure leaves unreferenced files, which orphan cleanup does not see
+// (they lie outside every table's directory) but which no table reads.
+func (l *Lake) purgeReplaced(ctx context.Context, p *clonePlan) {
+	if p.replaced == nil {
+		return
+	}
+	others, err := l.otherRefs(p.dst)(ctx)
+	if err != nil {
+		return
+	}
+	fsys, err := p.replaced.FS(ctx)
+	if err != nil {
+		return
+	}
+	if err := snapshot.ReachableFromMetadata(ctx, fsys, p.meta, "", others); err != nil {
+		return
+	}
+	_ = snapshot.Purge(ctx, p.replaced, others)
 }
 
 // cloneMetadata builds the metadata of a clone of src at the given

@@ -236,3 +236,52 @@ func mustStage(t *testing.T, lk *Lake, p *clonePlan) *catalog.StagedCommit {
 	}
 	return s
 }
+
+// CREATE OR REPLACE TABLE … CLONE purges the replaced table's files,
+// except those the clone (or any other table) still reads.
+func TestCloneTableReplace(t *testing.T) {
+	ctx := context.Background()
+	lk, src := cloneTestLake(t, nil)
+	plain, err := lk.CreateTable(ctx, "plain", cloneTestSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain = cloneTestAppend(t, plain, 100, 101)
+	plainDir := plain.tbl.Location()
+
+	// A plain table replaced by a clone of src: its files go.
+	clone, err := lk.CloneTable(ctx, "src", "plain", cloneOrReplace())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if clone.Snapshot().ID != src.Snapshot().ID {
+		t.Fatalf("replaced table reads snapshot %d, want %d", clone.Snapshot().ID, src.Snapshot().ID)
+	}
+	if _, err := os.Stat(plainDir); !os.IsNotExist(err) {
+		t.Fatalf("the replaced table's directory %s is still there (%v)", plainDir, err)
+	}
+
+	// src replaced by a clone of its own clone: the files both read stay.
+	if _, err := lk.CloneTable(ctx, "plain", "src", cloneOrReplace()); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"src", "plain"} {
+		tbl, err := lk.Table(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rdr, err := tbl.Scan(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		for rdr.Next() {
+			n += rdr.RecordBatch().NumRows()
+		}
+		err = rdr.Err()
+		rdr.Release()
+		if err != nil || n != 2 {
+			t.Fatalf("%s after the replace: %d rows, %v", name, n, err)
+		}
+	}
+}
