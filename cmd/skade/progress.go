@@ -35,8 +35,11 @@ type progressBar struct {
 	mu     sync.Mutex
 	drawn  bool
 	closed bool
-	quit   chan struct{}
-	wg     sync.WaitGroup
+	// midLine: output written through writer left the cursor inside a
+	// line, where drawing would overwrite it.
+	midLine bool
+	quit    chan struct{}
+	wg      sync.WaitGroup
 }
 
 func (sh *shell) startProgress() *progressBar {
@@ -115,7 +118,7 @@ var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "
 func (p *progressBar) draw() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed {
+	if p.closed || p.midLine {
 		return
 	}
 	s := progressText(time.Since(p.start), p.snapshot())
@@ -163,13 +166,34 @@ func progressText(elapsed time.Duration, pr engineProgress) string {
 	return parts[0] + " " + strings.Join(parts[1:], " · ")
 }
 
-// clear erases the bar before results are printed; it redraws on the next tick.
-func (p *progressBar) clear() {
+// writer wraps w, where results go, so that the bar is erased before
+// every write, under the bar's lock: a tick cannot draw into the middle of
+// the output, and the bar comes back below it on the next tick.
+func (p *progressBar) writer(w io.Writer) io.Writer {
 	if p == nil {
-		return
+		return w
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	return &barWriter{p: p, w: w}
+}
+
+type barWriter struct {
+	p *progressBar
+	w io.Writer
+}
+
+func (b *barWriter) Write(s []byte) (int, error) {
+	b.p.mu.Lock()
+	defer b.p.mu.Unlock()
+	b.p.erase()
+	n, err := b.w.Write(s)
+	if n > 0 {
+		b.p.midLine = s[n-1] != '\n'
+	}
+	return n, err
+}
+
+// erase removes a drawn bar; the caller holds p.mu.
+func (p *progressBar) erase() {
 	if p.drawn {
 		io.WriteString(p.w, "\r\x1b[K")
 		p.drawn = false
@@ -188,10 +212,7 @@ func (p *progressBar) stop() {
 	}
 	p.closed = true
 	close(p.quit)
-	if p.drawn {
-		io.WriteString(p.w, "\r\x1b[K")
-		p.drawn = false
-	}
+	p.erase()
 	p.mu.Unlock()
 	p.wg.Wait()
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,16 +57,39 @@ func TestProgressBarShowsEngineCounts(t *testing.T) {
 	}
 	res.Close()
 	bar.draw()
-	if want := "\r[████████████████████] 1/1 files · 8 rows · "; !strings.HasPrefix(w.String(), want) {
-		t.Fatalf("bar drew %q, want it to start with %q", w.String(), want)
+	const drawn = "\r[████████████████████] 1/1 files · 8 rows · "
+	if !strings.HasPrefix(w.String(), drawn) {
+		t.Fatalf("bar drew %q, want it to start with %q", w.String(), drawn)
 	}
+
+	// Output through the bar's writer erases the bar first; the bar does
+	// not draw over a line the output has not finished.
+	var out bytes.Buffer
+	outw := bar.writer(&out)
+	w.Reset()
+	io.WriteString(outw, "id,status\n1,n")
+	if w.String() != "\r\x1b[K" {
+		t.Fatalf("writing output: the bar wrote %q, want the erase sequence", w.String())
+	}
+	bar.draw()
+	if w.String() != "\r\x1b[K" {
+		t.Fatalf("the bar drew %q mid-line", w.String()[len("\r\x1b[K"):])
+	}
+	io.WriteString(outw, "ew\n")
+	bar.draw()
+	if !strings.HasPrefix(w.String(), "\r\x1b[K"+drawn) {
+		t.Fatalf("after a whole line the bar wrote %q, want it drawn again", w.String())
+	}
+	if out.String() != "id,status\n1,new\n" {
+		t.Fatalf("output %q was changed", out.String())
+	}
+
 	bar.stop()
 	if !strings.HasSuffix(w.String(), "Ctrl-C cancels\x1b[K\r\x1b[K") {
 		t.Fatalf("bar did not erase itself on stop: %q", w.String())
 	}
 	n := w.Len()
 	bar.draw()
-	bar.clear()
 	bar.stop()
 	if w.Len() != n {
 		t.Fatalf("a stopped bar wrote %q", w.String()[n:])
@@ -80,7 +104,10 @@ func TestNilProgressBar(t *testing.T) {
 		t.Fatal("a nil bar attached a counter")
 	}
 	bar.rows(5)
-	bar.clear()
+	var out bytes.Buffer
+	if bar.writer(&out) != io.Writer(&out) {
+		t.Fatal("a nil bar wrapped the output")
+	}
 	bar.stop()
 	sh := &shell{progress: false}
 	if sh.startProgress() != nil {

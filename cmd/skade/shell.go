@@ -141,7 +141,7 @@ func (sh *shell) cause(ctx context.Context, err error) error {
 func (sh *shell) render(ctx context.Context, res *lake.Result, bar *progressBar, start time.Time) error {
 	rdr := res.Reader()
 	defer rdr.Release()
-	r := newRenderer(sh.mode, sh.out, sh.renderOptions())
+	r := newRenderer(sh.mode, bar.writer(sh.out), sh.renderOptions())
 	r.header(columnsOf(res.Schema()))
 	var total int64
 	for rdr.Next() {
@@ -153,9 +153,6 @@ func (sh *shell) render(ctx context.Context, res *lake.Result, bar *progressBar,
 		}
 		total += b.NumRows()
 		bar.rows(total)
-		if len(rows) > 0 {
-			bar.clear()
-		}
 		for _, row := range rows {
 			r.row(row)
 		}
