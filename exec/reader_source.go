@@ -20,8 +20,10 @@ type ReaderSource struct {
 	open    func(ctx context.Context) (array.RecordReader, error)
 	rdr     array.RecordReader
 	metrics Metrics
-	// filesDone is how many of rdr's files (a scan.FileCounter's) have
-	// been reported to the statement's Progress.
+	// progress is the Progress of Open's context (nil for none);
+	// filesDone how many of rdr's files (a scan.FileCounter's) it has
+	// been told are done.
+	progress  *Progress
 	filesDone int
 }
 
@@ -49,22 +51,22 @@ func (r *ReaderSource) Open(ctx context.Context) error {
 		return err
 	}
 	r.rdr = rdr
-	r.filesDone = 0
+	r.progress, r.filesDone = ProgressFrom(ctx), 0
 	if fc, ok := rdr.(scan.FileCounter); ok {
 		_, total := fc.Files()
-		ProgressFrom(ctx).Planned(int64(total))
+		r.progress.Planned(int64(total))
 	}
 	return nil
 }
 
-// progress reports the rows of a batch read and the files finished.
-func (r *ReaderSource) progress(ctx context.Context, rows int64) {
-	p := ProgressFrom(ctx)
-	p.AddRows(rows)
+// report tells the Progress the rows of a batch read and the files
+// finished.
+func (r *ReaderSource) report(rows int64) {
+	r.progress.AddRows(rows)
 	if fc, ok := r.rdr.(scan.FileCounter); ok {
 		done, _ := fc.Files()
 		for ; r.filesDone < done; r.filesDone++ {
-			p.FileDone()
+			r.progress.FileDone()
 		}
 	}
 }
@@ -80,7 +82,7 @@ func (r *ReaderSource) Next(ctx context.Context) (arrow.RecordBatch, error) {
 				return nil, fmt.Errorf("%s: %w", r.name, r.rdr.Err())
 			}
 			if r.rdr != nil {
-				r.progress(ctx, 0)
+				r.report(0)
 			}
 			r.metrics.Add(nil, start)
 			return nil, EOF
@@ -94,7 +96,7 @@ func (r *ReaderSource) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		}
 		b.Retain()
 		r.metrics.Add(b, start)
-		r.progress(ctx, b.NumRows())
+		r.report(b.NumRows())
 		return b, nil
 	}
 }

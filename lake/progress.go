@@ -23,8 +23,8 @@ import (
 //	go func() { /* draw p.FilesDone.Load() of p.FilesTotal.Load() */ }()
 //	res, err := sess.SQL(ctx, "MERGE INTO ...")
 //
-// Give the same context to Result.Collect, or read the result through
-// Reader, so that a query's scans report as it streams.
+// A query's scans report as its result is read, into the Progress of the
+// context given to SQL.
 type Progress = exec.Progress
 
 // WithProgress returns a context whose statements report into p.

@@ -19,7 +19,8 @@ func countsOf(p *lake.Progress) counts {
 }
 
 // runWithProgress runs the statements under a fresh Progress, draining
-// each result, and returns what it counted.
+// each result (under another context: the statement's is what counts),
+// and returns what it counted.
 func runWithProgress(t *testing.T, sess *lake.Session, stmts ...string) counts {
 	t.Helper()
 	var p lake.Progress
@@ -29,7 +30,7 @@ func runWithProgress(t *testing.T, sess *lake.Session, stmts ...string) counts {
 		if err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
-		bs, err := res.Collect(ctx)
+		bs, err := res.Collect(context.Background())
 		if err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
