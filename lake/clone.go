@@ -37,7 +37,7 @@ type cloneConfig struct {
 	snapshotID *int64
 	asOf       *time.Time
 	// orReplace replaces an existing destination atomically (CREATE OR
-	// REPLACE TABLE … CLONE); the replaced table's files stay on disk.
+	// REPLACE TABLE … CLONE) and purges the replaced table's files.
 	orReplace bool
 }
 
@@ -63,9 +63,11 @@ func cloneOrReplace() CloneOption { return func(c *cloneConfig) { c.orReplace = 
 // data; the two tables share data files but never see each other's later
 // writes.
 //
-// Errors: ErrTableNotFound (no src), ErrTableExists (dst is taken),
-// ErrSnapshotNotFound (no such snapshot), ErrNamespaceNotFound (dst's
-// namespace does not exist), ErrInvalidArgument (src has no snapshot).
+// Errors: ErrTableNotFound (no src), ErrTableExists (dst is taken, or is
+// src), ErrSnapshotNotFound (no such snapshot), ErrNamespaceNotFound (dst's
+// namespace does not exist), ErrInvalidArgument (src has no snapshot),
+// ErrInvalidName, and ErrCommitConflict when src kept changing while it
+// was cloned (each change makes the clone start over, up to 10 times).
 func (l *Lake) CloneTable(ctx context.Context, src, dst string, opts ...CloneOption) (*Table, error) {
 	srcID, err := l.ident(src)
 	if err != nil {

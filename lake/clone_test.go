@@ -3,6 +3,7 @@ package lake_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -245,8 +246,7 @@ func TestCloneTableWritesIsolated(t *testing.T) {
 	}
 	run := func(writer, other string) {
 		for _, w := range writes {
-			stmt := strings.ReplaceAll(w, "%[1]s", writer)
-			stmt = strings.ReplaceAll(stmt, "%s", writer)
+			stmt := fmt.Sprintf(w, writer)
 			rows, metaLoc, loc := state(other)
 			_, _, writerLoc := state(writer)
 			before := allFiles(t, dir)
@@ -512,4 +512,30 @@ func TestCloneTablePurge(t *testing.T) {
 			t.Fatalf("after purging every table, %d data files remain: %v", len(left), left)
 		}
 	})
+}
+
+// A name registered as a session source is not a table: it can be neither
+// cloned nor shadowed by a clone.
+func TestCloneTableSessionSources(t *testing.T) {
+	ctx := context.Background()
+	lk, _ := openLake(t)
+	mustAppend(t, mustCreate(t, lk, "events"), 0, 10)
+	s := lk.Session()
+	rec := eventsBatch(0, 3)
+	defer rec.Release()
+	if err := s.RegisterBatch("staged", rec); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]string{
+		"CREATE TABLE c CLONE staged":      "create table c clone staged: staged is a source registered in this session, not a table of the lake; only tables can be cloned",
+		"CREATE TABLE staged CLONE events": "create table staged clone events: the name is registered as a source in this session, which would shadow the table",
+	} {
+		_, err := s.SQL(ctx, q)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want %q", q, err, want)
+		}
+	}
+	if names, err := lk.Tables(ctx); err != nil || len(names) != 1 {
+		t.Errorf("tables %v, %v", names, err)
+	}
 }
