@@ -456,6 +456,11 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 		}
 		return countResult(0, Metrics{}), "", nil
 	}
+	if v := tbl.tbl.Metadata().Version(); v >= 3 && len(rewrites) > 0 {
+		// iceberg-go demands first_row_id on the rewritten files of a v3
+		// table, which its writer does not set.
+		return nil, "", &sentinelError{ErrNotImplemented, fmt.Errorf("%s %s: copy-on-write %s of a format-version %d table is not supported yet (row lineage); set write.%s.mode = 'merge-on-read', or use a format-version 2 table", op, tbl.Name(), strings.ToUpper(op), v, op)}
+	}
 	addedN := 0
 	err = s.write(ctx, tbl, op, true, func(txn *table.Transaction) error {
 		staged, err := txn.StagedTable()

@@ -95,11 +95,15 @@ func prepare(spec *Spec) (*prepared, error) {
 	nt := p.target.NumFields()
 	colName := func(i int) string { return p.target.Field(i).Name }
 
-	if v := spec.Target.Metadata().Version(); v >= 3 {
+	// The binder validates before lake applies write.merge.mode to
+	// spec.Mode, so the table property counts too.
+	mor := spec.Mode == MergeOnRead || spec.Target.Properties().Get("write.merge.mode", "") == "merge-on-read"
+	if v := spec.Target.Metadata().Version(); v >= 3 && !mor {
 		// iceberg-go's ReplaceDataFilesWithDataFiles demands first_row_id
 		// on added files of a v3 table, which its writer does not set;
-		// refusing here beats failing after every file is written.
-		return nil, refusef(StateNotSupported, name, "format-version %d tables are not supported by MERGE yet (row lineage); use a format-version 2 table", v)
+		// refusing here beats failing after every file is written. A
+		// merge-on-read row delta has no such demand.
+		return nil, refusef(StateNotSupported, name, "copy-on-write MERGE into a format-version %d table is not supported yet (row lineage); set write.merge.mode = 'merge-on-read', or use a format-version 2 table", v)
 	}
 	if spec.Mode != CopyOnWrite && spec.Mode != MergeOnRead {
 		return nil, refusef(StateNotSupported, name, "write mode %s is unknown; use copy-on-write or merge-on-read", spec.Mode)

@@ -143,7 +143,7 @@ func TestFormatVersion3Refused(t *testing.T) {
 	}
 	_, err := f.merge(&mergeinto.Spec{Source: values(t, sourceSchema, []any{1, "x", 1}), Keys: onID(),
 		Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Action: mergeinto.Delete()}}})
-	wantErr(t, err, "merge into events: format-version 3 tables are not supported by MERGE yet (row lineage); use a format-version 2 table")
+	wantErr(t, err, "merge into events: copy-on-write MERGE into a format-version 3 table is not supported yet (row lineage); set write.merge.mode = 'merge-on-read', or use a format-version 2 table")
 	if !errors.Is(err, mergeinto.ErrRefused) {
 		t.Fatal("not a refusal")
 	}

@@ -1,0 +1,282 @@
+package lake_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/skadedb/skade/lake"
+)
+
+// TestSQLWriteModesAgree runs random sequences of INSERT, UPDATE, DELETE,
+// MERGE and Upsert (equality deletes) on two copies of a small table: one
+// copy-on-write, one with write.merge.mode, write.update.mode and
+// write.delete.mode set to merge-on-read (every third sequence on format
+// version 3, which writes deletion vectors). Statement counts and table
+// contents must agree after every step and after compacting both; the
+// merge-on-read table must then hold no delete file, and time travel must
+// read every merge-on-read snapshot as it was committed.
+func TestSQLWriteModesAgree(t *testing.T) {
+	sequences, steps := 200, 4
+	if testing.Short() {
+		sequences = 40
+	}
+	ctx := context.Background()
+	lk := sqlLake(t)
+	var mu sync.Mutex
+	outcomes := map[string]int{}
+	count := func(k string) {
+		mu.Lock()
+		outcomes[k]++
+		mu.Unlock()
+	}
+	t.Run("seq", func(t *testing.T) {
+		for seq := 0; seq < sequences; seq++ {
+			t.Run(strconv.Itoa(seq), func(t *testing.T) {
+				t.Parallel()
+				writeModesSequence(t, ctx, lk, seq, steps, count)
+			})
+		}
+	})
+	t.Logf("%d sequences: %v", sequences, outcomes)
+	for _, k := range []string{"update", "delete", "merge", "upsert", "insert", "v3", "changed"} {
+		if outcomes[k] < sequences/10 {
+			t.Fatalf("the generator is lopsided: %v", outcomes)
+		}
+	}
+}
+
+func writeModesSequence(t *testing.T, ctx context.Context, lk *lake.Lake, seq, steps int, count func(string)) {
+	r := rand.New(rand.NewPCG(2026, uint64(seq)))
+	sess := lk.Session()
+	cow, mor := fmt.Sprintf("c%d", seq), fmt.Sprintf("m%d", seq)
+	props := "'write.merge.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read', 'write.delete.mode' = 'merge-on-read'"
+	if seq%3 == 2 {
+		props += ", 'format-version' = '3'"
+		count("v3")
+	}
+	mustExec(t, sess, fmt.Sprintf("CREATE TABLE %s (id BIGINT, g BIGINT, v VARCHAR); CREATE TABLE %s (id BIGINT, g BIGINT, v VARCHAR) WITH (%s)", cow, mor, props))
+	var log []string
+	var head int64 // the merge-on-read table's snapshot
+	// both runs one statement (written for table $T) on both tables and
+	// checks that they report the same result.
+	both := func(stmt string) {
+		t.Helper()
+		log = append(log, stmt)
+		var got [2][]string
+		var errs [2]error
+		for i, name := range []string{cow, mor} {
+			res, err := sess.SQL(ctx, strings.ReplaceAll(stmt, "$T", name))
+			errs[i] = err
+			if err == nil {
+				if id := res.Metrics().SnapshotID; i == 1 && id != 0 {
+					head = id
+				}
+				got[i] = rows(t, res, nil)
+				slices.Sort(got[i])
+			}
+		}
+		if (errs[0] == nil) != (errs[1] == nil) || !slices.Equal(got[0], got[1]) {
+			t.Fatalf("sequence %d: %s\ncopy-on-write: %v %v\nmerge-on-read: %v %v\n%s", seq, stmt, got[0], errs[0], got[1], errs[1], strings.Join(log, "\n"))
+		}
+		if errs[0] != nil {
+			t.Fatalf("sequence %d: %s: %v\n%s", seq, stmt, errs[0], strings.Join(log, "\n"))
+		}
+	}
+	// contents reads both tables in one statement.
+	contents := func() (c, m []string) {
+		t.Helper()
+		for _, row := range query(t, sess, fmt.Sprintf("SELECT 0 AS t, id, g, v FROM %s UNION ALL SELECT 1, id, g, v FROM %s ORDER BY t, id, g, v", cow, mor)) {
+			if strings.HasPrefix(row, "0|") {
+				c = append(c, row[2:])
+			} else {
+				m = append(m, row[2:])
+			}
+		}
+		return c, m
+	}
+	compare := func(what string) []string {
+		t.Helper()
+		want, got := contents()
+		if !slices.Equal(got, want) {
+			t.Fatalf("sequence %d %s:\nmerge-on-read %v\ncopy-on-write %v\n%s", seq, what, got, want, strings.Join(log, "\n"))
+		}
+		return got
+	}
+	val := func() string {
+		if r.IntN(5) == 0 {
+			return "NULL"
+		}
+		return fmt.Sprintf("'%c'", 'a'+r.IntN(4))
+	}
+	next := int64(0)
+	insert := func() {
+		var vs []string
+		for range 1 + r.IntN(6) {
+			id := next
+			next++
+			if r.IntN(6) == 0 && next > 1 {
+				id = r.Int64N(next - 1) // a duplicate id
+			}
+			vs = append(vs, fmt.Sprintf("(%d, %d, %s)", id, r.IntN(4), val()))
+		}
+		both("INSERT INTO $T VALUES " + strings.Join(vs, ", "))
+	}
+	for range 1 + r.IntN(3) {
+		insert() // one data file each
+	}
+	pred := func() string {
+		k := r.Int64N(next + 2)
+		switch r.IntN(7) {
+		case 0:
+			return fmt.Sprintf("id = %d", k)
+		case 1:
+			return fmt.Sprintf("id IN (%d, %d, %d)", k, r.Int64N(next+2), r.Int64N(next+2))
+		case 2:
+			return fmt.Sprintf("g < %d", r.IntN(3))
+		case 3:
+			return "v IS NULL"
+		case 4:
+			return fmt.Sprintf("id %% 3 = %d", r.IntN(3))
+		case 5:
+			return fmt.Sprintf("id IN (SELECT id FROM $T WHERE g = %d)", r.IntN(4))
+		default:
+			return fmt.Sprintf("id >= %d", k)
+		}
+	}
+	type seen struct {
+		id   int64
+		rows []string
+	}
+	var history []seen
+	record := func(rows []string) {
+		if head != 0 {
+			history = append(history, seen{head, rows})
+		}
+	}
+	record(compare("after the inserts"))
+	for range steps {
+		switch op := r.IntN(5); op {
+		case 0:
+			count("insert")
+			insert()
+		case 1:
+			count("update")
+			set := []string{"v = coalesce(v, '') || 'u'", "g = g + 1", fmt.Sprintf("v = %s, g = %d", val(), r.IntN(4))}[r.IntN(3)]
+			both("UPDATE $T SET " + set + " WHERE " + pred())
+		case 2:
+			count("delete")
+			both("DELETE FROM $T WHERE " + pred())
+		case 3:
+			count("merge")
+			ids := map[int64]bool{}
+			var vs []string
+			for range 1 + r.IntN(5) {
+				id := r.Int64N(next + 3)
+				if ids[id] {
+					continue
+				}
+				ids[id] = true
+				vs = append(vs, fmt.Sprintf("(CAST(%d AS BIGINT), %s)", id, val()))
+			}
+			next += 3
+			both("MERGE INTO $T USING (VALUES " + strings.Join(vs, ", ") + ") s(id, v) ON $T.id = s.id " +
+				"WHEN MATCHED AND s.v IS NULL THEN DELETE WHEN MATCHED THEN UPDATE SET v = s.v, g = $T.g + 10 " +
+				"WHEN NOT MATCHED THEN INSERT VALUES (s.id, 7, s.v)")
+		case 4:
+			count("upsert")
+			ids := map[int64]bool{}
+			for range 1 + r.IntN(4) {
+				ids[r.Int64N(next+2)] = true
+			}
+			keys := slices.Sorted(func(yield func(int64) bool) {
+				for id := range ids {
+					if !yield(id) {
+						return
+					}
+				}
+			})
+			log = append(log, fmt.Sprintf("upsert %v", keys))
+			next += 2
+			for _, name := range []string{cow, mor} {
+				tbl, err := lk.Table(ctx, name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rdr := idGVReader(keys, int64(seq%4))
+				out, err := tbl.Upsert(ctx, []string{"id"}, rdr)
+				rdr.Release()
+				if err != nil {
+					t.Fatalf("sequence %d: upsert: %v\n%s", seq, err, strings.Join(log, "\n"))
+				}
+				if name == mor {
+					head = out.Snapshot().ID
+				}
+			}
+		}
+		record(compare("after " + log[len(log)-1]))
+	}
+	if n := len(query(t, sess, fmt.Sprintf("SELECT 1 FROM %s$files WHERE content <> 0", mor))); n > 0 {
+		count("changed")
+	}
+	mustExec(t, sess, fmt.Sprintf("ALTER TABLE %s EXECUTE compact; ALTER TABLE %s EXECUTE compact", cow, mor))
+	compare("after compaction")
+	if got := query(t, sess, fmt.Sprintf("SELECT count(*) FROM %s$files WHERE content <> 0", mor)); !slices.Equal(got, []string{"0"}) {
+		t.Fatalf("sequence %d: %v delete files after compaction\n%s", seq, got, strings.Join(log, "\n"))
+	}
+	// Time travel: every recorded snapshot, in one statement.
+	var parts []string
+	for i, h := range history {
+		parts = append(parts, fmt.Sprintf("SELECT %d AS s, id, g, v FROM %s FOR VERSION AS OF %d", i, mor, h.id))
+	}
+	if len(parts) == 0 {
+		return
+	}
+	got := make([][]string, len(history))
+	for _, row := range query(t, sess, strings.Join(parts, " UNION ALL ")+" ORDER BY s, id, g, v") {
+		i, rest, _ := strings.Cut(row, "|")
+		n, err := strconv.Atoi(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[n] = append(got[n], rest)
+	}
+	for i, h := range history {
+		if !slices.Equal(got[i], h.rows) {
+			t.Fatalf("sequence %d: snapshot %d reads %v, committed %v\n%s", seq, h.id, got[i], h.rows, strings.Join(log, "\n"))
+		}
+	}
+}
+
+var idGVSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	{Name: "g", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	{Name: "v", Type: arrow.BinaryTypes.String, Nullable: true},
+}, nil)
+
+// idGVReader builds rows (id, g, 'up') for the ids.
+func idGVReader(ids []int64, g int64) array.RecordReader {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, idGVSchema)
+	defer b.Release()
+	for _, id := range ids {
+		b.Field(0).(*array.Int64Builder).Append(id)
+		b.Field(1).(*array.Int64Builder).Append(g)
+		b.Field(2).(*array.StringBuilder).Append("up")
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	rdr, err := array.NewRecordReader(idGVSchema, []arrow.RecordBatch{rec})
+	if err != nil {
+		panic(err)
+	}
+	return rdr
+}
