@@ -539,3 +539,68 @@ func TestCloneTableSessionSources(t *testing.T) {
 		t.Errorf("tables %v, %v", names, err)
 	}
 }
+
+// Manifest merging on the clone writes a merged manifest under the clone's
+// directory and leaves the source's manifests as they were.
+func TestCloneTableManifestMerge(t *testing.T) {
+	ctx := context.Background()
+	lk, _ := openLake(t)
+	src := mustCreate(t, lk, "events", lake.WithProperties(map[string]string{"commit.manifest.min-count-to-merge": "2"}))
+	for i := int64(0); i < 3; i++ {
+		src = mustAppend(t, src, i*100, (i+1)*100)
+	}
+	clone, err := lk.CloneTable(ctx, "events", "copy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type stamp struct {
+		size int64
+		mod  time.Time
+	}
+	stamps := func(dir string) map[string]stamp {
+		out := map[string]stamp{}
+		for p := range allFiles(t, dir) {
+			fi, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[p] = stamp{fi.Size(), fi.ModTime()}
+		}
+		return out
+	}
+	manifests := func(tbl *lake.Table) []string {
+		it := tbl.Iceberg()
+		fsys, err := it.FS(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms, err := it.CurrentSnapshot().Manifests(fsys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, m := range ms {
+			out = append(out, m.FilePath())
+		}
+		return out
+	}
+	srcDir := src.Iceberg().Location()
+	before := stamps(srcDir)
+	shared := manifests(clone)
+
+	clone = mustAppend(t, clone, 1000, 1100)
+	merged := manifests(clone)
+	if len(merged) >= len(shared)+1 {
+		t.Fatalf("no merge: the clone reads %d manifests after adding one to %d", len(merged), len(shared))
+	}
+	for _, m := range merged {
+		if !slices.Contains(shared, m) && !within(clone.Iceberg().Location(), snapshot.NormalizePath(m)) {
+			t.Errorf("merged manifest %s is outside the clone's directory", m)
+		}
+	}
+	if after := stamps(srcDir); !maps.Equal(before, after) {
+		t.Errorf("the clone's merge changed the source's directory:\n%v\n->\n%v", before, after)
+	}
+	requireIntact(t, lk, "events", expectedSums(0, 300))
+	requireIntact(t, lk, "copy", add(expectedSums(0, 300), expectedSums(1000, 1100)))
+}
