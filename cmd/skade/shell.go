@@ -141,7 +141,12 @@ func (sh *shell) cause(ctx context.Context, err error) error {
 func (sh *shell) render(ctx context.Context, res *lake.Result, bar *progressBar, start time.Time) error {
 	rdr := res.Reader()
 	defer rdr.Release()
-	r := newRenderer(sh.mode, bar.writer(sh.out), sh.renderOptions())
+	out := sh.out
+	if out == sh.stdout {
+		// The bar and the results share the terminal.
+		out = bar.writer(out)
+	}
+	r := newRenderer(sh.mode, out, sh.renderOptions())
 	r.header(columnsOf(res.Schema()))
 	var total int64
 	for rdr.Next() {
