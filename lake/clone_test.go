@@ -604,3 +604,36 @@ func TestCloneTableManifestMerge(t *testing.T) {
 	requireIntact(t, lk, "events", expectedSums(0, 300))
 	requireIntact(t, lk, "copy", add(expectedSums(0, 300), expectedSums(1000, 1100)))
 }
+
+// A clone is a table of its own from the start, and costs one metadata
+// file: a dev copy of production data, written to without touching it.
+func ExampleLake_CloneTable() {
+	dir, _ := os.MkdirTemp("", "skade-example-")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	lk, err := lake.Open(ctx, dir)
+	if err != nil {
+		panic(err)
+	}
+	defer lk.Close()
+	sess := lk.Session()
+	if err := sess.Exec(ctx, "CREATE TABLE orders (id BIGINT); INSERT INTO orders VALUES (1), (2)"); err != nil {
+		panic(err)
+	}
+	if _, err := lk.CloneTable(ctx, "orders", "orders_dev"); err != nil {
+		panic(err)
+	}
+	if err := sess.Exec(ctx, "INSERT INTO orders_dev VALUES (3)"); err != nil {
+		panic(err)
+	}
+	for _, name := range []string{"orders", "orders_dev"} {
+		tbl, err := lk.Table(ctx, name)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(name, tbl.Snapshot().Summary["total-records"])
+	}
+	// Output:
+	// orders 2
+	// orders_dev 3
+}
