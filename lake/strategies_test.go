@@ -431,3 +431,62 @@ func TestRowMovement(t *testing.T) {
 		t.Fatalf("t = %v, want %v", got, want)
 	}
 }
+
+// TestMaxCursorInTransaction: inside a transaction, max(cursor) answered
+// from statistics sees the transaction's own writes, and after ROLLBACK
+// it no longer does.
+func TestMaxCursorInTransaction(t *testing.T) {
+	lk, _ := openLake(t)
+	s := lk.Session()
+	mustExec(t, s, "CREATE TABLE t (c BIGINT); INSERT INTO t VALUES (1), (7)")
+	stratBegin(t, s)
+	mustExec(t, s, "INSERT INTO t VALUES (100)")
+	if text := explainText(t, s, "EXPLAIN SELECT max(c) FROM t"); !strings.Contains(text, "MetadataAnswer") {
+		t.Errorf("not answered from statistics inside the transaction:\n%s", text)
+	}
+	if got := query(t, s, "SELECT max(c) FROM t"); !slices.Equal(got, []string{"100"}) {
+		t.Fatalf("max(c) inside the transaction = %v, want 100", got)
+	}
+	if got := query(t, lk.Session(), "SELECT max(c) FROM t"); !slices.Equal(got, []string{"7"}) {
+		t.Fatalf("max(c) from another session = %v, want 7", got)
+	}
+	mustExec(t, s, "ROLLBACK")
+	if got := query(t, s, "SELECT max(c) FROM t"); !slices.Equal(got, []string{"7"}) {
+		t.Fatalf("max(c) after ROLLBACK = %v, want 7", got)
+	}
+}
+
+// TestRowMovementMergeOnRead: the merge-on-read write paths report the
+// same row movement as copy-on-write.
+func TestRowMovementMergeOnRead(t *testing.T) {
+	lk, _ := openLake(t)
+	s := lk.Session()
+	mustExec(t, s, `CREATE TABLE t (id INTEGER, status VARCHAR);
+		ALTER TABLE t SET ('write.delete.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read', 'write.merge.mode' = 'merge-on-read');
+		INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd'), (5, 'e')`)
+	for _, tc := range []struct {
+		q             string
+		count         string
+		ins, upd, del int64
+	}{
+		{"UPDATE t SET status = 'x' WHERE id <= 2", "2", 0, 2, 0},
+		{"DELETE FROM t WHERE id = 3", "1", 0, 0, 1},
+		{`MERGE INTO t USING (VALUES (1, 'u'), (2, 'd'), (9, 'i')) AS m(id, op) ON t.id = m.id
+			WHEN MATCHED AND m.op = 'd' THEN DELETE
+			WHEN MATCHED THEN UPDATE SET status = 'merged'
+			WHEN NOT MATCHED THEN INSERT VALUES (m.id, 'inserted')`, "3", 1, 1, 1},
+	} {
+		res, first := stratRun(t, s, tc.q)
+		m := res.Metrics()
+		if first != tc.count || m.RowsInserted != tc.ins || m.RowsUpdated != tc.upd || m.RowsDeleted != tc.del {
+			t.Errorf("%s:\n count %s +%d ~%d -%d, want count %s +%d ~%d -%d", tc.q, first, m.RowsInserted, m.RowsUpdated, m.RowsDeleted, tc.count, tc.ins, tc.upd, tc.del)
+		}
+	}
+	want := []string{"1|merged", "4|d", "5|e", "9|inserted"}
+	if got := query(t, s, "SELECT id, status FROM t ORDER BY id"); !slices.Equal(got, want) {
+		t.Fatalf("t = %v, want %v", got, want)
+	}
+	if got := query(t, s, "SELECT count(*) FROM t$files WHERE content <> 0"); slices.Equal(got, []string{"0"}) {
+		t.Fatalf("no delete files written: the merge-on-read paths did not run")
+	}
+}
