@@ -364,7 +364,12 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 	// candidate file: dropping them is cheaper than deleting each row and
 	// rewrites nothing either.
 	mor := mergeOnRead(tbl, update)
-	if mor && !update && ret == nil && len(tasks) > 0 && !slices.ContainsFunc(tasks, func(t table.FileScanTask) bool { return !rw.AllMatch(t.File) }) {
+	dropUnread := func(t table.FileScanTask) bool {
+		// statistics prove every row matches; a file with deletes is read:
+		// its record count includes the deleted rows
+		return !update && ret == nil && !hasDeletes(t) && rw.AllMatch(t.File)
+	}
+	if mor && len(tasks) > 0 && !slices.ContainsFunc(tasks, func(t table.FileScanTask) bool { return !dropUnread(t) }) {
 		mor = false
 	}
 	if mor {
@@ -393,7 +398,7 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 	var matched int64
 	var dropped, toRead int
 	for _, task := range tasks {
-		if !update && ret == nil && rw.AllMatch(task.File) {
+		if dropUnread(task) {
 			// statistics prove every row matches: drop the file unread
 			matched += task.File.Count()
 			removed = append(removed, task.File)
@@ -510,6 +515,11 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 		return r, summary, err
 	}
 	return countResult(matched, m), summary, nil
+}
+
+// hasDeletes reports whether delete files apply to task's data file.
+func hasDeletes(task table.FileScanTask) bool {
+	return len(task.DeleteFiles)+len(task.EqualityDeleteFiles)+len(task.DeletionVectorFiles) > 0
 }
 
 // matchedRows drains a rewrite operator and returns its matched rows'

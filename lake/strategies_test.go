@@ -490,3 +490,32 @@ func TestRowMovementMergeOnRead(t *testing.T) {
 		t.Fatalf("no delete files written: the merge-on-read paths did not run")
 	}
 }
+
+// TestWindowDeleteOverFileWithDeletes: a window covering a whole file
+// that already has deletes counts only its live rows (the record count in
+// the statistics includes the deleted ones), under either delete mode.
+func TestWindowDeleteOverFileWithDeletes(t *testing.T) {
+	for _, mode := range []string{"merge-on-read", "copy-on-write"} {
+		t.Run(mode, func(t *testing.T) {
+			lk, _ := openLake(t)
+			s := lk.Session()
+			mustExec(t, s, `CREATE TABLE ev (day DATE, v INTEGER);
+				ALTER TABLE ev SET ('write.delete.mode' = 'merge-on-read');
+				INSERT INTO ev VALUES (DATE '2024-01-01', 1), (DATE '2024-01-02', 2), (DATE '2024-01-03', 3);
+				INSERT INTO ev VALUES (DATE '2024-01-05', 5);
+				DELETE FROM ev WHERE v = 2`)
+			mustExec(t, s, "ALTER TABLE ev SET ('write.delete.mode' = '"+mode+"')")
+			res, first := stratRun(t, s, "DELETE FROM ev WHERE day >= DATE '2024-01-01' AND day < DATE '2024-01-04'")
+			if m := res.Metrics(); first != "2" || m.RowsDeleted != 2 {
+				t.Fatalf("count %s, RowsDeleted %d; want 2 (the live rows of the file)", first, m.RowsDeleted)
+			}
+			if got := query(t, s, "SELECT v FROM ev"); !slices.Equal(got, []string{"5"}) {
+				t.Fatalf("rows left %v, want [5]", got)
+			}
+			// the file and its position deletes are gone together
+			if got := query(t, s, "SELECT count(*) FROM ev$files"); !slices.Equal(got, []string{"1"}) {
+				t.Fatalf("files left %v, want the one of 2024-01-05", got)
+			}
+		})
+	}
+}
