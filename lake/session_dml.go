@@ -364,12 +364,14 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 	// candidate file: dropping them is cheaper than deleting each row and
 	// rewrites nothing either.
 	mor := mergeOnRead(tbl, update)
-	dropUnread := func(t table.FileScanTask) bool {
-		// statistics prove every row matches; a file with deletes is read:
-		// its record count includes the deleted rows
-		return !update && ret == nil && !hasDeletes(t) && rw.AllMatch(t.File)
+	wholly := func(t table.FileScanTask) bool {
+		// statistics prove every row of the file matches
+		return !update && ret == nil && rw.AllMatch(t.File)
 	}
-	if mor && len(tasks) > 0 && !slices.ContainsFunc(tasks, func(t table.FileScanTask) bool { return !dropUnread(t) }) {
+	// dropUnread: a file with deletes is read even so (its record count
+	// includes the deleted rows), then dropped with its deletes
+	dropUnread := func(t table.FileScanTask) bool { return wholly(t) && !hasDeletes(t) }
+	if mor && len(tasks) > 0 && !slices.ContainsFunc(tasks, func(t table.FileScanTask) bool { return !wholly(t) }) {
 		mor = false
 	}
 	if mor {

@@ -26,7 +26,7 @@ import (
 // merge-on-read table must then hold no delete file, and time travel must
 // read every merge-on-read snapshot as it was committed.
 func TestSQLWriteModesAgree(t *testing.T) {
-	sequences, steps := 200, 4
+	sequences, steps := 200, 3
 	if testing.Short() {
 		sequences = 40
 	}
