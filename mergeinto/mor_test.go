@@ -262,3 +262,97 @@ func TestMergeRewritesThroughPrunedEqualityDeletes(t *testing.T) {
 		})
 	}
 }
+
+// Merge-on-read over a file whose equality deletes hide rows before the
+// changed ones: live positions map past the hidden rows.
+func TestMergeOnReadThroughEqualityDeletes(t *testing.T) {
+	f := newFixture(t, "t", dTarget)
+	f.appendRows([]any{int64(1), int64(0), int64(10), "a"}, []any{int64(2), int64(0), int64(20), "b"},
+		[]any{int64(3), int64(0), int64(30), "c"}, []any{int64(4), int64(0), int64(40), "d"}, []any{int64(5), int64(0), int64(50), "e"})
+	eqDelete(t, f, 1, 3)
+	wantRows(t, f.rows(), "2|0|20|b", "4|0|40|d", "5|0|50|e")
+	res := f.mustMerge(&mergeinto.Spec{Source: values(t, dSource, []any{int64(4), int64(99), "z", int64(0)}, []any{int64(5), nil, nil, int64(0)}), Mode: mergeinto.MergeOnRead,
+		Keys: []mergeinto.Key{{Target: 0, Source: col(0, i64)}},
+		Clauses: []mergeinto.Clause{
+			{Kind: mergeinto.Matched, Cond: call(t, "is_null", col(5, i64)), Action: mergeinto.Delete()},
+			{Kind: mergeinto.Matched, Action: mergeinto.Update(set(2, col(5, i64)))}}})
+	if res.Metrics.FilesRemoved != 0 || res.Count != 2 {
+		t.Fatalf("metrics %+v, count %d", res.Metrics, res.Count)
+	}
+	wantRows(t, f.rows(), "2|0|20|b", "4|0|99|d")
+}
+
+// eqDelete commits an equality delete of the keys k.
+func eqDelete(t *testing.T, f *fixture, keys ...int64) {
+	t.Helper()
+	txn := f.cat.WithFS(f.table(), iceio.LocalFS{}).NewTransaction()
+	var rows [][]any
+	for _, k := range keys {
+		rows = append(rows, []any{k})
+	}
+	b := mustBatch(t, schemaOf(field("k", i64)), rows...)
+	kf, ok := f.table().Schema().FindFieldByName("k")
+	if !ok {
+		t.Fatal("no k")
+	}
+	files, err := txn.WriteEqualityDeletes(ctx, []int{kf.ID}, func(yield func(arrow.RecordBatch, error) bool) { yield(b, nil) })
+	b.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.NewRowDelta(nil).AddDeletes(files...).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := txn.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// On a format-version 3 table merge-on-read writes deletion vectors: the
+// first one carries the position deletes written before the upgrade (a
+// reader ignores those once a vector applies), the second replaces the
+// first, and the file never carries two.
+func TestMergeOnReadWritesDeletionVectors(t *testing.T) {
+	f := newFixture(t, "t", dTarget)
+	f.appendRows([]any{int64(1), int64(0), int64(10), "a"}, []any{int64(2), int64(0), int64(20), "b"},
+		[]any{int64(3), int64(0), int64(30), "c"}, []any{int64(4), int64(0), int64(40), "d"})
+	del := func(k int64) *mergeinto.Spec {
+		return &mergeinto.Spec{Source: values(t, dSource, []any{k, nil, nil, int64(0)}), Keys: []mergeinto.Key{{Target: 0, Source: col(0, i64)}},
+			Mode: mergeinto.MergeOnRead, Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Action: mergeinto.Delete()}}}
+	}
+	f.mustMerge(del(1)) // a version 2 position delete file
+	txn := f.cat.WithFS(f.table(), iceio.LocalFS{}).NewTransaction()
+	if err := txn.UpgradeFormatVersion(3); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := txn.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	dvs := func() (dv, pos int) {
+		t.Helper()
+		tasks, err := f.table().Scan().PlanFiles(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, task := range tasks {
+			dv += len(task.DeletionVectorFiles)
+			pos += len(task.DeleteFiles)
+			for _, d := range task.DeletionVectorFiles {
+				if d.FileFormat() != "PUFFIN" {
+					t.Fatalf("deletion vector in %s", d.FileFormat())
+				}
+			}
+		}
+		return dv, pos
+	}
+	f.mustMerge(del(3))
+	wantRows(t, f.rows(), "2|0|20|b", "4|0|40|d")
+	if dv, pos := dvs(); dv != 1 || pos != 0 {
+		t.Fatalf("after the first v3 delete: %d deletion vectors, %d position delete files applied; want 1 and 0", dv, pos)
+	}
+	f.mustMerge(del(4))
+	wantRows(t, f.rows(), "2|0|20|b")
+	if dv, _ := dvs(); dv != 1 {
+		t.Fatalf("after the second v3 delete: %d deletion vectors, want 1 (the replaced one removed)", dv)
+	}
+}
