@@ -20,11 +20,6 @@ func (s *Session) cloneTable(ctx context.Context, st *parser.CreateTable) (*Resu
 	name := tableName(st.Name)
 	src := tableName(st.Clone.Name)
 	what := fmt.Sprintf("create table %s clone %s", name, src)
-	// The clone commits on its own, asserting its source did not move;
-	// staging it in a transaction needs that assertion at COMMIT.
-	if err := s.notInTx("CREATE TABLE … CLONE"); err != nil {
-		return nil, err
-	}
 	if st.OrReplace && st.IfNotExists {
 		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("%s: OR REPLACE and IF NOT EXISTS cannot be combined", what)}
 	}
@@ -53,6 +48,12 @@ func (s *Session) cloneTable(ctx context.Context, st *parser.CreateTable) (*Resu
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		opts = append(opts, opt)
+	}
+	if s.tx != nil {
+		if err := s.cloneInTx(ctx, src, name, opts...); err != nil {
+			return nil, err
+		}
+		return emptyResult(), nil
 	}
 	if _, err := s.lk.CloneTable(ctx, src, name, opts...); err != nil {
 		return nil, err

@@ -75,6 +75,9 @@ type txEntry struct {
 	// replaced means COMMIT drops or replaces the committed table, whose
 	// files are then purged.
 	replaced bool
+	// assert makes COMMIT require that the committed table has not moved
+	// even if the transaction did not change it (a clone's source).
+	assert bool
 }
 
 // incarnation is one life of a table inside a transaction, with the files
@@ -241,6 +244,10 @@ func (tx *txn) commit(ctx context.Context) error {
 	}
 	for _, e := range tx.order {
 		if !e.dirty {
+			if e.assert && e.baseLoc != "" {
+				staged = append(staged, &catalog.StagedCommit{Ident: e.id, Metadata: e.baseMeta, MetadataLocation: e.baseLoc,
+					Swap: catalog.PointerSwap{Ident: e.id, Expected: e.baseLoc, New: e.baseLoc}})
+			}
 			continue
 		}
 		var sc *catalog.StagedCommit
@@ -294,7 +301,7 @@ func (tx *txn) commit(ctx context.Context) error {
 	_ = tx.removeGarbage()
 	for _, sc := range staged {
 		e := tx.entries[txKey(sc.Ident)]
-		if e == nil {
+		if e == nil || sc.Noop() {
 			continue
 		}
 		if e.replaced && e.baseMeta != nil {
@@ -455,12 +462,7 @@ func (t txIO) DeleteFiles(ctx context.Context, paths []string) ([]string, error)
 // newTableMetadata is version 0 of a new table's metadata, at a fresh
 // location, for a create inside a transaction.
 func (l *Lake) newTableMetadata(ctx context.Context, id table.Identifier, schema *iceberg.Schema, spec *iceberg.PartitionSpec, props iceberg.Properties) (table.Metadata, error) {
-	if ok, err := l.cat.CheckNamespaceExists(ctx, id[:1]); err != nil {
-		return nil, translate(err)
-	} else if !ok {
-		return nil, &sentinelError{ErrNamespaceNotFound, fmt.Errorf("create table %s: schema %q does not exist; create it first with CREATE SCHEMA %s", displayName(id), id[0], id[0])}
-	}
-	loc, err := l.cat.NewTableLocation(id)
+	loc, err := l.newLocation(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -469,4 +471,15 @@ func (l *Lake) newTableMetadata(ctx context.Context, id table.Identifier, schema
 		return nil, fmt.Errorf("create table %s: %w", displayName(id), err)
 	}
 	return meta, nil
+}
+
+// newLocation allocates a new table directory for id, whose namespace
+// must exist.
+func (l *Lake) newLocation(ctx context.Context, id table.Identifier) (string, error) {
+	if ok, err := l.cat.CheckNamespaceExists(ctx, id[:1]); err != nil {
+		return "", translate(err)
+	} else if !ok {
+		return "", &sentinelError{ErrNamespaceNotFound, fmt.Errorf("create table %s: schema %q does not exist; create it first with CREATE SCHEMA %s", displayName(id), id[0], id[0])}
+	}
+	return l.cat.NewTableLocation(id)
 }
