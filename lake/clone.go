@@ -138,21 +138,9 @@ func (l *Lake) planClone(ctx context.Context, src, dst table.Identifier, cfg clo
 		return nil, err
 	}
 	meta := srcTbl.Metadata()
-	var snap *table.Snapshot
-	switch {
-	case cfg.snapshotID != nil:
-		snap, err = snapshot.ByID(meta, displayName(src), *cfg.snapshotID)
-	case cfg.asOf != nil:
-		snap, err = snapshot.AsOf(meta, displayName(src), *cfg.asOf)
-	default:
-		snap = meta.CurrentSnapshot()
-		if snap == nil {
-			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("%s: table %s has no snapshot yet, so there is nothing to clone; insert rows first, or create an empty table with CREATE TABLE … AS SELECT * FROM %s LIMIT 0",
-				what, displayName(src), displayName(src))}
-		}
-	}
+	snap, err := cloneSnapshot(meta, src, cfg, what)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return nil, err
 	}
 
 	p := &clonePlan{src: src, dst: dst, srcLocation: srcTbl.MetadataLocation(), snapshotID: snap.SnapshotID}
@@ -180,6 +168,29 @@ func (l *Lake) planClone(ctx context.Context, src, dst table.Identifier, cfg clo
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return p, nil
+}
+
+// cloneSnapshot resolves which snapshot of src (whose metadata is meta) a
+// clone takes: CloneAt's, CloneAsOf's, or the current one. what prefixes
+// the errors ("clone a into b").
+func cloneSnapshot(meta table.Metadata, src table.Identifier, cfg cloneConfig, what string) (*table.Snapshot, error) {
+	var snap *table.Snapshot
+	var err error
+	switch {
+	case cfg.snapshotID != nil:
+		snap, err = snapshot.ByID(meta, displayName(src), *cfg.snapshotID)
+	case cfg.asOf != nil:
+		snap, err = snapshot.AsOf(meta, displayName(src), *cfg.asOf)
+	default:
+		if snap = meta.CurrentSnapshot(); snap == nil {
+			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("%s: table %s has no snapshot yet, so there is nothing to clone; insert rows first, or create an empty table with CREATE TABLE … AS SELECT * FROM %s LIMIT 0",
+				what, displayName(src), displayName(src))}
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return snap, nil
 }
 
 // stageClone writes the clone's metadata file, version 0 at the clone's
