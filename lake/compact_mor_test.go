@@ -23,8 +23,8 @@ var keyStatusSchema = arrow.NewSchema([]arrow.Field{
 }, nil)
 
 // mergeDirect runs a MERGE through mergeinto on the table's iceberg-go
-// handle (SQL MERGE does not choose merge-on-read yet): matched rows get
-// the source's status, or are deleted when del is set.
+// handle, in the mode given whatever the table's write.merge.mode says:
+// matched rows get the source's status, or are deleted when del is set.
 func mergeDirect(t *testing.T, tbl *lake.Table, mode mergeinto.Mode, del bool, ids ...int64) *lake.Table {
 	t.Helper()
 	out, res := mergeStatus(t, tbl, mode, del, "merged", ids...)
@@ -34,8 +34,7 @@ func mergeDirect(t *testing.T, tbl *lake.Table, mode mergeinto.Mode, del bool, i
 	return out
 }
 
-// mergeStatus runs the MERGE; in merge-on-read mode it runs as
-// copy-on-write when a candidate file carries equality deletes.
+// mergeStatus runs the MERGE and returns its result.
 func mergeStatus(t *testing.T, tbl *lake.Table, mode mergeinto.Mode, del bool, status string, ids ...int64) (*lake.Table, *mergeinto.Result) {
 	t.Helper()
 	ctx := context.Background()
