@@ -271,8 +271,8 @@ func (l *Lake) publishClone(ctx context.Context, p *clonePlan, staged *catalog.S
 // purgeReplaced deletes the files of the table a published clone
 // replaced (CREATE OR REPLACE), as a transaction's replace does, except
 // those another table, the clone included, still reaches. It only tidies:
-// a failure leaves unreferenced files, which orphan cleanup does not see
-// (they lie outside every table's directory) but which no table reads.
+// a failure leaves files no table reads, outside every table's directory
+// (Lake.RemoveOrphanTableDirs removes them).
 func (l *Lake) purgeReplaced(ctx context.Context, p *clonePlan) {
 	if p.replaced == nil {
 		return
