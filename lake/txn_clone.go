@@ -4,10 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-
-	"github.com/apache/iceberg-go/table"
-
-	"github.com/skadedb/skade/snapshot"
 )
 
 // cloneInTx stages CREATE TABLE dst CLONE src in the open transaction: the
@@ -45,20 +41,9 @@ func (s *Session) cloneInTx(ctx context.Context, src, dst string, opts ...CloneO
 		return &sentinelError{ErrNotImplemented, fmt.Errorf("%s: %s was changed in this transaction; clone it after COMMIT, or clone it before changing it", what, displayName(srcID))}
 	}
 	meta := se.meta
-	var snap *table.Snapshot
-	switch {
-	case cfg.snapshotID != nil:
-		snap, err = snapshot.ByID(meta, displayName(srcID), *cfg.snapshotID)
-	case cfg.asOf != nil:
-		snap, err = snapshot.AsOf(meta, displayName(srcID), *cfg.asOf)
-	default:
-		if snap = meta.CurrentSnapshot(); snap == nil {
-			return &sentinelError{ErrInvalidArgument, fmt.Errorf("%s: table %s has no snapshot yet, so there is nothing to clone; insert rows first, or create an empty table with CREATE TABLE … AS SELECT * FROM %s LIMIT 0",
-				what, displayName(srcID), displayName(srcID))}
-		}
-	}
+	snap, err := cloneSnapshot(meta, srcID, cfg, what)
 	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
+		return err
 	}
 	de, err := s.tx.entry(ctx, dstID)
 	if err != nil {
