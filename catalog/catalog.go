@@ -56,6 +56,19 @@ type Catalog struct {
 	// grows with the number of snapshots, which dominated commit latency on
 	// tables with long histories (see BENCHMARKS.md).
 	metaCache *lru.Cache[string, table.Metadata]
+	// stillUsed, when set, tells PurgeTable which files other tables
+	// still reference (see SetPurgeGuard).
+	stillUsed func(ctx context.Context, except table.Identifier) (func(path string) bool, error)
+}
+
+// SetPurgeGuard installs how PurgeTable learns which of a purged table's
+// files other tables still reference: zero-copy clones share data files
+// and manifests across table directories, and the catalog cannot read
+// manifests itself. PurgeTable calls f after the pointer is gone, and then
+// deletes only files for which the returned function is false. Without a
+// guard, PurgeTable deletes the whole table directory. lake.Open sets one.
+func (c *Catalog) SetPurgeGuard(f func(ctx context.Context, except table.Identifier) (func(path string) bool, error)) {
+	c.stillUsed = f
 }
 
 // metaCacheEntries bounds the metadata cache. Entries are the tables'

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"iter"
 	"path/filepath"
 	"slices"
@@ -375,11 +376,58 @@ func (c *Catalog) PurgeTable(ctx context.Context, ident table.Identifier) error 
 		return fmt.Errorf("purge table %s: dropped, but its files were kept: location %q is not a table directory of the lake; "+
 			"remove the files by hand", identString(ident), loc)
 	}
+	if c.stillUsed != nil {
+		used, err := c.stillUsed(ctx, ident)
+		if err != nil {
+			return fmt.Errorf("purge table %s: dropped, but its files were kept: listing the files other tables use failed: %w", identString(ident), err)
+		}
+		if err := c.removeUnused(loc, used); err != nil {
+			return fmt.Errorf("purge table %s: dropped, but removing its files failed: %w", identString(ident), err)
+		}
+		return nil
+	}
 	if err := c.fs.RemoveAll(loc); err != nil {
 		return fmt.Errorf("purge table %s: dropped, but removing %s failed: %w; remove it by hand",
 			identString(ident), loc, err)
 	}
 
+	return nil
+}
+
+// removeUnused deletes the files under loc that used says no table uses,
+// then the directories left empty.
+func (c *Catalog) removeUnused(loc string, used func(string) bool) error {
+	root, err := localPath(loc)
+	if err != nil {
+		return err
+	}
+	var dirs []string
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() {
+			dirs = append(dirs, p)
+			return nil
+		}
+		if used(p) {
+			return nil
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	slices.Reverse(dirs)
+	for _, d := range dirs {
+		_ = os.Remove(d) // only empty ones go
+	}
 	return nil
 }
 

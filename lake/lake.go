@@ -70,7 +70,17 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Lake, error) {
 	if err != nil {
 		return nil, translate(fmt.Errorf("open lake %q: %w", dir, err))
 	}
-	return &Lake{dir: abs, cat: cat, opts: o}, nil
+	l := &Lake{dir: abs, cat: cat, opts: o}
+	// iceberg-go tools purging through the catalog must keep the files
+	// clones share, as DropTable does
+	cat.SetPurgeGuard(func(ctx context.Context, except table.Identifier) (func(string) bool, error) {
+		refs, err := l.otherRefs(except)(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return refs.Has, nil
+	})
+	return l, nil
 }
 
 // Close releases the lake. The catalog file is not held open between

@@ -76,3 +76,26 @@ func TestRemoveOrphanTableDirs(t *testing.T) {
 		t.Errorf("directories left after dropping everything: %v", dirs)
 	}
 }
+
+// iceberg-go tools purge through the catalog; a clone's files survive.
+func TestCatalogPurgeKeepsClonedFiles(t *testing.T) {
+	ctx := context.Background()
+	lk, _ := openLake(t)
+	s := lk.Session()
+	mustExec(t, s, `CREATE TABLE a AS SELECT * FROM generate_series(1, 100) g(x);
+		CREATE TABLE b CLONE a;
+		CREATE TABLE c AS SELECT 1 AS one`)
+	if err := lk.Catalog().PurgeTable(ctx, []string{"main", "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := query(t, s, "SELECT count(*), sum(x) FROM b"); !slices.Equal(got, []string{"100|5050"}) {
+		t.Fatalf("the clone lost rows after its source was purged: %v", got)
+	}
+	before := len(tableDirs(t, lk.Dir()))
+	if err := lk.Catalog().PurgeTable(ctx, []string{"main", "c"}); err != nil {
+		t.Fatal(err)
+	}
+	if after := len(tableDirs(t, lk.Dir())); after != before-1 {
+		t.Errorf("purging an unshared table left its directory: %d directories before, %d after", before, after)
+	}
+}
