@@ -312,6 +312,7 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 	if err != nil {
 		return nil, "", translate(err)
 	}
+	defer rw.Release()
 	var ret *plan.Returning
 	var kept []arrow.RecordBatch
 	defer func() {

@@ -16,6 +16,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
 	"github.com/skadedb/skade/lake"
 )
 
@@ -532,5 +536,61 @@ func TestWindowDeleteOverFileWithDeletes(t *testing.T) {
 				t.Fatalf("files left %v, want the one of 2024-01-05", got)
 			}
 		})
+	}
+}
+
+// TestRewriteRunsSubqueryOnce: a DELETE's or UPDATE's subquery runs once,
+// not once per data file: a registered reader, which can be read only
+// once, serves as the key set of a target with several files, for the
+// count pass and the rewrite alike, and for a correlated scalar subquery
+// in SET too.
+func TestRewriteRunsSubqueryOnce(t *testing.T) {
+	lk, _ := openLake(t)
+	s := lk.Session()
+	mustExec(t, s, "CREATE TABLE t (id INTEGER, v INTEGER)")
+	for i := 0; i < 4; i++ {
+		mustExec(t, s, fmt.Sprintf("INSERT INTO t VALUES (%d, 0), (%d, 0)", 10*i+1, 10*i+3))
+	}
+	delta := func(ids ...int32) {
+		schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int32}, {Name: "v", Type: arrow.PrimitiveTypes.Int32}}, nil)
+		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		defer b.Release()
+		for _, id := range ids {
+			b.Field(0).(*array.Int32Builder).Append(id)
+			b.Field(1).(*array.Int32Builder).Append(id * 100)
+		}
+		rec := b.NewRecordBatch()
+		defer rec.Release()
+		rdr, err := array.NewRecordReader(schema, []arrow.RecordBatch{rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Unregister("delta")
+		if err := s.RegisterReader("delta", rdr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		q, count string
+		ids      []int32
+	}{
+		{"DELETE FROM t WHERE id IN (SELECT id FROM delta)", "3", []int32{3, 13, 23, 99}},
+		{"UPDATE t SET v = 1 WHERE id IN (SELECT id FROM delta)", "2", []int32{1, 31}},
+		{"UPDATE t SET v = coalesce((SELECT d.v FROM delta d WHERE d.id = t.id), -1) WHERE id > 10", "4", []int32{11, 21}},
+		{"DELETE FROM t WHERE EXISTS (SELECT 1 FROM delta d WHERE d.id = t.id)", "1", []int32{33}},
+	} {
+		delta(tc.ids...)
+		if _, got := stratRun(t, s, tc.q); got != tc.count {
+			t.Fatalf("%s: count %s, want %s", tc.q, got, tc.count)
+		}
+	}
+	want := []string{"1|1", "11|1100", "21|2100", "31|-1"}
+	if got := query(t, s, "SELECT id, v FROM t ORDER BY id"); !slices.Equal(got, want) {
+		t.Fatalf("t = %v, want %v", got, want)
+	}
+	// the plan says which part runs once
+	mustExec(t, s, "CREATE TABLE keys (id INTEGER); INSERT INTO keys VALUES (1)")
+	if text := explainText(t, s, "EXPLAIN DELETE FROM t WHERE id IN (SELECT id FROM keys)"); !strings.Contains(text, "Once (computed for the first data file") {
+		t.Fatalf("EXPLAIN DELETE:\n%s", text)
 	}
 }

@@ -257,6 +257,8 @@ type Rewrite struct {
 	root    Node
 	input   exec.Operator
 	strict  []strictPred
+	// once are the parts of root that run for the first file only.
+	once []*Once
 }
 
 // Operator evaluates the rewrite over input, which yields the target's
@@ -400,6 +402,7 @@ func (p *Planner) RowRewrite(ctx context.Context, target *TableRef, alias parser
 		proj.Cols = append(proj.Cols, b.newCol(c.Name, "", c.Type, !c.Required))
 	}
 	rw.root = optimize(b, proj)
+	rw.once = onceSubtrees(rw.root, src)
 	return rw, nil
 }
 

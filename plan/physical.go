@@ -113,6 +113,8 @@ func (b *binder) buildSerial(n Node) (exec.Operator, error) {
 		return op, nil
 	case *MetadataAnswer:
 		return b.valuesOp([][]Expr{n.Row}, n.Cols)
+	case *Once:
+		return n.operator(b)
 	case *OneRow:
 		return b.oneRow()
 	case *RecursiveCTE:
