@@ -43,9 +43,9 @@ func BenchmarkMergeCowVsMor(b *testing.B) {
 		b.Run(layout, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				conc := layout == "concentrated"
-				cow := cowMorScenario(b, *cowMorRows, conc, mergeinto.CopyOnWrite)
-				mor := cowMorScenario(b, *cowMorRows, conc, mergeinto.MergeOnRead)
-				ups := cowMorScenario(b, *cowMorRows, conc, upsertMode)
+				cow := cowMorScenario(b, *cowMorRows, conc, mergeinto.CopyOnWrite, nil)
+				mor := cowMorScenario(b, *cowMorRows, conc, mergeinto.MergeOnRead, nil)
+				ups := cowMorScenario(b, *cowMorRows, conc, upsertMode, nil)
 				if i == 0 {
 					printCowMor(layout, *cowMorRows, cow, mor, ups)
 				}
@@ -78,7 +78,10 @@ func medMs(ds []time.Duration) float64 {
 // append).
 const upsertMode mergeinto.Mode = -1
 
-func cowMorScenario(b *testing.B, rows int, concentrated bool, mode mergeinto.Mode) cowMorRun {
+// cowMorScenario builds the table, runs the rounds and compacts. hook,
+// when not nil, is called with the open table clean, after the last round
+// and compacted (stage "clean", "round8", "compacted").
+func cowMorScenario(b *testing.B, rows int, concentrated bool, mode mergeinto.Mode, hook func(stage string, tbl *lake.Table)) cowMorRun {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "skade-bench-cowmor-")
 	if err != nil {
@@ -111,6 +114,9 @@ func cowMorScenario(b *testing.B, rows int, concentrated bool, mode mergeinto.Mo
 		for _, x := range batches {
 			x.Release()
 		}
+	}
+	if hook != nil {
+		hook("clean", tbl)
 	}
 	var run cowMorRun
 	run.scan = append(run.scan, fullScan(b, tbl, int64(rows)))
@@ -163,6 +169,9 @@ func cowMorScenario(b *testing.B, rows int, concentrated bool, mode mergeinto.Mo
 		}
 		run.scan = append(run.scan, fullScan(b, tbl, int64(rows)))
 	}
+	if hook != nil {
+		hook(fmt.Sprintf("round%d", cowMorRounds), tbl)
+	}
 	start := time.Now()
 	tbl, _, err = tbl.Compact(ctx, lake.CompactOptions{})
 	if err != nil {
@@ -170,6 +179,9 @@ func cowMorScenario(b *testing.B, rows int, concentrated bool, mode mergeinto.Mo
 	}
 	run.compact = time.Since(start)
 	run.scanned = fullScan(b, tbl, int64(rows))
+	if hook != nil {
+		hook("compacted", tbl)
+	}
 	return run
 }
 

@@ -2,8 +2,9 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"iter"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,8 +25,15 @@ import (
 // that fail it. The planner keeps its own Filter above the scan, so a
 // filter here must only ever be implied by the query's predicate.
 //
+// Position and equality deletes are applied by a deleteIndex (each delete
+// file read once per scan, see delete_index.go); deletion vectors and split
+// files are left to iceberg-go. Files are read concurrently and returned in
+// plan order (file_reader.go).
+//
 // Metrics: files_scanned is the number of data files planned,
-// files_skipped the data files of the snapshot that pruning left out.
+// files_skipped the data files of the snapshot that pruning left out,
+// files_read the data files read to their end. A Progress in Open's
+// context hears of the planned files, each file read and each batch's rows.
 type TableScan struct {
 	name   string
 	tbl    *table.Table
@@ -41,11 +49,12 @@ type TableScan struct {
 	tasks  []table.FileScanTask
 	preset bool
 
-	metrics Metrics
-	scan    *table.Scan
-	next    func() (arrow.RecordBatch, error, bool)
-	stop    func()
-	done    bool
+	metrics  Metrics
+	progress *Progress
+	scan     *table.Scan // the files read by iceberg-go, filtered
+	raw      *table.Scan // the files whose deletes are applied here; nil when none
+	reader   *fileReader
+	done     bool
 }
 
 var _ Operator = (*TableScan)(nil)
@@ -97,11 +106,17 @@ func NewFileScan(name string, tbl *table.Table, snap *table.Snapshot, fields []s
 	return s, nil
 }
 
-// Open plans the files to read. Planning reads manifests only.
+// Open plans the files to read and starts reading them. Planning reads
+// manifests only.
 func (s *TableScan) Open(ctx context.Context) error {
 	start := time.Now()
 	defer func() { s.metrics.Elapsed.Add(int64(time.Since(start))) }()
+	if err := s.Close(); err != nil { // a scan opened again starts over
+		return fmt.Errorf("scan %s: %w", s.name, err)
+	}
 	s.done = false
+	s.progress = ProgressFrom(ctx)
+	s.metrics.Set("files_read", 0)
 	if s.noSnap {
 		s.done = true
 		s.metrics.Set("files_scanned", 0)
@@ -128,24 +143,92 @@ func (s *TableScan) Open(ctx context.Context) error {
 		// what pruning skipped for the whole
 		s.metrics.Set("files_skipped", total-int64(len(tasks)))
 	}
+	s.progress.Planned(int64(len(tasks)))
 	if len(tasks) == 0 {
 		s.done = true
 		return nil
 	}
+	read := s.fields
 	if anchor, ok := s.anchorField(tasks); ok {
 		// Some file holds none of the selected columns (they were added
 		// by ALTER TABLE after it was written). iceberg-go cannot read a
 		// file with no selected column, so read one more column that
 		// every such file has; conform drops it again.
+		read = append(read[:len(read):len(read)], anchor)
 		s.scan.Close()
-		s.scan = s.tbl.Scan(append(opts[:len(opts):len(opts)], table.WithSelectedFields(append(s.fields[:len(s.fields):len(s.fields)], anchor)...))...)
+		s.scan = s.tbl.Scan(append(opts[:len(opts):len(opts)], table.WithSelectedFields(read...))...)
 	}
-	_, seq, err := s.scan.ReadTasks(ctx, tasks)
+	files, err := s.fileReads(ctx, tasks, read)
 	if err != nil {
-		return fmt.Errorf("scan %s: %w", s.name, err)
+		s.scan.Close()
+		s.scan = nil
+		return err
 	}
-	s.next, s.stop = iter.Pull2(seq)
+	s.reader = startFileReader(ctx, files)
 	return nil
+}
+
+// fileReads decides how each task is read: with the scan's filter, by
+// iceberg-go with the task's deletes, or, when it has position or equality
+// deletes the delete index can apply, whole and unfiltered with the
+// deletes applied here.
+func (s *TableScan) fileReads(ctx context.Context, tasks []table.FileScanTask, read []string) ([]fileRead, error) {
+	files := make([]fileRead, len(tasks))
+	for i, t := range tasks {
+		files[i] = fileRead{task: t, scan: s.scan, conform: s.conform}
+	}
+	var idx *deleteIndex
+	for i, t := range tasks {
+		if len(t.DeleteFiles) == 0 && len(t.EqualityDeleteFiles) == 0 {
+			continue
+		}
+		if idx == nil {
+			fs, err := s.tbl.FS(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("scan %s: %w", s.name, err)
+			}
+			idx = newDeleteIndex(fs, s.mem, s.readSchema(), func(names []string) *table.Scan {
+				return s.tbl.Scan(append(s.snapshotOpts(), table.WithSelectedFields(names...))...)
+			})
+		}
+		if idx.accept(t) {
+			files[i].deletes = idx
+		}
+	}
+	if idx == nil {
+		return files, nil
+	}
+	// INVARIANT (deleteIndex): the raw scan has no row filter, so a file
+	// comes whole and in order; it also reads the equality key columns.
+	raw := read
+	for _, c := range idx.eqColumns() {
+		if !slices.Contains(raw, c) {
+			raw = append(raw[:len(raw):len(raw)], c)
+		}
+	}
+	s.raw = s.tbl.Scan(append(s.snapshotOpts(), table.WithSelectedFields(raw...))...)
+	for i := range files {
+		if files[i].deletes != nil {
+			files[i].scan = s.raw
+			files[i].task.DeleteFiles, files[i].task.EqualityDeleteFiles, files[i].task.Residual = nil, nil, nil
+			files[i].deletesOf = tasks[i]
+		}
+	}
+	return files, nil
+}
+
+// readSchema is the Iceberg schema the scan reads with: the snapshot's
+// for a pinned scan, else the current one.
+func (s *TableScan) readSchema() *iceberg.Schema {
+	schema := s.tbl.Metadata().CurrentSchema()
+	if snap := s.tbl.Metadata().SnapshotByID(s.snapID); snap != nil && s.snapshotOpts() != nil && snap.SchemaID != nil {
+		for _, sc := range s.tbl.Metadata().Schemas() {
+			if sc.ID == *snap.SchemaID {
+				schema = sc
+			}
+		}
+	}
+	return schema
 }
 
 // anchorField returns a column to read in addition to the selected ones
@@ -155,14 +238,7 @@ func (s *TableScan) Open(ctx context.Context) error {
 // statistics; ok is false when no anchor is needed (or none can be found,
 // in which case iceberg-go's own error stands).
 func (s *TableScan) anchorField(tasks []table.FileScanTask) (string, bool) {
-	schema := s.tbl.Metadata().CurrentSchema()
-	if snap := s.tbl.Metadata().SnapshotByID(s.snapID); snap != nil && s.snapshotOpts() != nil && snap.SchemaID != nil {
-		for _, sc := range s.tbl.Metadata().Schemas() {
-			if sc.ID == *snap.SchemaID {
-				schema = sc
-			}
-		}
-	}
+	schema := s.readSchema()
 	wanted := make([]int, 0, len(s.fields))
 	for _, name := range s.fields {
 		if f, ok := schema.FindFieldByName(name); ok {
@@ -240,25 +316,23 @@ func (s *TableScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		b, err, ok := s.next()
-		if !ok {
-			s.finish()
-			break
-		}
+		b, fileDone, err := s.reader.next(ctx)
 		if err != nil {
 			s.finish()
 			return nil, fmt.Errorf("scan %s: %w", s.name, err)
 		}
-		if b.NumRows() == 0 {
-			b.Release()
+		if fileDone {
+			s.metrics.Inc("files_read", 1)
+			s.progress.FileDone()
 			continue
 		}
-		out, err := s.conform(ctx, b)
-		if err != nil {
-			return nil, err
+		if b == nil {
+			s.finish()
+			break
 		}
-		s.metrics.Add(out, start)
-		return out, nil
+		s.progress.AddRows(b.NumRows())
+		s.metrics.Add(b, start)
+		return b, nil
 	}
 	s.metrics.Add(nil, start)
 	return nil, EOF
@@ -302,20 +376,28 @@ func (s *TableScan) finish() {
 		return
 	}
 	s.done = true
-	if s.stop != nil {
-		s.stop()
-		s.stop = nil
+	if s.reader != nil {
+		s.reader.close()
+		s.reader = nil
 	}
 }
 
 func (s *TableScan) Close() error {
 	s.finish()
-	if s.scan != nil {
-		err := s.scan.Close()
-		s.scan = nil
-		return err
+	if s.reader != nil {
+		s.reader.close()
+		s.reader = nil
 	}
-	return nil
+	var err error
+	if s.raw != nil {
+		err = s.raw.Close()
+		s.raw = nil
+	}
+	if s.scan != nil {
+		err = errors.Join(s.scan.Close(), err)
+		s.scan = nil
+	}
+	return err
 }
 
 // PlanFiles plans the scan without reading data: the number of data

@@ -1,0 +1,799 @@
+package exec
+
+import (
+	"container/list"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+)
+
+// deleteIndex applies a scan's position and equality delete files itself,
+// instead of leaving them to iceberg-go, which re-derives them per data file
+// and per batch (a hash-set probe per row, a Take per batch, equality sets
+// merged again for every data file).
+//
+// Each delete file is read once per scan, whichever data files it touches:
+// a position delete file into its positions grouped by data file path, an
+// equality delete file into one index of keys per set of equality columns,
+// each key naming the delete files that hold it. A data file's deletes are
+// then a sorted list of positions plus, per equality index, the delete files
+// that apply to it; filtering a batch walks the positions and probes each
+// row's key once.
+//
+// Which delete file applies to which data file is iceberg-go's planning:
+// FileScanTask lists the position deletes with a data sequence number >= the
+// data file's and the equality deletes with a strictly greater one, in the
+// same partition (or global). The index never widens that choice.
+//
+// INVARIANT: a task read through the index is read whole (Start 0, the
+// whole file) with no row filter and no residual, so that its rows come in
+// file order from position 0; the pushed filter is only ever implied by the
+// query's own predicate, which the planner evaluates above the scan.
+type deleteIndex struct {
+	fs     iceio.IO
+	mem    memory.Allocator
+	schema *iceberg.Schema // the schema the scan reads with
+
+	// eqScan reads an equality delete file's key columns (by field id, so
+	// renamed columns and promoted types read as the data does).
+	eqScan func(names []string) *table.Scan
+
+	pos map[string]*posDeleteFile // by delete file path
+
+	eqOnce sync.Once
+	eqErr  error
+	eqIdx  map[string]*eqIndex // by equality field ids, "1,3"
+	eqFile map[string]int      // delete file path -> ordinal in its eqIndex
+}
+
+// posDeleteFile is one position delete file, read on first use.
+type posDeleteFile struct {
+	df     iceberg.DataFile
+	once   sync.Once
+	byPath map[string][]int64
+	err    error
+}
+
+// eqIndex holds the keys of every equality delete file of the scan that
+// deletes on one set of columns. A key maps to the delete files holding it:
+// a non-negative posting is one file's ordinal, a negative one indexes
+// multi (-p-1) for keys in several files.
+type eqIndex struct {
+	ids   []int
+	names []string // the key columns in the scan's schema
+	files []iceberg.DataFile
+	ints  map[int64]int32  // one integer key column
+	strs  map[string]int32 // any other key
+	multi [][]int32
+	// nulls is the posting of the all-NULL key in the integer form (a NULL
+	// key in an equality delete matches NULL in the data).
+	nulls    int32
+	hasNulls bool
+}
+
+func newDeleteIndex(fs iceio.IO, mem memory.Allocator, schema *iceberg.Schema, eqScan func([]string) *table.Scan) *deleteIndex {
+	return &deleteIndex{fs: fs, mem: mem, schema: schema, eqScan: eqScan, pos: map[string]*posDeleteFile{}, eqIdx: map[string]*eqIndex{}, eqFile: map[string]int{}}
+}
+
+// accept reports whether the index can apply task's deletes, and registers
+// its delete files if so. A task it refuses is read by iceberg-go with its
+// deletes, as before: deletion vectors, split files, formats other than
+// Parquet, equality keys on dropped columns or of types without a key
+// encoding here.
+func (x *deleteIndex) accept(t table.FileScanTask) bool {
+	if len(t.DeleteFiles) == 0 && len(t.EqualityDeleteFiles) == 0 {
+		return false
+	}
+	if len(t.DeletionVectorFiles) > 0 || t.File.FileFormat() != iceberg.ParquetFile {
+		return false
+	}
+	if t.Start != 0 || (t.Length > 0 && t.Length < t.File.FileSizeBytes()) {
+		return false
+	}
+	for _, d := range t.DeleteFiles {
+		if d.FileFormat() != iceberg.ParquetFile || d.ContentType() != iceberg.EntryContentPosDeletes {
+			return false
+		}
+	}
+	for _, d := range t.EqualityDeleteFiles {
+		if d.FileFormat() != iceberg.ParquetFile || d.ContentType() != iceberg.EntryContentEqDeletes || len(d.EqualityFieldIDs()) == 0 {
+			return false
+		}
+		for _, id := range d.EqualityFieldIDs() {
+			f, ok := x.schema.FindFieldByID(id)
+			if !ok || !eqKeyType(f.Type) {
+				return false
+			}
+		}
+	}
+	for _, d := range t.DeleteFiles {
+		if _, ok := x.pos[d.FilePath()]; !ok {
+			x.pos[d.FilePath()] = &posDeleteFile{df: d}
+		}
+	}
+	for _, d := range t.EqualityDeleteFiles {
+		key := idsKey(d.EqualityFieldIDs())
+		ix := x.eqIdx[key]
+		if ix == nil {
+			ix = &eqIndex{ids: slices.Clone(d.EqualityFieldIDs())}
+			for _, id := range ix.ids {
+				f, _ := x.schema.FindFieldByID(id)
+				ix.names = append(ix.names, f.Name)
+			}
+			x.eqIdx[key] = ix
+		}
+		if _, ok := x.eqFile[d.FilePath()]; !ok {
+			x.eqFile[d.FilePath()] = len(ix.files)
+			ix.files = append(ix.files, d)
+		}
+	}
+	return true
+}
+
+// eqColumns are the columns an accepted task must read besides the
+// selected ones: every equality key column of the scan.
+func (x *deleteIndex) eqColumns() []string {
+	var out []string
+	for _, ix := range x.eqIdx {
+		for _, n := range ix.names {
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func idsKey(ids []int) string {
+	var b strings.Builder
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(id))
+	}
+	return b.String()
+}
+
+// eqKeyType reports whether keys of type t are encoded here. Iceberg
+// refuses float and double equality keys.
+func eqKeyType(t iceberg.Type) bool {
+	switch t.(type) {
+	case iceberg.BooleanType, iceberg.Int32Type, iceberg.Int64Type, iceberg.DateType, iceberg.TimeType,
+		iceberg.TimestampType, iceberg.TimestampTzType, iceberg.TimestampNsType, iceberg.TimestampTzNsType,
+		iceberg.StringType, iceberg.BinaryType, iceberg.UUIDType, iceberg.FixedType, iceberg.DecimalType:
+		return true
+	}
+	return false
+}
+
+// fileDeletes is what the index knows of one data file's deletes.
+type fileDeletes struct {
+	positions []int64 // sorted, distinct
+	eq        []eqApplied
+}
+
+// eqApplied is one equality index and which of its files apply to the
+// data file.
+type eqApplied struct {
+	ix      *eqIndex
+	applies []bool // by file ordinal
+}
+
+// forTask gathers the deletes of an accepted task, reading delete files it
+// is the first to need.
+func (x *deleteIndex) forTask(ctx context.Context, t table.FileScanTask) (*fileDeletes, error) {
+	fd := &fileDeletes{}
+	path := t.File.FilePath()
+	for _, d := range t.DeleteFiles {
+		pf := x.pos[d.FilePath()]
+		pf.once.Do(func() { pf.byPath, pf.err = x.positionsOf(ctx, pf.df) })
+		if pf.err != nil {
+			return nil, pf.err
+		}
+		fd.positions = append(fd.positions, pf.byPath[path]...)
+	}
+	if len(t.DeleteFiles) > 1 {
+		slices.Sort(fd.positions)
+		fd.positions = slices.Compact(fd.positions)
+	} else if !slices.IsSorted(fd.positions) {
+		// the spec orders a file's positions, but a writer may not
+		fd.positions = slices.Clone(fd.positions)
+		slices.Sort(fd.positions)
+	}
+	if len(t.EqualityDeleteFiles) == 0 {
+		return fd, nil
+	}
+	x.eqOnce.Do(func() { x.eqErr = x.readEqualities(ctx) })
+	if x.eqErr != nil {
+		return nil, x.eqErr
+	}
+	for _, d := range t.EqualityDeleteFiles {
+		ix := x.eqIdx[idsKey(d.EqualityFieldIDs())]
+		i := slices.IndexFunc(fd.eq, func(a eqApplied) bool { return a.ix == ix })
+		if i < 0 {
+			fd.eq = append(fd.eq, eqApplied{ix: ix, applies: make([]bool, len(ix.files))})
+			i = len(fd.eq) - 1
+		}
+		fd.eq[i].applies[x.eqFile[d.FilePath()]] = true
+	}
+	return fd, nil
+}
+
+// positionsOf is readPositions through the process-wide cache.
+func (x *deleteIndex) positionsOf(ctx context.Context, df iceberg.DataFile) (map[string][]int64, error) {
+	key := df.FilePath() + "\x00" + strconv.FormatInt(df.FileSizeBytes(), 10)
+	if m, ok := positionCache.get(key); ok {
+		return m, nil
+	}
+	m, err := x.readPositions(ctx, df)
+	if err != nil {
+		return nil, err
+	}
+	positionCache.put(key, m)
+	return m, nil
+}
+
+// positionCache keeps the positions of recently read position delete
+// files, so that a table scanned again does not parse its delete files
+// again. Iceberg never rewrites a file in place, and the key includes
+// the size besides the path. INVARIANT: cached maps are never modified.
+var positionCache = newPosCache(8 << 20 /* positions, 64 MiB */)
+
+type posCache struct {
+	mu      sync.Mutex
+	max     int64
+	size    int64
+	entries map[string]*list.Element
+	lru     list.List // of *posCacheEntry, most recent first
+}
+
+type posCacheEntry struct {
+	key    string
+	byPath map[string][]int64
+	n      int64
+}
+
+func newPosCache(max int64) *posCache {
+	return &posCache{max: max, entries: map[string]*list.Element{}}
+}
+
+func (c *posCache) get(key string) (map[string][]int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[key]
+	if !ok {
+		return nil, false
+	}
+	c.lru.MoveToFront(e)
+	return e.Value.(*posCacheEntry).byPath, true
+}
+
+func (c *posCache) put(key string, byPath map[string][]int64) {
+	var n int64
+	for _, ps := range byPath {
+		n += int64(len(ps))
+	}
+	if n > c.max/4 {
+		return // one file would crowd out the rest
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.entries[key]; ok {
+		return
+	}
+	c.entries[key] = c.lru.PushFront(&posCacheEntry{key: key, byPath: byPath, n: n})
+	c.size += n
+	for c.size > c.max {
+		last := c.lru.Back()
+		ent := last.Value.(*posCacheEntry)
+		c.lru.Remove(last)
+		delete(c.entries, ent.key)
+		c.size -= ent.n
+	}
+}
+
+// readPositions reads a position delete file into its positions grouped by
+// data file path.
+func (x *deleteIndex) readPositions(ctx context.Context, df iceberg.DataFile) (_ map[string][]int64, err error) {
+	f, err := x.fs.Open(df.FilePath())
+	if err != nil {
+		return nil, fmt.Errorf("read position deletes %s: %w", df.FilePath(), err)
+	}
+	defer f.Close()
+	pr, err := file.NewParquetReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("read position deletes %s: %w", df.FilePath(), err)
+	}
+	defer pr.Close()
+	sc := pr.MetaData().Schema
+	pathCol, posCol := sc.ColumnIndexByName("file_path"), sc.ColumnIndexByName("pos")
+	if pathCol < 0 || posCol < 0 {
+		return nil, fmt.Errorf("read position deletes %s: no file_path and pos columns; is it a position delete file?", df.FilePath())
+	}
+	// file_path repeats a few paths: read it as a dictionary so that a
+	// row costs an index, not a string
+	props := pqarrow.ArrowReadProperties{BatchSize: 1 << 16}
+	props.SetReadDict(pathCol, true)
+	fr, err := pqarrow.NewFileReader(pr, props, x.mem)
+	if err != nil {
+		return nil, fmt.Errorf("read position deletes %s: %w", df.FilePath(), err)
+	}
+	rr, err := fr.GetRecordReader(ctx, []int{pathCol, posCol}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("read position deletes %s: %w", df.FilePath(), err)
+	}
+	defer rr.Release()
+	out := map[string][]int64{}
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		pos, ok := rec.Column(1).(*array.Int64)
+		if !ok {
+			return nil, fmt.Errorf("read position deletes %s: pos is %s, want int64", df.FilePath(), rec.Column(1).DataType())
+		}
+		if pos.NullN() > 0 || rec.Column(0).NullN() > 0 {
+			return nil, fmt.Errorf("read position deletes %s: row with a NULL file_path or pos", df.FilePath())
+		}
+		switch paths := rec.Column(0).(type) {
+		case *array.Dictionary:
+			dict, ok := paths.Dictionary().(interface{ Value(int) string })
+			if !ok {
+				return nil, fmt.Errorf("read position deletes %s: file_path is %s, want a string", df.FilePath(), paths.DataType())
+			}
+			names := make([]string, paths.Dictionary().Len())
+			lists := make([][]int64, len(names))
+			for i := range names {
+				names[i] = strings.Clone(dict.Value(i))
+				lists[i] = out[names[i]]
+			}
+			for i := 0; i < pos.Len(); i++ {
+				d := paths.GetValueIndex(i)
+				lists[d] = append(lists[d], pos.Value(i))
+			}
+			for i, n := range names {
+				if lists[i] != nil {
+					out[n] = lists[i]
+				}
+			}
+		case interface{ Value(int) string }:
+			var cur string
+			var curPos []int64
+			have := false
+			for i := 0; i < pos.Len(); i++ {
+				if p := paths.Value(i); !have || p != cur {
+					if have {
+						out[cur] = curPos
+					}
+					cur = strings.Clone(p)
+					curPos = out[cur]
+					have = true
+				}
+				curPos = append(curPos, pos.Value(i))
+			}
+			if have {
+				out[cur] = curPos
+			}
+		default:
+			return nil, fmt.Errorf("read position deletes %s: file_path is %s, want a string", df.FilePath(), paths.DataType())
+		}
+	}
+	if err := rr.Err(); err != nil {
+		return nil, fmt.Errorf("read position deletes %s: %w", df.FilePath(), err)
+	}
+	return out, nil
+}
+
+// readEqualities reads every equality delete file of the scan into the
+// indexes.
+func (x *deleteIndex) readEqualities(ctx context.Context) error {
+	for _, ix := range x.eqIdx {
+		for ord, df := range ix.files {
+			if err := x.readEquality(ctx, ix, int32(ord), df); err != nil {
+				return fmt.Errorf("read equality deletes %s: %w", df.FilePath(), err)
+			}
+		}
+	}
+	return nil
+}
+
+func (x *deleteIndex) readEquality(ctx context.Context, ix *eqIndex, ord int32, df iceberg.DataFile) error {
+	sc := x.eqScan(ix.names)
+	defer sc.Close()
+	_, seq, err := sc.ReadTasks(ctx, []table.FileScanTask{{File: df, Start: 0, Length: df.FileSizeBytes()}})
+	if err != nil {
+		return err
+	}
+	var buf []byte
+	for rec, err := range seq {
+		if err != nil {
+			return err
+		}
+		err := func() error {
+			defer rec.Release()
+			cols, err := keyColumns(rec, ix.names)
+			if err != nil {
+				return err
+			}
+			for r := 0; r < int(rec.NumRows()); r++ {
+				if k, null, ok := intKey(cols, r); ok {
+					if null {
+						ix.nulls = ix.add(ix.nulls, ix.hasNulls, ord)
+						ix.hasNulls = true
+						continue
+					}
+					if ix.ints == nil {
+						ix.ints = map[int64]int32{}
+					}
+					p, had := ix.ints[k]
+					ix.ints[k] = ix.add(p, had, ord)
+					continue
+				}
+				buf = appendKey(buf[:0], cols, r)
+				if ix.strs == nil {
+					ix.strs = map[string]int32{}
+				}
+				p, had := ix.strs[string(buf)]
+				ix.strs[string(buf)] = ix.add(p, had, ord)
+			}
+			return nil
+		}()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// add returns posting p (if had) with ordinal ord added.
+func (ix *eqIndex) add(p int32, had bool, ord int32) int32 {
+	switch {
+	case !had:
+		return ord
+	case p >= 0:
+		if p == ord {
+			return p
+		}
+		ix.multi = append(ix.multi, []int32{p, ord})
+		return -int32(len(ix.multi))
+	default:
+		m := &ix.multi[-p-1]
+		if !slices.Contains(*m, ord) {
+			*m = append(*m, ord)
+		}
+		return p
+	}
+}
+
+// hit reports whether posting p names a file that applies.
+func (ix *eqIndex) hit(p int32, applies []bool) bool {
+	if p >= 0 {
+		return applies[p]
+	}
+	for _, o := range ix.multi[-p-1] {
+		if applies[o] {
+			return true
+		}
+	}
+	return false
+}
+
+// keyColumns finds the key columns of rec by name.
+func keyColumns(rec arrow.RecordBatch, names []string) ([]arrow.Array, error) {
+	cols := make([]arrow.Array, len(names))
+	for i, n := range names {
+		idx := rec.Schema().FieldIndices(n)
+		if len(idx) == 0 {
+			return nil, fmt.Errorf("equality key column %q missing from the data read (bug)", n)
+		}
+		cols[i] = rec.Column(idx[0])
+	}
+	return cols, nil
+}
+
+// intKey is row r's key when it is one integer column; ok is false for
+// any other key.
+func intKey(cols []arrow.Array, r int) (k int64, null, ok bool) {
+	if len(cols) != 1 {
+		return 0, false, false
+	}
+	c := cols[0]
+	if c.IsNull(r) {
+		switch c.(type) {
+		case *array.Int32, *array.Int64, *array.Date32, *array.Time64, *array.Timestamp:
+			return 0, true, true
+		}
+		return 0, false, false
+	}
+	switch a := c.(type) {
+	case *array.Int32:
+		return int64(a.Value(r)), false, true
+	case *array.Int64:
+		return a.Value(r), false, true
+	case *array.Date32:
+		return int64(a.Value(r)), false, true
+	case *array.Time64:
+		return int64(a.Value(r)), false, true
+	case *array.Timestamp:
+		return int64(a.Value(r)), false, true
+	}
+	return 0, false, false
+}
+
+// appendKey encodes row r of cols: per column a NULL tag, then the value
+// (integers widened to 8 bytes, variable-length values length-prefixed),
+// so distinct keys encode distinctly.
+func appendKey(dst []byte, cols []arrow.Array, r int) []byte {
+	for _, c := range cols {
+		if c.IsNull(r) {
+			dst = append(dst, 0)
+			continue
+		}
+		dst = append(dst, 1)
+		switch a := c.(type) {
+		case *array.Boolean:
+			if a.Value(r) {
+				dst = append(dst, 1)
+			} else {
+				dst = append(dst, 0)
+			}
+		case *array.Int32:
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(a.Value(r)))
+		case *array.Int64:
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(a.Value(r)))
+		case *array.Date32:
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(a.Value(r)))
+		case *array.Time64:
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(a.Value(r)))
+		case *array.Timestamp:
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(a.Value(r)))
+		case *array.String:
+			dst = appendString(dst, a.Value(r))
+		case *array.LargeString:
+			dst = appendString(dst, a.Value(r))
+		case *array.Binary:
+			dst = appendBytes(dst, a.Value(r))
+		case *array.LargeBinary:
+			dst = appendBytes(dst, a.Value(r))
+		case *array.FixedSizeBinary:
+			dst = appendBytes(dst, a.Value(r))
+		case *array.Decimal128:
+			v := a.Value(r)
+			dst = binary.LittleEndian.AppendUint64(dst, v.LowBits())
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(v.HighBits()))
+		default:
+			// INVARIANT: eqKeyType admits only the types above; a key
+			// encoded as the value's text still compares correctly, only
+			// slower.
+			dst = appendBytes(dst, []byte(c.ValueStr(r)))
+		}
+	}
+	return dst
+}
+
+func appendString(dst []byte, s string) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(s)))
+	return append(dst, s...)
+}
+
+func appendBytes(dst, b []byte) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(b)))
+	return append(dst, b...)
+}
+
+// deleteFilter applies one data file's deletes to its batches in file
+// order.
+type deleteFilter struct {
+	fd   *fileDeletes
+	next int64 // file position of the next batch's first row
+	pi   int   // first entry of fd.positions not below next
+	buf  []byte
+}
+
+// apply returns rec without its deleted rows; it consumes rec. A batch
+// with nothing deleted is returned as is.
+func (f *deleteFilter) apply(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	n := rec.NumRows()
+	lo, hi := f.next, f.next+n
+	f.next = hi
+	var keep []byte // bit-packed, allocated at the first deleted row
+	drop := func(i int64) {
+		if keep == nil {
+			keep = make([]byte, bitutil.BytesForBits(n))
+			for j := range keep {
+				keep[j] = 0xff
+			}
+		}
+		bitutil.ClearBit(keep, int(i))
+	}
+	ps := f.fd.positions
+	for f.pi < len(ps) && ps[f.pi] < lo {
+		f.pi++
+	}
+	for f.pi < len(ps) && ps[f.pi] < hi {
+		drop(ps[f.pi] - lo)
+		f.pi++
+	}
+	for _, e := range f.fd.eq {
+		cols, err := keyColumns(rec, e.ix.names)
+		if err != nil {
+			rec.Release()
+			return nil, err
+		}
+		for r := 0; r < int(n); r++ {
+			if k, null, ok := intKey(cols, r); ok {
+				var p int32
+				var found bool
+				if null {
+					p, found = e.ix.nulls, e.ix.hasNulls
+				} else {
+					p, found = e.ix.ints[k]
+				}
+				if found && e.ix.hit(p, e.applies) {
+					drop(int64(r))
+				}
+				continue
+			}
+			f.buf = appendKey(f.buf[:0], cols, r)
+			if p, found := e.ix.strs[string(f.buf)]; found && e.ix.hit(p, e.applies) {
+				drop(int64(r))
+			}
+		}
+	}
+	if keep == nil {
+		return rec, nil
+	}
+	defer rec.Release()
+	kept := bitutil.CountSetBits(keep, 0, int(n))
+	if kept == 0 {
+		return array.NewRecordBatch(rec.Schema(), emptyColumns(mem, rec.Schema()), 0), nil
+	}
+	if out, ok := keepRuns(mem, rec, keep, kept); ok {
+		return out, nil
+	}
+	mask := array.NewBoolean(int(n), memory.NewBufferBytes(keep), nil, 0)
+	defer mask.Release()
+	out, err := compute.FilterRecordBatch(compute.WithAllocator(ctx, mem), rec, mask, compute.DefaultFilterOptions())
+	if err != nil {
+		return nil, fmt.Errorf("apply deletes: %w", err)
+	}
+	return out, nil
+}
+
+// keepRuns copies the rows of rec whose bit is set in keep, run by run,
+// which beats arrow's Filter (a gather per row) when deletes are sparse.
+// ok is false for a column type it does not handle (nested, dictionary,
+// boolean); the caller filters that batch the general way.
+func keepRuns(mem memory.Allocator, rec arrow.RecordBatch, keep []byte, kept int) (arrow.RecordBatch, bool) {
+	n := int(rec.NumRows())
+	var runs [][2]int // [start, end) of kept rows
+	for i := 0; i < n; {
+		for i < n && !bitutil.BitIsSet(keep, i) {
+			i++
+		}
+		start := i
+		for i < n && bitutil.BitIsSet(keep, i) {
+			i++
+		}
+		if i > start {
+			runs = append(runs, [2]int{start, i})
+		}
+	}
+	for _, c := range rec.Columns() {
+		if _, ok := runWidth(c); !ok {
+			return nil, false
+		}
+	}
+	cols := make([]arrow.Array, rec.NumCols())
+	for i, c := range rec.Columns() {
+		cols[i] = copyRuns(mem, c, runs, kept)
+	}
+	out := array.NewRecordBatch(rec.Schema(), cols, int64(kept))
+	for _, c := range cols {
+		c.Release()
+	}
+	return out, true
+}
+
+// runWidth is the byte width of a fixed-width column's values, 0 for a
+// string or binary column (int32 offsets); ok is false for other types.
+func runWidth(c arrow.Array) (int, bool) {
+	switch c.DataType().ID() {
+	case arrow.STRING, arrow.BINARY:
+		return 0, true
+	case arrow.BOOL, arrow.DICTIONARY, arrow.EXTENSION:
+		return 0, false
+	}
+	fw, ok := c.DataType().(arrow.FixedWidthDataType)
+	if !ok || fw.BitWidth() == 0 || fw.BitWidth()%8 != 0 || len(c.Data().Buffers()) != 2 || len(c.Data().Children()) != 0 {
+		return 0, false
+	}
+	return fw.BitWidth() / 8, true
+}
+
+func copyRuns(mem memory.Allocator, c arrow.Array, runs [][2]int, kept int) arrow.Array {
+	d := c.Data()
+	off := d.Offset()
+	w, _ := runWidth(c)
+	var valid *memory.Buffer
+	nulls := 0
+	if c.NullN() > 0 {
+		valid = memory.NewResizableBuffer(mem)
+		valid.Resize(int(bitutil.BytesForBits(int64(kept))))
+		dst, at := valid.Bytes(), 0
+		src := d.Buffers()[0].Bytes()
+		for _, r := range runs {
+			bitutil.CopyBitmap(src, off+r[0], r[1]-r[0], dst, at)
+			at += r[1] - r[0]
+		}
+		nulls = kept - bitutil.CountSetBits(dst, 0, kept)
+	}
+	if w > 0 {
+		src := d.Buffers()[1].Bytes()
+		vals := memory.NewResizableBuffer(mem)
+		vals.Resize(kept * w)
+		dst, at := vals.Bytes(), 0
+		for _, r := range runs {
+			at += copy(dst[at:], src[(off+r[0])*w:(off+r[1])*w])
+		}
+		return arrayOf(c.DataType(), kept, nulls, valid, vals)
+	}
+	offs := arrow.Int32Traits.CastFromBytes(d.Buffers()[1].Bytes())[off : off+d.Len()+1]
+	src := d.Buffers()[2].Bytes()
+	size := 0
+	for _, r := range runs {
+		size += int(offs[r[1]] - offs[r[0]])
+	}
+	obuf := memory.NewResizableBuffer(mem)
+	obuf.Resize(arrow.Int32Traits.BytesRequired(kept + 1))
+	dbuf := memory.NewResizableBuffer(mem)
+	dbuf.Resize(size)
+	newOffs := arrow.Int32Traits.CastFromBytes(obuf.Bytes())
+	data := dbuf.Bytes()
+	at, row := int32(0), 0
+	for _, r := range runs {
+		base := offs[r[0]]
+		for i := r[0]; i < r[1]; i++ {
+			newOffs[row] = at + offs[i] - base
+			row++
+		}
+		at += int32(copy(data[at:], src[base:offs[r[1]]]))
+	}
+	newOffs[row] = at
+	return arrayOf(c.DataType(), kept, nulls, valid, obuf, dbuf)
+}
+
+// arrayOf makes an array of the buffers, taking them over.
+func arrayOf(dt arrow.DataType, n, nulls int, bufs ...*memory.Buffer) arrow.Array {
+	data := array.NewData(dt, n, bufs, nil, nulls, 0)
+	for _, b := range bufs {
+		if b != nil {
+			b.Release()
+		}
+	}
+	defer data.Release()
+	return array.MakeFromData(data)
+}
+
+func emptyColumns(mem memory.Allocator, sc *arrow.Schema) []arrow.Array {
+	cols := make([]arrow.Array, sc.NumFields())
+	for i, f := range sc.Fields() {
+		cols[i] = array.MakeArrayOfNull(mem, f.Type, 0)
+	}
+	return cols
+}

@@ -1,0 +1,187 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go/table"
+)
+
+// fileRead is one planned data file and how to read it.
+type fileRead struct {
+	task table.FileScanTask
+	scan *table.Scan
+	// conform turns a batch read into the scan's output schema.
+	conform func(context.Context, arrow.RecordBatch) (arrow.RecordBatch, error)
+	// deletes, when not nil, applies deletesOf's position and equality
+	// deletes; task then carries none and is read whole and unfiltered.
+	deletes   *deleteIndex
+	deletesOf table.FileScanTask
+}
+
+// fileReader reads files on a few goroutines, each file through its own
+// iceberg-go ReadTasks, and hands their batches out in plan order, telling
+// where each file ends (which one ReadTasks over every file hides).
+//
+// INVARIANT: at most workers+1 files are read or hold unread batches at
+// once, so memory stays bounded by a few files' batches whatever the
+// consumer's pace.
+type fileReader struct {
+	files  []fileRead
+	out    []chan fileItem // per file, closed when the file is done
+	window chan struct{}   // a slot per file being read or not yet consumed
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	cur    int
+	closed bool
+}
+
+type fileItem struct {
+	rec arrow.RecordBatch
+	err error
+}
+
+func startFileReader(ctx context.Context, files []fileRead) *fileReader {
+	workers := min(runtime.GOMAXPROCS(0), len(files))
+	ctx, cancel := context.WithCancel(ctx)
+	r := &fileReader{files: files, out: make([]chan fileItem, len(files)), window: make(chan struct{}, workers+1), cancel: cancel}
+	for i := range r.out {
+		r.out[i] = make(chan fileItem, 2)
+	}
+	todo := make(chan int)
+	r.wg.Add(workers + 1)
+	go func() {
+		defer r.wg.Done()
+		defer close(todo)
+		for i := range files {
+			select {
+			case r.window <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case todo <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for range workers {
+		go func() {
+			defer r.wg.Done()
+			for i := range todo {
+				r.read(ctx, i)
+			}
+		}()
+	}
+	return r
+}
+
+// read reads file i into its channel and closes it.
+func (r *fileReader) read(ctx context.Context, i int) {
+	out := r.out[i]
+	defer close(out)
+	send := func(it fileItem) bool {
+		select {
+		case out <- it:
+			return true
+		case <-ctx.Done():
+			if it.rec != nil {
+				it.rec.Release()
+			}
+			return false
+		}
+	}
+	f := &r.files[i]
+	var filter *deleteFilter
+	if f.deletes != nil {
+		fd, err := f.deletes.forTask(ctx, f.deletesOf)
+		if err != nil {
+			send(fileItem{err: err})
+			return
+		}
+		filter = &deleteFilter{fd: fd}
+	}
+	_, seq, err := f.scan.ReadTasks(ctx, []table.FileScanTask{f.task})
+	if err != nil {
+		send(fileItem{err: err})
+		return
+	}
+	for rec, err := range seq {
+		if err != nil {
+			send(fileItem{err: err})
+			return
+		}
+		if filter != nil {
+			if rec, err = filter.apply(ctx, f.deletes.mem, rec); err != nil {
+				send(fileItem{err: err})
+				return
+			}
+		}
+		if rec.NumRows() == 0 {
+			rec.Release()
+			continue
+		}
+		if rec, err = f.conform(ctx, rec); err != nil {
+			send(fileItem{err: err})
+			return
+		}
+		if !send(fileItem{rec: rec}) {
+			return
+		}
+	}
+	if filter != nil && filter.next != f.deletesOf.File.Count() {
+		// positions would be wrong: a file read unfiltered must come
+		// whole (deleteIndex's invariant)
+		send(fileItem{err: fmt.Errorf("file %s: read %d rows, its metadata says %d; deletes cannot be applied by position (bug)", f.task.File.FilePath(), filter.next, f.deletesOf.File.Count())})
+	}
+}
+
+// next returns the next batch in plan order; fileDone (with a nil batch)
+// when a file has just been read to its end; a nil batch and false when
+// every file has.
+func (r *fileReader) next(ctx context.Context) (rec arrow.RecordBatch, fileDone bool, err error) {
+	if r.cur >= len(r.out) {
+		return nil, false, nil
+	}
+	select {
+	case it, ok := <-r.out[r.cur]:
+		if !ok {
+			r.cur++
+			<-r.window
+			return nil, true, nil
+		}
+		return it.rec, false, it.err
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	}
+}
+
+// close stops the readers and releases what they read but nobody took.
+func (r *fileReader) close() {
+	if r.closed {
+		return
+	}
+	r.closed = true
+	r.cancel()
+	r.wg.Wait()
+	for _, ch := range r.out {
+	drain:
+		for {
+			select {
+			case it, ok := <-ch:
+				if !ok {
+					break drain
+				}
+				if it.rec != nil {
+					it.rec.Release()
+				}
+			default:
+				break drain
+			}
+		}
+	}
+}
