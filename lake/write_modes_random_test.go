@@ -22,7 +22,8 @@ import (
 // copy-on-write, one with write.merge.mode, write.update.mode and
 // write.delete.mode set to merge-on-read (every third sequence on format
 // version 3, which writes deletion vectors). Statement counts and table
-// contents must agree after every step and after compacting both; the
+// contents must agree after every step and after compacting the
+// merge-on-read table; the
 // merge-on-read table must then hold no delete file, and time travel must
 // read every merge-on-read snapshot as it was committed.
 func TestSQLWriteModesAgree(t *testing.T) {
@@ -131,7 +132,7 @@ func writeModesSequence(t *testing.T, ctx context.Context, lk *lake.Lake, seq, s
 		}
 		both("INSERT INTO $T VALUES " + strings.Join(vs, ", "))
 	}
-	for range 1 + r.IntN(3) {
+	for range 1 + r.IntN(2) {
 		insert() // one data file each
 	}
 	pred := func() string {
@@ -228,7 +229,9 @@ func writeModesSequence(t *testing.T, ctx context.Context, lk *lake.Lake, seq, s
 	if n := len(query(t, sess, fmt.Sprintf("SELECT 1 FROM %s$files WHERE content <> 0", mor))); n > 0 {
 		count("changed")
 	}
-	mustExec(t, sess, fmt.Sprintf("ALTER TABLE %s EXECUTE compact; ALTER TABLE %s EXECUTE compact", cow, mor))
+	// The copy-on-write table is the oracle; compacting it too would only
+	// cost time.
+	mustExec(t, sess, fmt.Sprintf("ALTER TABLE %s EXECUTE compact", mor))
 	compare("after compaction")
 	if got := query(t, sess, fmt.Sprintf("SELECT count(*) FROM %s$files WHERE content <> 0", mor)); !slices.Equal(got, []string{"0"}) {
 		t.Fatalf("sequence %d: %v delete files after compaction\n%s", seq, got, strings.Join(log, "\n"))
