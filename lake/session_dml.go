@@ -376,11 +376,21 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 		mor = false
 	}
 	if mor {
+		// the files a DELETE empties are dropped unread here too (a time
+		// window's inner files); the others get deletes
+		var drops, marks []table.FileScanTask
+		for _, t := range tasks {
+			if dropUnread(t) {
+				drops = append(drops, t)
+			} else {
+				marks = append(marks, t)
+			}
+		}
 		total := exec.SnapshotDataFiles(tbl.tbl, tbl.snap.SnapshotID)
 		if explain {
-			return nil, morExplain(op, tbl, rw, total, len(tasks)), nil
+			return nil, morExplain(op, tbl, rw, total, len(tasks), len(drops)), nil
 		}
-		o, err := s.rewriteMergeOnRead(ctx, tbl, op, tasks, run, target, update, ret != nil)
+		o, err := s.rewriteMergeOnRead(ctx, tbl, op, marks, drops, run, target, update, ret != nil)
 		if err != nil {
 			return nil, "", err
 		}

@@ -43,13 +43,16 @@ type morOutcome struct {
 	added     int                 // data files written
 	dv        bool                // deletes written as deletion vectors
 	deleteOut int                 // delete files written
+	dropped   int                 // data files dropped unread
 }
 
 // rewriteMergeOnRead runs the merge-on-read write of a DELETE or UPDATE
 // over tasks. run evaluates the statement over one file (output: the match
 // column, then the row's columns, new values for UPDATE); keep retains the
-// matched rows for RETURNING.
-func (s *Session) rewriteMergeOnRead(ctx context.Context, tbl *Table, op string, tasks []table.FileScanTask, run func(table.FileScanTask) (exec.Operator, error), target *arrow.Schema, update, keep bool) (out morOutcome, err error) {
+// matched rows for RETURNING. drops are files (without deletes) whose
+// every row a DELETE removes, as statistics prove: they are removed
+// unread, in the same commit.
+func (s *Session) rewriteMergeOnRead(ctx context.Context, tbl *Table, op string, tasks, drops []table.FileScanTask, run func(table.FileScanTask) (exec.Operator, error), target *arrow.Schema, update, keep bool) (out morOutcome, err error) {
 	defer func() {
 		if err != nil {
 			for _, b := range out.returned {
@@ -113,8 +116,21 @@ func (s *Session) rewriteMergeOnRead(ctx context.Context, tbl *Table, op string,
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if len(drops) > 0 {
+			// first its own snapshot: the row delta below cannot remove
+			// data files
+			removed := make([]iceberg.DataFile, len(drops))
+			for i, t := range drops {
+				removed[i] = t.File
+				out.matched += t.File.Count()
+			}
+			if err := txn.ReplaceDataFilesWithDataFiles(ctx, removed, nil, nil); err != nil {
+				return err
+			}
+			out.dropped = len(drops)
+		}
 		if pd.Empty() {
-			return nil // nothing matched: nothing to commit
+			return nil // nothing (else) matched: nothing (more) to commit
 		}
 		if _, err := pd.Write(ctx); err != nil {
 			return err
@@ -203,12 +219,16 @@ func morSummary(op, name string, o morOutcome, total int64, planned int) string 
 	if o.dv {
 		kind = "deletion vectors"
 	}
-	return fmt.Sprintf("%s %s (merge-on-read): %d rows\n  data files: %d in the snapshot, %d skipped by pruning, %d read, 0 rewritten, 0 removed, %d added\n  %s written: %d\n",
-		strings.ToUpper(op), name, o.matched, total, total-int64(planned), planned, o.added, kind, o.deleteOut)
+	dropped := ""
+	if o.dropped > 0 {
+		dropped = fmt.Sprintf("%d dropped unread, ", o.dropped)
+	}
+	return fmt.Sprintf("%s %s (merge-on-read): %d rows\n  data files: %d in the snapshot, %d skipped by pruning, %s%d read, 0 rewritten, %d removed, %d added\n  %s written: %d\n",
+		strings.ToUpper(op), name, o.matched, total, total-int64(planned), dropped, planned-o.dropped, o.dropped, o.added, kind, o.deleteOut)
 }
 
 // morExplain renders EXPLAIN of a merge-on-read UPDATE or DELETE.
-func morExplain(op string, tbl *Table, rw *plan.Rewrite, total int64, planned int) string {
+func morExplain(op string, tbl *Table, rw *plan.Rewrite, total int64, planned, dropped int) string {
 	kind := "position delete files"
 	if tbl.Iceberg().Metadata().Version() >= 3 {
 		kind = "deletion vectors"
@@ -218,7 +238,11 @@ func morExplain(op string, tbl *Table, rw *plan.Rewrite, total int64, planned in
 	if rw.Pushed != nil {
 		fmt.Fprintf(&b, "  pruning filter: %s\n", rw.Pushed)
 	}
-	fmt.Fprintf(&b, "  data files: %d in the snapshot, %d skipped by pruning, %d to read\n", total, total-int64(planned), planned)
+	drops := ""
+	if dropped > 0 {
+		drops = fmt.Sprintf("%d dropped unread (statistics prove every row matches), ", dropped)
+	}
+	fmt.Fprintf(&b, "  data files: %d in the snapshot, %d skipped by pruning, %s%d to read\n", total, total-int64(planned), drops, planned-dropped)
 	b.WriteString("  per file:\n")
 	for _, l := range strings.Split(strings.TrimRight(rw.Explain(), "\n"), "\n") {
 		b.WriteString("    " + l + "\n")

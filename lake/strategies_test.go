@@ -256,9 +256,16 @@ func explainText(t *testing.T, s *lake.Session, q string) string {
 
 // TestTimeWindowDeleteDropsWholeFiles: a DELETE by a time window drops
 // the data files lying wholly inside the window without reading them and
-// rewrites only the boundary files. The inner files are removed from disk
-// before the DELETE, so reading one would fail it.
+// rewrites (copy-on-write) or marks deleted (merge-on-read) only the
+// boundary files. The inner files are removed from disk before the
+// DELETE, so reading one would fail it.
 func TestTimeWindowDeleteDropsWholeFiles(t *testing.T) {
+	for _, mode := range []string{"copy-on-write", "merge-on-read"} {
+		t.Run(mode, func(t *testing.T) { testTimeWindowDelete(t, mode) })
+	}
+}
+
+func testTimeWindowDelete(t *testing.T, mode string) {
 	for _, tc := range []struct {
 		typ, lit string
 		value    func(day int) string // the day's value, as SQL
@@ -270,9 +277,9 @@ func TestTimeWindowDeleteDropsWholeFiles(t *testing.T) {
 		t.Run(tc.typ, func(t *testing.T) {
 			lk, dir := openLake(t)
 			s := lk.Session()
-			mustExec(t, s, "CREATE TABLE ev (ts "+tc.typ+", v INTEGER)")
+			mustExec(t, s, "CREATE TABLE ev (ts "+tc.typ+", v INTEGER); ALTER TABLE ev SET ('write.delete.mode' = '"+mode+"')")
 			// four files: days 1-3, 4-6, 7-9, 10-12
-			var files [][]string
+			var written [][]string
 			seen := map[string]bool{}
 			for f := 0; f < 4; f++ {
 				var vals []string
@@ -290,7 +297,7 @@ func TestTimeWindowDeleteDropsWholeFiles(t *testing.T) {
 				if len(added) != 1 {
 					t.Fatalf("insert %d added files %v, want one", f, added)
 				}
-				files = append(files, added)
+				written = append(written, added)
 			}
 			// the window [day 5, day 11) holds file 7-9 whole; files 4-6
 			// and 10-12 straddle its edges; file 1-3 lies outside it
@@ -302,17 +309,22 @@ func TestTimeWindowDeleteDropsWholeFiles(t *testing.T) {
 			if !strings.Contains(plan, "4 in the snapshot, 1 skipped by pruning, 1 dropped unread (statistics prove every row matches), 2 to read") {
 				t.Fatalf("EXPLAIN DELETE:\n%s", plan)
 			}
-			inner := files[2][0]
+			inner := written[2][0]
 			if err := os.Remove(inner); err != nil {
 				t.Fatal(err)
 			}
 			before := len(dataFiles(t, dir))
 			text := explainText(t, s, "EXPLAIN ANALYZE DELETE FROM ev WHERE "+window)
-			if !strings.Contains(text, ": 6 rows") || !strings.Contains(text, "4 in the snapshot, 1 skipped by pruning, 1 dropped unread, 2 read, 2 rewritten, 3 removed, 2 added") {
+			files := "4 in the snapshot, 1 skipped by pruning, 1 dropped unread, 2 read, 2 rewritten, 3 removed, 2 added"
+			if mode == "merge-on-read" {
+				files = "4 in the snapshot, 1 skipped by pruning, 1 dropped unread, 2 read, 0 rewritten, 1 removed, 0 added\n  position delete files written: 2"
+			}
+			if !strings.Contains(text, ": 6 rows") || !strings.Contains(text, files) {
 				t.Fatalf("EXPLAIN ANALYZE DELETE:\n%s", text)
 			}
+			// the rewritten boundary files, or their position deletes
 			if got := len(dataFiles(t, dir)) - before; got != 2 {
-				t.Errorf("the DELETE wrote %d data files, want 2 (the rewritten boundary files)", got)
+				t.Errorf("the DELETE wrote %d Parquet files, want 2", got)
 			}
 			got := query(t, s, "SELECT v FROM ev ORDER BY v")
 			want := []string{"1", "2", "3", "4", "11", "12"}
@@ -320,8 +332,9 @@ func TestTimeWindowDeleteDropsWholeFiles(t *testing.T) {
 				t.Fatalf("rows after the DELETE: %v, want %v", got, want)
 			}
 			live := stratFiles(t, lk, "ev")
-			if !slices.Contains(live, files[0][0]) || slices.Contains(live, files[1][0]) || slices.Contains(live, inner) || slices.Contains(live, files[3][0]) {
-				t.Errorf("live files %v: want file 1-3 kept, the others replaced or dropped (%v)", live, files)
+			boundary := mode == "merge-on-read" // kept, with deletes
+			if !slices.Contains(live, written[0][0]) || slices.Contains(live, written[1][0]) != boundary || slices.Contains(live, inner) || slices.Contains(live, written[3][0]) != boundary {
+				t.Errorf("live files %v: want file 1-3 kept, file 7-9 dropped, the boundary files %s (%v)", live, map[bool]string{true: "kept", false: "replaced"}[boundary], written)
 			}
 		})
 	}
