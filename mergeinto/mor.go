@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"slices"
 	"strconv"
 
@@ -172,9 +173,11 @@ func (f *FileDeletes) load(ctx context.Context) error {
 // Whether an equality delete hides a row depends only on the row's values
 // in the delete's key columns (the planner already chose which delete
 // files apply to the file by sequence number). So it reads just those
-// columns twice: with the equality deletes applied, to learn which key
-// tuples survive, and raw, to find the positions of the tuples that do
-// not.
+// columns twice, raw and with the equality deletes applied, and walks the
+// two in step: the rows with deletes applied are a subsequence of the raw
+// rows, and a raw row whose key equals the next surviving row's key
+// survived too (equal keys share their fate), so every raw row that does
+// not match the next surviving one is hidden. No key is held in memory.
 func (d *PositionDeletes) equalityDeleted(ctx context.Context, task table.FileScanTask) ([]int64, error) {
 	if len(task.EqualityDeleteFiles) == 0 {
 		return nil, nil
@@ -197,64 +200,142 @@ func (d *PositionDeletes) equalityDeleted(ctx context.Context, task table.FileSc
 	}
 	withEq := task
 	withEq.DeleteFiles, withEq.DeletionVectorFiles, withEq.Residual = nil, nil, nil
-	surviving := map[string]struct{}{}
-	err := d.readKeys(ctx, withEq, names, func(k []byte) { surviving[string(k)] = struct{}{} })
-	if err != nil {
-		return nil, err
-	}
 	raw := withEq
 	raw.EqualityDeleteFiles = nil
-	var out []int64
-	var pos int64
-	err = d.readKeys(ctx, raw, names, func(k []byte) {
-		if _, ok := surviving[string(k)]; !ok {
-			out = append(out, pos)
-		}
-		pos++
-	})
-	return out, err
-}
 
-// readKeys reads the named columns of task's file and calls fn with each
-// row's encoded tuple, in file order.
-func (d *PositionDeletes) readKeys(ctx context.Context, task table.FileScanTask, names []string, fn func([]byte)) error {
-	scan := d.tbl.Scan(append(slices.Clone(d.scan), table.WithSelectedFields(names...))...)
-	defer scan.Close()
-	_, seq, err := scan.ReadTasks(ctx, []table.FileScanTask{task})
-	if err != nil {
-		return err
-	}
-	var key []byte
-	for b, err := range seq {
+	next, stop := iter.Pull2(d.keys(ctx, withEq, names))
+	defer stop()
+	var cur []byte
+	have := false
+	advance := func() error {
+		k, err, ok := next()
 		if err != nil {
 			return err
 		}
-		cols := make([]arrow.Array, len(names))
-		for i, n := range names {
-			idx := b.Schema().FieldIndices(n)
-			if len(idx) != 1 {
-				b.Release()
-				return fmt.Errorf("column %q is missing from the read (broken invariant)", n)
-			}
-			cols[i] = b.Column(idx[0])
-		}
-		for r := 0; r < int(b.NumRows()); r++ {
-			key = key[:0]
-			for _, c := range cols {
-				if c.IsNull(r) {
-					key = append(key, 0)
-					continue
-				}
-				v := c.ValueStr(r)
-				key = append(key, 1)
-				key = binary.AppendUvarint(key, uint64(len(v)))
-				key = append(key, v...)
-			}
-			fn(key)
-		}
-		b.Release()
+		have = ok
+		cur = append(cur[:0], k...)
+		return nil
 	}
-	return nil
+	if err := advance(); err != nil {
+		return nil, err
+	}
+	var out []int64
+	var pos int64
+	for k, err := range d.keys(ctx, raw, names) {
+		if err != nil {
+			return nil, err
+		}
+		if have && bytes.Equal(k, cur) {
+			if err := advance(); err != nil {
+				return nil, err
+			}
+		} else {
+			out = append(out, pos)
+		}
+		pos++
+	}
+	if have {
+		return nil, fmt.Errorf("the rows that survive its equality deletes are not a subsequence of the file's rows (broken invariant)")
+	}
+	return out, nil
+}
+
+// keys reads the named columns of task's file and yields each row's
+// encoded tuple, in file order. The slice is reused: copy it to keep it.
+func (d *PositionDeletes) keys(ctx context.Context, task table.FileScanTask, names []string) iter.Seq2[[]byte, error] {
+	return func(yield func([]byte, error) bool) {
+		scan := d.tbl.Scan(append(slices.Clone(d.scan), table.WithSelectedFields(names...))...)
+		defer scan.Close()
+		_, seq, err := scan.ReadTasks(ctx, []table.FileScanTask{task})
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		var key []byte
+		for b, err := range seq {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			enc := make([]func([]byte, int) []byte, len(names))
+			for i, n := range names {
+				idx := b.Schema().FieldIndices(n)
+				if len(idx) != 1 {
+					b.Release()
+					yield(nil, fmt.Errorf("equality delete key column %q is not a top-level column of the read; compact the table first", n))
+					return
+				}
+				enc[i] = keyEncoder(b.Column(idx[0]))
+			}
+			for r := 0; r < int(b.NumRows()); r++ {
+				key = key[:0]
+				for _, e := range enc {
+					key = e(key, r)
+				}
+				if !yield(key, nil) {
+					b.Release()
+					return
+				}
+			}
+			b.Release()
+		}
+	}
+}
+
+// keyEncoder appends row i of c to a key: a null flag, then the value's
+// bytes (fixed width, or length-prefixed). Both reads of a file decode it
+// to the same types, so equal values encode equally.
+func keyEncoder(c arrow.Array) func([]byte, int) []byte {
+	fixed := func(f func(int) uint64) func([]byte, int) []byte {
+		return func(dst []byte, i int) []byte {
+			if c.IsNull(i) {
+				return append(dst, 0)
+			}
+			return binary.LittleEndian.AppendUint64(append(dst, 1), f(i))
+		}
+	}
+	bytesOf := func(f func(int) string) func([]byte, int) []byte {
+		return func(dst []byte, i int) []byte {
+			if c.IsNull(i) {
+				return append(dst, 0)
+			}
+			v := f(i)
+			return append(binary.AppendUvarint(append(dst, 1), uint64(len(v))), v...)
+		}
+	}
+	switch a := c.(type) {
+	case *array.Int64:
+		return fixed(func(i int) uint64 { return uint64(a.Value(i)) })
+	case *array.Int32:
+		return fixed(func(i int) uint64 { return uint64(a.Value(i)) })
+	case *array.Int16:
+		return fixed(func(i int) uint64 { return uint64(a.Value(i)) })
+	case *array.Int8:
+		return fixed(func(i int) uint64 { return uint64(a.Value(i)) })
+	case *array.Date32:
+		return fixed(func(i int) uint64 { return uint64(a.Value(i)) })
+	case *array.Date64:
+		return fixed(func(i int) uint64 { return uint64(a.Value(i)) })
+	case *array.Timestamp:
+		return fixed(func(i int) uint64 { return uint64(a.Value(i)) })
+	case *array.Time64:
+		return fixed(func(i int) uint64 { return uint64(a.Value(i)) })
+	case *array.Boolean:
+		return fixed(func(i int) uint64 {
+			if a.Value(i) {
+				return 1
+			}
+			return 0
+		})
+	case *array.String:
+		return bytesOf(a.Value)
+	case *array.LargeString:
+		return bytesOf(a.Value)
+	case *array.Binary:
+		return bytesOf(func(i int) string { return string(a.Value(i)) })
+	default:
+		return bytesOf(c.ValueStr)
+	}
 }
 
 // Write writes the collected deletes: one position delete file per
