@@ -87,9 +87,9 @@ type Mode int
 const (
 	// CopyOnWrite rewrites every data file that holds a changed row.
 	CopyOnWrite Mode = iota
-	// MergeOnRead writes position deletes for changed rows plus new data
-	// files and rewrites nothing (mor.go). A statement whose candidate
-	// files carry equality deletes runs as copy-on-write.
+	// MergeOnRead writes position deletes (deletion vectors on format
+	// version 3) for changed rows plus new data files and rewrites
+	// nothing (mor.go).
 	MergeOnRead
 )
 
