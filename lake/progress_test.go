@@ -92,6 +92,20 @@ func TestProgressFinishesWhatItPlans(t *testing.T) {
 		}
 	})
 
+	// Scans: a query and a DELETE's rewrite read through exec.TableScan.
+	for _, q := range []string{
+		"SELECT status, count(*) FROM events GROUP BY status",
+		"SELECT count(*) FROM events e JOIN src s ON e.id = s.id",
+		"DELETE FROM events WHERE id % 10 = 3",
+	} {
+		t.Run(q, func(t *testing.T) {
+			c := runWithProgress(t, sess, q)
+			if c.total < 1 || c.done != c.total || c.rows < 1000 {
+				t.Fatalf("%+v; want files planned, all done, and at least 1000 rows", c)
+			}
+		})
+	}
+
 	t.Run("compact", func(t *testing.T) {
 		tbl := mustCreate(t, lk, "small")
 		for i := int64(0); i < 3; i++ {

@@ -150,6 +150,11 @@ func TestREPL(t *testing.T) {
 	sh.expect("Error: interrupted; the statement was cancelled")
 	sh.send("SELECT 'still here' AS answer;\r")
 	sh.expect("│ still here │")
+	// A statement that reads a table shows its files, as a bar.
+	sh.send("SELECT count(*) FROM events e, range(100000) a, range(100000) b;\r")
+	sh.expect(" files · ")
+	sh.send("\x03")
+	sh.expect("Error: interrupted; the statement was cancelled")
 
 	// Ctrl-C at the prompt drops a half-typed statement.
 	sh.send("SELECT 'dropped'\r")
