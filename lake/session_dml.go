@@ -342,9 +342,10 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 	sc := tbl.tbl.Scan(sopts...)
 	tasks, err := sc.PlanFiles(ctx)
 	sc.Close()
+	all := tasks // every data file, when known (for dead delete files)
 	if err == nil && rw.Pushed != nil {
 		// The filter may have pruned equality deletes a rewritten file needs.
-		tasks, err = mergeinto.CompleteDeletes(ctx, tbl.tbl, tbl.snap, []table.ScanOption{table.WithSnapshotID(tbl.snap.SnapshotID)}, tasks)
+		tasks, all, err = mergeinto.CompleteDeletes(ctx, tbl.tbl, tbl.snap, []table.ScanOption{table.WithSnapshotID(tbl.snap.SnapshotID)}, tasks)
 	}
 	if err != nil {
 		return nil, "", translate(fmt.Errorf("%s %s: %w", op, tbl.Name(), err))
@@ -504,9 +505,8 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 				added = append(added, df)
 			}
 		}
-		// The removed files' position deletes and deletion vectors die
-		// with them.
-		if dead := mergeinto.DeadDeleteFiles(removedTasks); len(dead) > 0 {
+		// Deletes that applied only to the removed files die with them.
+		if dead := mergeinto.DeadDeleteFiles(removedTasks, all); len(dead) > 0 {
 			return txn.ReplaceFiles(ctx, removed, added, dead, nil)
 		}
 		return txn.ReplaceDataFilesWithDataFiles(ctx, removed, added, nil)
@@ -635,13 +635,20 @@ func opSeq(ctx context.Context, o exec.Operator, s *arrow.Schema) iter.Seq2[arro
 }
 
 func (s *Session) truncate(ctx context.Context, st *parser.Truncate, now time.Time) (*Result, error) {
+	var deleted int64
 	for _, n := range st.Tables {
 		del := &parser.Delete{Pos: st.Pos, Table: &parser.TableName{Pos: st.Pos, Name: n}}
-		if _, err := s.delete(ctx, del, now); err != nil {
+		res, err := s.delete(ctx, del, now)
+		if err != nil {
 			return nil, err
 		}
+		deleted += res.Metrics().RowsDeleted
+		res.Close()
 	}
-	return emptyResult(), nil
+	// no count, as in Postgres, but the row movement
+	out := emptyResult()
+	out.metrics.RowsDeleted = deleted
+	return out, nil
 }
 
 // updateFrom runs UPDATE t SET … FROM s WHERE … as the MERGE

@@ -444,6 +444,9 @@ func testRowMovement(t *testing.T, tx bool) {
 		// a whole-file drop (statistics prove every row matches) counts too
 		{"DELETE FROM t2", "7", 0, 0, 7},
 		{"CREATE TABLE IF NOT EXISTS t3 AS (SELECT * FROM (SELECT * FROM t) LIMIT 0)", "0", 0, 0, 0},
+		{"INSERT INTO t3 SELECT * FROM t WHERE id > 3", "5", 5, 0, 0},
+		// TRUNCATE returns no count (as in Postgres) but reports its rows
+		{"TRUNCATE t2, t3", "", 0, 0, 5},
 	} {
 		res, first := stratRun(t, s, tc.q)
 		m := res.Metrics()
