@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
 
 	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/lake"
@@ -248,12 +249,10 @@ func TestMergeOnReadSequencesAndCompaction(t *testing.T) {
 	}
 }
 
-// A table whose only data file needs no rewrite but which still lists an
-// equality delete that applies to no file (a copy-on-write MERGE replaced
-// the file it applied to): compaction removes just the dangling delete
-// file. The MERGE itself drops the position deletes of the file it
-// replaced, but not the equality delete, which could apply elsewhere.
-func TestCompactRemovesDanglingDeletesAlone(t *testing.T) {
+// A copy-on-write MERGE that replaces a file drops the deletes that
+// applied only to it: its position deletes, and an equality delete no
+// other file needs.
+func TestCopyOnWriteMergeDropsDeadDeletes(t *testing.T) {
 	ctx := context.Background()
 	lk, _ := openLake(t)
 	tbl := mustCreate(t, lk, "ev")
@@ -269,6 +268,44 @@ func TestCompactRemovesDanglingDeletesAlone(t *testing.T) {
 		t.Fatalf("setup: %d delete files, want 2", n)
 	}
 	tbl = mergeDirect(t, tbl, mergeinto.CopyOnWrite, false, 8)
+	if n := deleteFileCount(t, tbl); n != 0 {
+		t.Fatalf("after the copy-on-write merge: %d delete files, want 0", n)
+	}
+	got := rowsByID(t, tbl)
+	if _, ok := got[6]; ok || len(got) != 48 || got[8] != "merged" {
+		t.Fatalf("rows %d, id 8 %q", len(got), got[8])
+	}
+}
+
+// A table whose only data file needs no rewrite but which still lists a
+// position delete for a data file removed behind its back (iceberg-go's
+// ReplaceDataFilesWithDataFiles, which leaves deletes alone): compaction
+// removes just the dangling delete file.
+func TestCompactRemovesDanglingDeletesAlone(t *testing.T) {
+	ctx := context.Background()
+	lk, _ := openLake(t)
+	tbl := mustCreate(t, lk, "ev")
+	tbl = mustAppend(t, tbl, 0, 50)
+	tbl = mustAppend(t, tbl, 50, 100)
+	tbl = mergeDirect(t, tbl, mergeinto.MergeOnRead, true, 7)
+	tasks, err := tbl.Iceberg().Scan().PlanFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	txn := tbl.Iceberg().NewTransaction()
+	for _, task := range tasks {
+		if len(task.DeleteFiles) > 0 {
+			if err := txn.ReplaceDataFilesWithDataFiles(ctx, []iceberg.DataFile{task.File}, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := txn.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if tbl, err = tbl.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
 	want := rowsByID(t, tbl)
 	files, err := tbl.PlanFiles(ctx)
 	if err != nil {
@@ -284,7 +321,7 @@ func TestCompactRemovesDanglingDeletesAlone(t *testing.T) {
 	if res.RemovedDeleteFiles != 1 || res.RewrittenDataFiles != 0 || deleteFileCount(t, out) != 0 {
 		t.Fatalf("result %+v, %d delete files left", res, deleteFileCount(t, out))
 	}
-	if got := rowsByID(t, out); !maps.Equal(got, want) || len(got) != 48 {
+	if got := rowsByID(t, out); !maps.Equal(got, want) || len(got) != 50 {
 		t.Fatalf("contents changed: %d rows", len(got))
 	}
 	again, res, err := out.Compact(ctx, lake.CompactOptions{})

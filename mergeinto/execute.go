@@ -97,8 +97,10 @@ type merger struct {
 	removed  []iceberg.DataFile
 	added    []iceberg.DataFile
 	// removedTasks are the scan tasks of removed, whose delete files may
-	// die with them.
+	// die with them; allTasks, when known, plan every data file of the
+	// snapshot (see DeadDeleteFiles).
 	removedTasks []table.FileScanTask
+	allTasks     []table.FileScanTask
 
 	// Merge-on-read (mor.go): set when the statement runs in that mode.
 	mor       bool
@@ -227,7 +229,9 @@ func (m *merger) scanTarget(ctx context.Context) error {
 		planScan.Close()
 	}
 	if err == nil && filter != nil {
-		tasks, err = m.completeDeletes(ctx, tasks)
+		tasks, m.allTasks, err = m.completeDeletes(ctx, tasks)
+	} else {
+		m.allTasks = tasks
 	}
 	mt.PruneTime = time.Since(start)
 	if err != nil {
@@ -391,7 +395,7 @@ func (m *merger) stage(ctx context.Context, txn *table.Transaction) error {
 	}
 	// Position deletes and deletion vectors of the removed files die with
 	// them.
-	if dead := DeadDeleteFiles(m.removedTasks); len(dead) > 0 {
+	if dead := DeadDeleteFiles(m.removedTasks, m.allTasks); len(dead) > 0 {
 		err = txn.ReplaceFiles(ctx, m.removed, m.added, dead, props)
 	} else {
 		err = txn.ReplaceDataFilesWithDataFiles(ctx, m.removed, m.added, props)
@@ -405,7 +409,7 @@ func (m *merger) stage(ctx context.Context, txn *table.Transaction) error {
 
 // completeDeletes gives each task planned under the early filter every
 // delete file that applies to its data file (CompleteDeletes).
-func (m *merger) completeDeletes(ctx context.Context, tasks []table.FileScanTask) ([]table.FileScanTask, error) {
+func (m *merger) completeDeletes(ctx context.Context, tasks []table.FileScanTask) ([]table.FileScanTask, []table.FileScanTask, error) {
 	return CompleteDeletes(ctx, m.spec.Target, m.spec.Snapshot, m.snapshotOpts(), tasks)
 }
 
@@ -417,18 +421,22 @@ func (m *merger) completeDeletes(ctx context.Context, tasks []table.FileScanTask
 // filtered read but not for a write: a changed file is read whole and
 // rewritten, or its live rows are counted for position deletes, and a row
 // hidden by a pruned delete would come back.
-func CompleteDeletes(ctx context.Context, tbl *table.Table, snap *table.Snapshot, scanOpts []table.ScanOption, tasks []table.FileScanTask) ([]table.FileScanTask, error) {
+//
+// It also returns the unfiltered plan (every data file of snap, for
+// DeadDeleteFiles), or nil when snap has no equality deletes and the tasks
+// were left as they were.
+func CompleteDeletes(ctx context.Context, tbl *table.Table, snap *table.Snapshot, scanOpts []table.ScanOption, tasks []table.FileScanTask) (_, all []table.FileScanTask, _ error) {
 	if len(tasks) == 0 || snap == nil {
-		return tasks, nil
+		return tasks, nil, nil
 	}
 	if n, ok := snap.Summary.Properties["total-equality-deletes"]; ok && n == "0" {
-		return tasks, nil
+		return tasks, nil, nil
 	}
 	scan := tbl.Scan(scanOpts...)
 	all, err := scan.PlanFiles(ctx)
 	scan.Close()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	byPath := make(map[string]table.FileScanTask, len(all))
 	for _, t := range all {
@@ -437,11 +445,11 @@ func CompleteDeletes(ctx context.Context, tbl *table.Table, snap *table.Snapshot
 	for i, t := range tasks {
 		full, ok := byPath[t.File.FilePath()]
 		if !ok {
-			return nil, fmt.Errorf("data file %s is planned under the filter but not without it (broken invariant)", relPath(tbl, t.File.FilePath()))
+			return nil, nil, fmt.Errorf("data file %s is planned under the filter but not without it (broken invariant)", relPath(tbl, t.File.FilePath()))
 		}
 		tasks[i].DeleteFiles = full.DeleteFiles
 		tasks[i].EqualityDeleteFiles = full.EqualityDeleteFiles
 		tasks[i].DeletionVectorFiles = full.DeletionVectorFiles
 	}
-	return tasks, nil
+	return tasks, all, nil
 }

@@ -471,34 +471,70 @@ func (d *PositionDeletes) Abort() error {
 
 func (d *PositionDeletes) relPath(path string) string { return relPath(d.tbl, path) }
 
-// DeadDeleteFiles returns the delete files that apply only to the data
-// files of tasks, which the caller removes: position delete files scoped to
-// one data file (the ones merge-on-read writes) and deletion vectors.
-// Equality deletes, and position delete files that name several data
-// files, may still apply elsewhere and are left to compaction.
-func DeadDeleteFiles(tasks []table.FileScanTask) []iceberg.DataFile {
-	removed := make(map[string]bool, len(tasks))
-	for _, t := range tasks {
-		removed[t.File.FilePath()] = true
+// DeadDeleteFiles returns the delete files that die with the data files
+// of removed, which the caller removes (and replaces by files with the
+// deletes applied, whose newer sequence number no existing delete reaches).
+//
+// With all, the unfiltered plan of the snapshot, a delete file attached to
+// a removed task is dead when no task of all that survives carries it:
+// scan planning attaches to each data file every delete that applies to
+// it (equality deletes by sequence number and partition). Without all,
+// only position delete files scoped to one removed data file (the ones
+// merge-on-read writes) and deletion vectors are known dead; equality
+// deletes and position delete files naming several data files are left
+// to compaction.
+func DeadDeleteFiles(removed, all []table.FileScanTask) []iceberg.DataFile {
+	gone := make(map[string]bool, len(removed))
+	for _, t := range removed {
+		gone[t.File.FilePath()] = true
+	}
+	var needed map[string]bool
+	if all != nil {
+		needed = map[string]bool{}
+		for _, t := range all {
+			if gone[t.File.FilePath()] {
+				continue
+			}
+			for _, group := range [][]iceberg.DataFile{t.DeleteFiles, t.EqualityDeleteFiles, t.DeletionVectorFiles} {
+				for _, df := range group {
+					needed[deleteKey(df)] = true
+				}
+			}
+		}
 	}
 	var out []iceberg.DataFile
 	seen := map[string]bool{}
-	for _, t := range tasks {
-		for _, df := range append(slices.Clone(t.DeleteFiles), t.DeletionVectorFiles...) {
-			key := df.FilePath()
-			if ref := df.ReferencedDataFile(); ref != nil {
-				key += "\x00" + *ref
-			}
-			if seen[key] {
-				continue
-			}
-			if ref := onlyDataFile(df); ref != "" && removed[ref] {
+	for _, t := range removed {
+		for _, group := range [][]iceberg.DataFile{t.DeleteFiles, t.EqualityDeleteFiles, t.DeletionVectorFiles} {
+			for _, df := range group {
+				key := deleteKey(df)
+				if seen[key] {
+					continue
+				}
 				seen[key] = true
-				out = append(out, df)
+				dead := false
+				if needed != nil {
+					dead = !needed[key]
+				} else if df.ContentType() == iceberg.EntryContentPosDeletes {
+					ref := onlyDataFile(df)
+					dead = ref != "" && gone[ref]
+				}
+				if dead {
+					out = append(out, df)
+				}
 			}
 		}
 	}
 	return out
+}
+
+// deleteKey identifies a delete file: its path, and for a deletion vector
+// the data file it references (one Puffin file holds many vectors).
+func deleteKey(df iceberg.DataFile) string {
+	if ref := df.ReferencedDataFile(); ref != nil {
+		return df.FilePath() + "\x00" + *ref
+	}
+	return df.FilePath()
 }
 
 // onlyDataFile is the one data file a position delete file or deletion
