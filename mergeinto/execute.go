@@ -393,8 +393,7 @@ func (m *merger) stage(ctx context.Context, txn *table.Transaction) error {
 		m.res.Staged = true
 		return nil
 	}
-	// Position deletes and deletion vectors of the removed files die with
-	// them.
+	// Deletes that applied only to the removed files die with them.
 	if dead := DeadDeleteFiles(m.removedTasks, m.allTasks); len(dead) > 0 {
 		err = txn.ReplaceFiles(ctx, m.removed, m.added, dead, props)
 	} else {
