@@ -90,15 +90,18 @@ type incarnation struct {
 	created bool
 }
 
-// TxAbortedError is what statements in an aborted transaction return. It
-// wraps the error that aborted it.
+// TxAbortedError is what statements in an aborted transaction return.
+// It matches ErrTxAborted; Cause is the error that aborted the
+// transaction, named in the message but not wrapped, so that callers
+// looking for a statement's position (plan errors) do not find the old
+// statement's.
 type TxAbortedError struct{ Cause error }
 
 func (e *TxAbortedError) Error() string {
 	return fmt.Sprintf("current transaction is aborted, commands ignored until end of transaction block; ROLLBACK it (it failed on: %v)", e.Cause)
 }
 
-func (e *TxAbortedError) Unwrap() []error { return []error{ErrTxAborted, e.Cause} }
+func (e *TxAbortedError) Unwrap() error { return ErrTxAborted }
 
 func txKey(id table.Identifier) string { return strings.Join(id, "\x00") }
 
@@ -235,7 +238,7 @@ func (tx *txn) commit(ctx context.Context) error {
 	if tx.aborted != nil {
 		cause := tx.aborted
 		err := tx.rollback()
-		return errors.Join(&sentinelError{ErrTxAborted, fmt.Errorf("commit: the transaction was aborted and has been rolled back (it failed on: %w)", cause)}, err)
+		return errors.Join(&sentinelError{ErrTxAborted, fmt.Errorf("commit: the transaction was aborted and has been rolled back (it failed on: %v)", cause)}, err)
 	}
 	cat := tx.s.lk.cat
 	var staged []*catalog.StagedCommit

@@ -13,6 +13,7 @@ import (
 
 const (
 	prompt             = "skade> "
+	txPrompt           = "skade*> " // inside BEGIN … COMMIT, as psql's =*>
 	continuationPrompt = "   ...> "
 	historyFile        = ".skade_history"
 )
@@ -60,6 +61,9 @@ func (sh *shell) repl(lakeDir string) error {
 	n := 0
 	for {
 		p := prompt
+		if sh.sess.InTransaction() {
+			p = txPrompt
+		}
 		if f.pending() {
 			p = continuationPrompt
 		}

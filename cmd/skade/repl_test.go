@@ -164,6 +164,12 @@ func TestREPL(t *testing.T) {
 	sh.send("SELECT 'kept' AS w;\r")
 	sh.expect("│ kept │")
 
+	// Inside a transaction the prompt says so.
+	sh.send("BEGIN;\r")
+	sh.expect("skade*> ")
+	sh.send("ROLLBACK;\r")
+	sh.expect("skade> ")
+
 	// Dot commands.
 	sh.send(".mode csv\r")
 	sh.send("SELECT 1 AS x;\r")

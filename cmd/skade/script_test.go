@@ -128,3 +128,32 @@ func TestSchemaPartitioned(t *testing.T) {
 		t.Fatalf("stdout %q, want %q", stdout, want)
 	}
 }
+
+// A script that ends inside BEGIN leaves nothing behind and says so; a
+// failed statement aborts the transaction, and --bail=false goes on to
+// the ROLLBACK.
+func TestScriptTransactions(t *testing.T) {
+	lakeDir := filepath.Join(t.TempDir(), "lake")
+	sql := func(script string, args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), append([]string{"--lake", lakeDir, "sql", "--format", "csv"}, args...), strings.NewReader(script), &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	if code, _, errs := sql("CREATE TABLE t (id BIGINT); INSERT INTO t VALUES (1);"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	code, _, errs := sql("BEGIN; INSERT INTO t VALUES (2); SELECT count(*) FROM t;")
+	if code != 0 || !strings.Contains(errs, "open transaction was rolled back") {
+		t.Fatalf("exit %d, stderr %q: want the rollback reported", code, errs)
+	}
+	code, out, errs := sql("BEGIN; INSERT INTO t VALUES (3); SELECT nosuch FROM t; INSERT INTO t VALUES (4); ROLLBACK; SELECT count(*) AS n FROM t;", "--bail=false")
+	if code != 1 || !strings.Contains(errs, "current transaction is aborted") {
+		t.Fatalf("exit %d, stderr %q: want the aborted transaction reported", code, errs)
+	}
+	if !strings.HasSuffix(out, "n\n1\n") {
+		t.Fatalf("stdout %q: want one row left", out)
+	}
+	if code, out, errs := sql("BEGIN; INSERT INTO t VALUES (5); COMMIT; SELECT count(*) AS n FROM t;"); code != 0 || !strings.HasSuffix(out, "n\n2\n") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}

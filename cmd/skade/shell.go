@@ -52,7 +52,16 @@ func newShell(ctx context.Context, lk *lake.Lake, stdout, stderr io.Writer) *she
 	return &shell{ctx: ctx, lk: lk, sess: lk.Session(), stdout: stdout, stderr: stderr, out: stdout, mode: "table", vars: map[string]string{}}
 }
 
+// close ends the shell: an open transaction is rolled back, as when a
+// Postgres session ends, and says so.
 func (sh *shell) close() {
+	if sh.sess.InTransaction() {
+		if err := sh.sess.Close(); err != nil {
+			fmt.Fprintf(sh.stderr, "Error: %v\n", err)
+		} else {
+			fmt.Fprintln(sh.stderr, "The open transaction was rolled back (the shell ended before COMMIT).")
+		}
+	}
 	if sh.outFile != nil {
 		sh.outFile.Close()
 		sh.outFile = nil
