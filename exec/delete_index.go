@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,6 +79,15 @@ type eqIndex struct {
 	names []string // the key columns in the scan's schema
 	files []iceberg.DataFile
 	ints  map[int64]int32  // one integer key column
+	// dense replaces ints when the keys are dense: dense[k-denseMin] is
+	// k's posting or noPosting.
+	dense    []int32
+	denseMin int64
+	// bits is a one-hash Bloom filter over ints, probed before the map:
+	// most data rows are not deleted, and a bit test stays in cache where
+	// a map probe does not. bitsShift makes a hash an index into it.
+	bits      []uint64
+	bitsShift uint
 	strs  map[string]int32 // any other key
 	multi [][]int32
 	// nulls is the posting of the all-NULL key in the integer form (a NULL
@@ -246,7 +256,11 @@ func (x *deleteIndex) positionsOf(ctx context.Context, df iceberg.DataFile) (map
 	if err != nil {
 		return nil, err
 	}
-	positionCache.put(key, m)
+	var n int64
+	for _, ps := range m {
+		n += int64(len(ps))
+	}
+	positionCache.put(key, m, n)
 	return m, nil
 }
 
@@ -254,58 +268,61 @@ func (x *deleteIndex) positionsOf(ctx context.Context, df iceberg.DataFile) (map
 // files, so that a table scanned again does not parse its delete files
 // again. Iceberg never rewrites a file in place, and the key includes
 // the size besides the path. INVARIANT: cached maps are never modified.
-var positionCache = newPosCache(8 << 20 /* positions, 64 MiB */)
+var positionCache = newLRU[map[string][]int64](8 << 20 /* positions, 64 MiB */)
 
-type posCache struct {
+// eqCache keeps built equality indexes, keyed by their columns and files:
+// scans of one snapshot share them. INVARIANT: a cached index is never
+// modified.
+var eqCache = newLRU[*eqIndex](8 << 20 /* keys */)
+
+// lru is a cache bounded by the sum of its entries' sizes.
+type lru[V any] struct {
 	mu      sync.Mutex
 	max     int64
 	size    int64
 	entries map[string]*list.Element
-	lru     list.List // of *posCacheEntry, most recent first
+	order   list.List // of *lruEntry[V], most recent first
 }
 
-type posCacheEntry struct {
-	key    string
-	byPath map[string][]int64
-	n      int64
+type lruEntry[V any] struct {
+	key  string
+	val  V
+	size int64
 }
 
-func newPosCache(max int64) *posCache {
-	return &posCache{max: max, entries: map[string]*list.Element{}}
+func newLRU[V any](max int64) *lru[V] {
+	return &lru[V]{max: max, entries: map[string]*list.Element{}}
 }
 
-func (c *posCache) get(key string) (map[string][]int64, bool) {
+func (c *lru[V]) get(key string) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[key]
 	if !ok {
-		return nil, false
+		var zero V
+		return zero, false
 	}
-	c.lru.MoveToFront(e)
-	return e.Value.(*posCacheEntry).byPath, true
+	c.order.MoveToFront(e)
+	return e.Value.(*lruEntry[V]).val, true
 }
 
-func (c *posCache) put(key string, byPath map[string][]int64) {
-	var n int64
-	for _, ps := range byPath {
-		n += int64(len(ps))
-	}
-	if n > c.max/4 {
-		return // one file would crowd out the rest
+func (c *lru[V]) put(key string, val V, size int64) {
+	if size > c.max/4 {
+		return // one entry would crowd out the rest
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.entries[key]; ok {
 		return
 	}
-	c.entries[key] = c.lru.PushFront(&posCacheEntry{key: key, byPath: byPath, n: n})
-	c.size += n
+	c.entries[key] = c.order.PushFront(&lruEntry[V]{key: key, val: val, size: size})
+	c.size += size
 	for c.size > c.max {
-		last := c.lru.Back()
-		ent := last.Value.(*posCacheEntry)
-		c.lru.Remove(last)
+		last := c.order.Back()
+		ent := last.Value.(*lruEntry[V])
+		c.order.Remove(last)
 		delete(c.entries, ent.key)
-		c.size -= ent.n
+		c.size -= ent.size
 	}
 }
 
@@ -402,14 +419,82 @@ func (x *deleteIndex) readPositions(ctx context.Context, df iceberg.DataFile) (_
 // readEqualities reads every equality delete file of the scan into the
 // indexes.
 func (x *deleteIndex) readEqualities(ctx context.Context) error {
-	for _, ix := range x.eqIdx {
+	for key, ix := range x.eqIdx {
+		var ck strings.Builder
+		ck.WriteString(key)
+		for _, df := range ix.files {
+			fmt.Fprintf(&ck, "\x00%s\x00%d", df.FilePath(), df.FileSizeBytes())
+		}
+		if cached, ok := eqCache.get(ck.String()); ok {
+			x.eqIdx[key] = cached
+			continue
+		}
 		for ord, df := range ix.files {
 			if err := x.readEquality(ctx, ix, int32(ord), df); err != nil {
 				return fmt.Errorf("read equality deletes %s: %w", df.FilePath(), err)
 			}
 		}
+		ix.buildDense()
+		ix.buildBits()
+		eqCache.put(ck.String(), ix, int64(len(ix.ints)+len(ix.dense)/8+len(ix.strs)))
 	}
 	return nil
+}
+
+// buildDense moves integer keys spanning at most 16 slots per key into a
+// slice indexed by key - denseMin: a probe is then one load.
+func (ix *eqIndex) buildDense() {
+	if len(ix.ints) < 64 {
+		return
+	}
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for k := range ix.ints {
+		lo, hi = min(lo, k), max(hi, k)
+	}
+	if span := uint64(hi - lo); span >= uint64(16*len(ix.ints)) {
+		return
+	}
+	ix.dense = make([]int32, hi-lo+1)
+	for i := range ix.dense {
+		ix.dense[i] = noPosting
+	}
+	for k, p := range ix.ints {
+		ix.dense[k-lo] = p
+	}
+	ix.denseMin = lo
+	ix.ints = nil
+}
+
+// noPosting marks a key absent in eqIndex.dense.
+const noPosting = math.MinInt32
+
+// buildBits sizes the Bloom filter at 16 bits per key (a false positive
+// rate near 6%).
+func (ix *eqIndex) buildBits() {
+	if len(ix.ints) == 0 {
+		return
+	}
+	logBits := uint(6)
+	for 1<<logBits < 16*len(ix.ints) {
+		logBits++
+	}
+	ix.bits = make([]uint64, 1<<(logBits-6))
+	ix.bitsShift = 64 - logBits
+	for k := range ix.ints {
+		h := ix.hash(k)
+		ix.bits[h>>6] |= 1 << (h & 63)
+	}
+}
+
+func (ix *eqIndex) hash(k int64) uint64 { return (uint64(k) * 0x9e3779b97f4a7c15) >> ix.bitsShift }
+
+// mayHold reports whether integer key k may be in the index.
+func (ix *eqIndex) mayHold(k int64) bool {
+	if ix.bits == nil {
+		return false
+	}
+	h := ix.hash(k)
+	return ix.bits[h>>6]&(1<<(h&63)) != 0
 }
 
 func (x *deleteIndex) readEquality(ctx context.Context, ix *eqIndex, ord int32, df iceberg.DataFile) error {
@@ -641,7 +726,12 @@ func (f *deleteFilter) apply(ctx context.Context, mem memory.Allocator, rec arro
 				var found bool
 				if null {
 					p, found = e.ix.nulls, e.ix.hasNulls
-				} else {
+				} else if e.ix.dense != nil {
+					if i := uint64(k - e.ix.denseMin); i < uint64(len(e.ix.dense)) {
+						p = e.ix.dense[i]
+						found = p != noPosting
+					}
+				} else if e.ix.mayHold(k) {
 					p, found = e.ix.ints[k]
 				}
 				if found && e.ix.hit(p, e.applies) {
