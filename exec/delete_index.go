@@ -78,7 +78,7 @@ type eqIndex struct {
 	ids   []int
 	names []string // the key columns in the scan's schema
 	files []iceberg.DataFile
-	ints  map[int64]int32  // one integer key column
+	ints  map[int64]int32 // one integer key column
 	// dense replaces ints when the keys are dense: dense[k-denseMin] is
 	// k's posting or noPosting.
 	dense    []int32
@@ -88,8 +88,8 @@ type eqIndex struct {
 	// a map probe does not. bitsShift makes a hash an index into it.
 	bits      []uint64
 	bitsShift uint
-	strs  map[string]int32 // any other key
-	multi [][]int32
+	strs      map[string]int32 // any other key
+	multi     [][]int32
 	// nulls is the posting of the all-NULL key in the integer form (a NULL
 	// key in an equality delete matches NULL in the data).
 	nulls    int32
