@@ -39,6 +39,7 @@ func TestSubcommands(t *testing.T) {
 		{args: []string{"--lake", lakeDir, "expire", "events", "--older-than", "soon"}, code: 2, stderr: `--older-than: "soon" is not a duration`},
 		{args: []string{"--lake", lakeDir, "expire", "events", "--retain-last", "0"}, code: 1, stderr: "retain_last must be at least 1"},
 		{args: []string{"--lake", lakeDir, "orphans", "events", "--older-than", "1h"}, code: 0, stdout: `^deleted 0 orphan files \(0 bytes\) from main\.events\n$`},
+		{args: []string{"--lake", lakeDir, "orphans", "--older-than", "1h"}, code: 0, stdout: `^deleted 0 orphan files \(0 bytes\) from the lake \(\d+ tables\)\n$`},
 		{args: []string{"--lake", lakeDir, "import", "../bad", csv}, code: 1, stderr: `invalid table name "../bad"`},
 		{args: []string{"--lake", lakeDir, "import", "t2", "file.json"}, code: 2, stderr: `cannot tell the format of "file.json"`},
 		{args: []string{"--lake", lakeDir, "import", "t3", "missing.csv"}, code: 1, stderr: "no such file"},

@@ -11,19 +11,22 @@ func init() {
 	var olderThan string
 	register(&command{
 		name:    "orphans",
-		args:    "TABLE",
-		summary: "delete files in a table's directory that no snapshot references",
+		args:    "[TABLE]",
+		summary: "delete files no snapshot references: in a table's directory, or, without TABLE, anywhere in the lake",
 		example: "skade orphans events --older-than 3d",
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&olderThan, "older-than", "3d", "only delete files older than this, so that writes in flight are safe")
 		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
-			if len(args) != 1 {
-				return usagef("needs one table name")
+			if len(args) > 1 {
+				return usagef("takes at most one table name")
 			}
 			age, err := parseAge(olderThan)
 			if err != nil {
 				return usagef("--older-than: %v", err)
+			}
+			if len(args) == 0 {
+				return orphansEverywhere(ctx, e, time.Now().Add(-age))
 			}
 			lk, tbl, err := e.table(ctx, args[0])
 			if err != nil {
@@ -38,4 +41,38 @@ func init() {
 			return nil
 		},
 	})
+}
+
+// orphansEverywhere cleans every table's directory, then what lies
+// outside them: directories of dropped tables whose files no clone needs
+// any more, and of tables whose creating transaction never committed.
+func orphansEverywhere(ctx context.Context, e *env, olderThan time.Time) error {
+	lk, err := e.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer lk.Close()
+	names, err := lk.Tables(ctx)
+	if err != nil {
+		return err
+	}
+	var files, bytes int64
+	for _, n := range names {
+		tbl, err := lk.Table(ctx, n)
+		if err != nil {
+			return err
+		}
+		res, err := tbl.RemoveOrphanFiles(ctx, olderThan)
+		if err != nil {
+			return err
+		}
+		files, bytes = files+int64(len(res.DeletedFiles)), bytes+res.DeletedBytes
+	}
+	res, err := lk.RemoveOrphanTableDirs(ctx, olderThan)
+	if err != nil {
+		return err
+	}
+	files, bytes = files+int64(len(res.DeletedFiles)), bytes+res.DeletedBytes
+	fmt.Fprintf(e.stdout, "deleted %d orphan files (%d bytes) from the lake (%d tables)\n", files, bytes, len(names))
+	return nil
 }
