@@ -106,6 +106,9 @@ func (b *binder) subqueryJoin(input Node, sc *scope, c parser.Expr) (Node, bool,
 			return nil, false, nil
 		}
 		if row, ok := c.X.(*parser.RowExpr); ok {
+			if c.Not {
+				return nil, false, nil // a checked mark (bindRowInSubquery)
+			}
 			return b.rowInJoin(input, sc, c, row)
 		}
 		x, err := b.bindExpr(c.X, &exprCtx{sc: sc, clause: "WHERE"})
@@ -159,11 +162,6 @@ func (b *binder) rowInJoin(input Node, sc *scope, c *parser.InExpr, row *parser.
 // rowInEqualities binds the uncorrelated subquery of (a, b, …) IN
 // (subquery) and the equalities a = c1, b = c2, … of its columns.
 func (b *binder) rowInEqualities(e *parser.InExpr, row *parser.RowExpr, ec *exprCtx) (Node, []Expr, error) {
-	if e.Not {
-		// NOT IN of rows needs three-valued row comparison: a NULL in
-		// one column leaves a row undecided only when the others equal
-		return nil, nil, errorf(e.Pos, "NOT IN with a row of values (a, b, …) is not supported yet; use NOT EXISTS (SELECT 1 FROM … WHERE a = … AND b = …)")
-	}
 	sc := ec.sc
 	if ec.agg != nil {
 		sc = ec.agg.input
@@ -192,15 +190,17 @@ func (b *binder) rowInEqualities(e *parser.InExpr, row *parser.RowExpr, ec *expr
 	return sub, eqs, nil
 }
 
-// bindRowInSubquery binds (a, b, …) IN (subquery) in a value position as
-// a mark join on every column pair. The mark is TRUE exactly when some
-// subquery row equals the row, but where the true answer is FALSE it may
-// say NULL (JoinMark's NULL rule looks at whole keys, not at the columns
-// that decide a row comparison), so it is allowed only where NULL acts as
-// FALSE: a top-level AND condition of a filter (ec.filterIn).
+// bindRowInSubquery binds (a, b, …) [NOT] IN (subquery) in a value
+// position as a mark join on every column pair. The mark is TRUE exactly
+// when some subquery row equals the row, and FALSE exactly when no NULL
+// is involved; otherwise it is NULL, where the true answer may be NULL or
+// FALSE (JoinMark's NULL rule looks at whole keys, while a row comparison
+// is decided column by column). Where NULL acts as FALSE, a top-level AND
+// condition of a filter (ec.filterIn), the mark is exact as it is;
+// anywhere else a NULL mark is an error rather than a guess.
 func (b *binder) bindRowInSubquery(e *parser.InExpr, row *parser.RowExpr, ec *exprCtx) (Expr, error) {
-	if !e.Not && (ec.marks == nil || !ec.filterIn[e]) {
-		return nil, errorf(e.Pos, "a row of values (a, b, …) IN (subquery) is supported only as a condition of WHERE joined by AND yet; use EXISTS (SELECT 1 FROM … WHERE a = … AND b = …)")
+	if ec.marks == nil {
+		return nil, errorf(e.Pos, "IN (subquery) is not supported in %s yet", ec.clause)
 	}
 	sub, eqs, err := b.rowInEqualities(e, row, ec)
 	if err != nil {
@@ -212,7 +212,41 @@ func (b *binder) bindRowInSubquery(e *parser.InExpr, row *parser.RowExpr, ec *ex
 	if err := regroup(ec, from); err != nil {
 		return nil, atPos(e.Pos, err)
 	}
-	return &ColRef{ID: mark.ID, Typ: tBool, Name: "mark"}, nil
+	var ref Expr = &ColRef{ID: mark.ID, Typ: tBool, Name: "mark"}
+	if !e.Not && ec.filterIn[e] {
+		return ref, nil
+	}
+	what := "(…) IN (subquery)"
+	if e.Not {
+		what = "(…) NOT IN (subquery)"
+	}
+	ref = &Func{Name: "decided", Args: []Expr{ref}, Typ: tBool, render: "decided(mark)",
+		build: func(a []exec.Expr) (exec.Expr, error) { return &decidedMark{arg: a[0], what: what}, nil }}
+	if e.Not {
+		return b.call(e.Pos, "not", ref)
+	}
+	return ref, nil
+}
+
+// decidedMark fails a batch whose row IN mark is NULL (see
+// bindRowInSubquery).
+type decidedMark struct {
+	arg  exec.Expr
+	what string
+}
+
+func (d *decidedMark) DataType() arrow.DataType { return d.arg.DataType() }
+func (d *decidedMark) String() string           { return "decided(" + d.arg.String() + ")" }
+func (d *decidedMark) Eval(ec *exec.EvalContext, batch arrow.RecordBatch) (arrow.Array, error) {
+	a, err := d.arg.Eval(ec, batch)
+	if err != nil {
+		return nil, err
+	}
+	if a.NullN() > 0 {
+		a.Release()
+		return nil, fmt.Errorf("%s: a NULL in a compared row (of the left side or of the subquery) leaves the answer to be decided column by column, which is not supported yet; filter the NULLs out, or use [NOT] EXISTS (SELECT 1 FROM … WHERE a = … AND b = …)", d.what)
+	}
+	return a, nil
 }
 
 // filterIns collects the positive (a, b, …) IN (subquery) tests among the
