@@ -21,7 +21,7 @@ import (
 // MERGE and Upsert (equality deletes) on two copies of a small table: one
 // copy-on-write, one with write.merge.mode, write.update.mode and
 // write.delete.mode set to merge-on-read (every third sequence on format
-// version 3, which writes deletion vectors). Statement counts and table
+// version 3, which writes deletion vectors; every fourth partitioned). Statement counts and table
 // contents must agree after every step and after compacting the
 // merge-on-read table; the
 // merge-on-read table must then hold no delete file, and time travel must
@@ -49,7 +49,7 @@ func TestSQLWriteModesAgree(t *testing.T) {
 		}
 	})
 	t.Logf("%d sequences: %v", sequences, outcomes)
-	for _, k := range []string{"update", "delete", "merge", "upsert", "insert", "v3", "changed"} {
+	for _, k := range []string{"update", "delete", "merge", "upsert", "insert", "v3", "partitioned", "changed"} {
 		if outcomes[k] < sequences/10 {
 			t.Fatalf("the generator is lopsided: %v", outcomes)
 		}
@@ -65,7 +65,14 @@ func writeModesSequence(t *testing.T, ctx context.Context, lk *lake.Lake, seq, s
 		props += ", 'format-version' = '3'"
 		count("v3")
 	}
-	mustExec(t, sess, fmt.Sprintf("CREATE TABLE %s (id BIGINT, g BIGINT, v VARCHAR); CREATE TABLE %s (id BIGINT, g BIGINT, v VARCHAR) WITH (%s)", cow, mor, props))
+	part, upsertKeys := "", []string{"id"}
+	if seq%4 == 1 {
+		// An UPDATE may move rows between partitions; an upsert must key
+		// on the partition column.
+		part, upsertKeys = " PARTITIONED BY (g)", []string{"id", "g"}
+		count("partitioned")
+	}
+	mustExec(t, sess, fmt.Sprintf("CREATE TABLE %s (id BIGINT, g BIGINT, v VARCHAR)%s; CREATE TABLE %s (id BIGINT, g BIGINT, v VARCHAR)%s WITH (%s)", cow, part, mor, part, props))
 	var log []string
 	var head int64 // the merge-on-read table's snapshot
 	// both runs one statement (written for table $T) on both tables and
@@ -214,7 +221,7 @@ func writeModesSequence(t *testing.T, ctx context.Context, lk *lake.Lake, seq, s
 					t.Fatal(err)
 				}
 				rdr := idGVReader(keys, int64(seq%4))
-				out, err := tbl.Upsert(ctx, []string{"id"}, rdr)
+				out, err := tbl.Upsert(ctx, upsertKeys, rdr)
 				rdr.Release()
 				if err != nil {
 					t.Fatalf("sequence %d: upsert: %v\n%s", seq, err, strings.Join(log, "\n"))
