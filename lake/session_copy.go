@@ -6,15 +6,20 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/csv"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/parser"
+	"github.com/skadedb/skade/plan"
+	"github.com/skadedb/skade/scan"
 )
 
 // copyOptions are COPY's (FORMAT …, HEADER, DELIMITER …).
@@ -86,7 +91,11 @@ func (s *Session) copyStmt(ctx context.Context, st *parser.Copy, now time.Time) 
 			}
 			cols = "(" + strings.Join(names, ", ") + ")"
 		}
-		ins, err := parser.ParseOne(fmt.Sprintf("INSERT INTO %s %s SELECT * FROM %s", st.Table.String(), cols, src))
+		sel := "*"
+		if o.format == "csv" {
+			sel = s.copyCSVColumns(ctx, st, o)
+		}
+		ins, err := parser.ParseOne(fmt.Sprintf("INSERT INTO %s %s SELECT %s FROM %s", st.Table.String(), cols, sel, src))
 		if err != nil {
 			return nil, fmt.Errorf("copy from %s: %w", st.File, err)
 		}
@@ -135,8 +144,73 @@ func (s *Session) copyStmt(ctx context.Context, st *parser.Copy, now time.Time) 
 	return countResult(n, Metrics{}), nil
 }
 
+// copyCSVColumns is the select list COPY FROM reads a CSV file with. The
+// file's column types are inferred, and a column with no value to infer
+// from (all empty, or a file of only a header) comes out as text, which an
+// INSERT does not assign to another type; like Postgres, which parses
+// COPY's text by the target column's type, such a column is cast to its
+// target column's type. "*" when nothing needs a cast, or when the file or
+// the columns do not line up (the INSERT then reports that).
+func (s *Session) copyCSVColumns(ctx context.Context, st *parser.Copy, o copyOptions) string {
+	opts := scan.DefaultCSVOptions()
+	opts.Header, opts.Delimiter = o.header, o.delim
+	rdr, err := scan.OpenCSV(st.File, opts)
+	if err != nil {
+		return "*"
+	}
+	file := rdr.Schema()
+	rdr.Release()
+	_, ref, err := s.lookup(ctx, st.Table)
+	if err != nil {
+		return "*"
+	}
+	all, err := plan.TargetColumns(ref)
+	if err != nil {
+		return "*"
+	}
+	targets := all
+	if len(st.Columns) > 0 {
+		targets = nil
+		for _, c := range st.Columns {
+			i := slices.IndexFunc(all, func(t plan.TargetColumn) bool { return strings.EqualFold(t.Name, identText(c)) })
+			if i < 0 {
+				return "*"
+			}
+			targets = append(targets, all[i])
+		}
+	}
+	if len(targets) != file.NumFields() {
+		return "*"
+	}
+	items := make([]string, len(targets))
+	cast := false
+	for i, f := range file.Fields() {
+		items[i] = `"` + strings.ReplaceAll(f.Name, `"`, `""`) + `"`
+		if f.Type.ID() != arrow.STRING || targets[i].Type.ID() == arrow.STRING || !castableFromText(targets[i].Type) {
+			continue
+		}
+		items[i] = fmt.Sprintf("CAST(%s AS %s)", items[i], exec.TypeName(targets[i].Type))
+		cast = true
+	}
+	if !cast {
+		return "*"
+	}
+	return strings.Join(items, ", ")
+}
+
+// castableFromText reports whether COPY FROM casts a text column to t.
+func castableFromText(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.BOOL, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.FLOAT32, arrow.FLOAT64,
+		arrow.DECIMAL128, arrow.DATE32, arrow.TIMESTAMP:
+		return true
+	}
+	return false
+}
+
 func writeResult(ctx context.Context, w io.Writer, res *Result, o copyOptions) (int64, error) {
 	var n int64
+	wrote := false
 	schema := res.Schema()
 	var write func(arrow.RecordBatch) error
 	var closeFn func() error
@@ -164,6 +238,20 @@ func writeResult(ctx context.Context, w io.Writer, res *Result, o copyOptions) (
 		n += b.NumRows()
 		err = write(b)
 		b.Release()
+		if err != nil {
+			closeFn()
+			return 0, err
+		}
+		wrote = true
+	}
+	if !wrote && o.format == "csv" && o.header {
+		// the header even without rows, as Postgres writes it: the file
+		// still says which columns it has
+		bld := array.NewRecordBuilder(memoryAllocator, schema)
+		empty := bld.NewRecordBatch()
+		bld.Release()
+		err := write(empty)
+		empty.Release()
 		if err != nil {
 			closeFn()
 			return 0, err
