@@ -77,3 +77,44 @@ func TestCopyOnWriteRewriteOfVersion3Refused(t *testing.T) {
 		t.Fatalf("rows %v", got)
 	}
 }
+
+// A merge-on-read DELETE that drops whole files and deletes rows of
+// others commits two snapshots at once; both keep their manifest lists
+// and manifests on disk (a fresh process can time-travel to either).
+func TestMergeOnReadDeleteWithDropsKeepsBothSnapshots(t *testing.T) {
+	ctx := context.Background()
+	lk := sqlLake(t)
+	s := lk.Session()
+	mustExec(t, s, "CREATE TABLE t (id BIGINT, v VARCHAR) "+morProps+"; INSERT INTO t VALUES (0, 'a'), (9, 'a'); INSERT INTO t VALUES (10, 'b'), (19, 'b'); INSERT INTO t VALUES (20, 'c'), (29, 'c')")
+	if got := query(t, s, "DELETE FROM t WHERE id >= 5 AND id < 25"); !slices.Equal(got, []string{"4"}) {
+		t.Fatalf("deleted %v", got)
+	}
+	tbl, err := lk.Table(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys, err := tbl.Iceberg().FS(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps := tbl.Iceberg().Metadata().Snapshots()
+	if len(snaps) != 5 {
+		t.Fatalf("%d snapshots, want 5 (3 inserts, the drop, the row delta)", len(snaps))
+	}
+	for _, sn := range snaps {
+		ms, err := sn.Manifests(fsys)
+		if err != nil {
+			t.Fatalf("snapshot %d (%s): %v", sn.SnapshotID, sn.Summary.Operation, err)
+		}
+		for _, m := range ms {
+			f, err := fsys.Open(m.FilePath())
+			if err != nil {
+				t.Fatalf("snapshot %d (%s): manifest: %v", sn.SnapshotID, sn.Summary.Operation, err)
+			}
+			f.Close()
+		}
+	}
+	if got := query(t, s, "SELECT id FROM t ORDER BY id"); !slices.Equal(got, []string{"0", "29"}) {
+		t.Fatalf("rows %v", got)
+	}
+}

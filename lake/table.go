@@ -248,8 +248,10 @@ func (t *Table) failedCommit(ctx context.Context, op string, tracker *catalog.Tr
 }
 
 // removeStrays deletes manifests and manifest lists that earlier attempts
-// of a retried commit wrote and the committed snapshot does not use. Data
-// files are reused across attempts, so only metadata can stray.
+// of a retried commit wrote and the committed snapshots do not use. Data
+// files are reused across attempts, so only metadata can stray. A commit
+// may add several snapshots (a merge-on-read DELETE that also drops whole
+// files): every snapshot it added keeps its files.
 func (t *Table) removeStrays(ctx context.Context, committed *table.Table, tracker *catalog.Tracker) error {
 	created := tracker.Created()
 	head := committed.CurrentSnapshot()
@@ -268,13 +270,22 @@ func (t *Table) removeStrays(ctx context.Context, committed *table.Table, tracke
 		return nil
 	}
 	keep := snapshot.FileSet{}
-	keep.Add(head.ManifestList)
-	manifests, err := head.Manifests(tracker)
-	if err != nil {
-		return err
+	before := map[int64]bool{}
+	for _, s := range t.tbl.Metadata().Snapshots() {
+		before[s.SnapshotID] = true
 	}
-	for _, m := range manifests {
-		keep.Add(m.FilePath())
+	for _, s := range committed.Metadata().Snapshots() {
+		if before[s.SnapshotID] && s.SnapshotID != head.SnapshotID {
+			continue
+		}
+		keep.Add(s.ManifestList)
+		manifests, err := s.Manifests(tracker)
+		if err != nil {
+			return err
+		}
+		for _, m := range manifests {
+			keep.Add(m.FilePath())
+		}
 	}
 	for _, p := range meta {
 		if !keep.Has(p) {
