@@ -56,6 +56,8 @@ type Catalog struct {
 	// grows with the number of snapshots, which dominated commit latency on
 	// tables with long histories (see BENCHMARKS.md).
 	metaCache *lru.Cache[string, table.Metadata]
+	// snapJSON reuses the encoding of snapshots across metadata files.
+	snapJSON *snapshotJSON
 	// stillUsed, when set, tells PurgeTable which files other tables
 	// still reference (see SetPurgeGuard).
 	stillUsed func(ctx context.Context, except table.Identifier) (func(path string) bool, error)
@@ -132,6 +134,7 @@ func Open(lakeDir string, opts ...Option) (*Catalog, error) {
 		fs:          dfs,
 	}
 	c.metaCache, _ = lru.New[string, table.Metadata](metaCacheEntries) // only fails for size <= 0
+	c.snapJSON = newSnapshotJSON()
 	err = c.updateDB(context.Background(), true /* create */, func(tx *bolt.Tx) error {
 		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
 		if err != nil {

@@ -3,7 +3,6 @@ package catalog
 import (
 	"compress/gzip"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -371,7 +370,7 @@ func (c *Catalog) WriteMetadata(ctx context.Context, meta table.Metadata, locati
 	if codec != nil {
 		out = codec
 	}
-	if err := encodeMetadata(out, meta); err != nil {
+	if err := c.encodeMetadata(out, meta); err != nil {
 		if codec != nil {
 			_ = codec.Close()
 		}
@@ -386,19 +385,10 @@ func (c *Catalog) WriteMetadata(ctx context.Context, meta table.Metadata, locati
 	return nil
 }
 
-// encodeMetadata writes meta as JSON. It calls the metadata's own
-// MarshalJSON directly: going through json.Encoder re-scans and compacts
-// the marshaller's output, a full extra pass over a document that grows
-// with every retained snapshot (about a quarter of commit CPU time at
-// 1,000 snapshots, see BENCHMARKS.md).
-func encodeMetadata(w io.Writer, meta table.Metadata) error {
-	var b []byte
-	var err error
-	if m, ok := meta.(json.Marshaler); ok {
-		b, err = m.MarshalJSON()
-	} else {
-		b, err = json.Marshal(meta)
-	}
+// encodeMetadata writes meta as JSON, with each snapshot's encoding
+// reused from earlier commits (see metadataJSON).
+func (c *Catalog) encodeMetadata(w io.Writer, meta table.Metadata) error {
+	b, err := c.snapJSON.marshalMetadata(meta)
 	if err != nil {
 		return err
 	}
