@@ -610,3 +610,32 @@ func TestRewriteRunsSubqueryOnce(t *testing.T) {
 		t.Fatalf("EXPLAIN DELETE:\n%s", text)
 	}
 }
+
+// TestWidenedCursorStatistics: after on_schema_change widens a cursor
+// column from integer to bigint, the older files' 4-byte bounds still
+// answer max(cursor) and still let a window DELETE drop whole files
+// unread.
+func TestWidenedCursorStatistics(t *testing.T) {
+	lk, _ := openLake(t)
+	s := lk.Session()
+	mustExec(t, s, `CREATE TABLE t (c INTEGER, n INTEGER);
+		INSERT INTO t VALUES (1, 1), (2, 2);
+		INSERT INTO t VALUES (10, 3), (12, 4);
+		ALTER TABLE t ALTER COLUMN c SET DATA TYPE BIGINT;
+		INSERT INTO t VALUES (5000000000, 5), (20, 6)`)
+	q := "SELECT max(c), min(c), count(c) FROM t"
+	if text := explainText(t, s, "EXPLAIN "+q); !strings.Contains(text, "MetadataAnswer") {
+		t.Errorf("EXPLAIN %s:\n%s", q, text)
+	}
+	if got := query(t, s, q); !slices.Equal(got, []string{"5000000000|1|6"}) {
+		t.Fatalf("%s = %v", q, got)
+	}
+	// the window [10, 13) holds the second file whole
+	text := explainText(t, s, "EXPLAIN ANALYZE DELETE FROM t WHERE c >= 10 AND c < 13")
+	if !strings.Contains(text, ": 2 rows") || !strings.Contains(text, "1 dropped unread") {
+		t.Fatalf("EXPLAIN ANALYZE DELETE:\n%s", text)
+	}
+	if got := query(t, s, "SELECT n FROM t ORDER BY n"); !slices.Equal(got, []string{"1", "2", "5", "6"}) {
+		t.Fatalf("rows left %v", got)
+	}
+}

@@ -252,19 +252,36 @@ var icebergOps = map[string]iceberg.Operation{
 var flipped = map[string]string{"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 func fieldOf(s *Scan, e Expr) (string, arrow.DataType, bool) {
+	name, typ, ok := fieldOfStats(s, e)
+	if !ok || promoted(s, name) {
+		return "", nil, false
+	}
+	return name, typ, true
+}
+
+// fieldOfStats is fieldOf for readers of the statistics that decode the
+// bounds themselves (boundLiteral), which a widened column does not stop.
+func fieldOfStats(s *Scan, e Expr) (string, arrow.DataType, bool) {
 	c, ok := e.(*ColRef)
 	if !ok {
 		return "", nil, false
 	}
 	for i, a := range s.All {
 		if a.ID == c.ID {
-			if promoted(s, s.Fields[i]) {
-				return "", nil, false
-			}
 			return s.Fields[i], a.Type, true
 		}
 	}
 	return "", nil, false
+}
+
+// boundLiteral decodes a data file's lower or upper bound of a column of
+// type t. A file written before ALTER TABLE widened the column from
+// integer to bigint holds a 4-byte bound, read as the narrower type.
+func boundLiteral(t iceberg.Type, raw []byte) (iceberg.Literal, error) {
+	if _, ok := t.(iceberg.Int64Type); ok && len(raw) == 4 {
+		return iceberg.LiteralFromBytes(iceberg.PrimitiveTypes.Int32, raw)
+	}
+	return iceberg.LiteralFromBytes(t, raw)
 }
 
 // promoted reports whether the column's type was widened by ALTER TABLE:
@@ -502,7 +519,7 @@ func metadataAnswers(b *binder, n Node) Node {
 		case len(a.Args) == 0:
 			lit, _ = exec.NewLiteral(count)
 		default:
-			name, typ, ok := fieldOf(s, a.Args[0])
+			name, typ, ok := fieldOfStats(s, a.Args[0])
 			if !ok {
 				return n
 			}
@@ -587,7 +604,7 @@ func (st *fileStats) answer(s *Scan, name string, typ arrow.DataType, fn string,
 		if !ok {
 			return nil, false
 		}
-		lit, err := iceberg.LiteralFromBytes(f.Type, raw)
+		lit, err := boundLiteral(f.Type, raw)
 		if err != nil {
 			return nil, false
 		}

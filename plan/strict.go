@@ -19,7 +19,7 @@ func strictForm(s *Scan, pred Expr) ([]strictPred, bool) {
 	var out []strictPred
 	schema := s.Table.Table.Metadata().CurrentSchema()
 	field := func(e Expr) (iceberg.NestedField, bool) {
-		name, _, ok := fieldOf(s, e)
+		name, _, ok := fieldOfStats(s, e)
 		if !ok {
 			return iceberg.NestedField{}, false
 		}
@@ -55,7 +55,7 @@ func strictForm(s *Scan, pred Expr) ([]strictPred, bool) {
 			if !ok {
 				return nil, false
 			}
-			_, ctype, _ := fieldOf(s, col)
+			_, ctype, _ := fieldOfStats(s, col)
 			lit, ok := icebergLiteral(k, ctype)
 			if !ok {
 				return nil, false
@@ -69,7 +69,7 @@ func strictForm(s *Scan, pred Expr) ([]strictPred, bool) {
 			if !ok {
 				return nil, false
 			}
-			_, ctype, _ := fieldOf(s, fn.Args[0])
+			_, ctype, _ := fieldOfStats(s, fn.Args[0])
 			p := strictPred{field: f.ID, typ: f.Type, op: fn.Name}
 			for _, a := range fn.Args[1:] {
 				lit, ok := icebergLiteral(a, ctype)
@@ -147,8 +147,8 @@ func allMatch(preds []strictPred, df iceberg.DataFile) bool {
 		if !ok1 || !ok2 {
 			return false
 		}
-		lo, err1 := iceberg.LiteralFromBytes(p.typ, lb)
-		hi, err2 := iceberg.LiteralFromBytes(p.typ, ub)
+		lo, err1 := boundLiteral(p.typ, lb)
+		hi, err2 := boundLiteral(p.typ, ub)
 		if err1 != nil || err2 != nil {
 			return false
 		}
