@@ -516,7 +516,9 @@ func TestDifferential(t *testing.T) {
 		}
 	}
 	t.Logf("%d cases: %v", cases, outcomes)
-	if outcomes["cardinality error"] == 0 || outcomes["staged"] < cases/3 || outcomes["no change"] == 0 {
+	// the short run's 200 cases may draw no cardinality error; the full
+	// run's 1,000 must cover every outcome
+	if (!testing.Short() && outcomes["cardinality error"] == 0) || outcomes["staged"] < cases/3 || outcomes["no change"] == 0 {
 		t.Fatalf("the generator is lopsided: %v", outcomes)
 	}
 }
