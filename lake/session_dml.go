@@ -19,6 +19,7 @@ import (
 	"github.com/skadedb/skade/mergeinto"
 	"github.com/skadedb/skade/parser"
 	"github.com/skadedb/skade/plan"
+	"github.com/skadedb/skade/snapshot"
 )
 
 // opReader adapts an opened operator to array.RecordReader.
@@ -671,5 +672,6 @@ func (s *Session) updateFrom(ctx context.Context, st *parser.Update, now time.Ti
 	}
 	m := &parser.Merge{Pos: st.Pos, Target: st.Table.Name, TargetAlias: aliasOf(st.Table), Source: st.From[0], On: st.Where,
 		Clauses: []*parser.MergeClause{{Pos: st.Pos, Kind: parser.Matched, Action: &parser.MergeUpdate{Pos: st.Pos, Set: st.Set}}}}
-	return s.merge(ctx, m, now)
+	res, _, err := s.runMerge(ctx, m, now, false, snapshot.PropUpdateMode)
+	return res, err
 }
