@@ -639,3 +639,40 @@ func TestWidenedCursorStatistics(t *testing.T) {
 		t.Fatalf("rows left %v", got)
 	}
 }
+
+// TestTimeWindowModelReadsWindowFiles: an incremental_by_time window over
+// a model that groups events by CAST(ts AS DATE) reaches the event
+// table's scan as a range of ts, so only the files of the window are read.
+func TestTimeWindowModelReadsWindowFiles(t *testing.T) {
+	lk, _ := openLake(t)
+	s := lk.Session()
+	mustExec(t, s, "CREATE TABLE events (ts TIMESTAMP, amount INTEGER)")
+	for d := 1; d <= 6; d++ {
+		mustExec(t, s, fmt.Sprintf("INSERT INTO events VALUES (TIMESTAMP '2024-01-%02d 00:00:00', %d), (TIMESTAMP '2024-01-%02d 23:59:59.999999', %d)", d, d, d, 10*d))
+	}
+	model := "SELECT CAST(ts AS DATE) AS day, count(*) AS events, sum(amount) AS revenue FROM events GROUP BY day"
+	window := "day >= DATE '2024-01-03' AND day < DATE '2024-01-05'"
+	q := "SELECT * FROM (" + model + ") WHERE " + window + " ORDER BY day"
+	if text := explainText(t, s, "EXPLAIN "+q); !strings.Contains(text, "files scanned=2 skipped=4") {
+		t.Fatalf("EXPLAIN of the window:\n%s", text)
+	}
+	want := []string{"2024-01-03|2|33", "2024-01-04|2|44"}
+	if got := query(t, s, q); !slices.Equal(got, want) {
+		t.Fatalf("window = %v, want %v", got, want)
+	}
+	// the strategy's statements: DELETE the window, INSERT it again
+	mustExec(t, s, "CREATE TABLE daily AS SELECT * FROM ("+model+")")
+	if _, n := stratRun(t, s, "DELETE FROM daily WHERE "+window); n != "2" {
+		t.Fatalf("DELETE of the window: %s rows, want 2", n)
+	}
+	text := explainText(t, s, "EXPLAIN INSERT INTO daily SELECT * FROM ("+model+") WHERE "+window)
+	if !strings.Contains(text, "files scanned=2 skipped=4") {
+		t.Fatalf("EXPLAIN INSERT of the window:\n%s", text)
+	}
+	if _, n := stratRun(t, s, "INSERT INTO daily SELECT * FROM ("+model+") WHERE "+window); n != "2" {
+		t.Fatalf("INSERT of the window: %s rows, want 2", n)
+	}
+	if got := query(t, s, "SELECT count(*), sum(revenue) FROM daily"); !slices.Equal(got, []string{"6|231"}) {
+		t.Fatalf("daily = %v", got)
+	}
+}

@@ -57,6 +57,38 @@ func pushdown(b *binder, n Node) Node {
 		case *Sort:
 			y.Input = pushdown(b, &Filter{Input: y.Input, Pred: x.Pred})
 			return y
+		case *Aggregate:
+			// a conjunct over group keys only filters whole groups: it
+			// can filter the rows before they are grouped (an
+			// incremental_by_time window over a GROUP BY day model then
+			// reaches the scan). Not for a global aggregate, which yields
+			// a row even from no rows.
+			if len(y.GroupBy) == 0 {
+				break
+			}
+			subst := map[ColumnID]Expr{}
+			for i, c := range y.Groups {
+				subst[c.ID] = y.GroupBy[i]
+			}
+			keys := idSet(y.Groups)
+			var below, above []Expr
+			for _, c := range cs {
+				if refsOnly(c, keys) {
+					if r, ok := substitute(c, subst); ok {
+						below = append(below, r)
+						continue
+					}
+				}
+				above = append(above, c)
+			}
+			if len(below) == 0 {
+				break
+			}
+			y.Input = pushdown(b, &Filter{Input: y.Input, Pred: andConj(below)})
+			if len(above) > 0 {
+				return &Filter{Input: y, Pred: andConj(above)}
+			}
+			return y
 		case *Join:
 			return pushIntoJoin(b, y, cs)
 		case *Scan:
@@ -335,6 +367,9 @@ func toIceberg(s *Scan, e Expr) iceberg.BooleanExpression {
 		}
 		return iceberg.NotNull(iceberg.Reference(name))
 	case "=", "<", "<=", ">", ">=":
+		if p := dayCastRange(s, f); p != nil {
+			return p
+		}
 		op := f.Name
 		col, k := f.Args[0], f.Args[1]
 		if _, isCol := col.(*ColRef); !isCol {
@@ -375,6 +410,56 @@ func toIceberg(s *Scan, e Expr) iceberg.BooleanExpression {
 			lits = append(lits, l)
 		}
 		return iceberg.SetPredicate(iceberg.OpIn, iceberg.Reference(name), lits)
+	}
+	return nil
+}
+
+// dayCastRange turns CAST(ts AS DATE) <op> D, ts a TIMESTAMP column
+// (without time zone), into the range of ts it means, which prunes files:
+// the cast floors to the day, so CAST(ts AS DATE) >= D is ts >= D 00:00
+// and CAST(ts AS DATE) <= D is ts < D+1 00:00. This is the shape of an
+// incremental_by_time window over a model that groups by the day.
+func dayCastRange(s *Scan, f *Func) iceberg.BooleanExpression {
+	op := f.Name
+	x, k := f.Args[0], f.Args[1]
+	if _, isConst := x.(*Const); isConst {
+		x, k, op = k, x, flipped[op]
+	}
+	cast, ok := x.(*Func)
+	if !ok || cast.Name != "cast" || len(cast.Args) != 1 || cast.Typ.ID() != arrow.DATE32 {
+		return nil
+	}
+	name, typ, ok := fieldOf(s, cast.Args[0])
+	if !ok {
+		return nil
+	}
+	if ts, ok := typ.(*arrow.TimestampType); !ok || ts.TimeZone != "" || ts.Unit != arrow.Microsecond {
+		return nil
+	}
+	c, ok := k.(*Const)
+	if !ok || c.IsNull() {
+		return nil
+	}
+	d, ok := c.Lit.Value.(*scalar.Date32)
+	if !ok {
+		return nil
+	}
+	const dayMicros = 86_400_000_000
+	day := int64(d.Value) * dayMicros
+	at := func(o iceberg.Operation, v int64) iceberg.BooleanExpression {
+		return iceberg.LiteralPredicate(o, iceberg.Reference(name), iceberg.NewLiteral(iceberg.Timestamp(v)))
+	}
+	switch op {
+	case ">=":
+		return at(iceberg.OpGTEQ, day)
+	case ">":
+		return at(iceberg.OpGTEQ, day+dayMicros)
+	case "<":
+		return at(iceberg.OpLT, day)
+	case "<=":
+		return at(iceberg.OpLT, day+dayMicros)
+	case "=":
+		return iceberg.NewAnd(at(iceberg.OpGTEQ, day), at(iceberg.OpLT, day+dayMicros))
 	}
 	return nil
 }
