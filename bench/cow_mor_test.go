@@ -31,6 +31,10 @@ type cowMorRun struct {
 	scan    []time.Duration // full scan: [0] clean table, [r] after round r
 	compact time.Duration   // the compaction itself
 	scanned time.Duration   // full scan after compaction
+	// paired is the last round's full scan over the clean table's, both
+	// scanned alternately (so a shared machine's drifting load hits both
+	// alike): medians of wall time and of process CPU time
+	pairedWall, pairedCPU float64
 }
 
 // BenchmarkMergeCowVsMor runs 8 rounds of MERGE (update 1% of the rows)
@@ -58,6 +62,7 @@ func BenchmarkMergeCowVsMor(b *testing.B) {
 					b.ReportMetric(medMs(x.run.latency), x.name+"_commit_ms/round")
 					b.ReportMetric(ms(x.run.scan[cowMorRounds]), x.name+"_scan_ms_round8")
 					b.ReportMetric(ms(x.run.scanned), x.name+"_scan_ms_compacted")
+					b.ReportMetric(x.run.pairedWall, x.name+"_scan8_over_clean")
 				}
 				b.ReportMetric(ms(cow.scan[0]), "clean_scan_ms")
 			}
@@ -118,6 +123,7 @@ func cowMorScenario(b *testing.B, rows int, concentrated bool, mode mergeinto.Mo
 	if hook != nil {
 		hook("clean", tbl)
 	}
+	clean := tbl
 	var run cowMorRun
 	run.scan = append(run.scan, fullScan(b, tbl, int64(rows)))
 	r := rand.New(rand.NewPCG(7, 11))
@@ -169,6 +175,7 @@ func cowMorScenario(b *testing.B, rows int, concentrated bool, mode mergeinto.Mo
 		}
 		run.scan = append(run.scan, fullScan(b, tbl, int64(rows)))
 	}
+	run.pairedWall, run.pairedCPU = pairedScans(b, clean, tbl, int64(rows))
 	if hook != nil {
 		hook(fmt.Sprintf("round%d", cowMorRounds), tbl)
 	}
@@ -219,6 +226,28 @@ func fullScan(b *testing.B, tbl *lake.Table, wantRows int64) time.Duration {
 	return ds[len(ds)/2]
 }
 
+// pairedScans scans clean and then after, seven times over, and returns
+// the median of after's wall and CPU times over clean's.
+func pairedScans(b *testing.B, clean, after *lake.Table, wantRows int64) (wall, cpu float64) {
+	var walls, cpus []float64
+	for i := 0; i < 7; i++ {
+		var w [2]time.Duration
+		var c [2]time.Duration
+		for j, tbl := range []*lake.Table{clean, after} {
+			start, cpu0 := time.Now(), cpuTime()
+			if n := execScan(context.Background(), b, tbl); n != wantRows {
+				b.Fatalf("full scan read %d rows, want %d", n, wantRows)
+			}
+			w[j], c[j] = time.Since(start), cpuTime()-cpu0
+		}
+		walls = append(walls, float64(w[1])/float64(w[0]))
+		cpus = append(cpus, float64(c[1])/float64(max(c[0], 1)))
+	}
+	slices.Sort(walls)
+	slices.Sort(cpus)
+	return walls[len(walls)/2], cpus[len(cpus)/2]
+}
+
 func printCowMor(layout string, rows int, cow, mor, ups cowMorRun) {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "\nMergeCowVsMor %s: %d rows in 10 files, %d rounds each updating 1%% of the rows\n", layout, rows, cowMorRounds)
@@ -240,9 +269,9 @@ func printCowMor(layout string, rows int, cow, mor, ups cowMorRun) {
 		name string
 		run  cowMorRun
 	}{{"mor", mor}, {"upsert", ups}} {
-		fmt.Fprintf(&sb, "%s vs cow: cow writes %.1f× the bytes and its median latency is %.1f× this one's; scan after round %d is %.2f× the clean scan, %.2f× after compaction\n",
+		fmt.Fprintf(&sb, "%s vs cow: cow writes %.1f× the bytes and its median latency is %.1f× this one's; scan after round %d is %.2f× the clean scan (paired: wall %.2f×, cpu %.2f×), %.2f× after compaction\n",
 			x.name, float64(sum(cow.written))/float64(sum(x.run.written)), medMs(cow.latency)/medMs(x.run.latency),
-			cowMorRounds, ms(x.run.scan[cowMorRounds])/ms(x.run.scan[0]), ms(x.run.scanned)/ms(x.run.scan[0]))
+			cowMorRounds, ms(x.run.scan[cowMorRounds])/ms(x.run.scan[0]), x.run.pairedWall, x.run.pairedCPU, ms(x.run.scanned)/ms(x.run.scan[0]))
 	}
 	fmt.Print(sb.String())
 }

@@ -125,8 +125,9 @@ func (x *deleteIndex) accept(t table.FileScanTask) bool {
 			return false
 		}
 		for _, id := range d.EqualityFieldIDs() {
-			f, ok := x.schema.FindFieldByID(id)
-			if !ok || !eqKeyType(f.Type) {
+			// top-level columns only: a nested key would be read by path
+			i := slices.IndexFunc(x.schema.Fields(), func(f iceberg.NestedField) bool { return f.ID == id })
+			if i < 0 || !eqKeyType(x.schema.Field(i).Type) {
 				return false
 			}
 		}
@@ -771,7 +772,7 @@ func (f *deleteFilter) apply(ctx context.Context, mem memory.Allocator, rec arro
 // boolean); the caller filters that batch the general way.
 func keepRuns(mem memory.Allocator, rec arrow.RecordBatch, keep []byte, kept int) (arrow.RecordBatch, bool) {
 	n := int(rec.NumRows())
-	var runs [][2]int // [start, end) of kept rows
+	runs := make([][2]int, 0, n-kept+1) // [start, end) of kept rows; deleted rows separate them
 	for i := 0; i < n; {
 		for i < n && !bitutil.BitIsSet(keep, i) {
 			i++
