@@ -343,3 +343,66 @@ func TestCloneInsideTransaction(t *testing.T) {
 		t.Errorf("after commit: t = %v", got)
 	}
 }
+
+// Sessions racing to commit transactions over one table: exactly one
+// wins, the others fail with ErrCommitConflict and leave nothing behind.
+func TestConcurrentTransactionsOneWinner(t *testing.T) {
+	ctx := context.Background()
+	lk, dir, s := txLake(t)
+	const n = 4
+	sessions := make([]*lake.Session, n)
+	for i := range sessions {
+		sessions[i] = lk.Session()
+		mustExec(t, sessions[i], "BEGIN; SELECT count(*) FROM t")
+	}
+	before := lakeState(t, dir)
+	for i, ss := range sessions {
+		mustExec(t, ss, "UPDATE t SET v = 'winner "+string(rune('a'+i))+"' WHERE id = 1; INSERT INTO u VALUES (10, 'x')")
+	}
+	errs := make(chan error, n)
+	start := make(chan struct{})
+	for _, ss := range sessions {
+		go func() {
+			<-start
+			errs <- ss.Commit(ctx)
+		}()
+	}
+	close(start)
+	wins := 0
+	for range n {
+		err := <-errs
+		switch {
+		case err == nil:
+			wins++
+		case !errors.Is(err, lake.ErrCommitConflict):
+			t.Errorf("a losing commit: want ErrCommitConflict, got %v", err)
+		}
+	}
+	if wins != 1 {
+		t.Fatalf("%d commits won, want exactly 1", wins)
+	}
+	got := query(t, s, "SELECT v FROM t WHERE id = 1")
+	if len(got) != 1 || !strings.HasPrefix(got[0], "winner ") {
+		t.Errorf("t.v = %v", got)
+	}
+	if got := query(t, s, "SELECT count(*) FROM u WHERE id = 10"); !slices.Equal(got, []string{"1"}) {
+		t.Errorf("u got %v rows from the winners, want 1", got)
+	}
+	// what is new since before the statements is the winner's files only:
+	// one metadata file per table, the catalog, and its data
+	var metas, parquet int
+	for _, d := range diffStates(before, lakeState(t, dir)) {
+		if strings.HasSuffix(d, ".metadata.json") {
+			metas++
+		}
+		if strings.HasSuffix(d, ".parquet") {
+			parquet++
+		}
+	}
+	if parquet != 2 {
+		t.Errorf("%d new data files, want the winner's 2 (t's rewritten file, u's insert)", parquet)
+	}
+	if metas != 2 {
+		t.Errorf("%d new metadata files, want the winner's 2:\n%s", metas, strings.Join(diffStates(before, lakeState(t, dir)), "\n"))
+	}
+}
