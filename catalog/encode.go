@@ -13,8 +13,8 @@ import (
 )
 
 // metadataJSON is the Iceberg table metadata document (format versions 2
-// and 3), field for field as iceberg-go writes it, except that each
-// snapshot comes already encoded.
+// and 3), field for field as iceberg-go writes it, but for the snapshots,
+// which marshalMetadata splices in already encoded.
 //
 // Why: a metadata file lists every retained snapshot, and every commit
 // writes a new file. Encoding a snapshot (its summary map above all) is
@@ -35,7 +35,6 @@ type metadataJSON struct {
 	DefaultSpecID      int                             `json:"default-spec-id"`
 	LastPartitionID    *int                            `json:"last-partition-id,omitempty"`
 	Props              iceberg.Properties              `json:"properties,omitempty"`
-	SnapshotList       []json.RawMessage               `json:"snapshots,omitempty"`
 	CurrentSnapshotID  json.RawMessage                 `json:"current-snapshot-id,omitempty"` // null in v3 when none
 	SnapshotLog        []table.SnapshotLogEntry        `json:"snapshot-log,omitempty"`
 	MetadataLog        []table.MetadataLogEntry        `json:"metadata-log,omitempty"`
@@ -113,21 +112,34 @@ func (sj *snapshotJSON) marshalMetadata(meta table.Metadata) ([]byte, error) {
 		}
 		doc.SnapshotRefs[name] = ref
 	}
+	b, err := json.Marshal(&doc)
+	if err != nil {
+		return nil, err
+	}
+	if len(snaps) == 0 {
+		return b, nil
+	}
+	// Splice the snapshots in as the last member: json.Marshal would
+	// re-scan every cached byte to validate and compact it.
 	prefix := meta.TableUUID().String() + "/"
-	doc.SnapshotList = make([]json.RawMessage, len(snaps))
+	out := make([]byte, 0, len(b)+len(snaps)*1024)
+	out = append(out, b[:len(b)-1]...) // without the closing brace
+	out = append(out, `,"snapshots":[`...)
 	for i := range snaps {
 		key := prefix + strconv.FormatInt(snaps[i].SnapshotID, 10)
-		b, ok := sj.cache.Get(key)
+		enc, ok := sj.cache.Get(key)
 		if !ok {
-			var err error
-			if b, err = json.Marshal(&snaps[i]); err != nil {
+			if enc, err = json.Marshal(&snaps[i]); err != nil {
 				return nil, err
 			}
-			sj.cache.Add(key, b)
+			sj.cache.Add(key, enc)
 		}
-		doc.SnapshotList[i] = b
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, enc...)
 	}
-	return json.Marshal(&doc)
+	return append(out, "]}"...), nil
 }
 
 // snapshotsComplete checks that the listed snapshots include every one the

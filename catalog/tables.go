@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"iter"
+	"os"
 	"path/filepath"
 	"slices"
 
