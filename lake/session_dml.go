@@ -351,6 +351,21 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 	if err != nil {
 		return nil, "", translate(fmt.Errorf("%s %s: %w", op, tbl.Name(), err))
 	}
+	if !explain {
+		// files outside the key range of a `key IN (subquery)` condition
+		// hold no match (the subquery runs here, once)
+		kept := tasks[:0]
+		for _, t := range tasks {
+			skip, err := rw.Excludes(t.File)
+			if err != nil {
+				return nil, "", translate(err)
+			}
+			if !skip {
+				kept = append(kept, t)
+			}
+		}
+		tasks = kept
+	}
 	// run evaluates the rewrite over one file, with the file's deletes
 	// applied.
 	run := func(task table.FileScanTask) (exec.Operator, error) {

@@ -676,3 +676,63 @@ func TestTimeWindowModelReadsWindowFiles(t *testing.T) {
 		t.Fatalf("daily = %v", got)
 	}
 }
+
+// TestKeyedDeleteSkipsFiles: the merge fallback's DELETE … WHERE key IN
+// (SELECT key FROM (<query>)) reads only the files whose key range meets
+// the subquery's; the others are not opened (removed from disk here).
+func TestKeyedDeleteSkipsFiles(t *testing.T) {
+	for _, typs := range [][2]string{{"INTEGER", "INTEGER"}, {"BIGINT", "BIGINT"}, {"DATE", "DATE"}, {"INTEGER", "BIGINT"}} {
+		typ, srcTyp := typs[0], typs[1] // the keys of t and of the subquery
+		t.Run(typ+"/"+srcTyp, func(t *testing.T) {
+			lk, dir := openLake(t)
+			s := lk.Session()
+			val := func(i int) string {
+				if typ == "DATE" {
+					return fmt.Sprintf("DATE '2024-01-01' + %d", i)
+				}
+				return fmt.Sprint(i)
+			}
+			mustExec(t, s, "CREATE TABLE t (k "+typ+", v INTEGER); CREATE TABLE src (k "+srcTyp+")")
+			var files []string
+			seen := map[string]bool{}
+			for f := 0; f < 3; f++ {
+				var vals []string
+				for i := 10*f + 1; i <= 10*f+10; i++ {
+					vals = append(vals, fmt.Sprintf("(%s, %d)", val(i), i))
+				}
+				mustExec(t, s, "INSERT INTO t VALUES "+strings.Join(vals, ", "))
+				for _, p := range stratFiles(t, lk, "t") {
+					if !seen[p] {
+						seen[p] = true
+						files = append(files, p)
+					}
+				}
+			}
+			mustExec(t, s, "INSERT INTO src VALUES ("+val(12)+"), ("+val(25)+"), (NULL)")
+			if err := os.Remove(files[0]); err != nil {
+				t.Fatal(err)
+			}
+			text := explainText(t, s, "EXPLAIN ANALYZE DELETE FROM t WHERE k IN (SELECT k FROM src)")
+			if !strings.Contains(text, ": 2 rows") || !strings.Contains(text, "3 in the snapshot, 1 skipped by pruning") {
+				t.Fatalf("EXPLAIN ANALYZE DELETE:\n%s", text)
+			}
+			mustExec(t, s, "INSERT INTO src VALUES ("+val(24)+")")
+			if _, n := stratRun(t, s, "UPDATE t SET v = -v WHERE k IN (SELECT k FROM src WHERE k = "+val(24)+")"); n != "1" {
+				t.Fatalf("UPDATE: %s rows, want 1", n)
+			}
+			// an empty key set skips every file and commits nothing
+			before := stratStateOf(t, lk, dir, "t")
+			if _, n := stratRun(t, s, "DELETE FROM t WHERE k IN (SELECT k FROM src WHERE k IS NULL)"); n != "0" {
+				t.Fatalf("DELETE of no key: %s rows", n)
+			}
+			if after := stratStateOf(t, lk, dir, "t"); after.snapshot != before.snapshot {
+				t.Fatalf("DELETE of no key committed")
+			}
+			got := query(t, s, "SELECT v FROM t WHERE v < 0 OR v IN (11, 13, 24, 26)")
+			slices.Sort(got)
+			if want := []string{"-24", "11", "13", "26"}; !slices.Equal(got, want) {
+				t.Fatalf("rows %v, want %v", got, want)
+			}
+		})
+	}
+}

@@ -259,6 +259,8 @@ type Rewrite struct {
 	strict  []strictPred
 	// once are the parts of root that run for the first file only.
 	once []*Once
+	// keys are its `col IN (subquery)` conditions that exclude files.
+	keys []*keySet
 }
 
 // Operator evaluates the rewrite over input, which yields the target's
@@ -301,7 +303,7 @@ func (p *Planner) RowRewrite(ctx context.Context, target *TableRef, alias parser
 	sc := newScope(src.Cols, nil)
 	var marks []*Join
 	ec := &exprCtx{sc: sc, clause: "WHERE", marks: &marks, filterIn: filterIns(where)}
-	var match Expr
+	var match, pred Expr
 	if where == nil {
 		l, _ := exec.NewLiteral(true)
 		match = constLit(l)
@@ -322,7 +324,8 @@ func (p *Planner) RowRewrite(ctx context.Context, target *TableRef, alias parser
 			}
 			ec.sc = joined
 		}
-		pred, err := b.bindExpr(where, ec)
+		var err error
+		pred, err = b.bindExpr(where, ec)
 		if err != nil {
 			return nil, err
 		}
@@ -403,6 +406,9 @@ func (p *Planner) RowRewrite(ctx context.Context, target *TableRef, alias parser
 	}
 	rw.root = optimize(b, proj)
 	rw.once = onceSubtrees(rw.root, src)
+	if pred != nil {
+		rw.keys = keySets(rw.root, pred, src, target)
+	}
 	return rw, nil
 }
 
