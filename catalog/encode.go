@@ -50,7 +50,8 @@ type metadataJSON struct {
 // each: enough for a few tables with long histories.
 const snapshotCacheEntries = 1 << 14
 
-// snapshotJSON caches encoded snapshots by table UUID and snapshot id.
+// snapshotJSON caches encoded snapshots by table UUID and snapshot
+// content (snapshotKey).
 type snapshotJSON struct {
 	cache *lru.Cache[string, json.RawMessage]
 }
@@ -121,12 +122,12 @@ func (sj *snapshotJSON) marshalMetadata(meta table.Metadata) ([]byte, error) {
 	}
 	// Splice the snapshots in as the last member: json.Marshal would
 	// re-scan every cached byte to validate and compact it.
-	prefix := meta.TableUUID().String() + "/"
+	prefix := meta.TableUUID().String()
 	out := make([]byte, 0, len(b)+len(snaps)*1024)
 	out = append(out, b[:len(b)-1]...) // without the closing brace
 	out = append(out, `,"snapshots":[`...)
 	for i := range snaps {
-		key := prefix + strconv.FormatInt(snaps[i].SnapshotID, 10)
+		key := snapshotKey(prefix, &snaps[i])
 		enc, ok := sj.cache.Get(key)
 		if !ok {
 			if enc, err = json.Marshal(&snaps[i]); err != nil {
@@ -140,6 +141,19 @@ func (sj *snapshotJSON) marshalMetadata(meta table.Metadata) ([]byte, error) {
 		out = append(out, enc...)
 	}
 	return append(out, "]}"...), nil
+}
+
+// snapshotKey identifies one snapshot's content. The id alone is not
+// enough: a commit that loses a race is retried with the same snapshot id
+// but a rebuilt snapshot (a new manifest list, parent and sequence
+// number), and reusing the first attempt's encoding would point the table
+// at a manifest list that was never committed.
+func snapshotKey(tableUUID string, s *table.Snapshot) string {
+	parent := int64(-1)
+	if s.ParentSnapshotID != nil {
+		parent = *s.ParentSnapshotID
+	}
+	return fmt.Sprintf("%s/%d/%d/%d/%d/%s", tableUUID, s.SnapshotID, parent, s.SequenceNumber, s.TimestampMs, s.ManifestList)
 }
 
 // snapshotsComplete checks that the listed snapshots include every one the

@@ -114,3 +114,28 @@ func TestMetadataEncodingMatchesIcebergGo(t *testing.T) {
 		})
 	}
 }
+
+// A commit retried after a lost race keeps its snapshot id but rebuilds
+// the snapshot (a new manifest list and sequence number): the encoding of
+// the first attempt must not be reused.
+func TestMetadataEncodingOfARetriedSnapshot(t *testing.T) {
+	c := newLake(t)
+	tbl := createTable(t, c, "main", "retry")
+	attempt := func(manifestList string, seq int64) table.Metadata {
+		t.Helper()
+		snap := table.Snapshot{SnapshotID: 42, SequenceNumber: seq, TimestampMs: tbl.Metadata().LastUpdatedMillis() + 1,
+			ManifestList: tbl.Location() + "/metadata/" + manifestList, Summary: &table.Summary{Operation: table.OpAppend}}
+		meta, err := table.UpdateTableMetadata(tbl.Metadata(), []table.Update{
+			table.NewAddSnapshotUpdate(&snap),
+			table.NewSetSnapshotRefUpdate("main", 42, table.BranchRef, -1, -1, -1),
+		}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return meta
+	}
+	first := attempt("snap-42-0-a.avro", 1)
+	sameJSON(t, "first attempt", c.MarshalMetadata, first)
+	second := attempt("snap-42-1-a.avro", 1)
+	sameJSON(t, "second attempt", c.MarshalMetadata, second)
+}

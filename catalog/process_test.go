@@ -39,6 +39,7 @@ func TestTwoProcesses(t *testing.T) {
 	for i := range cmds {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestChildAppender$", "-test.count=1", "-test.v")
 		cmd.Env = append(os.Environ(), envChildLake+"="+lake, envChildID+"="+strconv.Itoa(i))
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
