@@ -140,6 +140,11 @@ func (s *Session) runOnce(ctx context.Context, stmt parser.Stmt) (*Result, error
 		return nil, &TxAbortedError{Cause: s.tx.aborted}
 	}
 	now := time.Now()
+	if s.tx != nil && !s.tx.implicit {
+		// now() is the transaction's start, as in Postgres: every
+		// statement of a model's apply stamps the same time
+		now = s.tx.start
+	}
 	switch st := stmt.(type) {
 	case *parser.Query:
 		return s.query(ctx, st, now)

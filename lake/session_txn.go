@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/skadedb/skade/parser"
 )
@@ -15,7 +16,7 @@ func (s *Session) Begin(ctx context.Context) error {
 	if s.tx != nil {
 		return &sentinelError{ErrInvalidArgument, errors.New("begin: a transaction is already open; COMMIT or ROLLBACK it first")}
 	}
-	s.tx = &txn{s: s, entries: map[string]*txEntry{}}
+	s.tx = &txn{s: s, entries: map[string]*txEntry{}, start: time.Now()}
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
@@ -44,6 +45,8 @@ type txn struct {
 	s *Session
 	// implicit transactions wrap one autocommit DDL statement.
 	implicit bool
+	// start is when BEGIN ran: now() inside the transaction.
+	start time.Time
 	// aborted is the error of the statement that aborted the transaction.
 	aborted error
 	entries map[string]*txEntry
