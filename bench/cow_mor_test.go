@@ -35,6 +35,10 @@ type cowMorRun struct {
 	// scanned alternately (so a shared machine's drifting load hits both
 	// alike): medians of wall time and of process CPU time
 	pairedWall, pairedCPU float64
+	// coldWall is pairedWall with the scan's delete caches dropped before
+	// each round-8 scan (exec.DropDeleteCaches): the first scan of a
+	// snapshot, which parses its delete files
+	coldWall float64
 }
 
 // BenchmarkMergeCowVsMor runs 8 rounds of MERGE (update 1% of the rows)
@@ -175,7 +179,8 @@ func cowMorScenario(b *testing.B, rows int, concentrated bool, mode mergeinto.Mo
 		}
 		run.scan = append(run.scan, fullScan(b, tbl, int64(rows)))
 	}
-	run.pairedWall, run.pairedCPU = pairedScans(b, clean, tbl, int64(rows))
+	run.pairedWall, run.pairedCPU = pairedScans(b, clean, tbl, int64(rows), false)
+	run.coldWall, _ = pairedScans(b, clean, tbl, int64(rows), true)
 	if hook != nil {
 		hook(fmt.Sprintf("round%d", cowMorRounds), tbl)
 	}
@@ -227,13 +232,17 @@ func fullScan(b *testing.B, tbl *lake.Table, wantRows int64) time.Duration {
 }
 
 // pairedScans scans clean and then after, seven times over, and returns
-// the median of after's wall and CPU times over clean's.
-func pairedScans(b *testing.B, clean, after *lake.Table, wantRows int64) (wall, cpu float64) {
+// the median of after's wall and CPU times over clean's; cold drops the
+// delete caches before each scan of after.
+func pairedScans(b *testing.B, clean, after *lake.Table, wantRows int64, cold bool) (wall, cpu float64) {
 	var walls, cpus []float64
 	for i := 0; i < 7; i++ {
 		var w [2]time.Duration
 		var c [2]time.Duration
 		for j, tbl := range []*lake.Table{clean, after} {
+			if cold && j == 1 {
+				exec.DropDeleteCaches()
+			}
 			start, cpu0 := time.Now(), cpuTime()
 			if n := execScan(context.Background(), b, tbl); n != wantRows {
 				b.Fatalf("full scan read %d rows, want %d", n, wantRows)
@@ -269,9 +278,9 @@ func printCowMor(layout string, rows int, cow, mor, ups cowMorRun) {
 		name string
 		run  cowMorRun
 	}{{"mor", mor}, {"upsert", ups}} {
-		fmt.Fprintf(&sb, "%s vs cow: cow writes %.1f× the bytes and its median latency is %.1f× this one's; scan after round %d is %.2f× the clean scan (paired: wall %.2f×, cpu %.2f×), %.2f× after compaction\n",
+		fmt.Fprintf(&sb, "%s vs cow: cow writes %.1f× the bytes and its median latency is %.1f× this one's; scan after round %d is %.2f× the clean scan (paired: wall %.2f×, cpu %.2f×; cold delete caches: wall %.2f×), %.2f× after compaction\n",
 			x.name, float64(sum(cow.written))/float64(sum(x.run.written)), medMs(cow.latency)/medMs(x.run.latency),
-			cowMorRounds, ms(x.run.scan[cowMorRounds])/ms(x.run.scan[0]), x.run.pairedWall, x.run.pairedCPU, ms(x.run.scanned)/ms(x.run.scan[0]))
+			cowMorRounds, ms(x.run.scan[cowMorRounds])/ms(x.run.scan[0]), x.run.pairedWall, x.run.pairedCPU, x.run.coldWall, ms(x.run.scanned)/ms(x.run.scan[0]))
 	}
 	fmt.Print(sb.String())
 }

@@ -1,11 +1,13 @@
 package exec
 
 import (
+	"bytes"
 	"container/list"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,7 +54,7 @@ type deleteIndex struct {
 
 	// eqScan reads an equality delete file's key columns (by field id, so
 	// renamed columns and promoted types read as the data does).
-	eqScan func(names []string) *table.Scan
+	eqScan func(names []string, batch int) *table.Scan
 
 	pos map[string]*posDeleteFile // by delete file path
 
@@ -96,7 +98,7 @@ type eqIndex struct {
 	hasNulls bool
 }
 
-func newDeleteIndex(fs iceio.IO, mem memory.Allocator, schema *iceberg.Schema, eqScan func([]string) *table.Scan) *deleteIndex {
+func newDeleteIndex(fs iceio.IO, mem memory.Allocator, schema *iceberg.Schema, eqScan func(names []string, batch int) *table.Scan) *deleteIndex {
 	return &deleteIndex{fs: fs, mem: mem, schema: schema, eqScan: eqScan, pos: map[string]*posDeleteFile{}, eqIdx: map[string]*eqIndex{}, eqFile: map[string]int{}}
 }
 
@@ -212,9 +214,16 @@ type eqApplied struct {
 func (x *deleteIndex) forTask(ctx context.Context, t table.FileScanTask) (*fileDeletes, error) {
 	fd := &fileDeletes{}
 	path := t.File.FilePath()
+	// read the delete files not read yet side by side: every worker's
+	// first file tends to need all of them
+	var wg sync.WaitGroup
 	for _, d := range t.DeleteFiles {
 		pf := x.pos[d.FilePath()]
-		pf.once.Do(func() { pf.byPath, pf.err = x.positionsOf(ctx, pf.df) })
+		wg.Go(func() { pf.once.Do(func() { pf.byPath, pf.err = x.positionsOf(ctx, pf.df) }) })
+	}
+	wg.Wait()
+	for _, d := range t.DeleteFiles {
+		pf := x.pos[d.FilePath()]
 		if pf.err != nil {
 			return nil, pf.err
 		}
@@ -276,6 +285,14 @@ var positionCache = newLRU[map[string][]int64](8 << 20 /* positions, 64 MiB */)
 // modified.
 var eqCache = newLRU[*eqIndex](8 << 20 /* keys */)
 
+// DropDeleteCaches empties the caches of parsed delete files, so that the
+// next scans read their delete files again (a benchmark's cold scan; a
+// process shedding memory).
+func DropDeleteCaches() {
+	positionCache.clear()
+	eqCache.clear()
+}
+
 // lru is a cache bounded by the sum of its entries' sizes.
 type lru[V any] struct {
 	mu      sync.Mutex
@@ -293,6 +310,14 @@ type lruEntry[V any] struct {
 
 func newLRU[V any](max int64) *lru[V] {
 	return &lru[V]{max: max, entries: map[string]*list.Element{}}
+}
+
+func (c *lru[V]) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries = map[string]*list.Element{}
+	c.order.Init()
+	c.size = 0
 }
 
 func (c *lru[V]) get(key string) (V, bool) {
@@ -345,13 +370,36 @@ func (x *deleteIndex) readPositions(ctx context.Context, df iceberg.DataFile) (_
 	if pathCol < 0 || posCol < 0 {
 		return nil, fmt.Errorf("read position deletes %s: no file_path and pos columns; is it a position delete file?", df.FilePath())
 	}
-	// file_path repeats a few paths: read it as a dictionary so that a
-	// row costs an index, not a string
-	props := pqarrow.ArrowReadProperties{BatchSize: 1 << 16}
-	props.SetReadDict(pathCol, true)
+	// file_path repeats a few paths: when the file stores it as a
+	// dictionary, read it so, and a row costs an index, not a string (a
+	// plainly encoded column would be hashed into one: slower)
+	// a batch sized to the file: delete files are often tiny, and the
+	// reader allocates a whole batch up front
+	props := pqarrow.ArrowReadProperties{BatchSize: min(max(df.Count(), 1024), 1<<16)}
+	props.SetReadDict(pathCol, dictEncoded(pr, pathCol))
 	fr, err := pqarrow.NewFileReader(pr, props, x.mem)
 	if err != nil {
 		return nil, fmt.Errorf("read position deletes %s: %w", df.FilePath(), err)
+	}
+	if only := onlyDataFile(df); only != "" {
+		// one data file: its positions are the pos column
+		rr, err := fr.GetRecordReader(ctx, []int{posCol}, nil)
+		if err != nil {
+			return nil, fmt.Errorf("read position deletes %s: %w", df.FilePath(), err)
+		}
+		defer rr.Release()
+		positions := make([]int64, 0, df.Count())
+		for rr.Next() {
+			pos, ok := rr.RecordBatch().Column(0).(*array.Int64)
+			if !ok || pos.NullN() > 0 {
+				return nil, fmt.Errorf("read position deletes %s: pos is %s with %d NULLs, want int64 and none", df.FilePath(), rr.RecordBatch().Column(0).DataType(), rr.RecordBatch().Column(0).NullN())
+			}
+			positions = append(positions, pos.Int64Values()...)
+		}
+		if err := rr.Err(); err != nil {
+			return nil, fmt.Errorf("read position deletes %s: %w", df.FilePath(), err)
+		}
+		return map[string][]int64{only: positions}, nil
 	}
 	rr, err := fr.GetRecordReader(ctx, []int{pathCol, posCol}, nil)
 	if err != nil {
@@ -417,6 +465,37 @@ func (x *deleteIndex) readPositions(ctx context.Context, df iceberg.DataFile) (_
 	return out, nil
 }
 
+// posDeletePathID is the field id of a position delete file's file_path.
+const posDeletePathID = 2147483546
+
+// onlyDataFile is the one data file position delete file df applies to,
+// or "" when it may name several: its referenced data file, or equal
+// lower and upper bounds of file_path (a truncated bound never equals its
+// upper counterpart, which is incremented).
+func onlyDataFile(df iceberg.DataFile) string {
+	if ref := df.ReferencedDataFile(); ref != nil {
+		return *ref
+	}
+	lo, hi := df.LowerBoundValues()[posDeletePathID], df.UpperBoundValues()[posDeletePathID]
+	if lo != nil && bytes.Equal(lo, hi) {
+		return string(lo)
+	}
+	return ""
+}
+
+// dictEncoded reports whether every row group stores column col with a
+// dictionary.
+func dictEncoded(pr *file.Reader, col int) bool {
+	md := pr.MetaData()
+	for rg := 0; rg < md.NumRowGroups(); rg++ {
+		cc, err := md.RowGroup(rg).ColumnChunk(col)
+		if err != nil || !cc.HasDictionaryPage() {
+			return false
+		}
+	}
+	return md.NumRowGroups() > 0
+}
+
 // readEqualities reads every equality delete file of the scan into the
 // indexes.
 func (x *deleteIndex) readEqualities(ctx context.Context) error {
@@ -430,10 +509,23 @@ func (x *deleteIndex) readEqualities(ctx context.Context) error {
 			x.eqIdx[key] = cached
 			continue
 		}
+		keys := make([]*eqKeys, len(ix.files))
+		errs := make([]error, len(ix.files))
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))
 		for ord, df := range ix.files {
-			if err := x.readEquality(ctx, ix, int32(ord), df); err != nil {
-				return fmt.Errorf("read equality deletes %s: %w", df.FilePath(), err)
+			wg.Go(func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				keys[ord], errs[ord] = x.readEquality(ctx, ix.names, df)
+			})
+		}
+		wg.Wait()
+		for ord, df := range ix.files {
+			if errs[ord] != nil {
+				return fmt.Errorf("read equality deletes %s: %w", df.FilePath(), errs[ord])
 			}
+			ix.merge(int32(ord), keys[ord])
 		}
 		ix.buildDense()
 		ix.buildBits()
@@ -498,52 +590,70 @@ func (ix *eqIndex) mayHold(k int64) bool {
 	return ix.bits[h>>6]&(1<<(h&63)) != 0
 }
 
-func (x *deleteIndex) readEquality(ctx context.Context, ix *eqIndex, ord int32, df iceberg.DataFile) error {
-	sc := x.eqScan(ix.names)
+// eqKeys are one equality delete file's keys.
+type eqKeys struct {
+	ints  []int64
+	strs  []string
+	nulls bool // an all-NULL integer key
+}
+
+// readEquality reads one equality delete file's keys; it touches no
+// shared state, so files are read side by side.
+func (x *deleteIndex) readEquality(ctx context.Context, names []string, df iceberg.DataFile) (*eqKeys, error) {
+	sc := x.eqScan(names, min(max(int(df.Count()), 1024), 1<<16))
 	defer sc.Close()
 	_, seq, err := sc.ReadTasks(ctx, []table.FileScanTask{{File: df, Start: 0, Length: df.FileSizeBytes()}})
 	if err != nil {
-		return err
+		return nil, err
 	}
+	keys := &eqKeys{}
 	var buf []byte
 	for rec, err := range seq {
 		if err != nil {
-			return err
+			return nil, err
 		}
-		err := func() error {
-			defer rec.Release()
-			cols, err := keyColumns(rec, ix.names)
-			if err != nil {
-				return err
-			}
-			for r := 0; r < int(rec.NumRows()); r++ {
-				if k, null, ok := intKey(cols, r); ok {
-					if null {
-						ix.nulls = ix.add(ix.nulls, ix.hasNulls, ord)
-						ix.hasNulls = true
-						continue
-					}
-					if ix.ints == nil {
-						ix.ints = map[int64]int32{}
-					}
-					p, had := ix.ints[k]
-					ix.ints[k] = ix.add(p, had, ord)
-					continue
-				}
-				buf = appendKey(buf[:0], cols, r)
-				if ix.strs == nil {
-					ix.strs = map[string]int32{}
-				}
-				p, had := ix.strs[string(buf)]
-				ix.strs[string(buf)] = ix.add(p, had, ord)
-			}
-			return nil
-		}()
+		cols, err := keyColumns(rec, names)
 		if err != nil {
-			return err
+			rec.Release()
+			return nil, err
 		}
+		for r := 0; r < int(rec.NumRows()); r++ {
+			if k, null, ok := intKey(cols, r); ok {
+				if null {
+					keys.nulls = true
+				} else {
+					keys.ints = append(keys.ints, k)
+				}
+				continue
+			}
+			buf = appendKey(buf[:0], cols, r)
+			keys.strs = append(keys.strs, string(buf))
+		}
+		rec.Release()
 	}
-	return nil
+	return keys, nil
+}
+
+// merge adds file ord's keys to the index.
+func (ix *eqIndex) merge(ord int32, keys *eqKeys) {
+	if keys.nulls {
+		ix.nulls = ix.add(ix.nulls, ix.hasNulls, ord)
+		ix.hasNulls = true
+	}
+	if len(keys.ints) > 0 && ix.ints == nil {
+		ix.ints = make(map[int64]int32, len(keys.ints))
+	}
+	for _, k := range keys.ints {
+		p, had := ix.ints[k]
+		ix.ints[k] = ix.add(p, had, ord)
+	}
+	if len(keys.strs) > 0 && ix.strs == nil {
+		ix.strs = make(map[string]int32, len(keys.strs))
+	}
+	for _, k := range keys.strs {
+		p, had := ix.strs[k]
+		ix.strs[k] = ix.add(p, had, ord)
+	}
 }
 
 // add returns posting p (if had) with ordinal ord added.

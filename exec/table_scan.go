@@ -187,8 +187,8 @@ func (s *TableScan) fileReads(ctx context.Context, tasks []table.FileScanTask, r
 			if err != nil {
 				return nil, fmt.Errorf("scan %s: %w", s.name, err)
 			}
-			idx = newDeleteIndex(fs, s.mem, s.readSchema(), func(names []string) *table.Scan {
-				return s.tbl.Scan(append(s.snapshotOpts(), table.WithSelectedFields(names...))...)
+			idx = newDeleteIndex(fs, s.mem, s.readSchema(), func(names []string, batch int) *table.Scan {
+				return s.tbl.Scan(append(s.snapshotOpts(), table.WithSelectedFields(names...), table.WithArrowBatchSize(batch))...)
 			})
 		}
 		if idx.accept(t) {
