@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/skadedb/skade/snapshot"
@@ -62,58 +60,13 @@ func (l *Lake) RemoveOrphanTableDirs(ctx context.Context, olderThan time.Time) (
 			if !d.IsDir() || locations[root] {
 				continue
 			}
-			if err := removeOrphansUnder(ctx, root, live, olderThan, &res); err != nil {
+			r, err := snapshot.RemoveUnreferenced(ctx, l.cat.FS(), root, live, olderThan, true)
+			res.DeletedFiles = append(res.DeletedFiles, r.DeletedFiles...)
+			res.DeletedBytes += r.DeletedBytes
+			if err != nil {
 				return fail(err)
 			}
 		}
 	}
 	return res, nil
-}
-
-// removeOrphansUnder deletes the files under root that live does not hold
-// and that are older than olderThan, then the directories left empty.
-func removeOrphansUnder(ctx context.Context, root string, live snapshot.FileSet, olderThan time.Time, res *snapshot.OrphanResult) error {
-	var dirs []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if isNotExist(err) {
-				return nil
-			}
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if d.IsDir() {
-			dirs = append(dirs, p)
-			return nil
-		}
-		if live.Has(p) {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			if isNotExist(err) {
-				return nil
-			}
-			return err
-		}
-		if !info.ModTime().Before(olderThan) {
-			return nil
-		}
-		if err := os.Remove(p); err != nil && !isNotExist(err) {
-			return err
-		}
-		res.DeletedFiles = append(res.DeletedFiles, p)
-		res.DeletedBytes += info.Size()
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	slices.Reverse(dirs) // deepest first
-	for _, d := range dirs {
-		_ = os.Remove(d) // only succeeds when empty
-	}
-	return nil
 }

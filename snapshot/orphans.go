@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 )
 
@@ -41,10 +44,22 @@ func RemoveOrphans(ctx context.Context, tbl *table.Table, olderThan time.Time, r
 			live[p] = struct{}{}
 		}
 	}
-	root := NormalizePath(tbl.Location())
-	var orphans []string
+	r, err := RemoveUnreferenced(ctx, fsys, NormalizePath(tbl.Location()), live, olderThan, false)
+	if err != nil {
+		return r, fmt.Errorf("remove orphan files: %w", err)
+	}
+	return r, nil
+}
+
+// RemoveUnreferenced deletes, through fsys, the regular files under root
+// that live does not hold and that are older than olderThan; with
+// pruneDirs, also the directories that are left empty. A root that does
+// not exist holds nothing.
+func RemoveUnreferenced(ctx context.Context, fsys iceio.IO, root string, live FileSet, olderThan time.Time, pruneDirs bool) (OrphanResult, error) {
+	var res OrphanResult
+	var orphans, dirs []string
 	var sizes []int64
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == root && isNotExist(err) {
 				return filepath.SkipAll
@@ -54,10 +69,11 @@ func RemoveOrphans(ctx context.Context, tbl *table.Table, olderThan time.Time, r
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
-		if d.IsDir() || !d.Type().IsRegular() {
+		if d.IsDir() {
+			dirs = append(dirs, p)
 			return nil
 		}
-		if live.Has(p) {
+		if !d.Type().IsRegular() || live.Has(p) {
 			return nil
 		}
 		info, err := d.Info()
@@ -75,14 +91,19 @@ func RemoveOrphans(ctx context.Context, tbl *table.Table, olderThan time.Time, r
 		return nil
 	})
 	if err != nil {
-		return res, fmt.Errorf("remove orphan files: walk %s: %w", root, err)
+		return res, fmt.Errorf("walk %s: %w", root, err)
 	}
 	for i, p := range orphans {
 		if err := removeFile(fsys, p); err != nil {
-			return res, fmt.Errorf("remove orphan files: delete %s: %w", p, err)
+			return res, fmt.Errorf("delete %s: %w", p, err)
 		}
 		res.DeletedFiles = append(res.DeletedFiles, p)
 		res.DeletedBytes += sizes[i]
+	}
+	if pruneDirs {
+		for _, d := range slices.Backward(dirs) { // deepest first
+			_ = os.Remove(d) // only empty directories go
+		}
 	}
 	return res, nil
 }
