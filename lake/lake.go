@@ -189,15 +189,9 @@ func (l *Lake) CreateTable(ctx context.Context, name string, schema *arrow.Schem
 	if err != nil {
 		return nil, err
 	}
-	cfg := tableConfig{props: iceberg.Properties{}}
-	for _, opt := range opts {
-		if err := opt(&cfg); err != nil {
-			return nil, fmt.Errorf("create table %s: %w", displayName(id), err)
-		}
-	}
-	ischema, spec, props, err := tableSpec(schema, cfg)
+	ischema, spec, props, err := defineTable(id, schema, opts)
 	if err != nil {
-		return nil, fmt.Errorf("create table %s: %w", displayName(id), err)
+		return nil, err
 	}
 	created, err := l.cat.CreateTable(ctx, id, ischema,
 		icecatalog.WithPartitionSpec(spec), icecatalog.WithProperties(props))
@@ -205,6 +199,22 @@ func (l *Lake) CreateTable(ctx context.Context, name string, schema *arrow.Schem
 		return nil, translate(fmt.Errorf("create table %s: %w", displayName(id), err))
 	}
 	return l.newTable(id, created, created.CurrentSnapshot()), nil
+}
+
+// defineTable applies a new table's options and turns its Arrow schema
+// into Iceberg's schema, partition spec and properties.
+func defineTable(id table.Identifier, schema *arrow.Schema, opts []TableOption) (*iceberg.Schema, *iceberg.PartitionSpec, iceberg.Properties, error) {
+	cfg := tableConfig{props: iceberg.Properties{}}
+	for _, opt := range opts {
+		if err := opt(&cfg); err != nil {
+			return nil, nil, nil, fmt.Errorf("create table %s: %w", displayName(id), err)
+		}
+	}
+	ischema, spec, props, err := tableSpec(schema, cfg)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("create table %s: %w", displayName(id), err)
+	}
+	return ischema, spec, props, nil
 }
 
 // tableSpec turns the user's Arrow schema and options into Iceberg's

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/iceberg-go"
 
 	"github.com/skadedb/skade/catalog"
 	"github.com/skadedb/skade/exec"
@@ -176,15 +175,9 @@ func (s *Session) stageCreate(ctx context.Context, name string, schema *arrow.Sc
 	if err != nil {
 		return nil, err
 	}
-	cfg := tableConfig{props: iceberg.Properties{}}
-	for _, opt := range opts {
-		if err := opt(&cfg); err != nil {
-			return nil, fmt.Errorf("create table %s: %w", displayName(id), err)
-		}
-	}
-	ischema, spec, props, err := tableSpec(schema, cfg)
+	ischema, spec, props, err := defineTable(id, schema, opts)
 	if err != nil {
-		return nil, fmt.Errorf("create table %s: %w", displayName(id), err)
+		return nil, err
 	}
 	meta, err := s.lk.newTableMetadata(ctx, id, ischema, spec, props)
 	if err != nil {
