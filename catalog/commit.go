@@ -99,24 +99,34 @@ func (c *Catalog) StageCommit(ctx context.Context, ident table.Identifier,
 	if err != nil {
 		return nil, fmt.Errorf("commit to table %s: cannot apply the updates: %w", identString(ident), err)
 	}
-	if err := c.checkLocations(ident, meta); err != nil {
-		return nil, err
-	}
-	newLoc, err := newMetadataLocation(meta, version)
+	newLoc, err := c.writeVersion(ctx, ident, meta, version)
 	if err != nil {
-		return nil, fmt.Errorf("commit to table %s: %w", identString(ident), err)
-	}
-	if err := c.checkInLake(ident, "metadata file", newLoc); err != nil {
 		return nil, err
-	}
-	if err := c.WriteMetadata(ctx, meta, newLoc); err != nil {
-		return nil, fmt.Errorf("commit to table %s: %w", identString(ident), err)
 	}
 
 	return &StagedCommit{
 		Ident: ident, Base: base, Metadata: meta, MetadataLocation: newLoc,
 		Swap: PointerSwap{Ident: ident, Expected: baseLoc, New: newLoc},
 	}, nil
+}
+
+// writeVersion checks that meta keeps the table inside the lake and writes
+// it, durably, as metadata version version; it returns the file's location.
+func (c *Catalog) writeVersion(ctx context.Context, ident table.Identifier, meta table.Metadata, version int) (string, error) {
+	if err := c.checkLocations(ident, meta); err != nil {
+		return "", err
+	}
+	newLoc, err := newMetadataLocation(meta, version)
+	if err != nil {
+		return "", fmt.Errorf("commit to table %s: %w", identString(ident), err)
+	}
+	if err := c.checkInLake(ident, "metadata file", newLoc); err != nil {
+		return "", err
+	}
+	if err := c.WriteMetadata(ctx, meta, newLoc); err != nil {
+		return "", fmt.Errorf("commit to table %s: %w", identString(ident), err)
+	}
+	return newLoc, nil
 }
 
 // Discard removes the metadata files of staged commits that were not

@@ -23,25 +23,19 @@ func (c *Catalog) StageMetadata(ctx context.Context, ident table.Identifier, bas
 	if meta == nil {
 		return nil, fmt.Errorf("stage metadata for %s: no metadata given", identString(ident))
 	}
-	if err := c.checkLocations(ident, meta); err != nil {
-		return nil, err
-	}
 	version := 0
 	if base != "" && !created {
 		version = metadataVersion(base) + 1
 	}
-	newLoc, err := newMetadataLocation(meta, version)
+	newLoc, err := c.writeVersion(ctx, ident, meta, version)
 	if err != nil {
-		return nil, fmt.Errorf("commit to table %s: %w", identString(ident), err)
-	}
-	if err := c.checkInLake(ident, "metadata file", newLoc); err != nil {
-		return nil, err
-	}
-	if err := c.WriteMetadata(ctx, meta, newLoc); err != nil {
 		if created {
-			c.removeEmptyDirs(newLoc, meta.Location())
+			// the table directory may have been made for the file
+			if loc, lerr := newMetadataLocation(meta, version); lerr == nil {
+				c.removeEmptyDirs(loc, meta.Location())
+			}
 		}
-		return nil, fmt.Errorf("commit to table %s: %w", identString(ident), err)
+		return nil, err
 	}
 	s := &StagedCommit{
 		Ident: ident, Metadata: meta, MetadataLocation: newLoc,
