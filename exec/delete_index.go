@@ -525,37 +525,37 @@ func (x *deleteIndex) readEqualities(ctx context.Context) error {
 			if errs[ord] != nil {
 				return fmt.Errorf("read equality deletes %s: %w", df.FilePath(), errs[ord])
 			}
+		}
+		ix.planDense(keys)
+		for ord := range ix.files {
 			ix.merge(int32(ord), keys[ord])
 		}
-		ix.buildDense()
 		ix.buildBits()
 		eqCache.put(ck.String(), ix, int64(len(ix.ints)+len(ix.dense)/8+len(ix.strs)))
 	}
 	return nil
 }
 
-// buildDense moves integer keys spanning at most 16 slots per key into a
-// slice indexed by key - denseMin: a probe is then one load.
-func (ix *eqIndex) buildDense() {
-	if len(ix.ints) < 64 {
-		return
-	}
+// planDense allocates the dense slot array when the files' integer keys
+// span at most 16 slots per key: a probe is then one load, and building it
+// skips a map.
+func (ix *eqIndex) planDense(files []*eqKeys) {
+	n := 0
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
-	for k := range ix.ints {
-		lo, hi = min(lo, k), max(hi, k)
+	for _, f := range files {
+		n += len(f.ints)
+		for _, k := range f.ints {
+			lo, hi = min(lo, k), max(hi, k)
+		}
 	}
-	if span := uint64(hi - lo); span >= uint64(16*len(ix.ints)) {
+	if n < 64 || uint64(hi-lo) >= uint64(16*n) {
 		return
 	}
 	ix.dense = make([]int32, hi-lo+1)
 	for i := range ix.dense {
 		ix.dense[i] = noPosting
 	}
-	for k, p := range ix.ints {
-		ix.dense[k-lo] = p
-	}
 	ix.denseMin = lo
-	ix.ints = nil
 }
 
 // noPosting marks a key absent in eqIndex.dense.
@@ -640,12 +640,19 @@ func (ix *eqIndex) merge(ord int32, keys *eqKeys) {
 		ix.nulls = ix.add(ix.nulls, ix.hasNulls, ord)
 		ix.hasNulls = true
 	}
-	if len(keys.ints) > 0 && ix.ints == nil {
-		ix.ints = make(map[int64]int32, len(keys.ints))
-	}
-	for _, k := range keys.ints {
-		p, had := ix.ints[k]
-		ix.ints[k] = ix.add(p, had, ord)
+	if ix.dense != nil {
+		for _, k := range keys.ints {
+			slot := &ix.dense[k-ix.denseMin]
+			*slot = ix.add(*slot, *slot != noPosting, ord)
+		}
+	} else {
+		if len(keys.ints) > 0 && ix.ints == nil {
+			ix.ints = make(map[int64]int32, len(keys.ints))
+		}
+		for _, k := range keys.ints {
+			p, had := ix.ints[k]
+			ix.ints[k] = ix.add(p, had, ord)
+		}
 	}
 	if len(keys.strs) > 0 && ix.strs == nil {
 		ix.strs = make(map[string]int32, len(keys.strs))
