@@ -143,7 +143,11 @@ func TestTwoProcesses(t *testing.T) {
 	}
 	ctx := context.Background()
 	lk, dir := openLake(t)
-	mustCreate(t, lk, "events")
+	// Each child appends in a tight loop, so on a loaded machine the
+	// slower one can lose the race more than the default 8 times in a row
+	// (each retry waits at least 100 ms while the other commits every few
+	// ms): the test is that every append lands given enough retries.
+	mustCreate(t, lk, "events", lake.WithProperties(map[string]string{"commit.retry.num-retries": "50"}))
 
 	const perProcess = 50
 	var wg sync.WaitGroup
