@@ -381,7 +381,7 @@ func (x *deleteIndex) readPositions(ctx context.Context, df iceberg.DataFile) (_
 	if err != nil {
 		return nil, fmt.Errorf("read position deletes %s: %w", df.FilePath(), err)
 	}
-	if only := onlyDataFile(df); only != "" {
+	if only := OnlyDataFile(df); only != "" {
 		// one data file: its positions are the pos column
 		rr, err := fr.GetRecordReader(ctx, []int{posCol}, nil)
 		if err != nil {
@@ -468,11 +468,11 @@ func (x *deleteIndex) readPositions(ctx context.Context, df iceberg.DataFile) (_
 // posDeletePathID is the field id of a position delete file's file_path.
 const posDeletePathID = 2147483546
 
-// onlyDataFile is the one data file position delete file df applies to,
-// or "" when it may name several: its referenced data file, or equal
-// lower and upper bounds of file_path (a truncated bound never equals its
-// upper counterpart, which is incremented).
-func onlyDataFile(df iceberg.DataFile) string {
+// OnlyDataFile is the one data file a position delete file or deletion
+// vector df applies to, or "" when it may name several: its referenced
+// data file, or equal lower and upper bounds of file_path (a truncated
+// bound never equals its upper counterpart, which is incremented).
+func OnlyDataFile(df iceberg.DataFile) string {
 	if ref := df.ReferencedDataFile(); ref != nil {
 		return *ref
 	}

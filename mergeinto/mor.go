@@ -25,6 +25,8 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/dv"
+
+	"github.com/skadedb/skade/exec"
 )
 
 // Merge-on-read: a changed target row is not rewritten with its file; a
@@ -516,7 +518,7 @@ func DeadDeleteFiles(removed, all []table.FileScanTask) []iceberg.DataFile {
 				if needed != nil {
 					dead = !needed[key]
 				} else if df.ContentType() == iceberg.EntryContentPosDeletes {
-					ref := onlyDataFile(df)
+					ref := exec.OnlyDataFile(df)
 					dead = ref != "" && gone[ref]
 				}
 				if dead {
@@ -535,19 +537,6 @@ func deleteKey(df iceberg.DataFile) string {
 		return df.FilePath() + "\x00" + *ref
 	}
 	return df.FilePath()
-}
-
-// onlyDataFile is the one data file a position delete file or deletion
-// vector applies to, or "" when it may name several.
-func onlyDataFile(df iceberg.DataFile) string {
-	if ref := df.ReferencedDataFile(); ref != nil {
-		return *ref
-	}
-	lo, hi := df.LowerBoundValues()[posDeletePathID], df.UpperBoundValues()[posDeletePathID]
-	if lo != nil && bytes.Equal(lo, hi) {
-		return string(lo)
-	}
-	return ""
 }
 
 // morSink is the merge-on-read state of one data file of a MERGE.
