@@ -100,6 +100,8 @@ func sqlError(err error) error {
 // Exec runs a script of statements separated by semicolons, reading and
 // discarding each result, and stops at the first error, which names the
 // statement's position in the script.
+// A script that fails after BEGIN leaves the transaction open and aborted:
+// ROLLBACK it (or Close the session).
 func (s *Session) Exec(ctx context.Context, script string) error {
 	stmts, err := parser.Parse(script)
 	if err != nil {
