@@ -84,14 +84,10 @@ func requireUnchanged(t *testing.T, what string, before, after stratState) {
 	}
 }
 
-// stratBegin starts a transaction, or skips the test while BEGIN is not
-// supported yet.
+// stratBegin starts a transaction.
 func stratBegin(t *testing.T, s *lake.Session) {
 	t.Helper()
 	if _, err := s.SQL(context.Background(), "BEGIN"); err != nil {
-		if strings.Contains(err.Error(), "not supported yet") {
-			t.Skip("transactions have not landed yet")
-		}
 		t.Fatal(err)
 	}
 }
