@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/skadedb/skade/catalog"
 	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/mergeinto"
+	skscan "github.com/skadedb/skade/scan"
 )
 
 // CompactOptions configures Compact. The zero value uses the table's
@@ -75,7 +78,9 @@ func (t *Table) Compact(ctx context.Context, opts CompactOptions) (*Table, Compa
 	}
 
 	scan := t.tbl.Scan(table.WithSnapshotID(t.snap.SnapshotID))
-	tasks, err := scan.PlanFiles(ctx)
+	// whole files: a file planned as several ranges could otherwise be
+	// removed with only some of its ranges rewritten
+	tasks, err := skscan.PlanWholeFiles(ctx, scan)
 	scan.Close()
 	if err != nil {
 		return nil, res, translate(fmt.Errorf("compact %s: planning: %w", t.Name(), err))
@@ -134,6 +139,9 @@ func (t *Table) Compact(ctx context.Context, opts CompactOptions) (*Table, Compa
 			GroupOptions:             []table.CompactionGroupOption{table.WithCompactionTargetFileSize(target)},
 		})
 		if err != nil {
+			return err
+		}
+		if err := checkCompaction(ctx, t, txn, groups); err != nil {
 			return err
 		}
 		res.RewrittenDataFiles = r.RemovedDataFiles
@@ -223,4 +231,33 @@ func deadDeleteFiles(fsys iceio.IO, snap *table.Snapshot, tasks []table.FileScan
 		}
 	}
 	return dead, nil
+}
+
+// checkCompaction is the row-count safety net (mergeinto.Ledger) of a
+// compaction: the files iceberg-go wrote must hold exactly the live rows
+// of the files it removes. It reads the rewrite's snapshot summary.
+func checkCompaction(ctx context.Context, t *Table, txn *table.Transaction, groups []table.CompactionTaskGroup) error {
+	staged, err := txn.StagedTable()
+	if err != nil {
+		return err
+	}
+	head := staged.CurrentSnapshot()
+	if head == nil || head.Summary == nil {
+		return fmt.Errorf("the rewrite staged no snapshot (broken invariant)")
+	}
+	written, err := strconv.ParseInt(head.Summary.Properties["added-records"], 10, 64)
+	if err != nil {
+		return fmt.Errorf("the rewrite's snapshot summary has no added-records (%w)", err)
+	}
+	ledger := mergeinto.NewLedger(t.tbl, []table.ScanOption{table.WithSnapshotID(t.snap.SnapshotID)}, "compact "+t.Name(), nil)
+	var removed []iceberg.DataFile
+	for _, g := range groups {
+		for _, task := range g.Tasks {
+			if err := ledger.ReadWhole(ctx, task); err != nil {
+				return err
+			}
+			removed = append(removed, task.File)
+		}
+	}
+	return ledger.CheckWritten(ctx, removed, written, 0 /* deleted */, 0 /* inserted */)
 }

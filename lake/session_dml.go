@@ -19,6 +19,7 @@ import (
 	"github.com/skadedb/skade/mergeinto"
 	"github.com/skadedb/skade/parser"
 	"github.com/skadedb/skade/plan"
+	skscan "github.com/skadedb/skade/scan"
 	"github.com/skadedb/skade/snapshot"
 )
 
@@ -341,7 +342,9 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 		sopts = append(sopts, table.WithRowFilter(rw.Pushed))
 	}
 	sc := tbl.tbl.Scan(sopts...)
-	tasks, err := sc.PlanFiles(ctx)
+	// whole files: a file is rewritten, or numbered for position deletes,
+	// from its first row to its last
+	tasks, err := skscan.PlanWholeFiles(ctx, sc)
 	sc.Close()
 	all := tasks // every data file, when known (for dead delete files)
 	if err == nil && rw.Pushed != nil {
@@ -371,6 +374,9 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 	run := func(task table.FileScanTask) (exec.Operator, error) {
 		// read the whole file: the pushed filter prunes files, never rows
 		task.Residual = nil
+		if err := skscan.CheckWhole(op+" "+tbl.Name(), task); err != nil {
+			return nil, err
+		}
 		in, err := exec.NewFileScan(tbl.Name(), tbl.tbl, tbl.snap, fields, readSchema, nil /* filter */, []table.FileScanTask{task})
 		if err != nil {
 			return nil, err
@@ -427,10 +433,12 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 	var rewrites []table.FileScanTask
 	var matched int64
 	var dropped, toRead int
+	ledger := mergeinto.NewLedger(tbl.tbl, []table.ScanOption{table.WithSnapshotID(tbl.snap.SnapshotID)}, op+" "+tbl.Name(), nil)
 	for _, task := range tasks {
 		if dropUnread(task) {
 			// statistics prove every row matches: drop the file unread
 			matched += task.File.Count()
+			ledger.Read(task, task.File.Count())
 			removed = append(removed, task.File)
 			removedTasks = append(removedTasks, task)
 			dropped++
@@ -452,6 +460,7 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 			continue
 		}
 		matched += m
+		ledger.Read(task, rows)
 		removed = append(removed, task.File)
 		removedTasks = append(removedTasks, task)
 		if ret != nil {
@@ -520,6 +529,14 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 				}
 				added = append(added, df)
 			}
+		}
+		// INVARIANT: no copy-on-write commit loses or duplicates a row.
+		deleted := matched
+		if update {
+			deleted = 0
+		}
+		if err := ledger.Check(ctx, removed, added, deleted, 0 /* inserted */); err != nil {
+			return err
 		}
 		// Deletes that applied only to the removed files die with them.
 		if dead := mergeinto.DeadDeleteFiles(removedTasks, all); len(dead) > 0 {

@@ -34,7 +34,8 @@ type batchOut struct {
 // position deletes for batchOut.changedPos plus the updated rows.
 type fileSink interface {
 	emit(ctx context.Context, in arrow.RecordBatch, o batchOut) error
-	finish() error
+	// finish ends the file; read is how many live rows it yielded.
+	finish(read int64) error
 	releaseBuffer()
 }
 
@@ -60,7 +61,7 @@ func (m *merger) mergeFile(ctx context.Context, task table.FileScanTask) error {
 	if err != nil {
 		return err
 	}
-	return fr.finish()
+	return fr.finish(pos)
 }
 
 // fileRewrite is the copy-on-write state of one data file.
@@ -177,10 +178,11 @@ func (f *fileRewrite) push(ctx context.Context, b arrow.RecordBatch) error {
 	return f.w.push(ctx, b)
 }
 
-func (f *fileRewrite) finish() error {
+func (f *fileRewrite) finish(read int64) error {
 	if !f.touched {
 		return nil
 	}
+	f.m.ledger.Read(f.task, read)
 	mt := &f.m.res.Metrics
 	f.m.removed = append(f.m.removed, f.task.File)
 	f.m.removedTasks = append(f.m.removedTasks, f.task)

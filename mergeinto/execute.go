@@ -15,6 +15,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/scan"
 )
 
 // Execute runs a MERGE and stages its change into txn, which the caller
@@ -101,6 +102,9 @@ type merger struct {
 	// snapshot (see DeadDeleteFiles).
 	removedTasks []table.FileScanTask
 	allTasks     []table.FileScanTask
+
+	// ledger checks the copy-on-write commit's row counts (ledger.go).
+	ledger *Ledger
 
 	// Merge-on-read (mor.go): set when the statement runs in that mode.
 	mor       bool
@@ -219,13 +223,13 @@ func (m *merger) scanTarget(ctx context.Context) error {
 		opts = append(opts, table.WithRowFilter(filter))
 	}
 	planScan := m.spec.Target.Scan(opts...)
-	tasks, err := planScan.PlanFiles(ctx)
+	tasks, err := scan.PlanWholeFiles(ctx, planScan)
 	planScan.Close()
 	if err != nil && filter != nil && ctx.Err() == nil {
 		// The filter is only an optimization (a source value the target
 		// column's type cannot hold may fail to bind): plan without it.
 		planScan = m.spec.Target.Scan(m.snapshotOpts()...)
-		tasks, err = planScan.PlanFiles(ctx)
+		tasks, err = scan.PlanWholeFiles(ctx, planScan)
 		planScan.Close()
 	}
 	if err == nil && filter != nil {
@@ -237,6 +241,7 @@ func (m *merger) scanTarget(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("merge into %s: planning the target files: %w", m.p.name, err)
 	}
+	m.ledger = NewLedger(m.spec.Target, m.snapshotOpts(), "merge into "+m.p.name, m.opts.Mem)
 	if m.mor = m.spec.Mode == MergeOnRead; m.mor {
 		m.pd = NewPositionDeletes(m.spec.Target, m.snapshotOpts(), "merge into "+m.p.name, m.opts.Mem)
 	}
@@ -295,6 +300,9 @@ func (m *merger) readFile(ctx context.Context, task table.FileScanTask, fn func(
 	// The task may carry the early filter's residual; the file is read
 	// whole.
 	task.Residual = nil
+	if err := scan.CheckWhole("merge into "+m.p.name, task); err != nil {
+		return &Error{State: StateInternal, Msg: err.Error()}
+	}
 	m.res.Metrics.BytesRead += task.File.FileSizeBytes()
 	_, seq, err := m.readScan.ReadTasks(ctx, []table.FileScanTask{task})
 	if err != nil {
@@ -393,6 +401,13 @@ func (m *merger) stage(ctx context.Context, txn *table.Transaction) error {
 		m.res.Staged = true
 		return nil
 	}
+	// INVARIANT: no copy-on-write commit loses or duplicates a row.
+	if m.ledger == nil { // the target was not read: only inserts
+		m.ledger = NewLedger(m.spec.Target, nil, "merge into "+m.p.name, m.opts.Mem)
+	}
+	if err := m.ledger.Check(ctx, m.removed, m.added, m.res.Metrics.RowsDeleted, m.res.Metrics.RowsInserted); err != nil {
+		return err
+	}
 	// Deletes that applied only to the removed files die with them.
 	if dead := DeadDeleteFiles(m.removedTasks, m.allTasks); len(dead) > 0 {
 		err = txn.ReplaceFiles(ctx, m.removed, m.added, dead, props)
@@ -431,9 +446,9 @@ func CompleteDeletes(ctx context.Context, tbl *table.Table, snap *table.Snapshot
 	if n, ok := snap.Summary.Properties["total-equality-deletes"]; ok && n == "0" {
 		return tasks, nil, nil
 	}
-	scan := tbl.Scan(scanOpts...)
-	all, err := scan.PlanFiles(ctx)
-	scan.Close()
+	sc := tbl.Scan(scanOpts...)
+	all, err := scan.PlanWholeFiles(ctx, sc)
+	sc.Close()
 	if err != nil {
 		return nil, nil, err
 	}
