@@ -104,7 +104,15 @@ func WithLockTimeout(d time.Duration) Option {
 
 // Open opens the lake at lakeDir, creating the directory, catalog.db and the
 // namespace "main" when absent.
+//
+// A lake directory that holds tables but whose catalog.db is missing or
+// empty is refused with ErrCatalogMissing: the catalog was lost, and a
+// fresh empty one would hide every table. Repair rebuilds it.
 func Open(lakeDir string, opts ...Option) (*Catalog, error) {
+	return open(lakeDir, false /* repair */, opts...)
+}
+
+func open(lakeDir string, repair bool, opts ...Option) (*Catalog, error) {
 	o := options{lockTimeout: DefaultLockTimeout}
 	for _, opt := range opts {
 		opt(&o)
@@ -135,6 +143,27 @@ func Open(lakeDir string, opts ...Option) (*Catalog, error) {
 	}
 	c.metaCache, _ = lru.New[string, table.Metadata](metaCacheEntries) // only fails for size <= 0
 	c.snapJSON = newSnapshotJSON()
+	if fi, err := os.Stat(c.dbPath); errors.Is(err, os.ErrNotExist) || (err == nil && fi.Size() == 0) {
+		if !repair {
+			if err := checkNotLost(abs); err != nil {
+				return nil, err
+			}
+		}
+		if err == nil {
+			// bbolt would initialize the empty file in place; start over
+			if err := os.Remove(c.dbPath); err != nil {
+				return nil, fmt.Errorf("open lake %q: removing the empty %s: %w", abs, DBFile, err)
+			}
+		}
+	}
+	// An existing catalog is only read, under a shared lock: a reader
+	// needs no write permission and does not hold off writers.
+	if ready, err := c.ready(abs); err != nil || ready {
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
 	err = c.updateDB(context.Background(), true /* create */, func(tx *bolt.Tx) error {
 		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
 		if err != nil {
@@ -167,6 +196,36 @@ func Open(lakeDir string, opts ...Option) (*Catalog, error) {
 	}
 
 	return c, nil
+}
+
+// ready reports whether catalog.db exists with its buckets, the default
+// namespace and this format, reading it only; false means Open must
+// create what is missing.
+func (c *Catalog) ready(abs string) (bool, error) {
+	if fi, err := os.Stat(c.dbPath); err != nil || fi.Size() == 0 {
+		return false, nil
+	}
+	ok := false
+	err := c.view(context.Background(), func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if meta == nil {
+			return nil
+		}
+		if v := meta.Get(keyFormat); v == nil {
+			return nil
+		} else if string(v) != formatVersion {
+			return fmt.Errorf("open lake %q: catalog.db has format %q, this skade reads format %q; "+
+				"use a skade release that matches the lake", abs, v, formatVersion)
+		}
+		ok = tx.Bucket(bucketNamespaces).Get([]byte(DefaultNamespace)) != nil
+		return nil
+	})
+	if errors.Is(err, ErrCatalogDamaged) {
+		return false, err
+	}
+	// any other error: the read-write open below creates what is
+	// missing, or reports the same error
+	return ok && err == nil, nil
 }
 
 // checkURLSafe refuses lake directories whose path a URL would escape:
@@ -225,12 +284,19 @@ func (c *Catalog) Close() error { return nil }
 func (c *Catalog) fsF(context.Context) (iceio.IO, error) { return c.fs, nil }
 
 // view runs fn in a read-only bbolt transaction under a shared file lock.
-func (c *Catalog) view(ctx context.Context, fn func(tx *bolt.Tx) error) error {
+func (c *Catalog) view(ctx context.Context, fn func(tx *bolt.Tx) error) (err error) {
 	db, err := c.openDB(ctx, true, false)
 	if err != nil {
 		return err
 	}
-	err = db.View(func(tx *bolt.Tx) error {
+	defer func() {
+		if r := recover(); r != nil { // bbolt, outside the transaction
+			_ = db.Close()
+			err = c.damaged(r)
+		}
+	}()
+	err = db.View(func(tx *bolt.Tx) (err error) {
+		defer c.recoverDamage(&err)
 		if err := c.checkBuckets(tx); err != nil {
 			return err
 		}
@@ -266,13 +332,25 @@ func (c *Catalog) update(ctx context.Context, fn func(tx *bolt.Tx) error) error 
 // updateDB is update; only Open passes create, to make catalog.db and its
 // buckets. Other writes never create the file, so a catalog.db removed
 // under a running catalog is an error, not a silently empty lake.
-func (c *Catalog) updateDB(ctx context.Context, create bool, fn func(tx *bolt.Tx) error) error {
+func (c *Catalog) updateDB(ctx context.Context, create bool, fn func(tx *bolt.Tx) error) (err error) {
 	db, err := c.openDB(ctx, false, create)
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if r := recover(); r != nil { // bbolt, outside the transaction
+			_ = db.Close()
+			err = c.damaged(r)
+		}
+	}()
 	var fnErr error
-	err = db.Update(func(tx *bolt.Tx) error {
+	err = db.Update(func(tx *bolt.Tx) (txErr error) {
+		defer func() {
+			if r := recover(); r != nil {
+				fnErr = c.damaged(r)
+				txErr = fnErr // bbolt rolls back
+			}
+		}()
 		if !create {
 			if fnErr = c.checkBuckets(tx); fnErr != nil {
 				return fnErr
@@ -297,7 +375,28 @@ func (c *Catalog) updateDB(ctx context.Context, create bool, fn func(tx *bolt.Tx
 	return nil
 }
 
-func (c *Catalog) openDB(ctx context.Context, readOnly, create bool) (*bolt.DB, error) {
+// recoverDamage turns a bbolt panic on a corrupt page into
+// ErrCatalogDamaged. bbolt panics on pages it cannot make sense of (an
+// overwritten or truncated file); a damaged file is bad input, not a bug,
+// and must not take the process down.
+func (c *Catalog) recoverDamage(err *error) {
+	if r := recover(); r != nil {
+		*err = c.damaged(r)
+	}
+}
+
+func (c *Catalog) damaged(r any) error {
+	return newError([]error{ErrCatalogDamaged},
+		"lake %q: %s is damaged (%v); nothing was changed. Run `skade repair` to rebuild it from the tables' metadata, or restore it from a backup",
+		c.dir, DBFile, r)
+}
+
+func (c *Catalog) openDB(ctx context.Context, readOnly, create bool) (db *bolt.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, c.damaged(r)
+		}
+	}()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -305,7 +404,7 @@ func (c *Catalog) openDB(ctx context.Context, readOnly, create bool) (*bolt.DB, 
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < timeout {
 		timeout = max(time.Until(dl), time.Millisecond)
 	}
-	db, err := bolt.Open(c.dbPath, 0o644, &bolt.Options{
+	db, err = bolt.Open(c.dbPath, 0o644, &bolt.Options{
 		Timeout:  timeout,
 		ReadOnly: readOnly,
 		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {

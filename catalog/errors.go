@@ -31,6 +31,15 @@ var (
 	// ErrOutsideLake is wrapped when a location would put a file outside
 	// the lake directory.
 	ErrOutsideLake = errors.New("location outside the lake")
+
+	// ErrCatalogMissing is wrapped when a lake directory holds tables but
+	// its catalog.db is missing or empty; Open refuses to create a fresh
+	// one over them (Repair rebuilds it).
+	ErrCatalogMissing = errors.New("catalog missing")
+
+	// ErrCatalogDamaged is wrapped when catalog.db cannot be read: bbolt
+	// found its pages corrupt (Repair rebuilds it).
+	ErrCatalogDamaged = errors.New("catalog damaged")
 )
 
 // catalogError is an error whose message is written for the user and which

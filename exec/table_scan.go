@@ -124,19 +124,34 @@ func (s *TableScan) Open(ctx context.Context) error {
 		return nil
 	}
 	opts := s.snapshotOpts()
-	if s.filter != nil {
-		opts = append(opts, table.WithRowFilter(s.filter))
+	tasks := s.tasks
+	if !s.preset {
+		// Files are planned with the whole filter (manifest statistics
+		// are sound); the reader gets ReadFilter's safe part of it.
+		popts := opts
+		if s.filter != nil {
+			popts = append(opts[:len(opts):len(opts)], table.WithRowFilter(s.filter))
+		}
+		ps := s.tbl.Scan(append(popts, table.WithSelectedFields(s.fields...))...)
+		var err error
+		tasks, err = ps.PlanFiles(ctx)
+		ps.Close()
+		if err != nil {
+			return fmt.Errorf("scan %s: %w", s.name, err)
+		}
+	}
+	// A task's residual is derived from the whole filter; the read scan's
+	// own (safe) filter replaces it.
+	tasks = slices.Clone(tasks)
+	for i := range tasks {
+		tasks[i].Residual = nil
+	}
+	if rf := ReadFilter(s.filter, s.readSchema()); rf != nil {
+		opts = append(opts, table.WithRowFilter(rf))
 	}
 	// INVARIANT: the planner selects at least one field; iceberg-go reads
 	// every column when none is named.
 	s.scan = s.tbl.Scan(append(opts[:len(opts):len(opts)], table.WithSelectedFields(s.fields...))...)
-	tasks := s.tasks
-	if !s.preset {
-		var err error
-		if tasks, err = s.scan.PlanFiles(ctx); err != nil {
-			return fmt.Errorf("scan %s: %w", s.name, err)
-		}
-	}
 	s.metrics.Set("files_scanned", int64(len(tasks)))
 	if total := SnapshotDataFiles(s.tbl, s.snapID); !s.preset && total >= int64(len(tasks)) {
 		// a preset scan is one part of a split scan: the planner reports

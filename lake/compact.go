@@ -245,9 +245,14 @@ func checkCompaction(ctx context.Context, t *Table, txn *table.Transaction, grou
 	if head == nil || head.Summary == nil {
 		return fmt.Errorf("the rewrite staged no snapshot (broken invariant)")
 	}
-	written, err := strconv.ParseInt(head.Summary.Properties["added-records"], 10, 64)
-	if err != nil {
-		return fmt.Errorf("the rewrite's snapshot summary has no added-records (%w)", err)
+	// no added-records: the rewrite wrote no file (every row was deleted)
+	var written int64
+	if v, ok := head.Summary.Properties["added-records"]; ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("the rewrite's snapshot summary has added-records %q (%w)", v, err)
+		}
+		written = n
 	}
 	ledger := mergeinto.NewLedger(t.tbl, []table.ScanOption{table.WithSnapshotID(t.snap.SnapshotID)}, "compact "+t.Name(), nil)
 	var removed []iceberg.DataFile

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -34,8 +35,9 @@ type Lake struct {
 }
 
 type options struct {
-	lockTimeout time.Duration
-	memoryLimit int64
+	lockTimeout   time.Duration
+	memoryLimit   int64
+	tableDefaults map[string]string
 }
 
 // Option configures Open.
@@ -49,6 +51,15 @@ func WithLockTimeout(d time.Duration) Option { return func(o *options) { o.lockT
 // sides, aggregate state and sort buffers (default: 1/4 of the machine's
 // memory is not probed; 4 GiB).
 func WithMemoryLimit(bytes int64) Option { return func(o *options) { o.memoryLimit = bytes } }
+
+// WithTableDefaults sets table properties that every table created
+// through this Lake gets, over skade's defaults and under the table's own
+// WITH (...) properties. Tests use it to give ordinary small tables
+// multi-row-group, multi-split files ('read.split.target-size',
+// 'write.parquet.row-group-limit').
+func WithTableDefaults(props map[string]string) Option {
+	return func(o *options) { o.tableDefaults = maps.Clone(props) }
+}
 
 // Open opens the lake at dir, creating it when it does not exist.
 func Open(ctx context.Context, dir string, opts ...Option) (*Lake, error) {
@@ -189,7 +200,7 @@ func (l *Lake) CreateTable(ctx context.Context, name string, schema *arrow.Schem
 	if err != nil {
 		return nil, err
 	}
-	ischema, spec, props, err := defineTable(id, schema, opts)
+	ischema, spec, props, err := defineTable(id, schema, l.withDefaults(opts))
 	if err != nil {
 		return nil, err
 	}
@@ -199,6 +210,15 @@ func (l *Lake) CreateTable(ctx context.Context, name string, schema *arrow.Schem
 		return nil, translate(fmt.Errorf("create table %s: %w", displayName(id), err))
 	}
 	return l.newTable(id, created, created.CurrentSnapshot()), nil
+}
+
+// withDefaults puts the lake's table defaults before a new table's
+// options, so that the table's own properties win.
+func (l *Lake) withDefaults(opts []TableOption) []TableOption {
+	if len(l.opts.tableDefaults) == 0 {
+		return opts
+	}
+	return append([]TableOption{WithProperties(l.opts.tableDefaults)}, opts...)
 }
 
 // defineTable applies a new table's options and turns its Arrow schema

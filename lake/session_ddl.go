@@ -175,7 +175,7 @@ func (s *Session) stageCreate(ctx context.Context, name string, schema *arrow.Sc
 	if err != nil {
 		return nil, err
 	}
-	ischema, spec, props, err := defineTable(id, schema, opts)
+	ischema, spec, props, err := defineTable(id, schema, s.lk.withDefaults(opts))
 	if err != nil {
 		return nil, err
 	}

@@ -381,7 +381,13 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 		if err != nil {
 			return nil, err
 		}
-		return rw.Operator(in)
+		// each row's position in the file rides through the plan, whose
+		// joins may reorder rows
+		withPos, err := exec.NewRowPosition(in, plan.RowPositionColumn)
+		if err != nil {
+			return nil, err
+		}
+		return rw.Operator(withPos)
 	}
 	target := writeSchema(tbl, readSchema)
 	// Merge-on-read, unless statistics prove that a DELETE empties every
@@ -577,7 +583,7 @@ func matchedRows(ctx context.Context, o exec.Operator) ([]arrow.RecordBatch, err
 		o.Close()
 		return nil, err
 	}
-	fields := o.Schema().Fields()[1:]
+	fields := rowColumns(o.Schema())
 	exprs := make([]exec.Expr, len(fields))
 	names := make([]string, len(fields))
 	for i, fd := range fields {
@@ -590,6 +596,13 @@ func matchedRows(ctx context.Context, o exec.Operator) ([]arrow.RecordBatch, err
 		return nil, err
 	}
 	return exec.Drain(ctx, p)
+}
+
+// rowColumns are the target's columns of a rewrite's output: between the
+// match column and the row position (plan.Rewrite.Operator).
+func rowColumns(s *arrow.Schema) []arrow.Field {
+	fs := s.Fields()
+	return fs[1 : len(fs)-1]
 }
 
 // countMatches drains a rewrite operator: matched rows and all rows.
@@ -633,7 +646,7 @@ func keptRows(o exec.Operator, update bool) (exec.Operator, error) {
 		}
 		in = f
 	}
-	fields := o.Schema().Fields()[1:]
+	fields := rowColumns(o.Schema())
 	exprs := make([]exec.Expr, len(fields))
 	names := make([]string, len(fields))
 	for i, f := range fields {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -159,11 +160,18 @@ func (s *Session) morFile(ctx context.Context, task table.FileScanTask, run func
 		return false, err
 	}
 	defer o.Close()
-	var base int64
+	// The rows come in plan order, not file order (a join reorders them):
+	// each carries its position, and the positions are added sorted once
+	// the file is read.
+	var pos []int64
 	for {
 		b, err := o.Next(ctx)
 		if err == io.EOF {
-			return true, nil
+			slices.Sort(pos)
+			if n := len(pos); n > 1 && len(slices.Compact(slices.Clone(pos))) != n {
+				return false, fmt.Errorf("a row of data file %s came out of the rewrite twice (planner bug)", task.File.FilePath())
+			}
+			return true, fd.Add(ctx, pos)
 		}
 		if err != nil {
 			return false, err
@@ -173,18 +181,19 @@ func (s *Session) morFile(ctx context.Context, task table.FileScanTask, run func
 			b.Release()
 			return false, fmt.Errorf("the rewrite's match column is %s, not boolean (planner bug)", b.Column(0).DataType())
 		}
-		var pos []int64
+		at, ok := b.Column(int(b.NumCols()) - 1).(*array.Int64)
+		if !ok {
+			b.Release()
+			return false, fmt.Errorf("the rewrite's last column is %s, not the row position (planner bug)", b.Column(int(b.NumCols())-1).DataType())
+		}
+		matched := 0
 		for i := 0; i < match.Len(); i++ {
 			if match.IsValid(i) && match.Value(i) {
-				pos = append(pos, base+int64(i))
+				pos = append(pos, at.Value(i))
+				matched++
 			}
 		}
-		base += b.NumRows()
-		if err := fd.Add(ctx, pos); err != nil {
-			b.Release()
-			return false, err
-		}
-		if len(pos) == 0 || !emit {
+		if matched == 0 || !emit {
 			b.Release()
 			continue
 		}
@@ -202,8 +211,8 @@ func (s *Session) morFile(ctx context.Context, task table.FileScanTask, run func
 // matchedColumns keeps the rows of b whose match is TRUE and drops the
 // match column, giving the target schema.
 func matchedColumns(ctx context.Context, b arrow.RecordBatch, match *array.Boolean, target *arrow.Schema) (arrow.RecordBatch, error) {
-	cols := b.Columns()[1:]
-	inner := array.NewRecordBatch(arrow.NewSchema(b.Schema().Fields()[1:], nil), cols, b.NumRows())
+	cols := b.Columns()[1 : b.NumCols()-1]
+	inner := array.NewRecordBatch(arrow.NewSchema(rowColumns(b.Schema()), nil), cols, b.NumRows())
 	defer inner.Release()
 	f, err := compute.FilterRecordBatch(ctx, inner, match, compute.DefaultFilterOptions())
 	if err != nil {

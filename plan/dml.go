@@ -264,13 +264,20 @@ type Rewrite struct {
 }
 
 // Operator evaluates the rewrite over input, which yields the target's
-// columns in table order. Output: a boolean "match" column (TRUE when
-// the WHERE clause holds), then the target's columns: the new values of
-// matched rows for UPDATE, the stored values otherwise.
+// columns in table order and then each row's position (BIGINT; see
+// exec.RowPosition). Output: a boolean "match" column (TRUE when the
+// WHERE clause holds), then the target's columns: the new values of
+// matched rows for UPDATE, the stored values otherwise; last, the row's
+// position, unchanged. The output need not come in input order (a
+// correlated subquery's join reorders rows): the position says which row
+// each output row is.
 func (r *Rewrite) Operator(input exec.Operator) (exec.Operator, error) {
 	r.input = input
 	return r.b.build(r.root)
 }
+
+// RowPositionColumn names the row position a Rewrite carries.
+const RowPositionColumn = "_skade_row_position"
 
 // RowRewrite binds DELETE's or UPDATE's WHERE and SET over target.
 //
@@ -292,6 +299,10 @@ func (p *Planner) RowRewrite(ctx context.Context, target *TableRef, alias parser
 	for _, c := range cols {
 		src.Cols = append(src.Cols, b.newCol(c.Name, qual, c.Type, !c.Required))
 	}
+	// The position is no column of the table: outside every scope.
+	pos := b.newCol(RowPositionColumn, "", tInt64, false)
+	src.Cols = append(src.Cols, pos)
+	own := src.Cols[:len(cols)]
 	src.Open = func() (exec.Operator, error) {
 		if rw.input == nil {
 			return nil, fmt.Errorf("plan: rewrite input missing (planner bug)")
@@ -300,7 +311,7 @@ func (p *Planner) RowRewrite(ctx context.Context, target *TableRef, alias parser
 		rw.input = nil
 		return in, nil
 	}
-	sc := newScope(src.Cols, nil)
+	sc := newScope(own, nil)
 	var marks []*Join
 	ec := &exprCtx{sc: sc, clause: "WHERE", marks: &marks, filterIn: filterIns(where)}
 	var match, pred Expr
@@ -318,7 +329,7 @@ func (p *Planner) RowRewrite(ctx context.Context, target *TableRef, alias parser
 			if un, usc, err = b.bindFromList(using, nil); err != nil {
 				return nil, err
 			}
-			joined := newScope(src.Cols, nil)
+			joined := newScope(own, nil)
 			if err := joined.merge(usc, using[0].Position()); err != nil {
 				return nil, err
 			}
@@ -337,13 +348,13 @@ func (p *Planner) RowRewrite(ctx context.Context, target *TableRef, alias parser
 				return nil, err
 			}
 		}
-		fake := &Scan{Table: target, All: src.Cols}
+		fake := &Scan{Table: target, All: own}
 		for _, c := range cols {
 			fake.Fields = append(fake.Fields, c.Name)
 		}
-		own := idSet(src.Cols)
+		ids := idSet(own)
 		for _, c := range conjuncts(pred) {
-			if refsOnly(c, own) {
+			if refsOnly(c, ids) {
 				fake.Filters = append(fake.Filters, c)
 			}
 		}
@@ -356,7 +367,7 @@ func (p *Planner) RowRewrite(ctx context.Context, target *TableRef, alias parser
 		}
 	}
 	values := make([]Expr, len(cols))
-	for i, c := range src.Cols {
+	for i, c := range own {
 		values[i] = &ColRef{ID: c.ID, Typ: c.Type, Name: c.Name}
 	}
 	setSeen := map[int]bool{}
@@ -399,11 +410,13 @@ func (p *Planner) RowRewrite(ctx context.Context, target *TableRef, alias parser
 		}
 	}
 	node := applyMarks(src, marks)
-	proj := &Project{Input: node, Exprs: append([]Expr{match}, values...)}
+	exprs := append(append([]Expr{match}, values...), &ColRef{ID: pos.ID, Typ: pos.Type, Name: pos.Name})
+	proj := &Project{Input: node, Exprs: exprs}
 	proj.Cols = append(proj.Cols, b.newCol("match", "", tBool, false))
 	for _, c := range cols {
 		proj.Cols = append(proj.Cols, b.newCol(c.Name, "", c.Type, !c.Required))
 	}
+	proj.Cols = append(proj.Cols, b.newCol(RowPositionColumn, "", tInt64, false))
 	rw.root = optimize(b, proj)
 	rw.once = onceSubtrees(rw.root, src)
 	if pred != nil {

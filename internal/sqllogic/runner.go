@@ -97,6 +97,9 @@ type Options struct {
 	TestData string
 	// Rewrite writes actual results back to the file instead of failing.
 	Rewrite bool
+	// TableDefaults are table properties every table of the run gets
+	// (lake.WithTableDefaults).
+	TableDefaults map[string]string
 }
 
 // RunFile runs one .slt file in a fresh lake.
@@ -112,7 +115,7 @@ func RunFile(t *testing.T, path string, opts Options) {
 	}
 	dir := t.TempDir()
 	ctx := context.Background()
-	lk, err := lake.Open(ctx, dir+"/lake")
+	lk, err := lake.Open(ctx, dir+"/lake", lake.WithTableDefaults(opts.TableDefaults))
 	if err != nil {
 		t.Fatal(err)
 	}
