@@ -427,6 +427,8 @@ func (c *Catalog) openDB(ctx context.Context, readOnly, create bool) (db *bolt.D
 	case errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("lake %q: %s is missing; open the lake with catalog.Open to create it: %w",
 			c.dir, DBFile, err)
+	case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrChecksum), errors.Is(err, bolterrors.ErrVersionMismatch):
+		return nil, c.damaged(err)
 	case err != nil:
 		return nil, fmt.Errorf("lake %q: cannot open %s: %w", c.dir, DBFile, err)
 	}

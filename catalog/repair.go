@@ -135,8 +135,8 @@ func checkNotLost(lakeDir string) error {
 		list = strings.Join(names[:5], ", ") + fmt.Sprintf(", … (%d in all)", len(names))
 	}
 	return newError([]error{ErrCatalogMissing},
-		"open lake %q: %s is missing or empty, but the lake holds tables (%s); nothing was changed. Run `skade repair` to rebuild the catalog from the tables' newest metadata, or restore %s from a backup",
-		lakeDir, DBFile, list, DBFile)
+		"%s is missing or empty, but the lake holds tables (%s); nothing was changed. Run `skade repair` to rebuild the catalog from the tables' newest metadata, or restore %s from a backup",
+		DBFile, list, DBFile)
 }
 
 // Repair rebuilds a lake's catalog file from the tables on disk: the

@@ -40,6 +40,16 @@ var (
 	ErrTxAborted = errors.New("transaction aborted")
 )
 
+// Errors from opening a lake whose catalog file was lost or damaged; both
+// leave the lake untouched and name `skade repair` (Repair) as the way out.
+var (
+	// ErrCatalogMissing: the lake holds tables but catalog.db is missing
+	// or empty.
+	ErrCatalogMissing = catalog.ErrCatalogMissing
+	// ErrCatalogDamaged: catalog.db cannot be read.
+	ErrCatalogDamaged = catalog.ErrCatalogDamaged
+)
+
 // Errors from reads and arguments.
 var (
 	// ErrSnapshotNotFound is returned by time travel to a snapshot that

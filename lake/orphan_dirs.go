@@ -19,9 +19,18 @@ import (
 // running now; files any table still reaches always stay. Empty
 // directories left behind go too. Per-table leftovers are
 // Table.RemoveOrphanFiles' job.
-func (l *Lake) RemoveOrphanTableDirs(ctx context.Context, olderThan time.Time) (snapshot.OrphanResult, error) {
-	var res snapshot.OrphanResult
-	fail := func(err error) (snapshot.OrphanResult, error) {
+//
+// A directory outside the catalog that still holds valid table metadata
+// is kept and listed in Kept: it is a table the catalog lost (restore the
+// catalog with Repair), or one dropped with its files kept on purpose.
+// ForceTableDirs deletes its unreferenced files too.
+func (l *Lake) RemoveOrphanTableDirs(ctx context.Context, olderThan time.Time, opts ...OrphanOption) (OrphanDirsResult, error) {
+	var cfg orphanConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	var res OrphanDirsResult
+	fail := func(err error) (OrphanDirsResult, error) {
 		return res, fmt.Errorf("remove orphan table directories: %w", err)
 	}
 	names, err := l.Tables(ctx)
@@ -60,6 +69,13 @@ func (l *Lake) RemoveOrphanTableDirs(ctx context.Context, olderThan time.Time) (
 			if !d.IsDir() || locations[root] {
 				continue
 			}
+			if !cfg.force && hasMetadata(root) {
+				// INVARIANT: files under a directory with table metadata
+				// go only when the catalog names the table or the user
+				// forces it: a lost catalog must not make a table orphan
+				res.Kept = append(res.Kept, root)
+				continue
+			}
 			r, err := snapshot.RemoveUnreferenced(ctx, l.cat.FS(), root, live, olderThan, true)
 			res.DeletedFiles = append(res.DeletedFiles, r.DeletedFiles...)
 			res.DeletedBytes += r.DeletedBytes
@@ -69,4 +85,27 @@ func (l *Lake) RemoveOrphanTableDirs(ctx context.Context, olderThan time.Time) (
 		}
 	}
 	return res, nil
+}
+
+// OrphanDirsResult is what RemoveOrphanTableDirs deleted, and the table
+// directories it kept because they hold table metadata the catalog does
+// not name.
+type OrphanDirsResult struct {
+	snapshot.OrphanResult
+	Kept []string
+}
+
+// OrphanOption configures RemoveOrphanTableDirs.
+type OrphanOption func(*orphanConfig)
+
+type orphanConfig struct{ force bool }
+
+// ForceTableDirs lets RemoveOrphanTableDirs delete the unreferenced files
+// of directories that hold table metadata the catalog does not name.
+func ForceTableDirs() OrphanOption { return func(c *orphanConfig) { c.force = true } }
+
+// hasMetadata reports whether a table directory holds a metadata file.
+func hasMetadata(dir string) bool {
+	m, _ := filepath.Glob(filepath.Join(dir, "metadata", "*.metadata.json"))
+	return len(m) > 0
 }

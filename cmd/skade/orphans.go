@@ -5,10 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"time"
+
+	"github.com/skadedb/skade/lake"
 )
 
 func init() {
 	var olderThan string
+	var force bool
 	register(&command{
 		name:    "orphans",
 		args:    "[TABLE]",
@@ -16,6 +19,7 @@ func init() {
 		example: "skade orphans events --older-than 3d",
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&olderThan, "older-than", "3d", "only delete files older than this, so that writes in flight are safe")
+			fs.BoolVar(&force, "force", false, "also clean table directories that hold metadata of a table the catalog does not name")
 		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
 			if len(args) > 1 {
@@ -26,7 +30,7 @@ func init() {
 				return usagef("--older-than: %v", err)
 			}
 			if len(args) == 0 {
-				return orphansEverywhere(ctx, e, time.Now().Add(-age))
+				return orphansEverywhere(ctx, e, time.Now().Add(-age), force)
 			}
 			lk, tbl, err := e.table(ctx, args[0])
 			if err != nil {
@@ -46,7 +50,7 @@ func init() {
 // orphansEverywhere cleans every table's directory, then what lies
 // outside them: directories of dropped tables whose files no clone needs
 // any more, and of tables whose creating transaction never committed.
-func orphansEverywhere(ctx context.Context, e *env, olderThan time.Time) error {
+func orphansEverywhere(ctx context.Context, e *env, olderThan time.Time, force bool) error {
 	lk, err := e.open(ctx)
 	if err != nil {
 		return err
@@ -68,9 +72,16 @@ func orphansEverywhere(ctx context.Context, e *env, olderThan time.Time) error {
 		}
 		files, bytes = files+int64(len(res.DeletedFiles)), bytes+res.DeletedBytes
 	}
-	res, err := lk.RemoveOrphanTableDirs(ctx, olderThan)
+	var opts []lake.OrphanOption
+	if force {
+		opts = append(opts, lake.ForceTableDirs())
+	}
+	res, err := lk.RemoveOrphanTableDirs(ctx, olderThan, opts...)
 	if err != nil {
 		return err
+	}
+	for _, d := range res.Kept {
+		fmt.Fprintf(e.stderr, "kept %s: it holds metadata of a table the catalog does not name; `skade repair` brings it back, --force deletes its unreferenced files\n", d)
 	}
 	files, bytes = files+int64(len(res.DeletedFiles)), bytes+res.DeletedBytes
 	fmt.Fprintf(e.stdout, "deleted %d orphan files (%d bytes) from the lake (%d tables)\n", files, bytes, len(names))
