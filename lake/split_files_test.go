@@ -1,0 +1,172 @@
+package lake_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/skadedb/skade/mergeinto"
+)
+
+// The issue's reproduction: 600,000 rows in one file, split into 64 KiB
+// scan tasks. Copy-on-write UPDATE, DELETE and MERGE once read one split
+// and replaced the whole file; every write path must keep every row, in
+// both modes, v2 and v3 (v3 copy-on-write is refused, so v3 runs
+// merge-on-read), partitioned and not.
+func TestWritesKeepEveryRowOfSplitFiles(t *testing.T) {
+	n := 600000
+	if testing.Short() {
+		n = 120000
+	}
+	cases := []struct{ mode, version, part string }{
+		{"copy-on-write", "2", ""},
+		{"merge-on-read", "2", ""},
+		{"merge-on-read", "3", ""},
+		{"copy-on-write", "2", "PARTITIONED BY (bucket(2, id))"},
+		{"merge-on-read", "3", "PARTITIONED BY (bucket(2, id))"},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s-v%s-%t", c.mode, c.version, c.part != ""), func(t *testing.T) {
+			lk, _ := openLake(t)
+			s := lk.Session()
+			mustExec(t, s, fmt.Sprintf(`CREATE TABLE s (id BIGINT, v DOUBLE) %s WITH ('format-version' = '%s',
+				'write.parquet.row-group-limit' = '20000', 'read.split.target-size' = '65536',
+				'write.update.mode' = '%s', 'write.delete.mode' = '%s', 'write.merge.mode' = '%s')`, c.part, c.version, c.mode, c.mode, c.mode))
+			mustExec(t, s, fmt.Sprintf("INSERT INTO s SELECT i, 0 FROM range(%d) r(i)", n))
+			check := func(step string, rows, sum string) {
+				t.Helper()
+				if got := query(t, s, "SELECT count(*), sum(v) FROM s"); !slices.Equal(got, []string{rows + "|" + sum}) {
+					t.Fatalf("after %s: count|sum = %v, want %s|%s", step, got, rows, sum)
+				}
+			}
+			files := query(t, s, "SELECT split_offsets FROM s$files WHERE content = 0")
+			if len(files) == 0 || !strings.Contains(files[0], ",") {
+				t.Fatalf("want files of several row groups: %v", files)
+			}
+			N := fmt.Sprint(n)
+			mustExec(t, s, "UPDATE s SET v = 1 WHERE id < 100")
+			check("UPDATE", N, "100")
+			mustExec(t, s, fmt.Sprintf("DELETE FROM s WHERE id >= %d", n-10))
+			check("DELETE", fmt.Sprint(n-10), "100")
+			mustExec(t, s, "MERGE INTO s USING (SELECT i AS id FROM range(0, 1000, 10) r(i)) src ON s.id = src.id WHEN MATCHED THEN UPDATE SET v = 2")
+			// ids 0, 10, …, 990 become 2; ten of them (below 100) were 1
+			check("MERGE", fmt.Sprint(n-10), "290")
+			mustExec(t, s, "UPDATE s SET v = v + 1 FROM (SELECT i AS id FROM range(50, 60) r(i)) u WHERE s.id = u.id")
+			check("UPDATE … FROM", fmt.Sprint(n-10), "300")
+			if c.mode == "merge-on-read" {
+				mustExec(t, s, "ALTER TABLE s EXECUTE compact")
+				check("compact", fmt.Sprint(n-10), "300")
+			}
+			mustExec(t, s, "TRUNCATE s")
+			check("TRUNCATE", "0", "(null)")
+		})
+	}
+}
+
+// A file written by another writer, with its own row groups (pqarrow with
+// 5,000 rows a group, no Iceberg field ids), added to a table and then
+// merged into with small splits.
+func TestMergeIntoAFileOfAnotherWriter(t *testing.T) {
+	ctx := context.Background()
+	for _, mode := range []string{"copy-on-write", "merge-on-read"} {
+		t.Run(mode, func(t *testing.T) {
+			lk, _ := openLake(t)
+			s := lk.Session()
+			mustExec(t, s, fmt.Sprintf(`CREATE TABLE f (id BIGINT, v DOUBLE) WITH ('read.split.target-size' = '16384', 'write.merge.mode' = '%s', 'write.delete.mode' = '%s')`, mode, mode))
+			tbl, err := lk.Table(ctx, "f")
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(tbl.Iceberg().Location(), "data", "foreign.parquet")
+			const n = 100000
+			writeForeignParquet(t, path, n, 5000)
+			txn := tbl.Iceberg().NewTransaction()
+			if err := txn.AddFiles(ctx, []string{path}, nil, false); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := txn.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got := query(t, s, "SELECT count(*), sum(id) FROM f"); !slices.Equal(got, []string{fmt.Sprintf("%d|%d", n, n*(n-1)/2)}) {
+				t.Fatalf("foreign file reads as %v", got)
+			}
+			mustExec(t, s, "MERGE INTO f USING (SELECT i AS id, 1.0 AS v FROM range(99990, 100010) r(i)) src ON f.id = src.id WHEN MATCHED THEN UPDATE SET v = src.v WHEN NOT MATCHED THEN INSERT VALUES (src.id, src.v)")
+			if got := query(t, s, "SELECT count(*), sum(v) FROM f"); !slices.Equal(got, []string{fmt.Sprintf("%d|20", n+10)}) {
+				t.Fatalf("after MERGE: %v", got)
+			}
+			mustExec(t, s, "DELETE FROM f WHERE id % 1000 = 7")
+			// 100 of the file's ids and the inserted 100007
+			if got := query(t, s, "SELECT count(*) FROM f"); !slices.Equal(got, []string{fmt.Sprint(n + 10 - 101)}) {
+				t.Fatalf("after DELETE: %v", got)
+			}
+		})
+	}
+}
+
+func writeForeignParquet(t *testing.T, path string, n, rowGroup int) {
+	t.Helper()
+	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "v", Type: arrow.PrimitiveTypes.Float64, Nullable: true}}, nil)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pqarrow.NewFileWriter(sc, f, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(int64(rowGroup))), pqarrow.DefaultWriterProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := array.NewInt64Builder(memory.DefaultAllocator)
+	vs := array.NewFloat64Builder(memory.DefaultAllocator)
+	for i := 0; i < n; i++ {
+		ids.Append(int64(i))
+		vs.Append(0)
+	}
+	rec := array.NewRecordBatch(sc, []arrow.Array{ids.NewArray(), vs.NewArray()}, int64(n))
+	if err := w.WriteBuffered(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The row-count ledger refuses a copy-on-write commit whose new files do
+// not hold the rows they must, and the failed statement leaves the lake
+// as it was.
+func TestLedgerRefusesAMismatchedCommit(t *testing.T) {
+	lk, dir := openLake(t)
+	s := lk.Session()
+	mustExec(t, s, "CREATE TABLE l AS SELECT i AS id, 0 AS v FROM range(1000) r(i)")
+	before := lakeFiles(t, dir)
+	mergeinto.TestHookLedger = func(written int64) int64 { return written - 1 }
+	defer func() { mergeinto.TestHookLedger = nil }()
+	for _, stmt := range []string{
+		"UPDATE l SET v = 1 WHERE id = 5",
+		"DELETE FROM l WHERE id = 6",
+		"MERGE INTO l USING (SELECT 7 AS id) src ON l.id = src.id WHEN MATCHED THEN UPDATE SET v = 2",
+	} {
+		_, err := s.SQL(context.Background(), stmt)
+		if err == nil || !strings.Contains(err.Error(), "refusing to commit") || !strings.Contains(err.Error(), "nothing was committed") {
+			t.Fatalf("%s: want the ledger's refusal, got %v", stmt, err)
+		}
+		if after := lakeFiles(t, dir); len(after) != len(before) {
+			t.Fatalf("%s: a refused commit left files behind: %d files, was %d", stmt, len(after), len(before))
+		}
+	}
+	mergeinto.TestHookLedger = nil
+	if got := query(t, s, "SELECT count(*), sum(v) FROM l"); !slices.Equal(got, []string{"1000|0"}) {
+		t.Fatalf("after refused commits: %v", got)
+	}
+}
