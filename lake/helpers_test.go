@@ -2,6 +2,7 @@ package lake_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -207,3 +208,6 @@ func eventsSchemaWithColumn(name string) *arrow.Schema {
 	fields = append(fields, arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Int32, Nullable: true})
 	return arrow.NewSchema(fields, nil)
 }
+
+// longTests runs the randomized tests at their full size (go test -long).
+var longTests = flag.Bool("long", false, "run the randomized tests at full size (slower)")

@@ -26,10 +26,17 @@ import (
 // merge-on-read table; the
 // merge-on-read table must then hold no delete file, and time travel must
 // read every merge-on-read snapshot as it was committed.
+//
+// Every other sequence gives both tables a row group every 2 rows and a
+// scan split per row group, so that the rewrites and position deletes run
+// on multi-split files. -long runs 200 sequences instead of 60.
 func TestSQLWriteModesAgree(t *testing.T) {
-	sequences, steps := 200, 3
+	sequences, steps := 60, 3
+	if *longTests {
+		sequences = 200
+	}
 	if testing.Short() {
-		sequences = 40
+		sequences = 30
 	}
 	ctx := context.Background()
 	lk := sqlLake(t)
@@ -49,7 +56,7 @@ func TestSQLWriteModesAgree(t *testing.T) {
 		}
 	})
 	t.Logf("%d sequences: %v", sequences, outcomes)
-	for _, k := range []string{"update", "delete", "merge", "upsert", "insert", "v3", "partitioned", "changed"} {
+	for _, k := range []string{"update", "delete", "merge", "upsert", "insert", "v3", "partitioned", "changed", "split"} {
 		if outcomes[k] < sequences/10 {
 			t.Fatalf("the generator is lopsided: %v", outcomes)
 		}
@@ -65,6 +72,12 @@ func writeModesSequence(t *testing.T, ctx context.Context, lk *lake.Lake, seq, s
 		props += ", 'format-version' = '3'"
 		count("v3")
 	}
+	both2 := ""
+	if seq%2 == 1 {
+		both2 = " WITH ('write.parquet.row-group-limit' = '2', 'read.split.target-size' = '1')"
+		props += ", 'write.parquet.row-group-limit' = '2', 'read.split.target-size' = '1'"
+		count("split")
+	}
 	part, upsertKeys := "", []string{"id"}
 	if seq%4 == 1 {
 		// An UPDATE may move rows between partitions; an upsert must key
@@ -72,7 +85,7 @@ func writeModesSequence(t *testing.T, ctx context.Context, lk *lake.Lake, seq, s
 		part, upsertKeys = " PARTITIONED BY (g)", []string{"id", "g"}
 		count("partitioned")
 	}
-	mustExec(t, sess, fmt.Sprintf("CREATE TABLE %s (id BIGINT, g BIGINT, v VARCHAR)%s; CREATE TABLE %s (id BIGINT, g BIGINT, v VARCHAR)%s WITH (%s)", cow, part, mor, part, props))
+	mustExec(t, sess, fmt.Sprintf("CREATE TABLE %s (id BIGINT, g BIGINT, v VARCHAR)%s%s; CREATE TABLE %s (id BIGINT, g BIGINT, v VARCHAR)%s WITH (%s)", cow, part, both2, mor, part, props))
 	var log []string
 	var head int64 // the merge-on-read table's snapshot
 	// both runs one statement (written for table $T) on both tables and
