@@ -152,11 +152,13 @@ func (s *TableScan) Open(ctx context.Context) error {
 	// INVARIANT: the planner selects at least one field; iceberg-go reads
 	// every column when none is named.
 	s.scan = s.tbl.Scan(append(opts[:len(opts):len(opts)], table.WithSelectedFields(s.fields...))...)
-	s.metrics.Set("files_scanned", int64(len(tasks)))
-	if total := SnapshotDataFiles(s.tbl, s.snapID); !s.preset && total >= int64(len(tasks)) {
+	// files, not tasks: a large file is planned as several splits
+	nfiles := distinctFiles(tasks)
+	s.metrics.Set("files_scanned", nfiles)
+	if total := SnapshotDataFiles(s.tbl, s.snapID); !s.preset && total >= nfiles {
 		// a preset scan is one part of a split scan: the planner reports
 		// what pruning skipped for the whole
-		s.metrics.Set("files_skipped", total-int64(len(tasks)))
+		s.metrics.Set("files_skipped", total-nfiles)
 	}
 	s.progress.Planned(int64(len(tasks)))
 	if len(tasks) == 0 {
@@ -434,11 +436,19 @@ func (s *TableScan) PlanFiles(ctx context.Context) (scanned, skipped int64, err 
 	if err != nil {
 		return 0, 0, fmt.Errorf("scan %s: %w", s.name, err)
 	}
-	total := SnapshotDataFiles(s.tbl, s.snapID)
-	if total < int64(len(tasks)) {
-		total = int64(len(tasks))
+	n := distinctFiles(tasks)
+	total := max(SnapshotDataFiles(s.tbl, s.snapID), n)
+	return n, total - n, nil
+}
+
+// distinctFiles counts the data files of tasks (a file planned as several
+// splits counts once).
+func distinctFiles(tasks []table.FileScanTask) int64 {
+	seen := make(map[string]struct{}, len(tasks))
+	for _, t := range tasks {
+		seen[t.File.FilePath()] = struct{}{}
 	}
-	return int64(len(tasks)), total - int64(len(tasks)), nil
+	return int64(len(seen))
 }
 
 // Tasks plans the scan's files without reading them, for a planner that

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/catalog"
+	skscan "github.com/skadedb/skade/scan"
 	"github.com/skadedb/skade/snapshot"
 )
 
@@ -428,7 +429,8 @@ func (t *Table) PlanFiles(ctx context.Context, opts ...ScanOption) ([]FileInfo, 
 	}
 	scan, _ := t.newScan(opts)
 	defer scan.Close()
-	tasks, err := scan.PlanFiles(ctx)
+	// one entry per data file, not per split of it
+	tasks, err := skscan.PlanWholeFiles(ctx, scan)
 	if err != nil {
 		return nil, translate(fmt.Errorf("plan scan of %s: %w", t.Name(), err))
 	}

@@ -39,16 +39,23 @@ func (b *binder) parallel(n Node) (exec.Operator, bool, error) {
 		return nil, false, nil
 	}
 	workers = min(workers, len(tasks))
-	// deal files largest first to the least loaded worker
+	// deal tasks (a file, or one split of a large one) largest first to
+	// the least loaded worker
+	size := func(t table.FileScanTask) int64 {
+		if t.Length > 0 {
+			return t.Length
+		}
+		return t.File.FileSizeBytes()
+	}
 	slices.SortFunc(tasks, func(x, y table.FileScanTask) int {
-		return int(y.File.FileSizeBytes() - x.File.FileSizeBytes())
+		return int(size(y) - size(x))
 	})
 	parts := make([][]table.FileScanTask, workers)
 	load := make([]int64, workers)
 	for _, t := range tasks {
 		i := slices.Index(load, slices.Min(load))
 		parts[i] = append(parts[i], t)
-		load[i] += t.File.FileSizeBytes()
+		load[i] += size(t)
 	}
 	var inputs []exec.Operator
 	closeAll := func() {
