@@ -21,7 +21,11 @@ import (
 // COMMIT, as the reference once it ran them too. A rolled-back
 // transaction must leave no data file behind.
 func TestTransactionsRandom(t *testing.T) {
-	sequences := 20
+	// 12 sequences by default; -long runs 20
+	sequences := 12
+	if *longTests {
+		sequences = 20
+	}
 	if testing.Short() {
 		sequences = 8
 	}

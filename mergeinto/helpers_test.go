@@ -3,6 +3,7 @@ package mergeinto_test
 import (
 	"context"
 	"errors"
+	"flag"
 	"io/fs"
 	"os"
 	"slices"
@@ -366,3 +367,6 @@ func tableRowsFiltered(t *testing.T, tbl *table.Table, col, v string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// longTests runs the randomized tests at their full size (go test -long).
+var longTests = flag.Bool("long", false, "run the randomized tests at full size (slower)")

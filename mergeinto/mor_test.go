@@ -85,7 +85,11 @@ func (s mergeStmt) String() string {
 // every statement; then it reads every merge-on-read snapshot again (time
 // travel) and compares it with what it held when committed.
 func TestMergeOnReadMatchesCopyOnWrite(t *testing.T) {
-	sequences, steps := 200, 2
+	// 80 sequences by default; -long runs 200
+	sequences, steps := 80, 2
+	if *longTests {
+		sequences = 200
+	}
 	if testing.Short() {
 		sequences = 50
 	}
