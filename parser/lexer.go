@@ -107,6 +107,11 @@ func matchOperator(s string) string {
 // unterminated block comment, naming where the comment started.
 func (l *lexer) skipSpace() error {
 	src := l.src
+	if l.i == 0 && strings.HasPrefix(src, "\uFEFF") {
+		// a UTF-8 byte order mark that editors put at the start of a
+		// script is not part of the SQL
+		l.i = len("\uFEFF")
+	}
 	for l.i < len(src) {
 		c := src[l.i]
 		switch {
