@@ -15,6 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/skadedb/skade/scan"
 )
 
 // TableScan reads an Iceberg table at one snapshot through iceberg-go,
@@ -129,8 +131,8 @@ func (s *TableScan) Open(ctx context.Context) error {
 		// Files are planned with the whole filter (manifest statistics
 		// are sound); the reader gets ReadFilter's safe part of it.
 		popts := opts
-		if s.filter != nil {
-			popts = append(opts[:len(opts):len(opts)], table.WithRowFilter(s.filter))
+		if pf := s.planFilter(ctx); pf != nil {
+			popts = append(opts[:len(opts):len(opts)], table.WithRowFilter(pf))
 		}
 		ps := s.tbl.Scan(append(popts, table.WithSelectedFields(s.fields...))...)
 		var err error
@@ -427,8 +429,8 @@ func (s *TableScan) PlanFiles(ctx context.Context) (scanned, skipped int64, err 
 		return int64(len(s.tasks)), 0, nil
 	}
 	opts := append(s.snapshotOpts(), table.WithSelectedFields(s.fields...))
-	if s.filter != nil {
-		opts = append(opts, table.WithRowFilter(s.filter))
+	if pf := s.planFilter(ctx); pf != nil {
+		opts = append(opts, table.WithRowFilter(pf))
 	}
 	sc := s.tbl.Scan(opts...)
 	defer sc.Close()
@@ -439,6 +441,11 @@ func (s *TableScan) PlanFiles(ctx context.Context) (scanned, skipped int64, err 
 	n := distinctFiles(tasks)
 	total := max(SnapshotDataFiles(s.tbl, s.snapID), n)
 	return n, total - n, nil
+}
+
+// planFilter is the filter files are planned with (scan.PlanFilter).
+func (s *TableScan) planFilter(ctx context.Context) iceberg.BooleanExpression {
+	return scan.PlanFilter(ctx, s.tbl, s.tbl.Metadata().SnapshotByID(s.snapID), s.filter)
 }
 
 // distinctFiles counts the data files of tasks (a file planned as several
@@ -458,8 +465,8 @@ func (s *TableScan) Tasks(ctx context.Context) ([]table.FileScanTask, error) {
 		return nil, nil
 	}
 	opts := append(s.snapshotOpts(), table.WithSelectedFields(s.fields...))
-	if s.filter != nil {
-		opts = append(opts, table.WithRowFilter(s.filter))
+	if pf := s.planFilter(ctx); pf != nil {
+		opts = append(opts, table.WithRowFilter(pf))
 	}
 	sc := s.tbl.Scan(opts...)
 	defer sc.Close()

@@ -220,7 +220,9 @@ func (m *merger) scanTarget(ctx context.Context) error {
 	}
 	opts := m.snapshotOpts()
 	if filter != nil {
-		opts = append(opts, table.WithRowFilter(filter))
+		if pf := scan.PlanFilter(ctx, m.spec.Target, m.spec.Snapshot, filter); pf != nil {
+			opts = append(opts, table.WithRowFilter(pf))
+		}
 	}
 	planScan := m.spec.Target.Scan(opts...)
 	tasks, err := scan.PlanWholeFiles(ctx, planScan)
