@@ -70,7 +70,12 @@ func (b *binder) assign(e Expr, col TargetColumn, tableName string, pos parser.P
 		}
 		from := e.Type()
 		_, isConst := e.(*Const)
-		if isNumericType(from) && isNumericType(to) || to.ID() == arrow.STRING || (isConst && from.ID() == arrow.STRING) {
+		// PostgreSQL's assignment casts: among numbers, to text, from a
+		// quoted constant, and among date, timestamp and timestamptz
+		// (in the session's time zone, UTC): the scd strategy sets a
+		// TIMESTAMP column to now()
+		if isNumericType(from) && isNumericType(to) || to.ID() == arrow.STRING || (isConst && from.ID() == arrow.STRING) ||
+			isDateTimeType(from) && isDateTimeType(to) {
 			x, err := b.newFunc("cast", []Expr{e}, func(a []exec.Expr) (exec.Expr, error) { return exec.NewCast(a[0], to, false) })
 			if err != nil {
 				return nil, errorf(pos, "column %q is of type %s: %v", col.Name, exec.TypeName(to), err)
@@ -89,6 +94,14 @@ func (b *binder) assign(e Expr, col TargetColumn, tableName string, pos parser.P
 	name, tbl := col.Name, tableName
 	return &Func{Name: "not_null", Args: []Expr{out}, Typ: out.Type(), render: out.String(),
 		build: func(a []exec.Expr) (exec.Expr, error) { return &notNull{arg: a[0], col: name, table: tbl}, nil }}, nil
+}
+
+func isDateTimeType(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.DATE32, arrow.TIMESTAMP:
+		return true
+	}
+	return false
 }
 
 func isNumericType(t arrow.DataType) bool {
