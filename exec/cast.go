@@ -106,8 +106,11 @@ func castFunc(from, to arrow.DataType) castFn {
 		return intToBool(from)
 	case from.ID() == arrow.DATE32 && isTimestamp(to):
 		return mapCast(to, func(d arrow.Date32) (arrow.Timestamp, bool) {
+			if int64(d) > maxTimestampDays || int64(d)*usPerDay < minTimestampMicros {
+				return 0, false
+			}
 			return arrow.Timestamp(int64(d) * usPerDay), true
-		}, nil)
+		}, func(arrow.Date32) error { return ErrTimestampOutOfRange })
 	case isTimestamp(from) && to.ID() == arrow.DATE32:
 		return mapCast(to, func(t arrow.Timestamp) (arrow.Date32, bool) {
 			return arrow.Date32(floorDiv(int64(t), usPerDay)), true
@@ -781,8 +784,16 @@ func parseCast(to arrow.DataType) castFn {
 			if !ok {
 				return 0, invalidInput(to, s)
 			}
+			if days := daysFromCivil(r.y, r.mo, r.d); days > maxTimestampDays || days < minTimestampMicros/usPerDay-1 {
+				// before micros can overflow
+				return 0, fmt.Errorf("%w: %q", ErrTimestampOutOfRange, s)
+			}
 			// timestamp without time zone ignores an offset, as Postgres does
-			return arrow.Timestamp(r.micros(tz)), nil
+			us := r.micros(tz)
+			if checkTimestamp(us) != nil {
+				return 0, fmt.Errorf("%w: %q", ErrTimestampOutOfRange, s)
+			}
+			return arrow.Timestamp(us), nil
 		})
 	case arrow.TIME64:
 		return parseWith(to, func(s string) (arrow.Time64, error) {

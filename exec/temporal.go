@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -249,6 +250,28 @@ func toTimestampArg(e Expr) (Expr, error) {
 
 var errDateRange = fmt.Errorf("date out of range")
 
+// ErrTimestampOutOfRange is PostgreSQL's "timestamp out of range"
+// (SQLSTATE 22008): a timestamp before 4714-11-24 BC, PostgreSQL's lower
+// bound, or after the last whole day that microseconds since 1970 in an
+// int64 can hold (294247-01-09; PostgreSQL, counting from 2000, reaches
+// 294276). Past them values used to wrap silently.
+var ErrTimestampOutOfRange = errors.New("timestamp out of range")
+
+var (
+	minTimestampMicros = daysFromCivil(-4713, 11, 24) * usPerDay
+	maxTimestampDays   = int64(math.MaxInt64/usPerDay) - 1
+	maxTimestampMicros = maxTimestampDays*usPerDay + usPerDay - 1
+)
+
+// checkTimestamp returns ErrTimestampOutOfRange unless us lies in
+// PostgreSQL's timestamp range.
+func checkTimestamp(us int64) error {
+	if us < minTimestampMicros || us > maxTimestampMicros {
+		return ErrTimestampOutOfRange
+	}
+	return nil
+}
+
 // temporalArith resolves + and - with a date, timestamp or interval
 // operand.
 func temporalArith(op string, l, r Expr) (Expr, error) {
@@ -286,11 +309,15 @@ func temporalArith(op string, l, r Expr) (Expr, error) {
 			out = tTimestamp
 		}
 		neg := op == "-"
-		return newCall(op, out, mapKernel2(out, func(t arrow.Timestamp, v arrow.MonthDayNanoInterval) arrow.Timestamp {
+		return newCall(op, out, mapKernel2Err(out, func(t arrow.Timestamp, v arrow.MonthDayNanoInterval) (arrow.Timestamp, error) {
 			if neg {
 				v = arrow.MonthDayNanoInterval{Months: -v.Months, Days: -v.Days, Nanoseconds: -v.Nanoseconds}
 			}
-			return arrow.Timestamp(addInterval(int64(t), v))
+			us, ok := addIntervalChecked(int64(t), v)
+			if !ok {
+				return 0, ErrTimestampOutOfRange
+			}
+			return arrow.Timestamp(us), nil
 		}), formInfix, l, r), nil
 	case lid == iv && (rid == arrow.DATE32 || isTimestamp(rt)) && op == "+":
 		e, err := temporalArith(op, r, l)
@@ -384,6 +411,28 @@ func scaleInterval(v arrow.MonthDayNanoInterval, f float64) (arrow.MonthDayNanoI
 		return v, errIntervalRange
 	}
 	return arrow.MonthDayNanoInterval{Months: int32(wm), Days: int32(wd), Nanoseconds: int64(math.Round(us)) * 1000}, nil
+}
+
+// addIntervalChecked is addInterval, false when the result leaves
+// PostgreSQL's timestamp range (or int64 on the way).
+func addIntervalChecked(us int64, iv arrow.MonthDayNanoInterval) (int64, bool) {
+	if checkTimestamp(us) != nil {
+		return 0, false
+	}
+	// months, days and nanoseconds are bounded by int32/int64: one step
+	// at a time, each checked, keeps every intermediate far from overflow
+	if iv.Months != 0 {
+		us = addInterval(us, arrow.MonthDayNanoInterval{Months: iv.Months})
+		if checkTimestamp(us) != nil {
+			return 0, false
+		}
+	}
+	us += int64(iv.Days) * usPerDay
+	if checkTimestamp(us) != nil {
+		return 0, false
+	}
+	us += iv.Nanoseconds / 1000
+	return us, checkTimestamp(us) == nil
 }
 
 // addInterval adds months (clamping the day to the month's end, as
