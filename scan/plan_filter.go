@@ -15,7 +15,7 @@ import (
 // iceberg-go writes a manifest's partition summary for a string (or
 // binary) partition field without a lower bound when the smallest value
 // is the empty string, and then reads the missing bound as "no non-null
-// value": with `v = ''` among its values a manifest is pruned for every
+// value": with `v = ”` among its values a manifest is pruned for every
 // predicate on v, and its files' rows vanish from queries, DELETE, UPDATE
 // and MERGE alike (an equality delete file pruned so brings deleted rows
 // back). Such a summary is recognisable: no lower bound, yet no NULL. When
