@@ -27,18 +27,31 @@ const (
 // strings, quoted identifiers and comments. It never fails: an unterminated
 // string or comment runs to the end of the input, which is the last
 // segment. Segments holding only whitespace and comments are dropped.
+//
+// A script that ends inside a block comment keeps that last span as a
+// segment, so that parsing it reports the unterminated comment instead of
+// the script passing as if the comment were closed.
 func Split(script string) []Segment {
 	var segs []Segment
-	splitScan(script, func(start, end int, terminated bool) {
+	lastStart, lastEnd := -1, -1
+	st := splitScan(script, func(start, end int, terminated bool) {
 		text := script[start:end]
 		rest := skipComments(text)
 		trimmed := strings.TrimSpace(rest)
+		if !terminated {
+			lastStart, lastEnd = start, end
+		}
 		if trimmed == "" {
 			return
 		}
 		lead := start + len(text) - len(rest)
 		segs = append(segs, Segment{Text: trimmed, Pos: posOf(script, lead), Terminated: terminated})
 	})
+	if st == inBlockComment && lastStart >= 0 && (len(segs) == 0 || segs[len(segs)-1].Terminated) {
+		text := script[lastStart:lastEnd]
+		lead := lastStart + len(text) - len(strings.TrimLeft(text, " \t\r\n"))
+		segs = append(segs, Segment{Text: strings.TrimSpace(text), Pos: posOf(script, lead)})
+	}
 	return segs
 }
 

@@ -2,6 +2,7 @@ package parser_test
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/skadedb/skade/parser"
@@ -100,5 +101,26 @@ func TestSplitAgreesWithParse(t *testing.T) {
 		if len(stmts) != len(segs) {
 			t.Errorf("%s: Parse found %d statements, Split %d", path, len(stmts), len(segs))
 		}
+	}
+}
+
+// A script ending inside a block comment keeps the comment as its last
+// segment, which does not parse: it was dropped, and the script passed.
+func TestSplitUnterminatedComment(t *testing.T) {
+	for _, script := range []string{"SELECT 1; /* open", "/* open", "SELECT 1;\n/* a /* nested */ still open\n"} {
+		segs := parser.Split(script)
+		if len(segs) == 0 {
+			t.Fatalf("%q: no segments", script)
+		}
+		last := segs[len(segs)-1]
+		if !strings.HasPrefix(last.Text, "/*") {
+			t.Fatalf("%q: last segment %q, want the open comment", script, last.Text)
+		}
+		if _, err := parser.Parse(last.Text); err == nil || !strings.Contains(err.Error(), "unterminated /* comment") {
+			t.Fatalf("%q: parsing the open comment gave %v", script, err)
+		}
+	}
+	if segs := parser.Split("SELECT 1; /* closed */"); len(segs) != 1 {
+		t.Fatalf("a closed trailing comment made %d segments", len(segs))
 	}
 }
