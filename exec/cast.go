@@ -15,6 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/uuid"
+
+	"github.com/skadedb/skade/parser"
 )
 
 // Cast converts its argument to type To. With Try set, a value that does
@@ -731,7 +733,7 @@ func invalidInput(to arrow.DataType, s string) error {
 	if isDecimal(to) {
 		name = "numeric"
 	}
-	return fmt.Errorf("invalid input syntax for type %s: %q", name, s)
+	return fmt.Errorf("invalid input syntax for type %s: %q", name, parser.Abbrev(s))
 }
 
 // parseCast builds a cast from text to type to.
@@ -786,12 +788,12 @@ func parseCast(to arrow.DataType) castFn {
 			}
 			if days := daysFromCivil(r.y, r.mo, r.d); days > maxTimestampDays || days < minTimestampMicros/usPerDay-1 {
 				// before micros can overflow
-				return 0, fmt.Errorf("%w: %q", ErrTimestampOutOfRange, s)
+				return 0, fmt.Errorf("%w: %q", ErrTimestampOutOfRange, parser.Abbrev(s))
 			}
 			// timestamp without time zone ignores an offset, as Postgres does
 			us := r.micros(tz)
 			if checkTimestamp(us) != nil {
-				return 0, fmt.Errorf("%w: %q", ErrTimestampOutOfRange, s)
+				return 0, fmt.Errorf("%w: %q", ErrTimestampOutOfRange, parser.Abbrev(s))
 			}
 			return arrow.Timestamp(us), nil
 		})
@@ -853,12 +855,12 @@ func parseIntFor[T signed](to arrow.DataType) func(string) (T, error) {
 		v, err := strconv.ParseInt(t, 10, 64)
 		if err != nil {
 			if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-				return 0, fmt.Errorf("value %q is out of range for type %s", s, TypeName(to))
+				return 0, fmt.Errorf("value %q is out of range for type %s", parser.Abbrev(s), TypeName(to))
 			}
 			return 0, invalidInput(to, s)
 		}
 		if v < lo || v > hi {
-			return 0, fmt.Errorf("value %q is out of range for type %s", s, TypeName(to))
+			return 0, fmt.Errorf("value %q is out of range for type %s", parser.Abbrev(s), TypeName(to))
 		}
 		return T(v), nil
 	}
@@ -869,7 +871,7 @@ func parseFloatText(s string, bitSize int, to arrow.DataType) (float64, error) {
 	f, err := strconv.ParseFloat(t, bitSize)
 	if err != nil {
 		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-			return 0, fmt.Errorf("%q is out of range for type %s", s, TypeName(to))
+			return 0, fmt.Errorf("%q is out of range for type %s", parser.Abbrev(s), TypeName(to))
 		}
 		return 0, invalidInput(to, s)
 	}

@@ -8,6 +8,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
+
+	"github.com/skadedb/skade/parser"
 )
 
 // NewLiteral makes a Literal of a Go value: nil (untyped NULL), bool,
@@ -84,7 +86,7 @@ func NewDecimalLiteral(text string) (*Literal, error) {
 	}
 	p := int32(max(digits, 1))
 	if p > 38 {
-		return nil, fmt.Errorf("numeric constant %s has more than 38 digits", text)
+		return nil, fmt.Errorf("numeric constant %s has more than 38 digits", parser.Abbrev(text))
 	}
 	dt := &arrow.Decimal128Type{Precision: p, Scale: int32(scale)}
 	n, ok, overflow := parseDecimal(text, p, int32(scale))

@@ -3,6 +3,7 @@ package parser
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Error is a syntax error. Line and Column (1-based, Column in characters)
@@ -33,7 +34,7 @@ func (e *Error) Error() string {
 		b.WriteString(" at end of input")
 	} else {
 		b.WriteString(" near ")
-		b.WriteString(strconv.Quote(e.Near))
+		b.WriteString(strconv.Quote(Abbrev(e.Near)))
 	}
 	sep := ": "
 	if len(e.Expected) > 0 {
@@ -82,4 +83,16 @@ func (e *Error) Caret() string {
 		}
 	}
 	return line + "\n" + pad.String() + "^"
+}
+
+// Abbrev cuts a token or value echoed in an error message to a readable
+// length, saying how long it was: a 200,000-digit literal made a 600 KB
+// message.
+func Abbrev(s string) string {
+	const keep = 48
+	if utf8.RuneCountInString(s) <= keep+16 {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:keep]) + "…(" + strconv.Itoa(len(r)) + " characters)"
 }

@@ -373,7 +373,7 @@ func bindLiteral(e *parser.Literal) (Expr, error) {
 		}
 		l, err := exec.NewDecimalLiteral(e.Value)
 		if err != nil {
-			return nil, errorf(e.Pos, "integer constant %s is out of range: %v", e.Value, err)
+			return nil, errorf(e.Pos, "integer constant %s is out of range: %v", parser.Abbrev(e.Value), err)
 		}
 		return constLit(l), nil
 	case parser.LitDecimal:
@@ -382,7 +382,7 @@ func bindLiteral(e *parser.Literal) (Expr, error) {
 			// too many digits for DECIMAL(38): fall back to double
 			f, ferr := strconv.ParseFloat(e.Value, 64)
 			if ferr != nil {
-				return nil, errorf(e.Pos, "numeric constant %s: %v", e.Value, err)
+				return nil, errorf(e.Pos, "numeric constant %s: %v", parser.Abbrev(e.Value), err)
 			}
 			l, _ = exec.NewLiteral(f)
 		}

@@ -59,6 +59,22 @@ func caret(text string, pos parser.Pos) string {
 	}
 	src := strings.TrimRight(lines[pos.Line-1], "\r")
 	prefix := fmt.Sprintf("LINE %d: ", pos.Line)
+	// A long line is shown as a window around the column, as psql does,
+	// so that a 200,000-character literal does not fill the terminal.
+	const window = 60
+	if r := []rune(src); len(r) > 2*window+20 {
+		lo := max(pos.Column-1-window, 0)
+		hi := min(pos.Column-1+window, len(r))
+		head, tail := "", ""
+		if lo > 0 {
+			head = "…"
+		}
+		if hi < len(r) {
+			tail = "…"
+		}
+		src = head + string(r[lo:hi]) + tail
+		pos.Column = pos.Column - lo + len([]rune(head))
+	}
 	var pad strings.Builder
 	pad.WriteString(strings.Repeat(" ", len(prefix)))
 	col := 1
