@@ -227,3 +227,16 @@ func TestDepthLimit(t *testing.T) {
 		}
 	}
 }
+
+// SQL text that is not UTF-8 is refused at its first bad byte, as
+// PostgreSQL does (22021): it would be stored in TEXT and Parquet.
+func TestInvalidUTF8(t *testing.T) {
+	_, err := parser.Parse("SELECT 1;\nSELECT 'a\xffb'")
+	var pe *parser.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("want a parser error, got %v", err)
+	}
+	if pe.Line != 2 || pe.Column != 10 || !strings.Contains(err.Error(), `invalid byte sequence for encoding "UTF8": 0xff`) {
+		t.Fatalf("got line %d column %d: %v", pe.Line, pe.Column, err)
+	}
+}

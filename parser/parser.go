@@ -1,9 +1,11 @@
 package parser
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxDepth bounds the nesting of expressions, subqueries and joins. Deeper
@@ -44,6 +46,9 @@ func newParser(src string) (*parser, error) {
 	if len(src) >= math.MaxInt32 {
 		return nil, &Error{Line: 1, Column: 1, Msg: "input too large: SQL text must be under 2 GiB"}
 	}
+	if !utf8.ValidString(src) {
+		return nil, invalidUTF8(src)
+	}
 	toks, decs, err := newLexer(src).all()
 	if err != nil {
 		return nil, err
@@ -74,6 +79,29 @@ func (p *parser) at(i int) token {
 		t.val = p.src[r.off:r.end]
 	}
 	return t
+}
+
+// invalidUTF8 is PostgreSQL's error for SQL text that is not UTF-8
+// (SQLSTATE 22021), at the first bad byte: such text would be stored in
+// TEXT columns and written to Parquet, which requires UTF-8.
+func invalidUTF8(src string) *Error {
+	off := 0
+	for off < len(src) {
+		r, n := utf8.DecodeRuneInString(src[off:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		off += n
+	}
+	line, col := 1, 1
+	for _, r := range src[:off] {
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return &Error{Line: line, Column: col, Offset: off, Near: src[off : off+1], Msg: fmt.Sprintf("invalid byte sequence for encoding \"UTF8\": 0x%02x", src[off]), src: src}
 }
 
 // Parse parses a script of zero or more statements separated by semicolons.

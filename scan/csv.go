@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -386,6 +387,16 @@ func appendValue(bld array.Builder, s string) error {
 	v := strings.TrimSpace(s)
 	switch b := bld.(type) {
 	case *array.StringBuilder:
+		if !utf8.ValidString(s) {
+			// as PostgreSQL's COPY (SQLSTATE 22021): TEXT is UTF-8
+			for i := 0; i < len(s); {
+				r, n := utf8.DecodeRuneInString(s[i:])
+				if r == utf8.RuneError && n <= 1 {
+					return fmt.Errorf("invalid byte sequence for encoding \"UTF8\": 0x%02x at byte %d of the value", s[i], i+1)
+				}
+				i += n
+			}
+		}
 		b.Append(s)
 	case *array.Int64Builder:
 		n, err := strconv.ParseInt(v, 10, 64)

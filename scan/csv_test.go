@@ -84,6 +84,8 @@ func TestCSVErrors(t *testing.T) {
 		{"ragged", "a,b\n1,2\n3\n", nil, "wrong number of fields"},
 		{"duplicate header", "a,A\n1,2\n", nil, `columns 1 and 2 are both named "A"`},
 		{"empty", "", nil, "the file is empty"},
+		{"invalid utf-8 (schema)", "id,name\n1,x\xffy\n", schema, `line 2, column "name": invalid byte sequence for encoding "UTF8": 0xff at byte 2 of the value`},
+		{"invalid utf-8 (inferred)", "a,b\n1,ok\n2,\xc3\n", nil, `invalid byte sequence for encoding "UTF8": 0xc3`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
