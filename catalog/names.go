@@ -35,6 +35,15 @@ func Normalize(parts []string) (table.Identifier, error) {
 		ns, tbl = parts[0], parts[1]
 	case 3:
 		if parts[0] != Name {
+			// suggest only names that would work: "../evil" splits into
+			// "", "" and "/evil"
+			for _, p := range parts[1:] {
+				if ValidateName("table", p) != nil {
+					return nil, newError([]error{ErrInvalidName},
+						"invalid table name %q: a name is letters, digits, _ and -, with a dot only between namespace and table (main.events); this is not one",
+						strings.Join(parts, "."))
+				}
+			}
 			return nil, newError([]error{ErrInvalidName},
 				"invalid table name %q: the catalog part must be %q, not %q; write %s.%s or just %s",
 				strings.Join(parts, "."), Name, parts[0], parts[1], parts[2], parts[2])

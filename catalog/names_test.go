@@ -25,6 +25,8 @@ func TestNormalize(t *testing.T) {
 		{parts: []string{"skade", "events"}, want: table.Identifier{"skade", "events"}},
 		{parts: []string{"other", "main", "events"},
 			err: `invalid table name "other.main.events": the catalog part must be "skade", not "other"; write main.events or just events`},
+		{parts: []string{"", "", "/evil"},
+			err: `invalid table name "../evil": a name is letters, digits, _ and -, with a dot only between namespace and table (main.events); this is not one`},
 		{parts: nil,
 			err: `invalid table name "": a table name has 1 to 3 parts (table, namespace.table or skade.namespace.table), not 0; name a table as namespace.table`},
 		{parts: []string{"a", "b", "c", "d"},
