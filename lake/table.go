@@ -465,6 +465,10 @@ func (t *Table) Scan(ctx context.Context, opts ...ScanOption) (array.RecordReade
 		}
 		return array.NewRecordReader(schema, nil)
 	}
+	if cfg.filter != nil {
+		scan.Close()
+		return t.filteredScan(ctx, cfg)
+	}
 	schema, seq, err := scan.ToArrowRecords(ctx)
 	if err != nil {
 		scan.Close()
