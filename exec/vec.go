@@ -418,3 +418,33 @@ func operand[T arrow.FixedWidthType](a arrow.Array, c []T) ([]T, int) {
 	}
 	return values[T](a), -1
 }
+
+// NormalizeBatch rebuilds the columns of b whose Go array type does not
+// match their data type (newStringBuilder builds utf8 results with a
+// binary builder, which yields *array.Binary), so that consumers can
+// type-switch on *array.String. It shares the buffers; nothing is copied.
+// It releases b when it returns a new batch.
+//
+// INVARIANT: every batch handed to iceberg-go's writers is normalized:
+// its partitioned writer took a utf8 *array.Binary's values for bytes and
+// filed rows of a truncate(W, col) partition under another.
+func NormalizeBatch(b arrow.RecordBatch) arrow.RecordBatch {
+	var cols []arrow.Array
+	for i, c := range b.Columns() {
+		if c.DataType().ID() == arrow.STRING {
+			if _, ok := c.(*array.String); !ok {
+				if cols == nil {
+					cols = append([]arrow.Array(nil), b.Columns()...)
+				}
+				cols[i] = array.MakeFromData(c.Data())
+				defer cols[i].Release()
+			}
+		}
+	}
+	if cols == nil {
+		return b
+	}
+	out := array.NewRecordBatch(b.Schema(), cols, b.NumRows())
+	b.Release()
+	return out
+}

@@ -73,7 +73,7 @@ func (r *Result) next(ctx context.Context) (arrow.RecordBatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	b = normalize(b)
+	b = exec.NormalizeBatch(b)
 	if b.Schema().Equal(r.schema) {
 		return b, nil
 	}
@@ -154,27 +154,3 @@ func (r *resultReader) Err() error                     { return r.err }
 
 var _ array.RecordReader = (*resultReader)(nil)
 
-// normalize rebuilds columns whose Go array type does not match their
-// data type (exec builds some utf8 results with a binary builder, which
-// yields *array.Binary), so that callers can type-switch on
-// *array.String. It shares the buffers; nothing is copied.
-func normalize(b arrow.RecordBatch) arrow.RecordBatch {
-	var cols []arrow.Array
-	for i, c := range b.Columns() {
-		if c.DataType().ID() == arrow.STRING {
-			if _, ok := c.(*array.String); !ok {
-				if cols == nil {
-					cols = append([]arrow.Array(nil), b.Columns()...)
-				}
-				cols[i] = array.MakeFromData(c.Data())
-				defer cols[i].Release()
-			}
-		}
-	}
-	if cols == nil {
-		return b
-	}
-	out := array.NewRecordBatch(b.Schema(), cols, b.NumRows())
-	b.Release()
-	return out
-}

@@ -77,7 +77,7 @@ func (r *opReader) Err() error                     { return r.err }
 // rewrap gives b the schema s (same column types, other names or
 // nullability).
 func rewrap(b arrow.RecordBatch, s *arrow.Schema) arrow.RecordBatch {
-	b = normalize(b)
+	b = exec.NormalizeBatch(b)
 	if b.Schema().Equal(s) {
 		return b
 	}

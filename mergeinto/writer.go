@@ -7,6 +7,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/skadedb/skade/exec"
 )
 
 // fileWriter streams batches into iceberg-go's WriteRecords, which runs in
@@ -62,6 +64,7 @@ func startWriter(ctx context.Context, tbl *table.Table, schema *arrow.Schema, op
 
 // push hands b to the writer, which owns it from here on.
 func (w *fileWriter) push(ctx context.Context, b arrow.RecordBatch) error {
+	b = exec.NormalizeBatch(b)
 	select {
 	case w.ch <- b:
 		return nil
