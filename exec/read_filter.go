@@ -2,6 +2,8 @@ package exec
 
 import (
 	"github.com/apache/iceberg-go"
+
+	"github.com/skadedb/skade/scan"
 )
 
 // ReadFilter turns a scan's pruning filter into the one handed to
@@ -30,6 +32,9 @@ import (
 // dropped. It returns nil when nothing of the filter is left.
 func ReadFilter(filter iceberg.BooleanExpression, schema *iceberg.Schema) iceberg.BooleanExpression {
 	if filter == nil || schema == nil {
+		return nil
+	}
+	if filter = scan.EmptyStringSafe(filter, schema); filter == nil {
 		return nil
 	}
 	pushed, err := iceberg.RewriteNotExpr(filter)
