@@ -153,4 +153,3 @@ func (r *resultReader) Record() arrow.RecordBatch      { return r.cur }
 func (r *resultReader) Err() error                     { return r.err }
 
 var _ array.RecordReader = (*resultReader)(nil)
-

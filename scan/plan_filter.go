@@ -21,7 +21,7 @@ import (
 // and MERGE alike (an equality delete file pruned so brings deleted rows
 // back). Such a summary has no lower bound; with NULLs beside the empty
 // strings it cannot be told from an all-NULL one (the upper bound goes
-// too when it is ''), so any string summary without a lower bound counts.
+// too when it is ”), so any string summary without a lower bound counts.
 // When any manifest of snap has one, predicates on that field's source
 // column are left out of planning; the file-level partition values are
 // right, but planning cannot use one without the other. Without such a
@@ -120,14 +120,14 @@ func (dropColumns) VisitBound(iceberg.BoundPredicate) iceberg.BooleanExpression 
 }
 
 // EmptyStringSafe returns filter without the leaves on string columns
-// that the empty string satisfies (c = '', c < 'x', c <= …, c <> 'x',
-// c IN (…, '', …), c NOT IN (…)), as far as schema can bind it; leaves it
+// that the empty string satisfies (c = ”, c < 'x', c <= …, c <> 'x',
+// c IN (…, ”, …), c NOT IN (…)), as far as schema can bind it; leaves it
 // cannot bind are dropped too. It is implied by filter.
 //
-// iceberg-go's writer (through arrow-go's Parquet statistics) leaves ''
-// out of a string column's lower bound: a file or row group holding ''
+// iceberg-go's writer (through arrow-go's Parquet statistics) leaves ”
+// out of a string column's lower bound: a file or row group holding ”
 // and 'd' has the lower bound 'd', so every pruning by such a leaf may
-// skip the rows holding ''. Leaves that '' does not satisfy prune
+// skip the rows holding ”. Leaves that ” does not satisfy prune
 // soundly, since the bounds are right for every other value.
 func EmptyStringSafe(filter iceberg.BooleanExpression, schema *iceberg.Schema) iceberg.BooleanExpression {
 	if filter == nil || schema == nil {
