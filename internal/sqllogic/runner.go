@@ -16,6 +16,7 @@ import (
 
 	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/lake"
+	"github.com/skadedb/skade/parser"
 	"github.com/skadedb/skade/plan"
 )
 
@@ -183,7 +184,17 @@ func RunFile(t *testing.T, path string, opts Options) {
 }
 
 // run executes one record and renders its rows.
+//
+// A DML statement's reported row movement is checked against its
+// target's row count before and after: inserted − deleted must be the
+// change (the strategies report +inserted ~updated -deleted per model from
+// these counts, and a differential run found them off).
 func run(ctx context.Context, sess *lake.Session, sql string, r *Record) ([]string, error) {
+	target := dmlTarget(sql)
+	before := int64(-1)
+	if target != "" {
+		before = countRows(ctx, sess, target)
+	}
 	res, err := sess.SQL(ctx, sql)
 	if err != nil {
 		return nil, err
@@ -191,6 +202,17 @@ func run(ctx context.Context, sess *lake.Session, sql string, r *Record) ([]stri
 	batches, err := res.Collect(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if before >= 0 {
+		if after := countRows(ctx, sess, target); after >= 0 {
+			m := res.Metrics()
+			if after-before != m.RowsInserted-m.RowsDeleted {
+				for _, b := range batches {
+					b.Release()
+				}
+				return nil, fmt.Errorf("the statement reported +%d ~%d -%d rows, but %s went from %d to %d rows", m.RowsInserted, m.RowsUpdated, m.RowsDeleted, target, before, after)
+			}
+		}
 	}
 	defer func() {
 		for _, b := range batches {
@@ -224,6 +246,53 @@ func run(ctx context.Context, sess *lake.Session, sql string, r *Record) ([]stri
 		slices.Sort(rows)
 	}
 	return rows, nil
+}
+
+// dmlTarget is the table a lone INSERT, UPDATE, DELETE, MERGE or TRUNCATE
+// of one table writes, or "".
+func dmlTarget(sql string) string {
+	stmts, err := parser.Parse(sql)
+	if err != nil || len(stmts) != 1 {
+		return ""
+	}
+	switch st := stmts[0].(type) {
+	case *parser.Insert:
+		return st.Table.String()
+	case *parser.Update:
+		return st.Table.Name.String()
+	case *parser.Delete:
+		return st.Table.Name.String()
+	case *parser.Merge:
+		return st.Target.String()
+	case *parser.Truncate:
+		if len(st.Tables) == 1 {
+			return st.Tables[0].String()
+		}
+	}
+	return ""
+}
+
+// countRows is the table's row count, or -1 when it cannot be read (it
+// does not exist yet: the statement's own error then stands).
+func countRows(ctx context.Context, sess *lake.Session, table string) int64 {
+	res, err := sess.SQL(ctx, "SELECT count(*) FROM "+table)
+	if err != nil {
+		return -1
+	}
+	batches, err := res.Collect(ctx)
+	if err != nil || len(batches) == 0 {
+		return -1
+	}
+	defer func() {
+		for _, b := range batches {
+			b.Release()
+		}
+	}()
+	c, ok := batches[0].Column(0).(*array.Int64)
+	if !ok || c.Len() != 1 {
+		return -1
+	}
+	return c.Value(0)
 }
 
 // render prints a column's values as the .slt files expect.
