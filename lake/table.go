@@ -427,9 +427,21 @@ func (t *Table) PlanFiles(ctx context.Context, opts ...ScanOption) ([]FileInfo, 
 	if t.snap == nil {
 		return nil, nil
 	}
-	scan, _ := t.newScan(opts)
+	cfg := scanConfig{limit: -1}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	// the files the engine's scan reads: planned with the sound part of
+	// the filter (scan.PlanFilter), one entry per data file
+	sopts := []table.ScanOption{table.WithSnapshotID(t.snap.SnapshotID)}
+	if len(cfg.columns) > 0 {
+		sopts = append(sopts, table.WithSelectedFields(cfg.columns...))
+	}
+	if pf := skscan.PlanFilter(ctx, t.tbl, t.snap, cfg.filter); pf != nil {
+		sopts = append(sopts, table.WithRowFilter(pf))
+	}
+	scan := t.tbl.Scan(sopts...)
 	defer scan.Close()
-	// one entry per data file, not per split of it
 	tasks, err := skscan.PlanWholeFiles(ctx, scan)
 	if err != nil {
 		return nil, translate(fmt.Errorf("plan scan of %s: %w", t.Name(), err))
