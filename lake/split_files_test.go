@@ -169,4 +169,19 @@ func TestLedgerRefusesAMismatchedCommit(t *testing.T) {
 	if got := query(t, s, "SELECT count(*), sum(v) FROM l"); !slices.Equal(got, []string{"1000|0"}) {
 		t.Fatalf("after refused commits: %v", got)
 	}
+	// compaction is held to the same count, through its snapshot summary
+	mustExec(t, s, "ALTER TABLE l SET ('write.delete.mode' = 'merge-on-read'); DELETE FROM l WHERE id < 10")
+	before = lakeFiles(t, dir)
+	mergeinto.TestHookLedger = func(written int64) int64 { return written + 1 }
+	_, err := s.SQL(context.Background(), "ALTER TABLE l EXECUTE compact")
+	mergeinto.TestHookLedger = nil
+	if err == nil || !strings.Contains(err.Error(), "refusing to commit") {
+		t.Fatalf("compact: want the ledger's refusal, got %v", err)
+	}
+	if after := lakeFiles(t, dir); len(after) != len(before) {
+		t.Fatalf("a refused compaction left files behind: %d files, was %d", len(after), len(before))
+	}
+	if got := query(t, s, "SELECT count(*) FROM l"); !slices.Equal(got, []string{"990"}) {
+		t.Fatalf("after the refused compaction: %v", got)
+	}
 }
