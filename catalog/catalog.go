@@ -387,8 +387,8 @@ func (c *Catalog) recoverDamage(err *error) {
 
 func (c *Catalog) damaged(r any) error {
 	return newError([]error{ErrCatalogDamaged},
-		"lake %q: %s is damaged (%v); nothing was changed. Run `skade repair` to rebuild it from the tables' metadata, or restore it from a backup",
-		c.dir, DBFile, r)
+		"%s is damaged (%v); nothing was changed. Run `skade repair` to rebuild it from the tables' metadata, or restore it from a backup",
+		filepath.Join(c.dir, DBFile), r)
 }
 
 func (c *Catalog) openDB(ctx context.Context, readOnly, create bool) (db *bolt.DB, err error) {
