@@ -37,46 +37,18 @@ func ReadFilter(filter iceberg.BooleanExpression, schema *iceberg.Schema) iceber
 	if filter = scan.EmptyStringSafe(filter, schema); filter == nil {
 		return nil
 	}
-	pushed, err := iceberg.RewriteNotExpr(filter)
-	if err != nil {
-		return nil
-	}
-	out, err := iceberg.VisitExpr(pushed, readFilterVisitor{schema: schema})
-	if err != nil {
-		return nil
-	}
-	if out.Equals(iceberg.AlwaysTrue{}) {
-		return nil
-	}
-	return out
+	return scan.Weaken(filter, func(p iceberg.UnboundPredicate) iceberg.BooleanExpression {
+		return readLeaf(p, schema)
+	}, nil)
 }
 
-type readFilterVisitor struct {
-	schema *iceberg.Schema
-}
-
-func (readFilterVisitor) VisitTrue() iceberg.BooleanExpression  { return iceberg.AlwaysTrue{} }
-func (readFilterVisitor) VisitFalse() iceberg.BooleanExpression { return iceberg.AlwaysFalse{} }
-
-// VisitNot cannot weaken its child's negation; RewriteNotExpr leaves none.
-func (readFilterVisitor) VisitNot(iceberg.BooleanExpression) iceberg.BooleanExpression {
-	return iceberg.AlwaysTrue{}
-}
-
-func (readFilterVisitor) VisitAnd(l, r iceberg.BooleanExpression) iceberg.BooleanExpression {
-	return iceberg.NewAnd(l, r)
-}
-
-func (readFilterVisitor) VisitOr(l, r iceberg.BooleanExpression) iceberg.BooleanExpression {
-	return iceberg.NewOr(l, r)
-}
-
-func (v readFilterVisitor) VisitUnbound(p iceberg.UnboundPredicate) iceberg.BooleanExpression {
+// readLeaf is the safe form of one leaf, nil when there is none.
+func readLeaf(p iceberg.UnboundPredicate, schema *iceberg.Schema) iceberg.BooleanExpression {
 	ref, ok := p.Term().(iceberg.Reference)
 	if !ok {
 		return iceberg.AlwaysTrue{}
 	}
-	f, ok := v.schema.FindFieldByNameCaseInsensitive(string(ref))
+	f, ok := schema.FindFieldByNameCaseInsensitive(string(ref))
 	if !ok || !safeFilterType(f.Type) {
 		return iceberg.AlwaysTrue{}
 	}
@@ -90,11 +62,6 @@ func (v readFilterVisitor) VisitUnbound(p iceberg.UnboundPredicate) iceberg.Bool
 		// reader does not implement STARTS WITH
 		return iceberg.AlwaysTrue{}
 	}
-}
-
-// VisitBound: the planner hands over unbound filters only.
-func (readFilterVisitor) VisitBound(iceberg.BoundPredicate) iceberg.BooleanExpression {
-	return iceberg.AlwaysTrue{}
 }
 
 // safeFilterType reports whether iceberg-go's reader evaluates predicates

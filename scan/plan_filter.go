@@ -16,12 +16,13 @@ import (
 // iceberg-go writes a manifest's partition summary for a string (or
 // binary) partition field without a lower bound when the smallest value
 // is the empty string, and then reads the missing bound as "no non-null
-// value": with `v = ”` among its values a manifest is pruned for every
-// predicate on v, and its files' rows vanish from queries, DELETE, UPDATE
-// and MERGE alike (an equality delete file pruned so brings deleted rows
-// back). Such a summary has no lower bound; with NULLs beside the empty
-// strings it cannot be told from an all-NULL one (the upper bound goes
-// too when it is ”), so any string summary without a lower bound counts.
+// value": with the empty string among its values a manifest is pruned
+// for every predicate on the column, and its files' rows vanish from
+// queries, DELETE, UPDATE and MERGE alike (an equality delete file pruned
+// so brings deleted rows back). Such a summary has no lower bound; with
+// NULLs beside the empty strings it cannot be told from an all-NULL one
+// (the upper bound goes too when it is the empty string), so any string
+// summary without a lower bound counts.
 // When any manifest of snap has one, predicates on that field's source
 // column are left out of planning; the file-level partition values are
 // right, but planning cannot use one without the other. Without such a
@@ -40,15 +41,12 @@ func PlanFilter(ctx context.Context, tbl *table.Table, snap *table.Snapshot, fil
 	if len(cols) == 0 {
 		return filter
 	}
-	pushed, err := iceberg.RewriteNotExpr(filter)
-	if err != nil {
+	return Weaken(filter, func(p iceberg.UnboundPredicate) iceberg.BooleanExpression {
+		if ref, ok := p.Term().(iceberg.Reference); ok && !cols[strings.ToLower(string(ref))] {
+			return p
+		}
 		return nil
-	}
-	out, err := iceberg.VisitExpr(pushed, dropColumns{cols: cols})
-	if err != nil || out.Equals(iceberg.AlwaysTrue{}) {
-		return nil
-	}
-	return out
+	}, nil)
 }
 
 // brokenSummaries caches, by manifest list path (a file never rewritten),
@@ -95,40 +93,17 @@ func brokenSummaryColumns(ctx context.Context, tbl *table.Table, snap *table.Sna
 	return cols
 }
 
-// dropColumns replaces the leaf predicates on cols by TRUE.
-type dropColumns struct{ cols map[string]bool }
-
-func (dropColumns) VisitTrue() iceberg.BooleanExpression  { return iceberg.AlwaysTrue{} }
-func (dropColumns) VisitFalse() iceberg.BooleanExpression { return iceberg.AlwaysFalse{} }
-func (dropColumns) VisitNot(iceberg.BooleanExpression) iceberg.BooleanExpression {
-	return iceberg.AlwaysTrue{} // RewriteNotExpr leaves none
-}
-func (dropColumns) VisitAnd(l, r iceberg.BooleanExpression) iceberg.BooleanExpression {
-	return iceberg.NewAnd(l, r)
-}
-func (dropColumns) VisitOr(l, r iceberg.BooleanExpression) iceberg.BooleanExpression {
-	return iceberg.NewOr(l, r)
-}
-func (d dropColumns) VisitUnbound(p iceberg.UnboundPredicate) iceberg.BooleanExpression {
-	if ref, ok := p.Term().(iceberg.Reference); ok && !d.cols[strings.ToLower(string(ref))] {
-		return p
-	}
-	return iceberg.AlwaysTrue{}
-}
-func (dropColumns) VisitBound(iceberg.BoundPredicate) iceberg.BooleanExpression {
-	return iceberg.AlwaysTrue{}
-}
-
 // EmptyStringSafe returns filter without the leaves on string columns
-// that the empty string satisfies (c = ”, c < 'x', c <= …, c <> 'x',
-// c IN (…, ”, …), c NOT IN (…)), as far as schema can bind it; leaves it
-// cannot bind are dropped too. It is implied by filter.
+// that the empty string satisfies (equal to it, less than 'x', at most
+// anything, unequal to 'x', IN a list holding it, NOT IN a list without
+// it), as far as schema can bind it; leaves it cannot bind are dropped
+// too. It is implied by filter.
 //
-// iceberg-go's writer (through arrow-go's Parquet statistics) leaves ”
-// out of a string column's lower bound: a file or row group holding ”
-// and 'd' has the lower bound 'd', so every pruning by such a leaf may
-// skip the rows holding ”. Leaves that ” does not satisfy prune
-// soundly, since the bounds are right for every other value.
+// iceberg-go's writer (through arrow-go's Parquet statistics) leaves the
+// empty string out of a string column's lower bound: a file or row group
+// holding it and 'd' has the lower bound 'd', so pruning by such a leaf
+// may skip the rows holding the empty string. Leaves it does not satisfy
+// prune soundly: the bounds are right for every other value.
 func EmptyStringSafe(filter iceberg.BooleanExpression, schema *iceberg.Schema) iceberg.BooleanExpression {
 	if filter == nil || schema == nil {
 		return filter
@@ -141,33 +116,16 @@ func EmptyStringSafe(filter iceberg.BooleanExpression, schema *iceberg.Schema) i
 	if err != nil {
 		return nil
 	}
-	out, err := iceberg.VisitExpr(bound, emptySafe{schema: schema})
-	if err != nil || out.Equals(iceberg.AlwaysTrue{}) {
-		return nil
-	}
-	return out
+	return Weaken(bound, nil, func(p iceberg.BoundPredicate) iceberg.BooleanExpression {
+		return emptySafeLeaf(schema, p)
+	})
 }
 
-type emptySafe struct{ schema *iceberg.Schema }
-
-func (emptySafe) VisitTrue() iceberg.BooleanExpression  { return iceberg.AlwaysTrue{} }
-func (emptySafe) VisitFalse() iceberg.BooleanExpression { return iceberg.AlwaysFalse{} }
-func (emptySafe) VisitNot(iceberg.BooleanExpression) iceberg.BooleanExpression {
-	return iceberg.AlwaysTrue{} // binding pushes NOT into the leaves
-}
-func (emptySafe) VisitAnd(l, r iceberg.BooleanExpression) iceberg.BooleanExpression {
-	return iceberg.NewAnd(l, r)
-}
-func (emptySafe) VisitOr(l, r iceberg.BooleanExpression) iceberg.BooleanExpression {
-	return iceberg.NewOr(l, r)
-}
-func (emptySafe) VisitUnbound(iceberg.UnboundPredicate) iceberg.BooleanExpression {
-	return iceberg.AlwaysTrue{}
-}
-
-func (v emptySafe) VisitBound(p iceberg.BoundPredicate) iceberg.BooleanExpression {
+// emptySafeLeaf is p, unbound again, unless p is a leaf on a string
+// column that ” satisfies; then nil (TRUE).
+func emptySafeLeaf(schema *iceberg.Schema, p iceberg.BoundPredicate) iceberg.BooleanExpression {
 	f := p.Ref().Field()
-	name, ok := v.schema.FindColumnName(f.ID)
+	name, ok := schema.FindColumnName(f.ID)
 	if !ok {
 		return iceberg.AlwaysTrue{}
 	}
