@@ -154,3 +154,38 @@ func TestParquetGlob(t *testing.T) {
 		t.Fatalf("empty glob: got %v", err)
 	}
 }
+
+// A Parquet file from another writer whose STRING column holds bytes that
+// are not UTF-8 is refused, naming the column.
+func TestParquetInvalidUTF8(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bad.parquet")
+	sc := arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	b := array.NewStringBuilder(memory.DefaultAllocator)
+	b.AppendValues([]string{"ok", "é", "x\xffy"}, nil)
+	rec := array.NewRecordBatch(sc, []arrow.Array{b.NewArray()}, 3)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pqarrow.NewFileWriter(sc, f, nil, pqarrow.DefaultWriterProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rdr, err := scan.OpenParquet(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Release()
+	for rdr.Next() {
+	}
+	if err := rdr.Err(); err == nil || !strings.Contains(err.Error(), `column "s", row 3 of the batch: invalid byte sequence for encoding "UTF8"`) {
+		t.Fatalf("got %v", err)
+	}
+}

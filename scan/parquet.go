@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -125,6 +126,10 @@ func (p *parquetReader) Next() bool {
 			if rec.NumRows() == 0 {
 				continue
 			}
+			if err := checkUTF8(rec); err != nil {
+				p.err = fmt.Errorf("read parquet %s: %w", p.paths[p.idx], err)
+				return false
+			}
 			rec.Retain()
 			p.cur = rec
 			return true
@@ -146,3 +151,34 @@ func (p *parquetReader) Next() bool {
 }
 
 var _ array.RecordReader = (*parquetReader)(nil)
+
+// checkUTF8 refuses a batch whose text columns hold bytes that are not
+// UTF-8, as PostgreSQL does (22021): a Parquet file from another writer
+// may carry them in a STRING column, and skade would store them in TEXT.
+func checkUTF8(rec arrow.RecordBatch) error {
+	for i, c := range rec.Columns() {
+		s, ok := c.(*array.String)
+		if !ok || s.Len() == 0 {
+			continue
+		}
+		if data := s.ValueBytes(); utf8.Valid(data) {
+			// the common case, in one pass: valid as a whole, and no
+			// value starts inside another's character
+			split := false
+			for r := 1; r < s.Len() && !split; r++ {
+				if off := s.ValueOffset(r) - s.ValueOffset(0); off < len(data) && data[off]&0xC0 == 0x80 {
+					split = true
+				}
+			}
+			if !split {
+				continue
+			}
+		}
+		for r := 0; r < s.Len(); r++ {
+			if s.IsValid(r) && !utf8.ValidString(s.Value(r)) {
+				return fmt.Errorf("column %q, row %d of the batch: invalid byte sequence for encoding \"UTF8\"", rec.Schema().Field(i).Name, r+1)
+			}
+		}
+	}
+	return nil
+}
