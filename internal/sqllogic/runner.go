@@ -1,7 +1,6 @@
 package sqllogic
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -32,19 +31,31 @@ type Record struct {
 	Expected []string
 	// header is the record's first line as written.
 	header string
+	// comments are the comment lines (and the blank lines among them)
+	// before the record, which -rewrite writes back.
+	comments []string
 }
 
 // Parse reads the records of an .slt file.
 func Parse(text string) ([]*Record, error) {
 	var out []*Record
+	var pending []string
 	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
 	for i := 0; i < len(lines); i++ {
 		line := strings.TrimRight(lines[i], " \t")
-		if line == "" || strings.HasPrefix(line, "#") {
+		if strings.HasPrefix(line, "#") {
+			pending = append(pending, line)
+			continue
+		}
+		if line == "" {
+			if len(pending) > 0 && pending[len(pending)-1] != "" {
+				pending = append(pending, "")
+			}
 			continue
 		}
 		f := strings.Fields(line)
-		r := &Record{Line: i + 1, Kind: f[0], header: line}
+		r := &Record{Line: i + 1, Kind: f[0], header: line, comments: pending}
+		pending = nil
 		switch f[0] {
 		case "statement":
 			if len(f) < 2 || (f[1] != "ok" && f[1] != "error") {
@@ -128,6 +139,9 @@ func RunFile(t *testing.T, path string, opts Options) {
 		sql = strings.ReplaceAll(sql, "__TEMP__", dir)
 		got, qerr := run(ctx, sess, sql, r)
 		where := fmt.Sprintf("%s:%d", path, r.Line)
+		if len(r.comments) > 0 {
+			out.WriteString(strings.Join(r.comments, "\n") + "\n")
+		}
 		switch {
 		case r.Kind == "statement" && r.Error == "":
 			if qerr != nil {
@@ -163,19 +177,8 @@ func RunFile(t *testing.T, path string, opts Options) {
 	}
 	if opts.Rewrite {
 		text := strings.TrimRight(out.String(), "\n") + "\n"
-		// keep the file's leading comment block
-		var head []string
-		sc := bufio.NewScanner(strings.NewReader(string(data)))
-		for sc.Scan() {
-			l := sc.Text()
-			if strings.HasPrefix(l, "#") || l == "" {
-				head = append(head, l)
-				continue
-			}
-			break
-		}
-		if len(head) > 0 {
-			text = strings.TrimRight(strings.Join(head, "\n"), "\n") + "\n\n" + text
+		if tail := trailingComments(string(data)); tail != "" {
+			text += "\n" + tail
 		}
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
@@ -355,4 +358,19 @@ var snapshotRE = regexp.MustCompile(`@[0-9]{6,}`)
 // (written @<snapshot>) and timings (time=?).
 func mask(s string) string {
 	return plan.MaskTimings(snapshotRE.ReplaceAllString(s, "@<snapshot>"))
+}
+
+// trailingComments is the comment block that ends an .slt file, after its
+// last record, for -rewrite to keep.
+func trailingComments(text string) string {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	i := len(lines)
+	for i > 0 && (strings.HasPrefix(lines[i-1], "#") || strings.TrimSpace(lines[i-1]) == "") {
+		i--
+	}
+	tail := strings.TrimLeft(strings.Join(lines[i:], "\n"), "\n")
+	if tail == "" {
+		return ""
+	}
+	return tail + "\n"
 }

@@ -3,6 +3,7 @@ package sqllogic
 import (
 	"flag"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -75,5 +76,39 @@ func TestParseRecords(t *testing.T) {
 	}
 	if _, err := Parse("frobnicate\nSELECT 1\n"); err == nil || !strings.Contains(err.Error(), "unknown record") {
 		t.Fatalf("want an unknown-record error, got %v", err)
+	}
+}
+
+// -rewrite writes a file back as it was when its results hold: comments
+// before records, blank lines among them, and the file's last comments
+// stay (it used to drop every comment after the first record).
+func TestRewriteKeepsComments(t *testing.T) {
+	text := `# file header
+
+# about t
+statement ok
+CREATE TABLE t (x INTEGER)
+
+# two
+# lines
+
+query I
+SELECT 1
+----
+1
+
+# trailing note
+`
+	p := filepath.Join(t.TempDir(), "c.slt")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	RunFile(t, p, Options{Rewrite: true})
+	got, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != text {
+		t.Fatalf("rewrite changed the file:\n%s\n--- want\n%s", got, text)
 	}
 }
