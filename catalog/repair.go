@@ -186,3 +186,39 @@ func Repair(ctx context.Context, lakeDir string, found []FoundTable) (kept strin
 	}
 	return kept, nil
 }
+
+// CheckFile runs bbolt's consistency check on the lake's catalog.db and
+// returns what it found, at most 10 problems, for Repair's report: nil
+// when the file is missing or sound. A file too damaged to open is one
+// problem.
+func CheckFile(lakeDir string) (problems []string) {
+	path := filepath.Join(lakeDir, DBFile)
+	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+		return nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			problems = append(problems, fmt.Sprintf("%v", r))
+		}
+	}()
+	db, err := bolt.Open(path, 0o644, &bolt.Options{ReadOnly: true, Timeout: DefaultLockTimeout})
+	if err != nil {
+		return []string{err.Error()}
+	}
+	defer db.Close()
+	err = db.View(func(tx *bolt.Tx) error {
+		for e := range tx.Check() {
+			if len(problems) < 10 {
+				problems = append(problems, e.Error())
+			}
+		}
+		if tx.Bucket(bucketTables) == nil || tx.Bucket(bucketNamespaces) == nil {
+			problems = append(problems, "the tables or namespaces bucket is missing")
+		}
+		return nil
+	})
+	if err != nil {
+		problems = append(problems, err.Error())
+	}
+	return problems
+}

@@ -15,6 +15,9 @@ type RepairPlan struct {
 	Tables []catalog.FoundTable // Shadowed ones are listed, not registered
 	// Unreadable are table directories none of whose metadata files parse.
 	Unreadable []string
+	// CatalogProblems is what bbolt's check found wrong with the current
+	// catalog.db (empty when it is missing or sound).
+	CatalogProblems []string
 }
 
 // PlanRepair looks for the tables of the lake at dir without opening its
@@ -29,7 +32,7 @@ func PlanRepair(dir string) (*RepairPlan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("repair %q: %w", abs, err)
 	}
-	return &RepairPlan{Dir: abs, Tables: found, Unreadable: bad}, nil
+	return &RepairPlan{Dir: abs, Tables: found, Unreadable: bad, CatalogProblems: catalog.CheckFile(abs)}, nil
 }
 
 // Repair rebuilds the lake's catalog file from p: a missing, empty or

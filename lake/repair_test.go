@@ -93,8 +93,14 @@ func TestMissingOrEmptyCatalogRefusesAndRepairRestores(t *testing.T) {
 			if !slices.Equal(names, []string{"main.a", "other.b"}) {
 				t.Fatalf("repair found %v", names)
 			}
+			if len(p.CatalogProblems) != 0 {
+				t.Errorf("problems reported for a %s catalog: %v", damage, p.CatalogProblems)
+			}
 			if _, err := lake.Repair(ctx, p); err != nil {
 				t.Fatal(err)
+			}
+			if again, err := lake.PlanRepair(dir); err != nil || len(again.CatalogProblems) != 0 {
+				t.Errorf("the repaired catalog: %v, %v", again.CatalogProblems, err)
 			}
 			lk, err := lake.Open(ctx, dir)
 			if err != nil {
@@ -156,6 +162,9 @@ func TestDamagedCatalogIsAnErrorNotAPanic(t *testing.T) {
 			p, err := lake.PlanRepair(dir)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if len(p.CatalogProblems) == 0 {
+				t.Error("bbolt's check found nothing wrong with the damaged catalog")
 			}
 			kept, err := lake.Repair(ctx, p)
 			if err != nil {

@@ -42,6 +42,12 @@ func runRepair(ctx context.Context, e *env, yes bool) error {
 		}
 		return dir
 	}
+	for i, pr := range p.CatalogProblems {
+		if i == 0 {
+			fmt.Fprintf(e.stdout, "catalog.db is damaged (bbolt's check):\n")
+		}
+		fmt.Fprintf(e.stdout, "  %s\n", pr)
+	}
 	registered := 0
 	fmt.Fprintf(e.stdout, "tables found in %s:\n", p.Dir)
 	for _, t := range p.Tables {
