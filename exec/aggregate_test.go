@@ -3,6 +3,7 @@ package exec
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -240,7 +241,7 @@ func TestStringAggOrderBy(t *testing.T) {
 func TestAggregateDistinctSum(t *testing.T) {
 	mem := hjMem(t)
 	s := hjSchema("v:i64", "f:f64")
-	rows := [][]any{{1, 1.0}, {1, 1.0}, {2, -0.0}, {nil, 0.0}, {2, nil}}
+	rows := [][]any{{1, 1.0}, {1, 1.0}, {2, math.Copysign(0, -1)}, {nil, 0.0}, {2, nil}}
 	aggs := []*Aggregate{
 		haMust(t, "sum", []Expr{hjCol(s, 0)}, true, nil, nil),
 		haMust(t, "count", []Expr{hjCol(s, 1)}, true, nil, nil),

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -136,12 +137,12 @@ func TestHashJoinMultiKeyTypes(t *testing.T) {
 	left := hjSrc(t, mem, ls, [][]any{
 		{"x", "1.50", 10, true, 0.0},
 		{"x", "1.50", 10, false, 0.0},
-		{"", "0.00", 0, true, -0.0},
+		{"", "0.00", 0, true, math.Copysign(0, -1)},
 		{nil, "1.00", 1, true, 1.0},
 		{"y", nil, 2, true, 2.0},
 	})
 	right := hjSrc(t, mem, rs, [][]any{
-		{"x", "1.50", 10, true, -0.0, "r1"},
+		{"x", "1.50", 10, true, math.Copysign(0, -1), "r1"},
 		{"", "0.00", 0, true, 0.0, "r2"},
 		{nil, "1.00", 1, true, 1.0, "r3"},
 		{"y", nil, 2, true, 2.0, "r4"},

@@ -173,7 +173,7 @@ func TestSortExamples(t *testing.T) {
 		{int64(1), nil, math.NaN(), nil},
 		{int64(2), int64(1), math.Inf(1), "a"},
 		{int64(3), int64(3), nil, "ab"},
-		{int64(4), int64(-2), -0.0, ""},
+		{int64(4), int64(-2), math.Copysign(0, -1), ""},
 		{int64(5), nil, 0.0, "b"},
 	}
 	ids := func(rows [][]any) []int64 {
