@@ -116,20 +116,7 @@ func TestParquetGlob(t *testing.T) {
 		}
 		rec := b.NewRecordBatch()
 		b.Release()
-		out, err := os.Create(filepath.Join(dir, "part"+string(rune('0'+f))+".parquet"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := pqarrow.NewFileWriter(schema, out, nil, pqarrow.DefaultWriterProps())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		writeParquet(t, filepath.Join(dir, "part"+string(rune('0'+f))+".parquet"), rec)
 		rec.Release()
 	}
 	rdr, err := scan.OpenParquet(context.Background(), filepath.Join(dir, "*.parquet"))
@@ -163,21 +150,7 @@ func TestParquetInvalidUTF8(t *testing.T) {
 	sc := arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
 	b := array.NewStringBuilder(memory.DefaultAllocator)
 	b.AppendValues([]string{"ok", "é", "x\xffy"}, nil)
-	rec := array.NewRecordBatch(sc, []arrow.Array{b.NewArray()}, 3)
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := pqarrow.NewFileWriter(sc, f, nil, pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeParquet(t, path, array.NewRecordBatch(sc, []arrow.Array{b.NewArray()}, 3))
 	rdr, err := scan.OpenParquet(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
@@ -187,5 +160,24 @@ func TestParquetInvalidUTF8(t *testing.T) {
 	}
 	if err := rdr.Err(); err == nil || !strings.Contains(err.Error(), `column "s", row 3 of the batch: invalid byte sequence for encoding "UTF8"`) {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// writeParquet writes rec as a Parquet file with pqarrow's defaults.
+func writeParquet(t *testing.T, path string, rec arrow.RecordBatch) {
+	t.Helper()
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pqarrow.NewFileWriter(rec.Schema(), out, nil, pqarrow.DefaultWriterProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
