@@ -141,23 +141,28 @@ func (r *fileReader) read(ctx context.Context, i int) {
 }
 
 // next returns the next batch in plan order; fileDone (with a nil batch)
-// when a file has just been read to its end; a nil batch and false when
-// every file has.
+// when a data file has just been read to its end (the last of its splits,
+// when it was planned as several); a nil batch and false when every file
+// has.
 func (r *fileReader) next(ctx context.Context) (rec arrow.RecordBatch, fileDone bool, err error) {
-	if r.cur >= len(r.out) {
-		return nil, false, nil
-	}
-	select {
-	case it, ok := <-r.out[r.cur]:
-		if !ok {
-			r.cur++
-			<-r.window
-			return nil, true, nil
+	for r.cur < len(r.out) {
+		select {
+		case it, ok := <-r.out[r.cur]:
+			if !ok {
+				last := r.cur+1 >= len(r.files) || r.files[r.cur+1].task.File.FilePath() != r.files[r.cur].task.File.FilePath()
+				r.cur++
+				<-r.window
+				if last {
+					return nil, true, nil
+				}
+				continue
+			}
+			return it.rec, false, it.err
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
 		}
-		return it.rec, false, it.err
-	case <-ctx.Done():
-		return nil, false, ctx.Err()
 	}
+	return nil, false, nil
 }
 
 // close stops the readers and releases what they read but nobody took.

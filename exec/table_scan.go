@@ -162,7 +162,7 @@ func (s *TableScan) Open(ctx context.Context) error {
 		// what pruning skipped for the whole
 		s.metrics.Set("files_skipped", total-nfiles)
 	}
-	s.progress.Planned(int64(len(tasks)))
+	s.progress.Planned(nfiles)
 	if len(tasks) == 0 {
 		s.done = true
 		return nil

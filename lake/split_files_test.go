@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/skadedb/skade/lake"
 	"github.com/skadedb/skade/mergeinto"
 )
 
@@ -183,5 +184,31 @@ func TestLedgerRefusesAMismatchedCommit(t *testing.T) {
 	}
 	if got := query(t, s, "SELECT count(*) FROM l"); !slices.Equal(got, []string{"990"}) {
 		t.Fatalf("after the refused compaction: %v", got)
+	}
+}
+
+// A query over a file planned as several splits counts it as one file in
+// its progress, planned and done.
+func TestProgressCountsFilesNotSplits(t *testing.T) {
+	lk, _ := openLake(t)
+	s := lk.Session()
+	mustExec(t, s, `CREATE TABLE p (id BIGINT, v DOUBLE) WITH ('write.parquet.row-group-limit' = '1000', 'read.split.target-size' = '4096');
+		INSERT INTO p SELECT i, i FROM range(20000) r(i)`)
+	files := query(t, s, "SELECT count(*) FROM p$files")
+	var p lake.Progress
+	ctx := lake.WithProgress(context.Background(), &p)
+	res, err := s.SQL(ctx, "SELECT sum(v) FROM p WHERE v >= 0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches, err := res.Collect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range batches {
+		b.Release()
+	}
+	if got := fmt.Sprintf("%d/%d", p.FilesDone.Load(), p.FilesTotal.Load()); got != files[0]+"/"+files[0] {
+		t.Fatalf("progress %s, want %s/%s (the table's data files)", got, files[0], files[0])
 	}
 }
