@@ -13,4 +13,12 @@
 //     when released, whether or not it was read to the end.
 //   - INVARIANT: a value that does not parse as its column's type is an
 //     error naming the file, line and column; it is never silently NULL.
+//   - INVARIANT: a path that replaces a data file, or numbers its rows for
+//     position deletes, plans through PlanWholeFiles: one task per file,
+//     covering it from byte 0 to its end (files.go). Only queries read
+//     iceberg-go's splits of a file.
+//   - INVARIANT: files are planned with PlanFilter's part of a filter,
+//     which leaves out what iceberg-go's statistics cannot judge soundly
+//     (plan_filter.go); it is implied by the filter, which is evaluated
+//     exactly above the scan.
 package scan
