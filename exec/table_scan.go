@@ -128,13 +128,9 @@ func (s *TableScan) Open(ctx context.Context) error {
 	opts := s.snapshotOpts()
 	tasks := s.tasks
 	if !s.preset {
-		// Files are planned with the whole filter (manifest statistics
-		// are sound); the reader gets ReadFilter's safe part of it.
-		popts := opts
-		if pf := s.planFilter(ctx); pf != nil {
-			popts = append(opts[:len(opts):len(opts)], table.WithRowFilter(pf))
-		}
-		ps := s.tbl.Scan(append(popts, table.WithSelectedFields(s.fields...))...)
+		// Files are planned with PlanFilter's part of the filter, rows
+		// read with ReadFilter's: each is what is sound there.
+		ps := s.planScan(ctx)
 		var err error
 		tasks, err = ps.PlanFiles(ctx)
 		ps.Close()
@@ -428,11 +424,7 @@ func (s *TableScan) PlanFiles(ctx context.Context) (scanned, skipped int64, err 
 	if s.preset {
 		return int64(len(s.tasks)), 0, nil
 	}
-	opts := append(s.snapshotOpts(), table.WithSelectedFields(s.fields...))
-	if pf := s.planFilter(ctx); pf != nil {
-		opts = append(opts, table.WithRowFilter(pf))
-	}
-	sc := s.tbl.Scan(opts...)
+	sc := s.planScan(ctx)
 	defer sc.Close()
 	tasks, err := sc.PlanFiles(ctx)
 	if err != nil {
@@ -443,9 +435,14 @@ func (s *TableScan) PlanFiles(ctx context.Context) (scanned, skipped int64, err 
 	return n, total - n, nil
 }
 
-// planFilter is the filter files are planned with (scan.PlanFilter).
-func (s *TableScan) planFilter(ctx context.Context) iceberg.BooleanExpression {
-	return scan.PlanFilter(ctx, s.tbl, s.tbl.Metadata().SnapshotByID(s.snapID), s.filter)
+// planScan is the scan files are planned with: the snapshot, the fields,
+// and scan.PlanFilter's part of the filter. The caller closes it.
+func (s *TableScan) planScan(ctx context.Context) *table.Scan {
+	opts := append(s.snapshotOpts(), table.WithSelectedFields(s.fields...))
+	if pf := scan.PlanFilter(ctx, s.tbl, s.tbl.Metadata().SnapshotByID(s.snapID), s.filter); pf != nil {
+		opts = append(opts, table.WithRowFilter(pf))
+	}
+	return s.tbl.Scan(opts...)
 }
 
 // distinctFiles counts the data files of tasks (a file planned as several
@@ -464,11 +461,7 @@ func (s *TableScan) Tasks(ctx context.Context) ([]table.FileScanTask, error) {
 	if s.noSnap {
 		return nil, nil
 	}
-	opts := append(s.snapshotOpts(), table.WithSelectedFields(s.fields...))
-	if pf := s.planFilter(ctx); pf != nil {
-		opts = append(opts, table.WithRowFilter(pf))
-	}
-	sc := s.tbl.Scan(opts...)
+	sc := s.planScan(ctx)
 	defer sc.Close()
 	tasks, err := sc.PlanFiles(ctx)
 	if err != nil {

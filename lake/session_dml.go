@@ -338,10 +338,8 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 	}
 	readSchema := arrow.NewSchema(fs, nil)
 	sopts := []table.ScanOption{table.WithSnapshotID(tbl.snap.SnapshotID)}
-	if rw.Pushed != nil {
-		if pf := skscan.PlanFilter(ctx, tbl.tbl, tbl.snap, rw.Pushed); pf != nil {
-			sopts = append(sopts, table.WithRowFilter(pf))
-		}
+	if pf := skscan.PlanFilter(ctx, tbl.tbl, tbl.snap, rw.Pushed); pf != nil {
+		sopts = append(sopts, table.WithRowFilter(pf))
 	}
 	sc := tbl.tbl.Scan(sopts...)
 	// whole files: a file is rewritten, or numbered for position deletes,
