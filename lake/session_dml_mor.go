@@ -162,15 +162,12 @@ func (s *Session) morFile(ctx context.Context, task table.FileScanTask, run func
 	defer o.Close()
 	// The rows come in plan order, not file order (a join reorders them):
 	// each carries its position, and the positions are added sorted once
-	// the file is read.
+	// the file is read (Add refuses a position twice).
 	var pos []int64
 	for {
 		b, err := o.Next(ctx)
 		if err == io.EOF {
 			slices.Sort(pos)
-			if n := len(pos); n > 1 && len(slices.Compact(slices.Clone(pos))) != n {
-				return false, fmt.Errorf("a row of data file %s came out of the rewrite twice (planner bug)", task.File.FilePath())
-			}
 			return true, fd.Add(ctx, pos)
 		}
 		if err != nil {
