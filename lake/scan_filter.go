@@ -41,18 +41,11 @@ func (t *Table) filteredScan(ctx context.Context, cfg scanConfig) (array.RecordR
 	}
 	fields := make([]arrow.Field, len(read))
 	for i, c := range read {
-		idx := full.FieldIndices(c)
-		if len(idx) == 0 {
-			for j, f := range full.Fields() {
-				if strings.EqualFold(f.Name, c) {
-					idx = []int{j}
-				}
-			}
-		}
-		if len(idx) == 0 {
+		idx := fieldIndex(full, c)
+		if idx < 0 {
 			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("scan %s: column %q does not exist; the columns are %s", t.Name(), c, columnList(t.icebergSchema()))}
 		}
-		fields[i] = full.Field(idx[0])
+		fields[i] = full.Field(idx)
 		read[i] = fields[i].Name
 	}
 	schema := arrow.NewSchema(fields, nil)
@@ -167,15 +160,24 @@ func (v *exprVisitor) VisitBound(p iceberg.BoundPredicate) exec.Expr {
 	return e
 }
 
+// fieldIndex is the index of schema's column name, matched exactly or
+// else ignoring case (Filter binds case-insensitively), or -1.
+func fieldIndex(schema *arrow.Schema, name string) int {
+	if idx := schema.FieldIndices(name); len(idx) > 0 {
+		return idx[0]
+	}
+	for i, f := range schema.Fields() {
+		if strings.EqualFold(f.Name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
 // predicate compiles one leaf: a column compared with literals.
 func predicate(p iceberg.BoundPredicate, schema *arrow.Schema) (exec.Expr, error) {
 	name := p.Ref().Field().Name
-	idx := -1
-	for i, f := range schema.Fields() {
-		if strings.EqualFold(f.Name, name) {
-			idx = i
-		}
-	}
+	idx := fieldIndex(schema, name)
 	if idx < 0 {
 		return nil, fmt.Errorf("column %q is not a top-level column", name)
 	}
