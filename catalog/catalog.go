@@ -143,13 +143,15 @@ func open(lakeDir string, repair bool, opts ...Option) (*Catalog, error) {
 	}
 	c.metaCache, _ = lru.New[string, table.Metadata](metaCacheEntries) // only fails for size <= 0
 	c.snapJSON = newSnapshotJSON()
-	if fi, err := os.Stat(c.dbPath); errors.Is(err, os.ErrNotExist) || (err == nil && fi.Size() == 0) {
+	fi, statErr := os.Stat(c.dbPath)
+	exists := statErr == nil && fi.Size() > 0
+	if errors.Is(statErr, os.ErrNotExist) || (statErr == nil && fi.Size() == 0) {
 		if !repair {
 			if err := checkNotLost(abs); err != nil {
 				return nil, err
 			}
 		}
-		if err == nil {
+		if statErr == nil {
 			// bbolt would initialize the empty file in place; start over
 			if err := os.Remove(c.dbPath); err != nil {
 				return nil, fmt.Errorf("open lake %q: removing the empty %s: %w", abs, DBFile, err)
@@ -158,11 +160,13 @@ func open(lakeDir string, repair bool, opts ...Option) (*Catalog, error) {
 	}
 	// An existing catalog is only read, under a shared lock: a reader
 	// needs no write permission and does not hold off writers.
-	if ready, err := c.ready(abs); err != nil || ready {
-		if err != nil {
-			return nil, err
+	if exists {
+		if ready, err := c.ready(abs); err != nil || ready {
+			if err != nil {
+				return nil, err
+			}
+			return c, nil
 		}
-		return c, nil
 	}
 	err = c.updateDB(context.Background(), true /* create */, func(tx *bolt.Tx) error {
 		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
@@ -175,8 +179,7 @@ func open(lakeDir string, repair bool, opts ...Option) (*Catalog, error) {
 				return err
 			}
 		case string(v) != formatVersion:
-			return fmt.Errorf("open lake %q: catalog.db has format %q, this skade reads format %q; "+
-				"use a skade release that matches the lake", abs, v, formatVersion)
+			return errFormat(abs, v)
 		}
 		if _, err := tx.CreateBucketIfNotExists(bucketTables); err != nil {
 			return err
@@ -198,13 +201,10 @@ func open(lakeDir string, repair bool, opts ...Option) (*Catalog, error) {
 	return c, nil
 }
 
-// ready reports whether catalog.db exists with its buckets, the default
-// namespace and this format, reading it only; false means Open must
-// create what is missing.
+// ready reports whether the existing catalog.db has its buckets, the
+// default namespace and this format, reading it only; false means Open
+// must create what is missing.
 func (c *Catalog) ready(abs string) (bool, error) {
-	if fi, err := os.Stat(c.dbPath); err != nil || fi.Size() == 0 {
-		return false, nil
-	}
 	ok := false
 	err := c.view(context.Background(), func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
@@ -214,8 +214,7 @@ func (c *Catalog) ready(abs string) (bool, error) {
 		if v := meta.Get(keyFormat); v == nil {
 			return nil
 		} else if string(v) != formatVersion {
-			return fmt.Errorf("open lake %q: catalog.db has format %q, this skade reads format %q; "+
-				"use a skade release that matches the lake", abs, v, formatVersion)
+			return errFormat(abs, v)
 		}
 		ok = tx.Bucket(bucketNamespaces).Get([]byte(DefaultNamespace)) != nil
 		return nil
@@ -226,6 +225,12 @@ func (c *Catalog) ready(abs string) (bool, error) {
 	// any other error: the read-write open below creates what is
 	// missing, or reports the same error
 	return ok && err == nil, nil
+}
+
+// errFormat refuses a catalog.db written in another layout.
+func errFormat(abs string, v []byte) error {
+	return fmt.Errorf("open lake %q: catalog.db has format %q, this skade reads format %q; "+
+		"use a skade release that matches the lake", abs, v, formatVersion)
 }
 
 // checkURLSafe refuses lake directories whose path a URL would escape:
