@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -290,9 +291,24 @@ func htSQLType(t arrow.DataType) string {
 // one row, also for an empty input (count(*) = 0, sum = NULL).
 //
 // Output: the group-by values, then one column per aggregate, named by
-// their String(). Groups come out in order of first appearance. The whole
-// state (hash table, group keys, aggregate state) is reserved in the
-// Budget; output starts after the input ends.
+// their String(). Output starts after the input ends.
+//
+// Memory: the whole state (hash table, group keys, aggregate state) is
+// reserved in the Budget, and before each input batch so is the most that
+// batch can add (every row a new group, the hash table doubling, the state
+// arrays growing). When that reservation fails, the aggregate spills (see
+// haSpill): the groups it holds stay in memory and keep aggregating their
+// rows, and the rows of every other group go to one of haFanOut partition
+// files by their key's hash. Each partition is aggregated afterwards by
+// its own HashAggregate, which can spill again on further bits of the
+// hash. Every group is aggregated whole by exactly one aggregate, so every
+// aggregate kind spills, order-sensitive ones included (a partition keeps
+// its rows in input order). Groups come out in order of first appearance
+// when nothing spilled; after a spill, the in-memory groups come first,
+// then each partition's. State that grows with the rows of one group
+// (DISTINCT, string_agg, array_agg, min/max of text) still counts against
+// the budget and fails the statement when the groups kept in memory
+// outgrow it.
 type HashAggregate struct {
 	input   Operator
 	groupBy []Expr
@@ -300,20 +316,31 @@ type HashAggregate struct {
 	opts    HashOptions
 	schema  *arrow.Schema
 	metrics Metrics
+	level   int // 0; one more for each spill a partition's aggregate is
 
-	enc    *KeyEncoder
-	table  *HashTable
-	states []htAggState
-	dists  []*htDistinct // per aggregate, nil unless DISTINCT
-	keyCh  [][]arrow.Array
-	keyB   int64
-	groups int
-	res    htReservation
-	cctx   context.Context
-	ec     *EvalContext
+	enc       *KeyEncoder
+	table     *HashTable
+	states    []htAggState
+	dists     []*htDistinct // per aggregate, nil unless DISTINCT
+	keyCh     [][]arrow.Array
+	keyStart  []int // group id of the first row of each keyCh chunk
+	keyB      int64
+	groups    int
+	capGroups int // the states are sized for this many groups
+	res       htReservation
+	cctx      context.Context
+	ec        *EvalContext
 
-	out  arrow.RecordBatch
-	off  int64
+	spill *haSpill // non-nil once the budget ran out
+
+	// Output: the finished aggregate columns of the in-memory groups and
+	// the next group to emit, then the spilled partitions one by one.
+	outCols []arrow.Array
+	off     int
+	chunk   int // the keyCh chunk holding group off
+	parts   []haPartition
+	child   *HashAggregate
+
 	done bool
 	err  error
 }
@@ -389,35 +416,62 @@ func (h *HashAggregate) Open(ctx context.Context) error {
 		h.table = NewHashTable(h.enc.Width(), 0)
 	} else {
 		h.groups = 1
-		h.resize()
+		h.resize(1)
 	}
 	return h.input.Open(ctx)
 }
 
-func (h *HashAggregate) resize() {
+// resize sizes every state for capacity groups.
+func (h *HashAggregate) resize(capacity int) {
 	for _, s := range h.states {
-		s.resize(h.groups)
+		s.resize(capacity)
 	}
+	h.capGroups = capacity
+}
+
+// growCap is the state capacity for want groups: at least half again the
+// current one, so that growth copies each state O(1) times per group.
+func (h *HashAggregate) growCap(want int) int {
+	if want <= h.capGroups {
+		return h.capGroups
+	}
+	return max(want, h.capGroups+h.capGroups/2, 1024)
 }
 
 func (h *HashAggregate) Close() error {
+	var errs []error
+	if h.child != nil {
+		errs = append(errs, h.child.Close())
+		h.child = nil
+	}
+	h.releaseState()
+	htReleaseArrays(h.outCols)
+	h.outCols = nil
+	for _, ch := range h.keyCh {
+		htReleaseArrays(ch)
+	}
+	h.keyCh, h.keyStart = nil, nil
+	if h.spill != nil {
+		errs = append(errs, h.spill.abort())
+		h.spill = nil
+	}
+	for _, p := range h.parts {
+		errs = append(errs, p.remove())
+	}
+	h.parts = nil
+	h.res.release()
+	errs = append(errs, h.input.Close())
+	return errors.Join(errs...)
+}
+
+// releaseState lets go of the hash table and the aggregate states.
+func (h *HashAggregate) releaseState() {
 	for _, s := range h.states {
 		if s != nil {
 			s.release()
 		}
 	}
-	h.states = nil
-	for _, ch := range h.keyCh {
-		htReleaseArrays(ch)
-	}
-	h.keyCh = nil
-	if h.out != nil {
-		h.out.Release()
-		h.out = nil
-	}
-	h.table = nil
-	h.res.release()
-	return h.input.Close()
+	h.states, h.dists, h.table = nil, nil, nil
 }
 
 func (h *HashAggregate) Next(ctx context.Context) (arrow.RecordBatch, error) {
@@ -425,28 +479,58 @@ func (h *HashAggregate) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	if h.err != nil {
 		return nil, h.err
 	}
+	b, err := h.next(ctx)
+	if err != nil && err != io.EOF {
+		h.err = err // the state is half updated: fail every later call too
+	}
+	h.metrics.Add(b, start)
+	return b, err
+}
+
+func (h *HashAggregate) next(ctx context.Context) (arrow.RecordBatch, error) {
 	if !h.done {
 		if err := h.consume(ctx); err != nil {
-			h.err = err // the state is half updated: fail every later call too
 			return nil, err
 		}
 		h.done = true
 	}
-	if h.out == nil || h.off >= h.out.NumRows() {
-		h.metrics.Add(nil, start)
-		return nil, io.EOF
+	for {
+		if h.outCols != nil {
+			if h.off < h.groups {
+				return h.emit()
+			}
+			if err := h.dropOutput(); err != nil {
+				return nil, err
+			}
+		}
+		if h.child != nil {
+			b, err := h.child.Next(ctx)
+			if err != io.EOF {
+				return b, err
+			}
+			h.addChildMetrics(h.child)
+			err = h.child.Close()
+			h.child = nil
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if len(h.parts) == 0 {
+			return nil, io.EOF
+		}
+		p := h.parts[0]
+		h.parts = h.parts[1:]
+		if err := h.openChild(ctx, p); err != nil {
+			return nil, err
+		}
 	}
-	end := min(h.off+int64(h.opts.BatchSize), h.out.NumRows())
-	b := h.out.NewSlice(h.off, end)
-	h.off = end
-	h.metrics.Add(b, start)
-	return b, nil
 }
 
 func (h *HashAggregate) consume(ctx context.Context) error {
 	var keys RowKeys
 	var ids []int32
-	var sel []bool
+	var sel, base []bool
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -458,56 +542,26 @@ func (h *HashAggregate) consume(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		err = h.addBatch(b, &keys, &ids, &sel)
+		err = h.addBatch(ctx, b, &keys, &ids, &sel, &base)
 		b.Release()
 		if err != nil {
 			return err
 		}
 	}
-	return h.finish()
-}
-
-func (h *HashAggregate) addBatch(b arrow.RecordBatch, keys *RowKeys, ids *[]int32, sel *[]bool) error {
-	n := int(b.NumRows())
-	*ids = htGrow(*ids, n)
-	if h.table == nil {
-		clear(*ids)
-	} else {
-		cols, err := htEvalExprs(h.ec, h.groupBy, b)
+	if h.spill != nil {
+		parts, err := h.spill.finish()
+		h.spill = nil
+		h.parts = parts
 		if err != nil {
 			return err
 		}
-		defer htReleaseArrays(cols)
-		if err := h.enc.Encode(cols, keys); err != nil {
-			return err
-		}
-		before := int32(h.table.Len())
-		if h.table.FindOrInsertRows(keys, *ids, false /* skipNull */) > 0 {
-			// New groups appear in row order: their first rows give the
-			// group key values.
-			var first []int32
-			next := before
-			for r, id := range (*ids)[:n] {
-				if id == next {
-					first = append(first, int32(r))
-					next++
-				}
-			}
-			kc, err := htTakeColumns(h.cctx, cols, first)
-			if err != nil {
-				return err
-			}
-			h.keyCh = append(h.keyCh, kc)
-			h.keyB += ArraysBytes(kc)
-			h.groups = h.table.Len()
-			h.resize()
-		}
+		h.metrics.Set("spill_partitions", int64(len(parts)))
 	}
-	for i, a := range h.aggs {
-		if err := h.updateAgg(i, a, b, (*ids)[:n], sel); err != nil {
-			return err
-		}
-	}
+	return h.finish()
+}
+
+// stateBytes is what the aggregate holds now.
+func (h *HashAggregate) stateBytes() int64 {
 	total := h.keyB
 	if h.table != nil {
 		total += h.table.Bytes()
@@ -518,12 +572,137 @@ func (h *HashAggregate) addBatch(b arrow.RecordBatch, keys *RowKeys, ids *[]int3
 			total += h.dists[i].table.Bytes()
 		}
 	}
-	return h.res.setTo(total)
+	if h.spill != nil {
+		total += haSpillBytes()
+	}
+	return total
 }
 
-func (h *HashAggregate) updateAgg(i int, a *Aggregate, b arrow.RecordBatch, ids []int32, selBuf *[]bool) error {
+// groupBytes is the fixed state of one group, over every aggregate.
+func (h *HashAggregate) groupBytes() int64 {
+	var n int64
+	for _, s := range h.states {
+		n += s.groupBytes()
+	}
+	return n
+}
+
+func (h *HashAggregate) addBatch(ctx context.Context, b arrow.RecordBatch, keys *RowKeys, ids *[]int32, sel, base *[]bool) error {
+	n := int(b.NumRows())
+	*ids = htGrow(*ids, n)
+	if h.table == nil {
+		clear((*ids)[:n])
+		return h.updateAll(b, (*ids)[:n], sel, nil)
+	}
+	cols, err := htEvalExprs(h.ec, h.groupBy, b)
+	if err != nil {
+		return err
+	}
+	defer htReleaseArrays(cols)
+	if err := h.enc.Encode(cols, keys); err != nil {
+		return err
+	}
+	if h.spill == nil {
+		// Reserve the most this batch can add before adding it: every
+		// row a new group.
+		need := h.stateBytes() + h.table.GrowBytes(n, len(keys.Data)) + ArraysBytes(cols) + h.spillReserve()
+		if c := h.growCap(h.groups + n); c > h.capGroups {
+			need += int64(c) * h.groupBytes()
+		}
+		if err := h.res.setTo(need); err != nil {
+			if !h.canSpill(err) {
+				return err
+			}
+			if err := h.startSpill(); err != nil {
+				return err
+			}
+		}
+	}
+	if h.spill != nil {
+		return h.spillBatch(ctx, b, keys, (*ids)[:n], sel, base)
+	}
+	before := int32(h.table.Len())
+	if h.table.FindOrInsertRows(keys, *ids, false /* skipNull */) > 0 {
+		// New groups appear in row order: their first rows give the
+		// group key values.
+		var first []int32
+		next := before
+		for r, id := range (*ids)[:n] {
+			if id == next {
+				first = append(first, int32(r))
+				next++
+			}
+		}
+		kc, err := htTakeColumns(h.cctx, cols, first)
+		if err != nil {
+			return err
+		}
+		h.keyCh = append(h.keyCh, kc)
+		h.keyStart = append(h.keyStart, int(before))
+		h.keyB += ArraysBytes(kc)
+		h.groups = h.table.Len()
+		if h.groups > h.capGroups {
+			h.resize(h.growCap(h.groups))
+		}
+	}
+	if err := h.updateAll(b, (*ids)[:n], sel, nil); err != nil {
+		return err
+	}
+	if err := h.res.setTo(h.stateBytes() + h.spillReserve()); err != nil {
+		// Only state that grows per row gets here (the fixed part was
+		// reserved above). It is held already: count it, and spill the
+		// groups to come.
+		if !h.canSpill(err) {
+			return err
+		}
+		h.res.force(h.stateBytes())
+		return h.startSpill()
+	}
+	return nil
+}
+
+// spillReserve is the room kept, while nothing has spilled, for spilling
+// later: the partition writers' buffers, and a sixteenth of the limit for
+// the state of the groups kept in memory to grow into (min/max of text,
+// DISTINCT, string_agg and array_agg grow with rows).
+func (h *HashAggregate) spillReserve() int64 {
+	if h.spill != nil || h.opts.DisableSpill || h.table == nil {
+		return 0
+	}
+	return haSpillBytes() + h.opts.Budget.Limit()/16
+}
+
+// updateAll folds the batch's rows into their groups' states; base, when
+// non-nil, selects the rows to fold.
+func (h *HashAggregate) updateAll(b arrow.RecordBatch, ids []int32, sel *[]bool, base []bool) error {
+	for i, a := range h.aggs {
+		if err := h.updateAgg(i, a, b, ids, sel, base); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// canSpill reports whether err, from a reservation, can be answered by
+// spilling.
+func (h *HashAggregate) canSpill(err error) bool {
+	return errors.Is(err, ErrMemoryLimit) && !h.opts.DisableSpill && h.table != nil && h.level < haMaxLevel()
+}
+
+func (h *HashAggregate) updateAgg(i int, a *Aggregate, b arrow.RecordBatch, ids []int32, selBuf *[]bool, base []bool) error {
 	n := len(ids)
 	var sel []bool
+	if a.Filter != nil || base != nil || h.dists[i] != nil {
+		*selBuf = htGrow(*selBuf, n)
+		sel = *selBuf
+		if base != nil {
+			copy(sel, base[:n])
+		} else {
+			for r := range sel {
+				sel[r] = true
+			}
+		}
+	}
 	if a.Filter != nil {
 		m, err := a.Filter.Eval(h.ec, b)
 		if err != nil {
@@ -534,10 +713,8 @@ func (h *HashAggregate) updateAgg(i int, a *Aggregate, b arrow.RecordBatch, ids 
 			m.Release()
 			return fmt.Errorf("hash aggregate: FILTER %s returned %s (bug)", a.Filter, m.DataType())
 		}
-		*selBuf = htGrow(*selBuf, n)
-		sel = *selBuf
 		for r := 0; r < n; r++ {
-			sel[r] = mb.IsValid(r) && mb.Value(r)
+			sel[r] = sel[r] && mb.IsValid(r) && mb.Value(r)
 		}
 		m.Release()
 	}
@@ -547,13 +724,6 @@ func (h *HashAggregate) updateAgg(i int, a *Aggregate, b arrow.RecordBatch, ids 
 	}
 	defer htReleaseArrays(args)
 	if d := h.dists[i]; d != nil {
-		if sel == nil {
-			*selBuf = htGrow(*selBuf, n)
-			sel = *selBuf
-			for r := range sel {
-				sel[r] = true
-			}
-		}
 		if err := d.filter(ids, args[0], sel); err != nil {
 			return err
 		}
@@ -564,45 +734,112 @@ func (h *HashAggregate) updateAgg(i int, a *Aggregate, b arrow.RecordBatch, ids 
 	return nil
 }
 
+// finish computes the aggregate columns of the groups held in memory. The
+// hash table and DISTINCT tables go first, so that the results take the
+// place they held.
 func (h *HashAggregate) finish() error {
 	n := h.groups
+	h.table = nil
+	for i := range h.dists {
+		h.dists[i] = nil
+	}
+	h.res.force(h.stateBytes())
+	h.outCols = make([]arrow.Array, 0, len(h.states))
+	var outB int64
+	for i, s := range h.states {
+		col, err := s.finish(h.cctx, n)
+		if err != nil {
+			return fmt.Errorf("%s: %w", h.aggs[i], err)
+		}
+		h.outCols = append(h.outCols, col)
+		outB += ArrayDataBytes(col.Data())
+		s.release()
+		h.states[i] = nil
+		h.res.force(h.keyB + outB + h.stateBytesFrom(i+1))
+	}
+	h.states = nil
+	h.off, h.chunk = 0, 0
+	h.metrics.Set("groups", int64(n))
+	return nil
+}
+
+// stateBytesFrom is what the states from index i on hold.
+func (h *HashAggregate) stateBytesFrom(i int) int64 {
+	var n int64
+	for _, s := range h.states[i:] {
+		n += s.bytes()
+	}
+	return n
+}
+
+// emit returns the next batch of in-memory groups: key columns sliced (and,
+// across chunks, concatenated) from the kept first rows, aggregate columns
+// sliced from the results.
+func (h *HashAggregate) emit() (arrow.RecordBatch, error) {
+	start, end := h.off, min(h.off+h.opts.BatchSize, h.groups)
 	cols := make([]arrow.Array, 0, len(h.schema.Fields()))
 	for k := range h.groupBy {
-		parts := make([]arrow.Array, len(h.keyCh))
-		for c, ch := range h.keyCh {
-			parts[c] = ch[k]
+		var parts []arrow.Array
+		for c := h.chunk; c < len(h.keyCh) && h.keyStart[c] < end; c++ {
+			lo := max(start, h.keyStart[c]) - h.keyStart[c]
+			hi := min(end-h.keyStart[c], h.keyCh[c][k].Len())
+			parts = append(parts, array.NewSlice(h.keyCh[c][k], int64(lo), int64(hi)))
 		}
 		var col arrow.Array
-		var err error
-		switch len(parts) {
-		case 0:
-			col = array.MakeArrayOfNull(h.opts.Mem, h.groupBy[k].DataType(), 0)
-		case 1:
+		if len(parts) == 1 {
 			col = parts[0]
-			col.Retain()
-		default:
-			if col, err = array.Concatenate(parts, h.opts.Mem); err != nil {
+		} else {
+			var err error
+			col, err = array.Concatenate(parts, h.opts.Mem)
+			htReleaseArrays(parts)
+			if err != nil {
 				htReleaseArrays(cols)
-				return fmt.Errorf("hash aggregate: group keys: %w", err)
+				return nil, fmt.Errorf("hash aggregate: group keys: %w", err)
 			}
 		}
 		cols = append(cols, col)
 	}
+	for _, c := range h.outCols {
+		cols = append(cols, array.NewSlice(c, int64(start), int64(end)))
+	}
+	h.off = end
+	for h.chunk < len(h.keyCh) && h.keyStart[h.chunk]+h.keyCh[h.chunk][0].Len() <= end {
+		h.chunk++
+	}
+	return htNewBatch(h.schema, cols, end-start), nil
+}
+
+// dropOutput lets go of the in-memory groups once they are emitted, so
+// that the spilled partitions have the budget.
+func (h *HashAggregate) dropOutput() error {
+	htReleaseArrays(h.outCols)
+	h.outCols = nil
 	for _, ch := range h.keyCh {
 		htReleaseArrays(ch)
 	}
-	h.keyCh = nil
-	for i, s := range h.states {
-		col, err := s.finish(h.cctx, n)
-		if err != nil {
-			htReleaseArrays(cols)
-			return fmt.Errorf("%s: %w", h.aggs[i], err)
-		}
-		cols = append(cols, col)
-	}
-	h.out = htNewBatch(h.schema, cols, n)
-	h.metrics.Set("groups", int64(n))
+	h.keyCh, h.keyStart, h.keyB = nil, nil, 0
+	h.res.release()
 	return nil
+}
+
+// openChild starts the aggregation of one spilled partition.
+func (h *HashAggregate) openChild(ctx context.Context, p haPartition) error {
+	src := newHASpillSource(p, h.input.Schema(), h.opts.Mem)
+	c, err := NewHashAggregate(src, h.groupBy, h.aggs, h.opts)
+	if err != nil {
+		p.remove()
+		return err
+	}
+	c.level = h.level + 1
+	h.child = c
+	return c.Open(ctx)
+}
+
+// addChildMetrics adds what a partition's aggregate did to h's counters.
+func (h *HashAggregate) addChildMetrics(c *HashAggregate) {
+	for k, v := range c.metrics.Extra() {
+		h.metrics.Inc(k, v)
+	}
 }
 
 // htDistinct passes each (group, value) pair through once.

@@ -29,6 +29,10 @@ type htAggState interface {
 	// finish returns the results of groups 0..groups-1.
 	finish(ctx context.Context, groups int) (arrow.Array, error)
 	bytes() int64
+	// groupBytes is the fixed memory of one group's state (what resize
+	// allocates per group); state that grows with the rows a group sees
+	// is counted by bytes alone.
+	groupBytes() int64
 	release()
 }
 
@@ -161,6 +165,7 @@ type htCount struct {
 }
 
 func (s *htCount) resize(n int) { s.counts = htGrowTo(s.counts, n) }
+func (s *htCount) groupBytes() int64 { return 8 }
 func (s *htCount) bytes() int64 { return int64(cap(s.counts)) * 8 }
 func (s *htCount) release()     {}
 func (s *htCount) update(_ context.Context, ids []int32, args []arrow.Array, sel []bool) error {
@@ -195,6 +200,7 @@ type htSumInt struct {
 func (s *htSumInt) resize(n int) {
 	s.hi, s.lo, s.cnt = htGrowTo(s.hi, n), htGrowTo(s.lo, n), htGrowTo(s.cnt, n)
 }
+func (s *htSumInt) groupBytes() int64 { return 24 }
 func (s *htSumInt) bytes() int64 { return int64(cap(s.hi)+cap(s.lo)+cap(s.cnt)) * 8 }
 func (s *htSumInt) release()     {}
 
@@ -271,6 +277,7 @@ type htSumFloat struct {
 }
 
 func (s *htSumFloat) resize(n int) { s.sums, s.cnt = htGrowTo(s.sums, n), htGrowTo(s.cnt, n) }
+func (s *htSumFloat) groupBytes() int64 { return 16 }
 func (s *htSumFloat) bytes() int64 { return int64(cap(s.sums)+cap(s.cnt)) * 8 }
 func (s *htSumFloat) release()     {}
 func (s *htSumFloat) update(_ context.Context, ids []int32, args []arrow.Array, sel []bool) error {
@@ -317,6 +324,7 @@ type htSumDecimal struct {
 }
 
 func (s *htSumDecimal) resize(n int) { s.sums, s.cnt = htGrowTo(s.sums, n), htGrowTo(s.cnt, n) }
+func (s *htSumDecimal) groupBytes() int64 { return 24 }
 func (s *htSumDecimal) bytes() int64 { return int64(cap(s.sums))*16 + int64(cap(s.cnt))*8 }
 func (s *htSumDecimal) release()     {}
 
@@ -399,6 +407,10 @@ func newHTMinMax[T cmp.Ordered](dt arrow.DataType, isMax bool, mem memory.Alloca
 }
 
 func (s *htMinMax[T]) resize(n int) { s.vals, s.valid = htGrowTo(s.vals, n), htGrowTo(s.valid, n) }
+func (s *htMinMax[T]) groupBytes() int64 {
+	var z T
+	return int64(unsafe.Sizeof(z)) + 1
+}
 func (s *htMinMax[T]) bytes() int64 {
 	var z T
 	return int64(cap(s.vals))*int64(unsafe.Sizeof(z)) + int64(cap(s.valid))
@@ -440,6 +452,7 @@ type htMinMaxBytes struct {
 }
 
 func (s *htMinMaxBytes) resize(n int) { s.vals, s.valid = htGrowTo(s.vals, n), htGrowTo(s.valid, n) }
+func (s *htMinMaxBytes) groupBytes() int64 { return 25 }
 func (s *htMinMaxBytes) bytes() int64 { return int64(cap(s.vals))*24 + int64(cap(s.valid)) + s.size }
 func (s *htMinMaxBytes) release()     {}
 
@@ -513,6 +526,7 @@ type htBool struct {
 }
 
 func (s *htBool) resize(n int) { s.vals, s.valid = htGrowTo(s.vals, n), htGrowTo(s.valid, n) }
+func (s *htBool) groupBytes() int64 { return 2 }
 func (s *htBool) bytes() int64 { return int64(cap(s.vals) + cap(s.valid)) }
 func (s *htBool) release()     {}
 func (s *htBool) update(_ context.Context, ids []int32, args []arrow.Array, sel []bool) error {
@@ -557,6 +571,12 @@ func (s *htCollect) resize(n int) {
 	if s.agg.kind == aggAnyValue {
 		s.have = htGrowTo(s.have, n)
 	}
+}
+func (s *htCollect) groupBytes() int64 {
+	if s.agg.kind == aggAnyValue {
+		return 1
+	}
+	return 0
 }
 func (s *htCollect) bytes() int64 { return s.size + int64(cap(s.groups))*4 + int64(cap(s.have)) }
 func (s *htCollect) release() {

@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -313,24 +312,3 @@ func TestNewAggregateErrors(t *testing.T) {
 	}
 }
 
-func TestHashAggregateBudget(t *testing.T) {
-	mem := hjMem(t)
-	s := hjSchema("k:i64")
-	var rows [][]any
-	for i := 0; i < 20000; i++ {
-		rows = append(rows, []any{i})
-	}
-	budget := NewBudget(100 << 10)
-	h, err := NewHashAggregate(hjSrc(t, mem, s, rows), []Expr{hjCol(s, 0)},
-		[]*Aggregate{haMust(t, "count", nil, false, nil, nil)}, HashOptions{Mem: mem, Budget: budget})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = hjRun(t, h)
-	if !errors.Is(err, ErrMemoryLimit) || !strings.Contains(err.Error(), "hash aggregate state needs more than the statement memory limit of 100 KiB") {
-		t.Fatalf("got %v", err)
-	}
-	if budget.Used() != 0 {
-		t.Errorf("budget holds %d after Close", budget.Used())
-	}
-}

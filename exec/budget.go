@@ -41,13 +41,25 @@ func (b *Budget) Reserve(n int64, what string) error {
 		return fmt.Errorf("%w: %s needs more than the statement memory limit of %s; raise it with SET memory_limit = '…', or reduce the input (filter it, or split the statement)",
 			ErrMemoryLimit, what, FormatBytes(b.limit))
 	}
+	b.notePeak(u)
+	return nil
+}
+
+// force claims n bytes (or returns -n) whatever the limit: memory an
+// operator already holds and must count.
+func (b *Budget) force(n int64) {
+	if b != nil {
+		b.notePeak(b.used.Add(n))
+	}
+}
+
+func (b *Budget) notePeak(u int64) {
 	for {
 		p := b.peak.Load()
 		if u <= p || b.peak.CompareAndSwap(p, u) {
-			break
+			return
 		}
 	}
-	return nil
 }
 
 // Release returns n bytes to the budget.

@@ -104,6 +104,32 @@ func (t *HashTable) Bytes() int64 {
 	return int64(len(t.slots))*8 + int64(len(t.islots))*16 + int64(cap(t.arena)) + int64(cap(t.offs))*8
 }
 
+// GrowBytes is the memory that inserting extra new keys of keyBytes bytes
+// in total would newly allocate: the slot arrays the table doubles to, and
+// the arena and offsets grown by append (Go grows a large slice by about
+// 1.25×; counted as 2× to stay safe). The old arrays stay allocated until
+// the collector frees them, so a caller that reserves Bytes()+GrowBytes()
+// before inserting covers the transient peak.
+func (t *HashTable) GrowBytes(extra, keyBytes int) int64 {
+	var n int64
+	slots := t.numSlots()
+	for (t.n+extra)*8 > slots*hashTableMaxLoad {
+		slots *= 2
+		if t.inline {
+			n += int64(slots) * 16
+		} else {
+			n += int64(slots) * 8
+		}
+	}
+	if len(t.arena)+keyBytes > cap(t.arena) {
+		n += 2 * int64(max(cap(t.arena), len(t.arena)+keyBytes))
+	}
+	if t.width == 0 && len(t.offs)+extra > cap(t.offs) {
+		n += 2 * 8 * int64(max(cap(t.offs), len(t.offs)+extra))
+	}
+	return n
+}
+
 // Key returns group id's key. It aliases the arena; do not modify it.
 func (t *HashTable) Key(id int32) []byte {
 	if t.width > 0 {

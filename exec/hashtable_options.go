@@ -29,6 +29,12 @@ type HashOptions struct {
 	// Now is the statement start time handed to expressions; zero means
 	// the time of Open.
 	Now time.Time
+	// SpillDir is where HashAggregate spills partitions when the Budget
+	// runs out; "" is the system temp dir.
+	SpillDir string
+	// DisableSpill makes an exhausted budget an error in HashAggregate
+	// instead of a spill.
+	DisableSpill bool
 }
 
 func (o HashOptions) withDefaults() HashOptions {
@@ -68,6 +74,13 @@ func (r *htReservation) setTo(n int64) error {
 	}
 	r.n = n
 	return nil
+}
+
+// force sets the reservation to n even past the budget's limit: for memory
+// already held, which the budget must count so that later claims see it.
+func (r *htReservation) force(n int64) {
+	r.budget.force(n - r.n)
+	r.n = n
 }
 
 func (r *htReservation) add(n int64) error { return r.setTo(r.n + n) }

@@ -258,6 +258,11 @@ func (s *Sort) pull(ctx context.Context) (arrow.RecordBatch, error) {
 	return s.extend(b)
 }
 
+// skRowBytes is what sorting holds per row beside the row's batch: its
+// skRef (8 bytes) and, while sortStable runs, two skSortEntry (24 bytes
+// each: the entries and their scratch copy).
+const skRowBytes = 8 + 2*24
+
 // consumeAll reads the whole input, spilling sorted runs when the budget
 // runs out, and leaves either s.sorted or s.merger ready to emit.
 func (s *Sort) consumeAll(ctx context.Context) error {
@@ -270,7 +275,7 @@ func (s *Sort) consumeAll(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		need := BatchBytes(b) + 32*b.NumRows() // + refs and sort entries
+		need := BatchBytes(b) + skRowBytes*b.NumRows()
 		if err := s.opts.Budget.Reserve(need, "ORDER BY"); err != nil {
 			if s.opts.DisableSpill {
 				b.Release()

@@ -63,8 +63,10 @@ var (
 	ErrNotImplemented = errors.New("not implemented")
 	// ErrMemoryLimit is returned when a statement needs to hold more than
 	// its memory limit (WithMemoryLimit, SET memory_limit) in a join build
-	// side or aggregate state; the message names the limit. Sorts spill
-	// instead.
+	// side, a window partition or MERGE's source; the message names the
+	// limit. Sorts and GROUP BY spill to disk instead (GROUP BY can still
+	// fail when the groups it keeps in memory grow with their rows:
+	// DISTINCT, string_agg, array_agg).
 	ErrMemoryLimit = exec.ErrMemoryLimit
 )
 

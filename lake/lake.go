@@ -38,6 +38,9 @@ type options struct {
 	lockTimeout   time.Duration
 	memoryLimit   int64
 	tableDefaults map[string]string
+	// runtimeMemoryLimit lets statements set the Go soft memory limit
+	// (see gcGovernor).
+	runtimeMemoryLimit bool
 }
 
 // Option configures Open.
@@ -52,6 +55,17 @@ func WithLockTimeout(d time.Duration) Option { return func(o *options) { o.lockT
 // memory is not probed; 4 GiB).
 func WithMemoryLimit(bytes int64) Option { return func(o *options) { o.memoryLimit = bytes } }
 
+// WithRuntimeMemoryLimit(false) keeps statements from setting the Go
+// runtime's soft memory limit. By default, while statements run and the
+// program has set no limit of its own (GOMEMLIMIT or debug.SetMemoryLimit),
+// skade sets it to the memory in use before they started plus their
+// memory limits and a sixteenth more, so that the collector frees garbage
+// before the process grows past what the statements may hold; the
+// previous setting comes back when the last statement ends. Turn it off
+// when the program holds large live data of its own while it queries, and
+// set GOMEMLIMIT to suit it instead.
+func WithRuntimeMemoryLimit(on bool) Option { return func(o *options) { o.runtimeMemoryLimit = on } }
+
 // WithTableDefaults sets table properties that every table created
 // through this Lake gets, over skade's defaults and under the table's own
 // WITH (...) properties. Tests use it to give ordinary small tables
@@ -63,7 +77,7 @@ func WithTableDefaults(props map[string]string) Option {
 
 // Open opens the lake at dir, creating it when it does not exist.
 func Open(ctx context.Context, dir string, opts ...Option) (*Lake, error) {
-	o := options{lockTimeout: 10 * time.Second, memoryLimit: 4 << 30}
+	o := options{lockTimeout: 10 * time.Second, memoryLimit: 4 << 30, runtimeMemoryLimit: true}
 	for _, opt := range opts {
 		opt(&o)
 	}

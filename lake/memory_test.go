@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -15,8 +17,8 @@ import (
 
 // TestMemoryLimit runs queries over a table several times larger than the
 // statement memory limit: scans, filters and few-group aggregates stream;
-// ORDER BY spills; a join build side or aggregate state that outgrows the
-// limit fails with ErrMemoryLimit, naming the limit.
+// ORDER BY and GROUP BY spill; a join build side that outgrows the limit
+// fails with ErrMemoryLimit, naming the limit.
 func TestMemoryLimit(t *testing.T) {
 	ctx := context.Background()
 	lk, _ := openLake(t)
@@ -90,9 +92,20 @@ func TestMemoryLimit(t *testing.T) {
 		}
 	})
 
+	t.Run("group by spills", func(t *testing.T) {
+		q := `SELECT count(*), sum(c), sum(id), max(s) FROM (SELECT id, count(*) AS c, min(s) AS s FROM big GROUP BY id) x`
+		want := []string{fmt.Sprintf("%d|%d|%d|%s", n, n, int64(n)*(n-1)/2, "a padded row label 99999")}
+		if got := query(t, sess, q); !slices.Equal(got, want) {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+		plan := strings.Join(query(t, sess, `EXPLAIN ANALYZE `+q), "\n")
+		if !strings.Contains(plan, "spilled_rows=") {
+			t.Fatalf("the aggregate did not spill under a 4 MiB limit:\n%s", plan)
+		}
+	})
+
 	for _, q := range []string{
 		`SELECT count(*) FROM big a JOIN big b ON a.id = b.id`,
-		`SELECT count(*) FROM (SELECT id, count(*) FROM big GROUP BY id) x`,
 	} {
 		t.Run(q, func(t *testing.T) {
 			err := queryErr(sess, q)
@@ -125,4 +138,65 @@ func queryErr(sess *lake.Session, q string) error {
 		b.Release()
 	}
 	return err
+}
+
+// TestRuntimeMemoryLimit: while a statement runs, the Go soft memory limit
+// follows its memory limit, and comes back when the result is closed;
+// a limit the program set, GOMEMLIMIT, and WithRuntimeMemoryLimit(false)
+// are left alone.
+func TestRuntimeMemoryLimit(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	during := func(t *testing.T, opts ...lake.Option) int64 {
+		t.Helper()
+		lk, err := lake.Open(ctx, dir, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lk.Close()
+		sess := lk.Session()
+		mustExec(t, sess, `SET memory_limit = '64MiB'`)
+		res, err := sess.SQL(ctx, `SELECT * FROM range(100000)`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := debug.SetMemoryLimit(-1)
+		if err := res.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		t.Skip("the test binary runs with a soft memory limit")
+	}
+	t.Run("set while the result streams", func(t *testing.T) {
+		got := during(t)
+		if got < 64<<20 || got > 64<<20+64<<20/16+1<<30 {
+			t.Fatalf("soft limit %d while a 64 MiB statement runs", got)
+		}
+		if after := debug.SetMemoryLimit(-1); after != math.MaxInt64 {
+			t.Fatalf("soft limit %d after the result closed, want none", after)
+		}
+	})
+	t.Run("the program's own limit stays", func(t *testing.T) {
+		debug.SetMemoryLimit(8 << 30)
+		defer debug.SetMemoryLimit(math.MaxInt64)
+		if got := during(t); got != 8<<30 {
+			t.Fatalf("soft limit %d, want the program's 8 GiB", got)
+		}
+		if after := debug.SetMemoryLimit(-1); after != 8<<30 {
+			t.Fatalf("soft limit %d after, want 8 GiB", after)
+		}
+	})
+	t.Run("GOMEMLIMIT stays", func(t *testing.T) {
+		t.Setenv("GOMEMLIMIT", "8GiB")
+		if got := during(t); got != math.MaxInt64 {
+			t.Fatalf("soft limit %d with GOMEMLIMIT set", got)
+		}
+	})
+	t.Run("off", func(t *testing.T) {
+		if got := during(t, lake.WithRuntimeMemoryLimit(false)); got != math.MaxInt64 {
+			t.Fatalf("soft limit %d with WithRuntimeMemoryLimit(false)", got)
+		}
+	})
 }

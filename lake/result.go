@@ -22,6 +22,8 @@ type Result struct {
 	batches []arrow.RecordBatch
 	metrics Metrics
 	closed  bool
+	// onClose runs once when the result is closed or read to its end.
+	onClose func()
 }
 
 // Metrics are a statement's row movement: what DML changed.
@@ -50,10 +52,19 @@ func (r *Result) Close() error {
 		b.Release()
 	}
 	r.batches = nil
+	defer r.done()
 	if r.op != nil {
 		return r.op.Close()
 	}
 	return nil
+}
+
+// done runs onClose, once.
+func (r *Result) done() {
+	if f := r.onClose; f != nil {
+		r.onClose = nil
+		f()
+	}
 }
 
 // next returns the next batch renamed to the result's schema.
@@ -71,6 +82,9 @@ func (r *Result) next(ctx context.Context) (arrow.RecordBatch, error) {
 	}
 	b, err := r.op.Next(ctx)
 	if err != nil {
+		if err == io.EOF {
+			r.done()
+		}
 		return nil, err
 	}
 	b = exec.NormalizeBatch(b)

@@ -46,16 +46,22 @@ func (l *Lake) Session() *Session {
 	return &Session{lk: l, sources: map[string]plan.Source{}, settings: map[string]string{}}
 }
 
-func (s *Session) planner(now time.Time) *plan.Planner {
+// memoryLimit is the running statement's memory limit: the session's
+// memory_limit setting, else the lake's.
+func (s *Session) memoryLimit() int64 {
 	limit := s.lk.opts.memoryLimit
 	if v, ok := s.settings["memory_limit"]; ok {
 		if n, err := parseBytes(v); err == nil {
 			limit = n
 		}
 	}
+	return limit
+}
+
+func (s *Session) planner(now time.Time) *plan.Planner {
 	return &plan.Planner{
 		Catalog: sessionCatalog{s},
-		Options: plan.Options{Budget: exec.NewBudget(limit), ParallelScans: s.settingOn("parallel_scans")},
+		Options: plan.Options{Budget: exec.NewBudget(s.memoryLimit()), ParallelScans: s.settingOn("parallel_scans")},
 		Now:     now,
 		Pinned:  s.pinned,
 		Params:  s.args,

@@ -55,7 +55,16 @@ func (s *Session) writeRetries() int {
 // remains: the failed commit removed its files.
 func (s *Session) run(ctx context.Context, stmt parser.Stmt) (*Result, error) {
 	s.lastCommit = 0
+	leave := func() {}
+	if s.lk.opts.runtimeMemoryLimit {
+		leave = governor.enter(s.memoryLimit())
+	}
 	res, err := s.runRetrying(ctx, stmt)
+	if res != nil && res.op != nil {
+		res.onClose = leave // the statement runs on while its result streams
+	} else {
+		leave()
+	}
 	if err == nil && res != nil {
 		res.metrics.SnapshotID = s.lastCommit
 	}

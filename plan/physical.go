@@ -16,7 +16,7 @@ import (
 type Options struct {
 	// Budget bounds join build sides, aggregate state and sort buffers.
 	Budget *exec.Budget
-	// SpillDir is where sorts spill; "" is the system temp dir.
+	// SpillDir is where sorts and aggregates spill; "" is the system temp dir.
 	SpillDir string
 	// Mem allocates batches; nil is the default allocator.
 	Mem memory.Allocator
@@ -34,7 +34,7 @@ func (b *binder) physical(n Node) (exec.Operator, error) {
 }
 
 func (b *binder) hashOpts() exec.HashOptions {
-	return exec.HashOptions{Mem: b.opts.Mem, Budget: b.opts.Budget, Now: b.now}
+	return exec.HashOptions{Mem: b.opts.Mem, Budget: b.opts.Budget, Now: b.now, SpillDir: b.opts.SpillDir}
 }
 
 func schemaOf(cols []Column) *arrow.Schema {
