@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"iter"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/exec"
@@ -346,7 +344,9 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 	// from its first row to its last
 	tasks, err := skscan.PlanWholeFiles(ctx, sc)
 	sc.Close()
-	all := tasks // every data file, when known (for dead delete files)
+	// every data file, when known (for dead delete files); a copy, as
+	// tasks is filtered in place below
+	all := slices.Clone(tasks)
 	if err == nil && rw.Pushed != nil {
 		// The filter may have pruned equality deletes a rewritten file needs.
 		tasks, all, err = mergeinto.CompleteDeletes(ctx, tbl.tbl, tbl.snap, []table.ScanOption{table.WithSnapshotID(tbl.snap.SnapshotID)}, tasks)
@@ -434,138 +434,73 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 		}
 		return countResult(o.matched, m), summary, nil
 	}
-	var removed []iceberg.DataFile
-	var removedTasks []table.FileScanTask
-	var rewrites []table.FileScanTask
-	var matched int64
-	var dropped, toRead int
-	ledger := mergeinto.NewLedger(tbl.tbl, []table.ScanOption{table.WithSnapshotID(tbl.snap.SnapshotID)}, op+" "+tbl.Name(), nil)
+	var drops, files []table.FileScanTask
 	for _, task := range tasks {
 		if dropUnread(task) {
-			// statistics prove every row matches: drop the file unread
-			matched += task.File.Count()
-			ledger.Read(task, task.File.Count())
-			removed = append(removed, task.File)
-			removedTasks = append(removedTasks, task)
-			dropped++
-			continue
-		}
-		if explain {
-			toRead++
-			continue
-		}
-		o, err := run(task)
-		if err != nil {
-			return nil, "", translate(err)
-		}
-		m, rows, err := countMatches(ctx, o)
-		if err != nil {
-			return nil, "", translate(err)
-		}
-		if m == 0 {
-			continue
-		}
-		matched += m
-		ledger.Read(task, rows)
-		removed = append(removed, task.File)
-		removedTasks = append(removedTasks, task)
-		if ret != nil {
-			o, err := run(task)
-			if err != nil {
-				return nil, "", translate(err)
-			}
-			rows, err := matchedRows(ctx, o)
-			if err != nil {
-				return nil, "", translate(err)
-			}
-			kept = append(kept, rows...)
-		}
-		if update || m < rows {
-			rewrites = append(rewrites, task)
+			drops = append(drops, task)
+		} else {
+			files = append(files, task)
 		}
 	}
+	total := exec.SnapshotDataFiles(tbl.tbl, tbl.snap.SnapshotID)
 	if explain {
-		total := exec.SnapshotDataFiles(tbl.tbl, tbl.snap.SnapshotID)
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s %s (copy-on-write)\n", strings.ToUpper(op), tbl.Name())
 		if rw.Pushed != nil {
 			fmt.Fprintf(&b, "  pruning filter: %s\n", rw.Pushed)
 		}
 		fmt.Fprintf(&b, "  data files: %d in the snapshot, %d skipped by pruning, %d dropped unread (statistics prove every row matches), %d to read\n",
-			total, total-int64(len(tasks)), dropped, toRead)
+			total, total-int64(len(tasks)), len(drops), len(files))
 		b.WriteString("  per file:\n")
 		for _, l := range strings.Split(strings.TrimRight(rw.Explain(), "\n"), "\n") {
 			b.WriteString("    " + l + "\n")
 		}
 		return nil, b.String(), nil
 	}
-	if matched == 0 {
-		if ret != nil {
-			r, err := returningResult(ctx, ret, nil, Metrics{})
-			return r, "", err
-		}
-		return countResult(0, Metrics{}), "", nil
-	}
-	if v := tbl.tbl.Metadata().Version(); v >= 3 && len(rewrites) > 0 {
+	var refuse error
+	if v := tbl.tbl.Metadata().Version(); v >= 3 {
 		// iceberg-go demands first_row_id on the rewritten files of a v3
 		// table, which its writer does not set.
-		return nil, "", &sentinelError{ErrNotImplemented, fmt.Errorf("%s %s: copy-on-write %s of a format-version %d table is not supported yet (row lineage); set write.%s.mode = 'merge-on-read', or use a format-version 2 table", op, tbl.Name(), strings.ToUpper(op), v, op)}
+		refuse = &sentinelError{ErrNotImplemented, fmt.Errorf("%s %s: copy-on-write %s of a format-version %d table is not supported yet (row lineage); set write.%s.mode = 'merge-on-read', or use a format-version 2 table", op, tbl.Name(), strings.ToUpper(op), v, op)}
 	}
-	addedN := 0
-	err = s.write(ctx, tbl, op, true, func(txn *table.Transaction) error {
+	// One pass: each candidate file is read once through the row-rewrite
+	// engine MERGE uses, which rewrites only the files with a change.
+	var res *mergeinto.Result
+	err = s.write(ctx, tbl, op, false, func(txn *table.Transaction) error {
 		staged, err := txn.StagedTable()
 		if err != nil {
 			return err
 		}
-		var added []iceberg.DataFile
-		defer func() { addedN = len(added) }()
-		for _, task := range rewrites {
-			o, err := run(task)
-			if err != nil {
-				return err
-			}
-			kept, err := keptRows(o, update)
-			if err != nil {
-				o.Close()
-				return err
-			}
-			for df, err := range table.WriteRecords(ctx, staged.Table, target, opSeq(ctx, kept, target)) {
-				if err != nil {
-					return err
-				}
-				added = append(added, df)
-			}
-		}
-		// INVARIANT: no copy-on-write commit loses or duplicates a row.
-		deleted := matched
-		if update {
-			deleted = 0
-		}
-		if err := ledger.Check(ctx, removed, added, deleted, 0 /* inserted */); err != nil {
-			return err
-		}
-		// Deletes that applied only to the removed files die with them.
-		if dead := mergeinto.DeadDeleteFiles(removedTasks, all); len(dead) > 0 {
-			return txn.ReplaceFiles(ctx, removed, added, dead, nil)
-		}
-		return txn.ReplaceDataFilesWithDataFiles(ctx, removed, added, nil)
+		res.Release()
+		// INVARIANT: mergeinto writes through the transaction's tracked IO
+		res, err = mergeinto.Rewrite(ctx, &mergeinto.RewriteSpec{
+			Table: tbl.Name(), Target: staged.Table, Snapshot: tbl.snap, Schema: target,
+			Files: files, Drop: drops, All: all, Rows: run, Update: update, Returning: ret != nil,
+			RefuseRewrite: refuse, Budget: s.planner(now).Options.Budget,
+		}, txn)
+		return err
 	})
 	if err != nil {
-		return nil, "", err
+		return nil, "", translate(err)
 	}
+	matched := res.Count
 	m := Metrics{RowsDeleted: matched}
 	if update {
 		m = Metrics{RowsUpdated: matched}
 	}
-	total := exec.SnapshotDataFiles(tbl.tbl, tbl.snap.SnapshotID)
-	summary := fmt.Sprintf("%s %s (copy-on-write): %d rows\n  data files: %d in the snapshot, %d skipped by pruning, %d dropped unread, %d read, %d rewritten, %d removed, %d added\n",
-		strings.ToUpper(op), tbl.Name(), matched, total, total-int64(len(tasks)), dropped, len(tasks)-dropped, len(rewrites), len(removed), addedN)
+	mt := res.Metrics
+	summary := "" // EXPLAIN ANALYZE: nothing matched, nothing committed
+	if matched > 0 {
+		summary = fmt.Sprintf("%s %s (copy-on-write): %d rows\n  data files: %d in the snapshot, %d skipped by pruning, %d dropped unread, %d read, %d rewritten, %d removed, %d added\n",
+			strings.ToUpper(op), tbl.Name(), matched, total, total-int64(len(tasks)), len(drops), len(files), mt.FilesRewritten, mt.FilesRemoved, mt.FilesAdded)
+	}
 	if ret != nil {
-		rows := kept
-		kept = nil
+		rows := res.Returning
+		res.Returning = nil
 		r, err := returningResult(ctx, ret, rows, m)
 		return r, summary, err
 	}
+	res.Release()
 	return countResult(matched, m), summary, nil
 }
 
@@ -574,29 +509,6 @@ func hasDeletes(task table.FileScanTask) bool {
 	return len(task.DeleteFiles)+len(task.EqualityDeleteFiles)+len(task.DeletionVectorFiles) > 0
 }
 
-// matchedRows drains a rewrite operator and returns its matched rows'
-// columns (after the match column): the deleted rows, or the updated
-// rows' new values.
-func matchedRows(ctx context.Context, o exec.Operator) ([]arrow.RecordBatch, error) {
-	f, err := exec.NewFilter(o, &exec.Column{Index: 0, Type: arrow.FixedWidthTypes.Boolean, Name: "match"}, nil)
-	if err != nil {
-		o.Close()
-		return nil, err
-	}
-	fields := rowColumns(o.Schema())
-	exprs := make([]exec.Expr, len(fields))
-	names := make([]string, len(fields))
-	for i, fd := range fields {
-		exprs[i] = &exec.Column{Index: i + 1, Type: fd.Type, Name: fd.Name}
-		names[i] = fd.Name
-	}
-	p, err := exec.NewProject(f, exprs, names, nil)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return exec.Drain(ctx, p)
-}
 
 // rowColumns are the target's columns of a rewrite's output: between the
 // match column and the row position (plan.Rewrite.Operator).
@@ -605,80 +517,8 @@ func rowColumns(s *arrow.Schema) []arrow.Field {
 	return fs[1 : len(fs)-1]
 }
 
-// countMatches drains a rewrite operator: matched rows and all rows.
-func countMatches(ctx context.Context, o exec.Operator) (matched, rows int64, err error) {
-	if err := o.Open(ctx); err != nil {
-		o.Close()
-		return 0, 0, err
-	}
-	defer o.Close()
-	for {
-		b, err := o.Next(ctx)
-		if err == io.EOF {
-			return matched, rows, nil
-		}
-		if err != nil {
-			return 0, 0, err
-		}
-		col := b.Column(0).(*array.Boolean)
-		for i := 0; i < col.Len(); i++ {
-			if col.IsValid(i) && col.Value(i) {
-				matched++
-			}
-		}
-		rows += b.NumRows()
-		b.Release()
-	}
-}
 
-// keptRows turns a rewrite's output into the rows to write: for DELETE
-// the unmatched rows, for UPDATE every row; the match column dropped.
-func keptRows(o exec.Operator, update bool) (exec.Operator, error) {
-	in := o
-	if !update {
-		not, err := exec.NewCall("not", &exec.Column{Index: 0, Type: arrow.FixedWidthTypes.Boolean, Name: "match"})
-		if err != nil {
-			return nil, err
-		}
-		f, err := exec.NewFilter(o, not, nil)
-		if err != nil {
-			return nil, err
-		}
-		in = f
-	}
-	fields := rowColumns(o.Schema())
-	exprs := make([]exec.Expr, len(fields))
-	names := make([]string, len(fields))
-	for i, f := range fields {
-		exprs[i] = &exec.Column{Index: i + 1, Type: f.Type, Name: f.Name}
-		names[i] = f.Name
-	}
-	return exec.NewProject(in, exprs, names, nil)
-}
 
-// opSeq streams an operator's batches, with schema s, for WriteRecords.
-func opSeq(ctx context.Context, o exec.Operator, s *arrow.Schema) iter.Seq2[arrow.RecordBatch, error] {
-	return func(yield func(arrow.RecordBatch, error) bool) {
-		defer o.Close()
-		if err := o.Open(ctx); err != nil {
-			yield(nil, err)
-			return
-		}
-		for {
-			b, err := o.Next(ctx)
-			if err == io.EOF {
-				return
-			}
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			if !yield(rewrap(b, s), nil) {
-				return
-			}
-		}
-	}
-}
 
 func (s *Session) truncate(ctx context.Context, st *parser.Truncate, now time.Time) (*Result, error) {
 	var deleted int64

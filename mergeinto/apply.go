@@ -159,7 +159,7 @@ func (f *fileRewrite) replayPrefix(ctx context.Context) error {
 		return err
 	}
 	if n != f.replay {
-		return fmt.Errorf("merge into %s: data file %s yielded %d rows on a second read, %d on the first (broken invariant)", f.m.p.name, f.m.relPath(f.task.File.FilePath()), n, f.replay)
+		return fmt.Errorf("%s: data file %s yielded %d rows on a second read, %d on the first (broken invariant)", f.m.what(), f.m.relPath(f.task.File.FilePath()), n, f.replay)
 	}
 	f.copied += n
 	f.replay = 0
@@ -173,6 +173,10 @@ func (f *fileRewrite) push(ctx context.Context, b arrow.RecordBatch) error {
 		return nil
 	}
 	if f.w == nil {
+		if rw := f.m.rw; rw != nil && rw.spec.RefuseRewrite != nil {
+			b.Release()
+			return rw.spec.RefuseRewrite
+		}
 		f.w = f.m.newWriter(ctx)
 	}
 	return f.w.push(ctx, b)
@@ -205,7 +209,7 @@ func (m *merger) settle(keep int) error {
 		m.pending = m.pending[1:]
 		files, err := f.w.finish()
 		if err != nil {
-			return fmt.Errorf("merge into %s: rewriting data file %s: %w", m.p.name, m.relPath(f.task.File.FilePath()), err)
+			return fmt.Errorf("%s: rewriting data file %s: %w", m.what(), m.relPath(f.task.File.FilePath()), err)
 		}
 		if len(files) > 0 {
 			m.res.Metrics.FilesRewritten++

@@ -7,6 +7,12 @@
 // or a row delta) into the caller's transaction. docs/merge.md describes
 // the algorithm.
 //
+// It is also the row-rewrite engine of copy-on-write DELETE and UPDATE:
+// Rewrite (rewrite.go) takes the candidate files and, per file, an
+// operator that yields each live row with a match flag and its new
+// values, and writes through the same copy-on-write sink (fileRewrite),
+// ledger and staging as MERGE, reading each file once.
+//
 // Layer: mergeinto sits above exec and below plan. It imports arrow-go,
 // iceberg-go and skade's exec package; it never imports plan or lake.
 // plan binds a parsed MERGE into a Spec and calls Validate and Execute;

@@ -106,6 +106,9 @@ type merger struct {
 	// ledger checks the copy-on-write commit's row counts (ledger.go).
 	ledger *Ledger
 
+	// rw is set when the merger runs a DELETE or UPDATE (rewrite.go).
+	rw *rewriter
+
 	// Merge-on-read (mor.go): set when the statement runs in that mode.
 	mor       bool
 	morWriter *fileWriter      // updated rows of every file
@@ -121,6 +124,14 @@ func (m *merger) close() {
 		m.readScan.Close()
 		m.readScan = nil
 	}
+}
+
+// what names the statement in errors: "merge into main.t", "delete main.t".
+func (m *merger) what() string {
+	if m.rw != nil {
+		return m.rw.verb + " " + m.p.name
+	}
+	return "merge into " + m.p.name
 }
 
 // abort stops the writers and removes every data file this merge wrote.
@@ -141,11 +152,11 @@ func (m *merger) abort() error {
 	}
 	fsys, err := m.spec.Target.FS(context.Background())
 	if err != nil {
-		return errors.Join(append(errs, fmt.Errorf("merge into %s: removing the files it wrote: %w", m.p.name, err))...)
+		return errors.Join(append(errs, fmt.Errorf("%s: removing the files it wrote: %w", m.what(), err))...)
 	}
 	for _, p := range paths {
 		if err := fsys.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, fmt.Errorf("merge into %s: removing the file it wrote: %w", m.p.name, err))
+			errs = append(errs, fmt.Errorf("%s: removing the file it wrote: %w", m.what(), err))
 		}
 	}
 	return errors.Join(errs...)
@@ -299,20 +310,23 @@ func (m *merger) snapshotOpts() []table.ScanOption {
 // readFile streams task's rows in the target layout, calling fn per batch
 // (fn does not own the batch) until fn returns false or an error.
 func (m *merger) readFile(ctx context.Context, task table.FileScanTask, fn func(arrow.RecordBatch) (bool, error)) error {
+	if m.rw != nil {
+		return m.rw.readRows(ctx, m, task, fn)
+	}
 	// The task may carry the early filter's residual; the file is read
 	// whole.
 	task.Residual = nil
-	if err := scan.CheckWhole("merge into "+m.p.name, task); err != nil {
+	if err := scan.CheckWhole(m.what(), task); err != nil {
 		return &Error{State: StateInternal, Msg: err.Error()}
 	}
 	m.res.Metrics.BytesRead += task.File.FileSizeBytes()
 	_, seq, err := m.readScan.ReadTasks(ctx, []table.FileScanTask{task})
 	if err != nil {
-		return fmt.Errorf("merge into %s: reading data file %s: %w", m.p.name, m.relPath(task.File.FilePath()), err)
+		return fmt.Errorf("%s: reading data file %s: %w", m.what(), m.relPath(task.File.FilePath()), err)
 	}
 	for b, err := range seq {
 		if err != nil {
-			return fmt.Errorf("merge into %s: reading data file %s: %w", m.p.name, m.relPath(task.File.FilePath()), err)
+			return fmt.Errorf("%s: reading data file %s: %w", m.what(), m.relPath(task.File.FilePath()), err)
 		}
 		// A file re-read (a rewrite's replayed prefix) counts its rows again.
 		exec.ProgressFrom(ctx).AddRows(b.NumRows())
@@ -351,7 +365,7 @@ func (m *merger) conform(ctx context.Context, b arrow.RecordBatch) (arrow.Record
 		cast, err := compute.CastArray(ctx, c, compute.SafeCastOptions(f.Type))
 		if err != nil {
 			releaseAll(cols)
-			return nil, fmt.Errorf("merge into %s: column %q: %w", m.p.name, f.Name, err)
+			return nil, fmt.Errorf("%s: column %q: %w", m.what(), f.Name, err)
 		}
 		cols[i] = cast
 	}
@@ -376,7 +390,7 @@ func (m *merger) stage(ctx context.Context, txn *table.Transaction) error {
 	}
 	staged, err := txn.StagedTable()
 	if err != nil {
-		return fmt.Errorf("merge into %s: %w", m.p.name, err)
+		return fmt.Errorf("%s: %w", m.what(), err)
 	}
 	var want, got int64 = -1, -1
 	if m.spec.Snapshot != nil {
@@ -386,10 +400,10 @@ func (m *merger) stage(ctx context.Context, txn *table.Transaction) error {
 		got = h.SnapshotID
 	}
 	if want != got {
-		return &Error{State: StateInternal, Msg: fmt.Sprintf("merge into %s: the statement read snapshot %d but the transaction's head is %d (binder bug: read the transaction's staged table)", m.p.name, want, got)}
+		return &Error{State: StateInternal, Msg: fmt.Sprintf("%s: the statement read snapshot %d but the transaction's head is %d (binder bug: read the transaction's staged table)", m.what(), want, got)}
 	}
 	if err := txn.AssertRefSnapshotID(table.MainBranch); err != nil {
-		return fmt.Errorf("merge into %s: %w", m.p.name, err)
+		return fmt.Errorf("%s: %w", m.what(), err)
 	}
 	props := iceberg.Properties{}
 	for k, v := range m.opts.SnapshotProperties {
@@ -405,7 +419,7 @@ func (m *merger) stage(ctx context.Context, txn *table.Transaction) error {
 	}
 	// INVARIANT: no copy-on-write commit loses or duplicates a row.
 	if m.ledger == nil { // the target was not read: only inserts
-		m.ledger = NewLedger(m.spec.Target, nil, "merge into "+m.p.name, m.opts.Mem)
+		m.ledger = NewLedger(m.spec.Target, nil, m.what(), m.opts.Mem)
 	}
 	if err := m.ledger.Check(ctx, m.removed, m.added, m.res.Metrics.RowsDeleted, m.res.Metrics.RowsInserted); err != nil {
 		return err
@@ -417,7 +431,7 @@ func (m *merger) stage(ctx context.Context, txn *table.Transaction) error {
 		err = txn.ReplaceDataFilesWithDataFiles(ctx, m.removed, m.added, props)
 	}
 	if err != nil {
-		return fmt.Errorf("merge into %s: staging the snapshot: %w", m.p.name, err)
+		return fmt.Errorf("%s: staging the snapshot: %w", m.what(), err)
 	}
 	m.res.Staged = true
 	return nil

@@ -1,0 +1,294 @@
+package mergeinto
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/scan"
+)
+
+// RewriteSpec is a copy-on-write DELETE or UPDATE lowered to the row-
+// rewrite engine: the same sink MERGE writes through (fileRewrite), so a
+// changed file is read once, its unchanged prefix buffered within the
+// budget, and no file without a change is written.
+type RewriteSpec struct {
+	// Table is the target's display name, for messages.
+	Table string
+	// Target is the table through the caller's tracked IO (see Spec).
+	Target *table.Table
+	// Snapshot is the snapshot the statement reads, the transaction's head.
+	Snapshot *table.Snapshot
+	// Schema is the layout of the rows written: the table's Arrow schema.
+	Schema *arrow.Schema
+	// Files are the candidate data files, planned whole
+	// (scan.PlanWholeFiles), each with every delete file that applies.
+	Files []table.FileScanTask
+	// Drop are files without deletes whose every row the statement
+	// deletes, as statistics prove: they are removed unread.
+	Drop []table.FileScanTask
+	// All plans every data file of the snapshot, or is nil when not known
+	// (see DeadDeleteFiles: then only the delete files scoped to one
+	// removed data file are removed with it).
+	All []table.FileScanTask
+	// Rows evaluates the statement over one file's live rows: an operator
+	// whose first column is the match flag (BOOLEAN; TRUE deletes or
+	// updates the row), then the row's columns in Schema order (an
+	// UPDATE's new values on matched rows), then any further columns
+	// (the row position), which are ignored. Rewrite opens, drains and
+	// closes it. It runs Rows a second time for a file whose unchanged
+	// prefix outgrew the buffer, and takes the prefix from that run, so
+	// both runs must yield the same rows in the same order.
+	Rows func(task table.FileScanTask) (exec.Operator, error)
+	// Update: matched rows are rewritten with their new values; else
+	// they are deleted.
+	Update bool
+	// Returning keeps the changed rows (Schema layout: a DELETE's old
+	// values, an UPDATE's new ones) in Result.Returning.
+	Returning bool
+	// RefuseRewrite, when non-nil, is returned before a file with rows
+	// left would be rewritten (a format-version 3 table: row lineage).
+	RefuseRewrite error
+	// Budget bounds the buffered prefixes; nil means unlimited.
+	Budget *exec.Budget
+	// Options tune execution (Mem, Now, BatchSize, BufferLimit,
+	// TargetFileSize, SnapshotProperties).
+	Options Options
+}
+
+// rewriter is a merger's DELETE/UPDATE half.
+type rewriter struct {
+	spec *RewriteSpec
+	verb string // "delete", "update"
+}
+
+// Rewrite runs a copy-on-write DELETE or UPDATE and stages its change into
+// txn, which the caller commits: one overwrite snapshot that removes the
+// files it rewrote, emptied or dropped and adds the rewrites, checked by
+// the row-count ledger, with the delete files that applied only to the
+// removed files removed too. A statement that changes nothing stages
+// nothing. On error nothing is staged and the files it wrote are removed.
+func Rewrite(ctx context.Context, spec *RewriteSpec, txn *table.Transaction) (res *Result, err error) {
+	verb := "delete"
+	if spec.Update {
+		verb = "update"
+	}
+	if spec.Target == nil || spec.Schema == nil || spec.Rows == nil || txn == nil {
+		return nil, &Error{State: StateInternal, Msg: fmt.Sprintf("%s %s: incomplete rewrite (binder bug)", verb, spec.Table)}
+	}
+	p := &prepared{name: spec.Table, target: spec.Schema}
+	if spec.Returning {
+		p.retSchema = spec.Schema
+	}
+	m := &merger{
+		p:         p,
+		spec:      &Spec{Table: spec.Table, Target: spec.Target, Snapshot: spec.Snapshot, Budget: spec.Budget, Options: spec.Options},
+		opts:      spec.Options.withDefaults(),
+		res:       &Result{ReturningSchema: p.retSchema},
+		canChange: true,
+		rw:        &rewriter{spec: spec, verb: verb},
+	}
+	m.ec = &exec.EvalContext{Ctx: compute.WithAllocator(ctx, m.opts.Mem), Mem: m.opts.Mem, Now: m.opts.Now}
+	if m.opts.TargetFileSize > 0 {
+		m.wopts = append(m.wopts, table.WithTargetFileSize(m.opts.TargetFileSize))
+	}
+	defer func() {
+		if err != nil {
+			if aerr := m.abort(); aerr != nil {
+				err = errors.Join(err, aerr)
+			}
+			m.res.Release()
+			res = nil
+		}
+		m.close()
+	}()
+	if spec.Snapshot == nil {
+		return m.res, nil
+	}
+	m.allTasks = spec.All
+	m.ledger = NewLedger(spec.Target, m.snapshotOpts(), m.what(), m.opts.Mem)
+	mt := &m.res.Metrics
+	mt.FilesScanned = int64(len(spec.Files) + len(spec.Drop))
+	for _, task := range spec.Drop {
+		// statistics prove every row matches: drop the file unread
+		if hasDeletes(task) {
+			return nil, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s has deletes and cannot be dropped unread (binder bug)", m.what(), m.relPath(task.File.FilePath()))}
+		}
+		m.ledger.Read(task, task.File.Count())
+		m.removed = append(m.removed, task.File)
+		m.removedTasks = append(m.removedTasks, task)
+		mt.FilesRemoved++
+		mt.RowsDeleted += task.File.Count()
+	}
+	start := time.Now()
+	prog := exec.ProgressFrom(ctx)
+	prog.Planned(int64(len(spec.Files)))
+	for _, task := range spec.Files {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := m.rewriteFile(ctx, task); err != nil {
+			return nil, err
+		}
+		prog.FileDone()
+		// INVARIANT: at most two rewrites are being written at once.
+		if err := m.settle(1); err != nil {
+			return nil, err
+		}
+	}
+	if err := m.settle(0); err != nil {
+		return nil, err
+	}
+	mt.ScanTime = time.Since(start)
+	if err := m.stage(ctx, txn); err != nil {
+		return nil, err
+	}
+	m.res.Count = mt.RowsUpdated + mt.RowsDeleted
+	return m.res, nil
+}
+
+// hasDeletes reports whether delete files apply to task's data file.
+func hasDeletes(task table.FileScanTask) bool {
+	return len(task.DeleteFiles)+len(task.EqualityDeleteFiles)+len(task.DeletionVectorFiles) > 0
+}
+
+// rewriteFile runs the statement over one file and hands each batch to
+// the copy-on-write sink.
+func (m *merger) rewriteFile(ctx context.Context, task table.FileScanTask) error {
+	fr := &fileRewrite{m: m, task: task}
+	defer fr.releaseBuffer()
+	var read int64
+	err := m.rw.run(ctx, m, task, func(b arrow.RecordBatch) (bool, error) {
+		read += b.NumRows()
+		in, o, err := m.rw.apply(m, b)
+		if err != nil {
+			return false, err
+		}
+		err = fr.emit(ctx, in, o)
+		in.Release()
+		return err == nil, err
+	})
+	if err != nil {
+		return err
+	}
+	return fr.finish(read)
+}
+
+// run drains the statement's operator over task, calling fn with each
+// batch (which fn does not own) until fn returns false or an error.
+func (rw *rewriter) run(ctx context.Context, m *merger, task table.FileScanTask, fn func(arrow.RecordBatch) (bool, error)) (err error) {
+	if err := scan.CheckWhole(m.what(), task); err != nil {
+		return &Error{State: StateInternal, Msg: err.Error()}
+	}
+	m.res.Metrics.BytesRead += task.File.FileSizeBytes()
+	op, err := rw.spec.Rows(task)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := op.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	if err := op.Open(ctx); err != nil {
+		return err
+	}
+	if n := op.Schema().NumFields(); n < 1+m.p.target.NumFields() {
+		return &Error{State: StateInternal, Msg: fmt.Sprintf("%s: the rewrite yields %d columns for a %d-column table (binder bug)", m.what(), n, m.p.target.NumFields())}
+	}
+	for {
+		b, err := op.Next(ctx)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		more, err := fn(b)
+		b.Release()
+		if err != nil || !more {
+			return err
+		}
+	}
+}
+
+// rowBatch is the row columns of an operator batch, in the target layout.
+func (m *merger) rowBatch(b arrow.RecordBatch) arrow.RecordBatch {
+	n := m.p.target.NumFields()
+	cols := make([]arrow.Array, n)
+	for i := range cols {
+		cols[i] = b.Column(1 + i)
+		cols[i].Retain()
+	}
+	return newBatch(m.p.target, cols, b.NumRows())
+}
+
+// apply splits one operator batch into what the sink needs: in, the
+// batch's rows in the target layout (what an unchanged batch keeps), and
+// the batchOut of its changed rows.
+func (rw *rewriter) apply(m *merger, b arrow.RecordBatch) (arrow.RecordBatch, batchOut, error) {
+	in := m.rowBatch(b)
+	match, ok := b.Column(0).(*array.Boolean)
+	if !ok {
+		in.Release()
+		return nil, batchOut{}, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: the match column is %s, not boolean (binder bug)", m.what(), b.Column(0).DataType())}
+	}
+	n := int(b.NumRows())
+	var hit, miss []int32
+	for r := 0; r < n; r++ {
+		if match.IsValid(r) && match.Value(r) {
+			hit = append(hit, int32(r))
+		} else {
+			miss = append(miss, int32(r))
+		}
+	}
+	if len(hit) == 0 {
+		return in, batchOut{}, nil
+	}
+	mt := &m.res.Metrics
+	o := batchOut{changed: true, kept: int64(len(miss))}
+	if rw.spec.Update {
+		// NOT NULL is enforced by the plan's assignments.
+		mt.RowsUpdated += int64(len(hit))
+		in.Retain()
+		o.out = []arrow.RecordBatch{in}
+	} else {
+		mt.RowsDeleted += int64(len(hit))
+		if len(miss) > 0 {
+			kept, err := m.takeBatch(in, miss)
+			if err != nil {
+				in.Release()
+				return nil, batchOut{}, err
+			}
+			o.out = []arrow.RecordBatch{kept}
+		}
+	}
+	if rw.spec.Returning {
+		changed, err := m.takeBatch(in, hit)
+		if err != nil {
+			releaseBatches(o.out)
+			in.Release()
+			return nil, batchOut{}, err
+		}
+		m.res.Returning = append(m.res.Returning, changed)
+	}
+	return in, o, nil
+}
+
+// readRows is readFile for a DELETE or UPDATE: the statement's rows of
+// task in the target layout (a replayed prefix holds unchanged rows only).
+func (rw *rewriter) readRows(ctx context.Context, m *merger, task table.FileScanTask, fn func(arrow.RecordBatch) (bool, error)) error {
+	return rw.run(ctx, m, task, func(b arrow.RecordBatch) (bool, error) {
+		rb := m.rowBatch(b)
+		defer rb.Release()
+		return fn(rb)
+	})
+}
