@@ -85,6 +85,20 @@ func (s *Session) SQL(ctx context.Context, query string, args ...any) (*Result, 
 	return res, sqlError(err)
 }
 
+// Run runs one statement parsed by parser.ParseOne, for callers that look
+// at the statement before running it (the shell prints a DML statement's
+// row count and an empty result's tag), so that it is parsed once. It is
+// SQL otherwise.
+func (s *Session) Run(ctx context.Context, stmt parser.Stmt, args ...any) (*Result, error) {
+	if stmt == nil {
+		return nil, &sentinelError{ErrInvalidArgument, errors.New("run: no statement")}
+	}
+	s.args = args
+	defer func() { s.args = nil }()
+	res, err := s.run(ctx, stmt)
+	return res, sqlError(err)
+}
+
 // sqlError gives a statement's binding errors (unknown columns, type
 // mismatches, …) the ErrInvalidArgument sentinel unless they already
 // carry one (a missing table is ErrTableNotFound).

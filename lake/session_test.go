@@ -16,6 +16,7 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/skadedb/skade/lake"
+	"github.com/skadedb/skade/parser"
 	"github.com/skadedb/skade/scan"
 )
 
@@ -444,5 +445,44 @@ func TestSQLParameters(t *testing.T) {
 	}
 	if _, err := s.SQL(context.Background(), "SELECT $1", struct{}{}); err == nil || !strings.Contains(err.Error(), "cannot be a SQL value") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// TestSessionRun runs statements parsed by the caller, as the shell does,
+// with parameters, and refuses a nil statement.
+func TestSessionRun(t *testing.T) {
+	ctx := context.Background()
+	lk, _ := openLake(t)
+	s := lk.Session()
+	for _, q := range []string{"CREATE TABLE t (id INTEGER, v VARCHAR)", "INSERT INTO t VALUES (1, 'a'), (2, 'b')"} {
+		stmt, err := parser.ParseOne(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Run(ctx, stmt)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		res.Close()
+	}
+	stmt, err := parser.ParseOne("SELECT v FROM t WHERE id = $1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(ctx, stmt, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs, err := res.Collect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bs) != 1 || bs[0].NumRows() != 1 || bs[0].Column(0).ValueStr(0) != "b" {
+		t.Fatalf("got %v", bs)
+	}
+	bs[0].Release()
+	res.Close()
+	if _, err := s.Run(ctx, nil); !errors.Is(err, lake.ErrInvalidArgument) {
+		t.Fatalf("nil statement: %v", err)
 	}
 }

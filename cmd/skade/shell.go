@@ -111,7 +111,7 @@ func (sh *shell) statement(text string, line int) error {
 	bar := sh.startProgress()
 	ctx = bar.context(ctx)
 	start := time.Now()
-	res, err := sh.sess.SQL(ctx, text)
+	res, err := sh.sess.Run(ctx, stmt) // parsed once, above
 	if err != nil {
 		bar.stop()
 		sh.reportError(text, line, sh.cause(ctx, err))
