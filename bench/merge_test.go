@@ -124,13 +124,9 @@ func mergeSource(b *testing.B, rows int, concentrated bool) exec.Operator {
 	updates := rows / 100
 	var ids []int
 	if concentrated {
-		for _, i := range r.Perm(rows / 10)[:updates] {
-			ids = append(ids, i)
-		}
+		ids = append(ids, r.Perm(rows / 10)[:updates]...)
 	} else {
-		for _, i := range r.Perm(rows)[:updates] {
-			ids = append(ids, i)
-		}
+		ids = append(ids, r.Perm(rows)[:updates]...)
 	}
 	bld := array.NewRecordBuilder(memory.DefaultAllocator, mergeSchema)
 	defer bld.Release()

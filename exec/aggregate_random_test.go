@@ -23,7 +23,6 @@ func TestHashAggregateRandomized(t *testing.T) {
 			sum               int64
 			min, max          int
 			distinct          map[int]bool
-			first             int
 		}
 		groups := map[string]*acc{}
 		var order []string

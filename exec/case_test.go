@@ -333,7 +333,7 @@ func TestCaseLazyMatchesEager(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		used := []int{}
+		var used []int
 		if trial%2 == 0 {
 			used = nil // every column gathered
 		} else {

@@ -282,7 +282,7 @@ func TestHashJoinSourceError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := hjRun(t, j); !errors.Is(err, hjErrSource) {
+	if _, err := hjRun(t, j); !errors.Is(err, errHJSource) {
 		t.Fatalf("got %v", err)
 	}
 }

@@ -144,13 +144,6 @@ func (k *skRowKeys) add(cols []arrow.Array) {
 	}
 }
 
-// numBatches is the number of batches added.
-func (k *skRowKeys) numBatches() int {
-	if len(k.keys) == 0 {
-		return 0
-	}
-	return len(k.keys[0].voff)
-}
 
 // truncate drops all batches from the n-th on.
 func (k *skRowKeys) truncate(n int) {
@@ -202,17 +195,6 @@ func (k *skRowKeys) compareRange(a, b skRef, lo, hi int) int {
 	return 0
 }
 
-// compareStable breaks ties by position, which is input order as long as
-// batches were added in input order.
-func (k *skRowKeys) compareStable(a, b skRef) int {
-	if c := k.compare(a, b); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.b, b.b); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.r, b.r)
-}
 
 type skPrimVals[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64] struct{ v [][]T }
 

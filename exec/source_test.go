@@ -22,12 +22,12 @@ type hjTestSource struct {
 	i       int
 	metrics Metrics
 	closed  bool
-	failAt  int // Next fails with hjErrSource at batch failAt when > 0
+	failAt  int // Next fails with errHJSource at batch failAt when > 0
 }
 
 var _ Operator = (*hjTestSource)(nil)
 
-var hjErrSource = fmt.Errorf("test source failure")
+var errHJSource = fmt.Errorf("test source failure")
 
 func (s *hjTestSource) Schema() *arrow.Schema      { return s.schema }
 func (s *hjTestSource) Open(context.Context) error { s.i = 0; return nil }
@@ -36,7 +36,7 @@ func (s *hjTestSource) String() string             { return "TestSource" }
 func (s *hjTestSource) Metrics() *Metrics          { return &s.metrics }
 func (s *hjTestSource) Next(context.Context) (arrow.RecordBatch, error) {
 	if s.failAt > 0 && s.i+1 == s.failAt {
-		return nil, hjErrSource
+		return nil, errHJSource
 	}
 	if s.i >= len(s.batches) {
 		return nil, io.EOF

@@ -133,7 +133,7 @@ func TestCloneTableAtVersion(t *testing.T) {
 	src := mustAppend(t, mustCreate(t, lk, "events"), 0, 1000)
 	first := src.Snapshot()
 	time.Sleep(5 * time.Millisecond) // the AS OF lookup below needs distinct commit times
-	src = mustAppend(t, src, 1000, 2000)
+	mustAppend(t, src, 1000, 2000)
 
 	if _, err := lk.CloneTable(ctx, "events", "v1", lake.CloneAt(first.ID)); err != nil {
 		t.Fatal(err)

@@ -218,11 +218,10 @@ func deadDeleteFiles(fsys iceio.IO, snap *table.Snapshot, tasks []table.FileScan
 		if m.ManifestContent() != iceberg.ManifestContentDeletes {
 			continue
 		}
-		entries, err := m.FetchEntries(fsys, true /* discardDeleted */)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range entries {
+		for e, err := range m.Entries(fsys, true /* discardDeleted */) {
+			if err != nil {
+				return nil, err
+			}
 			df := e.DataFile()
 			if p := df.FilePath(); !needed[p] && !seen[p] {
 				seen[p] = true

@@ -486,10 +486,7 @@ func (p *parser) keywordExpr() Expr {
 			p.expectOp("]")
 			return a
 		}
-		if next.isOp("(") {
-			// ARRAY(subquery) is a function-like form; keep it as a call.
-			break
-		}
+		// ARRAY(subquery) is a function-like form: it stays a call.
 	}
 	if sqlValueFuncs[up] && !next.isOp("(") {
 		p.next()

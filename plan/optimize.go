@@ -639,11 +639,10 @@ func readStats(b *binder, s *Scan) *fileStats {
 		if mf.ManifestContent() != iceberg.ManifestContentData {
 			return nil
 		}
-		entries, err := mf.FetchEntries(fs, true /* discardDeleted */)
-		if err != nil {
-			return nil
-		}
-		for _, e := range entries {
+		for e, err := range mf.Entries(fs, true /* discardDeleted */) {
+			if err != nil {
+				return nil
+			}
 			st.files = append(st.files, e.DataFile())
 		}
 	}
