@@ -9,9 +9,9 @@
 // (TestImports checks); its tests also use arrow-go. It is the only package
 // that imports bbolt. snapshot, scan and lake build on it.
 //
-// It implements iceberg-go's catalog.Catalog, catalog.TransactionalCatalog
-// and catalog.PurgeableTable, and passes iceberg-go's catalogtest
-// conformance suite.
+// It implements the Catalog, TransactionalCatalog and PurgeableTable
+// interfaces of iceberg-go's catalog package, and passes iceberg-go's
+// catalogtest conformance suite.
 //
 // # Names
 //

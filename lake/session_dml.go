@@ -18,7 +18,6 @@ import (
 	"github.com/skadedb/skade/parser"
 	"github.com/skadedb/skade/plan"
 	skscan "github.com/skadedb/skade/scan"
-	"github.com/skadedb/skade/snapshot"
 )
 
 // opReader adapts an opened operator to array.RecordReader.
@@ -557,6 +556,6 @@ func (s *Session) updateFrom(ctx context.Context, st *parser.Update, now time.Ti
 	}
 	m := &parser.Merge{Pos: st.Pos, Target: st.Table.Name, TargetAlias: aliasOf(st.Table), Source: st.From[0], On: st.Where,
 		Clauses: []*parser.MergeClause{{Pos: st.Pos, Kind: parser.Matched, Action: &parser.MergeUpdate{Pos: st.Pos, Set: st.Set}}}}
-	res, _, err := s.runMerge(ctx, m, now, false, snapshot.PropUpdateMode)
+	res, _, err := s.runMerge(ctx, m, now, false, "update")
 	return res, err
 }

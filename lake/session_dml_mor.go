@@ -30,11 +30,11 @@ import (
 // mergeOnRead reports whether the table's write mode for op is
 // merge-on-read.
 func mergeOnRead(tbl *Table, update bool) bool {
-	prop := snapshot.PropDeleteMode
+	op := "delete"
 	if update {
-		prop = snapshot.PropUpdateMode
+		op = "update"
 	}
-	return tbl.Iceberg().Properties().Get(prop, snapshot.ModeCopyOnWrite) == snapshot.ModeMergeOnRead
+	return snapshot.WriteMode(tbl.Iceberg().Properties(), op) == snapshot.ModeMergeOnRead
 }
 
 // morOutcome is what a merge-on-read UPDATE or DELETE did.

@@ -19,7 +19,7 @@ import (
 // table's commit path commits it (removing every written file if the
 // commit fails). A merge that changes nothing commits nothing.
 func (s *Session) merge(ctx context.Context, st *parser.Merge, now time.Time) (*Result, error) {
-	res, _, err := s.runMerge(ctx, st, now, false, snapshot.PropMergeMode)
+	res, _, err := s.runMerge(ctx, st, now, false, "merge")
 	return res, err
 }
 
@@ -30,7 +30,7 @@ func (s *Session) explainMerge(ctx context.Context, st *parser.Merge, now time.T
 	if analyze && s.readOnly {
 		return nil, errReadOnlyHandle
 	}
-	_, text, err := s.runMerge(ctx, st, now, !analyze, snapshot.PropMergeMode)
+	_, text, err := s.runMerge(ctx, st, now, !analyze, "merge")
 	if err != nil {
 		return nil, err
 	}
@@ -38,10 +38,10 @@ func (s *Session) explainMerge(ctx context.Context, st *parser.Merge, now time.T
 }
 
 // runMerge binds and (unless dryRun) executes a MERGE, returning its
-// result and its EXPLAIN text. modeKey is the table property that picks
-// copy-on-write or merge-on-read: write.merge.mode, or write.update.mode
-// for an UPDATE … FROM, which runs as a MERGE.
-func (s *Session) runMerge(ctx context.Context, st *parser.Merge, now time.Time, dryRun bool, modeKey string) (*Result, string, error) {
+// result and its EXPLAIN text. modeOp is the operation whose write mode
+// applies (snapshot.WriteMode): "merge", or "update" for an UPDATE … FROM,
+// which runs as a MERGE.
+func (s *Session) runMerge(ctx context.Context, st *parser.Merge, now time.Time, dryRun bool, modeOp string) (*Result, string, error) {
 	tbl, ref, err := s.lookup(ctx, st.Target)
 	if err != nil {
 		return nil, "", err
@@ -51,7 +51,7 @@ func (s *Session) runMerge(ctx context.Context, st *parser.Merge, now time.Time,
 		return nil, "", translate(err)
 	}
 	// write.merge.mode (Iceberg's own property) picks the write path.
-	if tbl.Iceberg().Properties().Get(modeKey, snapshot.ModeCopyOnWrite) == snapshot.ModeMergeOnRead {
+	if snapshot.WriteMode(tbl.Iceberg().Properties(), modeOp) == snapshot.ModeMergeOnRead {
 		spec.Mode = mergeinto.MergeOnRead
 	}
 	if dryRun {

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strconv"
 	"time"
 
-	"github.com/apache/iceberg-go/table"
-
 	"github.com/skadedb/skade/parser"
+	"github.com/skadedb/skade/snapshot"
 )
 
 // maxWriteRetries bounds SET write_retries: a write that keeps losing
@@ -89,7 +87,7 @@ func (s *Session) runRetrying(ctx context.Context, stmt parser.Stmt) (*Result, e
 		return s.runOnce(ctx, stmt)
 	}
 	retries := s.writeRetries()
-	var policy retryPolicy
+	var policy snapshot.RetryPolicy
 	start := time.Now()
 	for attempt := 0; ; attempt++ {
 		res, err := s.runOnce(ctx, stmt)
@@ -102,8 +100,8 @@ func (s *Session) runRetrying(ctx context.Context, stmt parser.Stmt) (*Result, e
 		if attempt == 0 {
 			policy = s.retryPolicyOf(ctx, stmt)
 		}
-		wait := policy.wait(attempt)
-		if time.Since(start)+wait > policy.total {
+		wait := policy.Wait(attempt)
+		if time.Since(start)+wait > policy.Total {
 			return res, fmt.Errorf("after %d retries in %s (commit.retry.total-timeout-ms): %w", attempt, time.Since(start).Round(time.Millisecond), err)
 		}
 		t := time.NewTimer(wait)
@@ -116,40 +114,11 @@ func (s *Session) runRetrying(ctx context.Context, stmt parser.Stmt) (*Result, e
 	}
 }
 
-// retryPolicy is how long a statement that lost a commit race waits
-// before it runs again: Iceberg's commit.retry.min-wait-ms,
-// commit.retry.max-wait-ms and commit.retry.total-timeout-ms of the
-// target table. Retrying at once made contending writers collide again
-// and again.
-type retryPolicy struct {
-	min, max, total time.Duration
-	rand            *rand.Rand
-}
-
-// wait is a full-jitter exponential backoff: uniform in
-// [min, min(max, min·2^attempt)], so that writers that lost to the same
-// commit spread out.
-func (p retryPolicy) wait(attempt int) time.Duration {
-	hi := p.min << min(attempt, 30)
-	if hi > p.max || hi <= 0 {
-		hi = p.max
-	}
-	if hi <= p.min {
-		return p.min
-	}
-	return p.min + time.Duration(p.rand.Int64N(int64(hi-p.min)+1))
-}
-
-// retryPolicyOf reads the policy from the statement's target table,
-// falling back to iceberg-go's defaults for properties it lacks or cannot
+// retryPolicyOf is the commit policy of the statement's target table
+// (snapshot.RetryPolicyOf), or iceberg-go's defaults when it cannot be
 // read.
-func (s *Session) retryPolicyOf(ctx context.Context, stmt parser.Stmt) retryPolicy {
-	p := retryPolicy{
-		min:   table.CommitMinRetryWaitMsDefault * time.Millisecond,
-		max:   table.CommitMaxRetryWaitMsDefault * time.Millisecond,
-		total: table.CommitTotalRetryTimeoutMsDefault * time.Millisecond,
-		rand:  rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x5eed)),
-	}
+func (s *Session) retryPolicyOf(ctx context.Context, stmt parser.Stmt) snapshot.RetryPolicy {
+	seed := uint64(time.Now().UnixNano())
 	var name parser.Name
 	switch st := stmt.(type) {
 	case *parser.Merge:
@@ -161,18 +130,7 @@ func (s *Session) retryPolicyOf(ctx context.Context, stmt parser.Stmt) retryPoli
 	}
 	tbl, _, err := s.lookup(ctx, name)
 	if err != nil {
-		return p
+		return snapshot.RetryPolicyOf(nil, seed)
 	}
-	props := tbl.tbl.Metadata().Properties()
-	ms := func(key string, def time.Duration) time.Duration {
-		v, err := strconv.ParseInt(props[key], 10, 64)
-		if err != nil || v < 0 {
-			return def
-		}
-		return time.Duration(v) * time.Millisecond
-	}
-	p.min = ms(table.CommitMinRetryWaitMsKey, p.min)
-	p.max = max(ms(table.CommitMaxRetryWaitMsKey, p.max), p.min)
-	p.total = ms(table.CommitTotalRetryTimeoutMsKey, p.total)
-	return p
+	return snapshot.RetryPolicyOf(tbl.tbl.Metadata().Properties(), seed)
 }

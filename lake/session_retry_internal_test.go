@@ -3,11 +3,9 @@ package lake
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -124,26 +122,3 @@ func TestMergeRetriesAfterLosingARace(t *testing.T) {
 	}
 }
 
-// The backoff between retries stays within [min, min(max, min·2^attempt)]
-// and spreads: writers that lost to one commit do not all wait alike.
-func TestRetryBackoffBounds(t *testing.T) {
-	p := retryPolicy{min: 5 * time.Millisecond, max: 500 * time.Millisecond, rand: rand.New(rand.NewPCG(1, 2))}
-	for attempt := 0; attempt < 40; attempt++ {
-		hi := min(p.max, p.min<<min(attempt, 30))
-		seen := map[time.Duration]bool{}
-		for range 200 {
-			w := p.wait(attempt)
-			if w < p.min || w > hi {
-				t.Fatalf("attempt %d: waited %s, want within [%s, %s]", attempt, w, p.min, hi)
-			}
-			seen[w] = true
-		}
-		if attempt > 0 && len(seen) < 50 {
-			t.Fatalf("attempt %d: only %d distinct waits in 200: no jitter", attempt, len(seen))
-		}
-	}
-	zero := retryPolicy{rand: rand.New(rand.NewPCG(1, 2))}
-	if w := zero.wait(5); w != 0 {
-		t.Fatalf("min = max = 0 must retry at once, waited %s", w)
-	}
-}

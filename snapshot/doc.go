@@ -1,7 +1,12 @@
 // Package snapshot owns what happens to a table's history: the table
-// defaults the engine sets at creation (and why), the commit policy, the
-// snapshot history and time travel lookups, snapshot expiry, and orphan
-// file cleanup.
+// defaults the engine sets at creation (and why, defaults.go), the commit
+// policy (policy.go: which write path a table's properties choose, and
+// how long a write that lost a commit race waits before it runs again),
+// the snapshot history and time travel lookups (history.go), snapshot
+// expiry (expire.go), orphan file cleanup (orphans.go) and dropping a
+// table's files (purge.go). The commit itself, its retries and the
+// removal of a failed attempt's files are run by lake
+// (lake/session_retry.go, lake/table.go) with this policy.
 //
 // Layer: snapshot sits above catalog and below scan. It imports iceberg-go,
 // arrow-go and skade's catalog; nothing else of skade.
