@@ -53,9 +53,6 @@ func TestImportArrows(t *testing.T) {
 			continue
 		}
 		for _, imp := range imports {
-			if imp == "go.etcd.io/bbolt" && from != "catalog" {
-				t.Errorf("%s imports bbolt; only catalog may", pkg)
-			}
 			to, ours := layer(imp)
 			if !ours {
 				continue
@@ -71,5 +68,49 @@ func TestImportArrows(t *testing.T) {
 				t.Errorf("%s (layer %s) imports %s (layer %s): imports must point down the layers", pkg, from, imp, to)
 			}
 		}
+	}
+}
+
+// isBolt reports whether imp is bbolt or one of its subpackages
+// (go.etcd.io/bbolt/errors, …).
+func isBolt(imp string) bool {
+	return imp == "go.etcd.io/bbolt" || strings.HasPrefix(imp, "go.etcd.io/bbolt/")
+}
+
+// TestOnlyCatalogImportsBolt: bbolt, any of its subpackages, is imported
+// by catalog alone, in code and in tests; everything else reaches the
+// catalog file through catalog's API.
+func TestOnlyCatalogImportsBolt(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f",
+		"{{.ImportPath}} {{join .Imports \" \"}} {{join .TestImports \" \"}} {{join .XTestImports \" \"}}", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	seen := false
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := fields[0]
+		from, _ := layer(pkg)
+		for _, imp := range fields[1:] {
+			if !isBolt(imp) {
+				continue
+			}
+			if from == "catalog" {
+				seen = true
+				continue
+			}
+			t.Errorf("%s imports %s; only catalog may import bbolt", pkg, imp)
+		}
+	}
+	if !seen {
+		t.Fatal("catalog imports no bbolt package: the check looks at the wrong list")
+	}
+	for _, imp := range []string{"go.etcd.io/bbolt", "go.etcd.io/bbolt/errors"} {
+		if !isBolt(imp) {
+			t.Fatalf("isBolt(%q) is false", imp)
+		}
+	}
+	if isBolt("go.etcd.io/bboltx") {
+		t.Fatal("isBolt matches another module")
 	}
 }
