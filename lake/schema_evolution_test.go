@@ -2,11 +2,16 @@ package lake_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/skadedb/skade/lake"
+	"github.com/skadedb/skade/plan"
 )
 
 // After ALTER TABLE moves the schema (without a new snapshot), a handle on
@@ -68,5 +73,30 @@ func TestAppendAfterAddColumn(t *testing.T) {
 	}
 	if n := back.Schema().NumFields(); n != 4 {
 		t.Fatalf("time-travel handle sees %d columns, want 4", n)
+	}
+}
+
+// TestAlterUnknownColumn: ALTER TABLE's "column does not exist" points at
+// the column in the statement and suggests the nearest one, as the
+// binder's errors do.
+func TestAlterUnknownColumn(t *testing.T) {
+	ctx := context.Background()
+	lk, _ := openLake(t)
+	s := lk.Session()
+	mustExec(t, s, `CREATE TABLE t (id INTEGER, value VARCHAR)`)
+	for _, q := range []string{
+		`ALTER TABLE t DROP COLUMN valeu`,
+		`ALTER TABLE t RENAME COLUMN valeu TO v`,
+		`ALTER TABLE t ALTER COLUMN valeu TYPE VARCHAR`,
+		`ALTER TABLE t ALTER COLUMN valeu DROP NOT NULL`,
+	} {
+		_, err := s.SQL(ctx, q)
+		if !errors.Is(err, lake.ErrInvalidArgument) || !strings.Contains(err.Error(), `column "valeu" does not exist; did you mean "value"?`) {
+			t.Fatalf("%s: %v", q, err)
+		}
+		var pe *plan.Error
+		if !errors.As(err, &pe) || pe.Pos.Offset != strings.Index(q, "valeu") {
+			t.Fatalf("%s: error has no position at the column: %#v", q, pe)
+		}
 	}
 }

@@ -58,6 +58,16 @@ func (s *Session) alterTable(ctx context.Context, st *parser.AlterTable) (*Resul
 		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("alter table %s: "+format, append([]any{tbl.Name()}, args...)...)}
 	}
 	schema := tbl.tbl.Metadata().CurrentSchema()
+	// noColumn is "column does not exist" at the name's position, with the
+	// nearest column name as a suggestion, as the binder's errors are.
+	noColumn := func(id parser.Ident) (*Result, error) {
+		var names []string
+		for _, f := range schema.Fields() {
+			names = append(names, f.Name)
+		}
+		return nil, &sentinelError{ErrInvalidArgument, plan.Errorf(id.Pos, "alter table %s: column %q does not exist%s",
+			tbl.Name(), identText(id), plan.DidYouMean(identText(id), names))}
+	}
 	has := func(col string) (iceberg.NestedField, bool) {
 		for _, f := range schema.Fields() {
 			if strings.EqualFold(f.Name, col) {
@@ -96,13 +106,13 @@ func (s *Session) alterTable(ctx context.Context, st *parser.AlterTable) (*Resul
 				if a.IfExists {
 					continue
 				}
-				return fail("column %q does not exist", identText(a.Name))
+				return noColumn(a.Name)
 			}
 			changes = append(changes, func(u *table.UpdateSchema) { u.DeleteColumn([]string{f.Name}) })
 		case *parser.RenameColumn:
 			f, ok := has(identText(a.Old))
 			if !ok {
-				return fail("column %q does not exist", identText(a.Old))
+				return noColumn(a.Old)
 			}
 			if _, taken := has(identText(a.New)); taken {
 				return fail("column %q already exists", identText(a.New))
@@ -112,7 +122,7 @@ func (s *Session) alterTable(ctx context.Context, st *parser.AlterTable) (*Resul
 		case *parser.AlterColumnType:
 			f, ok := has(identText(a.Column))
 			if !ok {
-				return fail("column %q does not exist", identText(a.Column))
+				return noColumn(a.Column)
 			}
 			t, err := icebergType(a.Type)
 			if err != nil {
@@ -127,7 +137,7 @@ func (s *Session) alterTable(ctx context.Context, st *parser.AlterTable) (*Resul
 		case *parser.AlterColumnNotNull:
 			f, ok := has(identText(a.Column))
 			if !ok {
-				return fail("column %q does not exist", identText(a.Column))
+				return noColumn(a.Column)
 			}
 			if a.Set {
 				return fail("SET NOT NULL is not supported: existing data files are not checked")

@@ -55,7 +55,7 @@ func (c sessionCatalog) LookupTable(ctx context.Context, parts []string) (*plan.
 				for name := range c.s.sources {
 					cands = append(cands, name)
 				}
-				msg += didYouMean(strings.Join(parts, "."), cands)
+				msg += plan.DidYouMean(strings.Join(parts, "."), cands)
 			}
 			return nil, &sentinelError{ErrTableNotFound, errors.New(msg)}
 		}
@@ -64,16 +64,3 @@ func (c sessionCatalog) LookupTable(ctx context.Context, parts []string) (*plan.
 	return &plan.TableRef{Name: displayName(id), Ident: id, Table: tbl}, nil
 }
 
-// didYouMean suggests the candidate nearest to name.
-func didYouMean(name string, cands []string) string {
-	best, bestD := "", 1<<30
-	for _, c := range cands {
-		if d := plan.EditDistance(strings.ToLower(name), strings.ToLower(c)); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if best != "" && bestD <= max(1, len(name)/3) {
-		return fmt.Sprintf("; did you mean %q?", best)
-	}
-	return ""
-}

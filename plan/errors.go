@@ -87,10 +87,15 @@ func editDistance(a, b string) int {
 	return d[len(ra)][len(rb)]
 }
 
-// EditDistance is editDistance for lake's suggestions.
-func EditDistance(a, b string) int { return editDistance(a, b) }
+// DidYouMean renders "; did you mean \"x\"?", naming the candidate
+// nearest to name by edit distance, or "" when none is near enough to be a
+// likely typo. Every "does not exist" message of plan and lake uses it.
+func DidYouMean(name string, candidates []string) string { return didYouMean(name, candidates) }
 
-// didYouMean renders "; did you mean \"x\"?" or "".
+// Errorf is an error at pos in the statement's text, for lake's own
+// checks of a bound statement (ALTER TABLE's columns).
+func Errorf(pos parser.Pos, format string, args ...any) error { return errorf(pos, format, args...) }
+
 func didYouMean(name string, candidates []string) string {
 	if s := suggest(name, candidates); s != "" {
 		return fmt.Sprintf("; did you mean %q?", s)
