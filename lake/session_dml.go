@@ -403,36 +403,6 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 	if mor && len(tasks) > 0 && !slices.ContainsFunc(tasks, func(t table.FileScanTask) bool { return !wholly(t) }) {
 		mor = false
 	}
-	if mor {
-		// the files a DELETE empties are dropped unread here too (a time
-		// window's inner files); the others get deletes
-		var drops, marks []table.FileScanTask
-		for _, t := range tasks {
-			if dropUnread(t) {
-				drops = append(drops, t)
-			} else {
-				marks = append(marks, t)
-			}
-		}
-		total := exec.SnapshotDataFiles(tbl.tbl, tbl.snap.SnapshotID)
-		if explain {
-			return nil, morExplain(op, tbl, rw, total, len(tasks), len(drops)), nil
-		}
-		o, err := s.rewriteMergeOnRead(ctx, tbl, op, marks, drops, run, target, update, ret != nil)
-		if err != nil {
-			return nil, "", err
-		}
-		m := Metrics{RowsDeleted: o.matched}
-		if update {
-			m = Metrics{RowsUpdated: o.matched}
-		}
-		summary := morSummary(op, tbl.Name(), o, total, len(tasks))
-		if ret != nil {
-			r, err := returningResult(ctx, ret, o.returned, m)
-			return r, summary, err
-		}
-		return countResult(o.matched, m), summary, nil
-	}
 	var drops, files []table.FileScanTask
 	for _, task := range tasks {
 		if dropUnread(task) {
@@ -441,7 +411,12 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 			files = append(files, task)
 		}
 	}
+	// Merge-on-read drops the files a DELETE empties unread too (a time
+	// window's inner files); the others get deletes.
 	total := exec.SnapshotDataFiles(tbl.tbl, tbl.snap.SnapshotID)
+	if explain && mor {
+		return nil, morExplain(op, tbl, rw, total, len(tasks), len(drops)), nil
+	}
 	if explain {
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s %s (copy-on-write)\n", strings.ToUpper(op), tbl.Name())
@@ -456,14 +431,19 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 		}
 		return nil, b.String(), nil
 	}
+	mode, props := mergeinto.CopyOnWrite, map[string]string(nil)
+	if mor {
+		mode, props = mergeinto.MergeOnRead, map[string]string{"skade.operation": op}
+	}
 	var refuse error
-	if v := tbl.tbl.Metadata().Version(); v >= 3 {
+	if v := tbl.tbl.Metadata().Version(); v >= 3 && !mor {
 		// iceberg-go demands first_row_id on the rewritten files of a v3
 		// table, which its writer does not set.
 		refuse = &sentinelError{ErrNotImplemented, fmt.Errorf("%s %s: copy-on-write %s of a format-version %d table is not supported yet (row lineage); set write.%s.mode = 'merge-on-read', or use a format-version 2 table", op, tbl.Name(), strings.ToUpper(op), v, op)}
 	}
 	// One pass: each candidate file is read once through the row-rewrite
-	// engine MERGE uses, which rewrites only the files with a change.
+	// engine MERGE uses, which rewrites only the files with a change, or
+	// marks the changed rows with deletes.
 	var res *mergeinto.Result
 	err = s.write(ctx, tbl, op, false, func(txn *table.Transaction) error {
 		staged, err := txn.StagedTable()
@@ -474,8 +454,9 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 		// INVARIANT: mergeinto writes through the transaction's tracked IO
 		res, err = mergeinto.Rewrite(ctx, &mergeinto.RewriteSpec{
 			Table: tbl.Name(), Target: staged.Table, Snapshot: tbl.snap, Schema: target,
-			Files: files, Drop: drops, All: all, Rows: run, Update: update, Returning: ret != nil,
+			Files: files, Drop: drops, All: all, Rows: run, Update: update, Returning: ret != nil, Mode: mode,
 			RefuseRewrite: refuse, Budget: s.planner(now).Options.Budget,
+			Options: mergeinto.Options{SnapshotProperties: props},
 		}, txn)
 		return err
 	})
@@ -489,7 +470,9 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 	}
 	mt := res.Metrics
 	summary := "" // EXPLAIN ANALYZE: nothing matched, nothing committed
-	if matched > 0 {
+	if mor {
+		summary = morSummary(op, tbl.Name(), res, total, len(tasks), len(drops))
+	} else if matched > 0 {
 		summary = fmt.Sprintf("%s %s (copy-on-write): %d rows\n  data files: %d in the snapshot, %d skipped by pruning, %d dropped unread, %d read, %d rewritten, %d removed, %d added\n",
 			strings.ToUpper(op), tbl.Name(), matched, total, total-int64(len(tasks)), len(drops), len(files), mt.FilesRewritten, mt.FilesRemoved, mt.FilesAdded)
 	}
@@ -509,12 +492,6 @@ func hasDeletes(task table.FileScanTask) bool {
 }
 
 
-// rowColumns are the target's columns of a rewrite's output: between the
-// match column and the row position (plan.Rewrite.Operator).
-func rowColumns(s *arrow.Schema) []arrow.Field {
-	fs := s.Fields()
-	return fs[1 : len(fs)-1]
-}
 
 
 

@@ -410,7 +410,19 @@ func (m *merger) stage(ctx context.Context, txn *table.Transaction) error {
 		props[k] = v
 	}
 	if m.mor {
-		// INVARIANT: merge-on-read removes no data file.
+		if len(m.removed) > 0 {
+			// A merge-on-read DELETE's files that statistics prove empty
+			// (RewriteSpec.Drop): their own snapshot first, since the row
+			// delta below cannot remove data files.
+			if err := txn.ReplaceDataFilesWithDataFiles(ctx, m.removed, nil, props); err != nil {
+				return fmt.Errorf("%s: staging the snapshot: %w", m.what(), err)
+			}
+			m.res.Staged = true
+		}
+		if m.pd.Empty() && len(m.added) == 0 {
+			return nil
+		}
+		// INVARIANT: the row delta removes no data file.
 		if err := m.pd.Stage(ctx, txn, props, m.added); err != nil {
 			return err
 		}

@@ -700,7 +700,7 @@ func (m *merger) finishMergeOnRead(ctx context.Context) error {
 	if m.morWriter != nil {
 		files, err := m.morWriter.finish()
 		if err != nil {
-			return fmt.Errorf("merge into %s: writing updated rows: %w", m.p.name, err)
+			return fmt.Errorf("%s: writing updated rows: %w", m.what(), err)
 		}
 		m.addFiles(files)
 	}

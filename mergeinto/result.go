@@ -22,6 +22,10 @@ type Result struct {
 	ReturningSchema *arrow.Schema
 	// Metrics are the counters for EXPLAIN ANALYZE.
 	Metrics Metrics
+	// DeleteFilesWritten counts the position delete files or deletion
+	// vectors a merge-on-read Rewrite wrote; DeletionVectors says which.
+	DeleteFilesWritten int
+	DeletionVectors    bool
 }
 
 // Release releases the RETURNING batches.

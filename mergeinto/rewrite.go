@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -16,10 +17,13 @@ import (
 	"github.com/skadedb/skade/scan"
 )
 
-// RewriteSpec is a copy-on-write DELETE or UPDATE lowered to the row-
-// rewrite engine: the same sink MERGE writes through (fileRewrite), so a
-// changed file is read once, its unchanged prefix buffered within the
-// budget, and no file without a change is written.
+// RewriteSpec is a DELETE or UPDATE lowered to the row-rewrite engine,
+// the sinks MERGE writes through. Copy-on-write (fileRewrite): a changed
+// file is read once, its unchanged prefix buffered within the budget, and
+// no file without a change is written. Merge-on-read: the matched rows get
+// position deletes (deletion vectors on format version 3) through
+// PositionDeletes, and an UPDATE's new row versions go to new data files;
+// no data file is rewritten.
 type RewriteSpec struct {
 	// Table is the target's display name, for messages.
 	Table string
@@ -51,6 +55,11 @@ type RewriteSpec struct {
 	// Update: matched rows are rewritten with their new values; else
 	// they are deleted.
 	Update bool
+	// Mode is the write path. In MergeOnRead mode the last column of Rows
+	// must be each row's position in its file (BIGINT), since a plan may
+	// reorder rows, and Drop is staged as a snapshot of its own before the
+	// row delta (a row delta cannot remove data files).
+	Mode Mode
 	// Returning keeps the changed rows (Schema layout: a DELETE's old
 	// values, an UPDATE's new ones) in Result.Returning.
 	Returning bool
@@ -115,6 +124,10 @@ func Rewrite(ctx context.Context, spec *RewriteSpec, txn *table.Transaction) (re
 	}
 	m.allTasks = spec.All
 	m.ledger = NewLedger(spec.Target, m.snapshotOpts(), m.what(), m.opts.Mem)
+	if m.mor = spec.Mode == MergeOnRead; m.mor {
+		m.pd = NewPositionDeletes(spec.Target, m.snapshotOpts(), m.what(), m.opts.Mem)
+		m.res.DeletionVectors = m.pd.DeletionVectors()
+	}
 	mt := &m.res.Metrics
 	mt.FilesScanned = int64(len(spec.Files) + len(spec.Drop))
 	for _, task := range spec.Drop {
@@ -135,7 +148,11 @@ func Rewrite(ctx context.Context, spec *RewriteSpec, txn *table.Transaction) (re
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := m.rewriteFile(ctx, task); err != nil {
+		rewrite := m.rewriteFile
+		if m.mor {
+			rewrite = m.markFile
+		}
+		if err := rewrite(ctx, task); err != nil {
 			return nil, err
 		}
 		prog.FileDone()
@@ -148,6 +165,12 @@ func Rewrite(ctx context.Context, spec *RewriteSpec, txn *table.Transaction) (re
 		return nil, err
 	}
 	mt.ScanTime = time.Since(start)
+	if err := m.finishMergeOnRead(ctx); err != nil {
+		return nil, err
+	}
+	if m.pd != nil {
+		m.res.DeleteFilesWritten = len(m.pd.DeleteFiles())
+	}
 	if err := m.stage(ctx, txn); err != nil {
 		return nil, err
 	}
@@ -291,4 +314,69 @@ func (rw *rewriter) readRows(ctx context.Context, m *merger, task table.FileScan
 		defer rb.Release()
 		return fn(rb)
 	})
+}
+
+// markFile is rewriteFile for merge-on-read: the matched rows' positions
+// (from the last column; the plan may reorder rows) become the file's
+// deletes once the file is read, sorted, and an UPDATE's matched rows go
+// to the new-rows writer.
+func (m *merger) markFile(ctx context.Context, task table.FileScanTask) error {
+	var pos []int64
+	err := m.rw.run(ctx, m, task, func(b arrow.RecordBatch) (bool, error) {
+		match, ok := b.Column(0).(*array.Boolean)
+		if !ok {
+			return false, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: the match column is %s, not boolean (binder bug)", m.what(), b.Column(0).DataType())}
+		}
+		last := b.Column(int(b.NumCols()) - 1)
+		at, ok := last.(*array.Int64)
+		if !ok || int(b.NumCols()) < 2+m.p.target.NumFields() {
+			return false, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: the rewrite's last column is %s, not the row position (binder bug)", m.what(), last.DataType())}
+		}
+		var hit []int32
+		for r := 0; r < match.Len(); r++ {
+			if match.IsValid(r) && match.Value(r) {
+				pos = append(pos, at.Value(r))
+				hit = append(hit, int32(r))
+			}
+		}
+		if len(hit) == 0 {
+			return true, nil
+		}
+		mt := &m.res.Metrics
+		if m.rw.spec.Update {
+			mt.RowsUpdated += int64(len(hit))
+		} else {
+			mt.RowsDeleted += int64(len(hit))
+		}
+		if !m.rw.spec.Update && !m.rw.spec.Returning {
+			return true, nil
+		}
+		in := m.rowBatch(b)
+		rows, err := m.takeBatch(in, hit)
+		in.Release()
+		if err != nil {
+			return false, err
+		}
+		if m.rw.spec.Returning {
+			rows.Retain()
+			m.res.Returning = append(m.res.Returning, rows)
+		}
+		if !m.rw.spec.Update {
+			rows.Release()
+			return true, nil
+		}
+		if m.morWriter == nil {
+			if m.morWriter = m.newWriter(ctx); m.morWriter == nil {
+				rows.Release()
+				return false, fmt.Errorf("%s: no writer (bug)", m.what())
+			}
+		}
+		return true, m.morWriter.push(ctx, rows)
+	})
+	if err != nil {
+		return err
+	}
+	// Add refuses a position twice, and wants them ascending.
+	slices.Sort(pos)
+	return m.pd.File(task).Add(ctx, pos)
 }
