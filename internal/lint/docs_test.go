@@ -33,39 +33,37 @@ func pkgDecls(t *testing.T, dir string) map[string]bool {
 		files = append(files, f)
 	}
 	names := map[string]bool{}
-	{
-		for _, f := range files {
-			for _, d := range f.Decls {
-				switch d := d.(type) {
-				case *ast.FuncDecl:
-					if d.Recv != nil && len(d.Recv.List) > 0 {
-						names[recvName(d.Recv.List[0].Type)+"."+d.Name.Name] = true
-					} else {
-						names[d.Name.Name] = true
-					}
-				case *ast.GenDecl:
-					for _, s := range d.Specs {
-						switch s := s.(type) {
-						case *ast.TypeSpec:
-							names[s.Name.Name] = true
-							if st, ok := s.Type.(*ast.StructType); ok {
-								for _, fld := range st.Fields.List {
-									for _, n := range fld.Names {
-										names[s.Name.Name+"."+n.Name] = true
-									}
+	for _, f := range files {
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv != nil && len(d.Recv.List) > 0 {
+					names[recvName(d.Recv.List[0].Type)+"."+d.Name.Name] = true
+				} else {
+					names[d.Name.Name] = true
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						names[s.Name.Name] = true
+						if st, ok := s.Type.(*ast.StructType); ok {
+							for _, fld := range st.Fields.List {
+								for _, n := range fld.Names {
+									names[s.Name.Name+"."+n.Name] = true
 								}
 							}
-							if it, ok := s.Type.(*ast.InterfaceType); ok {
-								for _, m := range it.Methods.List {
-									for _, n := range m.Names {
-										names[s.Name.Name+"."+n.Name] = true
-									}
+						}
+						if it, ok := s.Type.(*ast.InterfaceType); ok {
+							for _, m := range it.Methods.List {
+								for _, n := range m.Names {
+									names[s.Name.Name+"."+n.Name] = true
 								}
 							}
-						case *ast.ValueSpec:
-							for _, n := range s.Names {
-								names[n.Name] = true
-							}
+						}
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							names[n.Name] = true
 						}
 					}
 				}
