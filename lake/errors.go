@@ -81,7 +81,12 @@ func (e *sentinelError) Error() string   { return e.err.Error() }
 func (e *sentinelError) Unwrap() []error { return []error{e.sentinel, e.err} }
 
 // translate maps errors from the layers below to lake's sentinels, keeping
-// their messages. It is applied once, at the API boundary.
+// their messages. It is applied at the API boundary: once per SQL
+// statement (Session.runOnce, for every statement kind), and in the
+// exported methods of Lake, Table and Result that reach the catalog or
+// iceberg-go without SQL (they are boundaries of their own), plus the
+// table lookup, whose ErrTableNotFound statements test for IF EXISTS. It
+// is idempotent: an error that already carries a sentinel passes through.
 func translate(err error) error {
 	if err == nil {
 		return nil

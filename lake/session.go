@@ -150,7 +150,15 @@ var memoryAllocator = memory.DefaultAllocator
 var errReadOnlyHandle = &sentinelError{ErrReadOnly, errors.New("table handle is read-only; use a session to write")}
 
 // runOnce runs one statement once; run adds the write-retry policy.
+// runOnce runs one statement once. Its errors are classified here, once
+// for every statement kind: iceberg-go's and the catalog's errors become
+// lake's sentinels (translate).
 func (s *Session) runOnce(ctx context.Context, stmt parser.Stmt) (*Result, error) {
+	res, err := s.runStmt(ctx, stmt)
+	return res, translate(err)
+}
+
+func (s *Session) runStmt(ctx context.Context, stmt parser.Stmt) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -222,15 +230,15 @@ func statementKind(stmt parser.Stmt) string {
 func (s *Session) query(ctx context.Context, q *parser.Query, now time.Time) (*Result, error) {
 	p, err := s.planner(now).Query(ctx, q)
 	if err != nil {
-		return nil, translate(err)
+		return nil, err
 	}
 	op, err := p.Operator()
 	if err != nil {
-		return nil, translate(err)
+		return nil, err
 	}
 	if err := op.Open(ctx); err != nil {
 		op.Close()
-		return nil, translate(err)
+		return nil, err
 	}
 	return &Result{schema: p.Schema(), ctx: ctx, op: op}, nil
 }
@@ -257,11 +265,11 @@ func (s *Session) explain(ctx context.Context, st *parser.Explain, now time.Time
 		}
 		p, err := s.planner(now).Insert(ctx, ins, ref)
 		if err != nil {
-			return nil, translate(err)
+			return nil, err
 		}
 		text, err := p.Explain(ctx, false)
 		if err != nil {
-			return nil, translate(err)
+			return nil, err
 		}
 		return textResult("plan", append([]string{"INSERT INTO " + ref.Name}, strings.Split(strings.TrimRight(text, "\n"), "\n")...))
 	}
@@ -294,11 +302,11 @@ func (s *Session) explain(ctx context.Context, st *parser.Explain, now time.Time
 	}
 	p, err := s.planner(now).Query(ctx, q)
 	if err != nil {
-		return nil, translate(err)
+		return nil, err
 	}
 	text, err := p.Explain(ctx, st.Analyze)
 	if err != nil {
-		return nil, translate(err)
+		return nil, err
 	}
 	return textResult("plan", strings.Split(strings.TrimRight(text, "\n"), "\n"))
 }

@@ -49,7 +49,7 @@ func (s *Session) alterTable(ctx context.Context, st *parser.AlterTable) (*Resul
 				return nil, err
 			}
 			if _, err := s.lk.cat.RenameTable(ctx, tbl.id, to); err != nil {
-				return nil, translate(fmt.Errorf("alter table %s: rename to %s: %w", tbl.Name(), displayName(to), err))
+				return nil, fmt.Errorf("alter table %s: rename to %s: %w", tbl.Name(), displayName(to), err)
 			}
 			return emptyResult(), nil
 		}

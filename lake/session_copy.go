@@ -135,7 +135,7 @@ func (s *Session) copyStmt(ctx context.Context, st *parser.Copy, now time.Time) 
 	}
 	if werr != nil {
 		os.Remove(tmp)
-		return nil, translate(fmt.Errorf("copy to %s: %w", st.File, werr))
+		return nil, fmt.Errorf("copy to %s: %w", st.File, werr)
 	}
 	if err := os.Rename(tmp, st.File); err != nil {
 		os.Remove(tmp)

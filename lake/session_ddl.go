@@ -139,7 +139,7 @@ func (s *Session) createTableTx(ctx context.Context, st *parser.CreateTable, now
 	// the table as it was, whose files stay until the transaction commits.
 	p, err := s.planner(now).Query(ctx, st.AsQuery)
 	if err != nil {
-		return nil, translate(err)
+		return nil, err
 	}
 	schema := p.Schema()
 	for i, f := range schema.Fields() {
@@ -149,11 +149,11 @@ func (s *Session) createTableTx(ctx context.Context, st *parser.CreateTable, now
 	}
 	op, err := p.Operator()
 	if err != nil {
-		return nil, translate(err)
+		return nil, err
 	}
 	if err := op.Open(ctx); err != nil {
 		op.Close()
-		return nil, translate(err)
+		return nil, err
 	}
 	rdr := newOpReader(ctx, op, schema)
 	defer rdr.Release()

@@ -132,7 +132,7 @@ func (s *Session) appendRows(ctx context.Context, tbl *Table, rdr array.RecordRe
 func (s *Session) appendRowsKeep(ctx context.Context, tbl *Table, rdr array.RecordReader, keep bool) (int64, []arrow.RecordBatch, error) {
 	if !rdr.Next() {
 		if err := rdr.Err(); err != nil {
-			return 0, nil, translate(err)
+			return 0, nil, err
 		}
 		return 0, nil, nil
 	}
@@ -160,7 +160,7 @@ func (s *Session) appendRowsKeep(ctx context.Context, tbl *Table, rdr array.Reco
 	})
 	if err != nil {
 		release()
-		return 0, nil, translate(err)
+		return 0, nil, err
 	}
 	return cr.rows, cr.kept, nil
 }
@@ -187,7 +187,7 @@ func returningResult(ctx context.Context, ret *plan.Returning, rows []arrow.Reco
 	}
 	out, err := exec.Drain(ctx, op)
 	if err != nil {
-		return nil, translate(err)
+		return nil, err
 	}
 	return &Result{schema: ret.Schema(), batches: out, metrics: m}, nil
 }
@@ -207,22 +207,22 @@ func (s *Session) insert(ctx context.Context, st *parser.Insert, now time.Time) 
 	}
 	p, err := s.planner(now).Insert(ctx, st, ref)
 	if err != nil {
-		return nil, translate(err)
+		return nil, err
 	}
 	op, err := p.Operator()
 	if err != nil {
-		return nil, translate(err)
+		return nil, err
 	}
 	if err := op.Open(ctx); err != nil {
 		op.Close()
-		return nil, translate(err)
+		return nil, err
 	}
 	rdr := newOpReader(ctx, op, writeSchema(tbl, p.Schema()))
 	defer rdr.Release()
 	var ret *plan.Returning
 	if len(st.Returning) > 0 {
 		if ret, err = s.planner(now).BindReturning(ctx, ref, st.Alias, st.Returning); err != nil {
-			return nil, translate(err)
+			return nil, err
 		}
 	}
 	n, kept, err := s.appendRowsKeep(ctx, tbl, rdr, ret != nil)
@@ -309,7 +309,7 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 	}
 	rw, err := s.planner(now).RowRewrite(ctx, ref, alias, where, set, using)
 	if err != nil {
-		return nil, "", translate(err)
+		return nil, "", err
 	}
 	defer rw.Release()
 	var ret *plan.Returning
@@ -321,7 +321,7 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 	}()
 	if len(returning) > 0 && !explain {
 		if ret, err = s.planner(now).BindReturning(ctx, ref, alias, returning); err != nil {
-			return nil, "", translate(err)
+			return nil, "", err
 		}
 	}
 	if tbl.snap == nil {
@@ -351,7 +351,7 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 		tasks, all, err = mergeinto.CompleteDeletes(ctx, tbl.tbl, tbl.snap, []table.ScanOption{table.WithSnapshotID(tbl.snap.SnapshotID)}, tasks)
 	}
 	if err != nil {
-		return nil, "", translate(fmt.Errorf("%s %s: %w", op, tbl.Name(), err))
+		return nil, "", fmt.Errorf("%s %s: %w", op, tbl.Name(), err)
 	}
 	if !explain {
 		// files outside the key range of a `key IN (subquery)` condition
@@ -360,7 +360,7 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 		for _, t := range tasks {
 			skip, err := rw.Excludes(t.File)
 			if err != nil {
-				return nil, "", translate(err)
+				return nil, "", err
 			}
 			if !skip {
 				kept = append(kept, t)
@@ -461,7 +461,7 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 		return err
 	})
 	if err != nil {
-		return nil, "", translate(err)
+		return nil, "", err
 	}
 	matched := res.Count
 	m := Metrics{RowsDeleted: matched}

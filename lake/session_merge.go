@@ -48,7 +48,7 @@ func (s *Session) runMerge(ctx context.Context, st *parser.Merge, now time.Time,
 	}
 	spec, err := s.planner(now).Merge(ctx, st, ref)
 	if err != nil {
-		return nil, "", translate(err)
+		return nil, "", err
 	}
 	// write.merge.mode (Iceberg's own property) picks the write path.
 	if snapshot.WriteMode(tbl.Iceberg().Properties(), modeOp) == snapshot.ModeMergeOnRead {
@@ -76,7 +76,7 @@ func (s *Session) runMerge(ctx context.Context, st *parser.Merge, now time.Time,
 		if errors.As(err, &ce) {
 			return nil, "", &sentinelError{ErrInvalidArgument, err}
 		}
-		return nil, "", translate(err)
+		return nil, "", err
 	}
 	if res == nil {
 		return nil, "", fmt.Errorf("merge into %s: no result (bug)", tbl.Name())

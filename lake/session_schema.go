@@ -23,7 +23,7 @@ func (s *Session) createSchema(ctx context.Context, st *parser.CreateSchema) (*R
 		// no-op form runs
 		exists, err := s.lk.cat.CheckNamespaceExists(ctx, []string{ns})
 		if err != nil {
-			return nil, translate(err)
+			return nil, err
 		}
 		if exists && st.IfNotExists {
 			return emptyResult(), nil
@@ -40,7 +40,7 @@ func (s *Session) createSchema(ctx context.Context, st *parser.CreateSchema) (*R
 		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("create schema %s: the schema already exists", ns)}
 	}
 	if err != nil {
-		return nil, translate(fmt.Errorf("create schema %s: %w", ns, err))
+		return nil, fmt.Errorf("create schema %s: %w", ns, err)
 	}
 	return emptyResult(), nil
 }
@@ -60,7 +60,7 @@ func (s *Session) dropSchema(ctx context.Context, st *parser.DropSchema) (*Resul
 		return emptyResult(), nil
 	}
 	if err != nil {
-		return nil, translate(fmt.Errorf("drop schema %s: %w", ns, err))
+		return nil, fmt.Errorf("drop schema %s: %w", ns, err)
 	}
 	return emptyResult(), nil
 }
