@@ -18,6 +18,7 @@ import (
 	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/lake"
 	"github.com/skadedb/skade/mergeinto"
+	"github.com/skadedb/skade/scan"
 )
 
 var cowMorRows = flag.Int("cowmor.rows", 1_000_000, "rows in the MergeCowVsMor target table (10 files)")
@@ -36,7 +37,7 @@ type cowMorRun struct {
 	// alike): medians of wall time and of process CPU time
 	pairedWall, pairedCPU float64
 	// coldWall is pairedWall with the scan's delete caches dropped before
-	// each round-8 scan (exec.DropDeleteCaches): the first scan of a
+	// each round-8 scan (scan.DropDeleteCaches): the first scan of a
 	// snapshot, which parses its delete files
 	coldWall float64
 }
@@ -241,7 +242,7 @@ func pairedScans(b *testing.B, clean, after *lake.Table, wantRows int64, cold bo
 		var c [2]time.Duration
 		for j, tbl := range []*lake.Table{clean, after} {
 			if cold && j == 1 {
-				exec.DropDeleteCaches()
+				scan.DropDeleteCaches()
 			}
 			start, cpu0 := time.Now(), cpuTime()
 			if n := execScan(context.Background(), b, tbl); n != wantRows {

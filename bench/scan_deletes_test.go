@@ -11,6 +11,7 @@ import (
 	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/lake"
 	"github.com/skadedb/skade/mergeinto"
+	"github.com/skadedb/skade/scan"
 )
 
 // BenchmarkScanDeletes times a full scan (exec.TableScan, every column) of
@@ -48,7 +49,7 @@ func BenchmarkScanDeletes(b *testing.B) {
 							pprof.Do(context.Background(), pprof.Labels("scan", stage), func(ctx context.Context) {
 								for i := 0; i < b.N; i++ {
 									if strings.HasSuffix(stage, "_cold") {
-										exec.DropDeleteCaches()
+										scan.DropDeleteCaches()
 									}
 									if n := execScan(ctx, b, tbl); n != int64(*cowMorRows) {
 										b.Fatalf("scan read %d rows, want %d", n, *cowMorRows)

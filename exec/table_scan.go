@@ -2,7 +2,6 @@ package exec
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -27,10 +26,10 @@ import (
 // that fail it. The planner keeps its own Filter above the scan, so a
 // filter here must only ever be implied by the query's predicate.
 //
-// Position and equality deletes are applied by a deleteIndex (each delete
-// file read once per scan, see delete_index.go); deletion vectors and split
+// Position and equality deletes are applied by scan.OpenFiles (each delete
+// file read once per scan, see scan/deletes.go); deletion vectors and split
 // files are left to iceberg-go. Files are read concurrently and returned in
-// plan order (file_reader.go).
+// plan order (scan/file_reader.go).
 //
 // Metrics: files_scanned is the number of data files planned,
 // files_skipped the data files of the snapshot that pruning left out,
@@ -54,8 +53,7 @@ type TableScan struct {
 	metrics  Metrics
 	progress *Progress
 	scan     *table.Scan // the files read by iceberg-go, filtered
-	raw      *table.Scan // the files whose deletes are applied here; nil when none
-	reader   *fileReader
+	reader   *scan.Reader
 	done     bool
 }
 
@@ -173,63 +171,17 @@ func (s *TableScan) Open(ctx context.Context) error {
 		s.scan.Close()
 		s.scan = s.tbl.Scan(append(opts[:len(opts):len(opts)], table.WithSelectedFields(read...))...)
 	}
-	files, err := s.fileReads(ctx, tasks, read)
+	rd, err := scan.OpenFiles(ctx, scan.ReadSpec{
+		Name: s.name, Table: s.tbl, Scan: s.scan, Schema: s.readSchema(), SnapshotOpts: s.snapshotOpts(),
+		Fields: read, Mem: s.mem, Conform: s.conform,
+	}, tasks)
 	if err != nil {
 		s.scan.Close()
 		s.scan = nil
 		return err
 	}
-	s.reader = startFileReader(ctx, files)
+	s.reader = rd
 	return nil
-}
-
-// fileReads decides how each task is read: with the scan's filter, by
-// iceberg-go with the task's deletes, or, when it has position or equality
-// deletes the delete index can apply, whole and unfiltered with the
-// deletes applied here.
-func (s *TableScan) fileReads(ctx context.Context, tasks []table.FileScanTask, read []string) ([]fileRead, error) {
-	files := make([]fileRead, len(tasks))
-	for i, t := range tasks {
-		files[i] = fileRead{task: t, scan: s.scan, conform: s.conform}
-	}
-	var idx *deleteIndex
-	for i, t := range tasks {
-		if len(t.DeleteFiles) == 0 && len(t.EqualityDeleteFiles) == 0 {
-			continue
-		}
-		if idx == nil {
-			fs, err := s.tbl.FS(ctx)
-			if err != nil {
-				return nil, fmt.Errorf("scan %s: %w", s.name, err)
-			}
-			idx = newDeleteIndex(fs, s.mem, s.readSchema(), func(names []string, batch int) *table.Scan {
-				return s.tbl.Scan(append(s.snapshotOpts(), table.WithSelectedFields(names...), table.WithArrowBatchSize(batch))...)
-			})
-		}
-		if idx.accept(t) {
-			files[i].deletes = idx
-		}
-	}
-	if idx == nil {
-		return files, nil
-	}
-	// INVARIANT (deleteIndex): the raw scan has no row filter, so a file
-	// comes whole and in order; it also reads the equality key columns.
-	raw := read
-	for _, c := range idx.eqColumns() {
-		if !slices.Contains(raw, c) {
-			raw = append(raw[:len(raw):len(raw)], c)
-		}
-	}
-	s.raw = s.tbl.Scan(append(s.snapshotOpts(), table.WithSelectedFields(raw...))...)
-	for i := range files {
-		if files[i].deletes != nil {
-			files[i].scan = s.raw
-			files[i].task.DeleteFiles, files[i].task.EqualityDeleteFiles, files[i].task.Residual = nil, nil, nil
-			files[i].deletesOf = tasks[i]
-		}
-	}
-	return files, nil
 }
 
 // readSchema is the Iceberg schema the scan reads with: the snapshot's
@@ -331,7 +283,7 @@ func (s *TableScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		b, fileDone, err := s.reader.next(ctx)
+		b, fileDone, err := s.reader.Next(ctx)
 		if err != nil {
 			s.finish()
 			return nil, fmt.Errorf("scan %s: %w", s.name, err)
@@ -392,7 +344,7 @@ func (s *TableScan) finish() {
 	}
 	s.done = true
 	if s.reader != nil {
-		s.reader.close()
+		s.reader.Close()
 		s.reader = nil
 	}
 }
@@ -400,16 +352,12 @@ func (s *TableScan) finish() {
 func (s *TableScan) Close() error {
 	s.finish()
 	if s.reader != nil {
-		s.reader.close()
+		s.reader.Close()
 		s.reader = nil
 	}
 	var err error
-	if s.raw != nil {
-		err = s.raw.Close()
-		s.raw = nil
-	}
 	if s.scan != nil {
-		err = errors.Join(s.scan.Close(), err)
+		err = s.scan.Close()
 		s.scan = nil
 	}
 	return err

@@ -18,7 +18,7 @@ import (
 	"github.com/skadedb/skade/lake"
 )
 
-// The scan applies position and equality deletes itself (delete_index.go);
+// The scan applies position and equality deletes itself (scan/deletes.go);
 // iceberg-go's own application is the oracle. Each case builds a table
 // whose planned files carry deletes of the kinds it names, then compares
 // the two on several projections and with a pushed filter.

@@ -26,7 +26,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/dv"
 
-	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/scan"
 )
 
 // Merge-on-read: a changed target row is not rewritten with its file; a
@@ -518,7 +518,7 @@ func DeadDeleteFiles(removed, all []table.FileScanTask) []iceberg.DataFile {
 				if needed != nil {
 					dead = !needed[key]
 				} else if df.ContentType() == iceberg.EntryContentPosDeletes {
-					ref := exec.OnlyDataFile(df)
+					ref := scan.OnlyDataFile(df)
 					dead = ref != "" && gone[ref]
 				}
 				if dead {

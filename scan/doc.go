@@ -1,8 +1,12 @@
 // Package scan turns stored files into Arrow record streams: it reads
 // external CSV and Parquet files (import, COPY FROM, read_csv,
-// read_parquet) with type inference over a sample of rows, and (with the
-// SQL engine) plans Iceberg table scans with partition and min/max pruning
-// and applies delete files.
+// read_parquet) with type inference over a sample of rows; it plans
+// Iceberg table scans for queries and DML alike (whole files for the paths
+// that replace or number them, files.go; the sound part of a filter,
+// plan_filter.go); and it reads the planned files into Arrow (read.go:
+// OpenFiles, several files at once, file_reader.go) with their position
+// and equality deletes applied (deletes.go). exec's TableScan is the
+// operator over OpenFiles.
 //
 // Layer: scan sits above snapshot and below exec. It imports arrow-go,
 // iceberg-go and skade's catalog and snapshot packages.

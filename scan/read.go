@@ -1,0 +1,106 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+)
+
+// ReadSpec is what OpenFiles needs to read a scan's planned files.
+type ReadSpec struct {
+	// Name is the table's display name, for messages.
+	Name  string
+	Table *table.Table
+	// Scan reads the files with the query's filter and iceberg-go's own
+	// delete handling; Fields are the columns it selects.
+	Scan   *table.Scan
+	Fields []string
+	// Schema is the Iceberg schema the scan reads with; SnapshotOpts pin
+	// the snapshot (nil for a live scan of the head).
+	Schema       *iceberg.Schema
+	SnapshotOpts []table.ScanOption
+	Mem          memory.Allocator
+	// Conform turns a batch read into the caller's output schema.
+	Conform func(context.Context, arrow.RecordBatch) (arrow.RecordBatch, error)
+}
+
+// Reader reads a scan's files concurrently and hands their batches out in
+// plan order, each file's deletes applied: by iceberg-go, or, for files
+// with position or equality deletes the delete index can apply, here, on
+// the file read whole and unfiltered (deletes.go).
+type Reader struct {
+	r   *fileReader
+	raw *table.Scan // the scan of the files whose deletes are applied here
+}
+
+// OpenFiles starts reading tasks, in order.
+func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (*Reader, error) {
+	files := make([]fileRead, len(tasks))
+	for i, t := range tasks {
+		files[i] = fileRead{task: t, scan: spec.Scan, conform: spec.Conform}
+	}
+	var idx *deleteIndex
+	for i, t := range tasks {
+		if len(t.DeleteFiles) == 0 && len(t.EqualityDeleteFiles) == 0 {
+			continue
+		}
+		if idx == nil {
+			fs, err := spec.Table.FS(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("scan %s: %w", spec.Name, err)
+			}
+			idx = newDeleteIndex(fs, spec.Mem, spec.Schema, func(names []string, batch int) *table.Scan {
+				return spec.Table.Scan(append(slices.Clone(spec.SnapshotOpts), table.WithSelectedFields(names...), table.WithArrowBatchSize(batch))...)
+			})
+		}
+		if idx.accept(t) {
+			files[i].deletes = idx
+		}
+	}
+	rd := &Reader{}
+	if idx != nil {
+		// INVARIANT (deleteIndex): the raw scan has no row filter, so a
+		// file comes whole and in order; it also reads the equality key
+		// columns.
+		raw := spec.Fields
+		for _, c := range idx.eqColumns() {
+			if !slices.Contains(raw, c) {
+				raw = append(raw[:len(raw):len(raw)], c)
+			}
+		}
+		rd.raw = spec.Table.Scan(append(slices.Clone(spec.SnapshotOpts), table.WithSelectedFields(raw...))...)
+		for i := range files {
+			if files[i].deletes != nil {
+				files[i].scan = rd.raw
+				files[i].task.DeleteFiles, files[i].task.EqualityDeleteFiles, files[i].task.Residual = nil, nil, nil
+				files[i].deletesOf = tasks[i]
+			}
+		}
+	}
+	rd.r = startFileReader(ctx, files)
+	return rd, nil
+}
+
+// Next returns the next batch (the caller owns it), or with fileDone set
+// and no batch, that a file has ended; a nil batch and false when every
+// file has.
+func (rd *Reader) Next(ctx context.Context) (rec arrow.RecordBatch, fileDone bool, err error) {
+	return rd.r.next(ctx)
+}
+
+// Close stops the reads and releases what was read but not taken. It is
+// safe to call twice.
+func (rd *Reader) Close() error {
+	rd.r.close()
+	if rd.raw != nil {
+		err := rd.raw.Close()
+		rd.raw = nil
+		return err
+	}
+	return nil
+}
