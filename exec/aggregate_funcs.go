@@ -164,10 +164,10 @@ type htCount struct {
 	mem    memory.Allocator
 }
 
-func (s *htCount) resize(n int) { s.counts = htGrowTo(s.counts, n) }
+func (s *htCount) resize(n int)      { s.counts = htGrowTo(s.counts, n) }
 func (s *htCount) groupBytes() int64 { return 8 }
-func (s *htCount) bytes() int64 { return int64(cap(s.counts)) * 8 }
-func (s *htCount) release()     {}
+func (s *htCount) bytes() int64      { return int64(cap(s.counts)) * 8 }
+func (s *htCount) release()          {}
 func (s *htCount) update(_ context.Context, ids []int32, args []arrow.Array, sel []bool) error {
 	var a arrow.Array
 	if !s.star {
@@ -201,8 +201,8 @@ func (s *htSumInt) resize(n int) {
 	s.hi, s.lo, s.cnt = htGrowTo(s.hi, n), htGrowTo(s.lo, n), htGrowTo(s.cnt, n)
 }
 func (s *htSumInt) groupBytes() int64 { return 24 }
-func (s *htSumInt) bytes() int64 { return int64(cap(s.hi)+cap(s.lo)+cap(s.cnt)) * 8 }
-func (s *htSumInt) release()     {}
+func (s *htSumInt) bytes() int64      { return int64(cap(s.hi)+cap(s.lo)+cap(s.cnt)) * 8 }
+func (s *htSumInt) release()          {}
 
 func htSumInts[T int8 | int16 | int32 | int64](s *htSumInt, a arrow.Array, ids []int32, sel []bool) {
 	vs := htFixedValues[T](a)
@@ -276,10 +276,10 @@ type htSumFloat struct {
 	mem  memory.Allocator
 }
 
-func (s *htSumFloat) resize(n int) { s.sums, s.cnt = htGrowTo(s.sums, n), htGrowTo(s.cnt, n) }
+func (s *htSumFloat) resize(n int)      { s.sums, s.cnt = htGrowTo(s.sums, n), htGrowTo(s.cnt, n) }
 func (s *htSumFloat) groupBytes() int64 { return 16 }
-func (s *htSumFloat) bytes() int64 { return int64(cap(s.sums)+cap(s.cnt)) * 8 }
-func (s *htSumFloat) release()     {}
+func (s *htSumFloat) bytes() int64      { return int64(cap(s.sums)+cap(s.cnt)) * 8 }
+func (s *htSumFloat) release()          {}
 func (s *htSumFloat) update(_ context.Context, ids []int32, args []arrow.Array, sel []bool) error {
 	a := args[0]
 	nulls := a.NullN() > 0
@@ -323,10 +323,10 @@ type htSumDecimal struct {
 	mem     memory.Allocator
 }
 
-func (s *htSumDecimal) resize(n int) { s.sums, s.cnt = htGrowTo(s.sums, n), htGrowTo(s.cnt, n) }
+func (s *htSumDecimal) resize(n int)      { s.sums, s.cnt = htGrowTo(s.sums, n), htGrowTo(s.cnt, n) }
 func (s *htSumDecimal) groupBytes() int64 { return 24 }
-func (s *htSumDecimal) bytes() int64 { return int64(cap(s.sums))*16 + int64(cap(s.cnt))*8 }
-func (s *htSumDecimal) release()     {}
+func (s *htSumDecimal) bytes() int64      { return int64(cap(s.sums))*16 + int64(cap(s.cnt))*8 }
+func (s *htSumDecimal) release()          {}
 
 func (s *htSumDecimal) overflow() error {
 	return fmt.Errorf("numeric field overflow: the sum does not fit in decimal(38,%d); cast the argument to double to sum it approximately", s.in.Scale)
@@ -451,10 +451,10 @@ type htMinMaxBytes struct {
 	mem   memory.Allocator
 }
 
-func (s *htMinMaxBytes) resize(n int) { s.vals, s.valid = htGrowTo(s.vals, n), htGrowTo(s.valid, n) }
+func (s *htMinMaxBytes) resize(n int)      { s.vals, s.valid = htGrowTo(s.vals, n), htGrowTo(s.valid, n) }
 func (s *htMinMaxBytes) groupBytes() int64 { return 25 }
-func (s *htMinMaxBytes) bytes() int64 { return int64(cap(s.vals))*24 + int64(cap(s.valid)) + s.size }
-func (s *htMinMaxBytes) release()     {}
+func (s *htMinMaxBytes) bytes() int64      { return int64(cap(s.vals))*24 + int64(cap(s.valid)) + s.size }
+func (s *htMinMaxBytes) release()          {}
 
 func htBytesAt(a arrow.Array, r int) []byte {
 	if f, ok := a.(*array.FixedSizeBinary); ok {
@@ -525,10 +525,10 @@ type htBool struct {
 	mem   memory.Allocator
 }
 
-func (s *htBool) resize(n int) { s.vals, s.valid = htGrowTo(s.vals, n), htGrowTo(s.valid, n) }
+func (s *htBool) resize(n int)      { s.vals, s.valid = htGrowTo(s.vals, n), htGrowTo(s.valid, n) }
 func (s *htBool) groupBytes() int64 { return 2 }
-func (s *htBool) bytes() int64 { return int64(cap(s.vals) + cap(s.valid)) }
-func (s *htBool) release()     {}
+func (s *htBool) bytes() int64      { return int64(cap(s.vals) + cap(s.valid)) }
+func (s *htBool) release()          {}
 func (s *htBool) update(_ context.Context, ids []int32, args []arrow.Array, sel []bool) error {
 	a := args[0].(*array.Boolean)
 	for r, g := range ids {

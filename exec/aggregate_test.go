@@ -311,4 +311,3 @@ func TestNewAggregateErrors(t *testing.T) {
 		t.Errorf("avg(decimal(18,2)) is %s", a.DataType())
 	}
 }
-

@@ -144,7 +144,6 @@ func (k *skRowKeys) add(cols []arrow.Array) {
 	}
 }
 
-
 // truncate drops all batches from the n-th on.
 func (k *skRowKeys) truncate(n int) {
 	for i := range k.keys {
@@ -194,7 +193,6 @@ func (k *skRowKeys) compareRange(a, b skRef, lo, hi int) int {
 	}
 	return 0
 }
-
 
 type skPrimVals[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64] struct{ v [][]T }
 

@@ -63,4 +63,3 @@ func (c sessionCatalog) LookupTable(ctx context.Context, parts []string) (*plan.
 	}
 	return &plan.TableRef{Name: displayName(id), Ident: id, Table: tbl}, nil
 }
-

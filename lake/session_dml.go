@@ -491,11 +491,6 @@ func hasDeletes(task table.FileScanTask) bool {
 	return len(task.DeleteFiles)+len(task.EqualityDeleteFiles)+len(task.DeletionVectorFiles) > 0
 }
 
-
-
-
-
-
 func (s *Session) truncate(ctx context.Context, st *parser.Truncate, now time.Time) (*Result, error) {
 	var deleted int64
 	for _, n := range st.Tables {

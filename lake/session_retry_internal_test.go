@@ -121,4 +121,3 @@ func TestMergeRetriesAfterLosingARace(t *testing.T) {
 		t.Fatalf("SetWriteRetries(-1): %v", err)
 	}
 }
-
