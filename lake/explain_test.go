@@ -59,3 +59,30 @@ func TestExplainGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestExplainInitPlans: EXPLAIN shows an uncorrelated subquery as an init
+// plan without running it (this one would fail if run: it returns several
+// rows), and running the statement folds it into a constant that still
+// prunes files.
+func TestExplainInitPlans(t *testing.T) {
+	lk, _ := openLake(t)
+	s := lk.Session()
+	mustExec(t, s, `CREATE TABLE e (id BIGINT, g VARCHAR); INSERT INTO e SELECT i, 'a' FROM range(0, 100) r(i);
+		INSERT INTO e SELECT i, 'b' FROM range(100, 200) r(i); INSERT INTO e SELECT i, 'c' FROM range(200, 300) r(i)`)
+	bad := `SELECT id FROM e WHERE id = (SELECT id FROM e)`
+	plan := strings.Join(query(t, s, "EXPLAIN "+bad), "\n")
+	if !strings.Contains(plan, "$init1 (scalar subquery, runs once before the statement)") || !strings.Contains(plan, "Filter (e.id = $init1)") {
+		t.Fatalf("EXPLAIN does not show the init plan:\n%s", plan)
+	}
+	if err := queryErr(s, bad); err == nil || !strings.Contains(err.Error(), "more than one row returned by a subquery") {
+		t.Fatalf("running it: %v", err)
+	}
+	good := `SELECT id FROM e WHERE id = (SELECT max(id) FROM e WHERE g = 'b')`
+	if got := query(t, s, good); len(got) != 1 || got[0] != "199" {
+		t.Fatalf("got %v", got)
+	}
+	analyzed := strings.Join(query(t, s, "EXPLAIN ANALYZE "+good), "\n")
+	if !strings.Contains(analyzed, "$init1 (scalar subquery, ran first) = 199") || !strings.Contains(analyzed, "files_skipped=2") {
+		t.Fatalf("EXPLAIN ANALYZE does not show the folded value pruning files:\n%s", analyzed)
+	}
+}

@@ -36,38 +36,103 @@ func (p *Planner) binder(ctx context.Context) *binder {
 	return &binder{ctx: ctx, cat: p.Catalog, now: now, opts: p.Options, pinned: p.Pinned, params: p.Params}
 }
 
-// Plan is a bound, optimized query ready to run.
+// Plan is a bound query ready to run.
 type Plan struct {
 	b    *binder
 	Root Node
+	// ready: Root's init plans ran and Root is optimized.
+	ready bool
 }
 
-// Query binds and optimizes a query.
+// Query binds a query. Its uncorrelated subqueries are init plans, run
+// when the plan is built to run (Operator), not while binding.
 func (p *Planner) Query(ctx context.Context, q *parser.Query) (*Plan, error) {
 	b := p.binder(ctx)
+	b.deferInit = true
 	root, err := b.bindQuery(q, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &Plan{b: b, Root: optimize(b, root)}, nil
+	return &Plan{b: b, Root: root}, nil
 }
 
 // Schema is the result's schema: the output names and types.
 func (pl *Plan) Schema() *arrow.Schema { return schemaOf(pl.Root.Columns()) }
 
-// Operator builds the operator tree. Each call builds a fresh tree.
-func (pl *Plan) Operator() (exec.Operator, error) { return pl.b.build(pl.Root) }
+// prepare runs the init plans and optimizes Root, once.
+func (pl *Plan) prepare() error {
+	if pl.ready {
+		return nil
+	}
+	if err := pl.b.foldInits(pl.Root); err != nil {
+		return err
+	}
+	pl.Root = optimize(pl.b, pl.Root)
+	pl.ready = true
+	return nil
+}
+
+// Operator builds the operator tree, running the init plans first. Each
+// call builds a fresh tree.
+func (pl *Plan) Operator() (exec.Operator, error) {
+	if err := pl.prepare(); err != nil {
+		return nil, err
+	}
+	return pl.b.build(pl.Root)
+}
+
+// explainTree optimizes Root for EXPLAIN without running anything: init
+// plans stay as they are, and render under the plan.
+func (pl *Plan) explainTree() Node {
+	if !pl.ready {
+		pl.Root = optimize(pl.b, pl.Root)
+		pl.ready = !pl.b.hasInits()
+	}
+	return pl.Root
+}
 
 // Explain renders the logical plan and the physical operators. With
 // analyze it runs the statement (discarding its rows) and adds each
 // operator's metrics.
 func (pl *Plan) Explain(ctx context.Context, analyze bool) (string, error) {
 	var sb strings.Builder
-	sb.WriteString("logical plan:\n")
-	for _, l := range strings.Split(strings.TrimRight(explainLogical(pl.Root), "\n"), "\n") {
-		sb.WriteString("  " + l + "\n")
+	root := pl.Root
+	if analyze {
+		if err := pl.prepare(); err != nil {
+			return "", err
+		}
+		root = pl.Root
+	} else {
+		root = pl.explainTree()
 	}
-	op, err := pl.Operator()
+	writeTree := func(text string, indent string) {
+		for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+			sb.WriteString(indent + l + "\n")
+		}
+	}
+	sb.WriteString("logical plan:\n")
+	writeTree(explainLogical(root), "  ")
+	// Init plans: their plans when not run (EXPLAIN), their values when
+	// run (EXPLAIN ANALYZE ran them before the statement).
+	for _, ip := range pl.b.inits {
+		what := "scalar subquery"
+		if ip.Exists {
+			what = "EXISTS"
+		}
+		if ip.value != nil {
+			fmt.Fprintf(&sb, "  %s (%s, ran first) = %s\n", ip, what, ip.value)
+			continue
+		}
+		fmt.Fprintf(&sb, "  %s (%s, runs once before the statement):\n", ip, what)
+		writeTree(explainLogical(optimize(pl.b, ip.Sub)), "    ")
+	}
+	var op exec.Operator
+	var err error
+	if analyze {
+		op, err = pl.Operator()
+	} else {
+		op, err = pl.b.build(root)
+	}
 	if err != nil {
 		return "", err
 	}

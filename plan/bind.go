@@ -32,6 +32,11 @@ type binder struct {
 	split []table.FileScanTask
 	// params are the values of $1, $2, … (and ?).
 	params []any
+	// deferInit makes uncorrelated scalar and EXISTS subqueries init
+	// plans (inits) that the optimizer runs, instead of running them while
+	// binding: the query path, whose EXPLAIN must not run them.
+	deferInit bool
+	inits     []*InitPlan
 }
 
 type cteDef struct {
@@ -210,6 +215,10 @@ func (b *binder) constValue(e parser.Expr, what string) (*exec.Literal, error) {
 	sc := newScope(nil, nil)
 	x, err := b.bindExpr(e, &exprCtx{sc: sc, clause: what})
 	if err != nil {
+		return nil, err
+	}
+	// A subquery here is needed now, to plan with: run it.
+	if x, err = b.foldExpr(x); err != nil {
 		return nil, err
 	}
 	c, ok := x.(*Const)

@@ -403,6 +403,9 @@ func (b *binder) bindScalarSubquery(e *parser.SubqueryExpr, ec *exprCtx) (Expr, 
 	if len(cols) != 1 {
 		return nil, errorf(e.Pos, "subquery must return only one column")
 	}
+	if b.deferInit {
+		return b.newInitPlan(sub, false, cols[0].Type, e.Pos), nil
+	}
 	rows, err := b.runInit(sub, 2)
 	if err != nil {
 		return nil, err
@@ -441,6 +444,9 @@ func (b *binder) bindExistsValue(e *parser.Exists, ec *exprCtx) (Expr, error) {
 			return nil, atPos(e.Pos, err)
 		}
 		return x, nil
+	}
+	if b.deferInit {
+		return b.newInitPlan(sub, true, arrow.FixedWidthTypes.Boolean, e.Pos), nil
 	}
 	rows, err := b.runInit(sub, 1)
 	if err != nil {

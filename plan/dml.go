@@ -209,7 +209,7 @@ func (p *Planner) Insert(ctx context.Context, ins *parser.Insert, target *TableR
 		proj.Exprs = append(proj.Exprs, x)
 		proj.Cols = append(proj.Cols, b.newCol(tc.Name, "", tc.Type, !tc.Required))
 	}
-	return &Plan{b: b, Root: optimize(b, proj)}, nil
+	return &Plan{b: b, Root: optimize(b, proj), ready: true}, nil
 }
 
 // insertValues binds INSERT … VALUES so that each value takes its target

@@ -178,6 +178,11 @@ func compile(e Expr, l *layout) (exec.Expr, error) {
 		return &exec.Column{Index: i, Type: l.types[i], Name: e.Name}, nil
 	case *Const:
 		return e.Lit, nil
+	case *InitPlan:
+		if e.value != nil {
+			return e.value.Lit, nil
+		}
+		return &initPlanExpr{ip: e}, nil
 	case *Func:
 		args := make([]exec.Expr, len(e.Args))
 		for i, a := range e.Args {

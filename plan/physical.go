@@ -29,6 +29,9 @@ type Options struct {
 
 // physical optimizes n and builds its operator tree.
 func (b *binder) physical(n Node) (exec.Operator, error) {
+	if err := b.foldInits(n); err != nil {
+		return nil, err
+	}
 	n = optimize(b, n)
 	return b.build(n)
 }
