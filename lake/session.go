@@ -283,10 +283,10 @@ func (s *Session) explain(ctx context.Context, st *parser.Explain, now time.Time
 		var text string
 		var err error
 		if del, ok := d.(*parser.Delete); ok {
-			_, text, err = s.rewriteOrExplain(ctx, del.Table, aliasOf(del.Table), del.Where, nil, del.Using, nil, now, false, !st.Analyze)
+			_, text, err = s.rewrite(ctx, &parser.Delete{Pos: del.Pos, Table: del.Table, Using: del.Using, Where: del.Where}, del.Table, now, !st.Analyze)
 		} else {
 			up := d.(*parser.Update)
-			_, text, err = s.rewriteOrExplain(ctx, up.Table, aliasOf(up.Table), up.Where, up.Set, nil, nil, now, true, !st.Analyze)
+			_, text, err = s.rewrite(ctx, &parser.Update{Pos: up.Pos, Table: up.Table, Set: up.Set, Where: up.Where}, up.Table, now, !st.Analyze)
 		}
 		if err != nil {
 			return nil, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -17,7 +16,6 @@ import (
 	"github.com/skadedb/skade/mergeinto"
 	"github.com/skadedb/skade/parser"
 	"github.com/skadedb/skade/plan"
-	skscan "github.com/skadedb/skade/scan"
 )
 
 // opReader adapts an opened operator to array.RecordReader.
@@ -258,11 +256,8 @@ func (s *Session) delete(ctx context.Context, st *parser.Delete, now time.Time) 
 	if st.With != nil {
 		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("DELETE with WITH is not supported yet; use a subquery")}
 	}
-	var alias parser.Ident
-	if st.Table.Alias != nil {
-		alias = st.Table.Alias.Name
-	}
-	return s.rewrite(ctx, st.Table, alias, st.Where, nil, st.Using, st.Returning, now, false)
+	res, _, err := s.rewrite(ctx, st, st.Table, now, false)
+	return res, err
 }
 
 func (s *Session) update(ctx context.Context, st *parser.Update, now time.Time) (*Result, error) {
@@ -272,30 +267,18 @@ func (s *Session) update(ctx context.Context, st *parser.Update, now time.Time) 
 	if st.With != nil {
 		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("UPDATE with WITH is not supported yet; use a subquery")}
 	}
-	var alias parser.Ident
-	if st.Table.Alias != nil {
-		alias = st.Table.Alias.Name
-	}
-	return s.rewrite(ctx, st.Table, alias, st.Where, st.Set, nil, st.Returning, now, true)
-}
-
-// rewrite runs DELETE (update false) or UPDATE. Copy-on-write (the
-// default): the files that may hold matching rows (after pruning) are
-// read once, with their deletes applied, to count the matches; files
-// without any stay; files whose every row a DELETE removes are dropped;
-// the others are rewritten. One overwrite snapshot commits it all,
-// removing the position deletes and deletion vectors of the removed files,
-// and asserting the snapshot it read. Merge-on-read (write.delete.mode,
-// write.update.mode): see session_dml_mor.go. Nothing matched commits
-// nothing.
-func (s *Session) rewrite(ctx context.Context, tn *parser.TableName, alias parser.Ident, where parser.Expr, set []*parser.SetClause, using []parser.TableExpr, returning []*parser.SelectItem, now time.Time, update bool) (*Result, error) {
-	res, _, err := s.rewriteOrExplain(ctx, tn, alias, where, set, using, returning, now, update, false)
+	res, _, err := s.rewrite(ctx, st, st.Table, now, false)
 	return res, err
 }
 
-// rewriteOrExplain runs a DELETE or UPDATE, or with explain only plans it
-// and describes what it would read and drop.
-func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, alias parser.Ident, where parser.Expr, set []*parser.SetClause, using []parser.TableExpr, returning []*parser.SelectItem, now time.Time, update, explain bool) (*Result, string, error) {
+// rewrite runs a DELETE or UPDATE (st, writing tn), or with explain only
+// plans it and returns its EXPLAIN text; run, it returns the EXPLAIN
+// ANALYZE text. plan.Write plans it (files, pruning, write mode) and
+// lowers it onto mergeinto.Rewrite, which this runs inside the commit:
+// one pass over the candidate files, rewriting those with a change
+// (copy-on-write) or marking the changed rows with deletes
+// (merge-on-read). Nothing matched commits nothing.
+func (s *Session) rewrite(ctx context.Context, st parser.Stmt, tn *parser.TableName, now time.Time, explain bool) (*Result, string, error) {
 	if tn.AsOf != nil {
 		return nil, "", &sentinelError{ErrReadOnly, fmt.Errorf("cannot write to a time-travel read of %s", tn.Name)}
 	}
@@ -303,147 +286,24 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 	if err != nil {
 		return nil, "", err
 	}
-	op := "delete"
-	if update {
-		op = "update"
-	}
-	rw, err := s.planner(now).RowRewrite(ctx, ref, alias, where, set, using)
+	w, err := s.planner(now).Write(ctx, st, ref, tbl.snap, explain)
 	if err != nil {
 		return nil, "", err
 	}
-	defer rw.Release()
-	var ret *plan.Returning
-	var kept []arrow.RecordBatch
-	defer func() {
-		for _, b := range kept {
-			b.Release()
-		}
-	}()
-	if len(returning) > 0 && !explain {
-		if ret, err = s.planner(now).BindReturning(ctx, ref, alias, returning); err != nil {
-			return nil, "", err
-		}
+	defer w.Release()
+	if explain {
+		return nil, w.Explain(), nil
 	}
 	if tbl.snap == nil {
-		return countResult(0, Metrics{}), "table has no snapshot: nothing to read", nil
+		return countResult(0, Metrics{}), w.Explain(), nil
 	}
-	fields := make([]string, len(rw.Columns))
-	fs := make([]arrow.Field, len(rw.Columns))
-	for i, c := range rw.Columns {
-		fields[i] = c.Name
-		fs[i] = arrow.Field{Name: c.Name, Type: c.Type, Nullable: !c.Required}
-	}
-	readSchema := arrow.NewSchema(fs, nil)
-	sopts := []table.ScanOption{table.WithSnapshotID(tbl.snap.SnapshotID)}
-	if pf := skscan.PlanFilter(ctx, tbl.tbl, tbl.snap, rw.Pushed); pf != nil {
-		sopts = append(sopts, table.WithRowFilter(pf))
-	}
-	sc := tbl.tbl.Scan(sopts...)
-	// whole files: a file is rewritten, or numbered for position deletes,
-	// from its first row to its last
-	tasks, err := skscan.PlanWholeFiles(ctx, sc)
-	sc.Close()
-	// every data file, when known (for dead delete files); a copy, as
-	// tasks is filtered in place below
-	all := slices.Clone(tasks)
-	if err == nil && rw.Pushed != nil {
-		// The filter may have pruned equality deletes a rewritten file needs.
-		tasks, all, err = mergeinto.CompleteDeletes(ctx, tbl.tbl, tbl.snap, []table.ScanOption{table.WithSnapshotID(tbl.snap.SnapshotID)}, tasks)
-	}
-	if err != nil {
-		return nil, "", fmt.Errorf("%s %s: %w", op, tbl.Name(), err)
-	}
-	if !explain {
-		// files outside the key range of a `key IN (subquery)` condition
-		// hold no match (the subquery runs here, once)
-		kept := tasks[:0]
-		for _, t := range tasks {
-			skip, err := rw.Excludes(t.File)
-			if err != nil {
-				return nil, "", err
-			}
-			if !skip {
-				kept = append(kept, t)
-			}
-		}
-		tasks = kept
-	}
-	// run evaluates the rewrite over one file, with the file's deletes
-	// applied.
-	run := func(task table.FileScanTask) (exec.Operator, error) {
-		// read the whole file: the pushed filter prunes files, never rows
-		task.Residual = nil
-		if err := skscan.CheckWhole(op+" "+tbl.Name(), task); err != nil {
-			return nil, err
-		}
-		in, err := exec.NewFileScan(tbl.Name(), tbl.tbl, tbl.snap, fields, readSchema, nil /* filter */, []table.FileScanTask{task})
-		if err != nil {
-			return nil, err
-		}
-		// each row's position in the file rides through the plan, whose
-		// joins may reorder rows
-		withPos, err := exec.NewRowPosition(in, plan.RowPositionColumn)
-		if err != nil {
-			return nil, err
-		}
-		return rw.Operator(withPos)
-	}
-	target := writeSchema(tbl, readSchema)
-	// Merge-on-read, unless statistics prove that a DELETE empties every
-	// candidate file: dropping them is cheaper than deleting each row and
-	// rewrites nothing either.
-	mor := mergeOnRead(tbl, update)
-	wholly := func(t table.FileScanTask) bool {
-		// statistics prove every row of the file matches
-		return !update && ret == nil && rw.AllMatch(t.File)
-	}
-	// dropUnread: a file with deletes is read even so (its record count
-	// includes the deleted rows), then dropped with its deletes
-	dropUnread := func(t table.FileScanTask) bool { return wholly(t) && !hasDeletes(t) }
-	if mor && len(tasks) > 0 && !slices.ContainsFunc(tasks, func(t table.FileScanTask) bool { return !wholly(t) }) {
-		mor = false
-	}
-	var drops, files []table.FileScanTask
-	for _, task := range tasks {
-		if dropUnread(task) {
-			drops = append(drops, task)
-		} else {
-			files = append(files, task)
-		}
-	}
-	// Merge-on-read drops the files a DELETE empties unread too (a time
-	// window's inner files); the others get deletes.
-	total := exec.SnapshotDataFiles(tbl.tbl, tbl.snap.SnapshotID)
-	if explain && mor {
-		return nil, morExplain(op, tbl, rw, total, len(tasks), len(drops)), nil
-	}
-	if explain {
-		var b strings.Builder
-		fmt.Fprintf(&b, "%s %s (copy-on-write)\n", strings.ToUpper(op), tbl.Name())
-		if rw.Pushed != nil {
-			fmt.Fprintf(&b, "  pruning filter: %s\n", rw.Pushed)
-		}
-		fmt.Fprintf(&b, "  data files: %d in the snapshot, %d skipped by pruning, %d dropped unread (statistics prove every row matches), %d to read\n",
-			total, total-int64(len(tasks)), len(drops), len(files))
-		b.WriteString("  per file:\n")
-		for _, l := range strings.Split(strings.TrimRight(rw.Explain(), "\n"), "\n") {
-			b.WriteString("    " + l + "\n")
-		}
-		return nil, b.String(), nil
-	}
-	mode, props := mergeinto.CopyOnWrite, map[string]string(nil)
-	if mor {
-		mode, props = mergeinto.MergeOnRead, map[string]string{"skade.operation": op}
-	}
+	op := w.Op.String()
 	var refuse error
-	if v := tbl.tbl.Metadata().Version(); v >= 3 && !mor {
+	if v := tbl.tbl.Metadata().Version(); v >= 3 && w.Mode == mergeinto.CopyOnWrite {
 		// iceberg-go demands first_row_id on the rewritten files of a v3
 		// table, which its writer does not set.
 		refuse = &sentinelError{ErrNotImplemented, fmt.Errorf("%s %s: copy-on-write %s of a format-version %d table is not supported yet (row lineage); set write.%s.mode = 'merge-on-read', or use a format-version 2 table", op, tbl.Name(), strings.ToUpper(op), v, op)}
 	}
-	// One pass: each candidate file is read once through the row-rewrite
-	// engine MERGE uses, which rewrites only the files with a change, or
-	// marks the changed rows with deletes.
 	var res *mergeinto.Result
 	err = s.write(ctx, tbl, op, false, func(txn *table.Transaction) error {
 		staged, err := txn.StagedTable()
@@ -452,44 +312,29 @@ func (s *Session) rewriteOrExplain(ctx context.Context, tn *parser.TableName, al
 		}
 		res.Release()
 		// INVARIANT: mergeinto writes through the transaction's tracked IO
-		res, err = mergeinto.Rewrite(ctx, &mergeinto.RewriteSpec{
-			Table: tbl.Name(), Target: staged.Table, Snapshot: tbl.snap, Schema: target,
-			Files: files, Drop: drops, All: all, Rows: run, Update: update, Returning: ret != nil, Mode: mode,
-			RefuseRewrite: refuse, Budget: s.planner(now).Options.Budget,
-			Options: mergeinto.Options{SnapshotProperties: props},
-		}, txn)
+		spec := w.Spec(staged.Table, s.planner(now).Options.Budget)
+		spec.RefuseRewrite = refuse
+		res, err = mergeinto.Rewrite(ctx, spec, txn)
 		return err
 	})
 	if err != nil {
 		return nil, "", err
 	}
-	matched := res.Count
-	m := Metrics{RowsDeleted: matched}
-	if update {
-		m = Metrics{RowsUpdated: matched}
+	m := Metrics{RowsDeleted: res.Count}
+	if w.Op == plan.WriteUpdate {
+		m = Metrics{RowsUpdated: res.Count}
 	}
-	mt := res.Metrics
-	summary := "" // EXPLAIN ANALYZE: nothing matched, nothing committed
-	if mor {
-		summary = morSummary(op, tbl.Name(), res, total, len(tasks), len(drops))
-	} else if matched > 0 {
-		summary = fmt.Sprintf("%s %s (copy-on-write): %d rows\n  data files: %d in the snapshot, %d skipped by pruning, %d dropped unread, %d read, %d rewritten, %d removed, %d added\n",
-			strings.ToUpper(op), tbl.Name(), matched, total, total-int64(len(tasks)), len(drops), len(files), mt.FilesRewritten, mt.FilesRemoved, mt.FilesAdded)
-	}
-	if ret != nil {
+	summary := w.Summary(res)
+	if w.Returning != nil {
 		rows := res.Returning
 		res.Returning = nil
-		r, err := returningResult(ctx, ret, rows, m)
+		r, err := returningResult(ctx, w.Returning, rows, m)
 		return r, summary, err
 	}
 	res.Release()
-	return countResult(matched, m), summary, nil
+	return countResult(res.Count, m), summary, nil
 }
 
-// hasDeletes reports whether delete files apply to task's data file.
-func hasDeletes(task table.FileScanTask) bool {
-	return len(task.DeleteFiles)+len(task.EqualityDeleteFiles)+len(task.DeletionVectorFiles) > 0
-}
 
 func (s *Session) truncate(ctx context.Context, st *parser.Truncate, now time.Time) (*Result, error) {
 	var deleted int64

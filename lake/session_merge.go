@@ -11,7 +11,6 @@ import (
 
 	"github.com/skadedb/skade/mergeinto"
 	"github.com/skadedb/skade/parser"
-	"github.com/skadedb/skade/snapshot"
 )
 
 // merge runs MERGE INTO: plan binds it into a mergeinto.Spec, mergeinto
@@ -46,13 +45,11 @@ func (s *Session) runMerge(ctx context.Context, st *parser.Merge, now time.Time,
 	if err != nil {
 		return nil, "", err
 	}
-	spec, err := s.planner(now).Merge(ctx, st, ref)
+	// The table's write mode (write.merge.mode, or write.update.mode for
+	// UPDATE … FROM) picks the write path; plan sets it.
+	spec, err := s.planner(now).Merge(ctx, st, ref, modeOp)
 	if err != nil {
 		return nil, "", err
-	}
-	// write.merge.mode (Iceberg's own property) picks the write path.
-	if snapshot.WriteMode(tbl.Iceberg().Properties(), modeOp) == snapshot.ModeMergeOnRead {
-		spec.Mode = mergeinto.MergeOnRead
 	}
 	if dryRun {
 		text := mergeinto.Explain(spec, nil)

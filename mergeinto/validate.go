@@ -95,10 +95,8 @@ func prepare(spec *Spec) (*prepared, error) {
 	nt := p.target.NumFields()
 	colName := func(i int) string { return p.target.Field(i).Name }
 
-	// The binder validates before lake applies write.merge.mode to
-	// spec.Mode, so the table property counts too.
-	mor := spec.Mode == MergeOnRead || spec.Target.Properties().Get("write.merge.mode", "") == "merge-on-read"
-	if v := spec.Target.Metadata().Version(); v >= 3 && !mor {
+	// plan sets spec.Mode from the table's write mode before validating.
+	if v := spec.Target.Metadata().Version(); v >= 3 && spec.Mode != MergeOnRead {
 		// iceberg-go's ReplaceDataFilesWithDataFiles demands first_row_id
 		// on added files of a v3 table, which its writer does not set;
 		// refusing here beats failing after every file is written. A

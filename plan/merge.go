@@ -7,6 +7,7 @@ import (
 	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/mergeinto"
 	"github.com/skadedb/skade/parser"
+	"github.com/skadedb/skade/snapshot"
 )
 
 // Merge binds MERGE INTO into a mergeinto.Spec: the USING relation is
@@ -15,7 +16,11 @@ import (
 // against the joined row (the target's columns, then the source's). The
 // Spec's Target is the table as this planner's Catalog sees it; the
 // caller replaces it by its transaction's staged table before Execute.
-func (p *Planner) Merge(ctx context.Context, m *parser.Merge, target *TableRef) (*mergeinto.Spec, error) {
+//
+// modeOp names the operation whose write mode applies (snapshot.WriteMode):
+// "merge", or "update" for an UPDATE … FROM, which runs as a MERGE; the
+// Spec's Mode is set from the target's properties before it is validated.
+func (p *Planner) Merge(ctx context.Context, m *parser.Merge, target *TableRef, modeOp string) (*mergeinto.Spec, error) {
 	b := p.binder(ctx)
 	if m.With != nil {
 		saved := len(b.ctes)
@@ -326,6 +331,9 @@ func (p *Planner) Merge(ctx context.Context, m *parser.Merge, target *TableRef) 
 		return nil, err
 	}
 	spec.Source = op
+	if snapshot.WriteMode(target.Table.Properties(), modeOp) == snapshot.ModeMergeOnRead {
+		spec.Mode = mergeinto.MergeOnRead
+	}
 	if err := mergeinto.Validate(spec); err != nil {
 		op.Close()
 		return nil, err
