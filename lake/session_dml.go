@@ -215,7 +215,7 @@ func (s *Session) insert(ctx context.Context, st *parser.Insert, now time.Time) 
 		op.Close()
 		return nil, err
 	}
-	rdr := newOpReader(ctx, op, writeSchema(tbl, p.Schema()))
+	rdr := newOpReader(ctx, op, plan.TableSchema(tbl.tbl, p.Schema()))
 	defer rdr.Release()
 	var ret *plan.Returning
 	if len(st.Returning) > 0 {
@@ -233,24 +233,6 @@ func (s *Session) insert(ctx context.Context, st *parser.Insert, now time.Time) 
 	return countResult(n, Metrics{RowsInserted: n}), nil
 }
 
-// writeSchema is the table's Arrow schema when its types match the
-// plan's output (they do: both are the table's canonical types), which
-// carries the NOT NULL flags iceberg-go checks.
-func writeSchema(tbl *Table, out *arrow.Schema) *arrow.Schema {
-	ts, err := table.SchemaToArrowSchema(tbl.tbl.Metadata().CurrentSchema(), nil, false, false)
-	if err != nil {
-		return out
-	}
-	if ts.NumFields() != out.NumFields() {
-		return out
-	}
-	for i := range ts.Fields() {
-		if !arrow.TypeEqual(ts.Field(i).Type, out.Field(i).Type) {
-			return out
-		}
-	}
-	return ts
-}
 
 func (s *Session) delete(ctx context.Context, st *parser.Delete, now time.Time) (*Result, error) {
 	if st.With != nil {

@@ -128,7 +128,7 @@ func (w *Write) planFiles(ctx context.Context, explain bool) error {
 		fs[i] = arrow.Field{Name: c.Name, Type: c.Type, Nullable: !c.Required}
 	}
 	w.read = arrow.NewSchema(fs, nil)
-	w.schema = tableSchema(tbl, w.read)
+	w.schema = TableSchema(tbl, w.read)
 	pinned := []table.ScanOption{table.WithSnapshotID(snap.SnapshotID)}
 	sopts := slices.Clone(pinned)
 	if pf := scan.PlanFilter(ctx, tbl, snap, rw.Pushed); pf != nil {
@@ -197,10 +197,10 @@ func hasDeleteFiles(t table.FileScanTask) bool {
 	return len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) > 0
 }
 
-// tableSchema is the table's Arrow schema when its types match the plan's
+// TableSchema is the table's Arrow schema when its types match a plan's
 // output (they do: both are the table's canonical types), which carries
-// the NOT NULL flags iceberg-go checks.
-func tableSchema(tbl *table.Table, out *arrow.Schema) *arrow.Schema {
+// the NOT NULL flags iceberg-go checks; out otherwise. Writes use it.
+func TableSchema(tbl *table.Table, out *arrow.Schema) *arrow.Schema {
 	ts, err := table.SchemaToArrowSchema(tbl.Metadata().CurrentSchema(), nil, false, false)
 	if err != nil || ts.NumFields() != out.NumFields() {
 		return out
