@@ -40,7 +40,7 @@ func parseCopyOptions(st *parser.Copy) (copyOptions, error) {
 	for _, opt := range st.Options {
 		val := ""
 		if opt.Value != nil {
-			v, err := constString(opt.Value)
+			v, err := plan.PropertyValue(opt.Value)
 			if err != nil {
 				return o, err
 			}

@@ -61,20 +61,6 @@ func (s *Session) table(ctx context.Context, name string) (*Table, error) {
 	return s.lk.newTable(id, tbl, tbl.CurrentSnapshot()), nil
 }
 
-// constString renders a property value written as a constant.
-func constString(e parser.Expr) (string, error) {
-	switch v := e.(type) {
-	case *parser.Literal:
-		if v.Kind == parser.LitNull {
-			return "", fmt.Errorf("property values may not be NULL")
-		}
-		return v.Value, nil
-	case *parser.ColumnRef:
-		return v.Name.String(), nil
-	}
-	return "", fmt.Errorf("property value %s must be a constant", e)
-}
-
 // createTable runs CREATE TABLE in the session's transaction, or in one of
 // its own: OR REPLACE and … AS then take effect whole or not at all.
 func (s *Session) createTable(ctx context.Context, st *parser.CreateTable, now time.Time) (*Result, error) {
@@ -96,7 +82,7 @@ func (s *Session) createTableTx(ctx context.Context, st *parser.CreateTable, now
 	if len(st.Properties) > 0 {
 		props := map[string]string{}
 		for _, p := range st.Properties {
-			v, err := constString(p.Value)
+			v, err := plan.PropertyValue(p.Value)
 			if err != nil {
 				return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("create table %s: %w", name, err)}
 			}
@@ -285,7 +271,7 @@ func (s *Session) set(st *parser.SetVar) (*Result, error) {
 		delete(s.settings, name)
 		return emptyResult(), nil
 	}
-	v, err := constString(st.Values[0])
+	v, err := plan.PropertyValue(st.Values[0])
 	if err != nil {
 		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("SET %s: %w", name, err)}
 	}

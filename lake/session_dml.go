@@ -233,7 +233,6 @@ func (s *Session) insert(ctx context.Context, st *parser.Insert, now time.Time) 
 	return countResult(n, Metrics{RowsInserted: n}), nil
 }
 
-
 func (s *Session) delete(ctx context.Context, st *parser.Delete, now time.Time) (*Result, error) {
 	if st.With != nil {
 		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("DELETE with WITH is not supported yet; use a subquery")}
@@ -316,7 +315,6 @@ func (s *Session) rewrite(ctx context.Context, st parser.Stmt, tn *parser.TableN
 	res.Release()
 	return countResult(res.Count, m), summary, nil
 }
-
 
 func (s *Session) truncate(ctx context.Context, st *parser.Truncate, now time.Time) (*Result, error) {
 	var deleted int64

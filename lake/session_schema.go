@@ -10,6 +10,7 @@ import (
 	icecatalog "github.com/apache/iceberg-go/catalog"
 
 	"github.com/skadedb/skade/parser"
+	"github.com/skadedb/skade/plan"
 )
 
 // createSchema is CREATE SCHEMA [IF NOT EXISTS] ns: a catalog namespace.
@@ -79,7 +80,7 @@ func (s *Session) execute(ctx context.Context, tbl *Table, ep *parser.ExecutePro
 		if !ok {
 			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("alter table %s execute %s: pass arguments by name, e.g. older_than => '2024-01-01 00:00:00'", tbl.Name(), proc)}
 		}
-		v, err := constString(na.Value)
+		v, err := plan.PropertyValue(na.Value)
 		if err != nil {
 			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("alter table %s execute %s: %w", tbl.Name(), proc, err)}
 		}

@@ -1,0 +1,190 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/skadedb/skade/parser"
+	"github.com/skadedb/skade/snapshot"
+)
+
+// ErrNotSupported is wrapped by the errors of DDL that skade does not
+// support yet (lake reports them as ErrNotImplemented).
+var ErrNotSupported = errors.New("not supported yet")
+
+// Alter is a bound ALTER TABLE: schema changes, applied in order to one
+// iceberg-go UpdateSchema, and properties to set, all committed together.
+// Its column names are resolved against the table's current schema, and
+// every error names the position of what it is about.
+type Alter struct {
+	Target *TableRef
+	Schema []func(*table.UpdateSchema)
+	Props  iceberg.Properties
+}
+
+// Empty reports whether the statement changes nothing (IF [NOT] EXISTS
+// actions that found nothing to do).
+func (a *Alter) Empty() bool { return len(a.Schema) == 0 && len(a.Props) == 0 }
+
+// AlterTable binds ALTER TABLE's column and property actions against
+// target. RENAME TO and EXECUTE are the caller's: they are not schema
+// evolution.
+func (p *Planner) AlterTable(ctx context.Context, st *parser.AlterTable, target *TableRef) (*Alter, error) {
+	schema := target.Table.Metadata().CurrentSchema()
+	name := target.Name
+	fail := func(pos parser.Pos, format string, args ...any) (*Alter, error) {
+		return nil, errorf(pos, "alter table %s: "+format, append([]any{name}, args...)...)
+	}
+	has := func(col string) (iceberg.NestedField, bool) {
+		for _, f := range schema.Fields() {
+			if strings.EqualFold(f.Name, col) {
+				return f, true
+			}
+		}
+		return iceberg.NestedField{}, false
+	}
+	var names []string
+	for _, f := range schema.Fields() {
+		names = append(names, f.Name)
+	}
+	// noColumn is "column does not exist" at the name, with the nearest
+	// column name as a suggestion.
+	noColumn := func(id parser.Ident) (*Alter, error) {
+		return fail(id.Pos, "column %q does not exist%s", identName(id), didYouMean(identName(id), names))
+	}
+	out := &Alter{Target: target, Props: iceberg.Properties{}}
+	for _, a := range st.Actions {
+		switch a := a.(type) {
+		case *parser.AddColumn:
+			col := identName(a.Column.Name)
+			if _, ok := has(col); ok {
+				if a.IfNotExists {
+					continue
+				}
+				return fail(a.Column.Name.Pos, "column %q already exists", col)
+			}
+			if a.Column.NotNull || a.Column.PrimaryKey {
+				return fail(a.Column.Name.Pos, "cannot add NOT NULL column %q: existing rows would hold NULL; add it nullable", col)
+			}
+			if a.Column.Default != nil {
+				return fail(a.Column.Name.Pos, "column defaults are not supported yet")
+			}
+			t, err := icebergType(a.Column.Type)
+			if err != nil {
+				return fail(a.Column.Name.Pos, "%v", err)
+			}
+			out.Schema = append(out.Schema, func(u *table.UpdateSchema) { u.AddColumn([]string{col}, t, "", false, nil) })
+		case *parser.DropColumn:
+			f, ok := has(identName(a.Name))
+			if !ok {
+				if a.IfExists {
+					continue
+				}
+				return noColumn(a.Name)
+			}
+			out.Schema = append(out.Schema, func(u *table.UpdateSchema) { u.DeleteColumn([]string{f.Name}) })
+		case *parser.RenameColumn:
+			f, ok := has(identName(a.Old))
+			if !ok {
+				return noColumn(a.Old)
+			}
+			if _, taken := has(identName(a.New)); taken {
+				return fail(a.New.Pos, "column %q already exists", identName(a.New))
+			}
+			to := identName(a.New)
+			out.Schema = append(out.Schema, func(u *table.UpdateSchema) { u.RenameColumn([]string{f.Name}, to) })
+		case *parser.AlterColumnType:
+			f, ok := has(identName(a.Column))
+			if !ok {
+				return noColumn(a.Column)
+			}
+			t, err := icebergType(a.Type)
+			if err != nil {
+				return fail(a.Column.Pos, "%v", err)
+			}
+			if !f.Type.Equals(t) && !widens(f.Type, t) {
+				return fail(a.Column.Pos, "cannot change column %q from %s to %s: only widening (int to bigint, float to double, a larger decimal precision) keeps the data files valid", f.Name, f.Type, t)
+			}
+			out.Schema = append(out.Schema, func(u *table.UpdateSchema) {
+				u.UpdateColumn([]string{f.Name}, table.ColumnUpdate{FieldType: iceberg.Optional[iceberg.Type]{Val: t, Valid: true}})
+			})
+		case *parser.AlterColumnNotNull:
+			f, ok := has(identName(a.Column))
+			if !ok {
+				return noColumn(a.Column)
+			}
+			if a.Set {
+				return fail(a.Column.Pos, "SET NOT NULL is not supported: existing data files are not checked")
+			}
+			out.Schema = append(out.Schema, func(u *table.UpdateSchema) {
+				u.UpdateColumn([]string{f.Name}, table.ColumnUpdate{Required: iceberg.Optional[bool]{Val: false, Valid: true}})
+			})
+		case *parser.SetProperties:
+			for _, p := range a.Properties {
+				v, err := PropertyValue(p.Value)
+				if err != nil {
+					return fail(p.Value.Position(), "%v", err)
+				}
+				out.Props[p.Key] = v
+			}
+		case *parser.RenameTable:
+			return fail(st.Pos, "RENAME TO cannot be combined with other actions")
+		default:
+			return nil, fmt.Errorf("alter table %s: the action %q is %w", name, (&parser.AlterTable{Name: st.Name, Actions: []parser.AlterAction{a}}).String(), ErrNotSupported)
+		}
+	}
+	if len(out.Props) > 0 {
+		if err := snapshot.Validate(out.Props); err != nil {
+			return fail(st.Pos, "%v", err)
+		}
+	}
+	return out, nil
+}
+
+// PropertyValue is the text of a table property's value: a literal, or a
+// bare word.
+func PropertyValue(e parser.Expr) (string, error) {
+	switch v := e.(type) {
+	case *parser.Literal:
+		if v.Kind == parser.LitNull {
+			return "", fmt.Errorf("property values may not be NULL")
+		}
+		return v.Value, nil
+	case *parser.ColumnRef:
+		return v.Name.String(), nil
+	}
+	return "", fmt.Errorf("property value %s must be a constant", e)
+}
+
+// icebergType maps a SQL type to Iceberg's.
+func icebergType(t *parser.TypeName) (iceberg.Type, error) {
+	at, err := ArrowType(t)
+	if err != nil {
+		return nil, err
+	}
+	return table.ArrowTypeToIceberg(at, true /* downcastNsTimestamp */)
+}
+
+// IcebergType is icebergType for lake's CREATE TABLE.
+func IcebergType(t *parser.TypeName) (iceberg.Type, error) { return icebergType(t) }
+
+// widens reports Iceberg's allowed type promotions.
+func widens(from, to iceberg.Type) bool {
+	switch f := from.(type) {
+	case iceberg.Int32Type:
+		_, ok := to.(iceberg.Int64Type)
+		return ok
+	case iceberg.Float32Type:
+		_, ok := to.(iceberg.Float64Type)
+		return ok
+	case iceberg.DecimalType:
+		t, ok := to.(iceberg.DecimalType)
+		return ok && t.Scale() == f.Scale() && t.Precision() >= f.Precision()
+	}
+	return false
+}
