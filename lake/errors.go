@@ -9,6 +9,7 @@ import (
 
 	"github.com/skadedb/skade/catalog"
 	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/plan"
 	"github.com/skadedb/skade/snapshot"
 )
 
@@ -96,6 +97,8 @@ func translate(err error) error {
 		return err
 	}
 	switch {
+	case errors.Is(err, plan.ErrNotSupported):
+		return &sentinelError{ErrNotImplemented, err}
 	case errors.Is(err, table.ErrCommitFailed):
 		return &sentinelError{ErrCommitConflict, err}
 	case errors.Is(err, icecatalog.ErrNoSuchTable):

@@ -177,7 +177,7 @@ func (s *Session) runStmt(ctx context.Context, stmt parser.Stmt) (*Result, error
 	}
 	switch st := stmt.(type) {
 	case *parser.Query:
-		return s.query(ctx, st, now)
+		return s.runPlanned(ctx, st, now)
 	case *parser.Explain:
 		return s.explain(ctx, st, now)
 	case *parser.ShowTables:
@@ -199,12 +199,8 @@ func (s *Session) runStmt(ctx context.Context, stmt parser.Stmt) (*Result, error
 		return s.createTable(ctx, st, now)
 	case *parser.DropTable:
 		return s.dropTable(ctx, st)
-	case *parser.Insert:
-		return s.insert(ctx, st, now)
-	case *parser.Delete:
-		return s.delete(ctx, st, now)
-	case *parser.Update:
-		return s.update(ctx, st, now)
+	case *parser.Insert, *parser.Delete, *parser.Update, *parser.Merge:
+		return s.runPlanned(ctx, st, now)
 	case *parser.Truncate:
 		return s.truncate(ctx, st, now)
 	case *parser.AlterTable:
@@ -213,8 +209,6 @@ func (s *Session) runStmt(ctx context.Context, stmt parser.Stmt) (*Result, error
 		return s.createSchema(ctx, st)
 	case *parser.DropSchema:
 		return s.dropSchema(ctx, st)
-	case *parser.Merge:
-		return s.merge(ctx, st, now)
 	}
 	return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("%s is not supported yet", statementKind(stmt))}
 }
@@ -227,89 +221,7 @@ func statementKind(stmt parser.Stmt) string {
 	return strings.ToUpper(s)
 }
 
-func (s *Session) query(ctx context.Context, q *parser.Query, now time.Time) (*Result, error) {
-	p, err := s.planner(now).Query(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	op, err := p.Operator()
-	if err != nil {
-		return nil, err
-	}
-	if err := op.Open(ctx); err != nil {
-		op.Close()
-		return nil, err
-	}
-	return &Result{schema: p.Schema(), ctx: ctx, op: op}, nil
-}
 
-func (s *Session) explain(ctx context.Context, st *parser.Explain, now time.Time) (*Result, error) {
-	if m, ok := st.Stmt.(*parser.Merge); ok {
-		return s.explainMerge(ctx, m, now, st.Analyze)
-	}
-	if ins, ok := st.Stmt.(*parser.Insert); ok {
-		if st.Analyze {
-			if s.readOnly {
-				return nil, errReadOnlyHandle
-			}
-			res, err := s.insert(ctx, ins, now)
-			if err != nil {
-				return nil, err
-			}
-			res.Close()
-			return textResult("plan", []string{fmt.Sprintf("INSERT INTO %s: %d rows", ins.Table, res.Metrics().RowsInserted)})
-		}
-		_, ref, err := s.lookup(ctx, ins.Table)
-		if err != nil {
-			return nil, err
-		}
-		p, err := s.planner(now).Insert(ctx, ins, ref)
-		if err != nil {
-			return nil, err
-		}
-		text, err := p.Explain(ctx, false)
-		if err != nil {
-			return nil, err
-		}
-		return textResult("plan", append([]string{"INSERT INTO " + ref.Name}, strings.Split(strings.TrimRight(text, "\n"), "\n")...))
-	}
-	switch d := st.Stmt.(type) {
-	case *parser.Delete, *parser.Update:
-		// EXPLAIN plans only; EXPLAIN ANALYZE runs the statement, as in
-		// Postgres, and reports what it did
-		if st.Analyze && s.readOnly {
-			return nil, errReadOnlyHandle
-		}
-		var text string
-		var err error
-		if del, ok := d.(*parser.Delete); ok {
-			_, text, err = s.rewrite(ctx, &parser.Delete{Pos: del.Pos, Table: del.Table, Using: del.Using, Where: del.Where}, del.Table, now, !st.Analyze)
-		} else {
-			up := d.(*parser.Update)
-			_, text, err = s.rewrite(ctx, &parser.Update{Pos: up.Pos, Table: up.Table, Set: up.Set, Where: up.Where}, up.Table, now, !st.Analyze)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if text == "" {
-			text = "no rows matched; nothing committed"
-		}
-		return textResult("plan", strings.Split(strings.TrimRight(text, "\n"), "\n"))
-	}
-	q, ok := st.Stmt.(*parser.Query)
-	if !ok {
-		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("EXPLAIN of %s is not supported yet; EXPLAIN a query", statementKind(st.Stmt))}
-	}
-	p, err := s.planner(now).Query(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	text, err := p.Explain(ctx, st.Analyze)
-	if err != nil {
-		return nil, err
-	}
-	return textResult("plan", strings.Split(strings.TrimRight(text, "\n"), "\n"))
-}
 
 // textResult is a one-column VARCHAR result.
 func textResult(column string, rows []string) (*Result, error) {

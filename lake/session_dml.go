@@ -2,7 +2,6 @@ package lake
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"strings"
 	"sync/atomic"
@@ -13,7 +12,6 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/exec"
-	"github.com/skadedb/skade/mergeinto"
 	"github.com/skadedb/skade/parser"
 	"github.com/skadedb/skade/plan"
 )
@@ -198,123 +196,9 @@ func (s *Session) lookup(ctx context.Context, n parser.Name) (*Table, *plan.Tabl
 	return s.lk.newTable(ref.Ident, ref.Table, ref.Table.CurrentSnapshot()), ref, nil
 }
 
-func (s *Session) insert(ctx context.Context, st *parser.Insert, now time.Time) (*Result, error) {
-	tbl, ref, err := s.lookup(ctx, st.Table)
-	if err != nil {
-		return nil, err
-	}
-	p, err := s.planner(now).Insert(ctx, st, ref)
-	if err != nil {
-		return nil, err
-	}
-	op, err := p.Operator()
-	if err != nil {
-		return nil, err
-	}
-	if err := op.Open(ctx); err != nil {
-		op.Close()
-		return nil, err
-	}
-	rdr := newOpReader(ctx, op, plan.TableSchema(tbl.tbl, p.Schema()))
-	defer rdr.Release()
-	var ret *plan.Returning
-	if len(st.Returning) > 0 {
-		if ret, err = s.planner(now).BindReturning(ctx, ref, st.Alias, st.Returning); err != nil {
-			return nil, err
-		}
-	}
-	n, kept, err := s.appendRowsKeep(ctx, tbl, rdr, ret != nil)
-	if err != nil {
-		return nil, err
-	}
-	if ret != nil {
-		return returningResult(ctx, ret, kept, Metrics{RowsInserted: n})
-	}
-	return countResult(n, Metrics{RowsInserted: n}), nil
-}
 
-func (s *Session) delete(ctx context.Context, st *parser.Delete, now time.Time) (*Result, error) {
-	if st.With != nil {
-		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("DELETE with WITH is not supported yet; use a subquery")}
-	}
-	res, _, err := s.rewrite(ctx, st, st.Table, now, false)
-	return res, err
-}
 
-func (s *Session) update(ctx context.Context, st *parser.Update, now time.Time) (*Result, error) {
-	if len(st.From) > 0 {
-		return s.updateFrom(ctx, st, now)
-	}
-	if st.With != nil {
-		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("UPDATE with WITH is not supported yet; use a subquery")}
-	}
-	res, _, err := s.rewrite(ctx, st, st.Table, now, false)
-	return res, err
-}
 
-// rewrite runs a DELETE or UPDATE (st, writing tn), or with explain only
-// plans it and returns its EXPLAIN text; run, it returns the EXPLAIN
-// ANALYZE text. plan.Write plans it (files, pruning, write mode) and
-// lowers it onto mergeinto.Rewrite, which this runs inside the commit:
-// one pass over the candidate files, rewriting those with a change
-// (copy-on-write) or marking the changed rows with deletes
-// (merge-on-read). Nothing matched commits nothing.
-func (s *Session) rewrite(ctx context.Context, st parser.Stmt, tn *parser.TableName, now time.Time, explain bool) (*Result, string, error) {
-	if tn.AsOf != nil {
-		return nil, "", &sentinelError{ErrReadOnly, fmt.Errorf("cannot write to a time-travel read of %s", tn.Name)}
-	}
-	tbl, ref, err := s.lookup(ctx, tn.Name)
-	if err != nil {
-		return nil, "", err
-	}
-	w, err := s.planner(now).Write(ctx, st, ref, tbl.snap, explain)
-	if err != nil {
-		return nil, "", err
-	}
-	defer w.Release()
-	if explain {
-		return nil, w.Explain(), nil
-	}
-	if tbl.snap == nil {
-		return countResult(0, Metrics{}), w.Explain(), nil
-	}
-	op := w.Op.String()
-	var refuse error
-	if v := tbl.tbl.Metadata().Version(); v >= 3 && w.Mode == mergeinto.CopyOnWrite {
-		// iceberg-go demands first_row_id on the rewritten files of a v3
-		// table, which its writer does not set.
-		refuse = &sentinelError{ErrNotImplemented, fmt.Errorf("%s %s: copy-on-write %s of a format-version %d table is not supported yet (row lineage); set write.%s.mode = 'merge-on-read', or use a format-version 2 table", op, tbl.Name(), strings.ToUpper(op), v, op)}
-	}
-	var res *mergeinto.Result
-	err = s.write(ctx, tbl, op, false, func(txn *table.Transaction) error {
-		staged, err := txn.StagedTable()
-		if err != nil {
-			return err
-		}
-		res.Release()
-		// INVARIANT: mergeinto writes through the transaction's tracked IO
-		spec := w.Spec(staged.Table, s.planner(now).Options.Budget)
-		spec.RefuseRewrite = refuse
-		res, err = mergeinto.Rewrite(ctx, spec, txn)
-		return err
-	})
-	if err != nil {
-		return nil, "", err
-	}
-	m := Metrics{RowsDeleted: res.Count}
-	if w.Op == plan.WriteUpdate {
-		m = Metrics{RowsUpdated: res.Count}
-	}
-	summary := w.Summary(res)
-	if w.Returning != nil {
-		rows := res.Returning
-		res.Returning = nil
-		r, err := returningResult(ctx, w.Returning, rows, m)
-		return r, summary, err
-	}
-	res.Release()
-	return countResult(res.Count, m), summary, nil
-}
 
 func (s *Session) truncate(ctx context.Context, st *parser.Truncate, now time.Time) (*Result, error) {
 	var deleted int64
@@ -333,26 +217,17 @@ func (s *Session) truncate(ctx context.Context, st *parser.Truncate, now time.Ti
 	return out, nil
 }
 
-// updateFrom runs UPDATE t SET … FROM s WHERE … as the MERGE
-//
-//	MERGE INTO t USING s ON <where> WHEN MATCHED THEN UPDATE SET …
-//
-// so WHERE must relate t to s by at least one equality. Unlike Postgres,
-// which updates a target row from an arbitrary one of several matching
-// rows, a target row matching more than one row of s is an error (MERGE's
-// cardinality rule) rather than a silent choice.
-func (s *Session) updateFrom(ctx context.Context, st *parser.Update, now time.Time) (*Result, error) {
-	if len(st.From) > 1 {
-		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("UPDATE … FROM with more than one table is not supported yet; join them in a subquery: FROM (SELECT … FROM a JOIN b …) s")}
-	}
-	if st.Where == nil {
-		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("UPDATE … FROM needs a WHERE clause relating %s to the FROM table", st.Table.Name)}
-	}
-	if len(st.Returning) > 0 || st.With != nil || st.Table.AsOf != nil {
-		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("UPDATE … FROM with WITH, RETURNING or time travel is not supported yet")}
-	}
-	m := &parser.Merge{Pos: st.Pos, Target: st.Table.Name, TargetAlias: aliasOf(st.Table), Source: st.From[0], On: st.Where,
-		Clauses: []*parser.MergeClause{{Pos: st.Pos, Kind: parser.Matched, Action: &parser.MergeUpdate{Pos: st.Pos, Set: st.Set}}}}
-	res, _, err := s.runMerge(ctx, m, now, false, "update")
-	return res, err
+
+// insert, delete and query run through plan.Planner.Plan (runPlanned);
+// COPY, TRUNCATE and CLONE … AS OF call them with statements they build.
+func (s *Session) insert(ctx context.Context, st *parser.Insert, now time.Time) (*Result, error) {
+	return s.runPlanned(ctx, st, now)
+}
+
+func (s *Session) delete(ctx context.Context, st *parser.Delete, now time.Time) (*Result, error) {
+	return s.runPlanned(ctx, st, now)
+}
+
+func (s *Session) query(ctx context.Context, q *parser.Query, now time.Time) (*Result, error) {
+	return s.runPlanned(ctx, q, now)
 }

@@ -1,0 +1,220 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/skadedb/skade/mergeinto"
+	"github.com/skadedb/skade/parser"
+)
+
+// Kind is what a planned Statement does.
+type Kind int
+
+const (
+	KindQuery Kind = iota
+	KindInsert
+	KindDelete
+	KindUpdate
+	KindMerge
+	KindAlter
+)
+
+func (k Kind) String() string {
+	return [...]string{"query", "insert", "delete", "update", "merge", "alter table"}[k]
+}
+
+// Statement is a planned statement: what Planner.Plan returns for every
+// statement kind it plans. Kind says which part is set:
+//
+//	KindQuery   Query
+//	KindInsert  Query (the rows, shaped to Target), Returning
+//	KindDelete, KindUpdate
+//	            Write (the DML root: per-file rewrite, files, write mode)
+//	KindMerge   Merge (also UPDATE … FROM, which runs as a MERGE)
+//	KindAlter   Alter
+//
+// lake runs a Statement (a query's operators, or a write inside its
+// commit) and renders EXPLAIN with Explain.
+type Statement struct {
+	Kind      Kind
+	Target    *TableRef
+	Query     *Plan
+	Returning *Returning
+	Write     *Write
+	Merge     *mergeinto.Spec
+	Alter     *Alter
+}
+
+// Release frees what the statement holds before it runs (a MERGE's
+// source operator, a rewrite's kept subquery rows).
+func (s *Statement) Release() {
+	if s.Write != nil {
+		s.Write.Release()
+	}
+	if s.Merge != nil && s.Merge.Source != nil {
+		s.Merge.Source.Close()
+		s.Merge.Source = nil
+	}
+}
+
+// Plan binds and plans one statement: a query, INSERT, DELETE, UPDATE,
+// MERGE or ALTER TABLE's schema evolution. With explain it plans for
+// EXPLAIN: nothing that reads data runs (no init plan, no key-range
+// skipping, no RETURNING binding). Other statement kinds (DDL on the
+// catalog, COPY, SET, SHOW, transactions) are lake's own.
+func (p *Planner) Plan(ctx context.Context, stmt parser.Stmt, explain bool) (*Statement, error) {
+	switch st := stmt.(type) {
+	case *parser.Query:
+		q, err := p.Query(ctx, st)
+		if err != nil {
+			return nil, err
+		}
+		return &Statement{Kind: KindQuery, Query: q}, nil
+	case *parser.Insert:
+		ref, err := p.target(ctx, st.Table, st.Pos)
+		if err != nil {
+			return nil, err
+		}
+		q, err := p.Insert(ctx, st, ref)
+		if err != nil {
+			return nil, err
+		}
+		out := &Statement{Kind: KindInsert, Target: ref, Query: q}
+		if len(st.Returning) > 0 && !explain {
+			if out.Returning, err = p.BindReturning(ctx, ref, st.Alias, st.Returning); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	case *parser.Update:
+		if len(st.From) > 0 {
+			m, err := updateFromMerge(st)
+			if err != nil {
+				return nil, err
+			}
+			return p.planMerge(ctx, m, "update")
+		}
+		if st.With != nil {
+			return nil, &Error{Pos: st.Pos, Err: ErrNotSupported, Msg: "UPDATE with WITH is not supported yet; use a subquery"}
+		}
+		return p.planWrite(ctx, st, st.Table, KindUpdate, explain)
+	case *parser.Delete:
+		if st.With != nil {
+			return nil, &Error{Pos: st.Pos, Err: ErrNotSupported, Msg: "DELETE with WITH is not supported yet; use a subquery"}
+		}
+		return p.planWrite(ctx, st, st.Table, KindDelete, explain)
+	case *parser.Merge:
+		return p.planMerge(ctx, st, "merge")
+	case *parser.AlterTable:
+		ref, err := p.target(ctx, st.Name, st.Pos)
+		if err != nil {
+			return nil, err
+		}
+		a, err := p.AlterTable(ctx, st, ref)
+		if err != nil {
+			return nil, err
+		}
+		return &Statement{Kind: KindAlter, Target: ref, Alter: a}, nil
+	}
+	return nil, fmt.Errorf("plan: %s statements are planned by lake, not plan (%w)", statementWord(stmt), ErrNotSupported)
+}
+
+func statementWord(stmt parser.Stmt) string {
+	s := stmt.String()
+	if i := strings.IndexAny(s, " \n"); i > 0 {
+		s = s[:i]
+	}
+	return strings.ToUpper(s)
+}
+
+// target resolves the table a statement writes.
+func (p *Planner) target(ctx context.Context, n parser.Name, pos parser.Pos) (*TableRef, error) {
+	ref, err := p.Catalog.LookupTable(ctx, nameParts(n))
+	if err != nil {
+		return nil, atPos(pos, err)
+	}
+	return ref, nil
+}
+
+func (p *Planner) planWrite(ctx context.Context, st parser.Stmt, tn *parser.TableName, kind Kind, explain bool) (*Statement, error) {
+	if tn.AsOf != nil {
+		return nil, errorf(tn.Pos, "cannot write to a time-travel read of %s", tn.Name)
+	}
+	ref, err := p.target(ctx, tn.Name, tn.Pos)
+	if err != nil {
+		return nil, err
+	}
+	w, err := p.Write(ctx, st, ref, ref.Table.CurrentSnapshot(), explain)
+	if err != nil {
+		return nil, err
+	}
+	return &Statement{Kind: kind, Target: ref, Write: w, Returning: w.Returning}, nil
+}
+
+func (p *Planner) planMerge(ctx context.Context, m *parser.Merge, modeOp string) (*Statement, error) {
+	ref, err := p.target(ctx, m.Target, m.Pos)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := p.Merge(ctx, m, ref, modeOp)
+	if err != nil {
+		return nil, err
+	}
+	return &Statement{Kind: KindMerge, Target: ref, Merge: spec}, nil
+}
+
+// updateFromMerge rewrites UPDATE t SET … FROM s WHERE … as the MERGE
+// INTO t USING s ON <where> WHEN MATCHED THEN UPDATE SET … it means, so
+// WHERE must relate t to s by at least one equality. Unlike Postgres,
+// which updates a target row from an arbitrary one of several matching
+// source rows, a second match is an error (the MERGE cardinality rule).
+func updateFromMerge(st *parser.Update) (*parser.Merge, error) {
+	if len(st.From) > 1 {
+		return nil, &Error{Pos: st.Pos, Err: ErrNotSupported, Msg: "UPDATE … FROM with more than one table is not supported yet; join them in a subquery: FROM (SELECT … FROM a JOIN b …) s"}
+	}
+	if st.Where == nil {
+		return nil, errorf(st.Pos, "UPDATE … FROM needs a WHERE clause relating %s to the FROM table", st.Table.Name)
+	}
+	if len(st.Returning) > 0 || st.With != nil || st.Table.AsOf != nil {
+		return nil, &Error{Pos: st.Pos, Err: ErrNotSupported, Msg: "UPDATE … FROM with WITH, RETURNING or time travel is not supported yet"}
+	}
+	var alias parser.Ident
+	if st.Table.Alias != nil {
+		alias = st.Table.Alias.Name
+	}
+	return &parser.Merge{Pos: st.Pos, Target: st.Table.Name, TargetAlias: alias, Source: st.From[0], On: st.Where,
+		Clauses: []*parser.MergeClause{{Pos: st.Pos, Kind: parser.Matched, Action: &parser.MergeUpdate{Pos: st.Pos, Set: st.Set}}}}, nil
+}
+
+// Explain renders EXPLAIN of any planned statement, or, given what it did
+// (EXPLAIN ANALYZE ran it), what it did: the one renderer for every kind.
+// done is the merge's or rewrite's result for MERGE, DELETE and UPDATE,
+// and inserted the rows of an INSERT.
+func (s *Statement) Explain(ctx context.Context, analyzed bool, done *mergeinto.Result, inserted int64) (string, error) {
+	switch s.Kind {
+	case KindQuery:
+		return s.Query.Explain(ctx, analyzed)
+	case KindInsert:
+		if analyzed {
+			return fmt.Sprintf("INSERT INTO %s: %d rows\n", s.Target.Name, inserted), nil
+		}
+		text, err := s.Query.Explain(ctx, false)
+		if err != nil {
+			return "", err
+		}
+		return "INSERT INTO " + s.Target.Name + "\n" + text, nil
+	case KindDelete, KindUpdate:
+		if !analyzed {
+			return s.Write.Explain(), nil
+		}
+		if text := s.Write.Summary(done); text != "" {
+			return text, nil
+		}
+		return "no rows matched; nothing committed\n", nil
+	case KindMerge:
+		return mergeinto.Explain(s.Merge, done), nil
+	}
+	return "", fmt.Errorf("EXPLAIN of %s is %w", s.Kind, ErrNotSupported)
+}
