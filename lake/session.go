@@ -221,8 +221,6 @@ func statementKind(stmt parser.Stmt) string {
 	return strings.ToUpper(s)
 }
 
-
-
 // textResult is a one-column VARCHAR result.
 func textResult(column string, rows []string) (*Result, error) {
 	schema := arrow.NewSchema([]arrow.Field{{Name: column, Type: arrow.BinaryTypes.String}}, nil)
@@ -353,12 +351,6 @@ func (f *fileSource) Operator() (exec.Operator, error) {
 	return exec.NewReaderSource(f.name, f.schema, f.open), nil
 }
 
-func aliasOf(t *parser.TableName) parser.Ident {
-	if t.Alias != nil {
-		return t.Alias.Name
-	}
-	return parser.Ident{}
-}
 
 // settingOn reports whether a boolean SET variable is on.
 func (s *Session) settingOn(name string) bool {

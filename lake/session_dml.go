@@ -196,10 +196,6 @@ func (s *Session) lookup(ctx context.Context, n parser.Name) (*Table, *plan.Tabl
 	return s.lk.newTable(ref.Ident, ref.Table, ref.Table.CurrentSnapshot()), ref, nil
 }
 
-
-
-
-
 func (s *Session) truncate(ctx context.Context, st *parser.Truncate, now time.Time) (*Result, error) {
 	var deleted int64
 	for _, n := range st.Tables {
@@ -216,7 +212,6 @@ func (s *Session) truncate(ctx context.Context, st *parser.Truncate, now time.Ti
 	out.metrics.RowsDeleted = deleted
 	return out, nil
 }
-
 
 // insert, delete and query run through plan.Planner.Plan (runPlanned);
 // COPY, TRUNCATE and CLONE … AS OF call them with statements they build.

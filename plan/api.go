@@ -96,7 +96,7 @@ func (pl *Plan) explainTree() Node {
 // operator's metrics.
 func (pl *Plan) Explain(ctx context.Context, analyze bool) (string, error) {
 	var sb strings.Builder
-	root := pl.Root
+	var root Node
 	if analyze {
 		if err := pl.prepare(); err != nil {
 			return "", err
