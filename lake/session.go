@@ -351,7 +351,6 @@ func (f *fileSource) Operator() (exec.Operator, error) {
 	return exec.NewReaderSource(f.name, f.schema, f.open), nil
 }
 
-
 // settingOn reports whether a boolean SET variable is on.
 func (s *Session) settingOn(name string) bool {
 	switch strings.ToLower(s.settings[name]) {
