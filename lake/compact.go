@@ -2,7 +2,6 @@ package lake
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -11,10 +10,10 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/compaction"
 
-	"github.com/skadedb/skade/catalog"
 	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/mergeinto"
 	skscan "github.com/skadedb/skade/scan"
+	"github.com/skadedb/skade/snapshot"
 )
 
 // CompactOptions configures Compact. The zero value uses the table's
@@ -171,21 +170,15 @@ func (t *Table) Compact(ctx context.Context, opts CompactOptions) (*Table, Compa
 // The data files in reads (path to row count) are reported to ctx's
 // Progress as iceberg-go reads them.
 func (t *Table) commitCompaction(ctx context.Context, reads map[string]int64, stage func(*table.Transaction) error) (*Table, error) {
-	const op = "compact"
-	tracker := catalog.NewTracker(t.lk.cat.FS())
-	fsys := newProgressIO(idempotentRemove{tracker}, exec.ProgressFrom(ctx), reads)
-	staged := table.New(t.tbl.Identifier(), t.tbl.Metadata(), t.tbl.MetadataLocation(),
-		func(context.Context) (iceio.IO, error) { return fsys, nil }, t.lk.cat)
-	txn := staged.NewTransaction()
-	if err := txn.AssertRefSnapshotID(table.MainBranch); err != nil {
-		return nil, translate(fmt.Errorf("%s %s: %w", op, t.Name(), err))
-	}
-	if err := stage(txn); err != nil {
-		return nil, translate(errors.Join(fmt.Errorf("%s %s: %w", op, t.Name(), err), tracker.RemoveCreated()))
-	}
-	committed, err := txn.Commit(ctx)
+	committed, err := snapshot.Commit(ctx, t.lk.cat, t.tbl, "compact "+t.Name(), snapshot.CommitOptions{
+		Assert:     true,
+		KeepStrays: true,
+		IO: func(fsys snapshot.IdempotentRemove) iceio.IO {
+			return newProgressIO(fsys, exec.ProgressFrom(ctx), reads)
+		},
+	}, stage, func(ctx context.Context) (*table.Table, error) { return t.lk.load(ctx, t.id) })
 	if err != nil {
-		return t.failedCommit(ctx, op, tracker, err)
+		return nil, translate(err)
 	}
 	return t.lk.newTable(t.id, committed, committed.CurrentSnapshot()), nil
 }

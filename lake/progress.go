@@ -7,6 +7,7 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 
 	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/snapshot"
 )
 
 // Progress counts how far the statements running under a context have
@@ -37,7 +38,7 @@ func WithProgress(ctx context.Context, p *Progress) context.Context {
 // planned up front and done when its reader is closed, and then its rows
 // count as read.
 type progressIO struct {
-	idempotentRemove
+	snapshot.IdempotentRemove
 	p *exec.Progress
 
 	mu sync.Mutex
@@ -48,16 +49,16 @@ type progressIO struct {
 
 // newProgressIO plans files (path to row count) in p and counts them as
 // they are read through fsys. With no p it returns fsys itself.
-func newProgressIO(fsys idempotentRemove, p *exec.Progress, files map[string]int64) iceio.IO {
+func newProgressIO(fsys snapshot.IdempotentRemove, p *exec.Progress, files map[string]int64) iceio.IO {
 	if p == nil || len(files) == 0 {
 		return fsys
 	}
 	p.Planned(int64(len(files)))
-	return &progressIO{idempotentRemove: fsys, p: p, rows: files}
+	return &progressIO{IdempotentRemove: fsys, p: p, rows: files}
 }
 
 func (o *progressIO) Open(name string) (iceio.File, error) {
-	f, err := o.idempotentRemove.Open(name)
+	f, err := o.IdempotentRemove.Open(name)
 	if err != nil {
 		return nil, err
 	}

@@ -2,10 +2,8 @@ package lake
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -13,10 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
-	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/skadedb/skade/catalog"
 	skscan "github.com/skadedb/skade/scan"
 	"github.com/skadedb/skade/snapshot"
 )
@@ -197,117 +193,12 @@ func (t *Table) opError(op string, err error) error {
 // commitWrite runs one write transaction whose new files all go through a
 // Tracker, so that a commit that fails removes exactly what it wrote.
 func (t *Table) commitWrite(ctx context.Context, op string, cfg writeConfig, stage func(*table.Transaction) error) (*Table, error) {
-	fsys := t.lk.cat.FS()
-	tracker := catalog.NewTracker(fsys)
-	staged := table.New(t.tbl.Identifier(), t.tbl.Metadata(), t.tbl.MetadataLocation(),
-		func(context.Context) (iceio.IO, error) { return idempotentRemove{tracker}, nil }, t.lk.cat)
-	txn := staged.NewTransaction()
-	if cfg.assert {
-		if err := txn.AssertRefSnapshotID(table.MainBranch); err != nil {
-			return nil, translate(t.opError(op, err))
-		}
-	}
-	if err := stage(txn); err != nil {
-		cleanupErr := tracker.RemoveCreated()
-		return nil, translate(errors.Join(t.opError(op, err), cleanupErr))
-	}
-	committed, err := txn.Commit(ctx)
+	committed, err := snapshot.Commit(ctx, t.lk.cat, t.tbl, op+" "+t.Name(), snapshot.CommitOptions{Assert: cfg.assert}, stage,
+		func(ctx context.Context) (*table.Table, error) { return t.lk.load(ctx, t.id) })
 	if err != nil {
-		return t.failedCommit(ctx, op, tracker, err)
-	}
-	if err := t.removeStrays(ctx, committed, tracker); err != nil {
-		return nil, fmt.Errorf("%s %s: committed, but removing files of retried attempts failed: %w", op, t.Name(), err)
+		return nil, translate(err)
 	}
 	return t.lk.newTable(t.id, committed, committed.CurrentSnapshot()), nil
-}
-
-// failedCommit cleans up after a commit error. A clean conflict
-// (table.ErrCommitFailed) committed nothing, so every written file goes.
-// Any other error leaves the outcome unknown (the pointer may have moved
-// before the error), so the catalog is asked: if the head is our snapshot
-// the write landed after all.
-func (t *Table) failedCommit(ctx context.Context, op string, tracker *catalog.Tracker, err error) (*Table, error) {
-	wrapped := t.opError(op, err)
-	if !errors.Is(err, table.ErrCommitFailed) {
-		cur, lerr := t.lk.load(context.WithoutCancel(ctx), t.id)
-		if lerr != nil {
-			// Cannot tell; keep the files rather than risk deleting
-			// committed data. Orphan cleanup removes them if unreferenced.
-			return nil, translate(errors.Join(wrapped, fmt.Errorf("the commit's outcome is unknown and its files were kept: %w", lerr)))
-		}
-		if head := cur.CurrentSnapshot(); head != nil && slices.Contains(tracker.Created(), head.ManifestList) {
-			return t.lk.newTable(t.id, cur, head), nil
-		}
-	}
-	if cerr := tracker.RemoveCreated(); cerr != nil {
-		wrapped = errors.Join(wrapped, fmt.Errorf("removing the failed write's files: %w", cerr))
-	}
-	if errors.Is(err, table.ErrCommitFailed) {
-		return nil, &sentinelError{ErrCommitConflict, fmt.Errorf("%w; another writer committed first and nothing of this write was kept; retry it", wrapped)}
-	}
-	return nil, translate(wrapped)
-}
-
-// removeStrays deletes manifests and manifest lists that earlier attempts
-// of a retried commit wrote and the committed snapshots do not use. Data
-// files are reused across attempts, so only metadata can stray. A commit
-// may add several snapshots (a merge-on-read DELETE that also drops whole
-// files): every snapshot it added keeps its files.
-func (t *Table) removeStrays(ctx context.Context, committed *table.Table, tracker *catalog.Tracker) error {
-	created := tracker.Created()
-	head := committed.CurrentSnapshot()
-	if head == nil || len(created) == 0 {
-		return nil
-	}
-	var meta []string
-	for _, p := range created {
-		if strings.HasSuffix(p, ".avro") {
-			meta = append(meta, p)
-		}
-	}
-	if len(meta) <= 2 {
-		// The common case: one manifest and one manifest list, both used
-		// (an attempt that was retried writes at least two more).
-		return nil
-	}
-	keep := snapshot.FileSet{}
-	before := map[int64]bool{}
-	for _, s := range t.tbl.Metadata().Snapshots() {
-		before[s.SnapshotID] = true
-	}
-	for _, s := range committed.Metadata().Snapshots() {
-		if before[s.SnapshotID] && s.SnapshotID != head.SnapshotID {
-			continue
-		}
-		keep.Add(s.ManifestList)
-		manifests, err := s.Manifests(tracker)
-		if err != nil {
-			return err
-		}
-		for _, m := range manifests {
-			keep.Add(m.FilePath())
-		}
-	}
-	for _, p := range meta {
-		if !keep.Has(p) {
-			if err := tracker.Remove(p); err != nil && !isNotExist(err) {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// idempotentRemove treats removing a missing file as done, as object
-// stores do. iceberg-go deletes old metadata files after each commit, and
-// two writers racing on one table may both delete the same file.
-type idempotentRemove struct{ *catalog.Tracker }
-
-func (r idempotentRemove) Remove(name string) error {
-	if err := r.Tracker.Remove(name); err != nil && !isNotExist(err) {
-		return err
-	}
-	return nil
 }
 
 // ctxReader stops a write promptly when its context is cancelled.

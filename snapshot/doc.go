@@ -4,9 +4,12 @@
 // how long a write that lost a commit race waits before it runs again),
 // the snapshot history and time travel lookups (history.go), snapshot
 // expiry (expire.go), orphan file cleanup (orphans.go) and dropping a
-// table's files (purge.go). The commit itself, its retries and the
-// removal of a failed attempt's files are run by lake
-// (lake/session_retry.go, lake/table.go) with this policy.
+// table's files (purge.go), and the commit itself (commit.go: a write
+// transaction through tracked IO, the removal of a failed attempt's files,
+// the unknown-outcome check, the removal of retried attempts' strays).
+// lake re-plans and re-runs a statement that lost a commit race
+// (lake/session_retry.go) with RetryPolicy's waits, since only it can
+// plan a statement again.
 //
 // Layer: snapshot sits above catalog and below scan. It imports iceberg-go,
 // arrow-go and skade's catalog; nothing else of skade.

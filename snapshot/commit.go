@@ -1,0 +1,166 @@
+package snapshot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/skadedb/skade/catalog"
+)
+
+// Commit runs one write transaction on tbl whose new files all go through
+// a catalog.Tracker, so that a write that fails removes exactly what it
+// wrote: stage stages the change into the transaction, and Commit commits
+// it through cat. what prefixes errors ("delete main.t").
+//
+// With opts.Assert, the commit requires that the main branch still points
+// at tbl's snapshot (a conflict instead of a replay on a newer head).
+//
+// When the commit fails, the written files are removed, unless the
+// outcome is unknown: then reload reads the table again, and if its head
+// is this write's snapshot the write landed and Commit returns it; if the
+// table cannot be read the files are kept (orphan cleanup removes them if
+// they are not referenced), since deleting them could lose committed data.
+// A lost race wraps table.ErrCommitFailed.
+//
+// After a commit that iceberg-go retried internally, the manifests and
+// manifest lists of the attempts that lost are removed (unless
+// opts.KeepStrays).
+func Commit(ctx context.Context, cat *catalog.Catalog, tbl *table.Table, what string, opts CommitOptions, stage func(*table.Transaction) error, reload func(context.Context) (*table.Table, error)) (*table.Table, error) {
+	opError := func(err error) error {
+		if strings.HasPrefix(err.Error(), what+":") {
+			return err
+		}
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	tracker := catalog.NewTracker(cat.FS())
+	var fsys iceio.IO = IdempotentRemove{tracker}
+	if opts.IO != nil {
+		fsys = opts.IO(IdempotentRemove{tracker})
+	}
+	staged := table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),
+		func(context.Context) (iceio.IO, error) { return fsys, nil }, cat)
+	txn := staged.NewTransaction()
+	if opts.Assert {
+		if err := txn.AssertRefSnapshotID(table.MainBranch); err != nil {
+			return nil, opError(err)
+		}
+	}
+	if err := stage(txn); err != nil {
+		return nil, errors.Join(opError(err), tracker.RemoveCreated())
+	}
+	committed, err := txn.Commit(ctx)
+	if err != nil {
+		return failedCommit(ctx, tracker, opError(err), err, reload)
+	}
+	if opts.KeepStrays {
+		return committed, nil
+	}
+	if err := removeStrays(tbl, committed, tracker); err != nil {
+		return nil, fmt.Errorf("%s: committed, but removing files of retried attempts failed: %w", what, err)
+	}
+	return committed, nil
+}
+
+// CommitOptions tune Commit.
+type CommitOptions struct {
+	// Assert requires the main branch to still point at the table's
+	// snapshot.
+	Assert bool
+	// IO wraps the tracked IO the transaction writes through (progress
+	// reporting); nil uses it as it is.
+	IO func(IdempotentRemove) iceio.IO
+	// KeepStrays skips the removal of retried attempts' manifests, for a
+	// transaction that commits several snapshots (compaction: the check
+	// keeps only the head's manifest list and would delete the first
+	// snapshot's). Such a commit must Assert, so that it had no retried
+	// attempt.
+	KeepStrays bool
+}
+
+// failedCommit removes the files of a commit that failed, unless its
+// outcome is unknown and the write may have landed (see Commit).
+func failedCommit(ctx context.Context, tracker *catalog.Tracker, wrapped, err error, reload func(context.Context) (*table.Table, error)) (*table.Table, error) {
+	if !errors.Is(err, table.ErrCommitFailed) {
+		cur, lerr := reload(context.WithoutCancel(ctx))
+		if lerr != nil {
+			return nil, errors.Join(wrapped, fmt.Errorf("the commit's outcome is unknown and its files were kept: %w", lerr))
+		}
+		if head := cur.CurrentSnapshot(); head != nil && slices.Contains(tracker.Created(), head.ManifestList) {
+			return cur, nil
+		}
+	}
+	if cerr := tracker.RemoveCreated(); cerr != nil {
+		wrapped = errors.Join(wrapped, fmt.Errorf("removing the failed write's files: %w", cerr))
+	}
+	if errors.Is(err, table.ErrCommitFailed) {
+		return nil, fmt.Errorf("%w; another writer committed first and nothing of this write was kept; retry it", wrapped)
+	}
+	return nil, wrapped
+}
+
+// removeStrays removes the manifests and manifest lists that attempts of
+// a retried commit wrote and the committed snapshot does not use.
+func removeStrays(before, committed *table.Table, tracker *catalog.Tracker) error {
+	created := tracker.Created()
+	head := committed.CurrentSnapshot()
+	if head == nil || len(created) == 0 {
+		return nil
+	}
+	var meta []string
+	for _, p := range created {
+		if strings.HasSuffix(p, ".avro") {
+			meta = append(meta, p)
+		}
+	}
+	if len(meta) <= 2 {
+		// The common case: one manifest and one manifest list, both used
+		// (an attempt that was retried writes at least two more).
+		return nil
+	}
+	keep := FileSet{}
+	old := map[int64]bool{}
+	for _, s := range before.Metadata().Snapshots() {
+		old[s.SnapshotID] = true
+	}
+	for _, s := range committed.Metadata().Snapshots() {
+		if old[s.SnapshotID] && s.SnapshotID != head.SnapshotID {
+			continue
+		}
+		keep.Add(s.ManifestList)
+		manifests, err := s.Manifests(tracker)
+		if err != nil {
+			return err
+		}
+		for _, m := range manifests {
+			keep.Add(m.FilePath())
+		}
+	}
+	for _, p := range meta {
+		if !keep.Has(p) {
+			if err := tracker.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// IdempotentRemove is a Tracker that treats removing a missing file as
+// done, as object stores do. iceberg-go deletes old metadata files after
+// each commit, and two writers racing on one table may both delete the
+// same file.
+type IdempotentRemove struct{ *catalog.Tracker }
+
+func (r IdempotentRemove) Remove(name string) error {
+	if err := r.Tracker.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
