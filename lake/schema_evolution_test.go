@@ -100,3 +100,30 @@ func TestAlterUnknownColumn(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateTableErrorsHavePositions: CREATE TABLE's binding errors point
+// at what they are about, with a suggestion for a misspelt partition
+// column.
+func TestCreateTableErrorsHavePositions(t *testing.T) {
+	ctx := context.Background()
+	lk, _ := openLake(t)
+	s := lk.Session()
+	for _, tc := range []struct{ q, at, msg string }{
+		{`CREATE TABLE t (region VARCHAR, n INT) PARTITIONED BY (regoin)`, "regoin)", `partition column "regoin" is not a column of the table; did you mean "region"?`},
+		{`CREATE TABLE t (a INT, b FLOATY)`, "FLOATY", `type "floaty" does not exist`},
+		{`CREATE TABLE t (a INT, A INT)`, "A INT)", `column "A" is defined twice`},
+		{`CREATE TABLE t (a INT) WITH ('write.delete.mode' = NULL)`, "NULL", `property values may not be NULL`},
+	} {
+		_, err := s.SQL(ctx, tc.q)
+		if !errors.Is(err, lake.ErrInvalidArgument) || !strings.Contains(err.Error(), tc.msg) {
+			t.Fatalf("%s: %v", tc.q, err)
+		}
+		var pe *plan.Error
+		if !errors.As(err, &pe) || pe.Pos.Offset != strings.Index(tc.q, tc.at) {
+			t.Fatalf("%s: error not at %q: %#v", tc.q, tc.at, pe)
+		}
+	}
+	if _, err := s.SQL(ctx, `CREATE TABLE t (a INT DEFAULT 3)`); !errors.Is(err, lake.ErrNotImplemented) {
+		t.Fatalf("DEFAULT: %v", err)
+	}
+}

@@ -72,23 +72,16 @@ func (s *Session) createTable(ctx context.Context, st *parser.CreateTable, now t
 
 func (s *Session) createTableTx(ctx context.Context, st *parser.CreateTable, now time.Time) (*Result, error) {
 	name := tableName(st.Name)
-	if st.OrReplace && st.IfNotExists {
-		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("create table %s: OR REPLACE and IF NOT EXISTS cannot be combined", name)}
+	c, err := s.planner(now).CreateTable(ctx, st)
+	if err != nil {
+		return nil, err
 	}
 	var opts []TableOption
-	for _, pf := range st.PartitionBy {
-		opts = append(opts, WithPartitions(Partition{Column: pf.Column.Name, Transform: pf.Transform.String(), Param: pf.Param}))
+	for _, pf := range c.Partitions {
+		opts = append(opts, WithPartitions(Partition{Column: pf.Column, Transform: pf.Transform, Param: pf.Param}))
 	}
-	if len(st.Properties) > 0 {
-		props := map[string]string{}
-		for _, p := range st.Properties {
-			v, err := plan.PropertyValue(p.Value)
-			if err != nil {
-				return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("create table %s: %w", name, err)}
-			}
-			props[p.Key] = v
-		}
-		opts = append(opts, WithProperties(props))
+	if len(c.Props) > 0 {
+		opts = append(opts, WithProperties(c.Props))
 	}
 	if _, ok := s.sources[strings.ToLower(name)]; ok && len(st.Name) == 1 {
 		return nil, &sentinelError{ErrTableExists, fmt.Errorf("create table %s: the name is registered as a source in this session, which would shadow the table; choose another name or Unregister the source", name)}
@@ -103,37 +96,13 @@ func (s *Session) createTableTx(ctx context.Context, st *parser.CreateTable, now
 	if exists && !st.OrReplace {
 		return nil, &sentinelError{ErrTableExists, fmt.Errorf("create table %s: the table already exists; use CREATE OR REPLACE TABLE or IF NOT EXISTS", name)}
 	}
-	if st.AsQuery == nil {
-		fields := make([]arrow.Field, len(st.Columns))
-		for i, c := range st.Columns {
-			t, err := plan.ArrowType(c.Type)
-			if err != nil {
-				return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("create table %s: %w", name, err)}
-			}
-			if c.Default != nil {
-				return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("create table %s: column defaults are not supported yet", name)}
-			}
-			fields[i] = arrow.Field{Name: c.Name.Name, Type: t, Nullable: !c.NotNull && !c.PrimaryKey}
-		}
-		if _, err := s.stageCreate(ctx, name, arrow.NewSchema(fields, nil), opts); err != nil {
+	if c.Query == nil {
+		if _, err := s.stageCreate(ctx, name, c.Schema, opts); err != nil {
 			return nil, err
 		}
 		return emptyResult(), nil
 	}
-	// CREATE TABLE … AS: bind the query first, so a bad query creates
-	// nothing. The query may read the table it replaces: its scans hold
-	// the table as it was, whose files stay until the transaction commits.
-	p, err := s.planner(now).Query(ctx, st.AsQuery)
-	if err != nil {
-		return nil, err
-	}
-	schema := p.Schema()
-	for i, f := range schema.Fields() {
-		if f.Type.ID() == arrow.NULL {
-			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("create table %s: column %d (%q) has no type (only NULLs); cast it", name, i+1, f.Name)}
-		}
-	}
-	op, err := p.Operator()
+	op, err := c.Query.Operator()
 	if err != nil {
 		return nil, err
 	}
@@ -141,9 +110,9 @@ func (s *Session) createTableTx(ctx context.Context, st *parser.CreateTable, now
 		op.Close()
 		return nil, err
 	}
-	rdr := newOpReader(ctx, op, schema)
+	rdr := newOpReader(ctx, op, c.Schema)
 	defer rdr.Release()
-	tbl, err := s.stageCreate(ctx, name, schema, opts)
+	tbl, err := s.stageCreate(ctx, name, c.Schema, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
@@ -76,7 +77,7 @@ func (p *Planner) AlterTable(ctx context.Context, st *parser.AlterTable, target 
 			}
 			t, err := icebergType(a.Column.Type)
 			if err != nil {
-				return fail(a.Column.Name.Pos, "%v", err)
+				return fail(a.Column.Type.Pos, "%s", errMsg(err))
 			}
 			out.Schema = append(out.Schema, func(u *table.UpdateSchema) { u.AddColumn([]string{col}, t, "", false, nil) })
 		case *parser.DropColumn:
@@ -105,7 +106,7 @@ func (p *Planner) AlterTable(ctx context.Context, st *parser.AlterTable, target 
 			}
 			t, err := icebergType(a.Type)
 			if err != nil {
-				return fail(a.Column.Pos, "%v", err)
+				return fail(a.Type.Pos, "%s", errMsg(err))
 			}
 			if !f.Type.Equals(t) && !widens(f.Type, t) {
 				return fail(a.Column.Pos, "cannot change column %q from %s to %s: only widening (int to bigint, float to double, a larger decimal precision) keeps the data files valid", f.Name, f.Type, t)
@@ -144,6 +145,16 @@ func (p *Planner) AlterTable(ctx context.Context, st *parser.AlterTable, target 
 		}
 	}
 	return out, nil
+}
+
+// errMsg is err's message without the position an *Error prints: the
+// caller gives the position itself.
+func errMsg(err error) string {
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe.Msg
+	}
+	return err.Error()
 }
 
 // PropertyValue is the text of a table property's value: a literal, or a
@@ -187,4 +198,102 @@ func widens(from, to iceberg.Type) bool {
 		return ok && t.Scale() == f.Scale() && t.Precision() >= f.Precision()
 	}
 	return false
+}
+
+// Create is a bound CREATE TABLE (not CLONE): the columns, or the query
+// of CREATE TABLE … AS, the partition fields checked against the columns,
+// and the properties. lake checks the name against the catalog and
+// creates the table.
+type Create struct {
+	Name        parser.Name
+	OrReplace   bool
+	IfNotExists bool
+	// Schema is the declared columns, or the query's output.
+	Schema *arrow.Schema
+	// Query is CREATE TABLE … AS's query, nil otherwise.
+	Query      *Plan
+	Partitions []PartitionField
+	Props      map[string]string
+}
+
+// PartitionField is one bound PARTITIONED BY entry.
+type PartitionField struct {
+	Column    string // as the schema spells it
+	Transform string // identity, year, month, day, hour, bucket, truncate
+	Param     int    // the bucket count or truncate width
+}
+
+// CreateTable binds CREATE TABLE's columns (or its AS query), partition
+// fields and properties. Every error names the position of what it is
+// about.
+func (p *Planner) CreateTable(ctx context.Context, st *parser.CreateTable) (*Create, error) {
+	name := st.Name.String()
+	fail := func(pos parser.Pos, format string, args ...any) (*Create, error) {
+		return nil, errorf(pos, "create table %s: "+format, append([]any{name}, args...)...)
+	}
+	if st.OrReplace && st.IfNotExists {
+		return fail(st.Pos, "OR REPLACE and IF NOT EXISTS cannot be combined")
+	}
+	out := &Create{Name: st.Name, OrReplace: st.OrReplace, IfNotExists: st.IfNotExists}
+	if len(st.Properties) > 0 {
+		out.Props = map[string]string{}
+		for _, pr := range st.Properties {
+			v, err := PropertyValue(pr.Value)
+			if err != nil {
+				return fail(pr.Value.Position(), "%v", err)
+			}
+			out.Props[pr.Key] = v
+		}
+	}
+	if st.AsQuery == nil {
+		fields := make([]arrow.Field, len(st.Columns))
+		seen := map[string]bool{}
+		for i, c := range st.Columns {
+			col := c.Name.Name
+			if seen[strings.ToLower(col)] {
+				return fail(c.Name.Pos, "column %q is defined twice; rename one of them", col)
+			}
+			seen[strings.ToLower(col)] = true
+			t, err := ArrowType(c.Type)
+			if err != nil {
+				return fail(c.Type.Pos, "%s", errMsg(err))
+			}
+			if c.Default != nil {
+				return nil, &Error{Pos: c.Default.Position(), Err: ErrNotSupported, Msg: fmt.Sprintf("create table %s: column defaults are not supported yet", name)}
+			}
+			fields[i] = arrow.Field{Name: c.Name.Name, Type: t, Nullable: !c.NotNull && !c.PrimaryKey}
+		}
+		out.Schema = arrow.NewSchema(fields, nil)
+	} else {
+		// The query is bound first, so a bad query creates nothing. It may
+		// read the table it replaces: its scans hold the table as it was.
+		q, err := p.Query(ctx, st.AsQuery)
+		if err != nil {
+			return nil, err
+		}
+		out.Query, out.Schema = q, q.Schema()
+		for i, f := range out.Schema.Fields() {
+			if f.Type.ID() == arrow.NULL {
+				return fail(st.AsQuery.Pos, "column %d (%q) has no type (only NULLs); cast it", i+1, f.Name)
+			}
+		}
+	}
+	var names []string
+	for _, f := range out.Schema.Fields() {
+		names = append(names, f.Name)
+	}
+	for _, pf := range st.PartitionBy {
+		col := identName(pf.Column)
+		found := ""
+		for _, n := range names {
+			if strings.EqualFold(n, col) {
+				found = n
+			}
+		}
+		if found == "" {
+			return fail(pf.Column.Pos, "partition column %q is not a column of the table%s", col, didYouMean(col, names))
+		}
+		out.Partitions = append(out.Partitions, PartitionField{Column: found, Transform: pf.Transform.String(), Param: pf.Param})
+	}
+	return out, nil
 }
