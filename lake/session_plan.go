@@ -103,7 +103,8 @@ func (s *Session) tableOf(ref *plan.TableRef) *Table {
 // nothing.
 func (s *Session) runInsert(ctx context.Context, st *plan.Statement) (*Result, int64, error) {
 	tbl := s.tableOf(st.Target)
-	op, err := st.Query.Operator()
+	w := st.Write
+	op, err := w.Rows.Operator()
 	if err != nil {
 		return nil, 0, err
 	}
@@ -111,14 +112,14 @@ func (s *Session) runInsert(ctx context.Context, st *plan.Statement) (*Result, i
 		op.Close()
 		return nil, 0, err
 	}
-	rdr := newOpReader(ctx, op, plan.TableSchema(tbl.tbl, st.Query.Schema()))
+	rdr := newOpReader(ctx, op, plan.TableSchema(tbl.tbl, w.Rows.Schema()))
 	defer rdr.Release()
-	n, kept, err := s.appendRowsKeep(ctx, tbl, rdr, st.Returning != nil)
+	n, kept, err := s.appendRowsKeep(ctx, tbl, rdr, w.Returning != nil)
 	if err != nil {
 		return nil, 0, err
 	}
-	if st.Returning != nil {
-		res, err := returningResult(ctx, st.Returning, kept, Metrics{RowsInserted: n})
+	if w.Returning != nil {
+		res, err := returningResult(ctx, w.Returning, kept, Metrics{RowsInserted: n})
 		return res, n, err
 	}
 	return countResult(n, Metrics{RowsInserted: n}), n, nil
@@ -179,7 +180,7 @@ func (s *Session) runRewrite(ctx context.Context, st *plan.Statement, now time.T
 // nothing.
 func (s *Session) runMerge(ctx context.Context, st *plan.Statement) (*Result, *mergeinto.Result, error) {
 	tbl := s.tableOf(st.Target)
-	spec := st.Merge
+	spec := st.Write.Merge
 	var res *mergeinto.Result
 	err := s.write(ctx, tbl, "merge into", false, func(txn *table.Transaction) error {
 		staged, err := txn.StagedTable()

@@ -29,33 +29,24 @@ func (k Kind) String() string {
 // statement kind it plans. Kind says which part is set:
 //
 //	KindQuery   Query
-//	KindInsert  Query (the rows, shaped to Target), Returning
-//	KindDelete, KindUpdate
-//	            Write (the DML root: per-file rewrite, files, write mode)
-//	KindMerge   Merge (also UPDATE … FROM, which runs as a MERGE)
+//	KindInsert, KindDelete, KindUpdate, KindMerge
+//	            Write, the DML root (UPDATE … FROM is KindMerge)
 //	KindAlter   Alter
 //
 // lake runs a Statement (a query's operators, or a write inside its
 // commit) and renders EXPLAIN with Explain.
 type Statement struct {
-	Kind      Kind
-	Target    *TableRef
-	Query     *Plan
-	Returning *Returning
-	Write     *Write
-	Merge     *mergeinto.Spec
-	Alter     *Alter
+	Kind   Kind
+	Target *TableRef
+	Query  *Plan
+	Write  *Write
+	Alter  *Alter
 }
 
-// Release frees what the statement holds before it runs (a MERGE's
-// source operator, a rewrite's kept subquery rows).
+// Release frees what the statement holds before it runs.
 func (s *Statement) Release() {
 	if s.Write != nil {
 		s.Write.Release()
-	}
-	if s.Merge != nil && s.Merge.Source != nil {
-		s.Merge.Source.Close()
-		s.Merge.Source = nil
 	}
 }
 
@@ -81,13 +72,13 @@ func (p *Planner) Plan(ctx context.Context, stmt parser.Stmt, explain bool) (*St
 		if err != nil {
 			return nil, err
 		}
-		out := &Statement{Kind: KindInsert, Target: ref, Query: q}
+		w := &Write{Op: WriteInsert, Target: ref, Snapshot: ref.Table.CurrentSnapshot(), Rows: q}
 		if len(st.Returning) > 0 && !explain {
-			if out.Returning, err = p.BindReturning(ctx, ref, st.Alias, st.Returning); err != nil {
+			if w.Returning, err = p.BindReturning(ctx, ref, st.Alias, st.Returning); err != nil {
 				return nil, err
 			}
 		}
-		return out, nil
+		return &Statement{Kind: KindInsert, Target: ref, Write: w}, nil
 	case *parser.Update:
 		if len(st.From) > 0 {
 			m, err := updateFromMerge(st)
@@ -150,7 +141,7 @@ func (p *Planner) planWrite(ctx context.Context, st parser.Stmt, tn *parser.Tabl
 	if err != nil {
 		return nil, err
 	}
-	return &Statement{Kind: kind, Target: ref, Write: w, Returning: w.Returning}, nil
+	return &Statement{Kind: kind, Target: ref, Write: w}, nil
 }
 
 func (p *Planner) planMerge(ctx context.Context, m *parser.Merge, modeOp string) (*Statement, error) {
@@ -162,7 +153,8 @@ func (p *Planner) planMerge(ctx context.Context, m *parser.Merge, modeOp string)
 	if err != nil {
 		return nil, err
 	}
-	return &Statement{Kind: KindMerge, Target: ref, Merge: spec}, nil
+	w := &Write{Op: WriteMerge, Target: ref, Snapshot: spec.Snapshot, Mode: spec.Mode, Merge: spec}
+	return &Statement{Kind: KindMerge, Target: ref, Write: w}, nil
 }
 
 // updateFromMerge rewrites UPDATE t SET … FROM s WHERE … as the MERGE
@@ -200,7 +192,7 @@ func (s *Statement) Explain(ctx context.Context, analyzed bool, done *mergeinto.
 		if analyzed {
 			return fmt.Sprintf("INSERT INTO %s: %d rows\n", s.Target.Name, inserted), nil
 		}
-		text, err := s.Query.Explain(ctx, false)
+		text, err := s.Write.Rows.Explain(ctx, false)
 		if err != nil {
 			return "", err
 		}
@@ -214,7 +206,7 @@ func (s *Statement) Explain(ctx context.Context, analyzed bool, done *mergeinto.
 		}
 		return "no rows matched; nothing committed\n", nil
 	case KindMerge:
-		return mergeinto.Explain(s.Merge, done), nil
+		return mergeinto.Explain(s.Write.Merge, done), nil
 	}
 	return "", fmt.Errorf("EXPLAIN of %s is %w", s.Kind, ErrNotSupported)
 }

@@ -22,29 +22,38 @@ type WriteOp int
 const (
 	WriteDelete WriteOp = iota
 	WriteUpdate
+	WriteInsert
+	WriteMerge
 )
 
 func (op WriteOp) String() string {
-	if op == WriteUpdate {
-		return "update"
-	}
-	return "delete"
+	return [...]string{"delete", "update", "insert", "merge"}[op]
 }
 
-// Write is a DELETE or UPDATE planned down to its target's files and
-// lowered onto mergeinto's row-rewrite engine: the root of a DML plan, in
-// the shape of DataFusion's DmlStatement {op, table, input}. Its input is
-// the per-file Rewrite (the target scan, USING joins, the match column
-// and the new values); its files are planned here (scan.PlanFilter's
-// pruning, whole files, the equality deletes a filter pruned, key-range
-// skipping), and the write mode comes from snapshot.WriteMode. lake runs
-// Spec through mergeinto.Rewrite inside its commit.
+// Write is the root of every DML plan, in the shape of DataFusion's
+// DmlStatement {op, table, input}: Op, Target, the input, and RETURNING.
+// The input is, by Op:
+//
+//	WriteInsert  Rows: the rows, shaped to the target's columns and types
+//	WriteDelete, WriteUpdate
+//	             Rewrite: the per-file plan (the target scan, USING joins,
+//	             the match column and the new values), with the files
+//	             planned here (scan.PlanFilter's pruning, whole files, the
+//	             equality deletes a filter pruned, key-range skipping) and
+//	             the write mode from snapshot.WriteMode; lowered onto
+//	             mergeinto.Rewrite by Spec
+//	WriteMerge   Merge: the target–source join with the compiled clauses,
+//	             run by mergeinto.Execute (also UPDATE … FROM)
+//
+// lake runs the write inside its commit.
 type Write struct {
 	Op        WriteOp
 	Target    *TableRef
 	Snapshot  *table.Snapshot
 	Mode      mergeinto.Mode
+	Rows      *Plan
 	Rewrite   *Rewrite
+	Merge     *mergeinto.Spec
 	Returning *Returning
 
 	// Files are read and rewritten (or marked); Drop are removed unread
@@ -109,10 +118,16 @@ func (p *Planner) Write(ctx context.Context, st parser.Stmt, target *TableRef, s
 	return w, nil
 }
 
-// Release frees what the rewrite kept for its files (plan.Once).
+// Release frees what the write holds before it runs: a rewrite's kept
+// subquery rows (plan.Once), a MERGE's source operator (unless
+// mergeinto.Execute consumed it).
 func (w *Write) Release() {
 	if w.Rewrite != nil {
 		w.Rewrite.Release()
+	}
+	if w.Merge != nil && w.Merge.Source != nil {
+		w.Merge.Source.Close()
+		w.Merge.Source = nil
 	}
 }
 
