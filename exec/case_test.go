@@ -2,11 +2,11 @@ package exec
 
 import (
 	"fmt"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
 func TestCaseIsLazy(t *testing.T) {

@@ -3,8 +3,6 @@ package exec
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -123,35 +121,20 @@ func (s *TableScan) Open(ctx context.Context) error {
 		s.metrics.Set("files_skipped", 0)
 		return nil
 	}
-	opts := s.snapshotOpts()
+	q := s.query()
 	tasks := s.tasks
 	if !s.preset {
 		// Files are planned with PlanFilter's part of the filter, rows
 		// read with ReadFilter's: each is what is sound there.
-		ps := s.planScan(ctx)
 		var err error
-		tasks, err = ps.PlanFiles(ctx)
-		ps.Close()
-		if err != nil {
+		if tasks, err = q.Plan(ctx); err != nil {
 			return fmt.Errorf("scan %s: %w", s.name, err)
 		}
 	}
-	// A task's residual is derived from the whole filter; the read scan's
-	// own (safe) filter replaces it.
-	tasks = slices.Clone(tasks)
-	for i := range tasks {
-		tasks[i].Residual = nil
-	}
-	if rf := ReadFilter(s.filter, s.readSchema()); rf != nil {
-		opts = append(opts, table.WithRowFilter(rf))
-	}
-	// INVARIANT: the planner selects at least one field; iceberg-go reads
-	// every column when none is named.
-	s.scan = s.tbl.Scan(append(opts[:len(opts):len(opts)], table.WithSelectedFields(s.fields...))...)
 	// files, not tasks: a large file is planned as several splits
-	nfiles := distinctFiles(tasks)
+	nfiles := scan.DistinctFiles(tasks)
 	s.metrics.Set("files_scanned", nfiles)
-	if total := SnapshotDataFiles(s.tbl, s.snapID); !s.preset && total >= nfiles {
+	if total := scan.SnapshotDataFiles(s.tbl, s.snapID); !s.preset && total >= nfiles {
 		// a preset scan is one part of a split scan: the planner reports
 		// what pruning skipped for the whole
 		s.metrics.Set("files_skipped", total-nfiles)
@@ -161,18 +144,10 @@ func (s *TableScan) Open(ctx context.Context) error {
 		s.done = true
 		return nil
 	}
-	read := s.fields
-	if anchor, ok := s.anchorField(tasks); ok {
-		// Some file holds none of the selected columns (they were added
-		// by ALTER TABLE after it was written). iceberg-go cannot read a
-		// file with no selected column, so read one more column that
-		// every such file has; conform drops it again.
-		read = append(read[:len(read):len(read)], anchor)
-		s.scan.Close()
-		s.scan = s.tbl.Scan(append(opts[:len(opts):len(opts)], table.WithSelectedFields(read...))...)
-	}
+	sc, read, tasks := q.ReadScan(tasks)
+	s.scan = sc
 	rd, err := scan.OpenFiles(ctx, scan.ReadSpec{
-		Name: s.name, Table: s.tbl, Scan: s.scan, Schema: s.readSchema(), SnapshotOpts: s.snapshotOpts(),
+		Name: s.name, Table: s.tbl, Scan: s.scan, Schema: q.Schema(), SnapshotOpts: q.SnapshotOpts(),
 		Fields: read, Mem: s.mem, Conform: s.conform,
 	}, tasks)
 	if err != nil {
@@ -184,97 +159,9 @@ func (s *TableScan) Open(ctx context.Context) error {
 	return nil
 }
 
-// readSchema is the Iceberg schema the scan reads with: the snapshot's
-// for a pinned scan, else the current one.
-func (s *TableScan) readSchema() *iceberg.Schema {
-	schema := s.tbl.Metadata().CurrentSchema()
-	if snap := s.tbl.Metadata().SnapshotByID(s.snapID); snap != nil && s.snapshotOpts() != nil && snap.SchemaID != nil {
-		for _, sc := range s.tbl.Metadata().Schemas() {
-			if sc.ID == *snap.SchemaID {
-				schema = sc
-			}
-		}
-	}
-	return schema
-}
-
-// anchorField returns a column to read in addition to the selected ones
-// when some planned file contains none of them, which happens for columns
-// added after the file was written. It is the lowest-id column of the
-// schema that every such file contains, judged by the files' column
-// statistics; ok is false when no anchor is needed (or none can be found,
-// in which case iceberg-go's own error stands).
-func (s *TableScan) anchorField(tasks []table.FileScanTask) (string, bool) {
-	schema := s.readSchema()
-	wanted := make([]int, 0, len(s.fields))
-	for _, name := range s.fields {
-		if f, ok := schema.FindFieldByName(name); ok {
-			wanted = append(wanted, f.ID)
-		}
-	}
-	var needy []map[int]int64
-	for _, t := range tasks {
-		present := t.File.ValueCounts()
-		if len(present) == 0 {
-			continue // no statistics: nothing to judge by
-		}
-		found := false
-		for _, id := range wanted {
-			if _, ok := present[id]; ok {
-				found = true
-				break
-			}
-		}
-		if !found {
-			needy = append(needy, present)
-		}
-	}
-	if len(needy) == 0 {
-		return "", false
-	}
-	best, bestID := "", -1
-	for _, f := range schema.Fields() {
-		inAll := true
-		for _, present := range needy {
-			if _, ok := present[f.ID]; !ok {
-				inAll = false
-				break
-			}
-		}
-		if inAll && (bestID < 0 || f.ID < bestID) {
-			best, bestID = f.Name, f.ID
-		}
-	}
-	return best, bestID >= 0
-}
-
-// snapshotOpts pins the scan to its snapshot. A scan of the current
-// snapshot is a live scan instead, so that it reads with the table's
-// current schema: a column added or renamed since the last write is
-// visible (iceberg-go reads a pinned snapshot with its own schema).
-func (s *TableScan) snapshotOpts() []table.ScanOption {
-	if cur := s.tbl.CurrentSnapshot(); cur != nil && cur.SnapshotID == s.snapID {
-		return nil
-	}
-	return []table.ScanOption{table.WithSnapshotID(s.snapID)}
-}
-
-// SnapshotDataFiles is the number of data files in snapshot snapID of
-// tbl, from the snapshot summary; -1 when the summary does not say.
-func SnapshotDataFiles(tbl *table.Table, snapID int64) int64 {
-	snap := tbl.Metadata().SnapshotByID(snapID)
-	if snap == nil || snap.Summary == nil {
-		return -1
-	}
-	v, ok := snap.Summary.Properties["total-data-files"]
-	if !ok {
-		return -1
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return -1
-	}
-	return n
+// query is the scan's file planning and read options (package scan).
+func (s *TableScan) query() scan.Query {
+	return scan.Query{Table: s.tbl, SnapID: s.snapID, Fields: s.fields, Filter: s.filter}
 }
 
 func (s *TableScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
@@ -372,35 +259,13 @@ func (s *TableScan) PlanFiles(ctx context.Context) (scanned, skipped int64, err 
 	if s.preset {
 		return int64(len(s.tasks)), 0, nil
 	}
-	sc := s.planScan(ctx)
-	defer sc.Close()
-	tasks, err := sc.PlanFiles(ctx)
+	tasks, err := s.query().Plan(ctx)
 	if err != nil {
 		return 0, 0, fmt.Errorf("scan %s: %w", s.name, err)
 	}
-	n := distinctFiles(tasks)
-	total := max(SnapshotDataFiles(s.tbl, s.snapID), n)
+	n := scan.DistinctFiles(tasks)
+	total := max(scan.SnapshotDataFiles(s.tbl, s.snapID), n)
 	return n, total - n, nil
-}
-
-// planScan is the scan files are planned with: the snapshot, the fields,
-// and scan.PlanFilter's part of the filter. The caller closes it.
-func (s *TableScan) planScan(ctx context.Context) *table.Scan {
-	opts := append(s.snapshotOpts(), table.WithSelectedFields(s.fields...))
-	if pf := scan.PlanFilter(ctx, s.tbl, s.tbl.Metadata().SnapshotByID(s.snapID), s.filter); pf != nil {
-		opts = append(opts, table.WithRowFilter(pf))
-	}
-	return s.tbl.Scan(opts...)
-}
-
-// distinctFiles counts the data files of tasks (a file planned as several
-// splits counts once).
-func distinctFiles(tasks []table.FileScanTask) int64 {
-	seen := make(map[string]struct{}, len(tasks))
-	for _, t := range tasks {
-		seen[t.File.FilePath()] = struct{}{}
-	}
-	return int64(len(seen))
 }
 
 // Tasks plans the scan's files without reading them, for a planner that
@@ -409,9 +274,7 @@ func (s *TableScan) Tasks(ctx context.Context) ([]table.FileScanTask, error) {
 	if s.noSnap {
 		return nil, nil
 	}
-	sc := s.planScan(ctx)
-	defer sc.Close()
-	tasks, err := sc.PlanFiles(ctx)
+	tasks, err := s.query().Plan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("scan %s: %w", s.name, err)
 	}

@@ -17,7 +17,7 @@ import (
 
 // filteredScan runs Table.Scan with a Filter through the engine's own
 // table scan, which plans and prunes soundly (scan.PlanFilter,
-// exec.ReadFilter), and evaluates the filter itself above it. Handing the
+// scan.ReadFilter), and evaluates the filter itself above it. Handing the
 // filter to iceberg-go's reader instead lost rows: it skips row groups
 // holding as many NULLs as values in a filtered column, and panics on
 // some decimal comparisons.

@@ -209,7 +209,7 @@ func (m *merger) scanTarget(ctx context.Context) error {
 	if snap == nil {
 		return nil
 	}
-	total := exec.SnapshotDataFiles(m.spec.Target, snap.SnapshotID)
+	total := scan.SnapshotDataFiles(m.spec.Target, snap.SnapshotID)
 	if len(m.p.matched) == 0 && len(m.p.notMatched) == 0 && !m.bySourceChanges() {
 		// Only DO NOTHING for target rows and no inserts: nothing to learn.
 		mt.FilesSkipped = max(total, 0)

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/exec"
+	skscan "github.com/skadedb/skade/scan"
 )
 
 // parallel builds (with Options.ParallelScans) a streaming chain (Filters and Projects over one table
@@ -78,7 +79,7 @@ func (b *binder) parallel(n Node) (exec.Operator, bool, error) {
 		closeAll()
 		return nil, false, err
 	}
-	total := exec.SnapshotDataFiles(scan.Table.Table, scan.Snap.SnapshotID)
+	total := skscan.SnapshotDataFiles(scan.Table.Table, scan.Snap.SnapshotID)
 	ex.Metrics().Set("files_scanned", int64(len(tasks)))
 	if total >= int64(len(tasks)) {
 		ex.Metrics().Set("files_skipped", total-int64(len(tasks)))

@@ -180,7 +180,7 @@ func (w *Write) planFiles(ctx context.Context, explain bool) error {
 		}
 		tasks = keep
 	}
-	w.Total = exec.SnapshotDataFiles(tbl, snap.SnapshotID)
+	w.Total = scan.SnapshotDataFiles(tbl, snap.SnapshotID)
 	w.Planned = len(tasks)
 	// Merge-on-read, unless statistics prove that a DELETE empties every
 	// candidate file: dropping them is cheaper than deleting each row and

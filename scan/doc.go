@@ -1,9 +1,11 @@
 // Package scan turns stored files into Arrow record streams: it reads
 // external CSV and Parquet files (import, COPY FROM, read_csv,
 // read_parquet) with type inference over a sample of rows; it plans
-// Iceberg table scans for queries and DML alike (whole files for the paths
-// that replace or number them, files.go; the sound part of a filter,
-// plan_filter.go); and it reads the planned files into Arrow (read.go:
+// Iceberg table scans for queries and DML alike (a query's files and read
+// options, query.go; whole files for the paths that replace or number
+// them, files.go; the sound part of a filter for planning, plan_filter.go,
+// and for reading, read_filter.go); and it reads the planned files into
+// Arrow (read.go:
 // OpenFiles, several files at once, file_reader.go) with their position
 // and equality deletes applied (deletes.go). exec's TableScan is the
 // operator over OpenFiles.

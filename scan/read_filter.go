@@ -1,9 +1,7 @@
-package exec
+package scan
 
 import (
 	"github.com/apache/iceberg-go"
-
-	"github.com/skadedb/skade/scan"
 )
 
 // ReadFilter turns a scan's pruning filter into the one handed to
@@ -34,10 +32,10 @@ func ReadFilter(filter iceberg.BooleanExpression, schema *iceberg.Schema) iceber
 	if filter == nil || schema == nil {
 		return nil
 	}
-	if filter = scan.EmptyStringSafe(filter, schema); filter == nil {
+	if filter = EmptyStringSafe(filter, schema); filter == nil {
 		return nil
 	}
-	return scan.Weaken(filter, func(p iceberg.UnboundPredicate) iceberg.BooleanExpression {
+	return Weaken(filter, func(p iceberg.UnboundPredicate) iceberg.BooleanExpression {
 		return readLeaf(p, schema)
 	}, nil)
 }

@@ -1,0 +1,164 @@
+package scan
+
+import (
+	"context"
+	"slices"
+	"strconv"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+)
+
+// Query is a query's scan of one table: the snapshot it reads, the
+// columns, and the pruning filter. It plans the files (with PlanFilter's
+// part of the filter) and says how to read them (with ReadFilter's part);
+// exec's TableScan is the operator over it.
+type Query struct {
+	Table  *table.Table
+	SnapID int64
+	Fields []string
+	Filter iceberg.BooleanExpression
+}
+
+// SnapshotOpts pins the scan to its snapshot. A scan of the current
+// snapshot is a live scan instead, so that it reads with the table's
+// current schema: a column added or renamed since the last write is
+// visible (iceberg-go reads a pinned snapshot with its own schema).
+func (q Query) SnapshotOpts() []table.ScanOption {
+	if cur := q.Table.CurrentSnapshot(); cur != nil && cur.SnapshotID == q.SnapID {
+		return nil
+	}
+	return []table.ScanOption{table.WithSnapshotID(q.SnapID)}
+}
+
+// Schema is the Iceberg schema the scan reads with: the snapshot's for a
+// pinned scan, else the current one.
+func (q Query) Schema() *iceberg.Schema {
+	schema := q.Table.Metadata().CurrentSchema()
+	if snap := q.Table.Metadata().SnapshotByID(q.SnapID); snap != nil && q.SnapshotOpts() != nil && snap.SchemaID != nil {
+		for _, sc := range q.Table.Metadata().Schemas() {
+			if sc.ID == *snap.SchemaID {
+				schema = sc
+			}
+		}
+	}
+	return schema
+}
+
+// Plan plans the files to read: partition and min/max pruning with
+// PlanFilter's part of the filter. Reading manifests only.
+func (q Query) Plan(ctx context.Context) ([]table.FileScanTask, error) {
+	opts := append(q.SnapshotOpts(), table.WithSelectedFields(q.Fields...))
+	if pf := PlanFilter(ctx, q.Table, q.Table.Metadata().SnapshotByID(q.SnapID), q.Filter); pf != nil {
+		opts = append(opts, table.WithRowFilter(pf))
+	}
+	sc := q.Table.Scan(opts...)
+	defer sc.Close()
+	return sc.PlanFiles(ctx)
+}
+
+// ReadScan is the iceberg-go scan that reads tasks: the snapshot, the
+// columns (plus, when some file holds none of them, an anchor column, see
+// AnchorField; read returns the columns read), and ReadFilter's part of
+// the filter. It also returns the tasks with their residuals dropped: a
+// residual is derived from the whole filter, and the read scan's own safe
+// filter replaces it. The caller closes the scan.
+func (q Query) ReadScan(tasks []table.FileScanTask) (sc *table.Scan, read []string, out []table.FileScanTask) {
+	out = slices.Clone(tasks)
+	for i := range out {
+		out[i].Residual = nil
+	}
+	opts := q.SnapshotOpts()
+	if rf := ReadFilter(q.Filter, q.Schema()); rf != nil {
+		opts = append(opts, table.WithRowFilter(rf))
+	}
+	// INVARIANT: the planner selects at least one field; iceberg-go reads
+	// every column when none is named.
+	read = q.Fields
+	if anchor, ok := q.AnchorField(out); ok {
+		// Some file holds none of the selected columns (they were added
+		// by ALTER TABLE after it was written). iceberg-go cannot read a
+		// file with no selected column, so read one more column that
+		// every such file has; the caller drops it again.
+		read = append(read[:len(read):len(read)], anchor)
+	}
+	return q.Table.Scan(append(opts, table.WithSelectedFields(read...))...), read, out
+}
+
+// AnchorField returns a column to read in addition to the selected ones
+// when some planned file contains none of them, which happens for columns
+// added after the file was written. It is the lowest-id column of the
+// schema that every such file contains, judged by the files' column
+// statistics; ok is false when no anchor is needed (or none can be found,
+// in which case iceberg-go's own error stands).
+func (q Query) AnchorField(tasks []table.FileScanTask) (string, bool) {
+	schema := q.Schema()
+	wanted := make([]int, 0, len(q.Fields))
+	for _, name := range q.Fields {
+		if f, ok := schema.FindFieldByName(name); ok {
+			wanted = append(wanted, f.ID)
+		}
+	}
+	var needy []map[int]int64
+	for _, t := range tasks {
+		present := t.File.ValueCounts()
+		if len(present) == 0 {
+			continue // no statistics: nothing to judge by
+		}
+		found := false
+		for _, id := range wanted {
+			if _, ok := present[id]; ok {
+				found = true
+				break
+			}
+		}
+		if !found {
+			needy = append(needy, present)
+		}
+	}
+	if len(needy) == 0 {
+		return "", false
+	}
+	best, bestID := "", -1
+	for _, f := range schema.Fields() {
+		inAll := true
+		for _, present := range needy {
+			if _, ok := present[f.ID]; !ok {
+				inAll = false
+				break
+			}
+		}
+		if inAll && (bestID < 0 || f.ID < bestID) {
+			best, bestID = f.Name, f.ID
+		}
+	}
+	return best, bestID >= 0
+}
+
+// DistinctFiles counts the data files of tasks (a file planned as several
+// splits counts once).
+func DistinctFiles(tasks []table.FileScanTask) int64 {
+	seen := make(map[string]struct{}, len(tasks))
+	for _, t := range tasks {
+		seen[t.File.FilePath()] = struct{}{}
+	}
+	return int64(len(seen))
+}
+
+// SnapshotDataFiles is the number of data files in snapshot snapID of
+// tbl, from the snapshot summary; -1 when the summary does not say.
+func SnapshotDataFiles(tbl *table.Table, snapID int64) int64 {
+	snap := tbl.Metadata().SnapshotByID(snapID)
+	if snap == nil || snap.Summary == nil {
+		return -1
+	}
+	v, ok := snap.Summary.Properties["total-data-files"]
+	if !ok {
+		return -1
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
+}
