@@ -55,11 +55,8 @@ func (s *Session) alterTable(ctx context.Context, st *parser.AlterTable) (*Resul
 	}
 	ref := &plan.TableRef{Name: tbl.Name(), Ident: tbl.id, Table: tbl.tbl}
 	alter, err := s.planner(time.Now()).AlterTable(ctx, st, ref)
-	if errors.Is(err, plan.ErrNotSupported) {
-		return nil, &sentinelError{ErrNotImplemented, err}
-	}
 	if err != nil {
-		return nil, &sentinelError{ErrInvalidArgument, err}
+		return nil, err // classified by translate and sqlError
 	}
 	if alter.Empty() {
 		return emptyResult(), nil

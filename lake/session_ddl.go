@@ -72,10 +72,11 @@ func (s *Session) createTable(ctx context.Context, st *parser.CreateTable, now t
 
 func (s *Session) createTableTx(ctx context.Context, st *parser.CreateTable, now time.Time) (*Result, error) {
 	name := tableName(st.Name)
-	c, err := s.planner(now).CreateTable(ctx, st)
+	ps, err := s.planner(now).Plan(ctx, st, false)
 	if err != nil {
 		return nil, err
 	}
+	c := ps.Create
 	var opts []TableOption
 	for _, pf := range c.Partitions {
 		opts = append(opts, WithPartitions(Partition{Column: pf.Column, Transform: pf.Transform, Param: pf.Param}))

@@ -19,10 +19,11 @@ const (
 	KindUpdate
 	KindMerge
 	KindAlter
+	KindCreate
 )
 
 func (k Kind) String() string {
-	return [...]string{"query", "insert", "delete", "update", "merge", "alter table"}[k]
+	return [...]string{"query", "insert", "delete", "update", "merge", "alter table", "create table"}[k]
 }
 
 // Statement is a planned statement: what Planner.Plan returns for every
@@ -32,6 +33,7 @@ func (k Kind) String() string {
 //	KindInsert, KindDelete, KindUpdate, KindMerge
 //	            Write, the DML root (UPDATE … FROM is KindMerge)
 //	KindAlter   Alter
+//	KindCreate  Create (CREATE TABLE with columns or AS; CLONE is lake's)
 //
 // lake runs a Statement (a query's operators, or a write inside its
 // commit) and renders EXPLAIN with Explain.
@@ -41,6 +43,7 @@ type Statement struct {
 	Query  *Plan
 	Write  *Write
 	Alter  *Alter
+	Create *Create
 }
 
 // Release frees what the statement holds before it runs.
@@ -51,7 +54,7 @@ func (s *Statement) Release() {
 }
 
 // Plan binds and plans one statement: a query, INSERT, DELETE, UPDATE,
-// MERGE or ALTER TABLE's schema evolution. With explain it plans for
+// MERGE, CREATE TABLE (columns or AS) or ALTER TABLE's schema evolution. With explain it plans for
 // EXPLAIN: nothing that reads data runs (no init plan, no key-range
 // skipping, no RETURNING binding). Other statement kinds (DDL on the
 // catalog, COPY, SET, SHOW, transactions) are lake's own.
@@ -98,6 +101,15 @@ func (p *Planner) Plan(ctx context.Context, stmt parser.Stmt, explain bool) (*St
 		return p.planWrite(ctx, st, st.Table, KindDelete, explain)
 	case *parser.Merge:
 		return p.planMerge(ctx, st, "merge")
+	case *parser.CreateTable:
+		if st.Clone != nil {
+			break
+		}
+		c, err := p.CreateTable(ctx, st)
+		if err != nil {
+			return nil, err
+		}
+		return &Statement{Kind: KindCreate, Create: c}, nil
 	case *parser.AlterTable:
 		ref, err := p.target(ctx, st.Name, st.Pos)
 		if err != nil {
