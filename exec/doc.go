@@ -2,7 +2,8 @@
 // kernels. Everything here works on arrow.RecordBatch batches.
 //
 // Layer: exec sits above scan and below mergeinto and plan. It may import
-// arrow-go, iceberg-go types, and skade's scan package; it never imports
+// arrow-go, iceberg-go types, and skade's scan and parser packages (parser
+// for Abbrev, which cuts echoed values in messages); it never imports
 // plan, mergeinto or lake. The binder in plan resolves names and types and
 // then builds exec trees; exec trusts the types it is handed but still
 // validates them in constructors, because a bad tree is a bug we want

@@ -14,7 +14,8 @@
 // ledger and staging as MERGE, reading each file once.
 //
 // Layer: mergeinto sits above exec and below plan. It imports arrow-go,
-// iceberg-go and skade's exec package; it never imports plan or lake.
+// iceberg-go and skade's exec and scan packages; it never imports plan or
+// lake.
 // plan binds a parsed MERGE into a Spec and calls Validate and Execute;
 // lake owns the transaction and commits it.
 //

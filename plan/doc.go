@@ -2,16 +2,21 @@
 // binder resolves names and types, the logical plan says what to compute,
 // the optimizer rewrites it (constant folding, predicate and projection
 // pushdown into table scans, subqueries into joins), and physical planning
-// builds exec operators. EXPLAIN renders both plans.
+// builds exec operators. Planner.Plan is the one entry point: it returns a
+// Statement for a query, a DML write (plan.Write, the root of INSERT,
+// DELETE, UPDATE and MERGE plans, lowered onto mergeinto) or DDL that binds
+// names (CREATE TABLE, ALTER TABLE), and Statement.Explain renders EXPLAIN
+// for all of them. Uncorrelated subqueries in queries are init plans
+// (initplan.go), run by an optimizer rule, not by the binder.
 //
-// Layer: plan imports parser, exec, scan, snapshot and catalog, never lake.
+// Layer: plan imports parser, exec, scan, snapshot, mergeinto and catalog,
+// never lake.
 // Tables and registered sources are resolved through the Catalog
 // interface, which lake implements; a transaction implements it with its
 // own staged, uncommitted table metadata, so statements inside it see
-// their own writes. plan never writes: DDL and DML are executed by lake,
-// which uses plan to bind their queries and predicates. MERGE is bound
-// here and handed, as a source operator plus a target, to package
-// mergeinto.
+// their own writes. plan never writes or commits: lake runs a planned
+// write inside its commit (mergeinto.Rewrite, mergeinto.Execute, an
+// append) and applies bound DDL to the catalog.
 //
 // Invariants:
 //

@@ -10,8 +10,9 @@
 // and equality deletes applied (deletes.go). exec's TableScan is the
 // operator over OpenFiles.
 //
-// Layer: scan sits above snapshot and below exec. It imports arrow-go,
-// iceberg-go and skade's catalog and snapshot packages.
+// Layer: scan sits above snapshot and below exec. It imports arrow-go and
+// iceberg-go, and may import skade's catalog and snapshot packages (it
+// needs neither today).
 //
 // Invariants:
 //
