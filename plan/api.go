@@ -112,20 +112,7 @@ func (pl *Plan) Explain(ctx context.Context, analyze bool) (string, error) {
 	}
 	sb.WriteString("logical plan:\n")
 	writeTree(explainLogical(root), "  ")
-	// Init plans: their plans when not run (EXPLAIN), their values when
-	// run (EXPLAIN ANALYZE ran them before the statement).
-	for _, ip := range pl.b.inits {
-		what := "scalar subquery"
-		if ip.Exists {
-			what = "EXISTS"
-		}
-		if ip.value != nil {
-			fmt.Fprintf(&sb, "  %s (%s, ran first) = %s\n", ip, what, ip.value)
-			continue
-		}
-		fmt.Fprintf(&sb, "  %s (%s, runs once before the statement):\n", ip, what)
-		writeTree(explainLogical(optimize(pl.b, ip.Sub)), "    ")
-	}
+	writeInits(&sb, pl.b, "  ")
 	var op exec.Operator
 	var err error
 	if analyze {

@@ -298,7 +298,15 @@ const RowPositionColumn = "_skade_row_position"
 // some combination of their rows satisfies WHERE, which must relate the
 // target to them by equalities.
 func (p *Planner) RowRewrite(ctx context.Context, target *TableRef, alias parser.Ident, where parser.Expr, set []*parser.SetClause, using []parser.TableExpr) (*Rewrite, error) {
+	return p.rowRewrite(ctx, target, alias, where, set, using, false)
+}
+
+// rowRewrite is RowRewrite. Its uncorrelated subqueries are init plans:
+// run right after binding (so that their values prune files), except with
+// explain, which runs nothing and shows them under the plan.
+func (p *Planner) rowRewrite(ctx context.Context, target *TableRef, alias parser.Ident, where parser.Expr, set []*parser.SetClause, using []parser.TableExpr, explain bool) (*Rewrite, error) {
 	b := p.binder(ctx)
+	b.deferInit = true
 	cols, err := TargetColumns(target)
 	if err != nil {
 		return nil, err
@@ -355,6 +363,12 @@ func (p *Planner) RowRewrite(ctx context.Context, target *TableRef, alias parser
 		}
 		if err := checkBool(pred, where.Position(), "WHERE"); err != nil {
 			return nil, err
+		}
+		if !explain {
+			// the optimizer rule, applied before the pushdown it feeds
+			if pred, err = b.foldExpr(pred); err != nil {
+				return nil, err
+			}
 		}
 		if un != nil {
 			if pred, err = b.usingMark(src, un, pred, &marks, where.Position()); err != nil {
@@ -430,6 +444,11 @@ func (p *Planner) RowRewrite(ctx context.Context, target *TableRef, alias parser
 		proj.Cols = append(proj.Cols, b.newCol(c.Name, "", c.Type, !c.Required))
 	}
 	proj.Cols = append(proj.Cols, b.newCol(RowPositionColumn, "", tInt64, false))
+	if !explain {
+		if err := b.foldInits(proj); err != nil {
+			return nil, err
+		}
+	}
 	rw.root = optimize(b, proj)
 	rw.once = onceSubtrees(rw.root, src)
 	if pred != nil {

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -219,4 +220,23 @@ func (e *initPlanExpr) Eval(ec *exec.EvalContext, batch arrow.RecordBatch) (arro
 		return nil, err
 	}
 	return scalar.MakeArrayFromScalar(c.Lit.Value, int(batch.NumRows()), ec.Mem)
+}
+
+// writeInits renders the binder's init plans for EXPLAIN: their plans when
+// not run, their values when run (EXPLAIN ANALYZE ran them first).
+func writeInits(sb *strings.Builder, b *binder, indent string) {
+	for _, ip := range b.inits {
+		what := "scalar subquery"
+		if ip.Exists {
+			what = "EXISTS"
+		}
+		if ip.value != nil {
+			fmt.Fprintf(sb, "%s%s (%s, ran first) = %s\n", indent, ip, what, ip.value)
+			continue
+		}
+		fmt.Fprintf(sb, "%s%s (%s, runs once before the statement):\n", indent, ip, what)
+		for _, l := range strings.Split(strings.TrimRight(explainLogical(optimize(b, ip.Sub)), "\n"), "\n") {
+			sb.WriteString(indent + "  " + l + "\n")
+		}
+	}
 }

@@ -97,7 +97,7 @@ func (p *Planner) Write(ctx context.Context, st parser.Stmt, target *TableRef, s
 	if tn.Alias != nil {
 		alias = tn.Alias.Name
 	}
-	rw, err := p.RowRewrite(ctx, target, alias, where, set, using)
+	rw, err := p.rowRewrite(ctx, target, alias, where, set, using, explain)
 	if err != nil {
 		return nil, err
 	}
@@ -293,6 +293,7 @@ func (w *Write) Explain() string {
 	for _, l := range strings.Split(strings.TrimRight(w.Rewrite.Explain(), "\n"), "\n") {
 		b.WriteString("    " + l + "\n")
 	}
+	writeInits(&b, w.Rewrite.b, "    ")
 	return b.String()
 }
 
