@@ -116,6 +116,9 @@ func isNumericType(t arrow.DataType) bool {
 // in table order, with the target's types.
 func (p *Planner) Insert(ctx context.Context, ins *parser.Insert, target *TableRef) (*Plan, error) {
 	b := p.binder(ctx)
+	// uncorrelated subqueries are init plans, run when the plan is built to
+	// run (Plan.Operator), as a query's are
+	b.deferInit = true
 	cols, err := TargetColumns(target)
 	if err != nil {
 		return nil, err
@@ -209,7 +212,7 @@ func (p *Planner) Insert(ctx context.Context, ins *parser.Insert, target *TableR
 		proj.Exprs = append(proj.Exprs, x)
 		proj.Cols = append(proj.Cols, b.newCol(tc.Name, "", tc.Type, !tc.Required))
 	}
-	return &Plan{b: b, Root: optimize(b, proj), ready: true}, nil
+	return &Plan{b: b, Root: proj}, nil
 }
 
 // insertValues binds INSERT … VALUES so that each value takes its target

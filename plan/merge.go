@@ -21,7 +21,20 @@ import (
 // "merge", or "update" for an UPDATE … FROM, which runs as a MERGE; the
 // Spec's Mode is set from the target's properties before it is validated.
 func (p *Planner) Merge(ctx context.Context, m *parser.Merge, target *TableRef, modeOp string) (*mergeinto.Spec, error) {
+	return p.merge(ctx, m, target, modeOp, false, nil)
+}
+
+// merge is Merge. Uncorrelated subqueries are init plans: those of the
+// source run before it is optimized (so that their values prune its
+// files), unless explain, which runs nothing; those of the clauses run
+// on first use, once. binderOut, when not nil, receives the binder (its
+// init plans, for EXPLAIN).
+func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, modeOp string, explain bool, binderOut **binder) (*mergeinto.Spec, error) {
 	b := p.binder(ctx)
+	b.deferInit = true
+	if binderOut != nil {
+		*binderOut = b
+	}
 	if m.With != nil {
 		saved := len(b.ctes)
 		defer func() { b.ctes = b.ctes[:saved] }()
@@ -49,11 +62,27 @@ func (p *Planner) Merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 	if err != nil {
 		return nil, err
 	}
+	if !explain {
+		if err := b.foldInits(src); err != nil {
+			return nil, err
+		}
+	}
 	src = optimize(b, src)
 	scols := src.Columns()
 	joined := newScope(tcols, nil)
 	if err := joined.merge(ssc, m.Source.Position()); err != nil {
 		return nil, err
+	}
+	// comp compiles a clause expression; its init plans run first (for
+	// EXPLAIN they stay, and would run on first use).
+	comp := func(e Expr, l *layout) (exec.Expr, error) {
+		if !explain {
+			var err error
+			if e, err = b.foldExpr(e); err != nil {
+				return nil, err
+			}
+		}
+		return compile(e, l)
 	}
 	jl := layoutOf(append(append([]Column(nil), tcols...), scols...))
 	sl := layoutOf(scols)
@@ -69,7 +98,7 @@ func (p *Planner) Merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 		if err := check(x, e.Position()); err != nil {
 			return nil, err
 		}
-		return compile(x, jl)
+		return comp(x, jl)
 	}
 
 	spec := &mergeinto.Spec{Table: target.Name, Target: target.Table, Snapshot: target.Table.CurrentSnapshot(),
@@ -91,7 +120,7 @@ func (p *Planner) Merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 				l, r = r, l
 			}
 			if lc, ok := l.(*ColRef); ok && tset[lc.ID] && refsOnly(r, sset) && !isConst(r) {
-				ks, err := compile(r, sl)
+				ks, err := comp(r, sl)
 				if err != nil {
 					return nil, err
 				}
@@ -102,7 +131,7 @@ func (p *Planner) Merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 		residual = append(residual, c)
 	}
 	if len(residual) > 0 {
-		if spec.On, err = compile(andConj(residual), jl); err != nil {
+		if spec.On, err = comp(andConj(residual), jl); err != nil {
 			return nil, err
 		}
 	}
@@ -175,7 +204,7 @@ func (p *Planner) Merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 		if err != nil {
 			return nil, err
 		}
-		return compile(v, jl)
+		return comp(v, jl)
 	}
 
 	for _, cl := range m.Clauses {
@@ -318,7 +347,7 @@ func (p *Planner) Merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 					return nil, err
 				}
 			}
-			c, err := compile(x, jl)
+			c, err := comp(x, jl)
 			if err != nil {
 				return nil, err
 			}

@@ -88,7 +88,7 @@ func (p *Planner) Plan(ctx context.Context, stmt parser.Stmt, explain bool) (*St
 			if err != nil {
 				return nil, err
 			}
-			return p.planMerge(ctx, m, "update")
+			return p.planMerge(ctx, m, "update", explain)
 		}
 		if st.With != nil {
 			return nil, &Error{Pos: st.Pos, Err: ErrNotSupported, Msg: "UPDATE with WITH is not supported yet; use a subquery"}
@@ -100,7 +100,7 @@ func (p *Planner) Plan(ctx context.Context, stmt parser.Stmt, explain bool) (*St
 		}
 		return p.planWrite(ctx, st, st.Table, KindDelete, explain)
 	case *parser.Merge:
-		return p.planMerge(ctx, st, "merge")
+		return p.planMerge(ctx, st, "merge", explain)
 	case *parser.CreateTable:
 		if st.Clone != nil {
 			break
@@ -156,16 +156,17 @@ func (p *Planner) planWrite(ctx context.Context, st parser.Stmt, tn *parser.Tabl
 	return &Statement{Kind: kind, Target: ref, Write: w}, nil
 }
 
-func (p *Planner) planMerge(ctx context.Context, m *parser.Merge, modeOp string) (*Statement, error) {
+func (p *Planner) planMerge(ctx context.Context, m *parser.Merge, modeOp string, explain bool) (*Statement, error) {
 	ref, err := p.target(ctx, m.Target, m.Pos)
 	if err != nil {
 		return nil, err
 	}
-	spec, err := p.Merge(ctx, m, ref, modeOp)
+	var b *binder
+	spec, err := p.merge(ctx, m, ref, modeOp, explain, &b)
 	if err != nil {
 		return nil, err
 	}
-	w := &Write{Op: WriteMerge, Target: ref, Snapshot: spec.Snapshot, Mode: spec.Mode, Merge: spec}
+	w := &Write{Op: WriteMerge, Target: ref, Snapshot: spec.Snapshot, Mode: spec.Mode, Merge: spec, binder: b}
 	return &Statement{Kind: KindMerge, Target: ref, Write: w}, nil
 }
 
@@ -218,7 +219,10 @@ func (s *Statement) Explain(ctx context.Context, analyzed bool, done *mergeinto.
 		}
 		return "no rows matched; nothing committed\n", nil
 	case KindMerge:
-		return mergeinto.Explain(s.Write.Merge, done), nil
+		var sb strings.Builder
+		sb.WriteString(mergeinto.Explain(s.Write.Merge, done))
+		writeInits(&sb, s.Write.binder, "  ")
+		return sb.String(), nil
 	}
 	return "", fmt.Errorf("EXPLAIN of %s is %w", s.Kind, ErrNotSupported)
 }

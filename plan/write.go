@@ -65,6 +65,7 @@ type Write struct {
 	Total   int64
 	Planned int
 
+	binder *binder // a MERGE's, for its init plans in EXPLAIN
 	fields []string
 	read   *arrow.Schema
 	schema *arrow.Schema // the rows written: the table's schema
