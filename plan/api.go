@@ -48,7 +48,6 @@ type Plan struct {
 // when the plan is built to run (Operator), not while binding.
 func (p *Planner) Query(ctx context.Context, q *parser.Query) (*Plan, error) {
 	b := p.binder(ctx)
-	b.deferInit = true
 	root, err := b.bindQuery(q, nil)
 	if err != nil {
 		return nil, err

@@ -32,11 +32,10 @@ type binder struct {
 	split []table.FileScanTask
 	// params are the values of $1, $2, … (and ?).
 	params []any
-	// deferInit makes uncorrelated scalar and EXISTS subqueries init
-	// plans (inits) that the optimizer runs, instead of running them while
-	// binding: the query path, whose EXPLAIN must not run them.
-	deferInit bool
-	inits     []*InitPlan
+	// inits are the uncorrelated scalar and EXISTS subqueries bound so
+	// far: init plans, which the optimizer (foldInits) runs, never the
+	// binder.
+	inits []*InitPlan
 }
 
 type cteDef struct {

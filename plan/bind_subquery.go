@@ -403,20 +403,7 @@ func (b *binder) bindScalarSubquery(e *parser.SubqueryExpr, ec *exprCtx) (Expr, 
 	if len(cols) != 1 {
 		return nil, errorf(e.Pos, "subquery must return only one column")
 	}
-	if b.deferInit {
-		return b.newInitPlan(sub, false, cols[0].Type, e.Pos), nil
-	}
-	rows, err := b.runInit(sub, 2)
-	if err != nil {
-		return nil, err
-	}
-	if len(rows) > 1 {
-		return nil, errorf(e.Pos, "more than one row returned by a subquery used as an expression")
-	}
-	if len(rows) == 0 || !rows[0].IsValid() {
-		return constLit(exec.NewNullLiteral(cols[0].Type)), nil
-	}
-	return constLit(&exec.Literal{Value: rows[0]}), nil
+	return b.newInitPlan(sub, false, cols[0].Type, e.Pos), nil
 }
 
 func (b *binder) bindExistsValue(e *parser.Exists, ec *exprCtx) (Expr, error) {
@@ -445,15 +432,7 @@ func (b *binder) bindExistsValue(e *parser.Exists, ec *exprCtx) (Expr, error) {
 		}
 		return x, nil
 	}
-	if b.deferInit {
-		return b.newInitPlan(sub, true, arrow.FixedWidthTypes.Boolean, e.Pos), nil
-	}
-	rows, err := b.runInit(sub, 1)
-	if err != nil {
-		return nil, err
-	}
-	l, _ := exec.NewLiteral(len(rows) > 0)
-	return constLit(l), nil
+	return b.newInitPlan(sub, true, arrow.FixedWidthTypes.Boolean, e.Pos), nil
 }
 
 // stripProject drops the select list of an EXISTS subquery.

@@ -116,9 +116,6 @@ func isNumericType(t arrow.DataType) bool {
 // in table order, with the target's types.
 func (p *Planner) Insert(ctx context.Context, ins *parser.Insert, target *TableRef) (*Plan, error) {
 	b := p.binder(ctx)
-	// uncorrelated subqueries are init plans, run when the plan is built to
-	// run (Plan.Operator), as a query's are
-	b.deferInit = true
 	cols, err := TargetColumns(target)
 	if err != nil {
 		return nil, err
@@ -309,7 +306,6 @@ func (p *Planner) RowRewrite(ctx context.Context, target *TableRef, alias parser
 // explain, which runs nothing and shows them under the plan.
 func (p *Planner) rowRewrite(ctx context.Context, target *TableRef, alias parser.Ident, where parser.Expr, set []*parser.SetClause, using []parser.TableExpr, explain bool) (*Rewrite, error) {
 	b := p.binder(ctx)
-	b.deferInit = true
 	cols, err := TargetColumns(target)
 	if err != nil {
 		return nil, err

@@ -26,12 +26,12 @@ func (p *Planner) Merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 
 // merge is Merge. Uncorrelated subqueries are init plans: those of the
 // source run before it is optimized (so that their values prune its
-// files), unless explain, which runs nothing; those of the clauses run
-// on first use, once. binderOut, when not nil, receives the binder (its
+// files) and those of the clauses before they compile, unless explain,
+// which runs nothing (an unrun init plan compiles to an expression that
+// runs it on first use, once). binderOut, when not nil, receives the binder (its
 // init plans, for EXPLAIN).
 func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, modeOp string, explain bool, binderOut **binder) (*mergeinto.Spec, error) {
 	b := p.binder(ctx)
-	b.deferInit = true
 	if binderOut != nil {
 		*binderOut = b
 	}
