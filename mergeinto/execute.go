@@ -40,21 +40,8 @@ func Execute(ctx context.Context, spec *Spec, txn *table.Transaction) (res *Resu
 		return nil, &Error{State: StateInternal, Msg: fmt.Sprintf("merge into %s: no transaction (binder bug)", p.name)}
 	}
 	m := &merger{p: p, spec: spec, opts: spec.Options.withDefaults(), res: &Result{ReturningSchema: p.retSchema}}
-	// Gathers (compute.Take) allocate from the context's allocator.
-	m.ec = &exec.EvalContext{Ctx: compute.WithAllocator(ctx, m.opts.Mem), Mem: m.opts.Mem, Now: m.opts.Now}
-	if m.opts.TargetFileSize > 0 {
-		m.wopts = append(m.wopts, table.WithTargetFileSize(m.opts.TargetFileSize))
-	}
-	defer func() {
-		if err != nil {
-			if aerr := m.abort(); aerr != nil {
-				err = errors.Join(err, aerr)
-			}
-			m.res.Release()
-			res = nil
-		}
-		m.close()
-	}()
+	m.start(ctx)
+	defer m.end(&res, &err)
 	if err := m.build(ctx); err != nil {
 		return nil, err
 	}
@@ -124,6 +111,29 @@ func (m *merger) close() {
 		m.readScan.Close()
 		m.readScan = nil
 	}
+}
+
+// start sets up what every run of the merger needs: the evaluation
+// context (gathers, compute.Take, allocate from the context's allocator)
+// and the writer options.
+func (m *merger) start(ctx context.Context) {
+	m.ec = &exec.EvalContext{Ctx: compute.WithAllocator(ctx, m.opts.Mem), Mem: m.opts.Mem, Now: m.opts.Now}
+	if m.opts.TargetFileSize > 0 {
+		m.wopts = append(m.wopts, table.WithTargetFileSize(m.opts.TargetFileSize))
+	}
+}
+
+// end is deferred by Execute and Rewrite: on error it removes every file
+// written and drops the result; it always releases what the run holds.
+func (m *merger) end(res **Result, err *error) {
+	if *err != nil {
+		if aerr := m.abort(); aerr != nil {
+			*err = errors.Join(*err, aerr)
+		}
+		m.res.Release()
+		*res = nil
+	}
+	m.close()
 }
 
 // what names the statement in errors: "merge into main.t", "delete main.t".

@@ -2,7 +2,6 @@ package mergeinto
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/exec"
@@ -105,20 +103,8 @@ func Rewrite(ctx context.Context, spec *RewriteSpec, txn *table.Transaction) (re
 		canChange: true,
 		rw:        &rewriter{spec: spec, verb: verb},
 	}
-	m.ec = &exec.EvalContext{Ctx: compute.WithAllocator(ctx, m.opts.Mem), Mem: m.opts.Mem, Now: m.opts.Now}
-	if m.opts.TargetFileSize > 0 {
-		m.wopts = append(m.wopts, table.WithTargetFileSize(m.opts.TargetFileSize))
-	}
-	defer func() {
-		if err != nil {
-			if aerr := m.abort(); aerr != nil {
-				err = errors.Join(err, aerr)
-			}
-			m.res.Release()
-			res = nil
-		}
-		m.close()
-	}()
+	m.start(ctx)
+	defer m.end(&res, &err)
 	if spec.Snapshot == nil {
 		return m.res, nil
 	}

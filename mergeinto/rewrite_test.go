@@ -46,6 +46,19 @@ func rewriteRows(t *testing.T, tbl *table.Table, snap *table.Snapshot, match map
 	}
 }
 
+// rewriteBegin starts a run on f and plans its files whole.
+func rewriteBegin(t *testing.T, f *fixture) (*run, *table.Snapshot, []table.FileScanTask) {
+	t.Helper()
+	r := f.begin()
+	sc := r.tbl.Scan()
+	tasks, err := scan.PlanWholeFiles(ctx, sc)
+	sc.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, r.tbl.CurrentSnapshot(), tasks
+}
+
 func TestRewrite(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -66,14 +79,7 @@ func TestRewrite(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := tenFiles(t)
-			r := f.begin()
-			snap := r.tbl.CurrentSnapshot()
-			sc := r.tbl.Scan()
-			tasks, err := scan.PlanWholeFiles(ctx, sc)
-			sc.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
+			r, snap, tasks := rewriteBegin(t, f)
 			match := map[int64]bool{}
 			for _, id := range tc.match {
 				match[id] = true
@@ -135,15 +141,8 @@ func TestRewrite(t *testing.T) {
 // is refused before anything is staged, and the files written are gone.
 func TestRewriteLedgerRefuses(t *testing.T) {
 	f := tenFiles(t)
-	r := f.begin()
-	snap := r.tbl.CurrentSnapshot()
-	sc := r.tbl.Scan()
-	tasks, err := scan.PlanWholeFiles(ctx, sc)
-	sc.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = mergeinto.Rewrite(ctx, &mergeinto.RewriteSpec{
+	r, snap, tasks := rewriteBegin(t, f)
+	_, err := mergeinto.Rewrite(ctx, &mergeinto.RewriteSpec{
 		Table: "kv", Target: r.tbl, Snapshot: snap, Schema: kvSchema, Files: tasks, All: tasks,
 		Rows: rewriteRows(t, r.tbl, snap, map[int64]bool{150: true}, true, true, 0), Update: true,
 	}, r.txn)
@@ -182,14 +181,7 @@ func TestRewriteRefuse(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := tenFiles(t)
-			r := f.begin()
-			snap := r.tbl.CurrentSnapshot()
-			sc := r.tbl.Scan()
-			tasks, err := scan.PlanWholeFiles(ctx, sc)
-			sc.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
+			r, snap, tasks := rewriteBegin(t, f)
 			res, err := mergeinto.Rewrite(ctx, &mergeinto.RewriteSpec{
 				Table: "kv", Target: r.tbl, Snapshot: snap, Schema: kvSchema, Files: tasks, All: tasks,
 				Rows: rewriteRows(t, r.tbl, snap, tc.match, false, false, 0), RefuseRewrite: refuse,
