@@ -41,6 +41,10 @@ var (
 	ErrTxAborted = errors.New("transaction aborted")
 )
 
+// ErrLakeNotFound is returned by Open WithoutCreate when the directory
+// holds no lake.
+var ErrLakeNotFound = errors.New("no lake")
+
 // Errors from opening a lake whose catalog file was lost or damaged; both
 // leave the lake untouched and name `skade repair` (Repair) as the way out.
 var (

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -41,6 +43,8 @@ type options struct {
 	// runtimeMemoryLimit lets statements set the Go soft memory limit
 	// (see gcGovernor).
 	runtimeMemoryLimit bool
+	// noCreate refuses a directory that holds no lake (WithoutCreate).
+	noCreate bool
 }
 
 // Option configures Open.
@@ -66,6 +70,12 @@ func WithMemoryLimit(bytes int64) Option { return func(o *options) { o.memoryLim
 // set GOMEMLIMIT to suit it instead.
 func WithRuntimeMemoryLimit(on bool) Option { return func(o *options) { o.runtimeMemoryLimit = on } }
 
+// WithoutCreate makes Open fail with ErrLakeNotFound when dir holds no
+// lake (no catalog file and no tables), instead of creating one there: for
+// tools that only read, where a mistyped path must not leave an empty
+// lake behind.
+func WithoutCreate() Option { return func(o *options) { o.noCreate = true } }
+
 // WithTableDefaults sets table properties that every table created
 // through this Lake gets, over skade's defaults and under the table's own
 // WITH (...) properties. Tests use it to give ordinary small tables
@@ -90,6 +100,11 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Lake, error) {
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if o.noCreate {
+		if err := lakeExists(abs, dir); err != nil {
+			return nil, err
+		}
 	}
 	cat, err := catalog.Open(abs, catalog.WithLockTimeout(o.lockTimeout))
 	if err != nil {
@@ -436,4 +451,18 @@ func validateColumnName(name string) error {
 		}
 	}
 	return nil
+}
+
+// lakeExists fails with ErrLakeNotFound unless abs holds a catalog file
+// or tables (a lake whose catalog was lost is left to catalog.Open, which
+// says so).
+func lakeExists(abs, dir string) error {
+	if _, err := os.Stat(filepath.Join(abs, catalog.DBFile)); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	found, bad, err := catalog.FindTables(abs)
+	if err != nil || len(found) > 0 || len(bad) > 0 {
+		return nil
+	}
+	return &sentinelError{ErrLakeNotFound, fmt.Errorf("no lake at %s: it has no %s and no tables; `skade --lake %s sql` creates one", dir, catalog.DBFile, dir)}
 }

@@ -2,12 +2,15 @@ package lake_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skadedb/skade/lake"
 )
 
 // tableDirs lists the table directories of namespace main.
@@ -97,5 +100,44 @@ func TestCatalogPurgeKeepsClonedFiles(t *testing.T) {
 	}
 	if after := len(tableDirs(t, lk.Dir())); after != before-1 {
 		t.Errorf("purging an unshared table left its directory: %d directories before, %d after", before, after)
+	}
+}
+
+// TestOpenWithoutCreate: WithoutCreate refuses a directory with no lake
+// (missing, or empty) and creates nothing there; it opens a lake, and
+// leaves a lake that lost its catalog to ErrCatalogMissing.
+func TestOpenWithoutCreate(t *testing.T) {
+	ctx := context.Background()
+	missing := filepath.Join(t.TempDir(), "lkae1")
+	if _, err := lake.Open(ctx, missing, lake.WithoutCreate()); !errors.Is(err, lake.ErrLakeNotFound) || !strings.Contains(err.Error(), "no lake at") {
+		t.Fatalf("missing dir: %v", err)
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Fatalf("Open WithoutCreate created %s", missing)
+	}
+	empty := t.TempDir()
+	if _, err := lake.Open(ctx, empty, lake.WithoutCreate()); !errors.Is(err, lake.ErrLakeNotFound) {
+		t.Fatalf("empty dir: %v", err)
+	}
+	if ents, _ := os.ReadDir(empty); len(ents) != 0 {
+		t.Fatalf("Open WithoutCreate wrote %d entries into an empty dir", len(ents))
+	}
+	dir := t.TempDir()
+	lk, err := lake.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, lk.Session(), "CREATE TABLE t (id INTEGER); INSERT INTO t VALUES (1)")
+	lk.Close()
+	lk, err = lake.Open(ctx, dir, lake.WithoutCreate())
+	if err != nil {
+		t.Fatalf("existing lake: %v", err)
+	}
+	lk.Close()
+	if err := os.Remove(filepath.Join(dir, "catalog.db")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lake.Open(ctx, dir, lake.WithoutCreate()); !errors.Is(err, lake.ErrCatalogMissing) {
+		t.Fatalf("lost catalog: %v, want ErrCatalogMissing", err)
 	}
 }

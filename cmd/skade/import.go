@@ -36,7 +36,7 @@ func runImport(ctx context.Context, e *env, args []string, partitionBy string) e
 		return usagef("needs a table name and a file")
 	}
 	name, path := args[0], args[1]
-	lk, err := e.open(ctx)
+	lk, err := e.create(ctx)
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,15 @@ type env struct {
 	stdin   io.Reader
 }
 
+// open opens the lake, which must exist: only the commands that write
+// new data (sql, import) create one, so that a mistyped --lake does not
+// leave an empty lake behind.
 func (e *env) open(ctx context.Context) (*lake.Lake, error) {
+	return lake.Open(ctx, e.lakeDir, lake.WithoutCreate())
+}
+
+// create opens the lake, creating it when the directory holds none.
+func (e *env) create(ctx context.Context) (*lake.Lake, error) {
 	return lake.Open(ctx, e.lakeDir)
 }
 

@@ -28,7 +28,9 @@ func TestSubcommands(t *testing.T) {
 		stderr   string // substring
 		noStdout bool
 	}{
-		{args: []string{"--lake", lakeDir, "tables"}, code: 0, noStdout: true},
+		// a read-only command on a path with no lake says so and creates none
+		{args: []string{"--lake", lakeDir, "tables"}, code: 1, noStdout: true, stderr: "skade tables: no lake at " + lakeDir},
+		{args: []string{"--lake", lakeDir, "history", "events"}, code: 1, stderr: "no lake at " + lakeDir},
 		{args: []string{"--lake", lakeDir, "import", "events", csv}, code: 0, stdout: `^created main\.events and appended 8 rows to main\.events \(snapshot \d+\)\n$`},
 		{args: []string{"import", "--lake", lakeDir, "events", csv}, code: 0, stdout: `^appended 8 rows to main\.events \(snapshot \d+\)\n$`},
 		{args: []string{"--lake", lakeDir, "tables"}, code: 0, stdout: `^main\.events\n$`},
@@ -86,8 +88,13 @@ func TestSubcommands(t *testing.T) {
 		{args: []string{"help", "import"}, code: 0, stdout: "(?s)usage: skade import.*example:"},
 		{args: nil, code: 2, stderr: "usage: skade [--lake DIR] COMMAND"},
 	}
-	for _, c := range cases {
+	for i, c := range cases {
 		code, stdout, stderr := skade(t, c.args...)
+		if i == 1 {
+			if _, err := os.Stat(lakeDir); !os.IsNotExist(err) {
+				t.Fatalf("tables and history on a missing lake created %s (%v)", lakeDir, err)
+			}
+		}
 		if code != c.code {
 			t.Fatalf("skade %q: exit %d, want %d\nstdout: %s\nstderr: %s", c.args, code, c.code, stdout, stderr)
 		}

@@ -50,7 +50,7 @@ func runSQL(ctx context.Context, e *env, args []string, o sqlOptions) error {
 	if err := os.MkdirAll(e.lakeDir, 0o755); err != nil {
 		return fmt.Errorf("create lake directory: %w", err)
 	}
-	lk, err := e.open(ctx)
+	lk, err := e.create(ctx)
 	if err != nil {
 		return err
 	}
