@@ -32,8 +32,12 @@ type Metrics struct {
 	RowsUpdated  int64
 	RowsDeleted  int64
 	// SnapshotID is the snapshot the statement committed; 0 when it
-	// committed none (a query, or a write that changed nothing).
+	// committed none (a query, a write that changed nothing, or a write
+	// inside a transaction).
 	SnapshotID int64
+	// Staged reports a write inside an open transaction that changed its
+	// table: nothing is committed until COMMIT, which may still fail.
+	Staged bool
 }
 
 // Schema is the result's schema.

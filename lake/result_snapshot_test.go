@@ -48,3 +48,36 @@ func TestResultSnapshotID(t *testing.T) {
 		t.Fatal("the head moved without a write")
 	}
 }
+
+// Inside a transaction a write commits nothing: it reports Staged and no
+// snapshot id (the staged snapshot may never commit); after COMMIT the
+// rows are there.
+func TestResultStagedInTransaction(t *testing.T) {
+	ctx := context.Background()
+	lk, _ := openLake(t)
+	sess := lk.Session()
+	mustExec(t, sess, "CREATE TABLE t (id BIGINT)")
+	mustExec(t, sess, "BEGIN")
+	for _, q := range []string{"INSERT INTO t VALUES (1), (2)", "DELETE FROM t WHERE id = 1", "MERGE INTO t USING (VALUES (3)) s(id) ON t.id = s.id WHEN NOT MATCHED THEN INSERT VALUES (s.id)"} {
+		res, err := sess.SQL(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Close()
+		if m := res.Metrics(); !m.Staged || m.SnapshotID != 0 {
+			t.Fatalf("%s in a transaction: %+v, want Staged and no snapshot id", q, m)
+		}
+	}
+	res, err := sess.SQL(ctx, "DELETE FROM t WHERE id = 99")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Close()
+	if m := res.Metrics(); m.Staged {
+		t.Fatalf("a DELETE that matched nothing reports Staged")
+	}
+	mustExec(t, sess, "COMMIT")
+	if got := query(t, sess, "SELECT id FROM t ORDER BY id"); len(got) != 2 || got[0] != "2" || got[1] != "3" {
+		t.Fatalf("after COMMIT: %v", got)
+	}
+}

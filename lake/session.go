@@ -37,6 +37,9 @@ type Session struct {
 	// lastCommit is the snapshot the running statement's write committed,
 	// for Result.Metrics().SnapshotID; 0 when it committed none.
 	lastCommit int64
+	// lastStaged: the running statement's write changed a table inside
+	// the open transaction (Result.Metrics().Staged).
+	lastStaged bool
 	// tx is the open transaction, nil in autocommit.
 	tx *txn
 }

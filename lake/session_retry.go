@@ -52,7 +52,7 @@ func (s *Session) writeRetries() int {
 // again, up to the session's write retries. Nothing of a lost attempt
 // remains: the failed commit removed its files.
 func (s *Session) run(ctx context.Context, stmt parser.Stmt) (*Result, error) {
-	s.lastCommit = 0
+	s.lastCommit, s.lastStaged = 0, false
 	leave := func() {}
 	if s.lk.opts.runtimeMemoryLimit {
 		leave = governor.enter(s.memoryLimit())
@@ -64,7 +64,7 @@ func (s *Session) run(ctx context.Context, stmt parser.Stmt) (*Result, error) {
 		leave()
 	}
 	if err == nil && res != nil {
-		res.metrics.SnapshotID = s.lastCommit
+		res.metrics.SnapshotID, res.metrics.Staged = s.lastCommit, s.lastStaged
 	}
 	if err != nil && s.tx != nil && s.tx.aborted == nil {
 		// As in Postgres, a failed statement aborts the transaction:

@@ -219,7 +219,13 @@ func (tx *txn) write(ctx context.Context, tbl *Table, op string, assert bool, st
 		return translate(tbl.opError(op, err))
 	}
 	if snap := committed.CurrentSnapshot(); snap != nil && snap.SnapshotID != snapshotID(tbl.tbl.Metadata()) {
-		tx.s.lastCommit = snap.SnapshotID
+		if tx.implicit {
+			// the statement's own transaction (CREATE TABLE … AS)
+			// publishes this snapshot when the statement ends
+			tx.s.lastCommit = snap.SnapshotID
+		} else {
+			tx.s.lastStaged = true
+		}
 	}
 	return nil
 }

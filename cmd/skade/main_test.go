@@ -82,6 +82,7 @@ func TestSubcommands(t *testing.T) {
 		{args: []string{"--lake", lakeDir, "sql", "-c", "MERGE INTO events USING (SELECT 100 AS id) s ON events.id = s.id WHEN MATCHED THEN DELETE"}, code: 0, stdout: `^merged 0 rows \(no new snapshot\)\n$`},
 		{args: []string{"--lake", lakeDir, "sql", "-c", "MERGE INTO events USING (SELECT 1 AS id) s ON events.id > s.id WHEN MATCHED THEN DELETE"}, code: 1, stderr: "Error: merge into main.events: needs an ON condition that is a conjunction of `target.col = source.col` equalities"},
 		{args: []string{"--lake", lakeDir, "sql", "-c", "MERGE INTO events USING (SELECT 1 AS id) s ON events.id = s.id WHEN MATCHED THEN UPDATE SET status = 'merged'"}, code: 0, stdout: `^merged 2 rows: 2 updated \(snapshot \d+\)\n$`},
+		{args: []string{"--lake", lakeDir, "sql", "-c", "BEGIN; DELETE FROM events WHERE id = 1; ROLLBACK"}, code: 0, stdout: `^BEGIN\ndeleted 2 rows \(staged; commits with COMMIT\)\nROLLBACK\n$`},
 		{args: []string{"version"}, code: 0, stdout: `^skade \S+.* go1\.\d+`},
 		{args: []string{"frobnicate"}, code: 2, stderr: `unknown command "frobnicate"`},
 		{args: []string{"expire", "--help"}, code: 0, stderr: "example:\n  skade expire events --older-than 7d --retain-last 5"},

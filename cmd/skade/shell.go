@@ -229,6 +229,8 @@ func (sh *shell) dml(ctx context.Context, res *lake.Result, kind, target string,
 		var notes []string
 		if snap != 0 {
 			notes = append(notes, fmt.Sprintf("snapshot %d", snap))
+		} else if res.Metrics().Staged {
+			notes = append(notes, "staged; commits with COMMIT")
 		} else if count == 0 {
 			notes = append(notes, "no new snapshot")
 		}
