@@ -499,9 +499,7 @@ func (h *HashAggregate) next(ctx context.Context) (arrow.RecordBatch, error) {
 			if h.off < h.groups {
 				return h.emit()
 			}
-			if err := h.dropOutput(); err != nil {
-				return nil, err
-			}
+			h.dropOutput()
 		}
 		if h.child != nil {
 			b, err := h.child.Next(ctx)
@@ -811,7 +809,7 @@ func (h *HashAggregate) emit() (arrow.RecordBatch, error) {
 
 // dropOutput lets go of the in-memory groups once they are emitted, so
 // that the spilled partitions have the budget.
-func (h *HashAggregate) dropOutput() error {
+func (h *HashAggregate) dropOutput() {
 	htReleaseArrays(h.outCols)
 	h.outCols = nil
 	for _, ch := range h.keyCh {
@@ -819,7 +817,6 @@ func (h *HashAggregate) dropOutput() error {
 	}
 	h.keyCh, h.keyStart, h.keyB = nil, nil, 0
 	h.res.release()
-	return nil
 }
 
 // openChild starts the aggregation of one spilled partition.

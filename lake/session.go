@@ -213,15 +213,7 @@ func (s *Session) runStmt(ctx context.Context, stmt parser.Stmt) (*Result, error
 	case *parser.DropSchema:
 		return s.dropSchema(ctx, st)
 	}
-	return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("%s is not supported yet", statementKind(stmt))}
-}
-
-func statementKind(stmt parser.Stmt) string {
-	s := stmt.String()
-	if i := strings.IndexAny(s, " \n"); i > 0 {
-		s = s[:i]
-	}
-	return strings.ToUpper(s)
+	return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("%s is not supported yet", plan.StatementKind(stmt))}
 }
 
 // textResult is a one-column VARCHAR result.

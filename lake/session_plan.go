@@ -35,7 +35,7 @@ func (s *Session) explain(ctx context.Context, st *parser.Explain, now time.Time
 	switch st.Stmt.(type) {
 	case *parser.Query, *parser.Insert, *parser.Delete, *parser.Update, *parser.Merge:
 	default:
-		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("EXPLAIN of %s is not supported yet; EXPLAIN a query, INSERT, DELETE, UPDATE or MERGE", statementKind(st.Stmt))}
+		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("EXPLAIN of %s is not supported yet; EXPLAIN a query, INSERT, DELETE, UPDATE or MERGE", plan.StatementKind(st.Stmt))}
 	}
 	_, query := st.Stmt.(*parser.Query)
 	if st.Analyze && !query && s.readOnly {

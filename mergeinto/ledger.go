@@ -120,7 +120,7 @@ func (l *Ledger) CheckWritten(ctx context.Context, removed []iceberg.DataFile, w
 // hidden is how many rows of task's file its delete files hide.
 func (l *Ledger) hidden(ctx context.Context, f *ledgerFile) (int64, error) {
 	task := f.task
-	if f.known || len(task.DeleteFiles)+len(task.EqualityDeleteFiles)+len(task.DeletionVectorFiles) == 0 {
+	if f.known || !HasDeletes(task) {
 		return f.hidden, nil
 	}
 	pd := NewPositionDeletes(l.tbl, l.scan, l.what, l.mem)

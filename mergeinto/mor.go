@@ -135,7 +135,7 @@ func (f *FileDeletes) Rows() int64 { return int64(len(f.pos)) }
 func (f *FileDeletes) load(ctx context.Context) error {
 	f.loaded = true
 	d := f.d
-	if len(f.task.DeleteFiles)+len(f.task.DeletionVectorFiles)+len(f.task.EqualityDeleteFiles) == 0 {
+	if !HasDeletes(f.task) {
 		return nil
 	}
 	fsys, err := d.tbl.FS(ctx)

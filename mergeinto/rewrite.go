@@ -118,7 +118,7 @@ func Rewrite(ctx context.Context, spec *RewriteSpec, txn *table.Transaction) (re
 	mt.FilesScanned = int64(len(spec.Files) + len(spec.Drop))
 	for _, task := range spec.Drop {
 		// statistics prove every row matches: drop the file unread
-		if hasDeletes(task) {
+		if HasDeletes(task) {
 			return nil, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s has deletes and cannot be dropped unread (binder bug)", m.what(), m.relPath(task.File.FilePath()))}
 		}
 		m.ledger.Read(task, task.File.Count())
@@ -164,8 +164,8 @@ func Rewrite(ctx context.Context, spec *RewriteSpec, txn *table.Transaction) (re
 	return m.res, nil
 }
 
-// hasDeletes reports whether delete files apply to task's data file.
-func hasDeletes(task table.FileScanTask) bool {
+// HasDeletes reports whether delete files apply to task's data file.
+func HasDeletes(task table.FileScanTask) bool {
 	return len(task.DeleteFiles)+len(task.EqualityDeleteFiles)+len(task.DeletionVectorFiles) > 0
 }
 

@@ -121,10 +121,12 @@ func (p *Planner) Plan(ctx context.Context, stmt parser.Stmt, explain bool) (*St
 		}
 		return &Statement{Kind: KindAlter, Target: ref, Alter: a}, nil
 	}
-	return nil, fmt.Errorf("plan: %s statements are planned by lake, not plan (%w)", statementWord(stmt), ErrNotSupported)
+	return nil, fmt.Errorf("plan: %s statements are planned by lake, not plan (%w)", StatementKind(stmt), ErrNotSupported)
 }
 
-func statementWord(stmt parser.Stmt) string {
+// StatementKind is a statement's first word, upper-cased ("ALTER",
+// "VACUUM"), for "… is not supported" messages.
+func StatementKind(stmt parser.Stmt) string {
 	s := stmt.String()
 	if i := strings.IndexAny(s, " \n"); i > 0 {
 		s = s[:i]

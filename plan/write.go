@@ -200,17 +200,13 @@ func (w *Write) planFiles(ctx context.Context, explain bool) error {
 	for _, t := range tasks {
 		// a file with deletes is read even so (its record count includes
 		// the deleted rows), then dropped with its deletes
-		if wholly(t) && !hasDeleteFiles(t) {
+		if wholly(t) && !mergeinto.HasDeletes(t) {
 			w.Drop = append(w.Drop, t)
 		} else {
 			w.Files = append(w.Files, t)
 		}
 	}
 	return nil
-}
-
-func hasDeleteFiles(t table.FileScanTask) bool {
-	return len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) > 0
 }
 
 // TableSchema is the table's Arrow schema when its types match a plan's
