@@ -56,6 +56,9 @@ func (c *Cast) String() string {
 // NewCast converts e to type to. A cast of a literal is evaluated at once,
 // so a bad constant is reported when the statement is bound.
 func NewCast(e Expr, to arrow.DataType, try bool) (Expr, error) {
+	if l, ok := e.(*Literal); ok && l.Probe != nil {
+		l.Probe(to)
+	}
 	from := e.DataType()
 	if arrow.TypeEqual(from, to) {
 		return e, nil

@@ -74,6 +74,11 @@ func (c *Column) String() string {
 // not valid (scalar.MakeNullScalar(type)).
 type Literal struct {
 	Value scalar.Scalar
+	// Probe, when set, is told each type an implicit or explicit cast
+	// gives the literal. The planner describes a statement's parameters
+	// ($n) with it before their values are known: each stands in as a
+	// probed NULL, and its context's cast names its type.
+	Probe func(arrow.DataType)
 }
 
 var _ Expr = (*Literal)(nil)

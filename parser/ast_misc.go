@@ -44,7 +44,8 @@ type CopyOption struct {
 }
 
 // Copy is COPY Table [(Columns)] FROM|TO 'File' [(options)] or
-// COPY (Query) TO 'File' [(options)].
+// COPY (Query) TO 'File' [(options)]. Stdio is FROM STDIN or TO STDOUT,
+// which only a client connection (the PostgreSQL protocol) can run.
 type Copy struct {
 	Pos
 	Table   Name
@@ -52,6 +53,7 @@ type Copy struct {
 	Query   *Query
 	To      bool // TO (export) rather than FROM (import)
 	File    string
+	Stdio   bool
 	Options []*CopyOption
 }
 

@@ -126,7 +126,7 @@ func TestErrors(t *testing.T) {
 		{"interval without unit", "SELECT INTERVAL (1)",
 			`syntax error at line 1, column 20 at end of input: expected interval unit`},
 		{"copy without file string", "COPY t FROM f",
-			`syntax error at line 1, column 13 near "f": expected file name string`},
+			`syntax error at line 1, column 13 near "f": expected one of STDIN, file name string`},
 		{"bucket without count", "CREATE TABLE t (a INT) PARTITIONED BY (bucket(x, a))",
 			`syntax error at line 1, column 47 near "x": expected integer`},
 		{"alias missing after AS", "SELECT 1 FROM t AS",

@@ -414,7 +414,14 @@ func (x *Copy) format(w *writer) {
 	} else {
 		w.WriteString(" FROM ")
 	}
-	w.stringLit(x.File)
+	switch {
+	case x.Stdio && x.To:
+		w.WriteString("STDOUT")
+	case x.Stdio:
+		w.WriteString("STDIN")
+	default:
+		w.stringLit(x.File)
+	}
 	if x.Options != nil {
 		w.WriteString(" (")
 		for i, o := range x.Options {

@@ -1,5 +1,7 @@
 package parser
 
+import "strings"
+
 // statementStarts lists the words a statement may begin with, for errors.
 var statementStarts = []string{"SELECT", "WITH", "VALUES", "INSERT", "UPDATE", "DELETE",
 	"MERGE", "CREATE", "DROP", "ALTER", "TRUNCATE", "COPY", "EXPLAIN", "DESCRIBE", "SHOW",
@@ -157,13 +159,21 @@ func (p *parser) copyStmt() Stmt {
 			p.expectKw("FROM")
 		}
 	}
-	if p.tok.kind != tString {
+	switch {
+	case !c.To && p.acceptKw("STDIN"), c.To && p.acceptKw("STDOUT"):
+		c.Stdio = true
+	case p.tok.kind == tString:
+		c.File = p.tok.val
+		p.next()
+	default:
 		p.note("file name string")
 		p.fail()
 	}
-	c.File = p.tok.val
-	p.next()
 	p.acceptKw("WITH")
+	if !p.isOp("(") {
+		c.Options = p.legacyCopyOptions()
+		return c
+	}
 	if p.acceptOp("(") {
 		for {
 			if p.tok.kind != tWord {
@@ -183,4 +193,36 @@ func (p *parser) copyStmt() Stmt {
 		p.expectOp(")")
 	}
 	return c
+}
+
+// legacyCopyOptions parses the option words COPY took before PostgreSQL
+// 9.0, which psql's \copy still passes on: CSV, BINARY, HEADER,
+// DELIMITER [AS] 'c', NULL [AS] 's', QUOTE [AS] 'c', ESCAPE [AS] 'c'. They
+// become the parenthesised form's options.
+func (p *parser) legacyCopyOptions() []*CopyOption {
+	var opts []*CopyOption
+	for p.tok.kind == tWord {
+		pos := p.tok.pos()
+		word := upper(p.tok.val)
+		switch word {
+		case "CSV", "BINARY", "TEXT":
+			p.next()
+			opts = append(opts, &CopyOption{Pos: pos, Name: "FORMAT", Value: &Literal{Pos: pos, Kind: LitString, Value: strings.ToLower(word)}})
+		case "HEADER":
+			p.next()
+			opts = append(opts, &CopyOption{Pos: pos, Name: "HEADER"})
+		case "DELIMITER", "NULL", "QUOTE", "ESCAPE":
+			p.next()
+			p.acceptKw("AS")
+			if p.tok.kind != tString {
+				p.note("string")
+				p.fail()
+			}
+			opts = append(opts, &CopyOption{Pos: pos, Name: word, Value: &Literal{Pos: p.tok.pos(), Kind: LitString, Value: p.tok.val}})
+			p.next()
+		default:
+			return opts
+		}
+	}
+	return opts
 }

@@ -26,6 +26,12 @@ type Planner struct {
 	// Params are the statement's arguments, for $1, $2, … and ?. A string
 	// argument behaves as a quoted literal: it takes its context's type.
 	Params []any
+	// ParamTypes, when not nil, asks for a description of the statement
+	// rather than a plan to run: Params are ignored, each $n binds as a
+	// NULL of unknown type, and the first type its context casts it to is
+	// recorded in ParamTypes[n-1] (nil: no context gave one). The plan is
+	// for describing only (its schema); Release it without running it.
+	ParamTypes []arrow.DataType
 }
 
 func (p *Planner) binder(ctx context.Context) *binder {
@@ -33,7 +39,7 @@ func (p *Planner) binder(ctx context.Context) *binder {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	return &binder{ctx: ctx, cat: p.Catalog, now: now, opts: p.Options, pinned: p.Pinned, params: p.Params}
+	return &binder{ctx: ctx, cat: p.Catalog, now: now, opts: p.Options, pinned: p.Pinned, params: p.Params, paramTypes: p.ParamTypes}
 }
 
 // Plan is a bound query ready to run.

@@ -32,6 +32,8 @@ type binder struct {
 	split []table.FileScanTask
 	// params are the values of $1, $2, … (and ?).
 	params []any
+	// paramTypes: the statement is being described (Planner.ParamTypes).
+	paramTypes []arrow.DataType
 	// inits are the uncorrelated scalar and EXISTS subqueries bound so
 	// far: init plans, which the optimizer (foldInits) runs, never the
 	// binder.

@@ -143,6 +143,19 @@ func (b *binder) bindExpr(e parser.Expr, ec *exprCtx) (Expr, error) {
 		}
 		return b.intervalConst(e.Pos, text)
 	case *parser.Param:
+		if b.paramTypes != nil {
+			if e.Index < 1 || e.Index > len(b.paramTypes) {
+				return nil, errorf(e.Pos, "there is no parameter $%d; the statement declares %d", e.Index, len(b.paramTypes))
+			}
+			i := e.Index - 1
+			lit := exec.NewNullLiteral(arrow.Null)
+			lit.Probe = func(t arrow.DataType) {
+				if b.paramTypes[i] == nil && t.ID() != arrow.NULL {
+					b.paramTypes[i] = t
+				}
+			}
+			return constLit(lit), nil
+		}
 		if e.Index < 1 || e.Index > len(b.params) {
 			return nil, errorf(e.Pos, "there is no parameter $%d; the statement was given %d arguments", e.Index, len(b.params))
 		}

@@ -88,7 +88,8 @@ func (b *binder) assign(e Expr, col TargetColumn, tableName string, pos parser.P
 	if !col.Required {
 		return out, nil
 	}
-	if c, ok := out.(*Const); ok && c.IsNull() {
+	// (a described statement's parameters bind as NULLs: no error yet)
+	if c, ok := out.(*Const); ok && c.IsNull() && b.paramTypes == nil {
 		return nil, errorf(pos, "null value in column %q of relation %q violates not-null constraint", col.Name, tableName)
 	}
 	name, tbl := col.Name, tableName
