@@ -71,6 +71,9 @@ func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") 
 // copyStmt runs COPY FROM (an INSERT from read_csv/read_parquet) and
 // COPY TO (a query written to a CSV or Parquet file).
 func (s *Session) copyStmt(ctx context.Context, st *parser.Copy, now time.Time) (*Result, error) {
+	if st.Stdio {
+		return nil, errCopyStdio
+	}
 	o, err := parseCopyOptions(st)
 	if err != nil {
 		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("copy: %w", err)}

@@ -1,0 +1,489 @@
+package pgwire
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// PostgreSQL type OIDs (pg_type.oid) of the types skade's values take.
+const (
+	oidBool        = 16
+	oidBytea       = 17
+	oidInt8        = 20
+	oidInt2        = 21
+	oidInt4        = 23
+	oidText        = 25
+	oidFloat4      = 700
+	oidFloat8      = 701
+	oidUnknown     = 705
+	oidVarchar     = 1043
+	oidBpchar      = 1042
+	oidDate        = 1082
+	oidTime        = 1083
+	oidTimestamp   = 1114
+	oidTimestamptz = 1184
+	oidInterval    = 1186
+	oidNumeric     = 1700
+	oidUUID        = 2950
+	oidJSON        = 114
+	oidJSONB       = 3802
+	oidOID         = 26
+	oidNameType    = 19
+	oidChar        = 18
+)
+
+// pgEpoch is PostgreSQL's binary date and timestamp epoch, 2000-01-01.
+var pgEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+const pgEpochDays = 10957 // days from 1970-01-01 to 2000-01-01
+
+const uuidExtension = "arrow.uuid"
+
+func isUUID(dt arrow.DataType) bool {
+	ext, ok := dt.(arrow.ExtensionType)
+	return ok && ext.ExtensionName() == uuidExtension
+}
+
+// pgType is the PostgreSQL type a column of Arrow type dt is sent as:
+// its OID, pg_type.typlen and the type modifier.
+func pgType(dt arrow.DataType) (oid uint32, size int16, mod int32) {
+	if isUUID(dt) {
+		return oidUUID, 16, -1
+	}
+	switch dt.ID() {
+	case arrow.BOOL:
+		return oidBool, 1, -1
+	case arrow.INT8, arrow.INT16, arrow.UINT8:
+		return oidInt2, 2, -1
+	case arrow.INT32, arrow.UINT16:
+		return oidInt4, 4, -1
+	case arrow.INT64, arrow.UINT32:
+		return oidInt8, 8, -1
+	case arrow.UINT64:
+		return oidNumeric, -1, -1
+	case arrow.FLOAT32, arrow.FLOAT16:
+		return oidFloat4, 4, -1
+	case arrow.FLOAT64:
+		return oidFloat8, 8, -1
+	case arrow.DECIMAL128:
+		d := dt.(*arrow.Decimal128Type)
+		return oidNumeric, -1, (d.Precision<<16 | d.Scale) + 4
+	case arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW, arrow.FIXED_SIZE_BINARY:
+		return oidBytea, -1, -1
+	case arrow.DATE32, arrow.DATE64:
+		return oidDate, 4, -1
+	case arrow.TIME32, arrow.TIME64:
+		return oidTime, 8, -1
+	case arrow.TIMESTAMP:
+		if dt.(*arrow.TimestampType).TimeZone != "" {
+			return oidTimestamptz, 8, -1
+		}
+		return oidTimestamp, 8, -1
+	case arrow.INTERVAL_MONTH_DAY_NANO, arrow.DURATION:
+		return oidInterval, 16, -1
+	}
+	// text, and what PostgreSQL has no exact peer for here (lists,
+	// structs, maps), in skade's text form
+	return oidText, -1, -1
+}
+
+// encoder appends the value at row i of a column to buf, in the text or
+// binary format of the column's PostgreSQL type. The caller handles NULL.
+type encoder func(buf []byte, i int) ([]byte, error)
+
+// newEncoder returns the encoder of column arr for its pgType, in text or
+// binary format.
+func newEncoder(arr arrow.Array, binaryFormat bool) (encoder, error) {
+	dt := arr.DataType()
+	if isUUID(dt) {
+		st := arr.(array.ExtensionArray).Storage().(*array.FixedSizeBinary)
+		if binaryFormat {
+			return func(buf []byte, i int) ([]byte, error) { return append(buf, st.Value(i)...), nil }, nil
+		}
+		return func(buf []byte, i int) ([]byte, error) { return appendUUID(buf, st.Value(i)), nil }, nil
+	}
+	switch a := arr.(type) {
+	case *array.Boolean:
+		return func(buf []byte, i int) ([]byte, error) {
+			v := a.Value(i)
+			switch {
+			case binaryFormat && v:
+				return append(buf, 1), nil
+			case binaryFormat:
+				return append(buf, 0), nil
+			case v:
+				return append(buf, 't'), nil
+			}
+			return append(buf, 'f'), nil
+		}, nil
+	case *array.Int8:
+		return intEncoder(func(i int) int64 { return int64(a.Value(i)) }, 2, binaryFormat), nil
+	case *array.Uint8:
+		return intEncoder(func(i int) int64 { return int64(a.Value(i)) }, 2, binaryFormat), nil
+	case *array.Int16:
+		return intEncoder(func(i int) int64 { return int64(a.Value(i)) }, 2, binaryFormat), nil
+	case *array.Uint16:
+		return intEncoder(func(i int) int64 { return int64(a.Value(i)) }, 4, binaryFormat), nil
+	case *array.Int32:
+		return intEncoder(func(i int) int64 { return int64(a.Value(i)) }, 4, binaryFormat), nil
+	case *array.Uint32:
+		return intEncoder(func(i int) int64 { return int64(a.Value(i)) }, 8, binaryFormat), nil
+	case *array.Int64:
+		vs := a.Int64Values()
+		if binaryFormat {
+			return func(buf []byte, i int) ([]byte, error) { return binary.BigEndian.AppendUint64(buf, uint64(vs[i])), nil }, nil
+		}
+		return func(buf []byte, i int) ([]byte, error) { return strconv.AppendInt(buf, vs[i], 10), nil }, nil
+	case *array.Uint64:
+		return numericEncoder(func(i int) (*big.Int, int32) { return new(big.Int).SetUint64(a.Value(i)), 0 }, binaryFormat), nil
+	case *array.Float32:
+		return floatEncoder(func(i int) float64 { return float64(a.Value(i)) }, 32, binaryFormat), nil
+	case *array.Float64:
+		return floatEncoder(a.Value, 64, binaryFormat), nil
+	case *array.Decimal128:
+		scale := a.DataType().(*arrow.Decimal128Type).Scale
+		if binaryFormat {
+			return numericEncoder(func(i int) (*big.Int, int32) { return a.Value(i).BigInt(), -scale }, true), nil
+		}
+		return func(buf []byte, i int) ([]byte, error) { return appendDecimal(buf, a.Value(i), scale), nil }, nil
+	case *array.String:
+		return func(buf []byte, i int) ([]byte, error) { return append(buf, a.Value(i)...), nil }, nil
+	case *array.LargeString:
+		return func(buf []byte, i int) ([]byte, error) { return append(buf, a.Value(i)...), nil }, nil
+	case *array.StringView:
+		return func(buf []byte, i int) ([]byte, error) { return append(buf, a.Value(i)...), nil }, nil
+	case array.BinaryLike:
+		val := func(i int) []byte { return nil }
+		switch b := arr.(type) {
+		case *array.Binary:
+			val = b.Value
+		case *array.LargeBinary:
+			val = b.Value
+		case *array.BinaryView:
+			val = b.Value
+		case *array.FixedSizeBinary:
+			val = b.Value
+		}
+		if binaryFormat {
+			return func(buf []byte, i int) ([]byte, error) { return append(buf, val(i)...), nil }, nil
+		}
+		return func(buf []byte, i int) ([]byte, error) {
+			buf = append(buf, `\x`...)
+			return hex.AppendEncode(buf, val(i)), nil
+		}, nil
+	case *array.Date32:
+		return func(buf []byte, i int) ([]byte, error) {
+			days := int64(a.Value(i))
+			if binaryFormat {
+				return binary.BigEndian.AppendUint32(buf, uint32(int32(days-pgEpochDays))), nil
+			}
+			return appendDate(buf, time.Unix(days*86400, 0).UTC()), nil
+		}, nil
+	case *array.Time64:
+		unit := a.DataType().(*arrow.Time64Type).Unit
+		return func(buf []byte, i int) ([]byte, error) {
+			us := int64(a.Value(i))
+			if unit == arrow.Nanosecond {
+				us /= 1000
+			}
+			if binaryFormat {
+				return binary.BigEndian.AppendUint64(buf, uint64(us)), nil
+			}
+			return appendClock(buf, us), nil
+		}, nil
+	case *array.Time32:
+		unit := a.DataType().(*arrow.Time32Type).Unit
+		return func(buf []byte, i int) ([]byte, error) {
+			us := int64(a.Value(i)) * 1000
+			if unit == arrow.Second {
+				us *= 1000
+			}
+			if binaryFormat {
+				return binary.BigEndian.AppendUint64(buf, uint64(us)), nil
+			}
+			return appendClock(buf, us), nil
+		}, nil
+	case *array.Timestamp:
+		tt := a.DataType().(*arrow.TimestampType)
+		toMicros := micros(tt.Unit)
+		tz := tt.TimeZone != ""
+		return func(buf []byte, i int) ([]byte, error) {
+			us := toMicros(int64(a.Value(i)))
+			if binaryFormat {
+				return binary.BigEndian.AppendUint64(buf, uint64(us-pgEpoch.UnixMicro())), nil
+			}
+			buf = appendTimestamp(buf, us)
+			if tz {
+				buf = append(buf, "+00"...)
+			}
+			return buf, nil
+		}, nil
+	case *array.MonthDayNanoInterval:
+		return func(buf []byte, i int) ([]byte, error) {
+			v := a.Value(i)
+			if binaryFormat {
+				buf = binary.BigEndian.AppendUint64(buf, uint64(v.Nanoseconds/1000))
+				buf = binary.BigEndian.AppendUint32(buf, uint32(v.Days))
+				return binary.BigEndian.AppendUint32(buf, uint32(v.Months)), nil
+			}
+			return appendInterval(buf, v.Months, v.Days, v.Nanoseconds/1000), nil
+		}, nil
+	case *array.Duration:
+		toMicros := micros(a.DataType().(*arrow.DurationType).Unit)
+		return func(buf []byte, i int) ([]byte, error) {
+			us := toMicros(int64(a.Value(i)))
+			if binaryFormat {
+				buf = binary.BigEndian.AppendUint64(buf, uint64(us))
+				return binary.BigEndian.AppendUint64(buf, 0), nil
+			}
+			return appendInterval(buf, 0, 0, us), nil
+		}, nil
+	}
+	// lists, structs, maps, NULL: skade's text form, which is also the
+	// binary form of text
+	return func(buf []byte, i int) ([]byte, error) { return append(buf, arr.ValueStr(i)...), nil }, nil
+}
+
+func micros(u arrow.TimeUnit) func(int64) int64 {
+	switch u {
+	case arrow.Second:
+		return func(v int64) int64 { return v * 1_000_000 }
+	case arrow.Millisecond:
+		return func(v int64) int64 { return v * 1000 }
+	case arrow.Nanosecond:
+		return func(v int64) int64 { return v / 1000 }
+	}
+	return func(v int64) int64 { return v }
+}
+
+func intEncoder(val func(int) int64, size int, binaryFormat bool) encoder {
+	if !binaryFormat {
+		return func(buf []byte, i int) ([]byte, error) { return strconv.AppendInt(buf, val(i), 10), nil }
+	}
+	switch size {
+	case 2:
+		return func(buf []byte, i int) ([]byte, error) { return binary.BigEndian.AppendUint16(buf, uint16(val(i))), nil }
+	case 4:
+		return func(buf []byte, i int) ([]byte, error) { return binary.BigEndian.AppendUint32(buf, uint32(val(i))), nil }
+	}
+	return func(buf []byte, i int) ([]byte, error) { return binary.BigEndian.AppendUint64(buf, uint64(val(i))), nil }
+}
+
+func floatEncoder(val func(int) float64, bits int, binaryFormat bool) encoder {
+	if binaryFormat {
+		if bits == 32 {
+			return func(buf []byte, i int) ([]byte, error) {
+				return binary.BigEndian.AppendUint32(buf, math.Float32bits(float32(val(i)))), nil
+			}
+		}
+		return func(buf []byte, i int) ([]byte, error) {
+			return binary.BigEndian.AppendUint64(buf, math.Float64bits(val(i))), nil
+		}
+	}
+	return func(buf []byte, i int) ([]byte, error) { return appendFloat(buf, val(i), bits), nil }
+}
+
+// appendFloat renders f as PostgreSQL 12+ does with extra_float_digits
+// 1 (the default): the shortest text that reads back exactly, in plain
+// notation for decimal exponents from -4 to below 15 (6 for real), in
+// exponent notation otherwise.
+func appendFloat(buf []byte, f float64, bits int) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(buf, "NaN"...)
+	case math.IsInf(f, 1):
+		return append(buf, "Infinity"...)
+	case math.IsInf(f, -1):
+		return append(buf, "-Infinity"...)
+	case f == 0:
+		if math.Signbit(f) {
+			return append(buf, "-0"...)
+		}
+		return append(buf, '0')
+	}
+	limit := 15
+	if bits == 32 {
+		limit = 6
+	}
+	exp := int(math.Floor(math.Log10(math.Abs(f))))
+	// Log10 can be off by one at powers of ten; the 'e' form is exact
+	e := strconv.AppendFloat(nil, f, 'e', -1, bits)
+	if k := strings.LastIndexByte(string(e), 'e'); k >= 0 {
+		if n, err := strconv.Atoi(string(e[k+1:])); err == nil {
+			exp = n
+		}
+	}
+	if exp < -4 || exp >= limit {
+		return append(buf, e...)
+	}
+	return strconv.AppendFloat(buf, f, 'f', -1, bits)
+}
+
+// appendDecimal renders an unscaled decimal with scale digits after the
+// point, as numeric's text form does (trailing zeros kept).
+func appendDecimal(buf []byte, v decimal128.Num, scale int32) []byte {
+	s := v.BigInt().String()
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+		buf = append(buf, '-')
+	}
+	if scale <= 0 {
+		buf = append(buf, s...)
+		for range -scale {
+			buf = append(buf, '0')
+		}
+		return buf
+	}
+	sc := int(scale)
+	if len(s) <= sc {
+		buf = append(buf, '0', '.')
+		for range sc - len(s) {
+			buf = append(buf, '0')
+		}
+		return append(buf, s...)
+	}
+	buf = append(buf, s[:len(s)-sc]...)
+	buf = append(buf, '.')
+	return append(buf, s[len(s)-sc:]...)
+}
+
+// numericEncoder encodes numeric values (unscaled integer × 10^exp);
+// binary through pgtype's numeric codec.
+func numericEncoder(val func(int) (*big.Int, int32), binaryFormat bool) encoder {
+	var codec pgtype.NumericCodec
+	m := pgtype.NewMap()
+	fmtCode := int16(pgtype.TextFormatCode)
+	if binaryFormat {
+		fmtCode = pgtype.BinaryFormatCode
+	}
+	return func(buf []byte, i int) ([]byte, error) {
+		n, exp := val(i)
+		v := pgtype.Numeric{Int: n, Exp: exp, Valid: true}
+		plan := codec.PlanEncode(m, oidNumeric, fmtCode, v)
+		if plan == nil {
+			return nil, fmt.Errorf("pgwire: cannot encode numeric %v", v)
+		}
+		return plan.Encode(v, buf)
+	}
+}
+
+func appendUUID(buf []byte, b []byte) []byte {
+	var s [36]byte
+	hex.Encode(s[0:8], b[0:4])
+	s[8] = '-'
+	hex.Encode(s[9:13], b[4:6])
+	s[13] = '-'
+	hex.Encode(s[14:18], b[6:8])
+	s[18] = '-'
+	hex.Encode(s[19:23], b[8:10])
+	s[23] = '-'
+	hex.Encode(s[24:], b[10:16])
+	return append(buf, s[:]...)
+}
+
+// appendDate renders a date in DateStyle ISO, with " BC" for years
+// before 1 as PostgreSQL does.
+func appendDate(buf []byte, t time.Time) []byte {
+	y, m, d := t.Date()
+	bc := y <= 0
+	if bc {
+		y = 1 - y
+	}
+	buf = appendPadded(buf, y, 4)
+	buf = append(buf, '-')
+	buf = appendPadded(buf, int(m), 2)
+	buf = append(buf, '-')
+	buf = appendPadded(buf, d, 2)
+	if bc {
+		buf = append(buf, " BC"...)
+	}
+	return buf
+}
+
+func appendPadded(buf []byte, v, width int) []byte {
+	s := strconv.Itoa(v)
+	for i := len(s); i < width; i++ {
+		buf = append(buf, '0')
+	}
+	return append(buf, s...)
+}
+
+// appendClock renders microseconds since midnight as HH:MM:SS[.ffffff],
+// trailing zeros of the fraction dropped.
+func appendClock(buf []byte, us int64) []byte {
+	neg := us < 0
+	if neg {
+		us = -us
+		buf = append(buf, '-')
+	}
+	secs := us / 1_000_000
+	frac := us % 1_000_000
+	buf = appendPadded(buf, int(secs/3600), 2)
+	buf = append(buf, ':')
+	buf = appendPadded(buf, int(secs/60%60), 2)
+	buf = append(buf, ':')
+	buf = appendPadded(buf, int(secs%60), 2)
+	if frac != 0 {
+		f := fmt.Sprintf("%06d", frac)
+		buf = append(buf, '.')
+		buf = append(buf, strings.TrimRight(f, "0")...)
+	}
+	return buf
+}
+
+func appendTimestamp(buf []byte, us int64) []byte {
+	t := time.UnixMicro(us).UTC()
+	y, _, _ := t.Date()
+	day := time.Date(y, t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	bc := y <= 0
+	buf = appendDate(buf, day)
+	if bc {
+		buf = buf[:len(buf)-3]
+	}
+	buf = append(buf, ' ')
+	buf = appendClock(buf, t.Sub(day).Microseconds())
+	if bc {
+		buf = append(buf, " BC"...)
+	}
+	return buf
+}
+
+// appendInterval renders an interval in IntervalStyle postgres:
+// "1 year 2 mons 3 days 04:05:06.5".
+func appendInterval(buf []byte, months, days int32, us int64) []byte {
+	var parts []string
+	unit := func(n int64, one, many string) {
+		if n == 0 {
+			return
+		}
+		name := many
+		if n == 1 || n == -1 {
+			name = one
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", n, name))
+	}
+	unit(int64(months/12), "year", "years")
+	unit(int64(months%12), "mon", "mons")
+	unit(int64(days), "day", "days")
+	if us != 0 || len(parts) == 0 {
+		var c []byte
+		if us > 0 && (months < 0 || days < 0) {
+			// PostgreSQL marks a positive time after a negative field
+			c = append(c, '+')
+		}
+		parts = append(parts, string(appendClock(c, us)))
+	}
+	return append(buf, strings.Join(parts, " ")...)
+}
