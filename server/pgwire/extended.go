@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/skadedb/skade/lake"
 	"github.com/skadedb/skade/parser"
@@ -362,4 +362,3 @@ func oidName(oid uint32) string {
 	}
 	return fmt.Sprintf("OID %d", oid)
 }
-

@@ -273,11 +273,17 @@ func intEncoder(val func(int) int64, size int, binaryFormat bool) encoder {
 	}
 	switch size {
 	case 2:
-		return func(buf []byte, i int) ([]byte, error) { return binary.BigEndian.AppendUint16(buf, uint16(val(i))), nil }
+		return func(buf []byte, i int) ([]byte, error) {
+			return binary.BigEndian.AppendUint16(buf, uint16(val(i))), nil
+		}
 	case 4:
-		return func(buf []byte, i int) ([]byte, error) { return binary.BigEndian.AppendUint32(buf, uint32(val(i))), nil }
+		return func(buf []byte, i int) ([]byte, error) {
+			return binary.BigEndian.AppendUint32(buf, uint32(val(i))), nil
+		}
 	}
-	return func(buf []byte, i int) ([]byte, error) { return binary.BigEndian.AppendUint64(buf, uint64(val(i))), nil }
+	return func(buf []byte, i int) ([]byte, error) {
+		return binary.BigEndian.AppendUint64(buf, uint64(val(i))), nil
+	}
 }
 
 func floatEncoder(val func(int) float64, bits int, binaryFormat bool) encoder {
