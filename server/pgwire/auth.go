@@ -62,6 +62,9 @@ func (c *conn) authenticate() error {
 		return fail()
 	}
 	password, known := c.srv.cfg.Users[c.user]
+	if !known && c.srv.cfg.Password != "" {
+		password, known = c.srv.cfg.Password, true
+	}
 	salt := make([]byte, 16)
 	snonce := make([]byte, 18)
 	if _, err := rand.Read(salt); err != nil {

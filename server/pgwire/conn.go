@@ -149,7 +149,7 @@ func (c *conn) open(m *pgproto3.StartupMessage, tlsDone bool) (bool, error) {
 		// a 3.2 client: we speak 3.0, which it must then use
 		c.be.Send(&pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: 0})
 	}
-	if c.srv.cfg.Users != nil {
+	if c.srv.authRequired() {
 		if err := c.authenticate(); err != nil {
 			return false, err
 		}

@@ -25,6 +25,9 @@ type Config struct {
 	// with SCRAM-SHA-256 (md5 and cleartext are refused). When nil, every
 	// client is trusted, which Serve allows on loopback addresses only.
 	Users map[string]string
+	// Password, when set, is the password of every user Users does not
+	// name (SCRAM-SHA-256 too).
+	Password string
 	// TLS, when set, lets clients upgrade to TLS (sslmode=require).
 	TLS *tls.Config
 	// AllowTrustRemote lets a Server without Users listen on a
@@ -109,7 +112,7 @@ func (s *Server) Listen(addr string) (net.Listener, error) {
 }
 
 func (s *Server) checkAddr(addr string) error {
-	if s.cfg.Users != nil || s.cfg.AllowTrustRemote {
+	if s.authRequired() || s.cfg.AllowTrustRemote {
 		return nil
 	}
 	host, _, err := net.SplitHostPort(addr)
@@ -125,6 +128,8 @@ func (s *Server) checkAddr(addr string) error {
 	}
 	return nil
 }
+
+func (s *Server) authRequired() bool { return s.cfg.Users != nil || s.cfg.Password != "" }
 
 // Serve accepts connections on ln until Shutdown or Close, and returns
 // ErrServerClosed then.

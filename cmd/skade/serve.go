@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/skadedb/skade/server/pgwire"
+)
+
+func init() {
+	var o serveOptions
+	register(&command{
+		name:    "serve",
+		summary: "serve the lake over the PostgreSQL protocol (psql, pgx, JDBC, BI tools)",
+		example: "skade --lake L serve --listen 127.0.0.1:5433   # then: psql -h 127.0.0.1 -p 5433",
+		flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&o.listen, "listen", "127.0.0.1:5433", "address the PostgreSQL protocol listens on")
+			fs.StringVar(&o.password, "password", "", "require this password of every user (SCRAM-SHA-256); $SKADE_PASSWORD also sets it")
+			fs.StringVar(&o.usersFile, "users", "", "file of user:password lines; clients authenticate with SCRAM-SHA-256")
+			fs.StringVar(&o.tlsCert, "tls-cert", "", "TLS certificate (PEM) for sslmode=require")
+			fs.StringVar(&o.tlsKey, "tls-key", "", "TLS private key (PEM)")
+			fs.BoolVar(&o.allowRemote, "allow-trust-remote", false, "allow listening on a non-loopback address without a password (anyone who reaches it can write the lake)")
+			fs.IntVar(&o.maxConns, "max-connections", 100, "most concurrent connections")
+			fs.DurationVar(&o.stmtTimeout, "statement-timeout", 0, "cancel statements running longer than this (0: never)")
+			fs.DurationVar(&o.idleTimeout, "idle-timeout", 0, "close connections idle longer than this (0: never)")
+			fs.StringVar(&o.memoryLimit, "memory-limit", "", "each connection's statement memory limit, e.g. 512MB")
+			fs.DurationVar(&o.grace, "shutdown-grace", 10*time.Second, "on SIGINT/SIGTERM, how long running statements may finish before they are canceled")
+		},
+		run: func(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
+			if len(args) != 0 {
+				return usagef("takes no arguments")
+			}
+			return runServe(ctx, e, o)
+		},
+	})
+}
+
+type serveOptions struct {
+	listen, password, usersFile, tlsCert, tlsKey, memoryLimit string
+	allowRemote                                               bool
+	maxConns                                                  int
+	stmtTimeout, idleTimeout, grace                           time.Duration
+}
+
+func runServe(ctx context.Context, e *env, o serveOptions) error {
+	cfg := pgwire.Config{
+		AllowTrustRemote: o.allowRemote,
+		MaxConnections:   o.maxConns,
+		StatementTimeout: o.stmtTimeout,
+		IdleTimeout:      o.idleTimeout,
+		MemoryLimit:      o.memoryLimit,
+		Logger:           slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	if o.password == "" {
+		o.password = os.Getenv("SKADE_PASSWORD")
+	}
+	users, err := loadUsers(o.usersFile)
+	if err != nil {
+		return err
+	}
+	cfg.Users, cfg.Password = users, o.password
+	if (o.tlsCert == "") != (o.tlsKey == "") {
+		return usagef("--tls-cert and --tls-key go together")
+	}
+	if o.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
+		if err != nil {
+			return fmt.Errorf("tls: %w", err)
+		}
+		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	lk, err := e.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer lk.Close()
+	cfg.Lake = lk
+	srv, err := pgwire.New(cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := srv.Listen(o.listen)
+	if err != nil {
+		return err
+	}
+	auth := "trust (loopback only)"
+	if users != nil || o.password != "" {
+		auth = "SCRAM-SHA-256"
+	}
+	fmt.Fprintf(e.stdout, "skade: serving %s over the PostgreSQL protocol on %s (%s); psql -h %s -p %s\n",
+		e.lakeDir, ln.Addr(), auth, hostOf(ln.Addr().String()), portOf(ln.Addr().String()))
+	stop := make(chan os.Signal, 2)
+	signal.Notify(stop, syscall.SIGTERM)
+	defer signal.Stop(stop)
+	// SIGINT reaches the router main set up, which cancels ctx
+	restore := interrupts.route(func() { stop <- os.Interrupt })
+	defer restore()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-stop:
+	case <-ctx.Done():
+	}
+	fmt.Fprintf(e.stdout, "skade: shutting down; running statements have %s to finish\n", o.grace)
+	sctx, cancel := context.WithTimeout(context.Background(), o.grace)
+	defer cancel()
+	go func() {
+		// a second signal cancels at once
+		<-stop
+		cancel()
+	}()
+	err = srv.Shutdown(sctx)
+	<-served
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	fmt.Fprintln(e.stdout, "skade: stopped")
+	return nil
+}
+
+// loadUsers reads a users file of user:password lines ('#' comments);
+// nil when none is given.
+func loadUsers(path string) (map[string]string, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--users: %w", err)
+	}
+	defer f.Close()
+	users := map[string]string{}
+	sc := bufio.NewScanner(f)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		user, pw, ok := strings.Cut(text, ":")
+		if !ok || user == "" || pw == "" {
+			return nil, fmt.Errorf("--users %s:%d: want user:password", path, line)
+		}
+		users[user] = pw
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("--users: %w", err)
+	}
+	if len(users) == 0 {
+		return nil, fmt.Errorf("--users %s: no users", path)
+	}
+	return users, nil
+}
+
+func hostOf(addr string) string {
+	if i := strings.LastIndexByte(addr, ':'); i >= 0 {
+		return strings.Trim(addr[:i], "[]")
+	}
+	return addr
+}
+
+func portOf(addr string) string {
+	if i := strings.LastIndexByte(addr, ':'); i >= 0 {
+		return addr[i+1:]
+	}
+	return ""
+}
