@@ -15,10 +15,16 @@ import (
 // races that often is contending on a hot table, and should hear about it.
 const maxWriteRetries = 100
 
+// appendRetries is how often an INSERT runs again after losing a commit
+// race, at least: appends never conflict with each other's data.
+const appendRetries = 20
+
 // SetWriteRetries makes MERGE, UPDATE and DELETE re-plan and re-run up to n
 // times against the table's new head when another writer commits first
 // (ErrCommitConflict), instead of returning the conflict. The default, 0,
-// returns it. The same setting is `SET write_retries = n`.
+// returns it. An INSERT outside a transaction, which cannot conflict with
+// what another writer changed, is retried at least 20 times anyway
+// (unless it may read a registered stream). The same setting is `SET write_retries = n`.
 //
 // A retry re-reads the statement's sources; a registered reader can be
 // read only once, so a statement over one fails on its retry with an
@@ -77,6 +83,12 @@ func (s *Session) run(ctx context.Context, stmt parser.Stmt) (*Result, error) {
 
 func (s *Session) runRetrying(ctx context.Context, stmt parser.Stmt) (*Result, error) {
 	switch stmt.(type) {
+	case *parser.Insert:
+		if s.tx != nil || s.readsStream() {
+			// a registered stream (RegisterReader, COPY FROM STDIN) is
+			// read once: the statement cannot run again
+			return s.runOnce(ctx, stmt)
+		}
 	case *parser.Merge, *parser.Update, *parser.Delete:
 		if s.tx != nil {
 			// inside a transaction nobody else writes what it sees: a
@@ -87,6 +99,12 @@ func (s *Session) runRetrying(ctx context.Context, stmt parser.Stmt) (*Result, e
 		return s.runOnce(ctx, stmt)
 	}
 	retries := s.writeRetries()
+	if _, insert := stmt.(*parser.Insert); insert {
+		// an append conflicts only with the race itself, never with what
+		// the other writer changed: run it again, whatever write_retries
+		// says (nothing of the lost attempt was kept)
+		retries = max(retries, appendRetries)
+	}
 	var policy snapshot.RetryPolicy
 	start := time.Now()
 	for attempt := 0; ; attempt++ {
@@ -123,6 +141,8 @@ func (s *Session) retryPolicyOf(ctx context.Context, stmt parser.Stmt) snapshot.
 	switch st := stmt.(type) {
 	case *parser.Merge:
 		name = st.Target
+	case *parser.Insert:
+		name = st.Table
 	case *parser.Update:
 		name = st.Table.Name
 	case *parser.Delete:
@@ -133,4 +153,15 @@ func (s *Session) retryPolicyOf(ctx context.Context, stmt parser.Stmt) snapshot.
 		return snapshot.RetryPolicyOf(nil, seed)
 	}
 	return snapshot.RetryPolicyOf(tbl.tbl.Metadata().Properties(), seed)
+}
+
+// readsStream reports whether the session has a registered stream, which
+// a statement may read and a retry could not read again.
+func (s *Session) readsStream() bool {
+	for _, src := range s.sources {
+		if _, ok := src.(*readerSource); ok {
+			return true
+		}
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package pgwire
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"strings"
 	"unicode/utf8"
 
@@ -111,6 +112,10 @@ func sqlState(err error) string {
 		return "22023"
 	case errors.Is(err, lake.ErrInvalidName):
 		return "42602"
+	case errors.Is(err, fs.ErrNotExist):
+		return "58P01"
+	case errors.Is(err, fs.ErrPermission):
+		return "42501"
 	}
 	if state := messageState(err.Error()); state != "" {
 		return state
