@@ -180,5 +180,5 @@ func TestTextForms(t *testing.T) {
 }
 
 func itoa(i int) string {
-	return string(rune('0'+i/10%10))[:min(1, i/10)] + string(rune('0'+i%10))
+	return string(rune('0' + i/10%10))[:min(1, i/10)] + string(rune('0'+i%10))
 }
