@@ -42,6 +42,8 @@ type Session struct {
 	lastStaged bool
 	// tx is the open transaction, nil in autocommit.
 	tx *txn
+	// system resolves a front door's system relations (SetSystemTables).
+	system SystemTables
 }
 
 // Session opens a SQL session on the lake.
@@ -63,11 +65,12 @@ func (s *Session) memoryLimit() int64 {
 
 func (s *Session) planner(now time.Time) *plan.Planner {
 	return &plan.Planner{
-		Catalog: sessionCatalog{s},
-		Options: plan.Options{Budget: exec.NewBudget(s.memoryLimit()), ParallelScans: s.settingOn("parallel_scans")},
-		Now:     now,
-		Pinned:  s.pinned,
-		Params:  s.args,
+		Catalog:  sessionCatalog{s},
+		Options:  plan.Options{Budget: exec.NewBudget(s.memoryLimit()), ParallelScans: s.settingOn("parallel_scans")},
+		Now:      now,
+		Pinned:   s.pinned,
+		Params:   s.args,
+		Settings: s.settings,
 	}
 }
 

@@ -27,7 +27,13 @@ type sessionCatalog struct {
 var _ plan.Catalog = sessionCatalog{}
 
 func (c sessionCatalog) LookupSource(name string) plan.Source {
-	return c.s.sources[strings.ToLower(name)]
+	if src, ok := c.s.sources[strings.ToLower(name)]; ok {
+		return src
+	}
+	if sys := c.lookupSystem(name); sys != nil {
+		return sys
+	}
+	return nil
 }
 
 func (c sessionCatalog) LookupTable(ctx context.Context, parts []string) (*plan.TableRef, error) {

@@ -169,8 +169,52 @@ func (p *parser) wordPrec() int {
 		if n.isKw("BETWEEN") || n.isKw("IN") || n.isKw("LIKE") || n.isKw("ILIKE") {
 			return precIn
 		}
+	case p.isKw("OPERATOR") && p.peek(1).isOp("("):
+		return precOther
+	case p.isKw("COLLATE"):
+		return precPostfix
 	}
 	return 0
+}
+
+// operatorCall parses PostgreSQL's OPERATOR(schema.op) spelling of a
+// binary operator, which psql writes (OPERATOR(pg_catalog.~)); the schema
+// is dropped: skade has one set of operators.
+func (p *parser) operatorCall(left Expr) Expr {
+	p.next()
+	p.expectOp("(")
+	for (p.tok.kind == tWord || p.tok.kind == tQIdent) && p.peek(1).isOp(".") {
+		p.next()
+		p.next()
+	}
+	if p.tok.kind != tOp {
+		p.note("operator")
+		p.fail()
+	}
+	op, ok := binaryOpOf(p.tok.val)
+	if !ok {
+		p.failMsg("operator " + p.tok.val + " is not a binary operator")
+	}
+	p.next()
+	p.expectOp(")")
+	return &BinaryExpr{Pos: left.Position(), Op: op, L: left, R: p.expr(precOther + 1)}
+}
+
+// collate parses COLLATE name after an expression. skade compares text
+// by code point only, so the collation is checked for shape and dropped;
+// PostgreSQL's "default" and "C" collations mean exactly that.
+func (p *parser) collate(left Expr) Expr {
+	p.next()
+	for {
+		if p.tok.kind != tWord && p.tok.kind != tQIdent {
+			p.note("collation name")
+			p.fail()
+		}
+		p.next()
+		if !p.acceptOp(".") {
+			return left
+		}
+	}
 }
 
 // infixWord handles the keyword operators: AND, OR, IS, ISNULL, NOTNULL,
@@ -179,6 +223,10 @@ func (p *parser) wordPrec() int {
 func (p *parser) infixWord(left Expr, minPrec int) (Expr, bool) {
 	pos := left.Position()
 	switch {
+	case p.isKw("OPERATOR"):
+		return p.operatorCall(left), true
+	case p.isKw("COLLATE"):
+		return p.collate(left), true
 	case p.isKw("OR"):
 		if precOr < minPrec {
 			return left, false

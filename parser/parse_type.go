@@ -2,6 +2,7 @@ package parser
 
 import (
 	"strconv"
+	"strings"
 )
 
 // typeName parses a type: a (possibly multi-word) name, optional
@@ -10,6 +11,12 @@ func (p *parser) typeName() *TypeName {
 	p.enter()
 	defer p.leave()
 	t := &TypeName{Pos: p.tok.pos()}
+	if p.tok.kind == tWord && strings.EqualFold(p.tok.val, "pg_catalog") && p.peek(1).isOp(".") {
+		// pg_catalog.text, pg_catalog.regclass: PostgreSQL's built-in
+		// schema, which clients write out
+		p.next()
+		p.next()
+	}
 	switch p.tok.kind {
 	case tQIdent:
 		t.Name = p.tok.val

@@ -41,4 +41,8 @@ var typeAliases = map[string]string{
 	"DATE": "DATE", "TIME": "TIME", "TIMESTAMP": "TIMESTAMP", "DATETIME": "TIMESTAMP",
 	"TIMESTAMPTZ": "TIMESTAMPTZ", "INTERVAL": "INTERVAL",
 	"STRUCT": "STRUCT", "MAP": "MAP", "LIST": "LIST",
+	// PostgreSQL's object identifiers, which catalog queries cast to:
+	// skade's pg_catalog gives them as BIGINT, and NAME is text
+	"OID": "BIGINT", "REGCLASS": "BIGINT", "REGTYPE": "BIGINT", "REGPROC": "BIGINT",
+	"REGNAMESPACE": "BIGINT", "REGROLE": "BIGINT", "NAME": "VARCHAR",
 }

@@ -32,6 +32,9 @@ type Planner struct {
 	// recorded in ParamTypes[n-1] (nil: no context gave one). The plan is
 	// for describing only (its schema); Release it without running it.
 	ParamTypes []arrow.DataType
+	// Settings are the session's SET variables, by lower-case name: what
+	// current_user, current_database() and version() report.
+	Settings map[string]string
 }
 
 func (p *Planner) binder(ctx context.Context) *binder {
@@ -39,7 +42,7 @@ func (p *Planner) binder(ctx context.Context) *binder {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	return &binder{ctx: ctx, cat: p.Catalog, now: now, opts: p.Options, pinned: p.Pinned, params: p.Params, paramTypes: p.ParamTypes}
+	return &binder{ctx: ctx, cat: p.Catalog, now: now, opts: p.Options, pinned: p.Pinned, params: p.Params, paramTypes: p.ParamTypes, settings: p.Settings}
 }
 
 // Plan is a bound query ready to run.

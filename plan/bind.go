@@ -34,6 +34,8 @@ type binder struct {
 	params []any
 	// paramTypes: the statement is being described (Planner.ParamTypes).
 	paramTypes []arrow.DataType
+	// settings are the session's variables (Planner.Settings).
+	settings map[string]string
 	// inits are the uncorrelated scalar and EXISTS subqueries bound so
 	// far: init plans, which the optimizer (foldInits) runs, never the
 	// binder.

@@ -429,6 +429,8 @@ func (b *binder) bindBinary(e *parser.BinaryExpr, ec *exprCtx) (Expr, error) {
 		switch e.Op {
 		case parser.OpRegex:
 			name = "regexp_matches"
+		case parser.OpNotRegex, parser.OpIRegex, parser.OpNotIRegex:
+			name = e.Op.String()
 		default:
 			return nil, errorf(e.Pos, "operator %s is not supported yet", e.Op)
 		}
@@ -495,6 +497,13 @@ func (b *binder) bindCase(e *parser.CaseExpr, ec *exprCtx) (Expr, error) {
 }
 
 func (b *binder) bindFuncCall(e *parser.FuncCall, ec *exprCtx) (Expr, error) {
+	if len(e.Name) == 2 && strings.EqualFold(e.Name[0].Name, "pg_catalog") {
+		// PostgreSQL's built-in schema, which clients write out
+		// (pg_catalog.pg_get_userbyid): skade's functions are its
+		e2 := *e
+		e2.Name = e.Name[1:]
+		e = &e2
+	}
 	if len(e.Name) != 1 {
 		return nil, errorf(e.Pos, "function %s does not exist", e.Name)
 	}
@@ -504,6 +513,10 @@ func (b *binder) bindFuncCall(e *parser.FuncCall, ec *exprCtx) (Expr, error) {
 	}
 	if aggregateNames[name] {
 		return b.bindAggregate(e, name, ec)
+	}
+	if v, ok := b.sessionFunc(name); ok && len(e.Args) == 0 {
+		l, _ := exec.NewLiteral(v)
+		return constLit(l), nil
 	}
 	if name == "merge_action" {
 		if !ec.mergeAction || len(e.Args) > 0 {
@@ -618,4 +631,31 @@ func sortKey(x Expr, o *parser.OrderItem) SortKey {
 		k.NullsFirst = o.Desc // Postgres: NULLs are larger than every value
 	}
 	return k
+}
+
+// sessionFunc is the value of a function that reports on the session:
+// current_user and its kin, current_database(), current_schema() and
+// version(), from the session's settings (the PostgreSQL server sets
+// session_authorization, current_database and server_version).
+func (b *binder) sessionFunc(name string) (string, bool) {
+	get := func(key, def string) string {
+		if v, ok := b.settings[key]; ok && v != "" {
+			return v
+		}
+		return def
+	}
+	switch name {
+	case "current_user", "session_user", "user", "current_role":
+		return get("session_authorization", "skade"), true
+	case "current_database", "current_catalog":
+		return get("current_database", "skade"), true
+	case "current_schema":
+		return "main", true
+	case "version":
+		if v, ok := b.settings["server_version"]; ok {
+			return "PostgreSQL " + v + ", an Iceberg lakehouse", true
+		}
+		return "skade, an Iceberg lakehouse", true
+	}
+	return "", false
 }

@@ -193,6 +193,14 @@ func (b *binder) bindTableName(t *parser.TableName, outer *scope) (Node, *scope,
 			return n, sc, err
 		}
 	}
+	if len(parts) == 2 && t.AsOf == nil {
+		// a system relation such as pg_catalog.pg_class (a front door's)
+		if src := b.cat.LookupSource(parts[0] + "." + parts[1]); src != nil {
+			n := b.sourceNode(parts[1], src)
+			sc, err := aliased(n.Columns(), parts[1], t.Alias, outer)
+			return n, sc, err
+		}
+	}
 	if base, suffix, ok := t.Name.MetadataTable(); ok {
 		n, err := b.bindMetadataTable(t, nameParts(base), suffix)
 		if err != nil {

@@ -17,7 +17,9 @@ type Catalog interface {
 	// current metadata, which may be staged and uncommitted. A missing
 	// table is an error whose text says so (and suggests a near name).
 	LookupTable(ctx context.Context, name []string) (*TableRef, error)
-	// LookupSource returns a source registered under name, or nil.
+	// LookupSource returns a source registered under name, or nil. A
+	// two-part name (schema.name, such as pg_catalog.pg_class) asks for a
+	// system relation.
 	LookupSource(name string) Source
 }
 

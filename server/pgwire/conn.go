@@ -163,6 +163,7 @@ func (c *conn) open(m *pgproto3.StartupMessage, tlsDone bool) (bool, error) {
 		return false, nil
 	}
 	c.sess = c.srv.cfg.Lake.Session()
+	c.sess.SetSystemTables(c.systemTables)
 	params := map[string]string{
 		"server_version":              ServerVersion,
 		"server_encoding":             "UTF8",
@@ -183,6 +184,7 @@ func (c *conn) open(m *pgproto3.StartupMessage, tlsDone bool) (bool, error) {
 	for name, v := range params {
 		c.setting(name, v)
 	}
+	c.setting("current_database", c.dbname)
 	if c.srv.cfg.MemoryLimit != "" {
 		c.setting("memory_limit", c.srv.cfg.MemoryLimit)
 	}

@@ -1,0 +1,504 @@
+package pgwire
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/skadedb/skade/lake"
+)
+
+// PostgreSQL's catalog, as clients read it: pg_catalog's relations and
+// information_schema's views over the lake's namespaces and tables, so
+// that psql's \dt, \dn and \l, and drivers' metadata queries, work.
+//
+// Relations describe what skade has: tables (relkind 'r') with their
+// columns, one role ("skade", oid 10) owning everything, one database
+// (the one the client connected to), no indexes, constraints other than
+// NOT NULL, comments or ACLs. The relations of features skade lacks are
+// there and empty, so that queries joining them run. OIDs of namespaces
+// and tables are hashes of their names: stable across connections and
+// restarts while the name stays.
+
+// Well-known OIDs, as PostgreSQL assigns them.
+const (
+	oidPgCatalog   = 11
+	oidInfoSchema  = 13000
+	oidRoleSkade   = 10
+	oidHeapAM      = 2
+	oidDatabase    = 16384
+	firstObjectOID = 16385
+)
+
+// objectOID is the stable OID of a lake object (namespace or table).
+func objectOID(kind, name string) int64 {
+	h := fnv.New32a()
+	h.Write([]byte(kind + ":" + name))
+	return firstObjectOID + int64(h.Sum32()%(1<<31-firstObjectOID))
+}
+
+// column of a catalog relation: name and type ("text", "int8", "int4",
+// "bool", "float8", "char", "text[]").
+type catCol struct{ name, typ string }
+
+type catalogRelation struct {
+	cols []catCol
+	rows func(ctx context.Context, c *conn) ([][]any, error)
+}
+
+func catType(t string) arrow.DataType {
+	switch t {
+	case "int8":
+		return arrow.PrimitiveTypes.Int64
+	case "int4":
+		return arrow.PrimitiveTypes.Int32
+	case "bool":
+		return arrow.FixedWidthTypes.Boolean
+	case "float8":
+		return arrow.PrimitiveTypes.Float64
+	case "text[]":
+		return arrow.ListOf(arrow.BinaryTypes.String)
+	}
+	return arrow.BinaryTypes.String // text, char, name
+}
+
+func (r *catalogRelation) schema() *arrow.Schema {
+	fields := make([]arrow.Field, len(r.cols))
+	for i, c := range r.cols {
+		fields[i] = arrow.Field{Name: c.name, Type: catType(c.typ), Nullable: true}
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+func (r *catalogRelation) batch(ctx context.Context, c *conn) (arrow.RecordBatch, error) {
+	rows, err := r.rows(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, r.schema())
+	defer b.Release()
+	for _, row := range rows {
+		if len(row) != len(r.cols) {
+			return nil, fmt.Errorf("pg_catalog: a row of %d values for %d columns (bug)", len(row), len(r.cols))
+		}
+		for j, v := range row {
+			fb := b.Field(j)
+			if v == nil {
+				fb.AppendNull()
+				continue
+			}
+			switch fb := fb.(type) {
+			case *array.Int64Builder:
+				n, err := toInt64(v)
+				if err != nil {
+					return nil, err
+				}
+				fb.Append(n)
+			case *array.Int32Builder:
+				n, err := toInt64(v)
+				if err != nil {
+					return nil, err
+				}
+				fb.Append(int32(n))
+			case *array.BooleanBuilder:
+				fb.Append(v.(bool))
+			case *array.Float64Builder:
+				fb.Append(v.(float64))
+			case *array.StringBuilder:
+				fb.Append(v.(string))
+			case *array.ListBuilder:
+				fb.Append(true)
+				for _, s := range v.([]string) {
+					fb.ValueBuilder().(*array.StringBuilder).Append(s)
+				}
+			}
+		}
+	}
+	return b.NewRecordBatch(), nil
+}
+
+func toInt64(v any) (int64, error) {
+	switch x := v.(type) {
+	case int:
+		return int64(x), nil
+	case int32:
+		return int64(x), nil
+	case int64:
+		return x, nil
+	case uint32:
+		return int64(x), nil
+	}
+	return 0, fmt.Errorf("pg_catalog: an integer of Go type %T (bug)", v)
+}
+
+func empty(context.Context, *conn) ([][]any, error) { return nil, nil }
+
+// catalogTables are the relations, by name without schema.
+var pgCatalog = map[string]*catalogRelation{
+	"pg_namespace": {cols: []catCol{{"oid", "int8"}, {"nspname", "text"}, {"nspowner", "int8"}, {"nspacl", "text[]"}}, rows: namespaceRows},
+	"pg_class": {cols: []catCol{{"oid", "int8"}, {"relname", "text"}, {"relnamespace", "int8"}, {"reltype", "int8"}, {"reloftype", "int8"},
+		{"relowner", "int8"}, {"relam", "int8"}, {"relfilenode", "int8"}, {"reltablespace", "int8"}, {"relpages", "int4"}, {"reltuples", "float8"},
+		{"relallvisible", "int4"}, {"reltoastrelid", "int8"}, {"relhasindex", "bool"}, {"relisshared", "bool"}, {"relpersistence", "char"},
+		{"relkind", "char"}, {"relnatts", "int4"}, {"relchecks", "int4"}, {"relhasrules", "bool"}, {"relhastriggers", "bool"},
+		{"relhassubclass", "bool"}, {"relrowsecurity", "bool"}, {"relforcerowsecurity", "bool"}, {"relispopulated", "bool"},
+		{"relreplident", "char"}, {"relispartition", "bool"}, {"relrewrite", "int8"}, {"relfrozenxid", "int8"}, {"relminmxid", "int8"},
+		{"relacl", "text[]"}, {"reloptions", "text[]"}, {"relpartbound", "text"}}, rows: classRows},
+	"pg_attribute": {cols: []catCol{{"attrelid", "int8"}, {"attname", "text"}, {"atttypid", "int8"}, {"attstattarget", "int4"}, {"attlen", "int4"},
+		{"attnum", "int4"}, {"attndims", "int4"}, {"attcacheoff", "int4"}, {"atttypmod", "int4"}, {"attbyval", "bool"}, {"attalign", "char"},
+		{"attstorage", "char"}, {"attcompression", "char"}, {"attnotnull", "bool"}, {"atthasdef", "bool"}, {"atthasmissing", "bool"},
+		{"attidentity", "char"}, {"attgenerated", "char"}, {"attisdropped", "bool"}, {"attislocal", "bool"}, {"attinhcount", "int4"},
+		{"attcollation", "int8"}, {"attacl", "text[]"}, {"attoptions", "text[]"}}, rows: attributeRows},
+	"pg_type": {cols: []catCol{{"oid", "int8"}, {"typname", "text"}, {"typnamespace", "int8"}, {"typowner", "int8"}, {"typlen", "int4"},
+		{"typbyval", "bool"}, {"typtype", "char"}, {"typcategory", "char"}, {"typispreferred", "bool"}, {"typisdefined", "bool"},
+		{"typdelim", "char"}, {"typrelid", "int8"}, {"typelem", "int8"}, {"typarray", "int8"}, {"typbasetype", "int8"}, {"typtypmod", "int4"},
+		{"typndims", "int4"}, {"typcollation", "int8"}, {"typnotnull", "bool"}, {"typinput", "text"}, {"typoutput", "text"}}, rows: typeRows},
+	"pg_database": {cols: []catCol{{"oid", "int8"}, {"datname", "text"}, {"datdba", "int8"}, {"encoding", "int4"}, {"datlocprovider", "char"},
+		{"datistemplate", "bool"}, {"datallowconn", "bool"}, {"datconnlimit", "int4"}, {"datcollate", "text"}, {"datctype", "text"},
+		{"daticulocale", "text"}, {"datcollversion", "text"}, {"datacl", "text[]"}}, rows: databaseRows},
+	"pg_am":       {cols: []catCol{{"oid", "int8"}, {"amname", "text"}, {"amhandler", "text"}, {"amtype", "char"}}, rows: amRows},
+	"pg_roles":    {cols: roleCols, rows: roleRows},
+	"pg_authid":   {cols: roleCols, rows: roleRows},
+	"pg_user":     {cols: []catCol{{"usename", "text"}, {"usesysid", "int8"}, {"usecreatedb", "bool"}, {"usesuper", "bool"}}, rows: userRows},
+	"pg_settings": {cols: []catCol{{"name", "text"}, {"setting", "text"}, {"unit", "text"}, {"category", "text"}, {"short_desc", "text"}, {"context", "text"}, {"vartype", "text"}, {"source", "text"}}, rows: settingRows},
+	"pg_index": {cols: []catCol{{"indexrelid", "int8"}, {"indrelid", "int8"}, {"indnatts", "int4"}, {"indnkeyatts", "int4"}, {"indisunique", "bool"},
+		{"indisprimary", "bool"}, {"indisexclusion", "bool"}, {"indimmediate", "bool"}, {"indisclustered", "bool"}, {"indisvalid", "bool"},
+		{"indisreplident", "bool"}, {"indkey", "text"}, {"indexprs", "text"}, {"indpred", "text"}}, rows: empty},
+	"pg_description":   {cols: []catCol{{"objoid", "int8"}, {"classoid", "int8"}, {"objsubid", "int4"}, {"description", "text"}}, rows: empty},
+	"pg_attrdef":       {cols: []catCol{{"oid", "int8"}, {"adrelid", "int8"}, {"adnum", "int4"}, {"adbin", "text"}}, rows: empty},
+	"pg_constraint":    {cols: []catCol{{"oid", "int8"}, {"conname", "text"}, {"connamespace", "int8"}, {"contype", "char"}, {"conrelid", "int8"}, {"confrelid", "int8"}, {"conindid", "int8"}}, rows: empty},
+	"pg_inherits":      {cols: []catCol{{"inhrelid", "int8"}, {"inhparent", "int8"}, {"inhseqno", "int4"}, {"inhdetachpending", "bool"}}, rows: empty},
+	"pg_proc":          {cols: []catCol{{"oid", "int8"}, {"proname", "text"}, {"pronamespace", "int8"}, {"proowner", "int8"}, {"prokind", "char"}, {"prorettype", "int8"}}, rows: empty},
+	"pg_collation":     {cols: []catCol{{"oid", "int8"}, {"collname", "text"}, {"collnamespace", "int8"}}, rows: empty},
+	"pg_tablespace":    {cols: []catCol{{"oid", "int8"}, {"spcname", "text"}, {"spcowner", "int8"}}, rows: empty},
+	"pg_extension":     {cols: []catCol{{"oid", "int8"}, {"extname", "text"}, {"extowner", "int8"}, {"extnamespace", "int8"}, {"extversion", "text"}}, rows: empty},
+	"pg_views":         {cols: []catCol{{"schemaname", "text"}, {"viewname", "text"}, {"viewowner", "text"}, {"definition", "text"}}, rows: empty},
+	"pg_matviews":      {cols: []catCol{{"schemaname", "text"}, {"matviewname", "text"}, {"matviewowner", "text"}, {"definition", "text"}}, rows: empty},
+	"pg_sequence":      {cols: []catCol{{"seqrelid", "int8"}, {"seqtypid", "int8"}}, rows: empty},
+	"pg_trigger":       {cols: []catCol{{"oid", "int8"}, {"tgrelid", "int8"}, {"tgname", "text"}}, rows: empty},
+	"pg_enum":          {cols: []catCol{{"oid", "int8"}, {"enumtypid", "int8"}, {"enumsortorder", "float8"}, {"enumlabel", "text"}}, rows: empty},
+	"pg_range":         {cols: []catCol{{"rngtypid", "int8"}, {"rngsubtype", "int8"}}, rows: empty},
+	"pg_foreign_table": {cols: []catCol{{"ftrelid", "int8"}, {"ftserver", "int8"}}, rows: empty},
+	"pg_tables": {cols: []catCol{{"schemaname", "text"}, {"tablename", "text"}, {"tableowner", "text"}, {"tablespace", "text"},
+		{"hasindexes", "bool"}, {"hasrules", "bool"}, {"hastriggers", "bool"}, {"rowsecurity", "bool"}}, rows: pgTablesRows},
+}
+
+var roleCols = []catCol{{"oid", "int8"}, {"rolname", "text"}, {"rolsuper", "bool"}, {"rolinherit", "bool"}, {"rolcreaterole", "bool"},
+	{"rolcreatedb", "bool"}, {"rolcanlogin", "bool"}, {"rolreplication", "bool"}, {"rolconnlimit", "int4"}, {"rolbypassrls", "bool"}}
+
+var informationSchema = map[string]*catalogRelation{
+	"schemata": {cols: []catCol{{"catalog_name", "text"}, {"schema_name", "text"}, {"schema_owner", "text"}}, rows: schemataRows},
+	"tables": {cols: []catCol{{"table_catalog", "text"}, {"table_schema", "text"}, {"table_name", "text"}, {"table_type", "text"},
+		{"is_insertable_into", "text"}}, rows: infoTablesRows},
+	"columns": {cols: []catCol{{"table_catalog", "text"}, {"table_schema", "text"}, {"table_name", "text"}, {"column_name", "text"},
+		{"ordinal_position", "int4"}, {"column_default", "text"}, {"is_nullable", "text"}, {"data_type", "text"},
+		{"character_maximum_length", "int4"}, {"numeric_precision", "int4"}, {"numeric_scale", "int4"}, {"datetime_precision", "int4"},
+		{"udt_name", "text"}}, rows: infoColumnsRows},
+	"views": {cols: []catCol{{"table_catalog", "text"}, {"table_schema", "text"}, {"table_name", "text"}, {"view_definition", "text"}}, rows: empty},
+}
+
+// systemTables is the session's lake.SystemTables for connection c.
+func (c *conn) systemTables(name string) (lake.SystemTable, bool) {
+	var rel *catalogRelation
+	switch {
+	case strings.HasPrefix(name, "pg_catalog."):
+		rel = pgCatalog[strings.TrimPrefix(name, "pg_catalog.")]
+	case strings.HasPrefix(name, "information_schema."):
+		rel = informationSchema[strings.TrimPrefix(name, "information_schema.")]
+	case strings.HasPrefix(name, "pg_"):
+		rel = pgCatalog[name]
+	}
+	if rel == nil {
+		return lake.SystemTable{}, false
+	}
+	return lake.SystemTable{Schema: rel.schema(), Rows: func(ctx context.Context) (arrow.RecordBatch, error) { return rel.batch(ctx, c) }}, true
+}
+
+// lakeTable is a table as the catalog shows it.
+type lakeTable struct {
+	ns, name string
+	schema   *arrow.Schema
+}
+
+func (t lakeTable) oid() int64 { return objectOID("table", t.ns+"."+t.name) }
+
+// tables lists the lake's tables with their schemas, sorted.
+func (c *conn) tables(ctx context.Context) ([]lakeTable, error) {
+	lk := c.srv.cfg.Lake
+	names, err := lk.Tables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	var out []lakeTable
+	for _, n := range names {
+		tbl, err := lk.Table(ctx, n)
+		if err != nil {
+			continue // dropped meanwhile
+		}
+		ns, name := "main", n
+		if i := strings.LastIndexByte(n, '.'); i >= 0 {
+			ns, name = n[:i], n[i+1:]
+		}
+		out = append(out, lakeTable{ns: ns, name: name, schema: tbl.Schema()})
+	}
+	return out, nil
+}
+
+// namespaces lists the lake's namespaces, sorted.
+func (c *conn) namespaces(ctx context.Context) ([]string, error) {
+	ids, err := c.srv.cfg.Lake.Catalog().ListNamespaces(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{"main": true}
+	out := []string{"main"}
+	for _, id := range ids {
+		n := strings.Join(id, ".")
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func namespaceOID(ns string) int64 { return objectOID("namespace", ns) }
+
+func namespaceRows(ctx context.Context, c *conn) ([][]any, error) {
+	nss, err := c.namespaces(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows := [][]any{{oidPgCatalog, "pg_catalog", oidRoleSkade, nil}, {oidInfoSchema, "information_schema", oidRoleSkade, nil}}
+	for _, ns := range nss {
+		rows = append(rows, []any{namespaceOID(ns), ns, oidRoleSkade, nil})
+	}
+	return rows, nil
+}
+
+func classRows(ctx context.Context, c *conn) ([][]any, error) {
+	tables, err := c.tables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rows [][]any
+	for _, t := range tables {
+		rows = append(rows, []any{t.oid(), t.name, namespaceOID(t.ns), 0, 0,
+			oidRoleSkade, oidHeapAM, 0, 0, 0, -1.0,
+			0, 0, false, false, "p",
+			"r", t.schema.NumFields(), 0, false, false,
+			false, false, false, true,
+			"d", false, 0, 0, 0,
+			nil, nil, nil})
+	}
+	return rows, nil
+}
+
+func attributeRows(ctx context.Context, c *conn) ([][]any, error) {
+	tables, err := c.tables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rows [][]any
+	for _, t := range tables {
+		for i, f := range t.schema.Fields() {
+			oid, size, mod := pgType(f.Type)
+			rows = append(rows, []any{t.oid(), f.Name, oid, -1, int(size),
+				i + 1, 0, -1, int(mod), size > 0 && size <= 8, "i",
+				"p", "", !f.Nullable, false, false,
+				"", "", false, true, 0,
+				0, nil, nil})
+		}
+	}
+	return rows, nil
+}
+
+// pgTypes are the types skade's columns take, as pg_type lists them.
+var pgTypes = []struct {
+	oid      int64
+	name     string
+	len      int
+	category string
+}{
+	{oidBool, "bool", 1, "B"}, {oidBytea, "bytea", -1, "U"}, {oidInt8, "int8", 8, "N"}, {oidInt2, "int2", 2, "N"},
+	{oidInt4, "int4", 4, "N"}, {oidText, "text", -1, "S"}, {oidOID, "oid", 4, "N"}, {oidFloat4, "float4", 4, "N"},
+	{oidFloat8, "float8", 8, "N"}, {oidVarchar, "varchar", -1, "S"}, {oidDate, "date", 4, "D"}, {oidTime, "time", 8, "D"},
+	{oidTimestamp, "timestamp", 8, "D"}, {oidTimestamptz, "timestamptz", 8, "D"}, {oidInterval, "interval", 16, "T"},
+	{oidNumeric, "numeric", -1, "N"}, {oidUUID, "uuid", 16, "U"}, {oidNameType, "name", 64, "S"}, {oidChar, "char", 1, "Z"},
+}
+
+func typeRows(context.Context, *conn) ([][]any, error) {
+	var rows [][]any
+	for _, t := range pgTypes {
+		rows = append(rows, []any{t.oid, t.name, oidPgCatalog, oidRoleSkade, t.len,
+			t.len > 0 && t.len <= 8, "b", t.category, false, true,
+			",", 0, 0, 0, 0, -1,
+			0, 0, false, t.name + "in", t.name + "out"})
+	}
+	return rows, nil
+}
+
+func databaseRows(_ context.Context, c *conn) ([][]any, error) {
+	return [][]any{{oidDatabase, c.dbname, oidRoleSkade, 6, "c", false, true, -1, "C", "C", nil, nil, nil}}, nil
+}
+
+func amRows(context.Context, *conn) ([][]any, error) {
+	return [][]any{{oidHeapAM, "heap", "heap_tableam_handler", "t"}}, nil
+}
+
+func roleRows(context.Context, *conn) ([][]any, error) {
+	return [][]any{{oidRoleSkade, "skade", true, true, true, true, true, false, -1, true}}, nil
+}
+
+func userRows(context.Context, *conn) ([][]any, error) {
+	return [][]any{{"skade", oidRoleSkade, true, true}}, nil
+}
+
+func settingRows(ctx context.Context, c *conn) ([][]any, error) {
+	res, err := c.sess.SQL(ctx, "SHOW ALL")
+	if err != nil {
+		return nil, err
+	}
+	bs, err := res.Collect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rows [][]any
+	for _, b := range bs {
+		col := b.Column(0)
+		for i := 0; i < int(b.NumRows()); i++ {
+			name, value, _ := strings.Cut(col.ValueStr(i), " = ")
+			rows = append(rows, []any{name, value, nil, "skade", nil, "user", "string", "session"})
+		}
+		b.Release()
+	}
+	return rows, nil
+}
+
+func pgTablesRows(ctx context.Context, c *conn) ([][]any, error) {
+	tables, err := c.tables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rows [][]any
+	for _, t := range tables {
+		rows = append(rows, []any{t.ns, t.name, "skade", nil, false, false, false, false})
+	}
+	return rows, nil
+}
+
+func schemataRows(ctx context.Context, c *conn) ([][]any, error) {
+	nss, err := c.namespaces(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows := [][]any{{c.dbname, "pg_catalog", "skade"}, {c.dbname, "information_schema", "skade"}}
+	for _, ns := range nss {
+		rows = append(rows, []any{c.dbname, ns, "skade"})
+	}
+	return rows, nil
+}
+
+func infoTablesRows(ctx context.Context, c *conn) ([][]any, error) {
+	tables, err := c.tables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rows [][]any
+	for _, t := range tables {
+		rows = append(rows, []any{c.dbname, t.ns, t.name, "BASE TABLE", "YES"})
+	}
+	return rows, nil
+}
+
+func infoColumnsRows(ctx context.Context, c *conn) ([][]any, error) {
+	tables, err := c.tables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rows [][]any
+	for _, t := range tables {
+		for i, f := range t.schema.Fields() {
+			oid, _, mod := pgType(f.Type)
+			nullable := "YES"
+			if !f.Nullable {
+				nullable = "NO"
+			}
+			var prec, scale, dtPrec any
+			switch oid {
+			case oidInt2:
+				prec, scale = 16, 0
+			case oidInt4:
+				prec, scale = 32, 0
+			case oidInt8:
+				prec, scale = 64, 0
+			case oidFloat4:
+				prec = 24
+			case oidFloat8:
+				prec = 53
+			case oidNumeric:
+				if mod >= 4 {
+					prec, scale = int((mod-4)>>16), int((mod-4)&0xffff)
+				}
+			case oidTimestamp, oidTimestamptz, oidTime:
+				dtPrec = 6
+			case oidDate:
+				dtPrec = 0
+			}
+			dataType := informationSchemaType(oid)
+			udt := dataType
+			for _, pt := range pgTypes {
+				if pt.oid == int64(oid) {
+					udt = pt.name
+				}
+			}
+			rows = append(rows, []any{c.dbname, t.ns, t.name, f.Name, i + 1, nil, nullable, dataType, nil, prec, scale, dtPrec, udt})
+		}
+	}
+	return rows, nil
+}
+
+// informationSchemaType is information_schema.columns.data_type's name
+// for a type OID.
+func informationSchemaType(oid uint32) string {
+	switch oid {
+	case oidBool:
+		return "boolean"
+	case oidInt2:
+		return "smallint"
+	case oidInt4:
+		return "integer"
+	case oidInt8:
+		return "bigint"
+	case oidFloat4:
+		return "real"
+	case oidFloat8:
+		return "double precision"
+	case oidNumeric:
+		return "numeric"
+	case oidText:
+		return "text"
+	case oidBytea:
+		return "bytea"
+	case oidDate:
+		return "date"
+	case oidTime:
+		return "time without time zone"
+	case oidTimestamp:
+		return "timestamp without time zone"
+	case oidTimestamptz:
+		return "timestamp with time zone"
+	case oidInterval:
+		return "interval"
+	case oidUUID:
+		return "uuid"
+	}
+	return "USER-DEFINED"
+}
