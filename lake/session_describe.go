@@ -60,6 +60,13 @@ func (s *Session) Describe(ctx context.Context, stmt parser.Stmt, nparams int) (
 		returning = st.Returning != nil
 	case *parser.Merge:
 		returning = st.Returning != nil
+	case *parser.AlterTable:
+		for _, a := range st.Actions {
+			if _, ok := a.(*parser.ExecuteProcedure); ok {
+				d.Schema = arrow.NewSchema([]arrow.Field{{Name: "result", Type: arrow.BinaryTypes.String}}, nil)
+			}
+		}
+		return d, nil
 	case *parser.Explain:
 		d.Schema = arrow.NewSchema([]arrow.Field{{Name: "plan", Type: arrow.BinaryTypes.String}}, nil)
 		return d, nil

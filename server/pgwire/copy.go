@@ -520,7 +520,7 @@ func (c *conn) copyOut(st *parser.Copy, f copyFormat) error {
 		b := rdr.RecordBatch()
 		encs := make([]encoder, b.NumCols())
 		for j := range encs {
-			if encs[j], err = newEncoder(b.Column(j), false); err != nil {
+			if encs[j], err = newEncoder(b.Column(j), schema.Field(j).Type, false); err != nil {
 				return err
 			}
 		}

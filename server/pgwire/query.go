@@ -108,9 +108,17 @@ func (c *conn) start(p *portal) error {
 	}
 	if !returnsRows(p.stmt) || res.Schema().NumFields() == 0 {
 		m := res.Metrics()
+		var n int64
+		if _, isCopy := p.stmt.(*parser.Copy); isCopy {
+			// COPY to or from a file: its count is its result's row
+			n, err = countOf(ctx, res)
+		}
 		res.Close()
 		done()
-		p.tag = commandTag(p.stmt, m, 0)
+		if err != nil {
+			return statementError(ctx, err)
+		}
+		p.tag = commandTag(p.stmt, m, n)
 		return nil
 	}
 	p.cur = &cursor{res: res, rdr: res.Reader(), ctx: ctx, done: done, schema: res.Schema()}
@@ -123,6 +131,22 @@ func (c *conn) start(p *portal) error {
 		p.cur.schema = p.want
 	}
 	return nil
+}
+
+// countOf reads a one-row count result.
+func countOf(ctx context.Context, res *lake.Result) (int64, error) {
+	bs, err := res.Collect(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, b := range bs {
+		if c, ok := b.Column(0).(*array.Int64); ok && b.NumRows() == 1 {
+			n = c.Value(0)
+		}
+		b.Release()
+	}
+	return n, nil
 }
 
 // endTransaction closes the portals a transaction's end ends.
@@ -288,6 +312,13 @@ func returnsRows(stmt parser.Stmt) bool {
 		return st.Returning != nil
 	case *parser.Merge:
 		return st.Returning != nil
+	case *parser.AlterTable:
+		// ALTER TABLE … EXECUTE procedure reports what it did
+		for _, a := range st.Actions {
+			if _, ok := a.(*parser.ExecuteProcedure); ok {
+				return true
+			}
+		}
 	}
 	return false
 }
@@ -318,6 +349,9 @@ func commandTag(stmt parser.Stmt, m lake.Metrics, rows int64) string {
 	case *parser.DropSchema:
 		return "DROP SCHEMA"
 	case *parser.AlterTable:
+		if returnsRows(st) {
+			return "SELECT " + n(rows)
+		}
 		return "ALTER TABLE"
 	case *parser.Truncate:
 		return "TRUNCATE TABLE"
@@ -334,7 +368,7 @@ func commandTag(stmt parser.Stmt, m lake.Metrics, rows int64) string {
 	case *parser.Explain:
 		return "EXPLAIN"
 	case *parser.Copy:
-		return "COPY " + n(m.RowsInserted+rows)
+		return "COPY " + n(max(m.RowsInserted, rows))
 	}
 	return "OK"
 }
@@ -379,7 +413,7 @@ func (w *rowWriter) write(b arrow.RecordBatch, from, to int) error {
 	ncol := int(b.NumCols())
 	w.encs = w.encs[:0]
 	for j := range ncol {
-		enc, err := newEncoder(b.Column(j), formatOf(w.formats, j) == 1)
+		enc, err := newEncoder(b.Column(j), b.Schema().Field(j).Type, formatOf(w.formats, j) == 1)
 		if err != nil {
 			return err
 		}

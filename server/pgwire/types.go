@@ -92,10 +92,112 @@ func pgType(dt arrow.DataType) (oid uint32, size int16, mod int32) {
 		return oidTimestamp, 8, -1
 	case arrow.INTERVAL_MONTH_DAY_NANO, arrow.DURATION:
 		return oidInterval, 16, -1
+	case arrow.LIST:
+		elem, _, _ := pgType(dt.(*arrow.ListType).Elem())
+		if a, ok := arrayOIDs[elem]; ok {
+			return a, -1, -1
+		}
 	}
-	// text, and what PostgreSQL has no exact peer for here (lists,
-	// structs, maps), in skade's text form
+	// text, and what PostgreSQL has no exact peer for here (structs,
+	// maps, lists of lists), in skade's text form
 	return oidText, -1, -1
+}
+
+// arrayOIDs are the array types of element types (pg_type.typarray).
+var arrayOIDs = map[uint32]uint32{
+	oidBool: 1000, oidBytea: 1001, oidInt2: 1005, oidInt4: 1007, oidText: 1009, oidInt8: 1016,
+	oidFloat4: 1021, oidFloat8: 1022, oidDate: 1182, oidTime: 1183, oidTimestamp: 1115,
+	oidTimestamptz: 1185, oidInterval: 1187, oidNumeric: 1231, oidUUID: 2951,
+}
+
+// listEncoder encodes a list column as a one-dimensional PostgreSQL
+// array: {1,NULL,"a b"} in text, the array wire format in binary.
+func listEncoder(a *array.List, binaryFormat bool) (encoder, error) {
+	elems := a.ListValues()
+	elemOID, _, _ := pgType(elems.DataType())
+	enc, err := newEncoder(elems, elems.DataType(), binaryFormat)
+	if err != nil {
+		return nil, err
+	}
+	quoteElems := elemOID == oidText || elemOID == oidBytea || elemOID == oidUUID || elemOID == oidDate ||
+		elemOID == oidTimestamp || elemOID == oidTimestamptz || elemOID == oidInterval || elemOID == oidTime
+	var tmp []byte
+	return func(buf []byte, i int) ([]byte, error) {
+		start, end := a.ValueOffsets(i)
+		n := int(end - start)
+		if binaryFormat {
+			hasNull := 0
+			for k := start; k < end; k++ {
+				if elems.IsNull(int(k)) {
+					hasNull = 1
+				}
+			}
+			if n == 0 {
+				buf = binary.BigEndian.AppendUint32(buf, 0)
+				buf = binary.BigEndian.AppendUint32(buf, 0)
+				return binary.BigEndian.AppendUint32(buf, elemOID), nil
+			}
+			buf = binary.BigEndian.AppendUint32(buf, 1)
+			buf = binary.BigEndian.AppendUint32(buf, uint32(hasNull))
+			buf = binary.BigEndian.AppendUint32(buf, elemOID)
+			buf = binary.BigEndian.AppendUint32(buf, uint32(n))
+			buf = binary.BigEndian.AppendUint32(buf, 1) // lower bound
+			for k := start; k < end; k++ {
+				if elems.IsNull(int(k)) {
+					buf = binary.BigEndian.AppendUint32(buf, 0xffffffff)
+					continue
+				}
+				at := len(buf)
+				buf = append(buf, 0, 0, 0, 0)
+				if buf, err = enc(buf, int(k)); err != nil {
+					return nil, err
+				}
+				binary.BigEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
+			}
+			return buf, nil
+		}
+		buf = append(buf, '{')
+		for k := start; k < end; k++ {
+			if k > start {
+				buf = append(buf, ',')
+			}
+			if elems.IsNull(int(k)) {
+				buf = append(buf, "NULL"...)
+				continue
+			}
+			if tmp, err = enc(tmp[:0], int(k)); err != nil {
+				return nil, err
+			}
+			buf = appendArrayElem(buf, tmp, quoteElems)
+		}
+		return append(buf, '}'), nil
+	}, nil
+}
+
+// appendArrayElem appends one element of an array's text form, quoted
+// when it is empty, NULL-like or holds a character the syntax uses.
+func appendArrayElem(buf, v []byte, maybeQuote bool) []byte {
+	need := false
+	if maybeQuote {
+		need = len(v) == 0 || strings.EqualFold(string(v), "NULL")
+		for _, ch := range v {
+			switch ch {
+			case '{', '}', ',', '"', '\\', ' ', '\t', '\n', '\r', '\v', '\f':
+				need = true
+			}
+		}
+	}
+	if !need {
+		return append(buf, v...)
+	}
+	buf = append(buf, '"')
+	for _, ch := range v {
+		if ch == '"' || ch == '\\' {
+			buf = append(buf, '\\')
+		}
+		buf = append(buf, ch)
+	}
+	return append(buf, '"')
 }
 
 // encoder appends the value at row i of a column to buf, in the text or
@@ -103,9 +205,16 @@ func pgType(dt arrow.DataType) (oid uint32, size int16, mod int32) {
 type encoder func(buf []byte, i int) ([]byte, error)
 
 // newEncoder returns the encoder of column arr for its pgType, in text or
-// binary format.
-func newEncoder(arr arrow.Array, binaryFormat bool) (encoder, error) {
+// binary format. declared is the column's type in the result's schema,
+// which decides over the array's own: exec may carry text in binary
+// arrays.
+func newEncoder(arr arrow.Array, declared arrow.DataType, binaryFormat bool) (encoder, error) {
 	dt := arr.DataType()
+	if declared != nil && declared.ID() == arrow.STRING {
+		if b, ok := arr.(*array.Binary); ok {
+			return func(buf []byte, i int) ([]byte, error) { return append(buf, b.Value(i)...), nil }, nil
+		}
+	}
 	if isUUID(dt) {
 		st := arr.(array.ExtensionArray).Storage().(*array.FixedSizeBinary)
 		if binaryFormat {
@@ -250,8 +359,13 @@ func newEncoder(arr arrow.Array, binaryFormat bool) (encoder, error) {
 			return appendInterval(buf, 0, 0, us), nil
 		}, nil
 	}
-	// lists, structs, maps, NULL: skade's text form, which is also the
-	// binary form of text
+	if l, ok := arr.(*array.List); ok {
+		if oid, _, _ := pgType(dt); oid != oidText {
+			return listEncoder(l, binaryFormat)
+		}
+	}
+	// structs, maps, nested lists, NULL: skade's text form, which is
+	// also the binary form of text
 	return func(buf []byte, i int) ([]byte, error) { return append(buf, arr.ValueStr(i)...), nil }, nil
 }
 

@@ -182,3 +182,27 @@ func TestTextForms(t *testing.T) {
 func itoa(i int) string {
 	return string(rune('0' + i/10%10))[:min(1, i/10)] + string(rune('0'+i%10))
 }
+
+// TestArrays reads list results as PostgreSQL arrays, binary (pgx's
+// default) and text.
+func TestArrays(t *testing.T) {
+	ts := startServer(t, pgwire.Config{})
+	ctx := context.Background()
+	for _, mode := range []string{"", "&default_query_exec_mode=simple_protocol"} {
+		c := ts.connect(t, mode)
+		var ints []*int32
+		if err := c.QueryRow(ctx, "SELECT array_agg(x ORDER BY x) FROM (VALUES (3), (NULL), (1)) t(x)").Scan(&ints); err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		if len(ints) != 3 || *ints[0] != 1 || *ints[1] != 3 || ints[2] != nil {
+			t.Errorf("%s: ints %v", mode, ints)
+		}
+		var strs []string
+		if err := c.QueryRow(ctx, "SELECT array_agg(s ORDER BY s) FROM (VALUES ('a b'), ('x,\"y\"'), ('')) t(s)").Scan(&strs); err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		if len(strs) != 3 || strs[0] != "" || strs[1] != "a b" || strs[2] != `x,"y"` {
+			t.Errorf("%s: strings %q", mode, strs)
+		}
+	}
+}
