@@ -20,9 +20,11 @@ var rank = map[string]int{
 	"mergeinto": 4,
 	"plan":      5,
 	"lake":      6,
-	"cmd":       7,
-	"bench":     7,
-	"internal":  8, // test helpers such as internal/sqllogic may use anything
+	"driver":    7, // database/sql over lake
+	"server":    7, // network front doors over lake (server/pgwire)
+	"cmd":       8,
+	"bench":     8,
+	"internal":  9, // test helpers such as internal/sqllogic may use anything
 }
 
 func layer(pkg string) (string, bool) {
