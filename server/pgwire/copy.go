@@ -584,6 +584,9 @@ func (f copyFormat) appendValue(out, v []byte, data bool) []byte {
 		}
 		return append(out, f.quote)
 	}
+	if !f.special(v) {
+		return append(out, v...)
+	}
 	for _, ch := range v {
 		switch ch {
 		case '\\':
@@ -602,4 +605,15 @@ func (f copyFormat) appendValue(out, v []byte, data bool) []byte {
 		}
 	}
 	return out
+}
+
+// special reports whether a text-format value holds a byte that needs
+// an escape: a backslash, newline, carriage return, tab or the delimiter.
+func (f copyFormat) special(v []byte) bool {
+	for _, ch := range v {
+		if ch < ' ' || ch == '\\' || ch == f.delim {
+			return true
+		}
+	}
+	return false
 }

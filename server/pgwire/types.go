@@ -1,6 +1,7 @@
 package pgwire
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -263,7 +264,13 @@ func newEncoder(arr arrow.Array, declared arrow.DataType, binaryFormat bool) (en
 	case *array.Decimal128:
 		scale := a.DataType().(*arrow.Decimal128Type).Scale
 		if binaryFormat {
-			return numericEncoder(func(i int) (*big.Int, int32) { return a.Value(i).BigInt(), -scale }, true), nil
+			slow := numericEncoder(func(i int) (*big.Int, int32) { return a.Value(i).BigInt(), -scale }, true)
+			return func(buf []byte, i int) ([]byte, error) {
+				if u, neg, ok := smallDecimal(a.Value(i)); ok && scale >= 0 && scale <= 15 {
+					return appendNumericBinary(buf, u, neg, scale), nil
+				}
+				return slow(buf, i)
+			}, nil
 		}
 		return func(buf []byte, i int) ([]byte, error) { return appendDecimal(buf, a.Value(i), scale), nil }, nil
 	case *array.String:
@@ -436,29 +443,135 @@ func appendFloat(buf []byte, f float64, bits int) []byte {
 	if bits == 32 {
 		limit = 6
 	}
-	exp := int(math.Floor(math.Log10(math.Abs(f))))
-	// Log10 can be off by one at powers of ten; the 'e' form is exact
-	e := strconv.AppendFloat(nil, f, 'e', -1, bits)
-	if k := strings.LastIndexByte(string(e), 'e'); k >= 0 {
-		if n, err := strconv.Atoi(string(e[k+1:])); err == nil {
-			exp = n
-		}
-	}
+	// one shortest conversion, "d.ddde±x", rewritten to plain notation
+	// when the exponent is in range
+	var tmp [32]byte
+	e := strconv.AppendFloat(tmp[:0], f, 'e', -1, bits)
+	k := bytes.IndexByte(e, 'e')
+	exp, _ := strconv.Atoi(string(e[k+1:]))
 	if exp < -4 || exp >= limit {
 		return append(buf, e...)
 	}
-	return strconv.AppendFloat(buf, f, 'f', -1, bits)
+	mant := e[:k]
+	if mant[0] == '-' {
+		buf = append(buf, '-')
+		mant = mant[1:]
+	}
+	var digits [24]byte
+	d := append(digits[:0], mant[0])
+	if len(mant) > 2 {
+		d = append(d, mant[2:]...)
+	}
+	if exp < 0 {
+		buf = append(buf, '0', '.')
+		for range -exp - 1 {
+			buf = append(buf, '0')
+		}
+		return append(buf, d...)
+	}
+	if len(d) <= exp+1 {
+		buf = append(buf, d...)
+		for range exp + 1 - len(d) {
+			buf = append(buf, '0')
+		}
+		return buf
+	}
+	buf = append(buf, d[:exp+1]...)
+	buf = append(buf, '.')
+	return append(buf, d[exp+1:]...)
+}
+
+// smallDecimal returns |v| and its sign when v fits in 63 bits.
+func smallDecimal(v decimal128.Num) (u uint64, neg bool, ok bool) {
+	hi, lo := v.HighBits(), v.LowBits()
+	switch {
+	case hi == 0 && lo < 1<<63:
+		return lo, false, true
+	case hi == -1 && lo >= 1<<63:
+		return -lo, true, true
+	}
+	return 0, false, false
+}
+
+var pow10 = [...]uint64{1, 10, 100, 1000, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
+
+// appendNumericBinary appends numeric's binary form of ±u × 10^-scale
+// (scale ≤ 15): digit count, weight, sign and display scale, then the
+// base-10000 digits from the most significant, without leading or
+// trailing zero digits.
+func appendNumericBinary(buf []byte, u uint64, neg bool, scale int32) []byte {
+	ip, fp := u/pow10[scale], u%pow10[scale]
+	var digits [12]uint16
+	var ints [5]uint16
+	ni := 0
+	for ; ip > 0; ip /= 10000 {
+		ints[ni] = uint16(ip % 10000)
+		ni++
+	}
+	nd := 0
+	for k := ni - 1; k >= 0; k-- {
+		digits[nd] = ints[k]
+		nd++
+	}
+	weight := ni - 1
+	if scale > 0 {
+		groups := (int(scale) + 3) / 4
+		f := fp * pow10[groups*4-int(scale)] // ≤ 10^16: fits
+		for g := groups - 1; g >= 0; g-- {
+			digits[nd+g] = uint16(f % 10000)
+			f /= 10000
+		}
+		nd += groups
+	}
+	first := 0
+	for first < nd && digits[first] == 0 {
+		first++
+		weight--
+	}
+	last := nd
+	for last > first && digits[last-1] == 0 {
+		last--
+	}
+	sign := uint16(0)
+	if neg && last > first {
+		sign = 0x4000
+	}
+	if last == first {
+		weight = 0
+	}
+	buf = binary.BigEndian.AppendUint16(buf, uint16(last-first))
+	buf = binary.BigEndian.AppendUint16(buf, uint16(int16(weight)))
+	buf = binary.BigEndian.AppendUint16(buf, sign)
+	buf = binary.BigEndian.AppendUint16(buf, uint16(scale))
+	for _, d := range digits[first:last] {
+		buf = binary.BigEndian.AppendUint16(buf, d)
+	}
+	return buf
 }
 
 // appendDecimal renders an unscaled decimal with scale digits after the
 // point, as numeric's text form does (trailing zeros kept).
 func appendDecimal(buf []byte, v decimal128.Num, scale int32) []byte {
-	s := v.BigInt().String()
-	neg := strings.HasPrefix(s, "-")
-	if neg {
+	var s string
+	if u, neg, ok := smallDecimal(v); ok {
+		var tmp [24]byte
+		digits := strconv.AppendUint(tmp[:0], u, 10)
+		if neg {
+			buf = append(buf, '-')
+		}
+		s = string(digits)
+		return appendScaled(buf, s, scale)
+	}
+	s = v.BigInt().String()
+	if strings.HasPrefix(s, "-") {
 		s = s[1:]
 		buf = append(buf, '-')
 	}
+	return appendScaled(buf, s, scale)
+}
+
+// appendScaled writes the digits s with scale of them after the point.
+func appendScaled(buf []byte, s string, scale int32) []byte {
 	if scale <= 0 {
 		buf = append(buf, s...)
 		for range -scale {
