@@ -261,25 +261,30 @@ func (c *conn) handle(msg pgproto3.FrontendMessage) bool {
 			return true
 		}
 	}
+	// Replies are flushed at Sync, Flush and the end of a simple query
+	// (and while rows stream), not after each message: a client's
+	// Parse/Bind/Describe/Execute/Sync batch gets one write back.
 	switch m := msg.(type) {
 	case *pgproto3.Query:
 		c.simpleQuery(m.String)
 	case *pgproto3.Parse:
 		c.ok(c.parse(m))
+		return true
 	case *pgproto3.Bind:
 		c.ok(c.bind(m))
+		return true
 	case *pgproto3.Describe:
 		c.ok(c.describe(m))
+		return true
 	case *pgproto3.Execute:
 		c.ok(c.execute(m))
+		return true
 	case *pgproto3.Close:
 		c.closeObject(m)
+		return true
 	case *pgproto3.Sync:
 		c.sync()
 	case *pgproto3.Flush:
-		if err := c.be.Flush(); err != nil {
-			return false
-		}
 	case *pgproto3.Terminate:
 		return false
 	case *pgproto3.CopyData, *pgproto3.CopyDone, *pgproto3.CopyFail:

@@ -74,4 +74,3 @@ func FuzzMessages(f *testing.F) {
 		}
 	})
 }
-

@@ -3,10 +3,10 @@ package pgwire
 import (
 	"encoding/binary"
 	"math"
-	"strconv"
-	"strings"
 	"math/big"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
