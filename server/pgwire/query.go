@@ -190,9 +190,14 @@ func (c *conn) drain(p *portal, max int64) error {
 		}
 		p.cur.off += n
 		p.sent += int64(n)
-		if err := c.be.Flush(); err != nil {
-			p.close()
-			return err
+		if w.pending >= flushBytes {
+			// a large result streams; a small one leaves with the
+			// batch's other replies at Sync
+			w.pending = 0
+			if err := c.be.Flush(); err != nil {
+				p.close()
+				return err
+			}
 		}
 	}
 	c.be.Send(&pgproto3.PortalSuspended{})
@@ -399,8 +404,12 @@ func formatOf(formats []int16, i int) int16 {
 	return 0
 }
 
+// flushBytes is how much row data is buffered before it is written.
+const flushBytes = 256 << 10
+
 // rowWriter encodes batches as DataRow messages, reusing its buffers.
 type rowWriter struct {
+	pending int // bytes of rows sent since the last flush
 	c       *conn
 	formats []int16
 	encs    []encoder
@@ -453,6 +462,7 @@ func (w *rowWriter) write(b arrow.RecordBatch, from, to int) error {
 			start = w.ends[j]
 		}
 		w.c.be.Send(&w.row)
+		w.pending += len(w.buf) + 4*ncol + 7
 	}
 	return nil
 }
