@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skadedb/skade/server/flightsql"
 	"github.com/skadedb/skade/server/pgwire"
 )
 
@@ -24,7 +25,8 @@ func init() {
 		summary: "serve the lake over the PostgreSQL protocol (psql, pgx, JDBC, BI tools)",
 		example: "skade --lake L serve --listen 127.0.0.1:5433   # then: psql -h 127.0.0.1 -p 5433",
 		flags: func(fs *flag.FlagSet) {
-			fs.StringVar(&o.listen, "listen", "127.0.0.1:5433", "address the PostgreSQL protocol listens on")
+			fs.StringVar(&o.listen, "listen", "127.0.0.1:5433", "address the PostgreSQL protocol listens on (\"\" for none)")
+			fs.StringVar(&o.flight, "flight", "", "address Arrow Flight SQL listens on, e.g. 127.0.0.1:32010 (off when empty)")
 			fs.StringVar(&o.password, "password", "", "require this password of every user (SCRAM-SHA-256); $SKADE_PASSWORD also sets it")
 			fs.StringVar(&o.usersFile, "users", "", "file of user:password lines; clients authenticate with SCRAM-SHA-256")
 			fs.StringVar(&o.tlsCert, "tls-cert", "", "TLS certificate (PEM) for sslmode=require")
@@ -46,7 +48,7 @@ func init() {
 }
 
 type serveOptions struct {
-	listen, password, usersFile, tlsCert, tlsKey, memoryLimit string
+	listen, flight, password, usersFile, tlsCert, tlsKey, memoryLimit string
 	allowRemote                                               bool
 	maxConns                                                  int
 	stmtTimeout, idleTimeout, grace                           time.Duration
@@ -85,28 +87,53 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	}
 	defer lk.Close()
 	cfg.Lake = lk
-	srv, err := pgwire.New(cfg)
-	if err != nil {
-		return err
-	}
-	ln, err := srv.Listen(o.listen)
-	if err != nil {
-		return err
+	if o.listen == "" && o.flight == "" {
+		return usagef("nothing to serve: give --listen or --flight")
 	}
 	auth := "trust (loopback only)"
 	if users != nil || o.password != "" {
 		auth = "SCRAM-SHA-256"
 	}
-	fmt.Fprintf(e.stdout, "skade: serving %s over the PostgreSQL protocol on %s (%s); psql -h %s -p %s\n",
-		e.lakeDir, ln.Addr(), auth, hostOf(ln.Addr().String()), portOf(ln.Addr().String()))
+	served := make(chan error, 2)
+	var stops []func(context.Context) error
+	if o.listen != "" {
+		srv, err := pgwire.New(cfg)
+		if err != nil {
+			return err
+		}
+		ln, err := srv.Listen(o.listen)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "skade: serving %s over the PostgreSQL protocol on %s (%s); psql -h %s -p %s\n",
+			e.lakeDir, ln.Addr(), auth, hostOf(ln.Addr().String()), portOf(ln.Addr().String()))
+		go func() { served <- srv.Serve(ln) }()
+		stops = append(stops, srv.Shutdown)
+	}
+	if o.flight != "" {
+		fsrv, err := flightsql.New(flightsql.Config{Lake: lk, Users: users, Password: o.password, TLS: cfg.TLS,
+			AllowTrustRemote: o.allowRemote, MemoryLimit: o.memoryLimit})
+		if err != nil {
+			return err
+		}
+		ln, err := fsrv.Listen(o.flight)
+		if err != nil {
+			return err
+		}
+		fauth := "no authentication (loopback only)"
+		if auth != "trust (loopback only)" {
+			fauth = "basic authentication"
+		}
+		fmt.Fprintf(e.stdout, "skade: serving %s over Arrow Flight SQL on %s (%s)\n", e.lakeDir, ln.Addr(), fauth)
+		go func() { served <- fsrv.Serve(ln) }()
+		stops = append(stops, fsrv.Shutdown)
+	}
 	stop := make(chan os.Signal, 2)
 	signal.Notify(stop, syscall.SIGTERM)
 	defer signal.Stop(stop)
 	// SIGINT reaches the router main set up, which cancels ctx
 	restore := interrupts.route(func() { stop <- os.Interrupt })
 	defer restore()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
 	select {
 	case err := <-served:
 		return err
@@ -121,10 +148,10 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 		<-stop
 		cancel()
 	}()
-	err = srv.Shutdown(sctx)
-	<-served
-	if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
-		return err
+	for _, shutdown := range stops {
+		if err := shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+			return err
+		}
 	}
 	fmt.Fprintln(e.stdout, "skade: stopped")
 	return nil
