@@ -49,9 +49,9 @@ func init() {
 
 type serveOptions struct {
 	listen, flight, password, usersFile, tlsCert, tlsKey, memoryLimit string
-	allowRemote                                               bool
-	maxConns                                                  int
-	stmtTimeout, idleTimeout, grace                           time.Duration
+	allowRemote                                                       bool
+	maxConns                                                          int
+	stmtTimeout, idleTimeout, grace                                   time.Duration
 }
 
 func runServe(ctx context.Context, e *env, o serveOptions) error {
