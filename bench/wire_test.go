@@ -12,9 +12,13 @@ import (
 	"testing"
 	"time"
 
+	arrowflightsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/jackc/pgx/v5"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/skadedb/skade/lake"
+	skadeflight "github.com/skadedb/skade/server/flightsql"
 	"github.com/skadedb/skade/server/pgwire"
 )
 
@@ -174,6 +178,68 @@ func BenchmarkWireStream(b *testing.B) {
 		}
 		pg.Close(ctx)
 	}
+	b.Run("flight_vs_binary", func(b *testing.B) {
+		// skade's two doors on the same table, alternating: Arrow Flight
+		// SQL (the engine's batches as they are) and the PostgreSQL
+		// protocol in binary
+		fsrv, err := skadeflight.New(skadeflight.Config{Lake: lk})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		go fsrv.Serve(ln)
+		defer fsrv.Shutdown(ctx)
+		fc, err := arrowflightsql.NewClient(ln.Addr().String(), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer fc.Close()
+		rate := map[string][]float64{}
+		for round := 0; round < wireRounds; round++ {
+			start := time.Now()
+			info, err := fc.Execute(ctx, "SELECT id, v, s FROM stream")
+			if err != nil {
+				b.Fatal(err)
+			}
+			r, err := fc.DoGet(ctx, info.Endpoint[0].Ticket)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var rows int64
+			for r.Next() {
+				rows += r.RecordBatch().NumRows()
+			}
+			if err := r.Err(); err != nil {
+				b.Fatal(err)
+			}
+			r.Release()
+			if rows != int64(n) {
+				b.Fatalf("flight streamed %d rows", rows)
+			}
+			rate["flight"] = append(rate["flight"], float64(rows)/time.Since(start).Seconds())
+
+			c := wireConnect(b, peers[0].url, false)
+			start = time.Now()
+			pr, err := c.Query(ctx, "SELECT id, v, s FROM stream", pgx.QueryResultFormats{pgx.BinaryFormatCode})
+			if err != nil {
+				b.Fatal(err)
+			}
+			rows = 0
+			for pr.Next() {
+				_ = pr.RawValues()
+				rows++
+			}
+			pr.Close()
+			rate["pg_binary"] = append(rate["pg_binary"], float64(rows)/time.Since(start).Seconds())
+			c.Close(ctx)
+		}
+		b.ReportMetric(wireMedian(rate["flight"]), "flight_rows/s")
+		b.ReportMetric(wireMedian(rate["pg_binary"]), "pg_binary_rows/s")
+		b.ReportMetric(wireMedian(rate["flight"])/wireMedian(rate["pg_binary"]), "flight/pg_binary")
+	})
 	for _, mode := range []string{"copy", "select_binary"} {
 		b.Run(mode, func(b *testing.B) {
 			rate := map[string][]float64{}
