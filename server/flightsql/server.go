@@ -320,9 +320,84 @@ func (s *Server) stream(ctx context.Context, txid []byte, stmt parser.Stmt, args
 		return nil, nil, grpcError(err)
 	}
 	ch := make(chan flight.StreamChunk, 2)
-	rdr := &releasing{RecordReader: res.Reader(), done: release}
+	rdr := &releasing{RecordReader: &chunking{RecordReader: res.Reader()}, done: release}
 	go flight.StreamChunksFromReader(ctx, rdr, ch)
 	return res.Schema(), ch, nil
+}
+
+// maxMessageBytes bounds a streamed batch's size: gRPC clients refuse
+// messages over 4 MiB unless told otherwise, so larger batches are sent
+// in row slices.
+const maxMessageBytes = 2 << 20
+
+// chunking slices the batches of a reader to at most maxMessageBytes.
+type chunking struct {
+	array.RecordReader
+	pending []arrow.RecordBatch
+	cur     arrow.RecordBatch
+}
+
+func (c *chunking) Next() bool {
+	if c.cur != nil {
+		c.cur.Release()
+		c.cur = nil
+	}
+	if len(c.pending) == 0 {
+		if !c.RecordReader.Next() {
+			return false
+		}
+		b := c.RecordReader.RecordBatch()
+		size := batchBytes(b)
+		rows := b.NumRows()
+		if size <= maxMessageBytes || rows <= 1 {
+			b.Retain()
+			c.pending = append(c.pending, b)
+		} else {
+			parts := (size + maxMessageBytes - 1) / maxMessageBytes
+			step := max(1, (rows+parts-1)/parts)
+			for lo := int64(0); lo < rows; lo += step {
+				c.pending = append(c.pending, b.NewSlice(lo, min(rows, lo+step)))
+			}
+		}
+	}
+	c.cur, c.pending = c.pending[0], c.pending[1:]
+	return true
+}
+
+// batchBytes is the size of a batch's buffers (a slice counts its whole
+// buffers: an overestimate, which only splits more).
+func batchBytes(b arrow.RecordBatch) int64 {
+	var n int64
+	var add func(d arrow.ArrayData)
+	add = func(d arrow.ArrayData) {
+		for _, buf := range d.Buffers() {
+			if buf != nil {
+				n += int64(buf.Len())
+			}
+		}
+		for _, c := range d.Children() {
+			add(c)
+		}
+	}
+	for _, col := range b.Columns() {
+		add(col.Data())
+	}
+	return n
+}
+
+func (c *chunking) RecordBatch() arrow.RecordBatch { return c.cur }
+func (c *chunking) Record() arrow.RecordBatch      { return c.cur }
+
+func (c *chunking) Release() {
+	if c.cur != nil {
+		c.cur.Release()
+		c.cur = nil
+	}
+	for _, b := range c.pending {
+		b.Release()
+	}
+	c.pending = nil
+	c.RecordReader.Release()
 }
 
 // releasing runs done once when the reader is released.
