@@ -40,10 +40,17 @@ type conn struct {
 	text     string // the running statement's text, for error positions
 	timeout  time.Duration
 
-	mu        sync.Mutex
-	cancelRun context.CancelCauseFunc // the running statement's; nil when idle
-	closing   atomic.Bool
+	mu sync.Mutex
+	// running is the newest statement's cancel; nil when none runs. A
+	// suspended portal's statement keeps its own context.
+	running *runToken
+	// busy is set while a message is handled: shutdown wakes only a
+	// connection that waits for its next message.
+	busy    atomic.Bool
+	closing atomic.Bool
 }
+
+type runToken struct{ cancel context.CancelCauseFunc }
 
 // errCanceled is the cause a CancelRequest gives the running statement.
 var errCanceled = errors.New("canceling statement due to user request")
@@ -243,7 +250,10 @@ func (c *conn) loop() {
 			return
 		}
 		c.nc.SetReadDeadline(time.Time{})
-		if !c.handle(msg) {
+		c.busy.Store(true)
+		ok := c.handle(msg)
+		c.busy.Store(false)
+		if !ok {
 			return
 		}
 	}
@@ -345,15 +355,18 @@ func (c *conn) statementContext() (context.Context, func()) {
 		t := time.AfterFunc(c.timeout, func() { cancel(errStatementTimeout) })
 		stop = t.Stop
 	}
+	tok := &runToken{cancel: cancel}
 	c.mu.Lock()
-	c.cancelRun = cancel
+	c.running = tok
 	c.mu.Unlock()
 	return ctx, func() {
 		if stop != nil {
 			stop()
 		}
 		c.mu.Lock()
-		c.cancelRun = nil
+		if c.running == tok {
+			c.running = nil
+		}
 		c.mu.Unlock()
 		cancel(nil)
 	}
@@ -364,8 +377,8 @@ var errStatementTimeout = errors.New("canceling statement due to statement timeo
 func (c *conn) cancelStatement() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cancelRun != nil {
-		c.cancelRun(errCanceled)
+	if c.running != nil {
+		c.running.cancel(errCanceled)
 	}
 }
 
@@ -374,12 +387,12 @@ func (c *conn) cancelStatement() {
 func (c *conn) shutdown(hard bool) {
 	c.closing.Store(true)
 	c.mu.Lock()
-	running := c.cancelRun
+	running := c.running
 	c.mu.Unlock()
-	if running == nil || hard {
-		if running != nil {
-			running(errShutdownCancel)
-		}
+	if hard && running != nil {
+		running.cancel(errShutdownCancel)
+	}
+	if hard || !c.busy.Load() {
 		// wake the goroutine blocked reading the next message
 		c.nc.SetReadDeadline(time.Now())
 	}
