@@ -567,3 +567,33 @@ func TestShutdown(t *testing.T) {
 		t.Error("connected after shutdown")
 	}
 }
+
+// TestStatementTimeout: SET statement_timeout cancels a long statement
+// with 57014 and the message PostgreSQL gives; 0 turns it off again.
+func TestStatementTimeout(t *testing.T) {
+	ts := startServer(t, pgwire.Config{})
+	c := ts.connect(t, "&default_query_exec_mode=simple_protocol")
+	ctx := context.Background()
+	if _, err := c.Exec(ctx, "SET statement_timeout = '200ms'"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err := c.Exec(ctx, "SELECT count(*) FROM range(100000000000) a WHERE a.range % 7 = 3")
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "57014" || !strings.Contains(pe.Message, "statement timeout") {
+		t.Fatalf("want 57014 statement timeout, got %v", err)
+	}
+	if time.Since(start) > 20*time.Second {
+		t.Errorf("the timeout took %s", time.Since(start))
+	}
+	if _, err := c.Exec(ctx, "SET statement_timeout = 0"); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM range(3000000)").Scan(&n); err != nil || n != 3000000 {
+		t.Errorf("after SET statement_timeout = 0: %d %v", n, err)
+	}
+	if _, err := c.Exec(ctx, "SET statement_timeout = 'soon'"); pgCode(err) != "22023" {
+		t.Errorf("bad value: %v", err)
+	}
+}

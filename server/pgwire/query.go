@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -14,6 +16,7 @@ import (
 	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/lake"
 	"github.com/skadedb/skade/parser"
+	"github.com/skadedb/skade/plan"
 )
 
 // simpleQuery runs a Query message: every statement of the text in turn,
@@ -95,6 +98,13 @@ func (c *conn) start(p *portal) error {
 		c.endTransaction()
 		p.tag = "ROLLBACK"
 		return nil
+	}
+	if st, ok := p.stmt.(*parser.SetVar); ok {
+		// checked before lake keeps the value, so that a bad one is not
+		// shown by SHOW
+		if err := c.applySetting(st); err != nil {
+			return err
+		}
 	}
 	ctx, done := c.statementContext()
 	res, err := c.sess.Run(ctx, p.stmt, p.args...)
@@ -484,3 +494,51 @@ type canceledError struct{ cause error }
 
 func (e *canceledError) Error() string { return e.cause.Error() }
 func (e *canceledError) Unwrap() error { return e.cause }
+
+// applySetting acts on the settings the server itself honours:
+// statement_timeout (milliseconds, or with a unit: '5s', '1min'; 0 is
+// none). lake keeps every setting for SHOW.
+func (c *conn) applySetting(st *parser.SetVar) error {
+	name := strings.ToLower(st.Name.String())
+	if name != "statement_timeout" {
+		return nil
+	}
+	if len(st.Values) != 1 {
+		return nil
+	}
+	if _, isDef := st.Values[0].(*parser.Default); isDef {
+		c.timeout = c.srv.cfg.StatementTimeout
+		return nil
+	}
+	v, err := plan.PropertyValue(st.Values[0])
+	if err != nil {
+		return err
+	}
+	d, err := parseTimeout(v)
+	if err != nil {
+		return &protocolError{"22023", fmt.Sprintf("invalid value for parameter \"statement_timeout\": %q; %v", v, err)}
+	}
+	c.timeout = d
+	return nil
+}
+
+// parseTimeout reads PostgreSQL's statement_timeout forms: a number of
+// milliseconds, or a number with us, ms, s, min, h or d.
+func parseTimeout(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	i := 0
+	for i < len(v) && (v[i] >= '0' && v[i] <= '9' || v[i] == '.') {
+		i++
+	}
+	n, err := strconv.ParseFloat(v[:i], 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("want a number of milliseconds or e.g. '30s'")
+	}
+	unit := map[string]time.Duration{"": time.Millisecond, "us": time.Microsecond, "ms": time.Millisecond, "s": time.Second,
+		"min": time.Minute, "h": time.Hour, "d": 24 * time.Hour}
+	u, ok := unit[strings.ToLower(strings.TrimSpace(v[i:]))]
+	if !ok {
+		return 0, fmt.Errorf("valid units are us, ms, s, min, h and d")
+	}
+	return time.Duration(n * float64(u)), nil
+}
