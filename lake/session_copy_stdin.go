@@ -70,10 +70,11 @@ func (s *Session) CopyColumns(ctx context.Context, st *parser.Copy) ([]CopyColum
 // copyStdinSource is the name COPY FROM STDIN's rows are read under.
 const copyStdinSource = "copy from stdin"
 
-// CopyFrom runs COPY … FROM STDIN on the rows rdr yields: one string
-// column per CopyColumns entry, NULL for a missing value. Each value is
-// converted to its column's type as PostgreSQL's COPY parses text, and
-// the rows are appended in one commit (staged, inside a transaction). A
+// CopyFrom runs COPY … FROM STDIN on the rows rdr yields: one column per
+// CopyColumns entry, of text (converted to the column's type as
+// PostgreSQL's COPY parses text) or already of the column's type (binary
+// COPY), NULL for a missing value. The rows are
+// appended in one commit (staged, inside a transaction). A
 // bad value or a failing rdr (its Err) fails the statement and commits
 // nothing. rdr is read once; the caller releases it.
 func (s *Session) CopyFrom(ctx context.Context, st *parser.Copy, rdr array.RecordReader) (*Result, error) {

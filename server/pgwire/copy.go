@@ -2,6 +2,7 @@ package pgwire
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
@@ -21,6 +22,7 @@ import (
 // and CSV formats.
 type copyFormat struct {
 	csv    bool
+	binary bool // COPY's binary format (FROM STDIN only)
 	header bool
 	delim  byte
 	null   string
@@ -54,7 +56,10 @@ func parseCopyFormat(st *parser.Copy) (copyFormat, error) {
 				f.csv = true
 			case "text":
 			case "binary":
-				return f, &protocolError{"0A000", "COPY BINARY is not supported; use FORMAT text or csv"}
+				if st.To {
+					return f, &protocolError{"0A000", "COPY TO STDOUT in binary format is not supported; use FORMAT text or csv"}
+				}
+				f.binary = true
 			default:
 				return f, &protocolError{"22023", fmt.Sprintf("COPY format %q not recognized; use text or csv", val)}
 			}
@@ -120,8 +125,16 @@ func (c *conn) copyIn(st *parser.Copy, f copyFormat) error {
 	fields := make([]arrow.Field, len(cols))
 	for i, col := range cols {
 		fields[i] = arrow.Field{Name: col.Name, Type: arrow.BinaryTypes.String, Nullable: true}
+		if f.binary {
+			fields[i].Type = binaryCopyType(col.Type)
+		}
 	}
-	r := &copyReader{c: c, f: f, schema: arrow.NewSchema(fields, nil), skipHeader: f.header}
+	r := &copyReader{c: c, f: f, schema: arrow.NewSchema(fields, nil), skipHeader: f.header && !f.binary}
+	if f.binary {
+		for _, col := range cols {
+			r.oids = append(r.oids, pgOID(col.Type))
+		}
+	}
 	r.refs.Store(1)
 	res, err := c.sess.CopyFrom(ctx, st, r)
 	// whatever happened, read the client's data to its end
@@ -156,6 +169,10 @@ type copyReader struct {
 	cur        arrow.RecordBatch
 	line       int64
 	skipHeader bool
+	// binary format: the columns' type OIDs, and whether the file
+	// header was read
+	oids      []uint32
+	gotHeader bool
 }
 
 func (r *copyReader) Schema() *arrow.Schema { return r.schema }
@@ -222,6 +239,9 @@ func (r *copyReader) Next() bool {
 	}
 	bld := array.NewRecordBuilder(memory.DefaultAllocator, r.schema)
 	defer bld.Release()
+	if r.f.binary {
+		return r.nextBinary(bld)
+	}
 	ncol := r.schema.NumFields()
 	rows := 0
 	for rows < copyBatchRows {
@@ -616,4 +636,178 @@ func (f copyFormat) special(v []byte) bool {
 		}
 	}
 	return false
+}
+
+// binaryCopyType is the column type binary COPY decodes a target
+// column's values into: the target's own type where the wire value maps
+// onto it directly, else text that lake casts (numeric, uuid, time,
+// interval, lists).
+func binaryCopyType(t arrow.DataType) arrow.DataType {
+	if isUUID(t) {
+		return arrow.BinaryTypes.String
+	}
+	switch t.ID() {
+	case arrow.BOOL, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.FLOAT32, arrow.FLOAT64,
+		arrow.STRING, arrow.BINARY, arrow.DATE32:
+		return t
+	case arrow.TIMESTAMP:
+		return &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: t.(*arrow.TimestampType).TimeZone}
+	}
+	return arrow.BinaryTypes.String
+}
+
+// copyBinarySignature starts a binary COPY stream.
+const copyBinarySignature = "PGCOPY\n\xff\r\n\x00"
+
+// need buffers n bytes, reading messages as needed; false at the end of
+// the data.
+func (r *copyReader) need(n int) bool {
+	for len(r.buf) < n {
+		if !r.receive() {
+			return false
+		}
+	}
+	return true
+}
+
+// nextBinary decodes up to copyBatchRows tuples of the binary format.
+func (r *copyReader) nextBinary(bld *array.RecordBuilder) bool {
+	if !r.gotHeader {
+		if !r.need(19) {
+			r.setErr(&protocolError{"22P04", "COPY file signature not recognized"})
+			return false
+		}
+		if string(r.buf[:11]) != copyBinarySignature {
+			r.setErr(&protocolError{"22P04", "COPY file signature not recognized"})
+			return false
+		}
+		ext := int(binary.BigEndian.Uint32(r.buf[15:19]))
+		if ext < 0 || ext > 1<<20 || !r.need(19+ext) {
+			r.setErr(&protocolError{"22P04", "invalid COPY file header"})
+			return false
+		}
+		r.buf = r.buf[19+ext:]
+		r.gotHeader = true
+	}
+	ncol := len(r.oids)
+	rows := 0
+	for rows < copyBatchRows {
+		if !r.need(2) {
+			if len(r.buf) > 0 {
+				r.setErr(&protocolError{"22P04", "COPY data ends inside a row"})
+			}
+			break
+		}
+		nf := int16(binary.BigEndian.Uint16(r.buf))
+		if nf == -1 {
+			// the trailer; what follows is ignored
+			r.buf = r.buf[:0]
+			r.drain()
+			break
+		}
+		r.buf = r.buf[2:]
+		r.line++
+		if int(nf) != ncol {
+			r.setErr(&protocolError{"22P04", fmt.Sprintf("COPY row %d has %d fields for %d columns", r.line, nf, ncol)})
+			return false
+		}
+		for j := 0; j < ncol; j++ {
+			if !r.need(4) {
+				r.setErr(&protocolError{"22P04", "COPY data ends inside a row"})
+				return false
+			}
+			size := int32(binary.BigEndian.Uint32(r.buf))
+			r.buf = r.buf[4:]
+			if size == -1 {
+				bld.Field(j).AppendNull()
+				continue
+			}
+			if size < 0 || int(size) > r.c.srv.cfg.MaxMessageSize || !r.need(int(size)) {
+				r.setErr(&protocolError{"22P04", fmt.Sprintf("COPY row %d: invalid field size", r.line)})
+				return false
+			}
+			if err := appendBinaryValue(bld.Field(j), r.oids[j], r.buf[:size]); err != nil {
+				r.setErr(&protocolError{"22P02", fmt.Sprintf("COPY row %d, column %q: %v", r.line, r.schema.Field(j).Name, err)})
+				return false
+			}
+			r.buf = r.buf[size:]
+		}
+		rows++
+	}
+	if rows == 0 || r.err != nil {
+		return false
+	}
+	r.cur = bld.NewRecordBatch()
+	return true
+}
+
+// appendBinaryValue decodes one binary value of type oid onto b.
+func appendBinaryValue(b array.Builder, oid uint32, raw []byte) error {
+	if tb, ok := b.(*array.TimestampBuilder); ok {
+		if len(raw) != 8 {
+			return fmt.Errorf("invalid binary timestamp of %d bytes", len(raw))
+		}
+		tb.Append(arrow.Timestamp(int64(binary.BigEndian.Uint64(raw)) + pgEpoch.UnixMicro()))
+		return nil
+	}
+	v, err := decodeParam(oid, 1, raw)
+	if err != nil {
+		return err
+	}
+	switch b := b.(type) {
+	case *array.BooleanBuilder:
+		b.Append(v.(bool))
+	case *array.Int8Builder:
+		b.Append(int8(asInt(v)))
+	case *array.Int16Builder:
+		b.Append(int16(asInt(v)))
+	case *array.Int32Builder:
+		b.Append(int32(asInt(v)))
+	case *array.Int64Builder:
+		b.Append(asInt(v))
+	case *array.Float32Builder:
+		b.Append(float32(asFloat(v)))
+	case *array.Float64Builder:
+		b.Append(asFloat(v))
+	case *array.BinaryBuilder:
+		b.Append(v.([]byte))
+	case *array.Date32Builder:
+		b.Append(v.(arrow.Date32))
+	case *array.StringBuilder:
+		switch x := v.(type) {
+		case string:
+			b.Append(x)
+		case []byte:
+			b.Append(string(x))
+		case arrow.MonthDayNanoInterval:
+			b.Append(string(appendInterval(nil, x.Months, x.Days, x.Nanoseconds/1000)))
+		default:
+			b.Append(fmt.Sprint(x))
+		}
+	default:
+		return fmt.Errorf("binary COPY into a %s column is not supported", b.Type())
+	}
+	return nil
+}
+
+func asInt(v any) int64 {
+	switch x := v.(type) {
+	case int16:
+		return int64(x)
+	case int32:
+		return int64(x)
+	case int64:
+		return x
+	}
+	return 0
+}
+
+func asFloat(v any) float64 {
+	switch x := v.(type) {
+	case float32:
+		return float64(x)
+	case float64:
+		return x
+	}
+	return 0
 }

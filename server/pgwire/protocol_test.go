@@ -597,3 +597,52 @@ func TestStatementTimeout(t *testing.T) {
 		t.Errorf("bad value: %v", err)
 	}
 }
+
+// TestCopyFromBinary uses pgx's CopyFrom, which describes the target
+// columns and sends COPY's binary format.
+func TestCopyFromBinary(t *testing.T) {
+	ts := startServer(t, pgwire.Config{})
+	c := ts.connect(t, "")
+	ctx := context.Background()
+	if _, err := c.Exec(ctx, "CREATE TABLE b (id BIGINT, small SMALLINT, ok BOOLEAN, x DOUBLE, name VARCHAR, d DATE, ts TIMESTAMP, tz TIMESTAMPTZ, price DECIMAL(10,2), raw BLOB)"); err != nil {
+		t.Fatal(err)
+	}
+	day := time.Date(2026, 3, 4, 0, 0, 0, 0, time.UTC)
+	stamp := time.Date(2026, 3, 4, 5, 6, 7, 890000000, time.UTC)
+	var rows [][]any
+	for i := 0; i < 20000; i++ {
+		rows = append(rows, []any{int64(i), int16(i % 100), i%2 == 0, float64(i) / 4, fmt.Sprintf("n%d", i), day, stamp, stamp, fmt.Sprintf("%d.%02d", i, i%100), []byte{byte(i)}})
+	}
+	rows = append(rows, []any{int64(-1), nil, nil, nil, nil, nil, nil, nil, nil, nil})
+	n, err := c.CopyFrom(ctx, pgx.Identifier{"b"}, []string{"id", "small", "ok", "x", "name", "d", "ts", "tz", "price", "raw"}, pgx.CopyFromRows(rows))
+	if err != nil || n != int64(len(rows)) {
+		t.Fatalf("CopyFrom: %d %v", n, err)
+	}
+	var (
+		cnt, sumID  int64
+		name, price string
+		d, ts2, tz  time.Time
+		raw         []byte
+		nullName    *string
+	)
+	if err := c.QueryRow(ctx, "SELECT count(*), sum(id) FROM b").Scan(&cnt, &sumID); err != nil || cnt != 20001 || sumID != 19999*20000/2-1 {
+		t.Fatalf("count %d sum %d %v", cnt, sumID, err)
+	}
+	if err := c.QueryRow(ctx, "SELECT name, d, ts, tz, CAST(price AS VARCHAR), raw FROM b WHERE id = 1234").Scan(&name, &d, &ts2, &tz, &price, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if name != "n1234" || !d.Equal(day) || !ts2.Equal(stamp) || !tz.Equal(stamp) || price != "1234.34" || len(raw) != 1 || raw[0] != byte(1234%256) {
+		t.Errorf("row 1234: %q %v %v %v %q %v", name, d, ts2, tz, price, raw)
+	}
+	if err := c.QueryRow(ctx, "SELECT name FROM b WHERE id = -1").Scan(&nullName); err != nil || nullName != nil {
+		t.Errorf("NULL row: %v %v", nullName, err)
+	}
+	// a value of the wrong type fails the COPY, and nothing commits
+	_, err = c.CopyFrom(ctx, pgx.Identifier{"b"}, []string{"id", "name"}, pgx.CopyFromRows([][]any{{int64(1), "a"}, {"x", "b"}}))
+	if err == nil {
+		t.Error("a bad row was accepted")
+	}
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM b").Scan(&cnt); err != nil || cnt != 20001 {
+		t.Errorf("after the failed CopyFrom: %d %v", cnt, err)
+	}
+}
