@@ -42,8 +42,10 @@ type Session struct {
 	lastStaged bool
 	// tx is the open transaction, nil in autocommit.
 	tx *txn
-	// system resolves a front door's system relations (SetSystemTables).
+	// system resolves a front door's system relations (SetSystemTables),
+	// oids their OIDs for ::regclass (SetRelationOIDs).
 	system SystemTables
+	oids   func(name string) (int64, bool)
 }
 
 // Session opens a SQL session on the lake.

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/plan"
 )
 
 // SystemTable is a read-only relation a front door defines, such as
@@ -31,6 +32,21 @@ type SystemTables func(name string) (t SystemTable, ok bool)
 // both. The PostgreSQL server uses it for pg_catalog and
 // information_schema.
 func (s *Session) SetSystemTables(f SystemTables) { s.system = f }
+
+// SetRelationOIDs makes 'name'::regclass resolve through f, which maps
+// a lower-case relation name (system or table, bare or qualified) to the
+// OID the front door's catalog gives it.
+func (s *Session) SetRelationOIDs(f func(name string) (int64, bool)) { s.oids = f }
+
+// RelationOID implements plan.RelationOIDs.
+func (c sessionCatalog) RelationOID(name string) (int64, bool) {
+	if c.s.oids == nil {
+		return 0, false
+	}
+	return c.s.oids(name)
+}
+
+var _ plan.RelationOIDs = sessionCatalog{}
 
 // systemSource adapts a SystemTable to plan.Source.
 type systemSource struct {

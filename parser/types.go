@@ -42,7 +42,8 @@ var typeAliases = map[string]string{
 	"TIMESTAMPTZ": "TIMESTAMPTZ", "INTERVAL": "INTERVAL",
 	"STRUCT": "STRUCT", "MAP": "MAP", "LIST": "LIST",
 	// PostgreSQL's object identifiers, which catalog queries cast to:
-	// skade's pg_catalog gives them as BIGINT, and NAME is text
-	"OID": "BIGINT", "REGCLASS": "BIGINT", "REGTYPE": "BIGINT", "REGPROC": "BIGINT",
+	// skade's pg_catalog gives them as BIGINT (REGCLASS too, but a name
+	// cast to it is looked up), and NAME is text
+	"OID": "BIGINT", "REGCLASS": "REGCLASS", "REGTYPE": "BIGINT", "REGPROC": "BIGINT",
 	"REGNAMESPACE": "BIGINT", "REGROLE": "BIGINT", "NAME": "VARCHAR",
 }

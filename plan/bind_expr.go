@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"math/big"
 	"strconv"
@@ -300,6 +301,11 @@ func (b *binder) bindExpr(e parser.Expr, ec *exprCtx) (Expr, error) {
 		x, err := b.bindExpr(e.X, ec)
 		if err != nil {
 			return nil, err
+		}
+		if strings.EqualFold(e.Type.Name, "REGCLASS") {
+			if c, ok := x.(*Const); ok && c.Lit.Value.IsValid() && c.Type().ID() == arrow.STRING {
+				return b.bindRegClass(e.Pos, c.Lit.Value.String())
+			}
 		}
 		to, err := ArrowType(e.Type)
 		if err != nil {
@@ -659,3 +665,23 @@ func (b *binder) sessionFunc(name string) (string, bool) {
 	}
 	return "", false
 }
+
+// RelationOIDs is what a Catalog implements to resolve a relation name to
+// its OID, for 'name'::regclass (PostgreSQL clients' catalog queries).
+type RelationOIDs interface {
+	RelationOID(name string) (int64, bool)
+}
+
+// bindRegClass is 'name'::regclass: the relation's OID as the catalog
+// gives it.
+func (b *binder) bindRegClass(pos parser.Pos, name string) (Expr, error) {
+	if r, ok := b.cat.(RelationOIDs); ok {
+		if oid, ok := r.RelationOID(strings.ToLower(strings.Trim(name, `"`))); ok {
+			l, _ := exec.NewLiteral(oid)
+			return constLit(l), nil
+		}
+	}
+	return nil, &Error{Pos: pos, Msg: fmt.Sprintf("relation %q does not exist", name), Err: errRelationNotFound}
+}
+
+var errRelationNotFound = errors.New("relation not found")

@@ -28,6 +28,9 @@ func ArrowType(t *parser.TypeName) (arrow.DataType, error) {
 		return nil, errorf(t.Pos, "type %s[] is not supported yet; use a scalar type", t.Name)
 	}
 	switch strings.ToUpper(t.Name) {
+	case "REGCLASS":
+		// a relation's OID (a name cast to it is looked up: bindRegClass)
+		return arrow.PrimitiveTypes.Int64, nil
 	case "BOOLEAN":
 		return tBool, nil
 	case "TINYINT":

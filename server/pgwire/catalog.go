@@ -502,3 +502,30 @@ func informationSchemaType(oid uint32) string {
 	}
 	return "USER-DEFINED"
 }
+
+// systemOIDs are pg_catalog relations' OIDs, as PostgreSQL assigns them.
+var systemOIDs = map[string]int64{
+	"pg_type": 1247, "pg_attribute": 1249, "pg_proc": 1255, "pg_class": 1259, "pg_authid": 1260,
+	"pg_database": 1262, "pg_am": 2601, "pg_attrdef": 2604, "pg_constraint": 2606, "pg_description": 2609,
+	"pg_index": 2610, "pg_inherits": 2611, "pg_namespace": 2615, "pg_trigger": 2620, "pg_collation": 3456,
+	"pg_tablespace": 1213, "pg_extension": 3079, "pg_enum": 3501, "pg_range": 3541, "pg_sequence": 2224,
+	"pg_foreign_table": 3118,
+}
+
+// relationOID resolves 'name'::regclass: a pg_catalog relation, or a
+// lake table (bare names are in main).
+func (c *conn) relationOID(name string) (int64, bool) {
+	if oid, ok := systemOIDs[strings.TrimPrefix(name, "pg_catalog.")]; ok {
+		return oid, true
+	}
+	tables, err := c.tables(context.Background())
+	if err != nil {
+		return 0, false
+	}
+	for _, t := range tables {
+		if name == t.name && t.ns == "main" || name == t.ns+"."+t.name {
+			return t.oid(), true
+		}
+	}
+	return 0, false
+}

@@ -171,6 +171,7 @@ func (c *conn) open(m *pgproto3.StartupMessage, tlsDone bool) (bool, error) {
 	}
 	c.sess = c.srv.cfg.Lake.Session()
 	c.sess.SetSystemTables(c.systemTables)
+	c.sess.SetRelationOIDs(c.relationOID)
 	params := map[string]string{
 		"server_version":              ServerVersion,
 		"server_encoding":             "UTF8",
