@@ -117,11 +117,16 @@ func sqlState(err error) string {
 	case errors.Is(err, fs.ErrPermission):
 		return "42501"
 	}
-	if state := messageState(err.Error()); state != "" {
+	msg := err.Error()
+	var be *plan.Error
+	if errors.As(err, &be) && be.Pos.Line > 0 {
+		// without " (line 1, column 8)", whose words would mislead
+		msg = strings.Replace(msg, be.Error(), be.Msg, 1)
+	}
+	if state := messageState(msg); state != "" {
 		return state
 	}
-	var be *plan.Error
-	if errors.As(err, &be) || errors.Is(err, lake.ErrInvalidArgument) {
+	if be != nil || errors.Is(err, lake.ErrInvalidArgument) {
 		return "42000"
 	}
 	return "XX000"
@@ -159,6 +164,8 @@ func messageState(msg string) string {
 		switch {
 		case strings.HasPrefix(msg, "function") || has(" function "):
 			return "42883"
+		case strings.HasPrefix(msg, "relation ") || strings.HasPrefix(msg, "table "):
+			return "42P01"
 		case has("column"):
 			return "42703"
 		case has("schema", "namespace"):

@@ -101,6 +101,7 @@ func TestErrors(t *testing.T) {
 		{"MERGE INTO t USING (SELECT 1 AS id UNION ALL SELECT 1) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = 'z'", "21000", 0, "more than one source row"},
 		{"SELECT nosuchfn(1)", "42883", 8, "nosuchfn"},
 		{"COPY t FROM 'no/such/file.csv'", "", 0, ""},
+		{"SELECT 'nope'::regclass", "42P01", 8, "relation \"nope\" does not exist"},
 	}
 	for _, cs := range cases {
 		_, err := c.Exec(ctx, cs.sql)
@@ -131,6 +132,10 @@ func TestErrors(t *testing.T) {
 	var n int
 	if err := c.QueryRow(ctx, "SELECT count(*) FROM t").Scan(&n); err != nil || n != 2 {
 		t.Fatalf("after errors: %v %d", err, n)
+	}
+	var oid, toid, coid int64
+	if err := c.QueryRow(ctx, "SELECT 'pg_class'::regclass, 't'::regclass, c.oid FROM pg_class c WHERE c.relname = 't'").Scan(&oid, &toid, &coid); err != nil || oid != 1259 || toid != coid {
+		t.Errorf("regclass: %d %d %d %v", oid, toid, coid, err)
 	}
 }
 
