@@ -234,20 +234,18 @@ func (l *lexer) next() (token, error) {
 }
 
 // number lexes an integer, decimal or float. A number running straight into
-// a letter is an error, as in PostgreSQL 15+: "1abc" is not 1 AS abc.
+// a letter is an error, as in PostgreSQL 15+: "1abc" is not 1 AS abc. As
+// in PostgreSQL 16, single underscores may group digits (1_000_000); the
+// value has them removed.
 func (l *lexer) number(t *token) error {
 	src := l.src
 	start := l.i
 	t.kind = tInteger
-	for l.i < len(src) && isDigit(src[l.i]) {
-		l.i++
-	}
+	grouped := l.digits()
 	if l.i < len(src) && src[l.i] == '.' && !(l.i+1 < len(src) && src[l.i+1] == '.') {
 		t.kind = tDecimal
 		l.i++
-		for l.i < len(src) && isDigit(src[l.i]) {
-			l.i++
-		}
+		grouped = l.digits() || grouped
 	}
 	if l.i < len(src) && (src[l.i] == 'e' || src[l.i] == 'E') {
 		j := l.i + 1
@@ -257,9 +255,7 @@ func (l *lexer) number(t *token) error {
 		if j < len(src) && isDigit(src[j]) {
 			t.kind = tFloat
 			l.i = j
-			for l.i < len(src) && isDigit(src[l.i]) {
-				l.i++
-			}
+			grouped = l.digits() || grouped
 		}
 	}
 	if l.i < len(src) && isIdentStart(src[l.i]) {
@@ -270,7 +266,30 @@ func (l *lexer) number(t *token) error {
 		return l.errAt(start, int(t.line), int(t.col), src[start:end], "trailing junk after numeric literal")
 	}
 	t.val = src[start:l.i]
+	if grouped {
+		t.val = strings.ReplaceAll(t.val, "_", "")
+		l.decoded = true
+	}
 	return nil
+}
+
+// digits consumes a run of digits, with single underscores between
+// digits; it reports whether it saw an underscore.
+func (l *lexer) digits() bool {
+	src := l.src
+	grouped := false
+	for l.i < len(src) {
+		switch {
+		case isDigit(src[l.i]):
+			l.i++
+		case src[l.i] == '_' && l.i > 0 && isDigit(src[l.i-1]) && l.i+1 < len(src) && isDigit(src[l.i+1]):
+			grouped = true
+			l.i++
+		default:
+			return grouped
+		}
+	}
+	return grouped
 }
 
 // quoted lexes a string or quoted identifier starting at l.i (the opening

@@ -73,6 +73,7 @@ func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 	if err := joined.merge(ssc, m.Source.Position()); err != nil {
 		return nil, err
 	}
+	tsc := newScope(tcols, nil)
 	// comp compiles a clause expression; its init plans run first (for
 	// EXPLAIN they stay, and would run on first use).
 	comp := func(e Expr, l *layout) (exec.Expr, error) {
@@ -87,8 +88,31 @@ func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 	jl := layoutOf(append(append([]Column(nil), tcols...), scols...))
 	sl := layoutOf(scols)
 	tset, sset := idSet(tcols), idSet(scols)
+	// kind is the clause being bound (set in the clause loop below).
+	var kind parser.MatchKind
+	// bindClause binds a clause's expression. As in PostgreSQL, a WHEN NOT
+	// MATCHED [BY TARGET] clause sees only the source and a WHEN NOT
+	// MATCHED BY SOURCE clause only the target, so that an unqualified
+	// name both sides have (dbt's `INSERT (id) VALUES (id)`) is not
+	// ambiguous there; a name only the missing side has still binds, for
+	// missingSide to explain.
+	bindClause := func(e parser.Expr, clause string) (Expr, error) {
+		var only *scope
+		switch kind {
+		case parser.NotMatchedByTarget:
+			only = ssc
+		case parser.NotMatchedBySource:
+			only = tsc
+		}
+		if only != nil {
+			if x, err := b.bindExpr(e, &exprCtx{sc: only, clause: clause}); err == nil {
+				return x, nil
+			}
+		}
+		return b.bindExpr(e, &exprCtx{sc: joined, clause: clause})
+	}
 	bindBool := func(e parser.Expr, clause string, check func(Expr, parser.Pos) error) (exec.Expr, error) {
-		x, err := b.bindExpr(e, &exprCtx{sc: joined, clause: clause})
+		x, err := bindClause(e, clause)
 		if err != nil {
 			return nil, err
 		}
@@ -167,7 +191,6 @@ func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 	// A NOT MATCHED [BY TARGET] clause has no target row and a NOT MATCHED
 	// BY SOURCE clause no source row; a column of the missing side would
 	// read as NULL, silently, so it is refused (as Postgres does).
-	var kind parser.MatchKind
 	var insertBySource bool
 	missingSide := func(x Expr, pos parser.Pos) error {
 		var set map[ColumnID]bool
@@ -260,7 +283,7 @@ func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 				var x Expr
 				if _, isDef := s.Value.(*parser.Default); isDef {
 					x = constLit(exec.NewNullLiteral(cols[i].Type))
-				} else if x, err = b.bindExpr(s.Value, &exprCtx{sc: joined, clause: "UPDATE SET"}); err != nil {
+				} else if x, err = bindClause(s.Value, "UPDATE SET"); err != nil {
 					return nil, err
 				}
 				v, err := assignValue(x, i, s.Pos)
@@ -317,7 +340,7 @@ func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 					if _, isDef := e.(*parser.Default); isDef {
 						continue
 					}
-					x, err := b.bindExpr(e, &exprCtx{sc: joined, clause: "INSERT VALUES"})
+					x, err := bindClause(e, "INSERT VALUES")
 					if err != nil {
 						return nil, err
 					}
