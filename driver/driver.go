@@ -193,13 +193,14 @@ func (c *Conn) Begin() (driver.Tx, error) {
 
 // BeginTx starts a transaction. skade's transactions are snapshot
 // isolation: the default level, sql.LevelSnapshot and
-// sql.LevelSerializable (a conflicting commit fails) are accepted; weaker
-// levels and read-only transactions are refused rather than pretended.
+// sql.LevelRepeatableRead get it, and so do the weaker read committed
+// and read uncommitted; sql.LevelSerializable, linearizable and
+// read-only transactions are refused rather than pretended.
 func (c *Conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	switch sql.IsolationLevel(opts.Isolation) {
-	case sql.LevelDefault, sql.LevelSnapshot, sql.LevelSerializable, sql.LevelRepeatableRead:
+	case sql.LevelDefault, sql.LevelSnapshot, sql.LevelRepeatableRead, sql.LevelReadCommitted, sql.LevelReadUncommitted, sql.LevelWriteCommitted:
 	default:
-		return nil, fmt.Errorf("skade: isolation level %s is not supported; transactions are snapshot isolation", sql.IsolationLevel(opts.Isolation))
+		return nil, fmt.Errorf("skade: isolation level %s is not supported; transactions are snapshot isolation (repeatable read)", sql.IsolationLevel(opts.Isolation))
 	}
 	if opts.ReadOnly {
 		return nil, errors.New("skade: read-only transactions are not supported; use a plain transaction")

@@ -250,6 +250,9 @@ func (s *Session) set(st *parser.SetVar) (*Result, error) {
 			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("SET memory_limit: %w", err)}
 		}
 	}
+	if err := checkTxnSetting(name, v); err != nil {
+		return nil, err
+	}
 	if name == "write_retries" {
 		if _, err := parseRetries(v); err != nil {
 			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("SET write_retries: %w", err)}
@@ -295,3 +298,35 @@ func (s *Session) show(st *parser.Show) (*Result, error) {
 	}
 	return textResult(name, []string{v})
 }
+
+// checkTxnSetting refuses the transaction modes skade cannot give.
+// Every transaction is snapshot isolation (PostgreSQL's REPEATABLE READ):
+// READ COMMITTED and READ UNCOMMITTED are served by it, being weaker;
+// SERIALIZABLE is not, and neither is READ ONLY, rather than pretended.
+func checkTxnSetting(name, value string) error {
+	v := strings.ToLower(strings.TrimSpace(value))
+	switch name {
+	case "transaction_isolation", "default_transaction_isolation":
+		switch v {
+		case "read uncommitted", "read committed", "repeatable read":
+			return nil
+		case "serializable":
+			return errSerializable
+		}
+		return &sentinelError{ErrInvalidArgument, fmt.Errorf("SET %s: %q is not an isolation level; use read committed or repeatable read", name, value)}
+	case "transaction_read_only", "default_transaction_read_only":
+		switch v {
+		case "off", "false", "0":
+			return nil
+		case "on", "true", "1":
+			return errReadOnlyTxn
+		}
+		return &sentinelError{ErrInvalidArgument, fmt.Errorf("SET %s: %q is not on or off", name, value)}
+	}
+	return nil
+}
+
+var (
+	errSerializable = &sentinelError{ErrNotImplemented, errors.New("SERIALIZABLE isolation is not supported: skade's transactions are snapshot isolation (REPEATABLE READ), and a conflicting commit fails; use REPEATABLE READ")}
+	errReadOnlyTxn  = &sentinelError{ErrNotImplemented, errors.New("read-only transactions are not supported; use a read-write one")}
+)

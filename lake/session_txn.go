@@ -85,8 +85,14 @@ func (s *Session) Close() error {
 // txControl runs BEGIN, COMMIT and ROLLBACK. As in Postgres, COMMIT and
 // ROLLBACK with no open transaction do nothing.
 func (s *Session) txControl(ctx context.Context, stmt parser.Stmt) (*Result, error) {
-	switch stmt.(type) {
+	switch st := stmt.(type) {
 	case *parser.Begin:
+		if st.Isolation == "serializable" {
+			return nil, errSerializable
+		}
+		if st.ReadOnly {
+			return nil, errReadOnlyTxn
+		}
 		if err := s.Begin(ctx); err != nil {
 			return nil, err
 		}

@@ -1,7 +1,14 @@
 package parser
 
 // Begin is BEGIN [TRANSACTION|WORK] or START TRANSACTION.
-type Begin struct{ Pos }
+type Begin struct {
+	Pos
+	// Isolation is the ISOLATION LEVEL asked for, lower case ("read
+	// committed", "serializable"), or "".
+	Isolation string
+	// ReadOnly is READ ONLY.
+	ReadOnly bool
+}
 
 // Commit is COMMIT [TRANSACTION|WORK] or END.
 type Commit struct{ Pos }

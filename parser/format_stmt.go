@@ -1,5 +1,7 @@
 package parser
 
+import "strings"
+
 func (w *writer) returning(items []*SelectItem) {
 	if items != nil {
 		w.WriteString(" RETURNING ")
@@ -361,7 +363,17 @@ func (x *ExecuteProcedure) format(w *writer) {
 	}
 }
 
-func (x *Begin) format(w *writer)    { w.WriteString("BEGIN") }
+func (x *Begin) format(w *writer) {
+	w.WriteString("BEGIN")
+	sep := " "
+	if x.Isolation != "" {
+		w.WriteString(" ISOLATION LEVEL " + strings.ToUpper(x.Isolation))
+		sep = ", "
+	}
+	if x.ReadOnly {
+		w.WriteString(sep + "READ ONLY")
+	}
+}
 func (x *Commit) format(w *writer)   { w.WriteString("COMMIT") }
 func (x *Rollback) format(w *writer) { w.WriteString("ROLLBACK") }
 

@@ -100,14 +100,56 @@ func (p *parser) txnNoise() {
 }
 
 func (p *parser) begin() Stmt {
-	pos := p.tok.pos()
+	b := &Begin{Pos: p.tok.pos()}
 	if p.acceptKw("START") {
 		p.expectKw("TRANSACTION")
-		return &Begin{Pos: pos}
+	} else {
+		p.expectKw("BEGIN")
+		p.txnNoise()
 	}
-	p.expectKw("BEGIN")
-	p.txnNoise()
-	return &Begin{Pos: pos}
+	b.Isolation, b.ReadOnly = p.txnModes()
+	return b
+}
+
+// txnModes parses PostgreSQL's transaction modes, separated by commas:
+// ISOLATION LEVEL {SERIALIZABLE | REPEATABLE READ | READ COMMITTED | READ
+// UNCOMMITTED}, READ WRITE, READ ONLY, [NOT] DEFERRABLE.
+func (p *parser) txnModes() (isolation string, readOnly bool) {
+	for {
+		switch {
+		case p.acceptKw("ISOLATION"):
+			p.expectKw("LEVEL")
+			switch {
+			case p.acceptKw("SERIALIZABLE"):
+				isolation = "serializable"
+			case p.acceptKw("REPEATABLE"):
+				p.expectKw("READ")
+				isolation = "repeatable read"
+			case p.acceptKw("READ"):
+				if p.acceptKw("COMMITTED") {
+					isolation = "read committed"
+				} else {
+					p.expectKw("UNCOMMITTED")
+					isolation = "read uncommitted"
+				}
+			default:
+				p.fail()
+			}
+		case p.isKw("READ") && (p.peek(1).isKw("ONLY") || p.peek(1).isKw("WRITE")):
+			p.next()
+			readOnly = p.acceptKw("ONLY")
+			if !readOnly {
+				p.expectKw("WRITE")
+			}
+		case p.isKw("NOT") && p.peek(1).isKw("DEFERRABLE"):
+			p.next()
+			p.next()
+		case p.acceptKw("DEFERRABLE"):
+		default:
+			return isolation, readOnly
+		}
+		p.acceptOp(",")
+	}
 }
 
 func (p *parser) show() Stmt {
@@ -122,6 +164,14 @@ func (p *parser) show() Stmt {
 	if p.acceptKw("ALL") {
 		return &Show{Pos: pos, All: true}
 	}
+	if p.isKw("TRANSACTION") && p.peek(1).isKw("ISOLATION") {
+		// SHOW TRANSACTION ISOLATION LEVEL is transaction_isolation
+		ipos := p.tok.pos()
+		p.next()
+		p.next()
+		p.expectKw("LEVEL")
+		return &Show{Pos: pos, Name: Name{{Pos: ipos, Name: "transaction_isolation"}}}
+	}
 	return &Show{Pos: pos, Name: p.dottedName("setting name")}
 }
 
@@ -131,6 +181,36 @@ func (p *parser) setVar() Stmt {
 		s.Local = true
 	} else {
 		p.acceptKw("SESSION")
+	}
+	// SET [SESSION CHARACTERISTICS AS] TRANSACTION modes: the settings
+	// [default_]transaction_isolation and [default_]transaction_read_only
+	prefix := ""
+	if p.isKw("CHARACTERISTICS") && p.peek(1).isKw("AS") {
+		p.next()
+		p.next()
+		prefix = "default_"
+		if !p.isKw("TRANSACTION") {
+			p.note("TRANSACTION")
+			p.fail()
+		}
+	}
+	if p.isKw("TRANSACTION") && (prefix != "" || p.peek(1).isKw("ISOLATION") || p.peek(1).isKw("READ")) {
+		tpos := p.tok.pos()
+		p.next()
+		iso, ro := p.txnModes()
+		switch {
+		case iso != "":
+			s.Name = Name{{Pos: tpos, Name: prefix + "transaction_isolation"}}
+			s.Values = []Expr{&Literal{Pos: tpos, Kind: LitString, Value: iso}}
+		default:
+			v := "off"
+			if ro {
+				v = "on"
+			}
+			s.Name = Name{{Pos: tpos, Name: prefix + "transaction_read_only"}}
+			s.Values = []Expr{&Literal{Pos: tpos, Kind: LitString, Value: v}}
+		}
+		return s
 	}
 	s.Name = p.dottedName("setting name")
 	if !p.acceptOp("=") {

@@ -521,7 +521,10 @@ func (b *binder) bindFuncCall(e *parser.FuncCall, ec *exprCtx) (Expr, error) {
 		return b.bindAggregate(e, name, ec)
 	}
 	if v, ok := b.sessionFunc(name); ok && len(e.Args) == 0 {
-		l, _ := exec.NewLiteral(v)
+		l, err := exec.NewLiteral(v)
+		if err != nil {
+			return nil, atPos(e.Pos, err)
+		}
 		return constLit(l), nil
 	}
 	if name == "merge_action" {
@@ -641,9 +644,10 @@ func sortKey(x Expr, o *parser.OrderItem) SortKey {
 
 // sessionFunc is the value of a function that reports on the session:
 // current_user and its kin, current_database(), current_schema() and
-// version(), from the session's settings (the PostgreSQL server sets
-// session_authorization, current_database and server_version).
-func (b *binder) sessionFunc(name string) (string, bool) {
+// version() and pg_backend_pid(), from the session's settings (the
+// PostgreSQL server sets session_authorization, current_database,
+// server_version and pg_backend_pid; 0 without one).
+func (b *binder) sessionFunc(name string) (any, bool) {
 	get := func(key, def string) string {
 		if v, ok := b.settings[key]; ok && v != "" {
 			return v
@@ -657,6 +661,11 @@ func (b *binder) sessionFunc(name string) (string, bool) {
 		return get("current_database", "skade"), true
 	case "current_schema":
 		return "main", true
+	case "pg_backend_pid":
+		if v, err := strconv.ParseInt(b.settings["pg_backend_pid"], 10, 64); err == nil {
+			return v, true
+		}
+		return int64(0), true
 	case "version":
 		if v, ok := b.settings["server_version"]; ok {
 			return "PostgreSQL " + v + ", an Iceberg lakehouse", true

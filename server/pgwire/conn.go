@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -193,6 +194,10 @@ func (c *conn) open(m *pgproto3.StartupMessage, tlsDone bool) (bool, error) {
 		c.setting(name, v)
 	}
 	c.setting("current_database", c.dbname)
+	c.setting("pg_backend_pid", strconv.FormatUint(uint64(c.pid), 10))
+	c.setting("search_path", "main")
+	c.setting("transaction_isolation", "repeatable read")
+	c.setting("default_transaction_isolation", "repeatable read")
 	if c.srv.cfg.MemoryLimit != "" {
 		c.setting("memory_limit", c.srv.cfg.MemoryLimit)
 	}

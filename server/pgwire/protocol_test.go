@@ -685,3 +685,25 @@ func TestMergeGuideExample(t *testing.T) {
 		t.Errorf("after merge: %v %v", got, err)
 	}
 }
+
+// TestSessionFunctions: what clients ask at startup.
+func TestSessionFunctions(t *testing.T) {
+	ts := startServer(t, pgwire.Config{})
+	c := ts.connect(t, "")
+	ctx := context.Background()
+	var pid int64
+	var user, db, schema, path, iso string
+	err := c.QueryRow(ctx, "SELECT pg_backend_pid(), current_user, current_database(), current_schema()").Scan(&pid, &user, &db, &schema)
+	if err != nil || pid != int64(c.PgConn().PID()) || user != "skade" || db != "lake" || schema != "main" {
+		t.Errorf("got %d %q %q %q %v (pid %d)", pid, user, db, schema, err, c.PgConn().PID())
+	}
+	if err := c.QueryRow(ctx, "SHOW search_path").Scan(&path); err != nil || path != "main" {
+		t.Errorf("search_path %q %v", path, err)
+	}
+	if err := c.QueryRow(ctx, "SHOW TRANSACTION ISOLATION LEVEL").Scan(&iso); err != nil || iso != "repeatable read" {
+		t.Errorf("isolation %q %v", iso, err)
+	}
+	if _, err := c.Exec(ctx, "BEGIN ISOLATION LEVEL SERIALIZABLE"); pgCode(err) != "0A000" {
+		t.Errorf("serializable: %v", err)
+	}
+}
