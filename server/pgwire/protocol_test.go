@@ -707,3 +707,30 @@ func TestSessionFunctions(t *testing.T) {
 		t.Errorf("serializable: %v", err)
 	}
 }
+
+// TestImplicitTransaction: the statements of one simple-protocol message
+// commit together or not at all, as in PostgreSQL.
+func TestImplicitTransaction(t *testing.T) {
+	ts := startServer(t, pgwire.Config{})
+	c := ts.connect(t, "")
+	ctx := context.Background()
+	pc := c.PgConn()
+	if _, err := pc.Exec(ctx, "CREATE TABLE t (id BIGINT); INSERT INTO t VALUES (1); INSERT INTO t VALUES (2)").ReadAll(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := pc.Exec(ctx, "INSERT INTO t VALUES (3); SELECT * FROM nope; INSERT INTO t VALUES (4)").ReadAll()
+	if pgCode(err) != "42P01" {
+		t.Fatalf("want 42P01, got %v", err)
+	}
+	if s := pc.TxStatus(); s != 'I' {
+		t.Errorf("status after the failed message: %c", s)
+	}
+	var n, sum int64
+	if err := c.QueryRow(ctx, "SELECT count(*), sum(id) FROM t").Scan(&n, &sum); err != nil || n != 2 || sum != 3 {
+		t.Errorf("the failed message left %d rows (sum %d): %v", n, sum, err)
+	}
+	// statements lake runs only outside a transaction still run one by one
+	if _, err := pc.Exec(ctx, "CREATE SCHEMA s; CREATE TABLE s.u (id BIGINT)").ReadAll(); err != nil {
+		t.Errorf("CREATE SCHEMA in a message: %v", err)
+	}
+}

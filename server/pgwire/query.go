@@ -33,12 +33,56 @@ func (c *conn) simpleQuery(text string) {
 		c.be.Send(&pgproto3.EmptyQueryResponse{})
 		return
 	}
-	for _, st := range stmts {
-		if err := c.runSimple(st); err != nil {
+	// As in PostgreSQL, the statements of one message outside a
+	// transaction run in an implicit one: all commit, or none. That needs
+	// every statement to be one lake runs inside a transaction; a message
+	// with others (CREATE SCHEMA, COPY, BEGIN…) runs them one by one.
+	implicit := len(stmts) > 1 && !c.sess.InTransaction() && allTransactional(stmts)
+	if implicit {
+		if err := c.sess.Begin(context.Background()); err != nil {
 			c.sendError(err)
 			return
 		}
 	}
+	for _, st := range stmts {
+		if err := c.runSimple(st); err != nil {
+			c.sendError(err)
+			if implicit && c.sess.InTransaction() {
+				c.sess.Rollback(context.Background())
+				c.endTransaction()
+			}
+			return
+		}
+	}
+	if implicit {
+		ctx, done := c.statementContext()
+		err := c.sess.Commit(ctx)
+		done()
+		c.endTransaction()
+		if err != nil {
+			c.sendError(statementError(ctx, err))
+		}
+	}
+}
+
+// allTransactional reports whether lake runs every statement inside a
+// transaction: queries, DML, CREATE/DROP/ALTER TABLE, TRUNCATE, SET and
+// SHOW.
+func allTransactional(stmts []parser.Stmt) bool {
+	for _, st := range stmts {
+		switch x := st.(type) {
+		case *parser.Query, *parser.Insert, *parser.Update, *parser.Delete, *parser.Merge,
+			*parser.CreateTable, *parser.DropTable, *parser.Truncate, *parser.SetVar,
+			*parser.Show, *parser.ShowTables, *parser.Describe, *parser.Explain:
+		case *parser.AlterTable:
+			if returnsRows(x) { // EXECUTE procedures commit on their own
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // runSimple runs one statement of a simple query, sending its row
