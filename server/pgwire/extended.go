@@ -315,6 +315,14 @@ func decodeParam(oid uint32, format int16, raw []byte) (any, error) {
 		}
 		return string(appendUUID(nil, raw)), nil
 	case oidNumeric:
+		// skade's numbers are at most DECIMAL(38) or a double (10^308): a
+		// value of more digits is refused before it is expanded
+		if len(raw) >= 8 {
+			nd, weight, dscale := int16(binary.BigEndian.Uint16(raw)), int16(binary.BigEndian.Uint16(raw[2:])), int16(binary.BigEndian.Uint16(raw[6:]))
+			if nd > 100 || weight > 80 || weight < -100 || dscale > 400 || dscale < 0 {
+				return nil, fmt.Errorf("numeric value out of range for skade (more than 320 digits)")
+			}
+		}
 		var n pgtype.Numeric
 		if err := (pgtype.NumericCodec{}).PlanScan(pgtype.NewMap(), oidNumeric, pgtype.BinaryFormatCode, &n).Scan(raw, &n); err != nil {
 			return nil, err

@@ -1,6 +1,7 @@
 package pgwire_test
 
 import (
+	"context"
 	"io"
 	"net"
 	"testing"
@@ -32,10 +33,24 @@ func FuzzMessages(f *testing.F) {
 	f.Add(msg(&pgproto3.Bind{DestinationPortal: "p", PreparedStatement: "nope"}))
 	f.Add(msg(&pgproto3.Describe{ObjectType: 'X'}))
 	f.Add(append(msg(&pgproto3.Query{String: "COPY t FROM STDIN"}), msg(&pgproto3.CopyData{Data: []byte("1\t2\n")})...))
+	copyIn := func(format string, data []byte) []byte {
+		b := msg(&pgproto3.Query{String: "COPY t FROM STDIN " + format})
+		b = append(b, msg(&pgproto3.CopyData{Data: data})...)
+		return append(b, msg(&pgproto3.CopyDone{})...)
+	}
+	f.Add(copyIn("", []byte("1\tx\t1.50\t2026-01-01 00:00:00\n2\t\\N\t\\N\t\\N\n")))
+	f.Add(copyIn("(FORMAT csv)", []byte("1,\"a,b\",2.00,2026-01-01\n\"unterminated")))
+	hdr := append([]byte("PGCOPY\n\xff\r\n\x00"), 0, 0, 0, 0, 0, 0, 0, 0)
+	f.Add(copyIn("(FORMAT binary)", append(append([]byte{}, hdr...), 0, 4, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 3, 1, 2, 3, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)))
+	f.Add(copyIn("(FORMAT binary)", append(append([]byte{}, hdr...), 0, 4, 0x7f, 0xff, 0xff, 0xff)))
 	f.Add([]byte{'Q', 0, 0, 0, 3})
 	f.Add([]byte{'B', 0, 0, 0, 12, 0, 0, 0, 0, 0xff, 0xff, 0, 0})
 	f.Add([]byte{'P', 0x7f, 0xff, 0xff, 0xff})
 	fuzzSrv := startServer(f, pgwire.Config{MaxMessageSize: 1 << 20})
+	setup := fuzzSrv.lake.Session()
+	if err := setup.Exec(context.Background(), "CREATE TABLE t (a BIGINT, b VARCHAR, c DECIMAL(10,2), d TIMESTAMP)"); err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		nc, err := net.Dial("tcp", fuzzSrv.addr)
 		if err != nil {

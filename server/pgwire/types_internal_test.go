@@ -111,3 +111,19 @@ func TestAppendFloat(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeParam: a client's binary parameter of any declared type
+// decodes or fails; it never panics.
+func FuzzDecodeParam(f *testing.F) {
+	for _, oid := range []uint32{oidBool, oidInt2, oidInt4, oidInt8, oidFloat4, oidFloat8, oidText, oidBytea, oidDate,
+		oidTime, oidTimestamp, oidTimestamptz, oidInterval, oidUUID, oidNumeric, oidJSONB, 0, 12345} {
+		f.Add(oid, int16(1), []byte{0, 1, 0, 0, 0, 0, 0, 4, 0x30, 0x39})
+		f.Add(oid, int16(0), []byte("12"))
+	}
+	f.Fuzz(func(t *testing.T, oid uint32, format int16, raw []byte) {
+		decodeParam(oid, format, raw)
+		for _, o := range []uint32{oidNumeric, oidInterval, oidTimestamp, oidDate, oidUUID} {
+			decodeParam(o, 1, raw)
+		}
+	})
+}
