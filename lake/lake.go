@@ -343,6 +343,23 @@ func (l *Lake) load(ctx context.Context, id table.Identifier) (*table.Table, err
 	return nil, translate(fmt.Errorf("load table %s: %w", displayName(id), err))
 }
 
+// Namespaces lists the lake's namespaces (schemas), sorted; the default
+// namespace, main, is always one.
+func (l *Lake) Namespaces(ctx context.Context) ([]string, error) {
+	ids, err := l.cat.ListNamespaces(ctx, nil)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := []string{catalog.DefaultNamespace}
+	for _, id := range ids {
+		if n := strings.Join(id, "."); !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
 // Tables lists every table in the lake as namespace.table, sorted.
 func (l *Lake) Tables(ctx context.Context) ([]string, error) {
 	nss, err := l.cat.ListNamespaces(ctx, nil)

@@ -111,21 +111,7 @@ func (s *Server) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (*arr
 }
 
 func (s *Server) namespaces(ctx context.Context) ([]string, error) {
-	ids, err := s.cfg.Lake.Catalog().ListNamespaces(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{"main": true}
-	out := []string{"main"}
-	for _, id := range ids {
-		n := strings.Join(id, ".")
-		if !seen[n] {
-			seen[n] = true
-			out = append(out, n)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
+	return s.cfg.Lake.Namespaces(ctx)
 }
 
 // matches applies a Flight SQL filter pattern (SQL LIKE: % and _).

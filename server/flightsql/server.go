@@ -26,6 +26,7 @@ import (
 
 	"github.com/skadedb/skade/lake"
 	"github.com/skadedb/skade/parser"
+	"github.com/skadedb/skade/server"
 )
 
 // Config configures a Server; only Lake is required.
@@ -95,25 +96,26 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-func (s *Server) authRequired() bool { return s.cfg.Users != nil || s.cfg.Password != "" }
+func (s *Server) passwords() server.Passwords {
+	return server.Passwords{Users: s.cfg.Users, Password: s.cfg.Password}
+}
+
+func (s *Server) authRequired() bool { return s.passwords().Required() }
 
 // Listen opens a listener on addr, refusing a non-loopback address
 // without authentication unless AllowTrustRemote.
 func (s *Server) Listen(addr string) (net.Listener, error) {
-	if !s.authRequired() && !s.cfg.AllowTrustRemote {
-		host, _, err := net.SplitHostPort(addr)
-		if err != nil {
-			return nil, fmt.Errorf("flightsql: listen address %q: %w", addr, err)
-		}
-		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-			return nil, fmt.Errorf("flightsql: refusing to listen on %q without authentication; listen on 127.0.0.1, or set a password", addr)
-		}
+	if err := server.CheckListen("flightsql", addr, s.passwords(), s.cfg.AllowTrustRemote); err != nil {
+		return nil, err
 	}
 	return net.Listen("tcp", addr)
 }
 
 // Serve serves Flight SQL on ln until Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
+	if err := server.CheckListen("flightsql", ln.Addr().String(), s.passwords(), s.cfg.AllowTrustRemote); err != nil {
+		return err
+	}
 	var opts []grpc.ServerOption
 	if s.cfg.TLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(s.cfg.TLS)))
@@ -162,10 +164,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 type validator struct{ s *Server }
 
 func (v validator) Validate(user, pass string) (string, error) {
-	want, ok := v.s.cfg.Users[user]
-	if !ok && v.s.cfg.Password != "" {
-		want, ok = v.s.cfg.Password, true
-	}
+	want, ok := v.s.passwords().Lookup(user)
 	if !ok || subtle.ConstantTimeCompare([]byte(want), []byte(pass)) != 1 {
 		return "", status.Error(codes.Unauthenticated, "authentication failed")
 	}

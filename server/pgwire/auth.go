@@ -61,10 +61,7 @@ func (c *conn) authenticate() error {
 	if cnonce == "" {
 		return fail()
 	}
-	password, known := c.srv.cfg.Users[c.user]
-	if !known && c.srv.cfg.Password != "" {
-		password, known = c.srv.cfg.Password, true
-	}
+	password, known := c.srv.passwords().Lookup(c.user)
 	salt := make([]byte, 16)
 	snonce := make([]byte, 18)
 	if _, err := rand.Read(salt); err != nil {

@@ -252,21 +252,7 @@ func (c *conn) tables(ctx context.Context) ([]lakeTable, error) {
 
 // namespaces lists the lake's namespaces, sorted.
 func (c *conn) namespaces(ctx context.Context) ([]string, error) {
-	ids, err := c.srv.cfg.Lake.Catalog().ListNamespaces(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{"main": true}
-	out := []string{"main"}
-	for _, id := range ids {
-		n := strings.Join(id, ".")
-		if !seen[n] {
-			seen[n] = true
-			out = append(out, n)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
+	return c.srv.cfg.Lake.Namespaces(ctx)
 }
 
 func namespaceOID(ns string) int64 { return objectOID("namespace", ns) }

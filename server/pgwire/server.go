@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/skadedb/skade/lake"
+	"github.com/skadedb/skade/server"
 )
 
 // Config configures a Server. The zero value of every field but Lake is
@@ -112,24 +112,14 @@ func (s *Server) Listen(addr string) (net.Listener, error) {
 }
 
 func (s *Server) checkAddr(addr string) error {
-	if s.authRequired() || s.cfg.AllowTrustRemote {
-		return nil
-	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("pgwire: listen address %q: %w", addr, err)
-	}
-	if host == "localhost" {
-		return nil
-	}
-	ip := net.ParseIP(host)
-	if ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("pgwire: refusing to listen on %q without authentication; listen on 127.0.0.1, or set a password (--password or --users)", addr)
-	}
-	return nil
+	return server.CheckListen("pgwire", addr, s.passwords(), s.cfg.AllowTrustRemote)
 }
 
-func (s *Server) authRequired() bool { return s.cfg.Users != nil || s.cfg.Password != "" }
+func (s *Server) passwords() server.Passwords {
+	return server.Passwords{Users: s.cfg.Users, Password: s.cfg.Password}
+}
+
+func (s *Server) authRequired() bool { return s.passwords().Required() }
 
 // Serve accepts connections on ln until Shutdown or Close, and returns
 // ErrServerClosed then.
