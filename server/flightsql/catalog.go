@@ -17,7 +17,7 @@ import (
 const catalogName = "skade"
 
 func (s *Server) GetFlightInfoCatalogs(_ context.Context, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	return flightInfoFor(desc, schema_ref.Catalogs, s.Alloc), nil
+	return flightInfo(desc.Cmd, desc, schema_ref.Catalogs, s.Alloc), nil
 }
 
 func (s *Server) DoGetCatalogs(context.Context) (*arrow.Schema, <-chan flight.StreamChunk, error) {
@@ -28,7 +28,7 @@ func (s *Server) DoGetCatalogs(context.Context) (*arrow.Schema, <-chan flight.St
 }
 
 func (s *Server) GetFlightInfoTableTypes(_ context.Context, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	return flightInfoFor(desc, schema_ref.TableTypes, s.Alloc), nil
+	return flightInfo(desc.Cmd, desc, schema_ref.TableTypes, s.Alloc), nil
 }
 
 func (s *Server) DoGetTableTypes(context.Context) (*arrow.Schema, <-chan flight.StreamChunk, error) {
@@ -39,7 +39,7 @@ func (s *Server) DoGetTableTypes(context.Context) (*arrow.Schema, <-chan flight.
 }
 
 func (s *Server) GetFlightInfoSchemas(_ context.Context, _ flightsql.GetDBSchemas, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	return flightInfoFor(desc, schema_ref.DBSchemas, s.Alloc), nil
+	return flightInfo(desc.Cmd, desc, schema_ref.DBSchemas, s.Alloc), nil
 }
 
 func (s *Server) DoGetDBSchemas(ctx context.Context, cmd flightsql.GetDBSchemas) (*arrow.Schema, <-chan flight.StreamChunk, error) {
@@ -65,7 +65,7 @@ func (s *Server) GetFlightInfoTables(_ context.Context, cmd flightsql.GetTables,
 	if cmd.GetIncludeSchema() {
 		schema = schema_ref.TablesWithIncludedSchema
 	}
-	return flightInfoFor(desc, schema, s.Alloc), nil
+	return flightInfo(desc.Cmd, desc, schema, s.Alloc), nil
 }
 
 func (s *Server) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (*arrow.Schema, <-chan flight.StreamChunk, error) {

@@ -280,11 +280,7 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.State
 	if err != nil {
 		return nil, err
 	}
-	info := &flight.FlightInfo{Endpoint: []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: tkt}}}, FlightDescriptor: desc, TotalRecords: -1, TotalBytes: -1}
-	if d.Schema != nil {
-		info.Schema = flight.SerializeSchema(d.Schema, s.Alloc)
-	}
-	return info, nil
+	return flightInfo(tkt, desc, d.Schema, s.Alloc), nil
 }
 
 func (s *Server) GetSchemaStatement(ctx context.Context, cmd flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.SchemaResult, error) {
@@ -517,11 +513,7 @@ func (s *Server) GetFlightInfoPreparedStatement(_ context.Context, cmd flightsql
 	if err != nil {
 		return nil, err
 	}
-	info := &flight.FlightInfo{Endpoint: []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: desc.Cmd}}}, FlightDescriptor: desc, TotalRecords: -1, TotalBytes: -1}
-	if p.schema != nil {
-		info.Schema = flight.SerializeSchema(p.schema, s.Alloc)
-	}
-	return info, nil
+	return flightInfo(desc.Cmd, desc, p.schema, s.Alloc), nil
 }
 
 func (s *Server) GetSchemaPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, desc *flight.FlightDescriptor) (*flight.SchemaResult, error) {
@@ -730,12 +722,17 @@ func goValue(a arrow.Array, i int) (any, error) {
 	return a.ValueStr(i), nil
 }
 
-func flightInfoFor(desc *flight.FlightDescriptor, schema *arrow.Schema, mem memory.Allocator) *flight.FlightInfo {
-	return &flight.FlightInfo{
-		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: desc.Cmd}}},
+// flightInfo is a FlightInfo with one endpoint, the ticket, and the
+// result's schema when it is known.
+func flightInfo(ticket []byte, desc *flight.FlightDescriptor, schema *arrow.Schema, mem memory.Allocator) *flight.FlightInfo {
+	info := &flight.FlightInfo{
+		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: ticket}}},
 		FlightDescriptor: desc,
-		Schema:           flight.SerializeSchema(schema, mem),
 		TotalRecords:     -1,
 		TotalBytes:       -1,
 	}
+	if schema != nil {
+		info.Schema = flight.SerializeSchema(schema, mem)
+	}
+	return info
 }

@@ -341,32 +341,10 @@ func decodeParam(oid uint32, format int16, raw []byte) (any, error) {
 	return nil, fmt.Errorf("binary format for type OID %d is not supported; send it in text format", oid)
 }
 
+// oidName names a type OID in messages.
 func oidName(oid uint32) string {
-	switch oid {
-	case oidBool:
-		return "boolean"
-	case oidInt2:
-		return "smallint"
-	case oidInt4:
-		return "integer"
-	case oidInt8:
-		return "bigint"
-	case oidFloat4:
-		return "real"
-	case oidFloat8:
-		return "double precision"
-	case oidDate:
-		return "date"
-	case oidTimestamp:
-		return "timestamp"
-	case oidTimestamptz:
-		return "timestamptz"
-	case oidTime:
-		return "time"
-	case oidInterval:
-		return "interval"
-	case oidUUID:
-		return "uuid"
+	if n := informationSchemaType(oid); n != "USER-DEFINED" {
+		return n
 	}
 	return fmt.Sprintf("OID %d", oid)
 }
