@@ -290,7 +290,10 @@ func takeArray(mem memory.Allocator, a arrow.Array, idx []int32) (arrow.Array, e
 		if valid != nil {
 			valid.Release()
 		}
-		return nil, fmt.Errorf("exec: take does not support type %s (planner bug)", dt)
+		if dt.ID() == arrow.STRING_VIEW || dt.ID() == arrow.BINARY_VIEW {
+			return nil, fmt.Errorf("exec: take does not support type %s (planner bug)", dt)
+		}
+		return takeNested(mem, a, idx)
 	}
 	switch fw.BitWidth() {
 	case 8:
@@ -308,6 +311,38 @@ func takeArray(mem memory.Allocator, a arrow.Array, idx []int32) (arrow.Array, e
 		valid.Release()
 	}
 	return nil, fmt.Errorf("exec: take does not support type %s (planner bug)", dt)
+}
+
+// takeNested takes lists, structs, maps and the other nested types by
+// concatenating slices of the runs of consecutive indices: nested
+// columns are rare on hot paths (catalog relations, array_agg results),
+// and slices share the child arrays.
+func takeNested(mem memory.Allocator, a arrow.Array, idx []int32) (arrow.Array, error) {
+	if len(idx) == 0 {
+		return array.MakeArrayOfNull(mem, a.DataType(), 0), nil
+	}
+	var parts []arrow.Array
+	defer func() {
+		for _, p := range parts {
+			p.Release()
+		}
+	}()
+	for i := 0; i < len(idx); {
+		j := i + 1
+		if idx[i] < 0 {
+			for j < len(idx) && idx[j] < 0 {
+				j++
+			}
+			parts = append(parts, array.MakeArrayOfNull(mem, a.DataType(), j-i))
+		} else {
+			for j < len(idx) && idx[j] == idx[j-1]+1 {
+				j++
+			}
+			parts = append(parts, array.NewSlice(a, int64(idx[i]), int64(idx[j-1])+1))
+		}
+		i = j
+	}
+	return array.Concatenate(parts, mem)
 }
 
 // fixed128 lets takeFixed move 16-byte values (decimals, intervals, UUIDs).

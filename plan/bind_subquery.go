@@ -943,17 +943,69 @@ func (b *binder) decorrelateLimited(lim *Limit, ec *exprCtx) (Expr, bool, error)
 // their inner keys, each group giving its row count and any value. The
 // result is that value, NULL for an outer row without rows, and
 // Postgres's error for an outer row given more than one (exec.SingleRow).
+//
+// Two more kinds of correlated conjunct are taken (psql's \d writes
+// both): one over outer columns only, a guard, makes the value
+// CASE WHEN guard THEN (…) END, which evaluates the subquery only where
+// the guard holds, as PostgreSQL's WHERE would find no row otherwise; and
+// one mixing both sides, which becomes an inner filter when every outer
+// column in it is an outer key, replaced by its inner key (the join
+// makes them equal).
 func (b *binder) decorrelateRows(proj *Project, ec *exprCtx) (Expr, bool, error) {
 	in, pulled, ok := pullCorrelated(proj.Input)
 	if !ok || len(pulled) == 0 || len(freeCols(in)) > 0 {
 		return nil, false, nil
 	}
 	own := idSet(in.Columns())
-	innerKeys, outerKeys, ok := splitCorrelation(pulled, own)
+	var eqs, guards, mixed []Expr
+	for _, p := range pulled {
+		switch {
+		case !refsAny(p, own):
+			guards = append(guards, p)
+		default:
+			if _, _, isKey := splitCorrelation([]Expr{p}, own); isKey {
+				eqs = append(eqs, p)
+			} else {
+				mixed = append(mixed, p)
+			}
+		}
+	}
+	if len(eqs) == 0 {
+		return nil, false, nil
+	}
+	innerKeys, outerKeys, ok := splitCorrelation(eqs, own)
 	if !ok || !refsOnly(proj.Exprs[0], own) {
 		return nil, false, nil
 	}
-	return b.groupedSingleRow(in, innerKeys, outerKeys, proj.Exprs[0], ec)
+	if len(mixed) > 0 {
+		subst := map[ColumnID]Expr{}
+		for i, o := range outerKeys {
+			if c, isCol := o.(*ColRef); isCol {
+				subst[c.ID] = innerKeys[i]
+			}
+		}
+		var filters []Expr
+		for _, m := range mixed {
+			r, ok := substitute(m, subst)
+			if !ok || !refsOnly(r, own) {
+				return nil, false, nil
+			}
+			filters = append(filters, r)
+		}
+		in = &Filter{Input: in, Pred: andConj(filters)}
+	}
+	x, ok, err := b.groupedSingleRow(in, innerKeys, outerKeys, proj.Exprs[0], ec)
+	if err != nil || !ok || len(guards) == 0 {
+		return x, ok, err
+	}
+	guard := andAll(b, guards)
+	r, err := b.newFunc("case", []Expr{guard, x}, func(a []exec.Expr) (exec.Expr, error) {
+		return exec.NewCase([]exec.When{{Cond: a[0], Then: a[1]}}, nil)
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return r, true, nil
 }
 
 // groupedSingleRow left-joins the outer rows, by outerKeys, to in grouped
