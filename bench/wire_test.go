@@ -223,16 +223,9 @@ func BenchmarkWireStream(b *testing.B) {
 
 			c := wireConnect(b, peers[0].url, false)
 			start = time.Now()
-			pr, err := c.Query(ctx, "SELECT id, v, s FROM stream", pgx.QueryResultFormats{pgx.BinaryFormatCode})
-			if err != nil {
-				b.Fatal(err)
+			if rows = selectBinary(ctx, b, c); rows != int64(n) {
+				b.Fatalf("the PostgreSQL protocol streamed %d rows, want %d", rows, n)
 			}
-			rows = 0
-			for pr.Next() {
-				_ = pr.RawValues()
-				rows++
-			}
-			pr.Close()
 			rate["pg_binary"] = append(rate["pg_binary"], float64(rows)/time.Since(start).Seconds())
 			c.Close(ctx)
 		}
@@ -256,18 +249,7 @@ func BenchmarkWireStream(b *testing.B) {
 						}
 						rows = tag.RowsAffected()
 					default:
-						r, err := c.Query(ctx, "SELECT id, v, s FROM stream", pgx.QueryResultFormats{pgx.BinaryFormatCode})
-						if err != nil {
-							b.Fatal(err)
-						}
-						for r.Next() {
-							_ = r.RawValues()
-							rows++
-						}
-						r.Close()
-						if err := r.Err(); err != nil {
-							b.Fatal(err)
-						}
+						rows = selectBinary(ctx, b, c)
 					}
 					if rows != int64(n) {
 						b.Fatalf("%s streamed %d rows, want %d", p.name, rows, n)
@@ -284,6 +266,25 @@ func BenchmarkWireStream(b *testing.B) {
 			}
 		})
 	}
+}
+
+// selectBinary streams the stream table with binary results, reading
+// each row's values without decoding them, and returns the row count.
+func selectBinary(ctx context.Context, b *testing.B, c *pgx.Conn) int64 {
+	r, err := c.Query(ctx, "SELECT id, v, s FROM stream", pgx.QueryResultFormats{pgx.BinaryFormatCode})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var rows int64
+	for r.Next() {
+		_ = r.RawValues()
+		rows++
+	}
+	r.Close()
+	if err := r.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return rows
 }
 
 // BenchmarkWireMerge: the same MERGE (1M-row target, 1% of its keys

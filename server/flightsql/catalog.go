@@ -43,7 +43,7 @@ func (s *Server) GetFlightInfoSchemas(_ context.Context, _ flightsql.GetDBSchema
 }
 
 func (s *Server) DoGetDBSchemas(ctx context.Context, cmd flightsql.GetDBSchemas) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	nss, err := s.namespaces(ctx)
+	nss, err := s.cfg.Lake.Namespaces(ctx)
 	if err != nil {
 		return nil, nil, grpcError(err)
 	}
@@ -108,10 +108,6 @@ func (s *Server) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (*arr
 		}
 	}
 	return oneBatch(b)
-}
-
-func (s *Server) namespaces(ctx context.Context) ([]string, error) {
-	return s.cfg.Lake.Namespaces(ctx)
 }
 
 // matches applies a Flight SQL filter pattern (SQL LIKE: % and _).

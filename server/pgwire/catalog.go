@@ -250,15 +250,10 @@ func (c *conn) tables(ctx context.Context) ([]lakeTable, error) {
 	return out, nil
 }
 
-// namespaces lists the lake's namespaces, sorted.
-func (c *conn) namespaces(ctx context.Context) ([]string, error) {
-	return c.srv.cfg.Lake.Namespaces(ctx)
-}
-
 func namespaceOID(ns string) int64 { return objectOID("namespace", ns) }
 
 func namespaceRows(ctx context.Context, c *conn) ([][]any, error) {
-	nss, err := c.namespaces(ctx)
+	nss, err := c.srv.cfg.Lake.Namespaces(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -381,7 +376,7 @@ func pgTablesRows(ctx context.Context, c *conn) ([][]any, error) {
 }
 
 func schemataRows(ctx context.Context, c *conn) ([][]any, error) {
-	nss, err := c.namespaces(ctx)
+	nss, err := c.srv.cfg.Lake.Namespaces(ctx)
 	if err != nil {
 		return nil, err
 	}
