@@ -90,6 +90,9 @@ func castFunc(from, to arrow.DataType) castFn {
 			return nullArray(mem, to, in.Len()), nil
 		}
 	}
+	if fl, tl := listOf(from), listOf(to); fl != nil && tl != nil {
+		return listCast(fl, tl)
+	}
 	if isString(to) {
 		f := textFormatter(from)
 		if f == nil {
@@ -818,6 +821,8 @@ func parseCast(to arrow.DataType) castFn {
 		})
 	case arrow.BINARY:
 		return parseByteaCast()
+	case arrow.LIST:
+		return parseArrayCast(to.(*arrow.ListType))
 	}
 	return nil
 }

@@ -263,6 +263,18 @@ func commonPair(a, b arrow.DataType) (arrow.DataType, bool) {
 		}
 		return b, true
 	}
+	if la, lb := listOf(a), listOf(b); la != nil && lb != nil {
+		switch {
+		case isNull(la.Elem()):
+			return b, true
+		case isNull(lb.Elem()):
+			return a, true
+		}
+		if e, ok := commonPair(la.Elem(), lb.Elem()); ok {
+			return arrow.ListOf(e), true
+		}
+		return nil, false
+	}
 	if isDateLike(a) && isDateLike(b) {
 		switch {
 		case isTimestampTZ(a) || isTimestampTZ(b):
@@ -297,6 +309,9 @@ func canImplicit(from, to arrow.DataType) bool {
 			return t.Precision-t.Scale >= intDigits(from)
 		}
 		return numericRank(from) < numericRank(to)
+	}
+	if lf, lt := listOf(from), listOf(to); lf != nil && lt != nil {
+		return canImplicit(lf.Elem(), lt.Elem())
 	}
 	if isDateLike(from) && isTimestamp(to) {
 		if from.ID() == arrow.DATE32 {

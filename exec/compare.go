@@ -71,6 +71,9 @@ func compareKernel(op string, t arrow.DataType) kernel {
 // the kernel reads in place (integer-like and string types); the flags say
 // which arguments need not be evaluated. IS [NOT] DISTINCT FROM reads both.
 func compareKernelFor(op string, t arrow.DataType, l, r Expr) (kernel, bool, bool) {
+	if lt := listOf(t); lt != nil {
+		return listCompareKernel(op, lt), false, false
+	}
 	var raw func(mem memory.Allocator, a, b arrow.Array, n int) *memory.Buffer
 	distinct := op == "is_distinct_from" || op == "is_not_distinct_from"
 	if distinct {

@@ -127,6 +127,12 @@ func NewHashJoin(kind JoinKind, left, right Operator, leftKeys, rightKeys []Expr
 	if err != nil {
 		return nil, fmt.Errorf("hash join: %w", err)
 	}
+	if opts.NullSafeKeys {
+		if kind != JoinInner && kind != JoinLeft {
+			return nil, fmt.Errorf("hash join: NULL-safe keys in a %s join (planner bug)", kind)
+		}
+		enc.nullSafe = true
+	}
 	j.enc = enc
 	if opts.BuildLeft {
 		j.buildKeys, j.probeKeys = leftKeys, rightKeys

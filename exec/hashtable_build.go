@@ -58,6 +58,7 @@ func BuildJoin(ctx context.Context, op Operator, keys []Expr, opts HashOptions, 
 		if jb.enc, err = NewKeyEncoder(htExprTypes(keys)); err != nil {
 			return nil, err
 		}
+		jb.enc.nullSafe = opts.NullSafeKeys
 	}
 	var batches []arrow.RecordBatch
 	defer func() { htReleaseBatches(batches) }()

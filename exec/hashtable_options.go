@@ -24,6 +24,10 @@ type HashOptions struct {
 	// nested loop join) on the left input and stream the right one. Joins
 	// only; the default builds the right input.
 	BuildLeft bool
+	// NullSafeKeys makes a hash join's NULL keys match each other, as IS
+	// NOT DISTINCT FROM does (the join of a decorrelated subquery to the
+	// outer rows' correlated values). Inner and left joins only.
+	NullSafeKeys bool
 	// BatchSize caps the rows of an output batch; 0 means 8192.
 	BatchSize int
 	// Now is the statement start time handed to expressions; zero means

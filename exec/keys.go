@@ -58,9 +58,13 @@ func (k *RowKeys) Key(i int) []byte {
 
 // KeyEncoder encodes the key columns of batches into RowKeys.
 type KeyEncoder struct {
-	types  []arrow.DataType
-	widths []int // per column value width; 0 for variable width
-	width  int   // total row width when every column is fixed width, else 0
+	// nullSafe reports no NULL keys: a NULL is a value like any other
+	// (its tag byte differs from every non-NULL value's), so joins match
+	// NULL with NULL
+	nullSafe bool
+	types    []arrow.DataType
+	widths   []int // per column value width; 0 for variable width
+	width    int   // total row width when every column is fixed width, else 0
 }
 
 // NewKeyEncoder returns an encoder for key columns of the given types. It
@@ -123,6 +127,18 @@ func htKeyValueWidth(t arrow.DataType) (int, error) {
 		return 0, nil
 	case arrow.EXTENSION:
 		return htKeyValueWidth(t.(arrow.ExtensionType).StorageType())
+	case arrow.LIST, arrow.LARGE_LIST, arrow.FIXED_SIZE_LIST, arrow.MAP:
+		if _, err := htKeyValueWidth(t.(arrow.ListLikeType).Elem()); err != nil {
+			return 0, err
+		}
+		return 0, nil
+	case arrow.STRUCT:
+		for _, f := range t.(*arrow.StructType).Fields() {
+			if _, err := htKeyValueWidth(f.Type); err != nil {
+				return 0, err
+			}
+		}
+		return 0, nil
 	}
 	return 0, fmt.Errorf("exec: type %s cannot be used as a grouping or join key", t)
 }
@@ -202,6 +218,10 @@ func (e *KeyEncoder) Encode(cols []arrow.Array, out *RowKeys) error {
 	}
 	for r := 0; r < n; r++ {
 		out.Hashes[r] = HashKey(out.Key(r))
+	}
+	if e.nullSafe && out.AnyNull {
+		clear(out.Null)
+		out.AnyNull = false
 	}
 	return nil
 }
@@ -417,6 +437,14 @@ func htVarValue(c arrow.Array, r int) []byte {
 func htAddVarLens(c arrow.Array, lens []int) {
 	c = htStorageOf(c)
 	hasNulls := c.NullN() > 0
+	if isNested(c.DataType()) {
+		for r := range lens {
+			if !hasNulls || !c.IsNull(r) {
+				lens[r] += keyValueLen(c, r)
+			}
+		}
+		return
+	}
 	for r := range lens {
 		if hasNulls && c.IsNull(r) {
 			continue
@@ -428,6 +456,7 @@ func htAddVarLens(c arrow.Array, lens []int) {
 func htEncodeVar(c arrow.Array, dst []byte, pos []int, out *RowKeys) {
 	c = htStorageOf(c)
 	hasNulls := c.NullN() > 0
+	nested := isNested(c.DataType())
 	for r := range pos {
 		p := pos[r]
 		if hasNulls && c.IsNull(r) {
@@ -437,8 +466,12 @@ func htEncodeVar(c arrow.Array, dst []byte, pos []int, out *RowKeys) {
 			out.AnyNull = true
 			continue
 		}
-		v := htVarValue(c, r)
 		dst[p] = 1
+		if nested {
+			pos[r] = p + 1 + putKeyValue(dst[p+1:], c, r)
+			continue
+		}
+		v := htVarValue(c, r)
 		binary.LittleEndian.PutUint32(dst[p+1:], uint32(len(v)))
 		copy(dst[p+5:], v)
 		pos[r] = p + 5 + len(v)
@@ -458,4 +491,130 @@ func htGrow[T any](b []T, n int) []T {
 // be written.
 func htUnsafeBytes(s string) []byte {
 	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
+
+// Nested key values (lists, structs, maps) are encoded recursively: a
+// list as a 4-byte element count then each element as a tag byte (0 for
+// NULL) and its value; a struct as each field so; a map as its list of
+// entries. Scalar values inside are encoded as at the top level (floats
+// canonicalised), so equal nested values have equal bytes, and NULL
+// elements equal each other, as PostgreSQL's array equality has it.
+
+func isNested(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.LIST, arrow.LARGE_LIST, arrow.FIXED_SIZE_LIST, arrow.MAP, arrow.STRUCT:
+		return true
+	}
+	return false
+}
+
+// keyElems returns the elements array and range of nested value i.
+func keyElems(a arrow.Array, i int) (arrow.Array, int, int) {
+	switch x := a.(type) {
+	case array.ListLike:
+		s, e := x.ValueOffsets(i)
+		return x.ListValues(), int(s), int(e)
+	}
+	return nil, 0, 0
+}
+
+// keyValueLen is the encoded length of value i of a, which is not NULL.
+func keyValueLen(a arrow.Array, i int) int {
+	a = htStorageOf(a)
+	t := a.DataType()
+	switch {
+	case t.ID() == arrow.STRUCT:
+		st := a.(*array.Struct)
+		n := 0
+		for f := 0; f < st.NumField(); f++ {
+			n++
+			if fa := st.Field(f); fa.IsValid(i) {
+				n += keyValueLen(fa, i)
+			}
+		}
+		return n
+	case isNested(t):
+		elems, s, e := keyElems(a, i)
+		n := 4
+		for k := s; k < e; k++ {
+			n++
+			if elems.IsValid(k) {
+				n += keyValueLen(elems, k)
+			}
+		}
+		return n
+	}
+	if w, _ := htKeyValueWidth(t); w != 0 {
+		return max(w, 0)
+	}
+	return 4 + len(htVarValue(a, i))
+}
+
+// putKeyValue writes value i of a (not NULL) at the start of dst and
+// returns its length.
+func putKeyValue(dst []byte, a arrow.Array, i int) int {
+	a = htStorageOf(a)
+	t := a.DataType()
+	switch {
+	case t.ID() == arrow.STRUCT:
+		st := a.(*array.Struct)
+		p := 0
+		for f := 0; f < st.NumField(); f++ {
+			fa := st.Field(f)
+			if !fa.IsValid(i) {
+				dst[p] = 0
+				p++
+				continue
+			}
+			dst[p] = 1
+			p += 1 + putKeyValue(dst[p+1:], fa, i)
+		}
+		return p
+	case isNested(t):
+		elems, s, e := keyElems(a, i)
+		binary.LittleEndian.PutUint32(dst, uint32(e-s))
+		p := 4
+		for k := s; k < e; k++ {
+			if !elems.IsValid(k) {
+				dst[p] = 0
+				p++
+				continue
+			}
+			dst[p] = 1
+			p += 1 + putKeyValue(dst[p+1:], elems, k)
+		}
+		return p
+	}
+	w, _ := htKeyValueWidth(t)
+	switch {
+	case w < 0:
+		return 0
+	case t.ID() == arrow.BOOL:
+		dst[0] = 0
+		if a.(*array.Boolean).Value(i) {
+			dst[0] = 1
+		}
+		return 1
+	case w > 0:
+		htCopyValue(dst, htFixedBytes(a, w), i, w)
+		switch t.ID() {
+		case arrow.FLOAT64:
+			if v := math.Float64frombits(binary.LittleEndian.Uint64(dst)); v == 0 {
+				binary.LittleEndian.PutUint64(dst, 0)
+			} else if v != v {
+				binary.LittleEndian.PutUint64(dst, 0x7ff8000000000001)
+			}
+		case arrow.FLOAT32:
+			if v := math.Float32frombits(binary.LittleEndian.Uint32(dst)); v == 0 {
+				binary.LittleEndian.PutUint32(dst, 0)
+			} else if v != v {
+				binary.LittleEndian.PutUint32(dst, 0x7fc00001)
+			}
+		}
+		return w
+	}
+	v := htVarValue(a, i)
+	binary.LittleEndian.PutUint32(dst, uint32(len(v)))
+	copy(dst[4:], v)
+	return 4 + len(v)
 }

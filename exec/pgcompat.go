@@ -50,6 +50,9 @@ func init() {
 		return formatType(a[0].(*array.Int64).Value(i), mod), true
 	}))
 	register("array_to_string", resolveArrayToString)
+	// no extended statistics and no publications
+	register("pg_get_statisticsobjdef_columns", rowFunc(types(tInt64), tString, none))
+	register("pg_relation_is_publishable", rowFunc(types(tInt64), tBool, func(a []arrow.Array, i int) (any, bool) { return false, true }))
 }
 
 // rowFunc is an overload computed row by row: f returns the value (a Go

@@ -227,6 +227,25 @@ type Exists struct {
 	Query *Query
 }
 
+// Quantified is X op ANY|SOME|ALL (subquery) or X op ANY|ALL (array):
+// exactly one of Query and Array is set. Op is a comparison operator. SOME
+// is ANY.
+type Quantified struct {
+	Pos
+	X     Expr
+	Op    BinaryOp
+	All   bool
+	Query *Query
+	Array Expr
+}
+
+// ArraySubquery is ARRAY(subquery): the subquery's one column, in its
+// order, as an array ('{}' when it returns no rows).
+type ArraySubquery struct {
+	Pos
+	Query *Query
+}
+
 // SubqueryExpr is a scalar subquery in an expression.
 type SubqueryExpr struct {
 	Pos
@@ -358,6 +377,8 @@ func (*LikeExpr) exprNode()        {}
 func (*CaseExpr) exprNode()        {}
 func (*Exists) exprNode()          {}
 func (*SubqueryExpr) exprNode()    {}
+func (*Quantified) exprNode()      {}
+func (*ArraySubquery) exprNode()   {}
 func (*Cast) exprNode()            {}
 func (*Extract) exprNode()         {}
 func (*FuncCall) exprNode()        {}

@@ -251,6 +251,28 @@ func (x *Exists) format(w *writer) {
 	w.WriteByte(')')
 }
 
+func (x *Quantified) format(w *writer) {
+	w.exprP(x.X, precCmp+1)
+	w.WriteString(" " + x.Op.String())
+	if x.All {
+		w.WriteString(" ALL (")
+	} else {
+		w.WriteString(" ANY (")
+	}
+	if x.Query != nil {
+		x.Query.format(w)
+	} else {
+		x.Array.format(w)
+	}
+	w.WriteByte(')')
+}
+
+func (x *ArraySubquery) format(w *writer) {
+	w.WriteString("ARRAY(")
+	x.Query.format(w)
+	w.WriteByte(')')
+}
+
 func (x *SubqueryExpr) format(w *writer) {
 	w.WriteByte('(')
 	x.Query.format(w)
@@ -459,6 +481,8 @@ func (x *CaseExpr) String() string        { return str(x) }
 func (x *When) String() string            { return str(x) }
 func (x *Exists) String() string          { return str(x) }
 func (x *SubqueryExpr) String() string    { return str(x) }
+func (x *Quantified) String() string      { return str(x) }
+func (x *ArraySubquery) String() string   { return str(x) }
 func (x *Cast) String() string            { return str(x) }
 func (x *Extract) String() string         { return str(x) }
 func (x *FuncCall) String() string        { return str(x) }

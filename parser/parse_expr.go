@@ -125,6 +125,10 @@ func (p *parser) expr(minPrec int) Expr {
 			}
 			p.nonAssoc(prec, last)
 			p.next()
+			if prec == precCmp && p.quantifierHere() {
+				left = p.quantified(left, op)
+				break
+			}
 			right := p.expr(prec + 1)
 			left = &BinaryExpr{Pos: left.Position(), Op: op, L: left, R: right}
 		case tWord:
@@ -143,6 +147,26 @@ func (p *parser) expr(minPrec int) Expr {
 		}
 		last = prec
 	}
+}
+
+// quantifierHere reports whether ANY, SOME or ALL followed by a
+// parenthesis starts the right side of a comparison.
+func (p *parser) quantifierHere() bool {
+	return (p.isKw("ANY") || p.isKw("SOME") || p.isKw("ALL")) && p.peek(1).isOp("(")
+}
+
+// quantified parses the ANY|SOME|ALL ( subquery | array ) after x op.
+func (p *parser) quantified(x Expr, op BinaryOp) Expr {
+	q := &Quantified{Pos: x.Position(), X: x, Op: op, All: p.isKw("ALL")}
+	p.next()
+	p.expectOp("(")
+	if p.queryStartsHere() {
+		q.Query = p.query()
+	} else {
+		q.Array = p.expr(0)
+	}
+	p.expectOp(")")
+	return q
 }
 
 // nonAssoc refuses a second comparison, IS or BETWEEN/IN/LIKE in a row.
@@ -534,7 +558,15 @@ func (p *parser) keywordExpr() Expr {
 			p.expectOp("]")
 			return a
 		}
-		// ARRAY(subquery) is a function-like form: it stays a call.
+		if next.isOp("(") {
+			if t2 := p.peek(2); t2.isKw("SELECT") || t2.isKw("WITH") || t2.isKw("VALUES") {
+				p.next()
+				p.next()
+				q := p.query()
+				p.expectOp(")")
+				return &ArraySubquery{Pos: pos, Query: q}
+			}
+		}
 	}
 	if sqlValueFuncs[up] && !next.isOp("(") {
 		p.next()

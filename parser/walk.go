@@ -140,6 +140,12 @@ func Children(n Node) []Node {
 		c.add(x.Query)
 	case *SubqueryExpr:
 		c.add(x.Query)
+	case *Quantified:
+		c.expr(x.X)
+		c.add(x.Query)
+		c.expr(x.Array)
+	case *ArraySubquery:
+		c.add(x.Query)
 	case *Cast:
 		c.expr(x.X)
 		c.add(x.Type)

@@ -297,6 +297,14 @@ func (b *binder) bindExpr(e parser.Expr, ec *exprCtx) (Expr, error) {
 		return b.bindExistsValue(e, ec)
 	case *parser.SubqueryExpr:
 		return b.bindScalarSubquery(e, ec)
+	case *parser.Quantified:
+		return b.bindQuantified(e, ec)
+	case *parser.ArraySubquery:
+		return b.bindArraySubquery(e, ec)
+	case *parser.ArrayExpr:
+		return b.bindArrayExpr(e, ec)
+	case *parser.Subscript:
+		return b.bindSubscript(e, ec)
 	case *parser.Cast:
 		x, err := b.bindExpr(e.X, ec)
 		if err != nil {

@@ -348,6 +348,10 @@ func deriveName(e parser.Expr) string {
 		return "case"
 	case *parser.Exists:
 		return "exists"
+	case *parser.ArrayExpr, *parser.ArraySubquery:
+		return "array"
+	case *parser.Subscript:
+		return deriveName(e.X)
 	case *parser.SubqueryExpr:
 		if sel, ok := e.Query.Body.(*parser.Select); ok && len(sel.Items) == 1 {
 			if sel.Items[0].Alias.Empty() {
@@ -708,7 +712,11 @@ func sameExpr(a, b selItem) bool {
 // applyMarks stacks pending mark joins onto input.
 func applyMarks(input Node, marks []*Join) Node {
 	for _, j := range marks {
-		if j.Left == nil {
+		switch {
+		case j.Left != nil:
+		case j.Apply != nil:
+			input = j.Apply.wrap(input, j)
+		default:
 			j.Left = input
 			input = j
 		}

@@ -742,7 +742,7 @@ func (b *binder) decorrelateScalar(sub Node, ec *exprCtx) (Expr, bool, error) {
 	}
 	innerKeys, outerKeys, ok := splitCorrelation(pulled, idSet(in.Columns()))
 	if !ok {
-		return nil, false, nil
+		return b.applyAggregate(proj, agg, in, pulled, ec)
 	}
 	// the select expression may use the aggregates only
 	aggIDs := map[ColumnID]bool{}
@@ -750,7 +750,7 @@ func (b *binder) decorrelateScalar(sub Node, ec *exprCtx) (Expr, bool, error) {
 		aggIDs[a.Col.ID] = true
 	}
 	if !refsOnly(proj.Exprs[0], aggIDs) {
-		return nil, false, nil
+		return b.applyAggregate(proj, agg, in, pulled, ec)
 	}
 	bareCount := false
 	if c, isCol := proj.Exprs[0].(*ColRef); isCol {
@@ -762,7 +762,9 @@ func (b *binder) decorrelateScalar(sub Node, ec *exprCtx) (Expr, bool, error) {
 	} else {
 		for _, a := range agg.Aggs {
 			if a.Name == "count" {
-				return nil, false, nil // f(count) of an empty group is not f(NULL)
+				// f(count) of an empty group is not f(NULL): an outer row
+				// without matches needs its own group
+				return b.applyAggregate(proj, agg, in, pulled, ec)
 			}
 		}
 	}
@@ -902,17 +904,19 @@ func (b *binder) decorrelateLimited(lim *Limit, ec *exprCtx) (Expr, bool, error)
 		return nil, false, nil
 	}
 	own := idSet(in.Columns())
-	innerKeys, outerKeys, ok := splitCorrelation(pulled, own)
-	if !ok || !refsOnly(value, own) {
-		return nil, false, nil
-	}
 	var order []SortKey
+	ownOrder := true
 	for _, k := range keys {
 		x, ok := substitute(k.Expr, subst)
-		if !ok || !refsOnly(x, own) {
+		if !ok {
 			return nil, false, nil
 		}
+		ownOrder = ownOrder && refsOnly(x, own)
 		order = append(order, SortKey{Expr: x, Desc: k.Desc, NullsFirst: k.NullsFirst})
+	}
+	innerKeys, outerKeys, ok := splitCorrelation(pulled, own)
+	if !ok || !refsOnly(value, own) || !ownOrder {
+		return b.applyLimited(value, in, pulled, order, lim.Offset, lim.Limit, ec)
 	}
 	rn := b.newCol("row_number", "", tInt64, false)
 	var numbered Node = &Window{Input: in, Funcs: []*WindowCall{{Name: "row_number", PartitionBy: innerKeys, OrderBy: order, Col: rn}}}
@@ -971,11 +975,11 @@ func (b *binder) decorrelateRows(proj *Project, ec *exprCtx) (Expr, bool, error)
 		}
 	}
 	if len(eqs) == 0 {
-		return nil, false, nil
+		return b.applyRows(proj.Exprs[0], in, pulled, ec)
 	}
 	innerKeys, outerKeys, ok := splitCorrelation(eqs, own)
 	if !ok || !refsOnly(proj.Exprs[0], own) {
-		return nil, false, nil
+		return b.applyRows(proj.Exprs[0], in, pulled, ec)
 	}
 	if len(mixed) > 0 {
 		subst := map[ColumnID]Expr{}
@@ -988,7 +992,7 @@ func (b *binder) decorrelateRows(proj *Project, ec *exprCtx) (Expr, bool, error)
 		for _, m := range mixed {
 			r, ok := substitute(m, subst)
 			if !ok || !refsOnly(r, own) {
-				return nil, false, nil
+				return b.applyRows(proj.Exprs[0], in, pulled, ec)
 			}
 			filters = append(filters, r)
 		}
@@ -1089,19 +1093,10 @@ func (b *binder) existsMark(sub Node, ec *exprCtx) (Expr, bool, error) {
 	if !ok || len(pulled) == 0 || len(freeCols(in)) > 0 {
 		return nil, false, nil
 	}
-	// at least one equality gives the join its hash keys; the other
-	// correlated conjuncts are checked per candidate, where a NULL, like
-	// a FALSE, leaves EXISTS false
-	own := idSet(in.Columns())
-	keyed := false
-	for _, p := range pulled {
-		if _, _, ok := splitCorrelation([]Expr{p}, own); ok {
-			keyed = true
-		}
-	}
-	if !keyed {
-		return nil, false, nil
-	}
+	// equalities become the join's hash keys; the other correlated
+	// conjuncts are checked per candidate (all of them, by a nested loop
+	// join, when there is no equality), where a NULL, like a FALSE, leaves
+	// EXISTS false
 	mark := b.newCol("mark", "", tBool, true)
 	*ec.marks = append(*ec.marks, &Join{Kind: exec.JoinMark, Right: in, On: andAll(b, pulled), Mark: &mark})
 	f, _ := exec.NewLiteral(false)

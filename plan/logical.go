@@ -141,6 +141,9 @@ type Join struct {
 	// the correlation keys in On select (see exec.JoinMark).
 	Residual Expr
 	Mark     *Column
+	// Apply, on a pending join of a correlated subquery (exprCtx.marks),
+	// says how applyMarks joins it: per outer row (see Apply).
+	Apply *Apply
 }
 
 func (j *Join) Columns() []Column {

@@ -462,8 +462,11 @@ func (b *binder) buildJoin(j *Join) (exec.Operator, error) {
 	}
 	opts := b.hashOpts()
 	if len(lkeys) == 0 {
+		if (j.Kind == exec.JoinMark || j.Kind == exec.JoinNullAwareAnti) && res == nil {
+			return fail(fmt.Errorf("plan: %s join without a condition (planner bug)", j.Kind))
+		}
 		if j.Kind == exec.JoinMark || j.Kind == exec.JoinNullAwareAnti {
-			return fail(fmt.Errorf("plan: %s join without keys (planner bug)", j.Kind))
+			opts.BuildLeft = false // the predicate is checked against every row of the right
 		}
 		if res == nil {
 			t, _ := exec.NewLiteral(true)

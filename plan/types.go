@@ -25,7 +25,15 @@ func ArrowType(t *parser.TypeName) (arrow.DataType, error) {
 		return nil, fmt.Errorf("missing type")
 	}
 	if t.ArrayDims > 0 {
-		return nil, errorf(t.Pos, "type %s[] is not supported yet; use a scalar type", t.Name)
+		// T[] and T[][] are lists (PostgreSQL does not check the declared
+		// dimensions either; DuckDB's T[][] is a list of lists)
+		elem := *t
+		elem.ArrayDims--
+		et, err := ArrowType(&elem)
+		if err != nil {
+			return nil, err
+		}
+		return arrow.ListOf(et), nil
 	}
 	switch strings.ToUpper(t.Name) {
 	case "REGCLASS":

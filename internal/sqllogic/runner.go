@@ -349,16 +349,6 @@ func render(a arrow.Array) ([]string, error) {
 				out[i] = "(empty)"
 			}
 		}
-	case *array.List:
-		// Postgres array syntax: {1,NULL,3}
-		elems, err := render(c.ListValues())
-		if err != nil {
-			return nil, err
-		}
-		offs := c.Offsets()
-		for i := range out {
-			out[i] = "{" + strings.Join(elems[offs[i]:offs[i+1]], ",") + "}"
-		}
 	default:
 		// floats too: Postgres's text form (946684800, 1e+15), not Go's
 		cast, err := exec.NewCast(&exec.Column{Index: 0, Type: a.DataType()}, arrow.BinaryTypes.String, false)

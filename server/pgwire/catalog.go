@@ -44,7 +44,8 @@ func objectOID(kind, name string) int64 {
 }
 
 // column of a catalog relation: name and type ("text", "int8", "int4",
-// "bool", "float8", "char", "text[]").
+// "bool", "float8", "char", "text[]", "int8[]", "int2[]"; relations with
+// list columns other than text[] have no rows).
 type catCol struct{ name, typ string }
 
 type catalogRelation struct {
@@ -64,6 +65,10 @@ func catType(t string) arrow.DataType {
 		return arrow.PrimitiveTypes.Float64
 	case "text[]":
 		return arrow.ListOf(arrow.BinaryTypes.String)
+	case "int8[]":
+		return arrow.ListOf(arrow.PrimitiveTypes.Int64)
+	case "int2[]":
+		return arrow.ListOf(arrow.PrimitiveTypes.Int16)
 	}
 	return arrow.BinaryTypes.String // text, char, name
 }
@@ -169,21 +174,31 @@ var pgCatalog = map[string]*catalogRelation{
 	"pg_index": {cols: []catCol{{"indexrelid", "int8"}, {"indrelid", "int8"}, {"indnatts", "int4"}, {"indnkeyatts", "int4"}, {"indisunique", "bool"},
 		{"indisprimary", "bool"}, {"indisexclusion", "bool"}, {"indimmediate", "bool"}, {"indisclustered", "bool"}, {"indisvalid", "bool"},
 		{"indisreplident", "bool"}, {"indkey", "text"}, {"indexprs", "text"}, {"indpred", "text"}}, rows: empty},
-	"pg_description":   {cols: []catCol{{"objoid", "int8"}, {"classoid", "int8"}, {"objsubid", "int4"}, {"description", "text"}}, rows: empty},
-	"pg_attrdef":       {cols: []catCol{{"oid", "int8"}, {"adrelid", "int8"}, {"adnum", "int4"}, {"adbin", "text"}}, rows: empty},
-	"pg_constraint":    {cols: []catCol{{"oid", "int8"}, {"conname", "text"}, {"connamespace", "int8"}, {"contype", "char"}, {"conrelid", "int8"}, {"confrelid", "int8"}, {"conindid", "int8"}}, rows: empty},
-	"pg_inherits":      {cols: []catCol{{"inhrelid", "int8"}, {"inhparent", "int8"}, {"inhseqno", "int4"}, {"inhdetachpending", "bool"}}, rows: empty},
-	"pg_proc":          {cols: []catCol{{"oid", "int8"}, {"proname", "text"}, {"pronamespace", "int8"}, {"proowner", "int8"}, {"prokind", "char"}, {"prorettype", "int8"}}, rows: empty},
-	"pg_collation":     {cols: []catCol{{"oid", "int8"}, {"collname", "text"}, {"collnamespace", "int8"}}, rows: empty},
-	"pg_tablespace":    {cols: []catCol{{"oid", "int8"}, {"spcname", "text"}, {"spcowner", "int8"}}, rows: empty},
-	"pg_extension":     {cols: []catCol{{"oid", "int8"}, {"extname", "text"}, {"extowner", "int8"}, {"extnamespace", "int8"}, {"extversion", "text"}}, rows: empty},
-	"pg_views":         {cols: []catCol{{"schemaname", "text"}, {"viewname", "text"}, {"viewowner", "text"}, {"definition", "text"}}, rows: empty},
-	"pg_matviews":      {cols: []catCol{{"schemaname", "text"}, {"matviewname", "text"}, {"matviewowner", "text"}, {"definition", "text"}}, rows: empty},
-	"pg_sequence":      {cols: []catCol{{"seqrelid", "int8"}, {"seqtypid", "int8"}}, rows: empty},
-	"pg_trigger":       {cols: []catCol{{"oid", "int8"}, {"tgrelid", "int8"}, {"tgname", "text"}}, rows: empty},
-	"pg_enum":          {cols: []catCol{{"oid", "int8"}, {"enumtypid", "int8"}, {"enumsortorder", "float8"}, {"enumlabel", "text"}}, rows: empty},
-	"pg_range":         {cols: []catCol{{"rngtypid", "int8"}, {"rngsubtype", "int8"}}, rows: empty},
-	"pg_foreign_table": {cols: []catCol{{"ftrelid", "int8"}, {"ftserver", "int8"}}, rows: empty},
+	"pg_description": {cols: []catCol{{"objoid", "int8"}, {"classoid", "int8"}, {"objsubid", "int4"}, {"description", "text"}}, rows: empty},
+	"pg_attrdef":     {cols: []catCol{{"oid", "int8"}, {"adrelid", "int8"}, {"adnum", "int4"}, {"adbin", "text"}}, rows: empty},
+	"pg_constraint":  {cols: []catCol{{"oid", "int8"}, {"conname", "text"}, {"connamespace", "int8"}, {"contype", "char"}, {"conrelid", "int8"}, {"confrelid", "int8"}, {"conindid", "int8"}}, rows: empty},
+	"pg_inherits":    {cols: []catCol{{"inhrelid", "int8"}, {"inhparent", "int8"}, {"inhseqno", "int4"}, {"inhdetachpending", "bool"}}, rows: empty},
+	"pg_proc":        {cols: []catCol{{"oid", "int8"}, {"proname", "text"}, {"pronamespace", "int8"}, {"proowner", "int8"}, {"prokind", "char"}, {"prorettype", "int8"}}, rows: empty},
+	"pg_collation":   {cols: []catCol{{"oid", "int8"}, {"collname", "text"}, {"collnamespace", "int8"}}, rows: empty},
+	"pg_tablespace":  {cols: []catCol{{"oid", "int8"}, {"spcname", "text"}, {"spcowner", "int8"}}, rows: empty},
+	"pg_extension":   {cols: []catCol{{"oid", "int8"}, {"extname", "text"}, {"extowner", "int8"}, {"extnamespace", "int8"}, {"extversion", "text"}}, rows: empty},
+	"pg_views":       {cols: []catCol{{"schemaname", "text"}, {"viewname", "text"}, {"viewowner", "text"}, {"definition", "text"}}, rows: empty},
+	"pg_matviews":    {cols: []catCol{{"schemaname", "text"}, {"matviewname", "text"}, {"matviewowner", "text"}, {"definition", "text"}}, rows: empty},
+	"pg_sequence":    {cols: []catCol{{"seqrelid", "int8"}, {"seqtypid", "int8"}}, rows: empty},
+	"pg_trigger":     {cols: []catCol{{"oid", "int8"}, {"tgrelid", "int8"}, {"tgname", "text"}}, rows: empty},
+	"pg_enum":        {cols: []catCol{{"oid", "int8"}, {"enumtypid", "int8"}, {"enumsortorder", "float8"}, {"enumlabel", "text"}}, rows: empty},
+	"pg_range":       {cols: []catCol{{"rngtypid", "int8"}, {"rngsubtype", "int8"}}, rows: empty},
+	// no row security, extended statistics or publications: psql's \d
+	// asks for them
+	"pg_policy": {cols: []catCol{{"oid", "int8"}, {"polname", "text"}, {"polrelid", "int8"}, {"polcmd", "char"}, {"polpermissive", "bool"},
+		{"polroles", "int8[]"}, {"polqual", "text"}, {"polwithcheck", "text"}}, rows: empty},
+	"pg_statistic_ext": {cols: []catCol{{"oid", "int8"}, {"stxrelid", "int8"}, {"stxname", "text"}, {"stxnamespace", "int8"},
+		{"stxowner", "int8"}, {"stxstattarget", "int4"}, {"stxkeys", "int2[]"}, {"stxkind", "text[]"}, {"stxexprs", "text"}}, rows: empty},
+	"pg_publication": {cols: []catCol{{"oid", "int8"}, {"pubname", "text"}, {"pubowner", "int8"}, {"puballtables", "bool"},
+		{"pubinsert", "bool"}, {"pubupdate", "bool"}, {"pubdelete", "bool"}, {"pubtruncate", "bool"}, {"pubviaroot", "bool"}}, rows: empty},
+	"pg_publication_namespace": {cols: []catCol{{"oid", "int8"}, {"pnpubid", "int8"}, {"pnnspid", "int8"}}, rows: empty},
+	"pg_publication_rel":       {cols: []catCol{{"oid", "int8"}, {"prpubid", "int8"}, {"prrelid", "int8"}, {"prqual", "text"}, {"prattrs", "int2[]"}}, rows: empty},
+	"pg_foreign_table":         {cols: []catCol{{"ftrelid", "int8"}, {"ftserver", "int8"}}, rows: empty},
 	"pg_tables": {cols: []catCol{{"schemaname", "text"}, {"tablename", "text"}, {"tableowner", "text"}, {"tablespace", "text"},
 		{"hasindexes", "bool"}, {"hasrules", "bool"}, {"hastriggers", "bool"}, {"rowsecurity", "bool"}}, rows: pgTablesRows},
 }
@@ -490,7 +505,8 @@ var systemOIDs = map[string]int64{
 	"pg_database": 1262, "pg_am": 2601, "pg_attrdef": 2604, "pg_constraint": 2606, "pg_description": 2609,
 	"pg_index": 2610, "pg_inherits": 2611, "pg_namespace": 2615, "pg_trigger": 2620, "pg_collation": 3456,
 	"pg_tablespace": 1213, "pg_extension": 3079, "pg_enum": 3501, "pg_range": 3541, "pg_sequence": 2224,
-	"pg_foreign_table": 3118,
+	"pg_foreign_table": 3118, "pg_policy": 3256, "pg_statistic_ext": 3381, "pg_publication": 6104,
+	"pg_publication_namespace": 6237, "pg_publication_rel": 6106,
 }
 
 // relationOID resolves 'name'::regclass: a pg_catalog relation, or a

@@ -1,10 +1,12 @@
 package pgwire
 
 import (
+	"database/sql/driver"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -338,7 +340,135 @@ func decodeParam(oid uint32, format int16, raw []byte) (any, error) {
 	case 0:
 		return nil, fmt.Errorf("could not determine data type of a binary parameter; send it in text format or give its type in Parse")
 	}
+	if isArrayOID(oid) {
+		return decodeArrayParam(raw)
+	}
 	return nil, fmt.Errorf("binary format for type OID %d is not supported; send it in text format", oid)
+}
+
+func isArrayOID(oid uint32) bool {
+	for _, a := range arrayOIDs {
+		if a == oid {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeArrayParam reads a binary array (dimensions, then each element
+// by the element type's binary format) into the array's text form, which
+// takes its context's type as a quoted literal would.
+func decodeArrayParam(raw []byte) (any, error) {
+	bad := fmt.Errorf("invalid binary array of %d bytes", len(raw))
+	if len(raw) < 12 {
+		return nil, bad
+	}
+	ndim := int(binary.BigEndian.Uint32(raw))
+	elemOID := binary.BigEndian.Uint32(raw[8:])
+	if ndim == 0 {
+		return "{}", nil
+	}
+	if ndim > 6 || len(raw) < 12+8*ndim {
+		return nil, bad
+	}
+	dims := make([]int, ndim)
+	total := 1
+	for d := range dims {
+		n := int(int32(binary.BigEndian.Uint32(raw[12+8*d:])))
+		if n < 0 || n > len(raw) {
+			return nil, bad
+		}
+		dims[d] = n
+		total *= n
+		if total > len(raw) {
+			return nil, bad
+		}
+	}
+	rest := raw[12+8*ndim:]
+	elems := make([]string, 0, total)
+	for k := 0; k < total; k++ {
+		if len(rest) < 4 {
+			return nil, bad
+		}
+		n := int32(binary.BigEndian.Uint32(rest))
+		rest = rest[4:]
+		if n == -1 {
+			elems = append(elems, "NULL")
+			continue
+		}
+		if n < 0 || int(n) > len(rest) {
+			return nil, bad
+		}
+		v, err := decodeParam(elemOID, 1, rest[:n])
+		if err != nil {
+			return nil, fmt.Errorf("array element %d: %w", k+1, err)
+		}
+		rest = rest[n:]
+		t, err := arrayElemText(v)
+		if err != nil {
+			return nil, err
+		}
+		elems = append(elems, t)
+	}
+	if len(rest) != 0 {
+		return nil, bad
+	}
+	var b strings.Builder
+	var nest func(d int)
+	nest = func(d int) {
+		b.WriteByte('{')
+		for i := 0; i < dims[d]; i++ {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if d+1 < len(dims) {
+				nest(d + 1)
+				continue
+			}
+			b.WriteString(elems[0])
+			elems = elems[1:]
+		}
+		b.WriteByte('}')
+	}
+	nest(0)
+	return b.String(), nil
+}
+
+// arrayElemText renders a decoded parameter as an element of an array's
+// text form, quoted.
+func arrayElemText(v any) (string, error) {
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = x
+	case bool:
+		s = strconv.FormatBool(x)
+	case int16:
+		s = strconv.FormatInt(int64(x), 10)
+	case int32:
+		s = strconv.FormatInt(int64(x), 10)
+	case int64:
+		s = strconv.FormatInt(x, 10)
+	case float32:
+		s = strconv.FormatFloat(float64(x), 'g', -1, 32)
+	case float64:
+		s = strconv.FormatFloat(x, 'g', -1, 64)
+	case []byte:
+		s = `\x` + hex.EncodeToString(x)
+	case arrow.Date32:
+		s = x.FormattedString()
+	case time.Time:
+		s = x.UTC().Format("2006-01-02 15:04:05.999999Z07:00")
+	case driver.Valuer:
+		dv, err := x.Value()
+		if err != nil {
+			return "", err
+		}
+		return arrayElemText(dv)
+	default:
+		return "", fmt.Errorf("an array of %T cannot be a parameter yet; send it in text format", v)
+	}
+	return string(appendArrayElem(nil, []byte(s), true)), nil
 }
 
 // oidName names a type OID in messages.

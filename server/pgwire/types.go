@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -94,13 +95,19 @@ func pgType(dt arrow.DataType) (oid uint32, size int16, mod int32) {
 	case arrow.INTERVAL_MONTH_DAY_NANO, arrow.DURATION:
 		return oidInterval, 16, -1
 	case arrow.LIST:
-		elem, _, _ := pgType(dt.(*arrow.ListType).Elem())
+		elemType := dt.(*arrow.ListType).Elem()
+		elem, _, _ := pgType(elemType)
 		if a, ok := arrayOIDs[elem]; ok {
 			return a, -1, -1
 		}
+		if elemType.ID() == arrow.LIST && elem != oidText {
+			// a list of lists is a multi-dimensional array, of the
+			// same type as one dimension
+			return elem, -1, -1
+		}
 	}
 	// text, and what PostgreSQL has no exact peer for here (structs,
-	// maps, lists of lists), in skade's text form
+	// maps), in skade's text form
 	return oidText, -1, -1
 }
 
@@ -115,6 +122,9 @@ var arrayOIDs = map[uint32]uint32{
 // array: {1,NULL,"a b"} in text, the array wire format in binary.
 func listEncoder(a *array.List, binaryFormat bool) (encoder, error) {
 	elems := a.ListValues()
+	if _, nested := elems.(*array.List); nested && binaryFormat {
+		return multiDimEncoder(a)
+	}
 	elemOID, _, _ := pgType(elems.DataType())
 	enc, err := newEncoder(elems, elems.DataType(), binaryFormat)
 	if err != nil {
@@ -172,6 +182,86 @@ func listEncoder(a *array.List, binaryFormat bool) (encoder, error) {
 			buf = appendArrayElem(buf, tmp, quoteElems)
 		}
 		return append(buf, '}'), nil
+	}, nil
+}
+
+// multiDimEncoder encodes a list of lists as a multi-dimensional
+// PostgreSQL array in the binary format: its dimensions are the lengths at
+// each level, which must agree throughout (PostgreSQL arrays are
+// rectangular; skade's lists need not be, and a ragged one is an error).
+func multiDimEncoder(a *array.List) (encoder, error) {
+	var levels []*array.List
+	var leaf arrow.Array = a
+	for {
+		l, ok := leaf.(*array.List)
+		if !ok {
+			break
+		}
+		levels = append(levels, l)
+		leaf = l.ListValues()
+	}
+	leafOID, _, _ := pgType(leaf.DataType())
+	enc, err := newEncoder(leaf, leaf.DataType(), true)
+	if err != nil {
+		return nil, err
+	}
+	ragged := errors.New("cannot send a ragged array: its sub-arrays differ in length, which a PostgreSQL array cannot; cast it to text")
+	return func(buf []byte, i int) ([]byte, error) {
+		// dimensions from the first element at each level, then check
+		// every sub-array against them while gathering the leaves
+		dims := make([]int, len(levels))
+		lo, hi := int64(i), int64(i)+1
+		for d, l := range levels {
+			s, e := l.ValueOffsets(int(lo))
+			dims[d] = int(e - s)
+			nlo, nhi := int64(-1), int64(-1)
+			for r := lo; r < hi; r++ {
+				if l.IsNull(int(r)) {
+					return nil, errors.New("cannot send an array holding a NULL sub-array; PostgreSQL arrays have none")
+				}
+				rs, re := l.ValueOffsets(int(r))
+				if int(re-rs) != dims[d] {
+					return nil, ragged
+				}
+				if nlo < 0 {
+					nlo = rs
+				}
+				nhi = re
+			}
+			if dims[d] == 0 {
+				buf = binary.BigEndian.AppendUint32(buf, 0)
+				buf = binary.BigEndian.AppendUint32(buf, 0)
+				return binary.BigEndian.AppendUint32(buf, leafOID), nil
+			}
+			lo, hi = nlo, nhi
+		}
+		hasNull := 0
+		for k := lo; k < hi; k++ {
+			if leaf.IsNull(int(k)) {
+				hasNull = 1
+			}
+		}
+		buf = binary.BigEndian.AppendUint32(buf, uint32(len(dims)))
+		buf = binary.BigEndian.AppendUint32(buf, uint32(hasNull))
+		buf = binary.BigEndian.AppendUint32(buf, leafOID)
+		for _, d := range dims {
+			buf = binary.BigEndian.AppendUint32(buf, uint32(d))
+			buf = binary.BigEndian.AppendUint32(buf, 1)
+		}
+		for k := lo; k < hi; k++ {
+			if leaf.IsNull(int(k)) {
+				buf = binary.BigEndian.AppendUint32(buf, 0xffffffff)
+				continue
+			}
+			at := len(buf)
+			buf = append(buf, 0, 0, 0, 0)
+			var err error
+			if buf, err = enc(buf, int(k)); err != nil {
+				return nil, err
+			}
+			binary.BigEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
+		}
+		return buf, nil
 	}, nil
 }
 

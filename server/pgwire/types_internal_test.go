@@ -120,10 +120,59 @@ func FuzzDecodeParam(f *testing.F) {
 		f.Add(oid, int16(1), []byte{0, 1, 0, 0, 0, 0, 0, 4, 0x30, 0x39})
 		f.Add(oid, int16(0), []byte("12"))
 	}
+	f.Add(uint32(1007), int16(1), binaryArray(2, 23, []int32{2, 2}, [][]byte{{0, 0, 0, 1}, nil, {0, 0, 0, 3}, {0, 0, 0, 4}}))
 	f.Fuzz(func(t *testing.T, oid uint32, format int16, raw []byte) {
 		decodeParam(oid, format, raw)
-		for _, o := range []uint32{oidNumeric, oidInterval, oidTimestamp, oidDate, oidUUID} {
+		for _, o := range []uint32{oidNumeric, oidInterval, oidTimestamp, oidDate, oidUUID, 1007, 1009, 1231} {
 			decodeParam(o, 1, raw)
 		}
 	})
+}
+
+// binaryArray builds PostgreSQL's binary array format (nil elements are
+// NULL).
+func binaryArray(ndim int, elemOID uint32, dims []int32, elems [][]byte) []byte {
+	b := binary.BigEndian.AppendUint32(nil, uint32(ndim))
+	b = binary.BigEndian.AppendUint32(b, 1)
+	b = binary.BigEndian.AppendUint32(b, elemOID)
+	for _, d := range dims {
+		b = binary.BigEndian.AppendUint32(b, uint32(d))
+		b = binary.BigEndian.AppendUint32(b, 1)
+	}
+	for _, e := range elems {
+		if e == nil {
+			b = binary.BigEndian.AppendUint32(b, 0xffffffff)
+			continue
+		}
+		b = binary.BigEndian.AppendUint32(b, uint32(len(e)))
+		b = append(b, e...)
+	}
+	return b
+}
+
+func TestDecodeArrayParam(t *testing.T) {
+	for _, c := range []struct {
+		raw  []byte
+		want string
+		err  string
+	}{
+		{binaryArray(2, oidInt4, []int32{2, 2}, [][]byte{{0, 0, 0, 1}, nil, {0, 0, 0, 3}, {0xff, 0xff, 0xff, 0xff}}), "{{1,NULL},{3,-1}}", ""},
+		{binaryArray(1, oidText, []int32{3}, [][]byte{[]byte("a b"), []byte(""), []byte("NULL")}), `{"a b","","NULL"}`, ""},
+		{binaryArray(0, oidInt4, nil, nil), "{}", ""},
+		{binaryArray(1, oidInt4, []int32{2}, [][]byte{{0, 0, 0, 1}}), "", "invalid binary array"},
+		{binaryArray(1, oidInt4, []int32{1}, [][]byte{{0, 0, 1}}), "", "array element 1: invalid binary value of 3 bytes"},
+		{binaryArray(1, oidInt4, []int32{-5}, nil), "", "invalid binary array"},
+		{[]byte{0, 0, 0, 1}, "", "invalid binary array"},
+	} {
+		got, err := decodeParam(1007, 1, c.raw)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%x: error %v, want %q", c.raw, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%x: %v, %v; want %s", c.raw, got, err, c.want)
+		}
+	}
 }

@@ -45,6 +45,9 @@ func TestTypesRoundTrip(t *testing.T) {
 		{"tsn", "TIMESTAMP", 1114, ts0, new(time.Time), ts0},
 		{"tsz", "TIMESTAMPTZ", 1184, ts0, new(time.Time), ts0},
 		{"u", "UUID", 2950, "12345678-9abc-def0-0102-030405060708", new([16]byte), uuid},
+		{"ai", "INTEGER[]", 1007, []int32{1, 2, 3}, new([]int32), []int32{1, 2, 3}},
+		{"at", "TEXT[]", 1009, []string{"a b", "", "NULL"}, new([]string), []string{"a b", "", "NULL"}},
+		{"aa", "BIGINT[][]", 1016, "{{1,2},{3,4}}", new([][]int64), [][]int64{{1, 2}, {3, 4}}},
 	}
 	for _, mode := range []string{"", "&default_query_exec_mode=simple_protocol"} {
 		t.Run("mode"+mode, func(t *testing.T) {
