@@ -128,7 +128,7 @@ func NewHashJoin(kind JoinKind, left, right Operator, leftKeys, rightKeys []Expr
 		return nil, fmt.Errorf("hash join: %w", err)
 	}
 	if opts.NullSafeKeys {
-		if kind != JoinInner && kind != JoinLeft {
+		if kind != JoinInner && kind != JoinLeft && kind != JoinMark {
 			return nil, fmt.Errorf("hash join: NULL-safe keys in a %s join (planner bug)", kind)
 		}
 		enc.nullSafe = true

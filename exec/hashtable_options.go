@@ -26,7 +26,7 @@ type HashOptions struct {
 	BuildLeft bool
 	// NullSafeKeys makes a hash join's NULL keys match each other, as IS
 	// NOT DISTINCT FROM does (the join of a decorrelated subquery to the
-	// outer rows' correlated values). Inner and left joins only.
+	// outer rows' correlated values). Inner, left and mark joins only.
 	NullSafeKeys bool
 	// BatchSize caps the rows of an output batch; 0 means 8192.
 	BatchSize int

@@ -50,6 +50,8 @@ func init() {
 		return formatType(a[0].(*array.Int64).Value(i), mod), true
 	}))
 	register("array_to_string", resolveArrayToString)
+	// one tablespace, the default, whose location PostgreSQL gives as ''
+	register("pg_tablespace_location", rowFunc(types(tInt64), tString, func(a []arrow.Array, i int) (any, bool) { return "", true }))
 	// no extended statistics and no publications
 	register("pg_get_statisticsobjdef_columns", rowFunc(types(tInt64), tString, none))
 	register("pg_relation_is_publishable", rowFunc(types(tInt64), tBool, func(a []arrow.Array, i int) (any, bool) { return false, true }))
@@ -164,8 +166,16 @@ func formatType(oid, mod int64) string {
 	case 0:
 		return "-"
 	}
+	if elem, ok := arrayElemOIDs[oid]; ok {
+		// PostgreSQL prints one [] whatever the dimensions
+		return formatType(elem, mod) + "[]"
+	}
 	return "???"
 }
+
+// arrayElemOIDs are PostgreSQL's array type OIDs and their element types.
+var arrayElemOIDs = map[int64]int64{1000: 16, 1001: 17, 1005: 21, 1007: 23, 1009: 25, 1015: 1043, 1016: 20,
+	1021: 700, 1022: 701, 1182: 1082, 1183: 1083, 1115: 1114, 1185: 1184, 1187: 1186, 1231: 1700, 2951: 2950}
 
 // resolveArrayToString is array_to_string(list, delimiter): the non-NULL
 // elements' text joined by the delimiter.

@@ -160,9 +160,10 @@ type AsOf struct {
 // true). Args may contain *NamedArg.
 type TableFunc struct {
 	Pos
-	Name  Name
-	Args  []Expr
-	Alias *Alias
+	Name       Name
+	Args       []Expr
+	Ordinality bool // WITH ORDINALITY
+	Alias      *Alias
 }
 
 // SubqueryRef is a parenthesised query in FROM (including (VALUES …)),

@@ -236,6 +236,9 @@ func (x *TableFunc) format(w *writer) {
 		w.exprP(a, precCmp+1) // a top-level "=" would read back as a named argument
 	}
 	w.WriteByte(')')
+	if x.Ordinality {
+		w.WriteString(" WITH ORDINALITY")
+	}
 	w.alias(x.Alias)
 }
 

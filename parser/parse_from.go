@@ -111,6 +111,11 @@ func (p *parser) tablePrimary() TableExpr {
 			}
 		}
 		p.expectOp(")")
+		if p.isKw("WITH") && p.peek(1).isKw("ORDINALITY") {
+			p.next()
+			p.next()
+			f.Ordinality = true
+		}
 		f.Alias = p.tableAlias()
 		return f
 	}

@@ -84,10 +84,9 @@ func (b *binder) bindQuantified(e *parser.Quantified, ec *exprCtx) (Expr, error)
 	if ec.agg != nil {
 		sc = ec.agg.input
 	}
-	// probe the subquery for its width and correlation; the rewrite below
-	// binds it again
+	// probe the subquery for its width; the rewrite below binds it again
 	inits := len(b.inits)
-	sub, corr, err := b.bindSubquery(e.Query, sc)
+	sub, _, err := b.bindSubquery(e.Query, sc)
 	b.inits = b.inits[:inits]
 	if err != nil {
 		return nil, err
@@ -95,9 +94,8 @@ func (b *binder) bindQuantified(e *parser.Quantified, ec *exprCtx) (Expr, error)
 	if len(sub.Columns()) != 1 {
 		return nil, errorf(e.Pos, "subquery has too many columns")
 	}
-	if corr {
-		return nil, errorf(e.Pos, "x %s %s (correlated subquery) is not supported yet; = ANY, <> ALL and an uncorrelated subquery are", op, quantWord(e.All))
-	}
+	// a correlated subquery makes each extreme a correlated scalar
+	// subquery over a derived table: a dependent join
 	return b.bindExpr(quantifiedCase(e, op), ec)
 }
 
@@ -114,8 +112,8 @@ func quantWord(all bool) string {
 func quantName(op string, all bool) string { return op + " " + strings.ToLower(quantWord(all)) }
 
 // quantifiedCase is the CASE that computes x op ANY|ALL (q) from q's
-// count(*), count(v), min(v) and max(v), each an uncorrelated scalar
-// subquery that runs once:
+// count(*), count(v), min(v) and max(v), each a scalar subquery (run
+// once, or per distinct outer value when q is correlated):
 //
 //	x > ANY: CASE WHEN n = 0 THEN false WHEN x > min THEN true
 //	         WHEN x IS NULL OR nulls > 0 THEN NULL ELSE false END

@@ -36,6 +36,19 @@ func (b *binder) bindFromList(items []parser.TableExpr, outer *scope) (Node, *sc
 			}
 			continue
 		}
+		if tf, ok := it.(*parser.TableFunc); ok {
+			n, fsc, ok, err := b.lateralFunc(tf, node, sc)
+			if err != nil {
+				return nil, nil, err
+			}
+			if ok {
+				node = n
+				if err := sc.merge(fsc, it.Position()); err != nil {
+					return nil, nil, err
+				}
+				continue
+			}
+		}
 		n, isc, err := b.bindTableExpr(it, outer)
 		if err != nil {
 			return nil, nil, err
@@ -106,11 +119,19 @@ func (b *binder) bindTableExpr(t parser.TableExpr, outer *scope) (Node, *scope, 
 		sc, err := aliased(n.Columns(), "", t.Alias, outer)
 		return n, sc, err
 	case *parser.TableFunc:
+		if n, fsc, ok, err := b.lateralFunc(t, nil, newScope(nil, outer)); ok || err != nil {
+			return n, fsc, err
+		}
 		n, err := b.bindTableFunc(t)
 		if err != nil {
 			return nil, nil, err
 		}
-		sc, err := aliased(n.Columns(), strings.ToLower(t.Name.Last().Name), t.Alias, outer)
+		alias := t.Alias
+		if name := strings.ToLower(t.Name.Last().Name); setReturning(name) && name != "range" && alias != nil && len(alias.Columns) == 0 {
+			// a function of one column names it after its alias
+			alias = &parser.Alias{Pos: alias.Pos, Name: alias.Name, Columns: []parser.Ident{alias.Name}}
+		}
+		sc, err := aliased(n.Columns(), strings.ToLower(t.Name.Last().Name), alias, outer)
 		return n, sc, err
 	case *parser.ParenTable:
 		n, sc, err := b.bindTableExpr(t.Table, outer)
@@ -332,6 +353,11 @@ func (b *binder) bindJoin(j *parser.Join, outer *scope) (_ Node, _ *scope, err e
 	l, lsc, err := b.bindTableExpr(j.Left, outer)
 	if err != nil {
 		return nil, nil, err
+	}
+	if tf, ok := j.Right.(*parser.TableFunc); ok {
+		if n, sc, ok, err := b.lateralJoin(j, tf, l, lsc, outer); ok || err != nil {
+			return n, sc, err
+		}
 	}
 	var r Node
 	var rsc *scope

@@ -94,7 +94,7 @@ func (b *binder) subqueryJoin(input Node, sc *scope, c parser.Expr) (Node, bool,
 		sub = stripProject(sub)
 		sub, pulled, ok := pullCorrelated(sub)
 		if !ok || len(freeCols(sub)) > 0 {
-			return nil, false, errorf(c.Pos, "this correlated subquery is not supported yet; only correlations in its WHERE clause are")
+			return nil, false, nil // a dependent join (bindExistsValue)
 		}
 		kind := exec.JoinSemi
 		if not {
@@ -128,11 +128,11 @@ func (b *binder) subqueryJoin(input Node, sc *scope, c parser.Expr) (Node, bool,
 			if c.Not {
 				return nil, false, nil // a mark join: NOT IN's NULLs are judged among the correlated rows
 			}
-			var ok bool
-			sub, pulled, ok = pullCorrelated(sub)
-			if !ok || len(freeCols(sub)) > 0 {
-				return nil, false, errorf(c.Pos, "this correlated subquery is not supported yet; only correlations in its WHERE clause are")
+			in, p, ok := pullCorrelated(sub)
+			if !ok || len(freeCols(in)) > 0 {
+				return nil, false, nil // a dependent mark join (bindInSubquery)
 			}
+			sub, pulled = in, p
 		}
 		eq, err := b.inEquality(c.Pos, x, sub.Columns()[0])
 		if err != nil {
@@ -317,13 +317,29 @@ func (b *binder) bindInSubquery(e *parser.InExpr, ec *exprCtx) (Expr, error) {
 		// the correlation equalities are the hash keys; the IN comparison
 		// is judged, NULLs included, among the candidates they select
 		in, pulled, ok := pullCorrelated(sub)
-		if !ok || len(pulled) == 0 || len(freeCols(in)) > 0 {
-			return nil, errorf(e.Pos, "this correlated IN (subquery) is not supported here yet; only correlations by equality in its WHERE clause are")
+		keyed := ok && len(pulled) > 0 && len(freeCols(in)) == 0
+		if keyed {
+			_, _, keyed = splitCorrelation(pulled, idSet(in.Columns()))
 		}
-		if _, _, ok := splitCorrelation(pulled, idSet(in.Columns())); !ok {
-			return nil, errorf(e.Pos, "this correlated IN (subquery) is not supported here yet; only correlations by equality in its WHERE clause are")
+		if keyed {
+			join.Right, join.On, join.Residual = in, andAll(b, pulled), eq
+		} else {
+			// any other correlation: a dependent mark join
+			d, ok := b.newDependent(sub, sc)
+			if !ok {
+				return nil, errorf(e.Pos, "this correlated IN (subquery) is not supported here yet: it reads a query further out")
+			}
+			q, dc, err := d.push(sub)
+			if err != nil {
+				return nil, atPos(e.Pos, err)
+			}
+			if err := d.join(q, dc, ec); err != nil {
+				return nil, err
+			}
+			join = (*ec.marks)[len(*ec.marks)-1]
+			*ec.marks = (*ec.marks)[:len(*ec.marks)-1]
+			join.Kind, join.Residual, join.Mark = exec.JoinMark, eq, &mark
 		}
-		join.Right, join.On, join.Residual = in, andAll(b, pulled), eq
 	}
 	*ec.marks = append(*ec.marks, join)
 	if err := regroup(ec, from); err != nil {
@@ -388,6 +404,9 @@ func (b *binder) bindScalarSubquery(e *parser.SubqueryExpr, ec *exprCtx) (Expr, 
 		}
 		from := len(*ec.marks)
 		x, ok, err := b.decorrelateScalar(sub, ec)
+		if err == nil && !ok {
+			x, ok, err = b.dependentScalar(sub, ec, sc)
+		}
 		if err != nil {
 			return nil, atPos(e.Pos, err)
 		}
@@ -421,6 +440,9 @@ func (b *binder) bindExistsValue(e *parser.Exists, ec *exprCtx) (Expr, error) {
 			from = len(*ec.marks)
 		}
 		x, ok, err := b.existsMark(sub, ec)
+		if err == nil && !ok && ec.marks != nil {
+			x, ok, err = b.dependentExists(sub, ec, sc)
+		}
 		if err != nil {
 			return nil, atPos(e.Pos, err)
 		}
@@ -515,6 +537,8 @@ func nodeExprs(n Node) []Expr {
 	switch x := n.(type) {
 	case *Filter:
 		return []Expr{x.Pred}
+	case *Unnest:
+		return x.Args
 	case *Project:
 		return x.Exprs
 	case *Join:

@@ -153,6 +153,8 @@ func mapNodeExprs(n Node, f func(Expr) (Expr, error)) error {
 	switch x := n.(type) {
 	case *Scan:
 		err = many(x.Filters)
+	case *Unnest:
+		err = many(x.Args)
 	case *Values:
 		for _, r := range x.Rows {
 			if err = many(r); err != nil {

@@ -144,6 +144,8 @@ type Join struct {
 	// Apply, on a pending join of a correlated subquery (exprCtx.marks),
 	// says how applyMarks joins it: per outer row (see Apply).
 	Apply *Apply
+	// Delim makes the join a dependent join (see Delim).
+	Delim *Delim
 }
 
 func (j *Join) Columns() []Column {
@@ -173,6 +175,9 @@ func (j *Join) Columns() []Column {
 func (j *Join) Children() []Node { return []Node{j.Left, j.Right} }
 func (j *Join) String() string {
 	s := "Join " + j.Kind.String()
+	if j.Delim != nil {
+		s = "Join dependent " + j.Kind.String()
+	}
 	if j.On == nil {
 		return s + " (cross)"
 	}
@@ -355,4 +360,63 @@ func explainLogical(n Node) string {
 	}
 	walk(n, 0)
 	return b.String()
+}
+
+// Unnest applies a set-returning function (unnest, generate_series,
+// range) to each row of Input: a lateral table function, or one over
+// constants (Input a OneRow). Output: Input's columns, Col, then Ord
+// (WITH ORDINALITY).
+type Unnest struct {
+	Input Node
+	Func  string
+	Args  []Expr
+	Col   Column
+	Ord   *Column
+	// Outer keeps an input row whose function yields no rows, with NULLs
+	// (LEFT JOIN … ON TRUE).
+	Outer bool
+}
+
+func (u *Unnest) Columns() []Column {
+	out := append(append([]Column(nil), u.Input.Columns()...), u.Col)
+	if u.Ord != nil {
+		out = append(out, *u.Ord)
+	}
+	return out
+}
+func (u *Unnest) Children() []Node { return []Node{u.Input} }
+func (u *Unnest) String() string {
+	args := make([]string, len(u.Args))
+	for i, a := range u.Args {
+		args[i] = a.String()
+	}
+	s := "Unnest " + u.Func + "(" + strings.Join(args, ", ") + ")"
+	if u.Ord != nil {
+		s += " WITH ORDINALITY"
+	}
+	if u.Outer {
+		s += " outer"
+	}
+	return s
+}
+
+// DelimScan is where a decorrelated subquery reads the distinct values of
+// the outer columns it is correlated on: Join.Delim of the join above
+// fills it at run time (exec.DelimJoin).
+type DelimScan struct {
+	Cols  []Column
+	state *exec.DelimState // set when the join is built
+}
+
+func (d *DelimScan) Columns() []Column { return d.Cols }
+func (d *DelimScan) Children() []Node  { return nil }
+func (d *DelimScan) String() string    { return "DelimScan" }
+
+// Delim marks a left join of the outer rows to a decorrelated subquery
+// (Right) as a dependent join: its first N conjuncts in On are outer key
+// IS NOT DISTINCT FROM subquery key, and Scans read the outer keys'
+// distinct values.
+type Delim struct {
+	N     int
+	Scans []*DelimScan
 }

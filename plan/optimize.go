@@ -170,6 +170,8 @@ func setChildren(n Node, f func(Node) Node) {
 		x.Input = f(x.Input)
 	case *Window:
 		x.Input = f(x.Input)
+	case *Unnest:
+		x.Input = f(x.Input)
 	case *Sort:
 		x.Input = f(x.Input)
 	case *Limit:

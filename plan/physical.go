@@ -116,6 +116,27 @@ func (b *binder) buildSerial(n Node) (exec.Operator, error) {
 		return op, nil
 	case *MetadataAnswer:
 		return b.valuesOp([][]Expr{n.Row}, n.Cols)
+	case *DelimScan:
+		if n.state == nil {
+			return nil, fmt.Errorf("plan: a DelimScan outside its dependent join (planner bug)")
+		}
+		return exec.NewDelimScan(n.state), nil
+	case *Unnest:
+		in, err := b.build(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		args, err := compileAll(n.Args, layoutOf(n.Input.Columns()))
+		if err != nil {
+			in.Close()
+			return nil, err
+		}
+		op, err := exec.NewUnnest(in, n.Func, args, n.Col.Name, n.Ord != nil, n.Outer, b.hashOpts())
+		if err != nil {
+			in.Close()
+			return nil, err
+		}
+		return op, nil
 	case *Once:
 		return n.operator(b)
 	case *OneRow:
@@ -408,8 +429,71 @@ func setOpKind(op string, all bool) (exec.SetOpKind, error) {
 	return 0, fmt.Errorf("plan: set operation %s all=%v (planner bug)", op, all)
 }
 
+// buildDelimJoin builds a dependent join: the right side's DelimScans
+// read the distinct outer keys the join computes.
+func (b *binder) buildDelimJoin(j *Join) (exec.Operator, error) {
+	conj := conjuncts(j.On)
+	if len(conj) != j.Delim.N {
+		return nil, fmt.Errorf("plan: a dependent join with %d conditions for %d keys (planner bug)", len(conj), j.Delim.N)
+	}
+	lcols, rcols := j.Left.Columns(), j.Right.Columns()
+	var lk, rk []Expr
+	for _, c := range conj {
+		f, ok := c.(*Func)
+		if !ok || f.Name != "is_not_distinct_from" || len(f.Args) != 2 {
+			return nil, fmt.Errorf("plan: dependent join condition %s (planner bug)", c)
+		}
+		lk, rk = append(lk, f.Args[0]), append(rk, f.Args[1])
+	}
+	names := make([]string, len(lk))
+	types := make([]arrow.DataType, len(lk))
+	for i, k := range lk {
+		names[i], types[i] = fmt.Sprintf("delim%d", i+1), k.Type()
+	}
+	state := exec.NewDelimState(names, types)
+	for _, s := range j.Delim.Scans {
+		s.state = state
+	}
+	left, err := b.build(j.Left)
+	if err != nil {
+		return nil, err
+	}
+	right, err := b.build(j.Right)
+	if err != nil {
+		left.Close()
+		return nil, err
+	}
+	fail := func(err error) (exec.Operator, error) {
+		left.Close()
+		right.Close()
+		return nil, err
+	}
+	lx, err := compileAll(lk, layoutOf(lcols))
+	if err != nil {
+		return fail(err)
+	}
+	rx, err := compileAll(rk, layoutOf(rcols))
+	if err != nil {
+		return fail(err)
+	}
+	var res exec.Expr
+	if j.Residual != nil {
+		if res, err = compile(j.Residual, layoutOf(append(append([]Column(nil), lcols...), rcols...))); err != nil {
+			return fail(err)
+		}
+	}
+	op, err := exec.NewDelimJoin(j.Kind, left, right, lx, rx, res, state, b.hashOpts())
+	if err != nil {
+		return fail(err)
+	}
+	return op, nil
+}
+
 // buildJoin splits ON into equi keys (one side each) and a residual.
 func (b *binder) buildJoin(j *Join) (exec.Operator, error) {
+	if j.Delim != nil {
+		return b.buildDelimJoin(j)
+	}
 	lcols, rcols := j.Left.Columns(), j.Right.Columns()
 	lset, rset := map[ColumnID]bool{}, map[ColumnID]bool{}
 	for _, c := range lcols {

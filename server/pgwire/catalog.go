@@ -196,6 +196,7 @@ var pgCatalog = map[string]*catalogRelation{
 		{"stxowner", "int8"}, {"stxstattarget", "int4"}, {"stxkeys", "int2[]"}, {"stxkind", "text[]"}, {"stxexprs", "text"}}, rows: empty},
 	"pg_publication": {cols: []catCol{{"oid", "int8"}, {"pubname", "text"}, {"pubowner", "int8"}, {"puballtables", "bool"},
 		{"pubinsert", "bool"}, {"pubupdate", "bool"}, {"pubdelete", "bool"}, {"pubtruncate", "bool"}, {"pubviaroot", "bool"}}, rows: empty},
+	"pg_auth_members":          {cols: []catCol{{"oid", "int8"}, {"roleid", "int8"}, {"member", "int8"}, {"grantor", "int8"}, {"admin_option", "bool"}}, rows: empty},
 	"pg_publication_namespace": {cols: []catCol{{"oid", "int8"}, {"pnpubid", "int8"}, {"pnnspid", "int8"}}, rows: empty},
 	"pg_publication_rel":       {cols: []catCol{{"oid", "int8"}, {"prpubid", "int8"}, {"prrelid", "int8"}, {"prqual", "text"}, {"prattrs", "int2[]"}}, rows: empty},
 	"pg_foreign_table":         {cols: []catCol{{"ftrelid", "int8"}, {"ftserver", "int8"}}, rows: empty},
@@ -204,7 +205,7 @@ var pgCatalog = map[string]*catalogRelation{
 }
 
 var roleCols = []catCol{{"oid", "int8"}, {"rolname", "text"}, {"rolsuper", "bool"}, {"rolinherit", "bool"}, {"rolcreaterole", "bool"},
-	{"rolcreatedb", "bool"}, {"rolcanlogin", "bool"}, {"rolreplication", "bool"}, {"rolconnlimit", "int4"}, {"rolbypassrls", "bool"}}
+	{"rolcreatedb", "bool"}, {"rolcanlogin", "bool"}, {"rolreplication", "bool"}, {"rolconnlimit", "int4"}, {"rolbypassrls", "bool"}, {"rolvaliduntil", "text"}}
 
 var informationSchema = map[string]*catalogRelation{
 	"schemata": {cols: []catCol{{"catalog_name", "text"}, {"schema_name", "text"}, {"schema_owner", "text"}}, rows: schemataRows},
@@ -333,10 +334,17 @@ var pgTypes = []struct {
 func typeRows(context.Context, *conn) ([][]any, error) {
 	var rows [][]any
 	for _, t := range pgTypes {
+		arr := int64(arrayOIDs[uint32(t.oid)])
 		rows = append(rows, []any{t.oid, t.name, oidPgCatalog, oidRoleSkade, t.len,
 			t.len > 0 && t.len <= 8, "b", t.category, false, true,
-			",", 0, 0, 0, 0, -1,
+			",", 0, 0, arr, 0, -1,
 			0, 0, false, t.name + "in", t.name + "out"})
+		if arr != 0 {
+			rows = append(rows, []any{arr, "_" + t.name, oidPgCatalog, oidRoleSkade, -1,
+				false, "b", "A", false, true,
+				",", 0, t.oid, 0, 0, -1,
+				0, 0, false, "array_in", "array_out"})
+		}
 	}
 	return rows, nil
 }
@@ -350,7 +358,7 @@ func amRows(context.Context, *conn) ([][]any, error) {
 }
 
 func roleRows(context.Context, *conn) ([][]any, error) {
-	return [][]any{{oidRoleSkade, "skade", true, true, true, true, true, false, -1, true}}, nil
+	return [][]any{{oidRoleSkade, "skade", true, true, true, true, true, false, -1, true, nil}}, nil
 }
 
 func userRows(context.Context, *conn) ([][]any, error) {
@@ -506,7 +514,7 @@ var systemOIDs = map[string]int64{
 	"pg_index": 2610, "pg_inherits": 2611, "pg_namespace": 2615, "pg_trigger": 2620, "pg_collation": 3456,
 	"pg_tablespace": 1213, "pg_extension": 3079, "pg_enum": 3501, "pg_range": 3541, "pg_sequence": 2224,
 	"pg_foreign_table": 3118, "pg_policy": 3256, "pg_statistic_ext": 3381, "pg_publication": 6104,
-	"pg_publication_namespace": 6237, "pg_publication_rel": 6106,
+	"pg_publication_namespace": 6237, "pg_auth_members": 1261, "pg_publication_rel": 6106,
 }
 
 // relationOID resolves 'name'::regclass: a pg_catalog relation, or a

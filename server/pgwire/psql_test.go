@@ -181,3 +181,56 @@ func writeFile(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 }
+
+// TestPsqlDescribe runs psql's describe commands, which query pg_catalog
+// with correlated ARRAY subqueries, lateral generate_series and
+// = ANY(array): every one must run (ON_ERROR_STOP), and \d shows the
+// columns with PostgreSQL's type names.
+func TestPsqlDescribe(t *testing.T) {
+	psql := psqlPath(t)
+	ts := startServer(t, pgwire.Config{})
+	host, port, _ := net.SplitHostPort(ts.addr)
+	script := `CREATE TABLE shapes (id INT, name VARCHAR, price DECIMAL(10,2), tags TEXT[], m BIGINT[][], at TIMESTAMPTZ, ok BOOLEAN, u UUID);
+\d shapes
+\d+ shapes
+\d
+\dt
+\dn
+\l
+\du
+\dp
+\df
+\dv
+\di
+\dT
+\dx
+\db
+`
+	cmd := exec.Command(psql, "-X", "-v", "ON_ERROR_STOP=1", "-h", host, "-p", port, "-U", "skade", "-d", "lake", "-f", "-")
+	cmd.Stdin = strings.NewReader(script)
+	cmd.Env = append(os.Environ(), "PGCONNECT_TIMEOUT=10", "PGSSLMODE=disable")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("psql: %v\n%s", err, out)
+	}
+	want := `                        Table "main.shapes"
+ Column |           Type           | Collation | Nullable | Default 
+--------+--------------------------+-----------+----------+---------
+ id     | integer                  |           |          | 
+ name   | text                     |           |          | 
+ price  | numeric(10,2)            |           |          | 
+ tags   | text[]                   |           |          | 
+ m      | bigint[]                 |           |          | 
+ at     | timestamp with time zone |           |          | 
+ ok     | boolean                  |           |          | 
+ u      | uuid                     |           |          | 
+`
+	if !strings.Contains(string(out), want) {
+		t.Errorf("\\d shapes:\n%s\nwant:\n%s", out, want)
+	}
+	for _, w := range []string{"List of roles", " skade     | Superuser", "Access privileges", "List of schemas", " main   | shapes | table | skade"} {
+		if !strings.Contains(string(out), w) {
+			t.Errorf("psql output lacks %q:\n%s", w, out)
+		}
+	}
+}

@@ -115,7 +115,7 @@ func pgType(dt arrow.DataType) (oid uint32, size int16, mod int32) {
 var arrayOIDs = map[uint32]uint32{
 	oidBool: 1000, oidBytea: 1001, oidInt2: 1005, oidInt4: 1007, oidText: 1009, oidInt8: 1016,
 	oidFloat4: 1021, oidFloat8: 1022, oidDate: 1182, oidTime: 1183, oidTimestamp: 1115,
-	oidTimestamptz: 1185, oidInterval: 1187, oidNumeric: 1231, oidUUID: 2951,
+	oidTimestamptz: 1185, oidInterval: 1187, oidNumeric: 1231, oidUUID: 2951, oidVarchar: 1015,
 }
 
 // listEncoder encodes a list column as a one-dimensional PostgreSQL

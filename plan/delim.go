@@ -1,0 +1,418 @@
+package plan
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/skadedb/skade/exec"
+)
+
+// Dependent joins: the general decorrelation of Neumann and Kemper
+// ("Unnesting Arbitrary Queries", BTW 2015), for subqueries correlated
+// anywhere, not only in the conjuncts of their WHERE clause (a FROM
+// function over outer values, a correlated join condition or grouping).
+//
+// The subquery Q, over outer columns o1…on, is rewritten into Q' over D,
+// the distinct values of (o1…on) among the outer rows: D is pushed down
+// Q's operators until the ones below no longer depend on the outer row,
+// where it is joined as a cross product (a DelimScan), and every outer
+// reference above becomes a reference to D's columns. Q' computes the
+// subquery once per distinct outer value; the outer rows are then
+// left-joined to it on oi IS NOT DISTINCT FROM di. At run time,
+// exec.DelimJoin reads the outer rows once, computes D from them and
+// feeds it to the DelimScans.
+
+// dependent is one dependent join being built.
+type dependent struct {
+	b     *binder
+	outer []Column // the outer columns Q references, in ID order
+	set   map[ColumnID]bool
+	scans []*DelimScan
+}
+
+// errNotDecorrelated says a subquery shape push cannot rewrite.
+type errNotDecorrelated struct{ what string }
+
+func (e errNotDecorrelated) Error() string {
+	return "this correlated subquery is not supported yet: " + e.what
+}
+
+// newDependent prepares the dependent join of sub, whose outer columns
+// must be columns of sc (the enclosing query) or of the queries around it.
+func (b *binder) newDependent(sub Node, sc *scope) (*dependent, bool) {
+	free := freeCols(sub)
+	if len(free) == 0 {
+		return nil, false
+	}
+	// the enclosing queries' columns: a column of a query further out is
+	// the enclosing subquery's own outer reference, which its
+	// decorrelation (push) substitutes in this join's condition too
+	byID := map[ColumnID]Column{}
+	for s := sc; s != nil; s = s.parent {
+		for _, c := range s.cols {
+			if _, seen := byID[c.ID]; !seen {
+				byID[c.ID] = c.Column
+			}
+		}
+	}
+	d := &dependent{b: b, set: map[ColumnID]bool{}}
+	for id := range free {
+		c, ok := byID[id]
+		if !ok {
+			return nil, false
+		}
+		d.outer = append(d.outer, c)
+		d.set[id] = true
+	}
+	sort.Slice(d.outer, func(i, j int) bool { return d.outer[i].ID < d.outer[j].ID })
+	return d, true
+}
+
+// depends reports whether n reads an outer column.
+func (d *dependent) depends(n Node) bool {
+	for id := range freeCols(n) {
+		if d.set[id] {
+			return true
+		}
+	}
+	return false
+}
+
+// scan adds a DelimScan of fresh columns, one per outer column.
+func (d *dependent) scan() (*DelimScan, []Column) {
+	s := &DelimScan{}
+	for _, o := range d.outer {
+		s.Cols = append(s.Cols, d.b.newCol(o.Name, "", o.Type, true))
+	}
+	d.scans = append(d.scans, s)
+	return s, s.Cols
+}
+
+// subst rewrites outer references in e to dc.
+func (d *dependent) subst(e Expr, dc []Column) (Expr, error) {
+	if e == nil {
+		return nil, nil
+	}
+	m := map[ColumnID]Expr{}
+	for i, o := range d.outer {
+		m[o.ID] = colRef(dc[i])
+	}
+	r, ok := substitute(e, m)
+	if !ok {
+		return nil, errNotDecorrelated{"it reads an outer column under a volatile function"}
+	}
+	return r, nil
+}
+
+func (d *dependent) substAll(es []Expr, dc []Column) ([]Expr, error) {
+	out := make([]Expr, len(es))
+	for i, e := range es {
+		x, err := d.subst(e, dc)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = x
+	}
+	return out, nil
+}
+
+func colRef(c Column) *ColRef { return &ColRef{ID: c.ID, Typ: c.Type, Name: c.Name} }
+
+func colRefs(cs []Column) []Expr {
+	out := make([]Expr, len(cs))
+	for i, c := range cs {
+		out[i] = colRef(c)
+	}
+	return out
+}
+
+// push returns n over D: n's columns followed by the columns carrying the
+// outer values (returned), with outer references replaced by them.
+func (d *dependent) push(n Node) (Node, []Column, error) {
+	if !d.depends(n) {
+		s, dc := d.scan()
+		if _, one := n.(*OneRow); one {
+			return s, dc, nil
+		}
+		return &Join{Kind: exec.JoinInner, Left: n, Right: s}, dc, nil
+	}
+	switch x := n.(type) {
+	case *Filter:
+		in, dc, err := d.push(x.Input)
+		if err != nil {
+			return nil, nil, err
+		}
+		p, err := d.subst(x.Pred, dc)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &Filter{Input: in, Pred: p}, dc, nil
+	case *Project:
+		in, dc, err := d.push(x.Input)
+		if err != nil {
+			return nil, nil, err
+		}
+		exprs, err := d.substAll(x.Exprs, dc)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &Project{Input: in, Exprs: append(exprs, colRefs(dc)...), Cols: append(append([]Column(nil), x.Cols...), dc...)}, dc, nil
+	case *Unnest:
+		in, dc, err := d.push(x.Input)
+		if err != nil {
+			return nil, nil, err
+		}
+		args, err := d.substAll(x.Args, dc)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &Unnest{Input: in, Func: x.Func, Args: args, Col: x.Col, Ord: x.Ord, Outer: x.Outer}, dc, nil
+	case *Join:
+		dl, dr := d.depends(x.Left), d.depends(x.Right)
+		if (x.Delim != nil || x.Apply != nil) && dr {
+			return nil, nil, errNotDecorrelated{"a subquery nested in it reads the outermost row"}
+		}
+		// a nested subquery's join (Delim, Apply) computes over its left
+		// rows, which now carry the outer values too
+		j := &Join{Kind: x.Kind, Left: x.Left, Right: x.Right, Mark: x.Mark, Delim: x.Delim, Apply: x.Apply}
+		var dc []Column
+		var err error
+		switch {
+		case dl && dr:
+			return nil, nil, errNotDecorrelated{"both sides of a join in it read the outer row"}
+		case dr:
+			if x.Kind != exec.JoinInner {
+				return nil, nil, errNotDecorrelated{fmt.Sprintf("the inner side of a %s join in it reads the outer row", x.Kind)}
+			}
+			j.Right, dc, err = d.push(x.Right)
+		default: // the left side, or only the condition, reads it
+			switch x.Kind {
+			case exec.JoinInner, exec.JoinLeft, exec.JoinSemi, exec.JoinAnti, exec.JoinMark:
+			default:
+				return nil, nil, errNotDecorrelated{fmt.Sprintf("a %s join in it reads the outer row", x.Kind)}
+			}
+			j.Left, dc, err = d.push(x.Left)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if j.On, err = d.subst(x.On, dc); err != nil {
+			return nil, nil, err
+		}
+		if j.Residual, err = d.subst(x.Residual, dc); err != nil {
+			return nil, nil, err
+		}
+		return j, dc, nil
+	case *Aggregate:
+		if len(x.GroupBy) == 0 {
+			return nil, nil, errNotDecorrelated{"it nests a correlated aggregate without GROUP BY"}
+		}
+		in, dc, err := d.push(x.Input)
+		if err != nil {
+			return nil, nil, err
+		}
+		gb, err := d.substAll(x.GroupBy, dc)
+		if err != nil {
+			return nil, nil, err
+		}
+		aggs, err := d.substAggs(x.Aggs, dc)
+		if err != nil {
+			return nil, nil, err
+		}
+		groups := append([]Column(nil), x.Groups...)
+		var out []Column
+		for _, c := range dc {
+			g := d.b.newCol(c.Name, "", c.Type, true)
+			gb, groups, out = append(gb, colRef(c)), append(groups, g), append(out, g)
+		}
+		return &Aggregate{Input: in, GroupBy: gb, Groups: groups, Aggs: aggs}, out, nil
+	case *Window:
+		in, dc, err := d.push(x.Input)
+		if err != nil {
+			return nil, nil, err
+		}
+		funcs := make([]*WindowCall, len(x.Funcs))
+		for i, f := range x.Funcs {
+			c := *f
+			if c.Args, err = d.substAll(f.Args, dc); err != nil {
+				return nil, nil, err
+			}
+			part, err := d.substAll(f.PartitionBy, dc)
+			if err != nil {
+				return nil, nil, err
+			}
+			c.PartitionBy = append(part, colRefs(dc)...)
+			if c.OrderBy, err = d.substKeys(f.OrderBy, dc); err != nil {
+				return nil, nil, err
+			}
+			funcs[i] = &c
+		}
+		return &Window{Input: in, Funcs: funcs}, dc, nil
+	case *Sort:
+		in, dc, err := d.push(x.Input)
+		if err != nil {
+			return nil, nil, err
+		}
+		keys, err := d.substKeys(x.Keys, dc)
+		if err != nil {
+			return nil, nil, err
+		}
+		s := *x
+		s.Input, s.Keys = in, keys
+		return &s, dc, nil
+	case *Distinct:
+		in, dc, err := d.push(x.Input)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &Distinct{Input: in}, dc, nil
+	}
+	return nil, nil, errNotDecorrelated{fmt.Sprintf("it reads the outer row inside %s", n.String())}
+}
+
+func (d *dependent) substKeys(ks []SortKey, dc []Column) ([]SortKey, error) {
+	out := make([]SortKey, len(ks))
+	for i, k := range ks {
+		x, err := d.subst(k.Expr, dc)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = SortKey{Expr: x, Desc: k.Desc, NullsFirst: k.NullsFirst}
+	}
+	return out, nil
+}
+
+func (d *dependent) substAggs(aggs []*AggCall, dc []Column) ([]*AggCall, error) {
+	out := make([]*AggCall, len(aggs))
+	for i, a := range aggs {
+		c := *a
+		var err error
+		if c.Args, err = d.substAll(a.Args, dc); err != nil {
+			return nil, err
+		}
+		if c.Filter, err = d.subst(a.Filter, dc); err != nil {
+			return nil, err
+		}
+		if c.OrderBy, err = d.substKeys(a.OrderBy, dc); err != nil {
+			return nil, err
+		}
+		out[i] = &c
+	}
+	return out, nil
+}
+
+// join records the dependent left join of the outer rows to r, whose
+// columns keys carry the outer values.
+func (d *dependent) join(r Node, keys []Column, ec *exprCtx) error {
+	var on []Expr
+	for i, o := range d.outer {
+		eq, err := d.b.call(parserPos, "is_not_distinct_from", colRef(o), colRef(keys[i]))
+		if err != nil {
+			return err
+		}
+		on = append(on, eq)
+	}
+	*ec.marks = append(*ec.marks, &Join{Kind: exec.JoinLeft, Right: r, On: andConj(on), Delim: &Delim{N: len(on), Scans: d.scans}})
+	return nil
+}
+
+// groupByOuter groups q (over D, dc carrying the outer values) by the
+// outer values, computing aggs.
+func (d *dependent) groupByOuter(q Node, dc []Column, aggs []*AggCall) (*Aggregate, []Column) {
+	g := &Aggregate{Input: q, GroupBy: colRefs(dc), Aggs: aggs}
+	for _, c := range dc {
+		g.Groups = append(g.Groups, d.b.newCol(c.Name, "", c.Type, true))
+	}
+	return g, g.Groups
+}
+
+// dependentScalar decorrelates a scalar subquery by a dependent join: an
+// aggregate without GROUP BY (whose count over no rows is 0 where the
+// outer value has no group), or a query of at most one row per outer row.
+func (b *binder) dependentScalar(sub Node, ec *exprCtx, sc *scope) (Expr, bool, error) {
+	d, ok := b.newDependent(sub, sc)
+	if !ok {
+		return nil, false, nil
+	}
+	proj, ok := sub.(*Project)
+	if !ok || len(proj.Exprs) != 1 {
+		return nil, false, nil
+	}
+	if agg, isAgg := proj.Input.(*Aggregate); isAgg && len(agg.GroupBy) == 0 {
+		q, dc, err := d.push(agg.Input)
+		if err != nil {
+			return nil, false, err
+		}
+		aggs, err := d.substAggs(agg.Aggs, dc)
+		if err != nil {
+			return nil, false, err
+		}
+		g, keys := d.groupByOuter(q, dc, aggs)
+		if err := d.join(g, keys, ec); err != nil {
+			return nil, false, err
+		}
+		// an outer value without a group: the aggregates over no rows
+		subst := map[ColumnID]Expr{}
+		zero, _ := exec.NewLiteral(int64(0))
+		for _, a := range aggs {
+			if a.Name == "count" {
+				x, err := b.newFunc("coalesce", []Expr{colRef(a.Col), constLit(zero)}, func(a []exec.Expr) (exec.Expr, error) { return exec.NewCoalesce(a...) })
+				if err != nil {
+					return nil, false, err
+				}
+				subst[a.Col.ID] = x
+			}
+		}
+		v, ok := substitute(proj.Exprs[0], subst)
+		if !ok {
+			return nil, false, nil
+		}
+		return v, true, nil
+	}
+	q, dc, err := d.push(proj.Input)
+	if err != nil {
+		return nil, false, err
+	}
+	v, err := d.subst(proj.Exprs[0], dc)
+	if err != nil {
+		return nil, false, err
+	}
+	count := &AggCall{Name: "count", Col: b.newCol("count", "", tInt64, false)}
+	value := &AggCall{Name: "any_value", Args: []Expr{v}, Col: b.newCol("subquery", "", v.Type(), true)}
+	g, keys := d.groupByOuter(q, dc, []*AggCall{count, value})
+	if err := d.join(g, keys, ec); err != nil {
+		return nil, false, err
+	}
+	x, err := b.newFunc("single_row", []Expr{colRef(count.Col), colRef(value.Col)},
+		func(a []exec.Expr) (exec.Expr, error) { return exec.NewSingleRow(a[0], a[1]) })
+	if err != nil {
+		return nil, false, err
+	}
+	return x, true, nil
+}
+
+// dependentExists decorrelates [NOT] EXISTS (sub) by a dependent join:
+// the outer values for which sub has a row.
+func (b *binder) dependentExists(sub Node, ec *exprCtx, sc *scope) (Expr, bool, error) {
+	d, ok := b.newDependent(sub, sc)
+	if !ok {
+		return nil, false, nil
+	}
+	q, dc, err := d.push(stripProject(sub))
+	if err != nil {
+		return nil, false, err
+	}
+	distinct := &Distinct{Input: &Project{Input: q, Exprs: colRefs(dc), Cols: dc}}
+	mark := b.newCol("exists", "", tBool, true)
+	t, _ := exec.NewLiteral(true)
+	r := &Project{Input: distinct, Exprs: append(colRefs(dc), constLit(t)), Cols: append(append([]Column(nil), dc...), mark)}
+	if err := d.join(r, dc, ec); err != nil {
+		return nil, false, err
+	}
+	f, _ := exec.NewLiteral(false)
+	x, err := b.newFunc("coalesce", []Expr{colRef(mark), constLit(f)}, func(a []exec.Expr) (exec.Expr, error) { return exec.NewCoalesce(a...) })
+	if err != nil {
+		return nil, false, err
+	}
+	return x, true, nil
+}
