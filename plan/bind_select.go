@@ -714,8 +714,6 @@ func applyMarks(input Node, marks []*Join) Node {
 	for _, j := range marks {
 		switch {
 		case j.Left != nil:
-		case j.Apply != nil:
-			input = j.Apply.wrap(input, j)
 		default:
 			j.Left = input
 			input = j

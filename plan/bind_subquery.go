@@ -766,7 +766,7 @@ func (b *binder) decorrelateScalar(sub Node, ec *exprCtx) (Expr, bool, error) {
 	}
 	innerKeys, outerKeys, ok := splitCorrelation(pulled, idSet(in.Columns()))
 	if !ok {
-		return b.applyAggregate(proj, agg, in, pulled, ec)
+		return nil, false, nil // a dependent join (dependentScalar)
 	}
 	// the select expression may use the aggregates only
 	aggIDs := map[ColumnID]bool{}
@@ -774,7 +774,7 @@ func (b *binder) decorrelateScalar(sub Node, ec *exprCtx) (Expr, bool, error) {
 		aggIDs[a.Col.ID] = true
 	}
 	if !refsOnly(proj.Exprs[0], aggIDs) {
-		return b.applyAggregate(proj, agg, in, pulled, ec)
+		return nil, false, nil // a dependent join (dependentScalar)
 	}
 	bareCount := false
 	if c, isCol := proj.Exprs[0].(*ColRef); isCol {
@@ -788,7 +788,7 @@ func (b *binder) decorrelateScalar(sub Node, ec *exprCtx) (Expr, bool, error) {
 			if a.Name == "count" {
 				// f(count) of an empty group is not f(NULL): an outer row
 				// without matches needs its own group
-				return b.applyAggregate(proj, agg, in, pulled, ec)
+				return nil, false, nil // a dependent join (dependentScalar)
 			}
 		}
 	}
@@ -940,7 +940,7 @@ func (b *binder) decorrelateLimited(lim *Limit, ec *exprCtx) (Expr, bool, error)
 	}
 	innerKeys, outerKeys, ok := splitCorrelation(pulled, own)
 	if !ok || !refsOnly(value, own) || !ownOrder {
-		return b.applyLimited(value, in, pulled, order, lim.Offset, lim.Limit, ec)
+		return nil, false, nil
 	}
 	rn := b.newCol("row_number", "", tInt64, false)
 	var numbered Node = &Window{Input: in, Funcs: []*WindowCall{{Name: "row_number", PartitionBy: innerKeys, OrderBy: order, Col: rn}}}
@@ -999,11 +999,11 @@ func (b *binder) decorrelateRows(proj *Project, ec *exprCtx) (Expr, bool, error)
 		}
 	}
 	if len(eqs) == 0 {
-		return b.applyRows(proj.Exprs[0], in, pulled, ec)
+		return nil, false, nil
 	}
 	innerKeys, outerKeys, ok := splitCorrelation(eqs, own)
 	if !ok || !refsOnly(proj.Exprs[0], own) {
-		return b.applyRows(proj.Exprs[0], in, pulled, ec)
+		return nil, false, nil
 	}
 	if len(mixed) > 0 {
 		subst := map[ColumnID]Expr{}
@@ -1016,7 +1016,7 @@ func (b *binder) decorrelateRows(proj *Project, ec *exprCtx) (Expr, bool, error)
 		for _, m := range mixed {
 			r, ok := substitute(m, subst)
 			if !ok || !refsOnly(r, own) {
-				return b.applyRows(proj.Exprs[0], in, pulled, ec)
+				return nil, false, nil
 			}
 			filters = append(filters, r)
 		}

@@ -169,12 +169,12 @@ func (d *dependent) push(n Node) (Node, []Column, error) {
 		return &Unnest{Input: in, Func: x.Func, Args: args, Col: x.Col, Ord: x.Ord, Outer: x.Outer}, dc, nil
 	case *Join:
 		dl, dr := d.depends(x.Left), d.depends(x.Right)
-		if (x.Delim != nil || x.Apply != nil) && dr {
+		if x.Delim != nil && dr {
 			return nil, nil, errNotDecorrelated{"a subquery nested in it reads the outermost row"}
 		}
-		// a nested subquery's join (Delim, Apply) computes over its left
-		// rows, which now carry the outer values too
-		j := &Join{Kind: x.Kind, Left: x.Left, Right: x.Right, Mark: x.Mark, Delim: x.Delim, Apply: x.Apply}
+		// a nested subquery's dependent join computes over its left rows,
+		// which now carry the outer values too
+		j := &Join{Kind: x.Kind, Left: x.Left, Right: x.Right, Mark: x.Mark, Delim: x.Delim}
 		var dc []Column
 		var err error
 		switch {
@@ -266,6 +266,8 @@ func (d *dependent) push(n Node) (Node, []Column, error) {
 			return nil, nil, err
 		}
 		return &Distinct{Input: in}, dc, nil
+	case *Limit:
+		return d.pushLimit(x)
 	}
 	return nil, nil, errNotDecorrelated{fmt.Sprintf("it reads the outer row inside %s", n.String())}
 }
@@ -334,11 +336,11 @@ func (b *binder) dependentScalar(sub Node, ec *exprCtx, sc *scope) (Expr, bool, 
 	if !ok {
 		return nil, false, nil
 	}
-	proj, ok := sub.(*Project)
-	if !ok || len(proj.Exprs) != 1 {
+	if len(sub.Columns()) != 1 {
 		return nil, false, nil
 	}
-	if agg, isAgg := proj.Input.(*Aggregate); isAgg && len(agg.GroupBy) == 0 {
+	if proj, ok := sub.(*Project); ok && isScalarAgg(proj.Input) {
+		agg := proj.Input.(*Aggregate)
 		q, dc, err := d.push(agg.Input)
 		if err != nil {
 			return nil, false, err
@@ -369,14 +371,12 @@ func (b *binder) dependentScalar(sub Node, ec *exprCtx, sc *scope) (Expr, bool, 
 		}
 		return v, true, nil
 	}
-	q, dc, err := d.push(proj.Input)
+	// at most one row per outer row: its value, NULL without one
+	q, dc, err := d.push(sub)
 	if err != nil {
 		return nil, false, err
 	}
-	v, err := d.subst(proj.Exprs[0], dc)
-	if err != nil {
-		return nil, false, err
-	}
+	v := colRef(sub.Columns()[0])
 	count := &AggCall{Name: "count", Col: b.newCol("count", "", tInt64, false)}
 	value := &AggCall{Name: "any_value", Args: []Expr{v}, Col: b.newCol("subquery", "", v.Type(), true)}
 	g, keys := d.groupByOuter(q, dc, []*AggCall{count, value})
@@ -415,4 +415,58 @@ func (b *binder) dependentExists(sub Node, ec *exprCtx, sc *scope) (Expr, bool, 
 		return nil, false, err
 	}
 	return x, true, nil
+}
+
+// pushLimit pushes D through ORDER BY … LIMIT … OFFSET: the rows are
+// numbered per outer value in the sort's order (row_number() OVER
+// (PARTITION BY d ORDER BY …)) and those in (offset, offset+limit] kept.
+// The sort is Limit's input, or under the select list over it.
+func (d *dependent) pushLimit(x *Limit) (Node, []Column, error) {
+	var top *Project // a select list over the sort
+	below := x.Input
+	if p, ok := below.(*Project); ok {
+		if _, sorted := p.Input.(*Sort); sorted {
+			top, below = p, p.Input
+		}
+	}
+	var keys []SortKey
+	if s, ok := below.(*Sort); ok {
+		keys, below = s.Keys, s.Input
+	}
+	in, dc, err := d.push(below)
+	if err != nil {
+		return nil, nil, err
+	}
+	if keys, err = d.substKeys(keys, dc); err != nil {
+		return nil, nil, err
+	}
+	rn := d.b.newCol("row_number", "", tInt64, false)
+	ref := colRef(rn)
+	lo, _ := exec.NewLiteral(x.Offset)
+	pred, err := d.b.call(parserPos, ">", ref, constLit(lo))
+	if err != nil {
+		return nil, nil, err
+	}
+	if x.Limit >= 0 {
+		hi, _ := exec.NewLiteral(x.Offset + x.Limit)
+		le, err := d.b.call(parserPos, "<=", ref, constLit(hi))
+		if err != nil {
+			return nil, nil, err
+		}
+		pred = andConj([]Expr{pred, le})
+	}
+	var n Node = &Filter{Input: &Window{Input: in, Funcs: []*WindowCall{{Name: "row_number", PartitionBy: colRefs(dc), OrderBy: keys, Col: rn}}}, Pred: pred}
+	if top != nil {
+		exprs, err := d.substAll(top.Exprs, dc)
+		if err != nil {
+			return nil, nil, err
+		}
+		n = &Project{Input: n, Exprs: append(exprs, colRefs(dc)...), Cols: append(append([]Column(nil), top.Cols...), dc...)}
+	}
+	return n, dc, nil
+}
+
+func isScalarAgg(n Node) bool {
+	a, ok := n.(*Aggregate)
+	return ok && len(a.GroupBy) == 0
 }

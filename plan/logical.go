@@ -141,9 +141,6 @@ type Join struct {
 	// the correlation keys in On select (see exec.JoinMark).
 	Residual Expr
 	Mark     *Column
-	// Apply, on a pending join of a correlated subquery (exprCtx.marks),
-	// says how applyMarks joins it: per outer row (see Apply).
-	Apply *Apply
 	// Delim makes the join a dependent join (see Delim).
 	Delim *Delim
 }
