@@ -50,6 +50,30 @@ func init() {
 		return formatType(a[0].(*array.Int64).Value(i), mod), true
 	}))
 	register("array_to_string", resolveArrayToString)
+	register("current_schemas", sig(types(tBool), arrow.ListOf(tString), func(ec *EvalContext, a []arrow.Array, n int) (arrow.Array, error) {
+		// the search path: main, after pg_catalog when implicit schemas are asked for
+		b := array.NewListBuilder(ec.Mem, tString)
+		defer b.Release()
+		vb := b.ValueBuilder().(*array.StringBuilder)
+		implicit := a[0].(*array.Boolean)
+		for i := 0; i < n; i++ {
+			if implicit.IsNull(i) {
+				b.AppendNull()
+				continue
+			}
+			b.Append(true)
+			if implicit.Value(i) {
+				vb.Append("pg_catalog")
+			}
+			vb.Append("main")
+		}
+		return b.NewArray(), nil
+	}))
+	register("pg_get_partkeydef", rowFunc(types(tInt64), tString, none))
+	// no statistics are kept per index (skade has none)
+	for _, name := range []string{"pg_stat_get_numscans", "pg_stat_get_tuples_returned", "pg_stat_get_tuples_fetched"} {
+		register(name, rowFunc(types(tInt64), tInt64, noSize))
+	}
 	// one tablespace, the default, whose location PostgreSQL gives as ''
 	register("pg_tablespace_location", rowFunc(types(tInt64), tString, func(a []arrow.Array, i int) (any, bool) { return "", true }))
 	// no extended statistics and no publications

@@ -1,5 +1,10 @@
 package parser
 
+import (
+	"sort"
+	"strings"
+)
+
 // tokKind classifies a token.
 type tokKind uint8
 
@@ -84,6 +89,17 @@ func init() {
 	} {
 		reservedWords[w] = true
 	}
+}
+
+// ReservedWords lists the reserved keywords, sorted: a word among them
+// must be quoted to name a column or table (pg_get_keywords()).
+func ReservedWords() []string {
+	out := make([]string, 0, len(reservedWords))
+	for w := range reservedWords {
+		out = append(out, strings.ToLower(w))
+	}
+	sort.Strings(out)
+	return out
 }
 
 // funcNameWords are reserved words that may still name a function:

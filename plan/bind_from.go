@@ -634,6 +634,24 @@ func (b *binder) bindTableFunc(t *parser.TableFunc) (Node, error) {
 			}
 		}
 		return b.readerNode(name+"('"+path+"')", func(context.Context) (array.RecordReader, error) { return scan.OpenCSV(path, opts) })
+	case "pg_get_keywords":
+		// PostgreSQL's catalog of keywords, which clients read to know what
+		// to quote: skade's reserved words (the others are not keywords)
+		if len(pos) > 0 || len(named) > 0 {
+			return nil, errorf(t.Pos, "pg_get_keywords takes no arguments")
+		}
+		v := &Values{Cols: []Column{b.newCol("word", "", tString, false), b.newCol("catcode", "", tString, false),
+			b.newCol("barelabel", "", tBool, false), b.newCol("catdesc", "", tString, false), b.newCol("baredesc", "", tString, false)}}
+		for _, w := range parser.ReservedWords() {
+			row := []any{w, "R", false, "reserved", "requires AS"}
+			var exprs []Expr
+			for _, x := range row {
+				l, _ := exec.NewLiteral(x)
+				exprs = append(exprs, constLit(l))
+			}
+			v.Rows = append(v.Rows, exprs)
+		}
+		return v, nil
 	case "read_parquet", "parquet_scan":
 		if len(pos) != 1 || len(named) > 0 {
 			return nil, errorf(t.Pos, "read_parquet takes one file or glob argument")

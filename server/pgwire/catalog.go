@@ -196,6 +196,8 @@ var pgCatalog = map[string]*catalogRelation{
 		{"stxowner", "int8"}, {"stxstattarget", "int4"}, {"stxkeys", "int2[]"}, {"stxkind", "text[]"}, {"stxexprs", "text"}}, rows: empty},
 	"pg_publication": {cols: []catCol{{"oid", "int8"}, {"pubname", "text"}, {"pubowner", "int8"}, {"puballtables", "bool"},
 		{"pubinsert", "bool"}, {"pubupdate", "bool"}, {"pubdelete", "bool"}, {"pubtruncate", "bool"}, {"pubviaroot", "bool"}}, rows: empty},
+	"pg_depend": {cols: []catCol{{"classid", "int8"}, {"objid", "int8"}, {"objsubid", "int4"}, {"refclassid", "int8"}, {"refobjid", "int8"},
+		{"refobjsubid", "int4"}, {"deptype", "char"}}, rows: empty},
 	"pg_auth_members":          {cols: []catCol{{"oid", "int8"}, {"roleid", "int8"}, {"member", "int8"}, {"grantor", "int8"}, {"admin_option", "bool"}}, rows: empty},
 	"pg_publication_namespace": {cols: []catCol{{"oid", "int8"}, {"pnpubid", "int8"}, {"pnnspid", "int8"}}, rows: empty},
 	"pg_publication_rel":       {cols: []catCol{{"oid", "int8"}, {"prpubid", "int8"}, {"prrelid", "int8"}, {"prqual", "text"}, {"prattrs", "int2[]"}}, rows: empty},
@@ -514,7 +516,7 @@ var systemOIDs = map[string]int64{
 	"pg_index": 2610, "pg_inherits": 2611, "pg_namespace": 2615, "pg_trigger": 2620, "pg_collation": 3456,
 	"pg_tablespace": 1213, "pg_extension": 3079, "pg_enum": 3501, "pg_range": 3541, "pg_sequence": 2224,
 	"pg_foreign_table": 3118, "pg_policy": 3256, "pg_statistic_ext": 3381, "pg_publication": 6104,
-	"pg_publication_namespace": 6237, "pg_auth_members": 1261, "pg_publication_rel": 6106,
+	"pg_publication_namespace": 6237, "pg_auth_members": 1261, "pg_depend": 2608, "pg_publication_rel": 6106,
 }
 
 // relationOID resolves 'name'::regclass: a pg_catalog relation, or a
