@@ -172,6 +172,9 @@ func (s *htCount) update(_ context.Context, ids []int32, args []arrow.Array, sel
 	var a arrow.Array
 	if !s.star {
 		a = args[0]
+		if a.DataType().ID() == arrow.NULL {
+			return nil // count(NULL): every value is NULL, whatever NullN says
+		}
 		if a.NullN() == 0 {
 			a = nil
 		}

@@ -234,6 +234,9 @@ func (s *Session) describe(ctx context.Context, st *parser.Describe) (*Result, e
 
 func (s *Session) set(st *parser.SetVar) (*Result, error) {
 	name := strings.ToLower(st.Name.String())
+	if !knownSettings[name] && !strings.Contains(name, ".") {
+		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("unrecognized configuration parameter %q", name)}
+	}
 	if len(st.Values) != 1 {
 		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("SET %s takes one value", name)}
 	}
@@ -260,6 +263,36 @@ func (s *Session) set(st *parser.SetVar) (*Result, error) {
 	}
 	s.settings[name] = v
 	return emptyResult(), nil
+}
+
+// knownSettings are the names SET takes: skade's own, and PostgreSQL's
+// session parameters that clients and tools set (kept and shown, most with
+// no effect on skade). A name with a dot is a custom placeholder, as in
+// PostgreSQL (SET myapp.tenant = 'x').
+var knownSettings = map[string]bool{}
+
+func init() {
+	for _, n := range []string{
+		// skade's
+		"memory_limit", "write_retries", "parallel_scans", "statement_timeout", "max_recursive_iterations",
+		// what the PostgreSQL server sets per session (server/pgwire)
+		"server_version", "server_encoding", "is_superuser", "session_authorization", "integer_datetimes",
+		"current_database", "pg_backend_pid",
+		// PostgreSQL's, as clients send them
+		"application_name", "client_encoding", "datestyle", "timezone", "time zone", "intervalstyle", "extra_float_digits",
+		"standard_conforming_strings", "client_min_messages", "search_path", "lock_timeout",
+		"idle_in_transaction_session_timeout", "idle_session_timeout", "bytea_output", "transaction_isolation",
+		"default_transaction_isolation", "transaction_read_only", "default_transaction_read_only",
+		"transaction_deferrable", "default_transaction_deferrable", "role", "jit", "work_mem", "maintenance_work_mem",
+		"temp_buffers", "synchronous_commit", "row_security", "lc_messages", "lc_monetary", "lc_numeric", "lc_time",
+		"xmloption", "escape_string_warning", "backslash_quote", "array_nulls", "geqo", "max_parallel_workers_per_gather",
+		"enable_seqscan", "enable_indexscan", "enable_bitmapscan", "enable_hashjoin", "enable_mergejoin",
+		"enable_nestloop", "enable_sort", "random_page_cost", "effective_cache_size", "default_statistics_target",
+		"check_function_bodies", "plan_cache_mode", "log_statement", "log_min_duration_statement",
+		"default_table_access_method", "quote_all_identifiers", "timezone_abbreviations",
+	} {
+		knownSettings[n] = true
+	}
 }
 
 // parseBytes reads a size such as '512MB', '2 GiB' or '1000000'.

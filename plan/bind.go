@@ -36,6 +36,9 @@ type binder struct {
 	paramTypes []arrow.DataType
 	// settings are the session's variables (Planner.Settings).
 	settings map[string]string
+	// subqueries counts the expression subqueries being bound around the
+	// current point (a recursive CTE's self-reference must not be in one).
+	subqueries int
 	// inits are the uncorrelated scalar and EXISTS subqueries bound so
 	// far: init plans, which the optimizer (foldInits) runs, never the
 	// binder.

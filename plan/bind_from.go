@@ -161,7 +161,10 @@ func (b *binder) bindTableName(t *parser.TableName, outer *scope) (Node, *scope,
 			}
 			if c.binding {
 				if c.work != nil {
-					n := b.workScan(c)
+					n, err := b.workScan(c, t.Pos)
+					if err != nil {
+						return nil, nil, err
+					}
 					sc, err := aliased(n.Columns(), c.name, t.Alias, outer)
 					return n, sc, err
 				}

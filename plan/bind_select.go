@@ -15,8 +15,14 @@ func (b *binder) bindQuery(q *parser.Query, outer *scope) (Node, error) {
 	if q.With != nil {
 		saved := len(b.ctes)
 		defer func() { b.ctes = b.ctes[:saved] }()
+		seen := map[string]bool{}
 		for _, c := range q.With.CTEs {
-			b.ctes = append(b.ctes, &cteDef{name: identName(c.Name), cols: c.Columns, query: c.Query, recursive: q.With.Recursive})
+			name := identName(c.Name)
+			if seen[name] {
+				return nil, errorf(c.Name.Pos, "WITH query name %q specified more than once", name)
+			}
+			seen[name] = true
+			b.ctes = append(b.ctes, &cteDef{name: name, cols: c.Columns, query: c.Query, recursive: q.With.Recursive})
 		}
 	}
 	var node Node

@@ -18,7 +18,9 @@ func (b *binder) bindSubquery(q *parser.Query, sc *scope) (Node, bool, error) {
 	// a correlated reference resolves through inner's parent; the bound
 	// subquery then has free columns
 	inner := &scope{parent: sc}
+	b.subqueries++
 	n, err := b.bindQuery(q, inner)
+	b.subqueries--
 	if err != nil {
 		return nil, false, err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -21,6 +23,7 @@ type workTable struct {
 	schema *arrow.Schema
 	rows   []arrow.RecordBatch
 	used   bool // the recursive term refers to it
+	depth  int  // binder.subqueries where the recursive term is bound
 }
 
 // RecursiveCTE is WITH RECURSIVE name AS (anchor UNION [ALL] recursive):
@@ -78,7 +81,7 @@ func (b *binder) bindRecursiveCTE(c *cteDef, pos parser.Pos) (Node, bool, error)
 	if anchor, err = b.castColumns(anchor, types); err != nil {
 		return nil, false, atPos(pos, err)
 	}
-	work := &workTable{schema: arrow.NewSchema(fields, nil)}
+	work := &workTable{schema: arrow.NewSchema(fields, nil), depth: b.subqueries}
 	c.work = work
 	rec, err := b.bindBody(so.Right, nil)
 	c.work = nil
@@ -109,17 +112,28 @@ func (b *binder) bindRecursiveCTE(c *cteDef, pos parser.Pos) (Node, bool, error)
 	return out, true, nil
 }
 
-// workScan reads the previous iteration's rows.
-func (b *binder) workScan(c *cteDef) *SourceScan {
+// workScan reads the previous iteration's rows. Inside a subquery of the
+// recursive term it is refused, as PostgreSQL refuses it: each iteration
+// runs the term over the previous iteration's rows only, which a subquery
+// reading the whole recursion would not see.
+func (b *binder) workScan(c *cteDef, pos parser.Pos) (*SourceScan, error) {
 	w := c.work
+	if b.subqueries > w.depth {
+		return nil, errorf(pos, "recursive reference to query %q must not appear within a subquery", c.name)
+	}
 	w.used = true
 	n := &SourceScan{Name: c.name + " (working table)"}
 	for _, f := range w.schema.Fields() {
 		n.Cols = append(n.Cols, b.newCol(f.Name, "", f.Type, true))
 	}
 	n.Open = func() (exec.Operator, error) { return exec.NewValues(w.schema, w.rows) }
-	return n
+	return n, nil
 }
+
+// defaultMaxRecursion bounds a recursive CTE's iterations unless the
+// max_recursive_iterations setting says otherwise: a runaway recursion
+// ends with an error rather than running until memory is gone.
+const defaultMaxRecursion = 100000
 
 // recursiveOp runs a RecursiveCTE.
 type recursiveOp struct {
@@ -194,6 +208,9 @@ func (r *recursiveOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 				return nil, io.EOF
 			}
 			r.iter++
+			if max := r.b.maxRecursion(); r.iter > max {
+				return nil, fmt.Errorf("recursive query %q did not end after %d iterations; raise SET max_recursive_iterations if it should go on", r.node.Name, max)
+			}
 			op, err := r.b.build(r.node.Recursive)
 			if err != nil {
 				return nil, err
@@ -282,4 +299,12 @@ func rewrapTo(b arrow.RecordBatch, s *arrow.Schema) arrow.RecordBatch {
 	out := array.NewRecordBatch(s, b.Columns(), b.NumRows())
 	b.Release()
 	return out
+}
+
+// maxRecursion is the max_recursive_iterations setting, or the default.
+func (b *binder) maxRecursion() int {
+	if v, err := strconv.Atoi(strings.TrimSpace(b.settings["max_recursive_iterations"])); err == nil && v > 0 {
+		return v
+	}
+	return defaultMaxRecursion
 }

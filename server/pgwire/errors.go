@@ -144,6 +144,12 @@ func messageState(msg string) string {
 		return false
 	}
 	switch {
+	case has("unrecognized configuration parameter"):
+		return "42704"
+	case has("specified more than once"):
+		return "42712"
+	case has("recursive reference to query"):
+		return "42P19"
 	case has("violates not-null constraint"):
 		return "23502"
 	case has("division by zero"):
