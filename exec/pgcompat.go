@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -236,4 +237,26 @@ func resolveArrayToString(name string, args []Expr) (Expr, error) {
 		}
 		return b.NewArray(), nil
 	}, formFunc, args[0], sep), nil
+}
+
+func init() {
+	// error(message) raises message on the rows it is evaluated for (as
+	// DuckDB's error): a CASE arm, a MERGE clause's action
+	register("error", func(name string, args []Expr) (Expr, error) {
+		if len(args) != 1 {
+			return nil, errNoMatch
+		}
+		msg, err := Coerce(args[0], tString)
+		if err != nil {
+			return nil, errNoMatch
+		}
+		return newCall(name, tNull, func(ec *EvalContext, a []arrow.Array, n int) (arrow.Array, error) {
+			for i := 0; i < n; i++ {
+				if a[0].IsValid(i) {
+					return nil, errors.New(a[0].(*array.String).Value(i))
+				}
+			}
+			return nullArray(ec.Mem, tNull, n), nil
+		}, formFunc, msg), nil
+	})
 }

@@ -82,6 +82,13 @@ func (s *Session) run(ctx context.Context, stmt parser.Stmt) (*Result, error) {
 }
 
 func (s *Session) runRetrying(ctx context.Context, stmt parser.Stmt) (*Result, error) {
+	if ins, ok := stmt.(*parser.Insert); ok && ins.OnConflict != nil {
+		// an upsert is a MERGE: retried as one
+		if s.tx != nil || s.readsStream() {
+			return s.runOnce(ctx, stmt)
+		}
+		return s.retrying(ctx, stmt, s.writeRetries())
+	}
 	switch stmt.(type) {
 	case *parser.Insert:
 		if s.tx != nil || s.readsStream() {
@@ -105,6 +112,12 @@ func (s *Session) runRetrying(ctx context.Context, stmt parser.Stmt) (*Result, e
 		// says (nothing of the lost attempt was kept)
 		retries = max(retries, appendRetries)
 	}
+	return s.retrying(ctx, stmt, retries)
+}
+
+// retrying runs stmt, again after a commit conflict up to retries times,
+// backing off by the target table's commit policy.
+func (s *Session) retrying(ctx context.Context, stmt parser.Stmt, retries int) (*Result, error) {
 	var policy snapshot.RetryPolicy
 	start := time.Now()
 	for attempt := 0; ; attempt++ {

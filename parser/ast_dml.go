@@ -12,7 +12,20 @@ type Insert struct {
 	ByName        bool // DuckDB INSERT INTO t BY NAME SELECT …
 	Source        *Query
 	DefaultValues bool
+	OnConflict    *OnConflict
 	Returning     []*SelectItem
+}
+
+// OnConflict is INSERT's ON CONFLICT [(cols) | ON CONSTRAINT name]
+// DO NOTHING | DO UPDATE SET … [WHERE …]. EXCLUDED names the row proposed
+// for insertion in SET and WHERE.
+type OnConflict struct {
+	Pos
+	Columns    []Ident // the conflict target, or none
+	Constraint Ident   // ON CONSTRAINT name
+	DoNothing  bool
+	Set        []*SetClause
+	Where      Expr
 }
 
 // SetClause is one col = value of UPDATE … SET or MERGE … UPDATE SET.

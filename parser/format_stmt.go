@@ -38,6 +38,28 @@ func (x *Insert) format(w *writer) {
 		w.WriteByte(' ')
 		x.Source.format(w)
 	}
+	if oc := x.OnConflict; oc != nil {
+		w.WriteString(" ON CONFLICT")
+		switch {
+		case len(oc.Columns) > 0:
+			w.WriteString(" (")
+			w.idents(oc.Columns)
+			w.WriteByte(')')
+		case !oc.Constraint.Empty():
+			w.WriteString(" ON CONSTRAINT ")
+			w.ident(oc.Constraint)
+		}
+		if oc.DoNothing {
+			w.WriteString(" DO NOTHING")
+		} else {
+			w.WriteString(" DO UPDATE SET ")
+			w.setList(oc.Set)
+			if oc.Where != nil {
+				w.WriteString(" WHERE ")
+				oc.Where.format(w)
+			}
+		}
+	}
 	w.returning(x.Returning)
 }
 

@@ -28,10 +28,45 @@ func (p *parser) insert(w *With) Stmt {
 		p.note("SELECT")
 		ins.Source = p.query()
 	}
+	if p.isKw("ON") && p.peek(1).isKw("CONFLICT") {
+		ins.OnConflict = p.onConflict()
+	}
 	if p.acceptKw("RETURNING") {
 		ins.Returning = p.selectItems()
 	}
 	return ins
+}
+
+// onConflict parses ON CONFLICT [(cols) | ON CONSTRAINT name] DO NOTHING |
+// DO UPDATE SET … [WHERE …].
+func (p *parser) onConflict() *OnConflict {
+	oc := &OnConflict{Pos: p.tok.pos()}
+	p.next()
+	p.next()
+	switch {
+	case p.isOp("("):
+		oc.Columns = p.parenIdentList("column name")
+		if p.acceptKw("WHERE") {
+			p.failMsg("ON CONFLICT (…) WHERE (a partial index's predicate) is not supported")
+		}
+	case p.isKw("ON") && p.peek(1).isKw("CONSTRAINT"):
+		p.next()
+		p.next()
+		oc.Constraint = p.ident("constraint name")
+	}
+	p.expectKw("DO")
+	if p.acceptKw("NOTHING") {
+		oc.DoNothing = true
+		return oc
+	}
+	p.note("NOTHING")
+	p.expectKw("UPDATE")
+	p.expectKw("SET")
+	oc.Set = p.setList()
+	if p.acceptKw("WHERE") {
+		oc.Where = p.expr(0)
+	}
+	return oc
 }
 
 func (p *parser) update(w *With) Stmt {

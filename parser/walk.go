@@ -233,6 +233,12 @@ func Children(n Node) []Node {
 	case *Insert:
 		c.with(x.With)
 		c.add(x.Source)
+		if x.OnConflict != nil {
+			for _, sc := range x.OnConflict.Set {
+				c.add(sc)
+			}
+			c.expr(x.OnConflict.Where)
+		}
 		c.items(x.Returning)
 	case *SetClause:
 		c.expr(x.Value)

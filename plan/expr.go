@@ -103,7 +103,7 @@ func (b *binder) newFunc(name string, args []Expr, build func([]exec.Expr) (exec
 }
 
 // volatileFuncs are never folded.
-var volatileFuncs = map[string]bool{"random": true, "gen_random_uuid": true, "uuid": true}
+var volatileFuncs = map[string]bool{"random": true, "gen_random_uuid": true, "uuid": true, "error": true}
 
 // fold evaluates a call whose arguments are all constants. A call that
 // fails is left for run time: under CASE it may never be evaluated.

@@ -71,6 +71,13 @@ func (p *Planner) Plan(ctx context.Context, stmt parser.Stmt, explain bool) (*St
 		if err != nil {
 			return nil, err
 		}
+		if st.OnConflict != nil {
+			m, err := p.onConflictMerge(ctx, st, ref)
+			if err != nil {
+				return nil, err
+			}
+			return p.planMerge(ctx, m, "insert", explain)
+		}
 		q, err := p.Insert(ctx, st, ref)
 		if err != nil {
 			return nil, err

@@ -238,7 +238,7 @@ func (sh *shell) dml(ctx context.Context, res *lake.Result, kind, target string,
 			notes = append(notes, formatElapsed(time.Since(start)))
 		}
 		msg := fmt.Sprintf("%s %s", kind, plural(count, "row", "rows"))
-		if m := res.Metrics(); kind == "merged" && count > 0 {
+		if m := res.Metrics(); (kind == "merged" || kind == "upserted") && count > 0 {
 			// A merge's count is the sum of what each kind of clause did.
 			var parts []string
 			for _, p := range []struct {
@@ -277,6 +277,9 @@ func dmlTarget(stmt parser.Stmt) (kind, table string) {
 	switch st := stmt.(type) {
 	case *parser.Insert:
 		if len(st.Returning) == 0 {
+			if st.OnConflict != nil {
+				return "upserted", st.Table.String()
+			}
 			return "inserted", st.Table.String()
 		}
 	case *parser.Update:

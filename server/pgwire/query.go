@@ -389,6 +389,9 @@ func commandTag(stmt parser.Stmt, m lake.Metrics, rows int64) string {
 	case *parser.Query, *parser.ShowTables, *parser.Describe:
 		return "SELECT " + n(rows)
 	case *parser.Insert:
+		if st.OnConflict != nil {
+			return "INSERT 0 " + n(m.RowsInserted+m.RowsUpdated)
+		}
 		return "INSERT 0 " + n(m.RowsInserted)
 	case *parser.Update:
 		return "UPDATE " + n(m.RowsUpdated)
