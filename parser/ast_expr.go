@@ -246,6 +246,12 @@ type ArraySubquery struct {
 	Query *Query
 }
 
+// AllColumns is DuckDB's ALL in ORDER BY ALL: every output column, left
+// to right.
+type AllColumns struct {
+	Pos
+}
+
 // SubqueryExpr is a scalar subquery in an expression.
 type SubqueryExpr struct {
 	Pos
@@ -379,6 +385,7 @@ func (*Exists) exprNode()          {}
 func (*SubqueryExpr) exprNode()    {}
 func (*Quantified) exprNode()      {}
 func (*ArraySubquery) exprNode()   {}
+func (*AllColumns) exprNode()      {}
 func (*Cast) exprNode()            {}
 func (*Extract) exprNode()         {}
 func (*FuncCall) exprNode()        {}

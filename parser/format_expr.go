@@ -267,6 +267,8 @@ func (x *Quantified) format(w *writer) {
 	w.WriteByte(')')
 }
 
+func (x *AllColumns) format(w *writer) { w.WriteString("ALL") }
+
 func (x *ArraySubquery) format(w *writer) {
 	w.WriteString("ARRAY(")
 	x.Query.format(w)
@@ -483,6 +485,7 @@ func (x *Exists) String() string          { return str(x) }
 func (x *SubqueryExpr) String() string    { return str(x) }
 func (x *Quantified) String() string      { return str(x) }
 func (x *ArraySubquery) String() string   { return str(x) }
+func (x *AllColumns) String() string      { return str(x) }
 func (x *Cast) String() string            { return str(x) }
 func (x *Extract) String() string         { return str(x) }
 func (x *FuncCall) String() string        { return str(x) }

@@ -186,13 +186,15 @@ func (p *parser) wordPrec() int {
 		return precAnd
 	case p.isKw("IS"), p.isKw("ISNULL"), p.isKw("NOTNULL"):
 		return precIs
-	case p.isKw("BETWEEN"), p.isKw("IN"), p.isKw("LIKE"), p.isKw("ILIKE"):
+	case p.isKw("BETWEEN"), p.isKw("IN"), p.isKw("LIKE"), p.isKw("ILIKE"), p.isKw("SIMILAR") && p.peek(1).isKw("TO"):
 		return precIn
 	case p.isKw("NOT"):
 		n := p.peek(1)
-		if n.isKw("BETWEEN") || n.isKw("IN") || n.isKw("LIKE") || n.isKw("ILIKE") {
+		if n.isKw("BETWEEN") || n.isKw("IN") || n.isKw("LIKE") || n.isKw("ILIKE") || n.isKw("SIMILAR") {
 			return precIn
 		}
+	case p.isKw("AT") && p.peek(1).isKw("TIME") && p.peek(2).isKw("ZONE"):
+		return precPostfix - 1
 	case p.isKw("OPERATOR") && p.peek(1).isOp("("):
 		return precOther
 	case p.isKw("COLLATE"):
@@ -251,6 +253,13 @@ func (p *parser) infixWord(left Expr, minPrec int) (Expr, bool) {
 		return p.operatorCall(left), true
 	case p.isKw("COLLATE"):
 		return p.collate(left), true
+	case p.isKw("AT") && p.peek(1).isKw("TIME") && p.peek(2).isKw("ZONE"):
+		// x AT TIME ZONE zone is PostgreSQL's timezone(zone, x)
+		p.next()
+		p.next()
+		p.next()
+		zone := p.expr(precUnary)
+		return &FuncCall{Pos: pos, Name: Name{{Pos: pos, Name: "timezone"}}, Args: []Expr{zone, left}}, true
 	case p.isKw("OR"):
 		if precOr < minPrec {
 			return left, false
@@ -297,7 +306,7 @@ func (p *parser) infixWord(left Expr, minPrec int) (Expr, bool) {
 	not := false
 	if p.isKw("NOT") {
 		n := p.peek(1)
-		if !(n.isKw("BETWEEN") || n.isKw("IN") || n.isKw("LIKE") || n.isKw("ILIKE")) {
+		if !(n.isKw("BETWEEN") || n.isKw("IN") || n.isKw("LIKE") || n.isKw("ILIKE") || n.isKw("SIMILAR")) {
 			return left, false
 		}
 		if precIn < minPrec {
@@ -341,6 +350,18 @@ func (p *parser) infixWord(left Expr, minPrec int) (Expr, bool) {
 			l.Escape = p.expr(precOther)
 		}
 		return l, true
+	case p.isKw("SIMILAR") && p.peek(1).isKw("TO"):
+		// x SIMILAR TO pattern [ESCAPE e]: similar_to(x, pattern[, e])
+		p.next()
+		p.next()
+		f := &FuncCall{Pos: pos, Name: Name{{Pos: pos, Name: "similar_to"}}, Args: []Expr{left, p.expr(precOther)}}
+		if p.acceptKw("ESCAPE") {
+			f.Args = append(f.Args, p.expr(precOther))
+		}
+		if not {
+			return &UnaryExpr{Pos: pos, Op: OpNot, X: f}, true
+		}
+		return f, true
 	}
 	return left, false
 }

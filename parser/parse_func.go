@@ -18,9 +18,24 @@ func (p *parser) funcCall(pos Pos, name Name) Expr {
 		} else {
 			p.acceptKw("ALL")
 		}
-		if len(name) == 1 && !name[0].Quoted && strings.EqualFold(name[0].Name, "substring") {
+		plain := len(name) == 1 && !name[0].Quoted
+		switch {
+		case plain && strings.EqualFold(name[0].Name, "substring"):
 			f.Args = p.substringArgs()
-		} else {
+		case plain && strings.EqualFold(name[0].Name, "trim"):
+			f.Name[0].Name, f.Args = p.trimArgs()
+		case plain && strings.EqualFold(name[0].Name, "position"):
+			// position(sub IN s)
+			first := p.expr(precIn + 1)
+			if p.acceptKwQuiet("IN") {
+				f.Args = []Expr{first, p.expr(0)}
+			} else {
+				f.Args = []Expr{first}
+				for p.acceptOp(",") {
+					f.Args = append(f.Args, p.arg())
+				}
+			}
+		default:
 			f.Args = p.argList()
 		}
 		if p.isKw("ORDER") {
@@ -70,6 +85,32 @@ func (p *parser) substringArgs() []Expr {
 		args = append(args, p.arg())
 	}
 	return args
+}
+
+// trimArgs parses trim's SQL standard forms, trim([LEADING | TRAILING |
+// BOTH] [chars] FROM s) and trim([LEADING | TRAILING | BOTH] s [, chars]),
+// into the function PostgreSQL runs: btrim, ltrim or rtrim(s[, chars]).
+func (p *parser) trimArgs() (string, []Expr) {
+	fn := "btrim"
+	switch {
+	case p.acceptKwQuiet("LEADING"):
+		fn = "ltrim"
+	case p.acceptKwQuiet("TRAILING"):
+		fn = "rtrim"
+	case p.acceptKwQuiet("BOTH"):
+	}
+	if p.acceptKwQuiet("FROM") {
+		return fn, []Expr{p.expr(0)}
+	}
+	first := p.expr(0)
+	if p.acceptKwQuiet("FROM") {
+		return fn, []Expr{p.expr(0), first}
+	}
+	args := []Expr{first}
+	for p.acceptOp(",") {
+		args = append(args, p.expr(0))
+	}
+	return fn, args
 }
 
 // argList parses function arguments, each an expression or name => value.
@@ -188,7 +229,14 @@ func (p *parser) frameBound() *FrameBound {
 func (p *parser) orderItems() []*OrderItem {
 	var items []*OrderItem
 	for {
-		it := &OrderItem{Pos: p.tok.pos(), Expr: p.expr(0)}
+		it := &OrderItem{Pos: p.tok.pos()}
+		if len(items) == 0 && p.isKw("ALL") {
+			// ORDER BY ALL (DuckDB): the only item
+			it.Expr = &AllColumns{Pos: it.Pos}
+			p.next()
+		} else {
+			it.Expr = p.expr(0)
+		}
 		if p.acceptKw("DESC") {
 			it.Desc = true
 		} else {

@@ -335,6 +335,8 @@ func (b *binder) bindExpr(e parser.Expr, ec *exprCtx) (Expr, error) {
 		return nil, errorf(e.Pos, "named argument %s is only allowed in table functions", e.Name.Name)
 	case *parser.Default:
 		return nil, errorf(e.Pos, "DEFAULT is not allowed here")
+	case *parser.AllColumns:
+		return nil, errorf(e.Pos, "ALL is only allowed as a query's ORDER BY ALL")
 	}
 	return nil, errorf(e.Position(), "%s is not supported yet", describeNode(e))
 }

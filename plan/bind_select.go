@@ -27,8 +27,18 @@ func (b *binder) bindQuery(q *parser.Query, outer *scope) (Node, error) {
 	}
 	var node Node
 	var err error
+	orderBy := q.OrderBy
+	var all *parser.OrderItem
+	if len(orderBy) > 0 {
+		if _, ok := orderBy[0].Expr.(*parser.AllColumns); ok {
+			if len(orderBy) > 1 {
+				return nil, errorf(orderBy[1].Pos, "ORDER BY ALL takes no other sort keys")
+			}
+			all, orderBy = orderBy[0], nil
+		}
+	}
 	if sel, ok := q.Body.(*parser.Select); ok {
-		node, err = b.bindSelect(sel, q.OrderBy, outer)
+		node, err = b.bindSelect(sel, orderBy, outer)
 		if err != nil {
 			return nil, err
 		}
@@ -37,12 +47,28 @@ func (b *binder) bindQuery(q *parser.Query, outer *scope) (Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(q.OrderBy) > 0 {
-			node, err = b.orderOutputs(node, q.OrderBy, outer)
+		if len(orderBy) > 0 {
+			node, err = b.orderOutputs(node, orderBy, outer)
 			if err != nil {
 				return nil, err
 			}
 		}
+	}
+	if all != nil {
+		// every output column, left to right, in the one direction;
+		// NULLs last ascending and first descending, as PostgreSQL sorts
+		st := &Sort{Input: node}
+		for _, c := range node.Columns() {
+			nullsFirst := all.Desc
+			switch all.Nulls {
+			case parser.NullsFirst:
+				nullsFirst = true
+			case parser.NullsLast:
+				nullsFirst = false
+			}
+			st.Keys = append(st.Keys, SortKey{Expr: colRef(c), Desc: all.Desc, NullsFirst: nullsFirst})
+		}
+		node = st
 	}
 	if q.WithTies {
 		return nil, errorf(q.Pos, "FETCH … WITH TIES is not supported yet")
