@@ -246,6 +246,16 @@ type ArraySubquery struct {
 	Query *Query
 }
 
+// GroupingSets is a GROUP BY item that groups several ways:
+// GROUPING SETS ((a, b), (a), ()), ROLLUP (a, b) or CUBE (a, b). Sets
+// holds the sets for GROUPING SETS and the elements (each one or more
+// expressions, (a, b) being one) for ROLLUP and CUBE.
+type GroupingSets struct {
+	Pos
+	Kind string // "GROUPING SETS", "ROLLUP" or "CUBE"
+	Sets [][]Expr
+}
+
 // AllColumns is DuckDB's ALL in ORDER BY ALL: every output column, left
 // to right.
 type AllColumns struct {
@@ -386,6 +396,7 @@ func (*SubqueryExpr) exprNode()    {}
 func (*Quantified) exprNode()      {}
 func (*ArraySubquery) exprNode()   {}
 func (*AllColumns) exprNode()      {}
+func (*GroupingSets) exprNode()    {}
 func (*Cast) exprNode()            {}
 func (*Extract) exprNode()         {}
 func (*FuncCall) exprNode()        {}

@@ -269,6 +269,23 @@ func (x *Quantified) format(w *writer) {
 
 func (x *AllColumns) format(w *writer) { w.WriteString("ALL") }
 
+func (x *GroupingSets) format(w *writer) {
+	w.WriteString(x.Kind + " (")
+	for i, set := range x.Sets {
+		if i > 0 {
+			w.WriteString(", ")
+		}
+		if x.Kind == "GROUPING SETS" || len(set) != 1 {
+			w.WriteByte('(')
+			w.exprs(set)
+			w.WriteByte(')')
+			continue
+		}
+		set[0].format(w)
+	}
+	w.WriteByte(')')
+}
+
 func (x *ArraySubquery) format(w *writer) {
 	w.WriteString("ARRAY(")
 	x.Query.format(w)
@@ -486,6 +503,7 @@ func (x *SubqueryExpr) String() string    { return str(x) }
 func (x *Quantified) String() string      { return str(x) }
 func (x *ArraySubquery) String() string   { return str(x) }
 func (x *AllColumns) String() string      { return str(x) }
+func (x *GroupingSets) String() string    { return str(x) }
 func (x *Cast) String() string            { return str(x) }
 func (x *Extract) String() string         { return str(x) }
 func (x *FuncCall) String() string        { return str(x) }

@@ -13,6 +13,66 @@ func (p *parser) query() *Query {
 	return q
 }
 
+// groupByList parses GROUP BY's items: expressions, GROUPING SETS (…),
+// ROLLUP (…) and CUBE (…).
+func (p *parser) groupByList() []Expr {
+	var out []Expr
+	for {
+		out = append(out, p.groupByItem())
+		if !p.acceptOp(",") {
+			return out
+		}
+	}
+}
+
+func (p *parser) groupByItem() Expr {
+	pos := p.tok.pos()
+	switch {
+	case p.isKw("GROUPING") && p.peek(1).isKw("SETS"):
+		p.next()
+		p.next()
+		g := &GroupingSets{Pos: pos, Kind: "GROUPING SETS"}
+		p.expectOp("(")
+		for {
+			if p.isOp("(") {
+				// a parenthesised set: (), (a), (a, b)
+				p.next()
+				var set []Expr
+				if !p.isOp(")") {
+					set = p.exprList()
+				}
+				p.expectOp(")")
+				g.Sets = append(g.Sets, set)
+			} else {
+				g.Sets = append(g.Sets, []Expr{p.expr(0)})
+			}
+			if !p.acceptOp(",") {
+				break
+			}
+		}
+		p.expectOp(")")
+		return g
+	case (p.isKw("ROLLUP") || p.isKw("CUBE")) && p.peek(1).isOp("("):
+		g := &GroupingSets{Pos: pos, Kind: upper(p.tok.val)}
+		p.next()
+		p.next()
+		for {
+			x := p.expr(0)
+			if row, ok := x.(*RowExpr); ok {
+				g.Sets = append(g.Sets, row.Elems)
+			} else {
+				g.Sets = append(g.Sets, []Expr{x})
+			}
+			if !p.acceptOp(",") {
+				break
+			}
+		}
+		p.expectOp(")")
+		return g
+	}
+	return p.expr(0)
+}
+
 // queryTail parses the ORDER BY / LIMIT / OFFSET / FETCH of q.
 func (p *parser) queryTail(q *Query) {
 	p.note("ORDER BY")
@@ -212,7 +272,7 @@ func (p *parser) selectCore() *Select {
 			p.next()
 			s.GroupByAll = true
 		} else {
-			s.GroupBy = p.exprList()
+			s.GroupBy = p.groupByList()
 		}
 	}
 	if p.acceptKw("HAVING") {

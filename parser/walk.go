@@ -146,6 +146,10 @@ func Children(n Node) []Node {
 		c.expr(x.Array)
 	case *ArraySubquery:
 		c.add(x.Query)
+	case *GroupingSets:
+		for _, set := range x.Sets {
+			c.exprs(set)
+		}
 	case *Cast:
 		c.expr(x.X)
 		c.add(x.Type)

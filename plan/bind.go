@@ -36,6 +36,9 @@ type binder struct {
 	paramTypes []arrow.DataType
 	// settings are the session's variables (Planner.Settings).
 	settings map[string]string
+	// groupingBranches marks the SELECTs bindGroupingSets made, one per
+	// grouping set
+	groupingBranches map[*parser.Select]*groupingBranch
 	// subqueries counts the expression subqueries being bound around the
 	// current point (a recursive CTE's self-reference must not be in one).
 	subqueries int

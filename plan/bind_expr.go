@@ -44,6 +44,9 @@ type aggState struct {
 	aggs     []*AggCall
 	aggKeys  map[string]*ColRef
 	marks    *[]*Join
+	// sets, in one branch of GROUP BY GROUPING SETS/ROLLUP/CUBE, says
+	// which grouping expressions this branch does not group by (NULL here)
+	sets *groupingBranch
 }
 
 // winState collects window functions.
@@ -95,6 +98,14 @@ func (b *binder) bindExpr(e parser.Expr, ec *exprCtx) (Expr, error) {
 		if _, isLit := e.(*parser.Literal); !isLit {
 			if g, ok := ec.agg.groups[e.String()]; ok {
 				return g, nil
+			}
+			if ec.agg.sets != nil && ec.agg.sets.nulled[e.String()] {
+				// a grouping expression this branch does not group by
+				x, err := b.bindExpr(e, &exprCtx{sc: ec.agg.input, clause: ec.clause})
+				if err != nil {
+					return nil, err
+				}
+				return constLit(exec.NewNullLiteral(x.Type())), nil
 			}
 		}
 	}
@@ -524,6 +535,9 @@ func (b *binder) bindFuncCall(e *parser.FuncCall, ec *exprCtx) (Expr, error) {
 		return nil, errorf(e.Pos, "function %s does not exist", e.Name)
 	}
 	name := strings.ToLower(e.Name[0].Name)
+	if name == "grouping" && e.Over == nil {
+		return b.bindGrouping(e, ec)
+	}
 	if e.Over != nil || !e.OverName.Empty() {
 		return b.bindWindowCall(e, name, ec)
 	}

@@ -37,7 +37,12 @@ func (b *binder) bindQuery(q *parser.Query, outer *scope) (Node, error) {
 			all, orderBy = orderBy[0], nil
 		}
 	}
-	if sel, ok := q.Body.(*parser.Select); ok {
+	if sel, ok := q.Body.(*parser.Select); ok && hasGroupingSets(sel) {
+		node, err = b.bindGroupingSets(sel, orderBy, outer)
+		if err != nil {
+			return nil, err
+		}
+	} else if sel, ok := q.Body.(*parser.Select); ok {
 		node, err = b.bindSelect(sel, orderBy, outer)
 		if err != nil {
 			return nil, err
@@ -237,32 +242,38 @@ func (b *binder) bindSetOp(s *parser.SetOp, outer *scope) (Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	op := strings.ToLower(s.Op.String())
+	return b.setOpNode(s.Op.String(), s.All, l, r, s.Pos)
+}
+
+// setOpNode combines l and r by the set operation opName (UNION, EXCEPT,
+// INTERSECT), their columns cast to the common types.
+func (b *binder) setOpNode(opName string, all bool, l, r Node, pos parser.Pos) (Node, error) {
+	op := strings.ToLower(opName)
 	lc, rc := l.Columns(), r.Columns()
 	if len(lc) != len(rc) {
-		return nil, errorf(s.Pos, "each %s query must have the same number of columns", s.Op)
+		return nil, errorf(pos, "each %s query must have the same number of columns", opName)
 	}
 	types := make([]arrow.DataType, len(lc))
 	for i := range lc {
-		t, err := exec.CommonTypeFor(s.Op.String(), lc[i].Type, rc[i].Type)
+		t, err := exec.CommonTypeFor(opName, lc[i].Type, rc[i].Type)
 		if err != nil {
-			return nil, atPos(s.Pos, err)
+			return nil, atPos(pos, err)
 		}
 		types[i] = t
 	}
-	l, err = b.castColumns(l, types)
+	l, err := b.castColumns(l, types)
 	if err != nil {
-		return nil, atPos(s.Pos, err)
+		return nil, atPos(pos, err)
 	}
 	r, err = b.castColumns(r, types)
 	if err != nil {
-		return nil, atPos(s.Pos, err)
+		return nil, atPos(pos, err)
 	}
 	cols := make([]Column, len(lc))
 	for i := range lc {
 		cols[i] = b.newCol(lc[i].Name, "", types[i], true)
 	}
-	return &SetOp{Op: op, All: s.All, Left: l, Right: r, Cols: cols}, nil
+	return &SetOp{Op: op, All: all, Left: l, Right: r, Cols: cols}, nil
 }
 
 // castColumns projects n so that its columns have the given types.
@@ -433,7 +444,8 @@ func (b *binder) bindSelect(sel *parser.Select, orderBy []*parser.OrderItem, out
 	if err != nil {
 		return nil, err
 	}
-	isAgg := len(sel.GroupBy) > 0 || sel.GroupByAll || sel.Having != nil
+	branch := b.groupingBranches[sel]
+	isAgg := len(sel.GroupBy) > 0 || sel.GroupByAll || sel.Having != nil || branch != nil
 	for _, it := range items {
 		if it.ast != nil && containsAggregate(it.ast) {
 			isAgg = true
@@ -451,7 +463,7 @@ func (b *binder) bindSelect(sel *parser.Select, orderBy []*parser.OrderItem, out
 	var groupExprs []Expr
 	var groupCols []Column
 	if isAgg {
-		ag = &aggState{input: sc, groups: map[string]*ColRef{}, groupIDs: map[ColumnID]*ColRef{}, aggKeys: map[string]*ColRef{}, marks: &preMarks}
+		ag = &aggState{input: sc, groups: map[string]*ColRef{}, groupIDs: map[ColumnID]*ColRef{}, aggKeys: map[string]*ColRef{}, marks: &preMarks, sets: branch}
 		gctx := &exprCtx{sc: sc, clause: "GROUP BY", marks: &preMarks}
 		addGroup := func(key string, x Expr, name string) {
 			if _, dup := ag.groups[key]; dup && key != "" {
