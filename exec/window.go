@@ -17,6 +17,21 @@ const (
 	// FrameRange measures by the ORDER BY value; CURRENT ROW includes the
 	// row's peers.
 	FrameRange
+	// FrameGroups counts peer groups (rows equal under ORDER BY).
+	FrameGroups
+)
+
+// FrameExclude is a frame's EXCLUDE option.
+type FrameExclude uint8
+
+const (
+	ExcludeNoOthers FrameExclude = iota
+	// ExcludeCurrentRow leaves the current row out of its frame.
+	ExcludeCurrentRow
+	// ExcludeGroup leaves out the current row and its peers.
+	ExcludeGroup
+	// ExcludeTies leaves out the current row's peers but not the row.
+	ExcludeTies
 )
 
 // FrameBoundKind is one end of a window frame.
@@ -39,10 +54,12 @@ type FrameBound struct {
 	Offset scalar.Scalar
 }
 
-// Frame is a window frame: ROWS|RANGE BETWEEN Start AND End.
+// Frame is a window frame: ROWS|RANGE|GROUPS BETWEEN Start AND End
+// [EXCLUDE …].
 type Frame struct {
 	Unit       FrameUnit
 	Start, End FrameBound
+	Exclude    FrameExclude
 }
 
 func (b FrameBound) String() string {
@@ -61,10 +78,22 @@ func (b FrameBound) String() string {
 
 func (f *Frame) String() string {
 	unit := "ROWS"
-	if f.Unit == FrameRange {
+	switch f.Unit {
+	case FrameRange:
 		unit = "RANGE"
+	case FrameGroups:
+		unit = "GROUPS"
 	}
-	return fmt.Sprintf("%s BETWEEN %s AND %s", unit, f.Start, f.End)
+	s := fmt.Sprintf("%s BETWEEN %s AND %s", unit, f.Start, f.End)
+	switch f.Exclude {
+	case ExcludeCurrentRow:
+		s += " EXCLUDE CURRENT ROW"
+	case ExcludeGroup:
+		s += " EXCLUDE GROUP"
+	case ExcludeTies:
+		s += " EXCLUDE TIES"
+	}
+	return s
 }
 
 // winKind is the function a WindowFunc computes.
@@ -275,6 +304,8 @@ func (f *WindowFunc) checkFrame() error {
 		return fmt.Errorf("frame starting from current row cannot have preceding rows")
 	case fr.Start.Kind == OffsetFollowing && (fr.End.Kind == OffsetPreceding || fr.End.Kind == CurrentRow):
 		return fmt.Errorf("frame starting from following row cannot have preceding rows")
+	case fr.Unit == FrameGroups && len(f.OrderBy) == 0:
+		return fmt.Errorf("GROUPS mode requires an ORDER BY clause")
 	}
 	for _, b := range []struct {
 		bound FrameBound
@@ -286,10 +317,14 @@ func (f *WindowFunc) checkFrame() error {
 		if b.bound.Offset == nil || !b.bound.Offset.IsValid() {
 			return fmt.Errorf("frame %s offset must not be null", b.which)
 		}
-		if fr.Unit == FrameRows {
+		if fr.Unit == FrameRows || fr.Unit == FrameGroups {
 			n, ok := winScalarInt(b.bound.Offset)
 			if !ok {
-				return fmt.Errorf("ROWS frame %s offset must be an integer, not %s", b.which, b.bound.Offset.DataType())
+				unit := "ROWS"
+				if fr.Unit == FrameGroups {
+					unit = "GROUPS"
+				}
+				return fmt.Errorf("%s frame %s offset must be an integer, not %s", unit, b.which, b.bound.Offset.DataType())
 			}
 			if n < 0 {
 				return fmt.Errorf("frame %s offset must not be negative", b.which)

@@ -258,6 +258,10 @@ type winSpec struct {
 	peerEnd   []int32
 	orderArrs []arrow.Array // the single ORDER BY key per batch (for RANGE offsets)
 	rangeVals *winRangeVals // built on first use
+	// peer groups numbered across the input (GROUPS frames), built on
+	// first use: group[i] is position i's, groupStart/End[g] its bounds
+	group                []int32
+	groupStart, groupEnd []int32
 }
 
 func (w *Window) newSpec(f *WindowFunc) (*winSpec, error) {
@@ -334,8 +338,9 @@ func (w *Window) newSpec(f *WindowFunc) (*winSpec, error) {
 type winFrame struct {
 	unit       FrameUnit
 	start, end FrameBoundKind
-	sn, en     int64       // ROWS offsets
+	sn, en     int64       // ROWS and GROUPS offsets
 	sr, er     winRangeKey // RANGE offsets
+	exclude    FrameExclude
 }
 
 func (f *WindowFunc) resolveFrame() winFrame {
@@ -346,12 +351,12 @@ func (f *WindowFunc) resolveFrame() winFrame {
 		}
 		return winFrame{unit: FrameRows, start: UnboundedPreceding, end: UnboundedFollowing}
 	}
-	out := winFrame{unit: fr.Unit, start: fr.Start.Kind, end: fr.End.Kind}
+	out := winFrame{unit: fr.Unit, start: fr.Start.Kind, end: fr.End.Kind, exclude: fr.Exclude}
 	offsets := func(b FrameBound, which string) (int64, winRangeKey) {
 		if b.Kind != OffsetPreceding && b.Kind != OffsetFollowing {
 			return 0, winRangeKey{}
 		}
-		if fr.Unit == FrameRows {
+		if fr.Unit == FrameRows || fr.Unit == FrameGroups {
 			n, _ := winScalarInt(b.Offset)
 			return n, winRangeKey{}
 		}
@@ -367,6 +372,9 @@ func (f *WindowFunc) resolveFrame() winFrame {
 func (sp *winSpec) frameAt(fr *winFrame, i int, f *WindowFunc) (int, int) {
 	ps, pe := int(sp.partStart[i]), int(sp.partEnd[i])
 	var lo, hi int
+	if fr.unit == FrameGroups {
+		return sp.groupsFrame(fr, i)
+	}
 	if fr.unit == FrameRange && (fr.start == OffsetPreceding || fr.start == OffsetFollowing ||
 		fr.end == OffsetPreceding || fr.end == OffsetFollowing) {
 		return sp.rangeFrame(fr, i, f)
@@ -413,6 +421,122 @@ func (sp *winSpec) frameAt(fr *winFrame, i int, f *WindowFunc) (int, int) {
 		hi = lo
 	}
 	return lo, hi
+}
+
+// groupsFrame resolves a GROUPS frame: its bounds count peer groups from
+// the current row's, within the partition.
+func (sp *winSpec) groupsFrame(fr *winFrame, i int) (int, int) {
+	if sp.group == nil {
+		n := len(sp.ord)
+		sp.group = make([]int32, n)
+		g := int32(-1)
+		for j := 0; j < n; j++ {
+			if j == 0 || sp.peerStart[j] == int32(j) {
+				g++
+				sp.groupStart = append(sp.groupStart, int32(j))
+				sp.groupEnd = append(sp.groupEnd, sp.peerEnd[j])
+			}
+			sp.group[j] = g
+		}
+	}
+	ps, pe := int(sp.partStart[i]), int(sp.partEnd[i])
+	first, last := int64(sp.group[ps]), int64(sp.group[pe-1])
+	cur := int64(sp.group[i])
+	var lo, hi int
+	switch fr.start {
+	case UnboundedPreceding:
+		lo = ps
+	case CurrentRow:
+		lo = int(sp.peerStart[i])
+	case OffsetPreceding:
+		lo = int(sp.groupStart[max(first, cur-fr.sn)])
+	case OffsetFollowing:
+		if g := cur + fr.sn; g <= last {
+			lo = int(sp.groupStart[g])
+		} else {
+			lo = pe
+		}
+	}
+	switch fr.end {
+	case UnboundedFollowing:
+		hi = pe
+	case CurrentRow:
+		hi = int(sp.peerEnd[i])
+	case OffsetPreceding:
+		if g := cur - fr.en; g >= first {
+			hi = int(sp.groupEnd[g])
+		} else {
+			hi = ps
+		}
+	case OffsetFollowing:
+		hi = int(sp.groupEnd[min(last, cur+fr.en)])
+	}
+	return lo, max(lo, hi)
+}
+
+// excluded returns the positions EXCLUDE leaves out of row i's frame: the
+// range [a, b), minus position i itself when keepSelf (EXCLUDE TIES). An
+// empty range excludes nothing.
+func (sp *winSpec) excluded(fr *winFrame, i int) (a, b int, keepSelf bool) {
+	switch fr.exclude {
+	case ExcludeCurrentRow:
+		return i, i + 1, false
+	case ExcludeGroup:
+		return int(sp.peerStart[i]), int(sp.peerEnd[i]), false
+	case ExcludeTies:
+		return int(sp.peerStart[i]), int(sp.peerEnd[i]), true
+	}
+	return 0, 0, false
+}
+
+// frameRows calls f for each position of row i's frame [lo, hi) that
+// EXCLUDE keeps.
+func (sp *winSpec) frameRows(fr *winFrame, i, lo, hi int, f func(j int)) {
+	a, b, keep := sp.excluded(fr, i)
+	for j := lo; j < hi; j++ {
+		if j >= a && j < b && !(keep && j == i) {
+			continue
+		}
+		f(j)
+	}
+}
+
+// exclusions calls f for each position EXCLUDE takes out of row i's frame
+// [lo, hi).
+func (sp *winSpec) exclusions(fr *winFrame, i, lo, hi int, f func(j int)) {
+	a, b, keep := sp.excluded(fr, i)
+	for j := max(a, lo); j < min(b, hi); j++ {
+		if !(keep && j == i) {
+			f(j)
+		}
+	}
+}
+
+// nthKept returns the k-th (0-based, from the end when fromEnd) position
+// of row i's frame [lo, hi) that EXCLUDE keeps, or -1.
+func (sp *winSpec) nthKept(fr *winFrame, i, lo, hi, k int, fromEnd bool) int {
+	a, b, keep := sp.excluded(fr, i)
+	out := func(j int) bool { return j >= a && j < b && !(keep && j == i) }
+	if fromEnd {
+		for j := hi - 1; j >= lo; j-- {
+			if !out(j) {
+				if k == 0 {
+					return j
+				}
+				k--
+			}
+		}
+		return -1
+	}
+	for j := lo; j < hi; j++ {
+		if !out(j) {
+			if k == 0 {
+				return j
+			}
+			k--
+		}
+	}
+	return -1
 }
 
 // rangeFrame resolves a RANGE frame with an offset bound.

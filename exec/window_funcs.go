@@ -71,6 +71,10 @@ func (w *Window) compute(f *WindowFunc, sp *winSpec) (*winResult, error) {
 			lo, hi := sp.frameAt(&fr, i, f)
 			switch {
 			case lo >= hi:
+			case fr.exclude != ExcludeNoOthers:
+				if j := sp.nthKept(&fr, i, lo, hi, 0, f.kind == winLastValue); j >= 0 {
+					r.refs[g(i)] = sp.ord[j]
+				}
 			case f.kind == winFirstValue:
 				r.refs[g(i)] = sp.ord[lo]
 			default:
@@ -93,7 +97,15 @@ func (w *Window) compute(f *WindowFunc, sp *winSpec) (*winResult, error) {
 			if k <= 0 {
 				return r, fmt.Errorf("argument of nth_value must be greater than zero")
 			}
-			if lo, hi := sp.frameAt(&fr, i, f); k <= int64(hi-lo) {
+			lo, hi := sp.frameAt(&fr, i, f)
+			switch {
+			case fr.exclude != ExcludeNoOthers:
+				if k <= int64(hi-lo) {
+					if j := sp.nthKept(&fr, i, lo, hi, int(k)-1, false); j >= 0 {
+						r.refs[g(i)] = sp.ord[j]
+					}
+				}
+			case k <= int64(hi-lo):
 				r.refs[g(i)] = sp.ord[lo+int(k)-1]
 			}
 		}
@@ -123,7 +135,9 @@ func (w *Window) compute(f *WindowFunc, sp *winSpec) (*winResult, error) {
 		for i := 0; i < n; i++ {
 			lo, hi := sp.frameAt(&fr, i, f)
 			slide.move(lo, hi)
+			sp.exclusions(&fr, i, lo, hi, slide.remove)
 			r.ints[g(i)] = cnt
+			sp.exclusions(&fr, i, lo, hi, slide.add)
 		}
 		return r, nil
 	case winSum, winAvg:
@@ -284,6 +298,24 @@ func (w *Window) computeMinMax(f *WindowFunc, sp *winSpec, fr *winFrame, arg []a
 	}
 	for i := 0; i < w.n; i++ {
 		lo, hi := sp.frameAt(fr, i, f)
+		if fr.exclude != ExcludeNoOthers {
+			// the deque cannot take rows out of the middle: scan what
+			// EXCLUDE keeps (O(frame) per row)
+			best := -1
+			sp.frameRows(fr, i, lo, hi, func(j int) {
+				ref := sp.ord[j]
+				if arg[ref.b].IsNull(int(ref.r)) {
+					return
+				}
+				if best < 0 || keys.compare(sp.ord[best], ref) > 0 {
+					best = j
+				}
+			})
+			if best >= 0 {
+				r.refs[g(i)] = sp.ord[best]
+			}
+			continue
+		}
 		slide.move(lo, hi)
 		if len(dq) > 0 {
 			r.refs[g(i)] = sp.ord[dq[0]]
@@ -343,20 +375,25 @@ func (w *Window) computeSumAvg(f *WindowFunc, sp *winSpec, fr *winFrame, arg []a
 		for i := 0; i < n; i++ {
 			lo, hi := sp.frameAt(fr, i, f)
 			slide.move(lo, hi)
-			if cnt == 0 {
+			// EXCLUDE: take the rows out for this row's answer, then put
+			// the exact state back (re-adding floats could drift)
+			s0, c0, n0, p0, m0 := sum, cnt, nan, pinf, ninf
+			sp.exclusions(fr, i, lo, hi, slide.remove)
+			v, c, rowNaN, rowPInf, rowNInf := sum, cnt, nan, pinf, ninf
+			sum, cnt, nan, pinf, ninf = s0, c0, n0, p0, m0
+			if c == 0 {
 				continue
 			}
-			v := sum
 			switch {
-			case nan > 0 || (pinf > 0 && ninf > 0):
+			case rowNaN > 0 || (rowPInf > 0 && rowNInf > 0):
 				v = math.NaN()
-			case pinf > 0:
+			case rowPInf > 0:
 				v = math.Inf(1)
-			case ninf > 0:
+			case rowNInf > 0:
 				v = math.Inf(-1)
 			}
 			if f.kind == winAvg {
-				v /= float64(cnt)
+				v /= float64(c)
 			}
 			r.flts[g(i)], r.valid[g(i)] = v, true
 		}
@@ -407,10 +444,25 @@ func (w *Window) computeSumAvg(f *WindowFunc, sp *winSpec, fr *winFrame, arg []a
 	for i := 0; i < n; i++ {
 		lo, hi := sp.frameAt(fr, i, f)
 		slide.move(lo, hi)
-		if cnt == 0 {
+		// EXCLUDE: this row's sum without the excluded rows, then the
+		// frame's state back
+		s0, c0 := sum, cnt
+		sp.exclusions(fr, i, lo, hi, slide.remove)
+		rowSum, rowCnt := sum, cnt
+		sum, cnt = s0, c0
+		if rowCnt == 0 {
 			continue
 		}
-		gi := g(i)
+		if err := w.sumAvgRow(f, r, g(i), rowSum, rowCnt, inScale, outScale); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sumAvgRow writes one row's exact sum or average.
+func (w *Window) sumAvgRow(f *WindowFunc, r *winResult, gi int, sum decimal128.Num, cnt int64, inScale, outScale int32) error {
+	{
 		r.valid[gi] = true
 		switch {
 		case r.ints != nil:

@@ -96,6 +96,21 @@ func winTestOracle(rows [][]any, f *WindowFunc) []any {
 			id := cur[0].(int64)
 			lo, hi := winTestOracleFrame(f, part, i, cmpOrder, val)
 			frame := part[lo:max(lo, hi)]
+			if f.Frame != nil && f.Frame.Exclude != ExcludeNoOthers {
+				// the rows EXCLUDE keeps, by definition
+				var kept [][]any
+				for j := lo; j < hi; j++ {
+					peer := cmpOrder(part[j], cur) == 0
+					switch {
+					case f.Frame.Exclude == ExcludeCurrentRow && j == i,
+						f.Frame.Exclude == ExcludeGroup && peer,
+						f.Frame.Exclude == ExcludeTies && peer && j != i:
+						continue
+					}
+					kept = append(kept, part[j])
+				}
+				frame = kept
+			}
 			var arg func(r []any) any
 			if len(f.Args) > 0 {
 				arg = func(r []any) any { return val(f.Args[0], r) }
@@ -267,7 +282,39 @@ func winTestOracleFrame(f *WindowFunc, part [][]any, i int, cmpOrder func(a, b [
 		}
 		return len(part)
 	}
+	// GROUPS: the peer groups of the partition, by their first row
+	var groupStarts []int
+	group := 0
+	for j := range part {
+		if j == 0 || cmpOrder(part[j-1], part[j]) != 0 {
+			groupStarts = append(groupStarts, j)
+		}
+		if j == i {
+			group = len(groupStarts) - 1
+		}
+	}
+	groupEnd := func(g int) int {
+		if g+1 < len(groupStarts) {
+			return groupStarts[g+1]
+		}
+		return len(part)
+	}
 	bound := func(b FrameBound, isEnd bool) int {
+		if fr.Unit == FrameGroups && (b.Kind == OffsetPreceding || b.Kind == OffsetFollowing) {
+			g := group + int(offset(b))
+			if b.Kind == OffsetPreceding {
+				g = group - int(offset(b))
+			}
+			switch {
+			case g < 0:
+				return 0
+			case g >= len(groupStarts):
+				return len(part)
+			case isEnd:
+				return groupEnd(g)
+			}
+			return groupStarts[g]
+		}
 		switch b.Kind {
 		case UnboundedPreceding:
 			return 0
@@ -320,21 +367,32 @@ func winTestFrames() []*Frame {
 	}
 	return []*Frame{
 		nil,
-		{FrameRows, b(UnboundedPreceding, 0), b(CurrentRow, 0)},
-		{FrameRows, b(OffsetPreceding, 2), b(OffsetFollowing, 1)},
-		{FrameRows, b(OffsetFollowing, 1), b(OffsetFollowing, 3)},
-		{FrameRows, b(OffsetPreceding, 3), b(OffsetPreceding, 1)},
-		{FrameRows, b(CurrentRow, 0), b(UnboundedFollowing, 0)},
-		{FrameRows, b(UnboundedPreceding, 0), b(UnboundedFollowing, 0)},
-		{FrameRows, b(OffsetPreceding, 0), b(OffsetFollowing, 0)},
-		{FrameRange, b(UnboundedPreceding, 0), b(CurrentRow, 0)},
-		{FrameRange, b(CurrentRow, 0), b(UnboundedFollowing, 0)},
-		{FrameRange, b(CurrentRow, 0), b(CurrentRow, 0)},
-		{FrameRange, b(OffsetPreceding, 2), b(OffsetFollowing, 1)},
-		{FrameRange, b(OffsetFollowing, 1), b(UnboundedFollowing, 0)},
-		{FrameRange, b(UnboundedPreceding, 0), b(OffsetPreceding, 1)},
-		{FrameRange, b(OffsetPreceding, 3), b(CurrentRow, 0)},
-		{FrameRange, b(OffsetFollowing, 0), b(OffsetFollowing, 4)},
+		{FrameRows, b(UnboundedPreceding, 0), b(CurrentRow, 0), ExcludeNoOthers},
+		{FrameRows, b(OffsetPreceding, 2), b(OffsetFollowing, 1), ExcludeNoOthers},
+		{FrameRows, b(OffsetFollowing, 1), b(OffsetFollowing, 3), ExcludeNoOthers},
+		{FrameRows, b(OffsetPreceding, 3), b(OffsetPreceding, 1), ExcludeNoOthers},
+		{FrameRows, b(CurrentRow, 0), b(UnboundedFollowing, 0), ExcludeNoOthers},
+		{FrameRows, b(UnboundedPreceding, 0), b(UnboundedFollowing, 0), ExcludeNoOthers},
+		{FrameRows, b(OffsetPreceding, 0), b(OffsetFollowing, 0), ExcludeNoOthers},
+		{FrameRange, b(UnboundedPreceding, 0), b(CurrentRow, 0), ExcludeNoOthers},
+		{FrameRange, b(CurrentRow, 0), b(UnboundedFollowing, 0), ExcludeNoOthers},
+		{FrameRange, b(CurrentRow, 0), b(CurrentRow, 0), ExcludeNoOthers},
+		{FrameRange, b(OffsetPreceding, 2), b(OffsetFollowing, 1), ExcludeNoOthers},
+		{FrameRange, b(OffsetFollowing, 1), b(UnboundedFollowing, 0), ExcludeNoOthers},
+		{FrameRange, b(UnboundedPreceding, 0), b(OffsetPreceding, 1), ExcludeNoOthers},
+		{FrameRange, b(OffsetPreceding, 3), b(CurrentRow, 0), ExcludeNoOthers},
+		{FrameRange, b(OffsetFollowing, 0), b(OffsetFollowing, 4), ExcludeNoOthers},
+		{FrameGroups, b(OffsetPreceding, 1), b(CurrentRow, 0), ExcludeNoOthers},
+		{FrameGroups, b(OffsetPreceding, 2), b(OffsetFollowing, 1), ExcludeNoOthers},
+		{FrameGroups, b(OffsetFollowing, 1), b(UnboundedFollowing, 0), ExcludeNoOthers},
+		{FrameGroups, b(OffsetPreceding, 3), b(OffsetPreceding, 1), ExcludeNoOthers},
+		{FrameGroups, b(CurrentRow, 0), b(OffsetFollowing, 0), ExcludeNoOthers},
+		{FrameRows, b(OffsetPreceding, 2), b(OffsetFollowing, 2), ExcludeCurrentRow},
+		{FrameRows, b(UnboundedPreceding, 0), b(UnboundedFollowing, 0), ExcludeTies},
+		{FrameRange, b(UnboundedPreceding, 0), b(CurrentRow, 0), ExcludeGroup},
+		{FrameRange, b(OffsetPreceding, 2), b(OffsetFollowing, 1), ExcludeTies},
+		{FrameGroups, b(OffsetPreceding, 1), b(OffsetFollowing, 1), ExcludeGroup},
+		{FrameGroups, b(UnboundedPreceding, 0), b(CurrentRow, 0), ExcludeCurrentRow},
 	}
 }
 
@@ -449,13 +507,13 @@ func TestWindowFuncErrors(t *testing.T) {
 		{"lag", []Expr{i64, str}, nil, nil, "window function lag: offset must be an integer, not utf8"},
 		{"ntile", []Expr{str}, nil, nil, "window function ntile(utf8) does not exist; check the number and types of its arguments"},
 		{"nth_value", []Expr{str}, nil, nil, "window function nth_value(utf8) does not exist; check the number and types of its arguments"},
-		{"sum", []Expr{i64}, order, &Frame{FrameRows, FrameBound{Kind: UnboundedFollowing}, FrameBound{Kind: UnboundedFollowing}}, "frame start cannot be UNBOUNDED FOLLOWING"},
-		{"sum", []Expr{i64}, order, &Frame{FrameRows, FrameBound{Kind: UnboundedPreceding}, FrameBound{Kind: UnboundedPreceding}}, "frame end cannot be UNBOUNDED PRECEDING"},
-		{"sum", []Expr{i64}, order, &Frame{FrameRows, FrameBound{Kind: CurrentRow}, off(1)}, "frame starting from current row cannot have preceding rows"},
-		{"sum", []Expr{i64}, order, &Frame{FrameRows, off(-1), FrameBound{Kind: CurrentRow}}, "frame starting offset must not be negative"},
-		{"sum", []Expr{i64}, order, &Frame{FrameRows, FrameBound{Kind: UnboundedPreceding}, FrameBound{Kind: OffsetFollowing, Offset: scalar.MakeNullScalar(arrow.PrimitiveTypes.Int64)}}, "frame ending offset must not be null"},
-		{"sum", []Expr{i64}, []SortKey{{Expr: i64}, {Expr: str}}, &Frame{FrameRange, off(1), FrameBound{Kind: CurrentRow}}, "RANGE with offset PRECEDING/FOLLOWING requires exactly one ORDER BY column"},
-		{"sum", []Expr{i64}, []SortKey{{Expr: str}}, &Frame{FrameRange, off(1), FrameBound{Kind: CurrentRow}}, "RANGE with offset PRECEDING/FOLLOWING is not supported for column type utf8 and offset type int64"},
+		{"sum", []Expr{i64}, order, &Frame{FrameRows, FrameBound{Kind: UnboundedFollowing}, FrameBound{Kind: UnboundedFollowing}, ExcludeNoOthers}, "frame start cannot be UNBOUNDED FOLLOWING"},
+		{"sum", []Expr{i64}, order, &Frame{FrameRows, FrameBound{Kind: UnboundedPreceding}, FrameBound{Kind: UnboundedPreceding}, ExcludeNoOthers}, "frame end cannot be UNBOUNDED PRECEDING"},
+		{"sum", []Expr{i64}, order, &Frame{FrameRows, FrameBound{Kind: CurrentRow}, off(1), ExcludeNoOthers}, "frame starting from current row cannot have preceding rows"},
+		{"sum", []Expr{i64}, order, &Frame{FrameRows, off(-1), FrameBound{Kind: CurrentRow}, ExcludeNoOthers}, "frame starting offset must not be negative"},
+		{"sum", []Expr{i64}, order, &Frame{FrameRows, FrameBound{Kind: UnboundedPreceding}, FrameBound{Kind: OffsetFollowing, Offset: scalar.MakeNullScalar(arrow.PrimitiveTypes.Int64)}, ExcludeNoOthers}, "frame ending offset must not be null"},
+		{"sum", []Expr{i64}, []SortKey{{Expr: i64}, {Expr: str}}, &Frame{FrameRange, off(1), FrameBound{Kind: CurrentRow}, ExcludeNoOthers}, "RANGE with offset PRECEDING/FOLLOWING requires exactly one ORDER BY column"},
+		{"sum", []Expr{i64}, []SortKey{{Expr: str}}, &Frame{FrameRange, off(1), FrameBound{Kind: CurrentRow}, ExcludeNoOthers}, "RANGE with offset PRECEDING/FOLLOWING is not supported for column type utf8 and offset type int64"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			_, err := NewWindowFunc(tc.name, tc.args, nil, tc.order, tc.frame)
@@ -511,7 +569,7 @@ func TestWindowTypesAndExplain(t *testing.T) {
 		}
 	}
 	f, err := NewWindowFunc("count", nil, []Expr{winTestCol(1)}, []SortKey{{Expr: winTestCol(2), Descending: true, NullsFirst: true}},
-		&Frame{FrameRows, FrameBound{Kind: OffsetPreceding, Offset: scalar.NewInt64Scalar(2)}, FrameBound{Kind: CurrentRow}})
+		&Frame{FrameRows, FrameBound{Kind: OffsetPreceding, Offset: scalar.NewInt64Scalar(2)}, FrameBound{Kind: CurrentRow}, ExcludeNoOthers})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -696,7 +754,7 @@ func TestWindowRangeOffsetTypes(t *testing.T) {
 			}
 			k := &Column{Index: 0, Type: tc.dt}
 			f, err := NewWindowFunc("count", nil, nil, []SortKey{{Expr: k, Descending: tc.desc}},
-				&Frame{FrameRange, FrameBound{Kind: OffsetPreceding, Offset: tc.lo}, end})
+				&Frame{FrameRange, FrameBound{Kind: OffsetPreceding, Offset: tc.lo}, end, ExcludeNoOthers})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -715,7 +773,7 @@ func TestWindowRangeOffsetTypes(t *testing.T) {
 	}
 	k := &Column{Index: 0, Type: ts, Name: "t"}
 	_, err := NewWindowFunc("count", nil, nil, []SortKey{{Expr: k}},
-		&Frame{FrameRange, FrameBound{Kind: OffsetPreceding, Offset: scalar.NewMonthDayNanoIntervalScalar(arrow.MonthDayNanoInterval{Months: 1})}, FrameBound{Kind: CurrentRow}})
+		&Frame{FrameRange, FrameBound{Kind: OffsetPreceding, Offset: scalar.NewMonthDayNanoIntervalScalar(arrow.MonthDayNanoInterval{Months: 1})}, FrameBound{Kind: CurrentRow}, ExcludeNoOthers})
 	if want := "RANGE frame offsets cannot contain months; use days (e.g. INTERVAL '30 days')"; err == nil || err.Error() != want {
 		t.Fatalf("got %v, want %q", err, want)
 	}

@@ -699,10 +699,15 @@ func (b *binder) frame(f *parser.Frame) (*exec.Frame, error) {
 	case parser.FrameRange:
 		out.Unit = exec.FrameRange
 	default:
-		return nil, errorf(f.Pos, "GROUPS frames are not supported yet")
+		out.Unit = exec.FrameGroups
 	}
-	if f.Exclude != "" && f.Exclude != "NO OTHERS" {
-		return nil, errorf(f.Pos, "frame EXCLUDE is not supported yet")
+	switch f.Exclude {
+	case "CURRENT ROW":
+		out.Exclude = exec.ExcludeCurrentRow
+	case "GROUP":
+		out.Exclude = exec.ExcludeGroup
+	case "TIES":
+		out.Exclude = exec.ExcludeTies
 	}
 	bound := func(fb *parser.FrameBound) (exec.FrameBound, error) {
 		var k exec.FrameBound
