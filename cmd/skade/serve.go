@@ -16,17 +16,20 @@ import (
 
 	"github.com/skadedb/skade/server/flightsql"
 	"github.com/skadedb/skade/server/pgwire"
+	"github.com/skadedb/skade/server/rest"
 )
 
 func init() {
 	var o serveOptions
 	register(&command{
 		name:    "serve",
-		summary: "serve the lake over the PostgreSQL protocol (psql, pgx, JDBC, BI tools)",
+		summary: "serve the lake over the PostgreSQL protocol (psql, pgx, JDBC, BI tools), Arrow Flight SQL and the Iceberg REST catalog API",
 		example: "skade --lake L serve --listen 127.0.0.1:5433   # then: psql -h 127.0.0.1 -p 5433",
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&o.listen, "listen", "127.0.0.1:5433", "address the PostgreSQL protocol listens on (\"\" for none)")
 			fs.StringVar(&o.flight, "flight", "", "address Arrow Flight SQL listens on, e.g. 127.0.0.1:32010 (off when empty)")
+			fs.StringVar(&o.rest, "rest", "", "address the Iceberg REST catalog listens on, e.g. 127.0.0.1:8181 (off when empty)")
+			fs.StringVar(&o.restToken, "rest-token", "", "bearer token the REST catalog requires; $SKADE_REST_TOKEN also sets it")
 			fs.StringVar(&o.password, "password", "", "require this password of every user (SCRAM-SHA-256); $SKADE_PASSWORD also sets it")
 			fs.StringVar(&o.usersFile, "users", "", "file of user:password lines; clients authenticate with SCRAM-SHA-256")
 			fs.StringVar(&o.tlsCert, "tls-cert", "", "TLS certificate (PEM) for sslmode=require")
@@ -48,10 +51,10 @@ func init() {
 }
 
 type serveOptions struct {
-	listen, flight, password, usersFile, tlsCert, tlsKey, memoryLimit string
-	allowRemote                                                       bool
-	maxConns                                                          int
-	stmtTimeout, idleTimeout, grace                                   time.Duration
+	listen, flight, rest, restToken, password, usersFile, tlsCert, tlsKey, memoryLimit string
+	allowRemote                                                                        bool
+	maxConns                                                                           int
+	stmtTimeout, idleTimeout, grace                                                    time.Duration
 }
 
 func runServe(ctx context.Context, e *env, o serveOptions) error {
@@ -87,14 +90,14 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 	}
 	defer lk.Close()
 	cfg.Lake = lk
-	if o.listen == "" && o.flight == "" {
-		return usagef("nothing to serve: give --listen or --flight")
+	if o.listen == "" && o.flight == "" && o.rest == "" {
+		return usagef("nothing to serve: give --listen, --flight or --rest")
 	}
 	auth := "trust (loopback only)"
 	if users != nil || o.password != "" {
 		auth = "SCRAM-SHA-256"
 	}
-	served := make(chan error, 2)
+	served := make(chan error, 3)
 	var stops []func(context.Context) error
 	if o.listen != "" {
 		srv, err := pgwire.New(cfg)
@@ -127,6 +130,26 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 		fmt.Fprintf(e.stdout, "skade: serving %s over Arrow Flight SQL on %s (%s)\n", e.lakeDir, ln.Addr(), fauth)
 		go func() { served <- fsrv.Serve(ln) }()
 		stops = append(stops, fsrv.Shutdown)
+	}
+	if o.rest != "" {
+		if o.restToken == "" {
+			o.restToken = os.Getenv("SKADE_REST_TOKEN")
+		}
+		rsrv, err := rest.New(rest.Config{Lake: lk, Token: o.restToken, AllowTrustRemote: o.allowRemote})
+		if err != nil {
+			return err
+		}
+		ln, err := rsrv.Listen(o.rest)
+		if err != nil {
+			return err
+		}
+		rauth := "no authentication (loopback only)"
+		if o.restToken != "" {
+			rauth = "bearer token"
+		}
+		fmt.Fprintf(e.stdout, "skade: serving %s's catalog over the Iceberg REST API on http://%s (%s)\n", e.lakeDir, ln.Addr(), rauth)
+		go func() { served <- rsrv.Serve(ln) }()
+		stops = append(stops, rsrv.Shutdown)
 	}
 	stop := make(chan os.Signal, 2)
 	signal.Notify(stop, syscall.SIGTERM)

@@ -1,0 +1,313 @@
+package rest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/apache/iceberg-go"
+	icecatalog "github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+)
+
+func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) {
+	var parent table.Identifier
+	if p := r.URL.Query().Get("parent"); p != "" {
+		// skade's namespaces are one level: none has children
+		reply(w, http.StatusOK, map[string]any{"namespaces": [][]string{}})
+		return
+	}
+	nss, err := s.cat.ListNamespaces(r.Context(), parent)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	out := make([][]string, 0, len(nss))
+	for _, ns := range nss {
+		out = append(out, ns)
+	}
+	reply(w, http.StatusOK, map[string]any{"namespaces": out})
+}
+
+func (s *Server) createNamespace(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Namespace  []string           `json:"namespace"`
+		Properties iceberg.Properties `json:"properties"`
+	}
+	if err := decode(r, &req); err != nil {
+		fail(w, err)
+		return
+	}
+	if len(req.Namespace) == 0 {
+		fail(w, fmt.Errorf("%w: namespace is required", errBadRequest))
+		return
+	}
+	if err := s.cat.CreateNamespace(r.Context(), req.Namespace, req.Properties); err != nil {
+		fail(w, err)
+		return
+	}
+	props := req.Properties
+	if props == nil {
+		props = iceberg.Properties{}
+	}
+	reply(w, http.StatusOK, map[string]any{"namespace": req.Namespace, "properties": props})
+}
+
+func (s *Server) loadNamespace(w http.ResponseWriter, r *http.Request) {
+	ns := namespace(r)
+	props, err := s.cat.LoadNamespaceProperties(r.Context(), ns)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if props == nil {
+		props = iceberg.Properties{}
+	}
+	reply(w, http.StatusOK, map[string]any{"namespace": ns, "properties": props})
+}
+
+func (s *Server) namespaceExists(w http.ResponseWriter, r *http.Request) {
+	ok, err := s.cat.CheckNamespaceExists(r.Context(), namespace(r))
+	switch {
+	case err != nil:
+		fail(w, err)
+	case ok:
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		w.WriteHeader(http.StatusNotFound)
+	}
+}
+
+func (s *Server) dropNamespace(w http.ResponseWriter, r *http.Request) {
+	if err := s.cat.DropNamespace(r.Context(), namespace(r)); err != nil {
+		fail(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) updateNamespace(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Removals []string           `json:"removals"`
+		Updates  iceberg.Properties `json:"updates"`
+	}
+	if err := decode(r, &req); err != nil {
+		fail(w, err)
+		return
+	}
+	sum, err := s.cat.UpdateNamespaceProperties(r.Context(), namespace(r), req.Removals, req.Updates)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	nz := func(v []string) []string {
+		if v == nil {
+			return []string{}
+		}
+		return v
+	}
+	reply(w, http.StatusOK, map[string]any{"updated": nz(sum.Updated), "removed": nz(sum.Removed), "missing": nz(sum.Missing)})
+}
+
+type tableIdent struct {
+	Namespace []string `json:"namespace"`
+	Name      string   `json:"name"`
+}
+
+func (s *Server) listTables(w http.ResponseWriter, r *http.Request) {
+	ns := namespace(r)
+	if ok, err := s.cat.CheckNamespaceExists(r.Context(), ns); err != nil || !ok {
+		if err == nil {
+			err = fmt.Errorf("namespace %v: %w", ns, icecatalog.ErrNoSuchNamespace)
+		}
+		fail(w, err)
+		return
+	}
+	out := []tableIdent{}
+	for id, err := range s.cat.ListTables(r.Context(), ns) {
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		out = append(out, tableIdent{Namespace: id[:len(id)-1], Name: id[len(id)-1]})
+	}
+	reply(w, http.StatusOK, map[string]any{"identifiers": out})
+}
+
+// loadResult is the spec's LoadTableResult.
+func loadResult(loc string, meta table.Metadata) map[string]any {
+	return map[string]any{"metadata-location": loc, "metadata": meta, "config": map[string]string{}}
+}
+
+func (s *Server) createTable(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Name          string                 `json:"name"`
+		Schema        *iceberg.Schema        `json:"schema"`
+		Location      string                 `json:"location"`
+		PartitionSpec *iceberg.PartitionSpec `json:"partition-spec"`
+		WriteOrder    *table.SortOrder       `json:"write-order"`
+		StageCreate   bool                   `json:"stage-create"`
+		Properties    iceberg.Properties     `json:"properties"`
+	}
+	if err := decode(r, &req); err != nil {
+		fail(w, err)
+		return
+	}
+	if req.Name == "" || req.Schema == nil {
+		fail(w, fmt.Errorf("%w: name and schema are required", errBadRequest))
+		return
+	}
+	if req.Location != "" {
+		fail(w, fmt.Errorf("%w: a custom table location is not supported: skade places every table in its lake", errUnsupported))
+		return
+	}
+	id := append(namespace(r), req.Name)
+	var opts []icecatalog.CreateTableOpt
+	if req.PartitionSpec != nil {
+		opts = append(opts, icecatalog.WithPartitionSpec(req.PartitionSpec))
+	}
+	if req.WriteOrder != nil {
+		opts = append(opts, icecatalog.WithSortOrder(*req.WriteOrder))
+	}
+	if len(req.Properties) > 0 {
+		opts = append(opts, icecatalog.WithProperties(req.Properties))
+	}
+	if req.StageCreate {
+		// the metadata a later commit (AssertCreate) creates the table
+		// with; nothing is kept meanwhile
+		staged, err := s.cat.StageCreate(r.Context(), id, req.Schema, opts...)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		meta := staged.Metadata
+		if err := s.cat.Discard(staged); err != nil {
+			fail(w, err)
+			return
+		}
+		reply(w, http.StatusOK, loadResult("", meta))
+		return
+	}
+	tbl, err := s.cat.CreateTable(r.Context(), id, req.Schema, opts...)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, http.StatusOK, loadResult(tbl.MetadataLocation(), tbl.Metadata()))
+}
+
+func (s *Server) loadTable(w http.ResponseWriter, r *http.Request) {
+	tbl, err := s.cat.LoadTable(r.Context(), ident(r))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, http.StatusOK, loadResult(tbl.MetadataLocation(), tbl.Metadata()))
+}
+
+func (s *Server) tableExists(w http.ResponseWriter, r *http.Request) {
+	ok, err := s.cat.CheckTableExists(r.Context(), ident(r))
+	switch {
+	case err != nil:
+		fail(w, err)
+	case ok:
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		w.WriteHeader(http.StatusNotFound)
+	}
+}
+
+// commitRequest is the spec's CommitTableRequest.
+type commitRequest struct {
+	Identifier   *tableIdent        `json:"identifier"`
+	Requirements table.Requirements `json:"requirements"`
+	Updates      table.Updates      `json:"updates"`
+}
+
+func (s *Server) commitTable(w http.ResponseWriter, r *http.Request) {
+	var req commitRequest
+	if err := decode(r, &req); err != nil {
+		fail(w, err)
+		return
+	}
+	meta, loc, err := s.cat.CommitTable(r.Context(), ident(r), req.Requirements, req.Updates)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, http.StatusOK, map[string]any{"metadata-location": loc, "metadata": meta})
+}
+
+func (s *Server) dropTable(w http.ResponseWriter, r *http.Request) {
+	purge, _ := strconv.ParseBool(r.URL.Query().Get("purgeRequested"))
+	var err error
+	if purge {
+		err = s.cat.PurgeTable(r.Context(), ident(r))
+	} else {
+		err = s.cat.DropTable(r.Context(), ident(r))
+	}
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
+	// reports are accepted, and not kept
+	var report json.RawMessage
+	if err := decode(r, &report); err != nil {
+		fail(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) register(w http.ResponseWriter, r *http.Request) {
+	fail(w, fmt.Errorf("%w: registering a table from another location: skade keeps every table inside its lake", errUnsupported))
+}
+
+func (s *Server) renameTable(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Source      tableIdent `json:"source"`
+		Destination tableIdent `json:"destination"`
+	}
+	if err := decode(r, &req); err != nil {
+		fail(w, err)
+		return
+	}
+	from := append(append(table.Identifier{}, req.Source.Namespace...), req.Source.Name)
+	to := append(append(table.Identifier{}, req.Destination.Namespace...), req.Destination.Name)
+	if _, err := s.cat.RenameTable(r.Context(), from, to); err != nil {
+		fail(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) commitTransaction(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		TableChanges []commitRequest `json:"table-changes"`
+	}
+	if err := decode(r, &req); err != nil {
+		fail(w, err)
+		return
+	}
+	commits := make([]table.TableCommit, len(req.TableChanges))
+	for i, c := range req.TableChanges {
+		if c.Identifier == nil || c.Identifier.Name == "" {
+			fail(w, fmt.Errorf("%w: table change %d has no identifier", errBadRequest, i))
+			return
+		}
+		commits[i] = table.TableCommit{
+			Identifier:   append(append(table.Identifier{}, c.Identifier.Namespace...), c.Identifier.Name),
+			Requirements: c.Requirements, Updates: c.Updates,
+		}
+	}
+	if err := s.cat.CommitTransaction(r.Context(), commits); err != nil {
+		fail(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
