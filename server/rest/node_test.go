@@ -1,0 +1,133 @@
+package rest_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/skadedb/skade/lake"
+	"github.com/skadedb/skade/server/rest"
+)
+
+// TestNodeClients runs testdata/node/client.mjs against the server:
+// iceberg-js (a REST client not written in Go) creates a namespace and a
+// table and loads it, then icebird (an independent reader of Iceberg
+// metadata, manifests and Parquet) reads, through the REST catalog, tables
+// skade wrote by INSERT, copy-on-write MERGE, merge-on-read MERGE
+// (position deletes) and an equality-delete upsert: it must see skade's
+// rows. It needs node and `npm ci --prefix server/rest/testdata/node`,
+// which .ci/run does; without them it skips, unless SKADE_REQUIRE_NODE is
+// set.
+func TestNodeClients(t *testing.T) {
+	node, err := exec.LookPath("node")
+	_, modErr := os.Stat("testdata/node/node_modules/icebird/package.json")
+	if err != nil || modErr != nil {
+		if os.Getenv("SKADE_REQUIRE_NODE") != "" {
+			t.Fatalf("node or the npm packages missing (npm ci --prefix server/rest/testdata/node): %v %v", err, modErr)
+		}
+		t.Skip("node or the npm packages (npm ci --prefix server/rest/testdata/node) are missing")
+	}
+	ctx := context.Background()
+	lk, err := lake.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Close()
+	s := lk.Session()
+	script := `
+CREATE TABLE ins (id BIGINT, v VARCHAR);
+INSERT INTO ins VALUES (1, 'a'), (2, 'b'), (3, NULL);
+CREATE TABLE cow (id BIGINT, v VARCHAR);
+INSERT INTO cow SELECT range, 'v' || range FROM range(10);
+MERGE INTO cow USING (SELECT range * 3 AS id FROM range(5)) s ON cow.id = s.id
+  WHEN MATCHED AND s.id > 6 THEN DELETE WHEN MATCHED THEN UPDATE SET v = 'merged' WHEN NOT MATCHED THEN INSERT VALUES (s.id, 'new');
+CREATE TABLE mor (id BIGINT, v VARCHAR) WITH ('write.delete.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read', 'write.merge.mode' = 'merge-on-read');
+INSERT INTO mor SELECT range, 'v' || range FROM range(10);
+MERGE INTO mor USING (SELECT range * 3 AS id FROM range(5)) s ON mor.id = s.id
+  WHEN MATCHED AND s.id > 6 THEN DELETE WHEN MATCHED THEN UPDATE SET v = 'merged' WHEN NOT MATCHED THEN INSERT VALUES (s.id, 'new');
+DELETE FROM mor WHERE id = 1;
+CREATE TABLE eq (id BIGINT, v VARCHAR);
+INSERT INTO eq SELECT range, 'v' || range FROM range(6);
+`
+	if err := s.Exec(ctx, script); err != nil {
+		t.Fatal(err)
+	}
+	eq, err := lk.Table(ctx, "eq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	b.Field(0).(*array.Int64Builder).AppendValues([]int64{2, 4, 9}, nil)
+	b.Field(1).(*array.StringBuilder).AppendValues([]string{"up2", "up4", "new9"}, nil)
+	rec := b.NewRecordBatch()
+	b.Release()
+	rdr, _ := array.NewRecordReader(sc, []arrow.RecordBatch{rec})
+	rec.Release()
+	if _, err := eq.Upsert(ctx, []string{"id"}, rdr); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := rest.New(rest.Config{Lake: lk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	tables := []string{"main.ins", "main.cow", "main.mor", "main.eq"}
+	abs, _ := filepath.Abs("testdata/node/client.mjs")
+	cmd := exec.Command(node, append([]string{abs, hs.URL}, tables...)...)
+	cmd.Dir = "testdata/node"
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, stderr.String())
+	}
+	var got struct {
+		Created struct {
+			Fields   []string `json:"fields"`
+			Location string   `json:"location"`
+		} `json:"created"`
+		Tables map[string][]map[string]any `json:"tables"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if fmt.Sprint(got.Created.Fields) != "[id what]" || got.Created.Location != "string" {
+		t.Errorf("iceberg-js created %+v", got.Created)
+	}
+	if n := count(t, lk, "SELECT count(*) FROM fromjs.events"); n != "0" {
+		t.Errorf("the table iceberg-js created: %s rows", n)
+	}
+	for _, name := range tables {
+		want := count(t, lk, "SELECT id, coalesce(v, 'NULL') FROM "+name+" ORDER BY id")
+		var rows []string
+		for _, r := range got.Tables[name] {
+			v := "NULL"
+			if r["v"] != nil {
+				v = fmt.Sprint(r["v"])
+			}
+			rows = append(rows, fmt.Sprintf("%v,%s", r["id"], v))
+		}
+		sort.Slice(rows, func(i, j int) bool {
+			var a, b int
+			fmt.Sscan(strings.Split(rows[i], ",")[0], &a)
+			fmt.Sscan(strings.Split(rows[j], ",")[0], &b)
+			return a < b
+		})
+		if strings.Join(rows, ";") != want {
+			t.Errorf("%s: icebird read\n%s\nskade reads\n%s", name, strings.Join(rows, ";"), want)
+		}
+	}
+}
