@@ -555,7 +555,7 @@ func (b *binder) bindFuncCall(e *parser.FuncCall, ec *exprCtx) (Expr, error) {
 		if !ec.mergeAction || len(e.Args) > 0 {
 			return nil, errorf(e.Pos, "merge_action() is only allowed, without arguments, in MERGE … RETURNING")
 		}
-		return &Func{Name: name, Typ: tString, render: "merge_action()", Volatile: true,
+		return &Func{Name: name, Typ: tString, render: fixedRender("merge_action()"), Volatile: true,
 			build: func([]exec.Expr) (exec.Expr, error) { return mergeinto.MergeAction{}, nil }}, nil
 	}
 	if e.Distinct || e.Filter != nil || len(e.OrderBy) > 0 || e.Star {

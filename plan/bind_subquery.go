@@ -222,7 +222,7 @@ func (b *binder) bindRowInSubquery(e *parser.InExpr, row *parser.RowExpr, ec *ex
 	if e.Not {
 		what = "(…) NOT IN (subquery)"
 	}
-	ref = &Func{Name: "decided", Args: []Expr{ref}, Typ: tBool, render: "decided(mark)",
+	ref = &Func{Name: "decided", Args: []Expr{ref}, Typ: tBool, render: fixedRender("decided(mark)"),
 		build: func(a []exec.Expr) (exec.Expr, error) { return &decidedMark{arg: a[0], what: what}, nil }}
 	if e.Not {
 		return b.call(e.Pos, "not", ref)
@@ -525,11 +525,7 @@ func andConj(cs []Expr) Expr {
 	out := cs[0]
 	build := func(a []exec.Expr) (exec.Expr, error) { return exec.NewCall("and", a...) }
 	for _, c := range cs[1:] {
-		f := &Func{Name: "and", Args: []Expr{out, c}, Typ: tBool, build: build}
-		if e, err := build(placeholders(f.Args)); err == nil {
-			f.render = e.String()
-		}
-		out = f
+		out = &Func{Name: "and", Args: []Expr{out, c}, Typ: tBool, build: build}
 	}
 	return out
 }

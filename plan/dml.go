@@ -93,7 +93,7 @@ func (b *binder) assign(e Expr, col TargetColumn, tableName string, pos parser.P
 		return nil, errorf(pos, "null value in column %q of relation %q violates not-null constraint", col.Name, tableName)
 	}
 	name, tbl := col.Name, tableName
-	return &Func{Name: "not_null", Args: []Expr{out}, Typ: out.Type(), render: out.String(),
+	return &Func{Name: "not_null", Args: []Expr{out}, Typ: out.Type(),
 		build: func(a []exec.Expr) (exec.Expr, error) { return &notNull{arg: a[0], col: name, table: tbl}, nil }}, nil
 }
 

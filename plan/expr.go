@@ -58,13 +58,26 @@ type Func struct {
 	Typ      arrow.DataType
 	Volatile bool
 	build    func(args []exec.Expr) (exec.Expr, error)
-	render   string // the bind-time exec rendering, for EXPLAIN
+	// render caches the exec rendering, for EXPLAIN: computed when asked,
+	// because each call's text holds its arguments' (a chain of 50,000
+	// ORs would otherwise hold 50,000 ever longer strings)
+	render *string
 }
 
 func (f *Func) Type() arrow.DataType { return f.Typ }
+
+// fixedRender is a constant rendering for a Func.
+func fixedRender(s string) *string { return &s }
 func (f *Func) String() string {
-	if f.render != "" {
-		return f.render
+	if f.render != nil {
+		return *f.render
+	}
+	if f.build != nil {
+		if e, err := f.build(namedPlaceholders(f.Args)); err == nil {
+			s := e.String()
+			f.render = &s
+			return s
+		}
 	}
 	parts := make([]string, len(f.Args))
 	for i, a := range f.Args {
@@ -83,7 +96,19 @@ func placeholders(args []Expr) []exec.Expr {
 			out[i] = c.Lit
 			continue
 		}
-		out[i] = &exec.Column{Index: i, Type: a.Type(), Name: a.String()}
+		out[i] = &exec.Column{Index: i, Type: a.Type()}
+	}
+	return out
+}
+
+// namedPlaceholders are placeholders named by their arguments' SQL, to
+// render a call.
+func namedPlaceholders(args []Expr) []exec.Expr {
+	out := placeholders(args)
+	for i, a := range args {
+		if c, ok := out[i].(*exec.Column); ok {
+			c.Name = a.String()
+		}
 	}
 	return out
 }
@@ -95,7 +120,7 @@ func (b *binder) newFunc(name string, args []Expr, build func([]exec.Expr) (exec
 	if err != nil {
 		return nil, err
 	}
-	f := &Func{Name: name, Args: args, Typ: e.DataType(), build: build, render: e.String()}
+	f := &Func{Name: name, Args: args, Typ: e.DataType(), build: build}
 	if folded, ok := b.fold(f, e); ok {
 		return folded, nil
 	}

@@ -93,7 +93,7 @@ func (b *binder) foldExpr(e Expr) (Expr, error) {
 			return x, nil
 		}
 		if x.Volatile {
-			return &Func{Name: x.Name, Args: args, Typ: x.Typ, Volatile: true, build: x.build, render: x.render}, nil
+			return &Func{Name: x.Name, Args: args, Typ: x.Typ, Volatile: true, build: x.build}, nil
 		}
 		return b.newFunc(x.Name, args, x.build)
 	}

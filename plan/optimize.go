@@ -354,11 +354,7 @@ func toIceberg(s *Scan, e Expr) iceberg.BooleanExpression {
 		}
 		return r
 	case "or":
-		l, r := toIceberg(s, f.Args[0]), toIceberg(s, f.Args[1])
-		if l != nil && r != nil {
-			return iceberg.NewOr(l, r)
-		}
-		return nil
+		return orToIceberg(s, f)
 	case "is_null", "is_not_null":
 		name, _, ok := fieldOf(s, f.Args[0])
 		if !ok {
@@ -411,9 +407,118 @@ func toIceberg(s *Scan, e Expr) iceberg.BooleanExpression {
 			}
 			lits = append(lits, l)
 		}
+		if len(lits) > maxPushedSetSize {
+			return nil // see maxPushedSetSize
+		}
 		return iceberg.SetPredicate(iceberg.OpIn, iceberg.Reference(name), lits)
 	}
 	return nil
+}
+
+// maxPushedSetSize bounds an IN list handed to iceberg-go, which binds
+// and evaluates the set again for every file it plans (1,000,000 values
+// took 20 s on 10 files); a longer list is left to skade's Filter above
+// the scan, which builds its set once.
+const maxPushedSetSize = 4096
+
+// maxPushedDisjuncts bounds the predicates an OR hands iceberg-go after
+// merging: iceberg-go also filters rows with the expression, at a cost
+// that grows faster than its size; skade's own Filter stays above the
+// scan, so a larger OR is only not used for pruning.
+const maxPushedDisjuncts = 256
+
+// orToIceberg converts a chain of ORs: every disjunct must convert.
+// Equalities and IN lists on one column merge into one IN (so that
+// k = 1 OR k = 2 OR … is one set predicate), and the rest are combined as
+// a balanced tree.
+func orToIceberg(s *Scan, f *Func) iceberg.BooleanExpression {
+	var disjuncts []Expr
+	stack := []Expr{f}
+	for len(stack) > 0 {
+		e := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if g, ok := e.(*Func); ok && g.Name == "or" {
+			stack = append(stack, g.Args[1], g.Args[0])
+			continue
+		}
+		disjuncts = append(disjuncts, e)
+	}
+	sets := map[string][]iceberg.Literal{}
+	var order []string
+	var rest []iceberg.BooleanExpression
+	// addSet takes col = k or col IN (k, …) into its column's set
+	addSet := func(g *Func) bool {
+		col, ks := g.Args[0], g.Args[1:]
+		if g.Name == "=" {
+			if _, isCol := col.(*ColRef); !isCol {
+				col, ks = g.Args[1], g.Args[:1]
+			}
+		}
+		name, typ, ok := fieldOf(s, col)
+		if !ok {
+			return false
+		}
+		var lits []iceberg.Literal
+		for _, k := range ks {
+			l, ok := icebergLiteral(k, typ)
+			if !ok {
+				return false
+			}
+			lits = append(lits, l)
+		}
+		if _, seen := sets[name]; !seen {
+			order = append(order, name)
+		}
+		sets[name] = append(sets[name], lits...)
+		return true
+	}
+	for _, d := range disjuncts {
+		if g, ok := d.(*Func); ok && (g.Name == "=" && dayCastRange(s, g) == nil || g.Name == "in") && addSet(g) {
+			continue
+		}
+		p := toIceberg(s, d)
+		if p == nil {
+			return nil
+		}
+		rest = append(rest, p)
+	}
+	for _, name := range order {
+		lits := dedupeLiterals(sets[name])
+		if len(lits) > maxPushedSetSize {
+			return nil
+		}
+		if len(lits) == 1 {
+			rest = append(rest, iceberg.LiteralPredicate(iceberg.OpEQ, iceberg.Reference(name), lits[0]))
+			continue
+		}
+		rest = append(rest, iceberg.SetPredicate(iceberg.OpIn, iceberg.Reference(name), lits))
+	}
+	if len(rest) > maxPushedDisjuncts {
+		return nil
+	}
+	var tree func(ps []iceberg.BooleanExpression) iceberg.BooleanExpression
+	tree = func(ps []iceberg.BooleanExpression) iceberg.BooleanExpression {
+		if len(ps) == 1 {
+			return ps[0]
+		}
+		m := len(ps) / 2
+		return iceberg.NewOr(tree(ps[:m]), tree(ps[m:]))
+	}
+	return tree(rest)
+}
+
+// dedupeLiterals drops repeated literals, keeping the first of each.
+func dedupeLiterals(lits []iceberg.Literal) []iceberg.Literal {
+	seen := map[string]bool{}
+	var out []iceberg.Literal
+	for _, l := range lits {
+		k := l.String()
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // dayCastRange turns CAST(ts AS DATE) <op> D, ts a TIMESTAMP column
@@ -751,11 +856,7 @@ func substitute(e Expr, subst map[ColumnID]Expr) (Expr, bool) {
 		if !changed {
 			return x, true
 		}
-		f := &Func{Name: x.Name, Args: args, Typ: x.Typ, build: x.build}
-		if built, err := x.build(placeholders(args)); err == nil {
-			f.render = built.String()
-		}
-		return f, true
+		return &Func{Name: x.Name, Args: args, Typ: x.Typ, build: x.build}, true
 	}
 	return e, true
 }
