@@ -518,6 +518,26 @@ func keyElems(a arrow.Array, i int) (arrow.Array, int, int) {
 	return nil, 0, 0
 }
 
+// keyElemLen is the encoded length of element i of a inside a nested
+// value: its tag byte, then its value unless NULL.
+func keyElemLen(a arrow.Array, i int) int {
+	if !a.IsValid(i) {
+		return 1
+	}
+	return 1 + keyValueLen(a, i)
+}
+
+// putKeyElem writes element i of a (tag byte, then the value unless
+// NULL) and returns its length.
+func putKeyElem(dst []byte, a arrow.Array, i int) int {
+	if !a.IsValid(i) {
+		dst[0] = 0
+		return 1
+	}
+	dst[0] = 1
+	return 1 + putKeyValue(dst[1:], a, i)
+}
+
 // keyValueLen is the encoded length of value i of a, which is not NULL.
 func keyValueLen(a arrow.Array, i int) int {
 	a = htStorageOf(a)
@@ -527,20 +547,14 @@ func keyValueLen(a arrow.Array, i int) int {
 		st := a.(*array.Struct)
 		n := 0
 		for f := 0; f < st.NumField(); f++ {
-			n++
-			if fa := st.Field(f); fa.IsValid(i) {
-				n += keyValueLen(fa, i)
-			}
+			n += keyElemLen(st.Field(f), i)
 		}
 		return n
 	case isNested(t):
 		elems, s, e := keyElems(a, i)
 		n := 4
 		for k := s; k < e; k++ {
-			n++
-			if elems.IsValid(k) {
-				n += keyValueLen(elems, k)
-			}
+			n += keyElemLen(elems, k)
 		}
 		return n
 	}
@@ -560,14 +574,7 @@ func putKeyValue(dst []byte, a arrow.Array, i int) int {
 		st := a.(*array.Struct)
 		p := 0
 		for f := 0; f < st.NumField(); f++ {
-			fa := st.Field(f)
-			if !fa.IsValid(i) {
-				dst[p] = 0
-				p++
-				continue
-			}
-			dst[p] = 1
-			p += 1 + putKeyValue(dst[p+1:], fa, i)
+			p += putKeyElem(dst[p:], st.Field(f), i)
 		}
 		return p
 	case isNested(t):
@@ -575,13 +582,7 @@ func putKeyValue(dst []byte, a arrow.Array, i int) int {
 		binary.LittleEndian.PutUint32(dst, uint32(e-s))
 		p := 4
 		for k := s; k < e; k++ {
-			if !elems.IsValid(k) {
-				dst[p] = 0
-				p++
-				continue
-			}
-			dst[p] = 1
-			p += 1 + putKeyValue(dst[p+1:], elems, k)
+			p += putKeyElem(dst[p:], elems, k)
 		}
 		return p
 	}

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -19,7 +20,7 @@ func TestKeyEncoderNested(t *testing.T) {
 	b := array.NewListBuilder(mem, arrow.PrimitiveTypes.Float64)
 	defer b.Release()
 	vb := b.ValueBuilder().(*array.Float64Builder)
-	rows := [][]any{{1.0, 2.0}, {1.0, 2.0}, {1.0, nil}, {1.0, nil}, {2.0, 1.0}, {1.0}, {}, nil, {0.0}, {-0.0 * 1}, {1.0, 2.0, 3.0}}
+	rows := [][]any{{1.0, 2.0}, {1.0, 2.0}, {1.0, nil}, {1.0, nil}, {2.0, 1.0}, {1.0}, {}, nil, {0.0}, {math.Copysign(0, -1)}, {1.0, 2.0, 3.0}}
 	for _, r := range rows {
 		if r == nil {
 			b.AppendNull()

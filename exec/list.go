@@ -481,22 +481,12 @@ func quantifiedCall(op string, all bool, x, list Expr) (*Call, error) {
 		out := newBoolOut(ec.Mem, n, true)
 		var res *array.Boolean
 		if len(rows) > 0 {
-			xr, err := takeArray(ec.Mem, xs, rows)
-			if err != nil {
-				return nil, err
-			}
-			defer xr.Release()
-			er, err := takeArray(ec.Mem, l.ListValues(), elems)
-			if err != nil {
-				return nil, err
-			}
-			defer er.Release()
-			r, err := cmp(ec, []arrow.Array{xr, er}, len(rows))
+			r, err := comparePairs(ec, cmp, xs, rows, l.ListValues(), elems)
 			if err != nil {
 				return nil, err
 			}
 			defer r.Release()
-			res = r.(*array.Boolean)
+			res = r
 		}
 		k := 0
 		for i := 0; i < n; i++ {
@@ -783,22 +773,11 @@ func listCompareKernel(op string, lt *arrow.ListType) kernel {
 			}
 		}
 		if len(rows) > 0 {
-			le, err := takeArray(ec.Mem, l.ListValues(), li)
+			rb, err := comparePairs(ec, same, l.ListValues(), li, r.ListValues(), ri)
 			if err != nil {
 				return nil, err
 			}
-			defer le.Release()
-			re, err := takeArray(ec.Mem, r.ListValues(), ri)
-			if err != nil {
-				return nil, err
-			}
-			defer re.Release()
-			res, err := same(ec, []arrow.Array{le, re}, len(rows))
-			if err != nil {
-				return nil, err
-			}
-			defer res.Release()
-			rb := res.(*array.Boolean)
+			defer rb.Release()
 			for k, row := range rows {
 				if !rb.Value(k) {
 					eq[row] = false
@@ -823,4 +802,25 @@ func listCompareKernel(op string, lt *arrow.ListType) kernel {
 		}
 		return out.finish(n), nil
 	}
+}
+
+// comparePairs applies the comparison kernel cmp to a[ai[k]] and b[bi[k]]
+// for every k: the element pairs of a list operation, gathered and
+// compared in one vectorized call. The caller releases the result.
+func comparePairs(ec *EvalContext, cmp kernel, a arrow.Array, ai []int32, b arrow.Array, bi []int32) (*array.Boolean, error) {
+	at, err := takeArray(ec.Mem, a, ai)
+	if err != nil {
+		return nil, err
+	}
+	defer at.Release()
+	bt, err := takeArray(ec.Mem, b, bi)
+	if err != nil {
+		return nil, err
+	}
+	defer bt.Release()
+	r, err := cmp(ec, []arrow.Array{at, bt}, len(ai))
+	if err != nil {
+		return nil, err
+	}
+	return r.(*array.Boolean), nil
 }

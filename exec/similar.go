@@ -61,22 +61,15 @@ func similarToRegexp(pat string, esc rune) (string, error) {
 	return b.String(), nil
 }
 
-// resolveSimilarTo is x SIMILAR TO pattern [ESCAPE e]. A constant pattern
-// is translated and compiled once.
+// resolveSimilarTo is x SIMILAR TO pattern [ESCAPE e]. Each distinct
+// pattern (up to 64 per call) is translated and compiled once.
 func resolveSimilarTo(name string, args []Expr) (Expr, error) {
 	if len(args) < 2 || len(args) > 3 {
 		return nil, errNoMatch
 	}
-	cargs := make([]Expr, len(args))
-	for i, a := range args {
-		if !isString(a.DataType()) && !isNull(a.DataType()) {
-			return nil, errNoMatch
-		}
-		c, err := Coerce(a, tString)
-		if err != nil {
-			return nil, err
-		}
-		cargs[i] = c
+	cargs, err := textOnlyArgs(args)
+	if err != nil {
+		return nil, err
 	}
 	compile := func(pat string, escape *string) (*regexp.Regexp, error) {
 		esc := '\\'

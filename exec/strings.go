@@ -552,14 +552,10 @@ func resolveConcatOp(op string, args []Expr) (Expr, error) {
 	}), formInfix, l, r), nil
 }
 
-// resolveRegexp implements regexp_matches(s, pattern [, flags]) as a
-// boolean test, as DuckDB does (Postgres's returns the matches). The
-// pattern is RE2 syntax; a constant pattern is compiled once.
-func resolveRegexp(name string, args []Expr) (Expr, error) {
-	if len(args) < 2 || len(args) > 3 {
-		return nil, errNoMatch
-	}
-	cargs := make([]Expr, len(args))
+// textOnlyArgs coerces text or untyped NULL arguments to text; any other
+// type is no match (textArgs casts any type).
+func textOnlyArgs(args []Expr) ([]Expr, error) {
+	out := make([]Expr, len(args))
 	for i, a := range args {
 		if !isString(a.DataType()) && !isNull(a.DataType()) {
 			return nil, errNoMatch
@@ -568,7 +564,21 @@ func resolveRegexp(name string, args []Expr) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		cargs[i] = c
+		out[i] = c
+	}
+	return out, nil
+}
+
+// resolveRegexp implements regexp_matches(s, pattern [, flags]) as a
+// boolean test, as DuckDB does (Postgres's returns the matches). The
+// pattern is RE2 syntax; a constant pattern is compiled once.
+func resolveRegexp(name string, args []Expr) (Expr, error) {
+	if len(args) < 2 || len(args) > 3 {
+		return nil, errNoMatch
+	}
+	cargs, err := textOnlyArgs(args)
+	if err != nil {
+		return nil, err
 	}
 	compile := func(pat, flags string) (*regexp.Regexp, error) {
 		prefix := ""

@@ -492,13 +492,18 @@ func (sp *winSpec) excluded(fr *winFrame, i int) (a, b int, keepSelf bool) {
 // frameRows calls f for each position of row i's frame [lo, hi) that
 // EXCLUDE keeps.
 func (sp *winSpec) frameRows(fr *winFrame, i, lo, hi int, f func(j int)) {
-	a, b, keep := sp.excluded(fr, i)
+	kept := sp.keeps(fr, i)
 	for j := lo; j < hi; j++ {
-		if j >= a && j < b && !(keep && j == i) {
-			continue
+		if kept(j) {
+			f(j)
 		}
-		f(j)
 	}
+}
+
+// keeps reports, for row i, whether EXCLUDE keeps position j.
+func (sp *winSpec) keeps(fr *winFrame, i int) func(j int) bool {
+	a, b, keepSelf := sp.excluded(fr, i)
+	return func(j int) bool { return j < a || j >= b || keepSelf && j == i }
 }
 
 // exclusions calls f for each position EXCLUDE takes out of row i's frame
@@ -515,11 +520,10 @@ func (sp *winSpec) exclusions(fr *winFrame, i, lo, hi int, f func(j int)) {
 // nthKept returns the k-th (0-based, from the end when fromEnd) position
 // of row i's frame [lo, hi) that EXCLUDE keeps, or -1.
 func (sp *winSpec) nthKept(fr *winFrame, i, lo, hi, k int, fromEnd bool) int {
-	a, b, keep := sp.excluded(fr, i)
-	out := func(j int) bool { return j >= a && j < b && !(keep && j == i) }
+	kept := sp.keeps(fr, i)
 	if fromEnd {
 		for j := hi - 1; j >= lo; j-- {
-			if !out(j) {
+			if kept(j) {
 				if k == 0 {
 					return j
 				}
@@ -529,7 +533,7 @@ func (sp *winSpec) nthKept(fr *winFrame, i, lo, hi, k int, fromEnd bool) int {
 		return -1
 	}
 	for j := lo; j < hi; j++ {
-		if !out(j) {
+		if kept(j) {
 			if k == 0 {
 				return j
 			}

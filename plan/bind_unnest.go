@@ -98,12 +98,12 @@ func (b *binder) lateralFunc(t *parser.TableFunc, left Node, sc *scope) (Node, *
 		if len(t.Alias.Columns) > 0 {
 			colName = identName(t.Alias.Columns[0])
 		}
-		max := 1
+		ncols := 1
 		if t.Ordinality {
-			max = 2
+			ncols = 2
 		}
-		if len(t.Alias.Columns) > max {
-			return nil, nil, true, errorf(t.Alias.Pos, "table %q has %d columns available but %d columns specified", qual, max, len(t.Alias.Columns))
+		if len(t.Alias.Columns) > ncols {
+			return nil, nil, true, errorf(t.Alias.Pos, "table %q has %d columns available but %d columns specified", qual, ncols, len(t.Alias.Columns))
 		}
 	}
 	u := &Unnest{Input: left, Func: name, Args: args, Col: b.newCol(colName, qual, vt, true)}

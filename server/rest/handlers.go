@@ -23,10 +23,7 @@ func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	out := make([][]string, 0, len(nss))
-	for _, ns := range nss {
-		out = append(out, ns)
-	}
+	out := append(make([][]string, 0, len(nss)), nss...)
 	reply(w, http.StatusOK, map[string]any{"namespaces": out})
 }
 
@@ -69,14 +66,7 @@ func (s *Server) loadNamespace(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) namespaceExists(w http.ResponseWriter, r *http.Request) {
 	ok, err := s.cat.CheckNamespaceExists(r.Context(), namespace(r))
-	switch {
-	case err != nil:
-		fail(w, err)
-	case ok:
-		w.WriteHeader(http.StatusNoContent)
-	default:
-		w.WriteHeader(http.StatusNotFound)
-	}
+	exists(w, ok, err)
 }
 
 func (s *Server) dropNamespace(w http.ResponseWriter, r *http.Request) {
@@ -113,6 +103,22 @@ func (s *Server) updateNamespace(w http.ResponseWriter, r *http.Request) {
 type tableIdent struct {
 	Namespace []string `json:"namespace"`
 	Name      string   `json:"name"`
+}
+
+func (t tableIdent) ident() table.Identifier {
+	return append(append(table.Identifier{}, t.Namespace...), t.Name)
+}
+
+// exists answers a HEAD request: 204 when ok, 404 when not.
+func exists(w http.ResponseWriter, ok bool, err error) {
+	switch {
+	case err != nil:
+		fail(w, err)
+	case ok:
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		w.WriteHeader(http.StatusNotFound)
+	}
 }
 
 func (s *Server) listTables(w http.ResponseWriter, r *http.Request) {
@@ -208,14 +214,7 @@ func (s *Server) loadTable(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) tableExists(w http.ResponseWriter, r *http.Request) {
 	ok, err := s.cat.CheckTableExists(r.Context(), ident(r))
-	switch {
-	case err != nil:
-		fail(w, err)
-	case ok:
-		w.WriteHeader(http.StatusNoContent)
-	default:
-		w.WriteHeader(http.StatusNotFound)
-	}
+	exists(w, ok, err)
 }
 
 // commitRequest is the spec's CommitTableRequest.
@@ -277,9 +276,7 @@ func (s *Server) renameTable(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	from := append(append(table.Identifier{}, req.Source.Namespace...), req.Source.Name)
-	to := append(append(table.Identifier{}, req.Destination.Namespace...), req.Destination.Name)
-	if _, err := s.cat.RenameTable(r.Context(), from, to); err != nil {
+	if _, err := s.cat.RenameTable(r.Context(), req.Source.ident(), req.Destination.ident()); err != nil {
 		fail(w, err)
 		return
 	}
@@ -301,7 +298,7 @@ func (s *Server) commitTransaction(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		commits[i] = table.TableCommit{
-			Identifier:   append(append(table.Identifier{}, c.Identifier.Namespace...), c.Identifier.Name),
+			Identifier:   c.Identifier.ident(),
 			Requirements: c.Requirements, Updates: c.Updates,
 		}
 	}
