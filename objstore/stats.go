@@ -1,0 +1,45 @@
+package objstore
+
+import (
+	"fmt"
+	"sync/atomic"
+)
+
+// Stats counts an FS's requests and bytes. Retries inside the SDK count
+// once: these are the operations skade asked for.
+type Stats struct {
+	gets, heads, puts, lists, deletes, multipart atomic.Int64
+	bytesRead, bytesWritten                      atomic.Int64
+}
+
+// StatsSnapshot is Stats at one moment.
+type StatsSnapshot struct {
+	GETs, HEADs, PUTs, Lists, Deletes int64
+	// MultipartUploads counts uploads started in parts; PUTs counts
+	// their parts.
+	MultipartUploads        int64
+	BytesRead, BytesWritten int64
+}
+
+func (s *Stats) snapshot() StatsSnapshot {
+	return StatsSnapshot{
+		GETs: s.gets.Load(), HEADs: s.heads.Load(), PUTs: s.puts.Load(), Lists: s.lists.Load(),
+		Deletes: s.deletes.Load(), MultipartUploads: s.multipart.Load(),
+		BytesRead: s.bytesRead.Load(), BytesWritten: s.bytesWritten.Load(),
+	}
+}
+
+// Sub is the difference s - base.
+func (s StatsSnapshot) Sub(base StatsSnapshot) StatsSnapshot {
+	return StatsSnapshot{
+		GETs: s.GETs - base.GETs, HEADs: s.HEADs - base.HEADs, PUTs: s.PUTs - base.PUTs,
+		Lists: s.Lists - base.Lists, Deletes: s.Deletes - base.Deletes,
+		MultipartUploads: s.MultipartUploads - base.MultipartUploads,
+		BytesRead:        s.BytesRead - base.BytesRead, BytesWritten: s.BytesWritten - base.BytesWritten,
+	}
+}
+
+func (s StatsSnapshot) String() string {
+	return fmt.Sprintf("%d GET (%d B), %d PUT (%d B), %d HEAD, %d LIST, %d DELETE, %d multipart",
+		s.GETs, s.BytesRead, s.PUTs, s.BytesWritten, s.HEADs, s.Lists, s.Deletes, s.MultipartUploads)
+}
