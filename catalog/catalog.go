@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -46,10 +47,13 @@ var (
 // exclusive for writes) for the duration of one bbolt transaction, and
 // closes it. That is what lets several processes share a lake.
 type Catalog struct {
-	dir         string // absolute, cleaned lake directory
+	dir         string // absolute, cleaned directory of the catalog file
 	dbPath      string
 	lockTimeout time.Duration
-	fs          *DurableFS
+	// root is where tables live: dir itself for a local lake, or an
+	// object-store URL (see OpenStore).
+	root string
+	fs   Store
 	// metaCache holds parsed metadata by file location. Metadata files are
 	// never rewritten in place (a commit writes a new file), so a cached
 	// entry can never be stale; the cache only saves re-parsing JSON that
@@ -87,6 +91,8 @@ var (
 
 type options struct {
 	lockTimeout time.Duration
+	store       Store
+	dbPath      string
 }
 
 // Option configures Open.
@@ -112,6 +118,26 @@ func Open(lakeDir string, opts ...Option) (*Catalog, error) {
 	return open(lakeDir, false /* repair */, opts...)
 }
 
+// OpenStore opens a lake whose tables live in store (an object store) and
+// whose catalog is the local file dbFile, creating the file, its directory
+// and the namespace "main" when absent. A new catalog file is refused with
+// ErrCatalogMissing when the store already holds files under its root:
+// another catalog (or a lost one) owns them, and a fresh empty catalog
+// would hide every table.
+func OpenStore(dbFile string, store Store, opts ...Option) (*Catalog, error) {
+	if dbFile == "" {
+		return nil, fmt.Errorf("open lake %s: no catalog file; a lake in an object store keeps its catalog in a local file: pass one (--catalog FILE)", store.Root())
+	}
+	abs, err := filepath.Abs(dbFile)
+	if err != nil {
+		return nil, fmt.Errorf("open lake %s: catalog file %q: %w", store.Root(), dbFile, err)
+	}
+	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("open lake %s: the catalog file %q is a directory; name a file, such as %s", store.Root(), dbFile, filepath.Join(dbFile, DBFile))
+	}
+	return open(filepath.Dir(abs), false, append(opts, func(o *options) { o.store, o.dbPath = store, abs })...)
+}
+
 func open(lakeDir string, repair bool, opts ...Option) (*Catalog, error) {
 	o := options{lockTimeout: DefaultLockTimeout}
 	for _, opt := range opts {
@@ -125,21 +151,29 @@ func open(lakeDir string, repair bool, opts ...Option) (*Catalog, error) {
 		return nil, fmt.Errorf("open lake %q: %w", lakeDir, err)
 	}
 	abs = filepath.Clean(abs)
-	if err := checkURLSafe(abs); err != nil {
-		return nil, err
+	if o.store == nil {
+		if err := checkURLSafe(abs); err != nil {
+			return nil, err
+		}
 	}
 	if err := mkdirDurable(abs); err != nil {
 		return nil, fmt.Errorf("open lake %q: cannot create the lake directory: %w", abs, err)
-	}
-	dfs, err := NewDurableFS(abs)
-	if err != nil {
-		return nil, err
 	}
 	c := &Catalog{
 		dir:         abs,
 		dbPath:      filepath.Join(abs, DBFile),
 		lockTimeout: o.lockTimeout,
-		fs:          dfs,
+		root:        abs,
+		fs:          o.store,
+	}
+	if o.store != nil {
+		c.root, c.dbPath = strings.TrimSuffix(o.store.Root(), "/"), o.dbPath
+	} else {
+		dfs, err := NewDurableFS(abs)
+		if err != nil {
+			return nil, err
+		}
+		c.fs = dfs
 	}
 	c.metaCache, _ = lru.New[string, table.Metadata](metaCacheEntries) // only fails for size <= 0
 	c.snapJSON = newSnapshotJSON()
@@ -147,7 +181,7 @@ func open(lakeDir string, repair bool, opts ...Option) (*Catalog, error) {
 	exists := statErr == nil && fi.Size() > 0
 	if errors.Is(statErr, os.ErrNotExist) || (statErr == nil && fi.Size() == 0) {
 		if !repair {
-			if err := checkNotLost(abs); err != nil {
+			if err := c.checkNotLost(); err != nil {
 				return nil, err
 			}
 		}
@@ -270,11 +304,19 @@ func mkdirDurable(dir string) error {
 	return nil
 }
 
-// Dir returns the absolute lake directory.
+// Dir returns the absolute directory of the catalog file: the lake
+// directory of a local lake.
 func (c *Catalog) Dir() string { return c.dir }
 
+// Root returns where the tables live: the lake directory, or an object
+// store URL (s3://bucket/prefix).
+func (c *Catalog) Root() string { return c.root }
+
+// Local reports whether the tables live on local disk.
+func (c *Catalog) Local() bool { return !isURL(c.root) }
+
 // FS returns the durable IO that tables of this catalog read and write with.
-func (c *Catalog) FS() *DurableFS { return c.fs }
+func (c *Catalog) FS() Store { return c.fs }
 
 // Name returns "skade".
 func (c *Catalog) Name() string { return Name }

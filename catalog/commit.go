@@ -154,6 +154,9 @@ func (c *Catalog) Discard(staged ...*StagedCommit) error {
 // and including top, as long as they are empty, so an unpublished create
 // leaves no trace. Non-empty directories stay.
 func (c *Catalog) removeEmptyDirs(file, top string) {
+	if !c.Local() {
+		return // object stores have no directories
+	}
 	dir, err := localPath(file)
 	if err != nil {
 		return
@@ -293,12 +296,12 @@ func (c *Catalog) checkLocations(ident table.Identifier, meta table.Metadata) er
 	if err := c.checkInLake(ident, "location", loc); err != nil {
 		return err
 	}
-	if p, _ := localPath(loc); !within(c.dir, filepath.Dir(p)) {
+	if !locWithin(c.root, locDir(loc)) {
 		// A table directory is <lake>/<namespace>/<dir>: never the lake
 		// root or a namespace directory, which other tables share.
 		return newError([]error{ErrOutsideLake},
 			"table %s: location %q is not a table directory of the lake %q; let skade choose the location",
-			identString(ident), loc, c.dir)
+			identString(ident), loc, c.root)
 	}
 	props := meta.Properties()
 	for _, key := range []string{table.WriteDataPathKey, table.WriteMetadataPathKey} {

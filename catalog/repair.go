@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -116,7 +117,11 @@ func newestMetadata(dir string) (FoundTable, bool, error) {
 // already holds tables: the catalog was deleted or truncated, and a fresh
 // empty one would make every table invisible (and orphan cleanup would then
 // delete their files).
-func checkNotLost(lakeDir string) error {
+func (c *Catalog) checkNotLost() error {
+	if !c.Local() {
+		return c.checkStoreUnowned()
+	}
+	lakeDir := c.dir
 	found, _, err := FindTables(lakeDir)
 	if err != nil {
 		return fmt.Errorf("open lake %q: looking for tables without a catalog: %w", lakeDir, err)
@@ -221,4 +226,30 @@ func CheckFile(lakeDir string) (problems []string) {
 		problems = append(problems, err.Error())
 	}
 	return problems
+}
+
+// checkStoreUnowned refuses a new catalog file for an object-store root
+// that already holds files: another catalog file owns them (or owned
+// them and was lost).
+func (c *Catalog) checkStoreUnowned() error {
+	found := ""
+	err := c.fs.WalkDir(c.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			found = p
+			return fs.SkipAll
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("open lake %s: looking for files another catalog owns: %w", c.root, err)
+	}
+	if found == "" {
+		return nil
+	}
+	return newError([]error{ErrCatalogMissing},
+		"open lake %s: the catalog file %s is new, but the store already holds files there (%s); nothing was changed. "+
+			"Pass the catalog file that owns them, or choose an empty prefix", c.root, c.dbPath, found)
 }

@@ -103,12 +103,11 @@ func applySwaps(tx *bolt.Tx, swaps []PointerSwap) error {
 
 // checkInLake refuses a location outside the lake directory.
 func (c *Catalog) checkInLake(ident table.Identifier, what, loc string) error {
-	p, err := localPath(loc)
-	if err == nil && within(c.dir, p) {
+	if locWithin(c.root, loc) {
 		return nil
 	}
 
 	return newError([]error{ErrOutsideLake},
-		"table %s: %s %q is outside the lake directory %q; skade keeps every file inside its lake",
-		identString(ident), what, loc, c.dir)
+		"table %s: %s %q is outside the lake %q; skade keeps every file inside its lake",
+		identString(ident), what, loc, c.root)
 }

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"iter"
 	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/apache/iceberg-go"
@@ -62,9 +61,9 @@ func (c *Catalog) NewTableLocation(ident table.Identifier) (string, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("table %s: cannot allocate a location: %w", identString(ident), err)
 	}
-	loc := filepath.Join(c.dir, ident[0], ident[1]+"-"+hex.EncodeToString(b[:]))
-	if !within(c.dir, loc) {
-		panic(fmt.Sprintf("catalog: broken invariant: validated name %v resolved outside the lake %q", ident, c.dir))
+	loc := locJoin(c.root, ident[0], ident[1]+"-"+hex.EncodeToString(b[:]))
+	if !locWithin(c.root, loc) {
+		panic(fmt.Sprintf("catalog: broken invariant: validated name %v resolved outside the lake %q", ident, c.root))
 	}
 
 	return loc, nil
@@ -355,7 +354,7 @@ func (c *Catalog) PurgeTable(ctx context.Context, ident table.Identifier) error 
 		// INVARIANT: a purge never deletes a file that a remaining table
 		// may point to. Locations are unique per create, but check anyway.
 		return tx.Bucket(bucketTables).ForEach(func(k, v []byte) error {
-			if p, err := localPath(string(v)); err == nil && within(loc, p) {
+			if locWithin(loc, string(v)) {
 				shared = append(shared, string(k))
 			}
 
@@ -372,7 +371,7 @@ func (c *Catalog) PurgeTable(ctx context.Context, ident table.Identifier) error 
 		return fmt.Errorf("purge table %s: dropped, but its files were kept: another table's metadata lives in %s; "+
 			"remove the files by hand once no table uses them", identString(ident), loc)
 	}
-	if p, err := localPath(loc); err != nil || !within(c.dir, filepath.Dir(p)) {
+	if !locWithin(c.root, locDir(loc)) {
 		return fmt.Errorf("purge table %s: dropped, but its files were kept: location %q is not a table directory of the lake; "+
 			"remove the files by hand", identString(ident), loc)
 	}
@@ -397,12 +396,16 @@ func (c *Catalog) PurgeTable(ctx context.Context, ident table.Identifier) error 
 // removeUnused deletes the files under loc that used says no table uses,
 // then the directories left empty.
 func (c *Catalog) removeUnused(loc string, used func(string) bool) error {
-	root, err := localPath(loc)
-	if err != nil {
-		return err
+	root := loc
+	if c.Local() {
+		p, err := localPath(loc)
+		if err != nil {
+			return err
+		}
+		root = p
 	}
 	var dirs []string
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := c.fs.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
@@ -416,13 +419,16 @@ func (c *Catalog) removeUnused(loc string, used func(string) bool) error {
 		if used(p) {
 			return nil
 		}
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := c.fs.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		return nil
 	})
 	if err != nil {
 		return err
+	}
+	if !c.Local() {
+		return nil
 	}
 	slices.Reverse(dirs)
 	for _, d := range dirs {

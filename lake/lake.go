@@ -20,6 +20,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/catalog"
+	"github.com/skadedb/skade/objstore"
 	"github.com/skadedb/skade/snapshot"
 )
 
@@ -45,6 +46,10 @@ type options struct {
 	runtimeMemoryLimit bool
 	// noCreate refuses a directory that holds no lake (WithoutCreate).
 	noCreate bool
+	// catalogFile is the local catalog of an object-store lake.
+	catalogFile string
+	// store tunes the object store client.
+	store objstore.Config
 }
 
 // Option configures Open.
@@ -85,12 +90,29 @@ func WithTableDefaults(props map[string]string) Option {
 	return func(o *options) { o.tableDefaults = maps.Clone(props) }
 }
 
+// WithCatalogFile names the local catalog file of a lake that lives in an
+// object store (s3://bucket/prefix): the bbolt file that points at each
+// table's current metadata. Every process that shares the lake must use
+// the same file (or, across machines, a REST catalog). It is required for
+// s3:// lakes and ignored for local ones, whose catalog is
+// <dir>/catalog.db.
+func WithCatalogFile(path string) Option { return func(o *options) { o.catalogFile = path } }
+
+// WithObjectStore tunes the object store client of an s3:// lake
+// (retries, part size); the zero Config is the default.
+func WithObjectStore(cfg objstore.Config) Option { return func(o *options) { o.store = cfg } }
+
 // Open opens the lake at dir, creating it when it does not exist.
+//
+// dir is a local directory, or an object store location s3://bucket/prefix
+// (and S3-compatible stores: credentials, region and endpoint come from
+// the standard AWS chain, AWS_ENDPOINT_URL included), which needs
+// WithCatalogFile.
 func Open(ctx context.Context, dir string, opts ...Option) (*Lake, error) {
-	o := options{lockTimeout: 10 * time.Second, memoryLimit: 4 << 30, runtimeMemoryLimit: true}
-	for _, opt := range opts {
-		opt(&o)
+	if objstore.IsURL(dir) {
+		return openStore(ctx, dir, opts)
 	}
+	o := defaultOptions(opts)
 	if dir == "" {
 		return nil, &sentinelError{ErrInvalidArgument, errors.New("open lake: the directory is empty; pass a path such as ./skade-lake")}
 	}
@@ -110,7 +132,42 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Lake, error) {
 	if err != nil {
 		return nil, translate(fmt.Errorf("open lake %q: %w", dir, err))
 	}
-	l := &Lake{dir: abs, cat: cat, opts: o}
+	return newLake(abs, cat, o), nil
+}
+
+// openStore opens a lake in an object store, its catalog in a local file.
+func openStore(ctx context.Context, loc string, opts []Option) (*Lake, error) {
+	o := defaultOptions(opts)
+	if o.catalogFile == "" {
+		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("open lake %s: a lake in an object store keeps its catalog in a local file; "+
+			"pass one with --catalog FILE (lake.WithCatalogFile), the same file for every process that shares the lake", loc)}
+	}
+	if o.noCreate {
+		if _, err := os.Stat(o.catalogFile); errors.Is(err, fs.ErrNotExist) {
+			return nil, &sentinelError{ErrLakeNotFound, fmt.Errorf("no lake at %s: its catalog file %s does not exist", loc, o.catalogFile)}
+		}
+	}
+	store, err := objstore.Open(ctx, loc, o.store)
+	if err != nil {
+		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("open lake: %w", err)}
+	}
+	cat, err := catalog.OpenStore(o.catalogFile, store, catalog.WithLockTimeout(o.lockTimeout))
+	if err != nil {
+		return nil, translate(fmt.Errorf("open lake %s: %w", loc, err))
+	}
+	return newLake(store.Root(), cat, o), nil
+}
+
+func defaultOptions(opts []Option) options {
+	o := options{lockTimeout: 10 * time.Second, memoryLimit: 4 << 30, runtimeMemoryLimit: true}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
+func newLake(dir string, cat *catalog.Catalog, o options) *Lake {
+	l := &Lake{dir: dir, cat: cat, opts: o}
 	// iceberg-go tools purging through the catalog must keep the files
 	// clones share, as DropTable does
 	cat.SetPurgeGuard(func(ctx context.Context, except table.Identifier) (func(string) bool, error) {
@@ -120,14 +177,24 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Lake, error) {
 		}
 		return refs.Has, nil
 	})
-	return l, nil
+	return l
 }
 
 // Close releases the lake. The catalog file is not held open between
 // operations, so Close has little to do, but call it: later versions may.
 func (l *Lake) Close() error { return l.cat.Close() }
 
-// Dir is the lake's absolute directory.
+// ObjectStoreStats returns the requests and bytes the lake's object store
+// has served so far; ok is false for a lake on local disk.
+func (l *Lake) ObjectStoreStats() (stats objstore.StatsSnapshot, ok bool) {
+	if f, isObj := l.cat.FS().(*objstore.FS); isObj {
+		return f.Stats(), true
+	}
+	return objstore.StatsSnapshot{}, false
+}
+
+// Dir is the lake's absolute directory, or its object store location
+// (s3://bucket/prefix).
 func (l *Lake) Dir() string { return l.dir }
 
 // Catalog exposes the lake's Iceberg catalog, for tools that speak

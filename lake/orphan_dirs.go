@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/skadedb/skade/snapshot"
@@ -46,42 +49,32 @@ func (l *Lake) RemoveOrphanTableDirs(ctx context.Context, olderThan time.Time, o
 		if err != nil {
 			return fail(err)
 		}
-		locations[filepath.Clean(snapshot.NormalizePath(tbl.tbl.Location()))] = true
+		locations[snapshot.NormalizePath(tbl.tbl.Location())] = true
 	}
 	live, err := l.otherRefs(nil)(ctx)
 	if err != nil {
 		return fail(err)
 	}
-	nss, err := os.ReadDir(l.dir)
+	dirs, err := l.tableDirs()
 	if err != nil {
 		return fail(err)
 	}
-	for _, ns := range nss {
-		if !ns.IsDir() {
+	for _, d := range dirs {
+		if locations[d.root] {
 			continue
 		}
-		dirs, err := os.ReadDir(filepath.Join(l.dir, ns.Name()))
+		if !cfg.force && d.hasMetadata {
+			// INVARIANT: files under a directory with table metadata
+			// go only when the catalog names the table or the user
+			// forces it: a lost catalog must not make a table orphan
+			res.Kept = append(res.Kept, d.root)
+			continue
+		}
+		r, err := snapshot.RemoveUnreferenced(ctx, l.cat.FS(), d.root, live, olderThan, true)
+		res.DeletedFiles = append(res.DeletedFiles, r.DeletedFiles...)
+		res.DeletedBytes += r.DeletedBytes
 		if err != nil {
 			return fail(err)
-		}
-		for _, d := range dirs {
-			root := filepath.Join(l.dir, ns.Name(), d.Name())
-			if !d.IsDir() || locations[root] {
-				continue
-			}
-			if !cfg.force && hasMetadata(root) {
-				// INVARIANT: files under a directory with table metadata
-				// go only when the catalog names the table or the user
-				// forces it: a lost catalog must not make a table orphan
-				res.Kept = append(res.Kept, root)
-				continue
-			}
-			r, err := snapshot.RemoveUnreferenced(ctx, l.cat.FS(), root, live, olderThan, true)
-			res.DeletedFiles = append(res.DeletedFiles, r.DeletedFiles...)
-			res.DeletedBytes += r.DeletedBytes
-			if err != nil {
-				return fail(err)
-			}
 		}
 	}
 	return res, nil
@@ -104,8 +97,65 @@ type orphanConfig struct{ force bool }
 // of directories that hold table metadata the catalog does not name.
 func ForceTableDirs() OrphanOption { return func(c *orphanConfig) { c.force = true } }
 
-// hasMetadata reports whether a table directory holds a metadata file.
-func hasMetadata(dir string) bool {
-	m, _ := filepath.Glob(filepath.Join(dir, "metadata", "*.metadata.json"))
-	return len(m) > 0
+// tableDir is a directory <lake>/<namespace>/<dir>, where tables live.
+type tableDir struct {
+	root        string
+	hasMetadata bool // it holds a metadata file
+}
+
+// tableDirs lists the lake's table directories, on disk or, in an object
+// store, the <namespace>/<dir>/ prefixes that hold objects.
+func (l *Lake) tableDirs() ([]tableDir, error) {
+	if !l.cat.Local() {
+		var out []tableDir
+		index := map[string]int{}
+		root := strings.TrimSuffix(l.dir, "/")
+		err := l.cat.FS().WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil
+				}
+				return err
+			}
+			parts := strings.SplitN(strings.TrimPrefix(p, root+"/"), "/", 3)
+			if d.IsDir() || len(parts) < 3 {
+				return nil
+			}
+			dir := root + "/" + parts[0] + "/" + parts[1]
+			i, ok := index[dir]
+			if !ok {
+				i = len(out)
+				index[dir] = i
+				out = append(out, tableDir{root: dir})
+			}
+			if m, _ := path.Match("metadata/*.metadata.json", parts[2]); m {
+				out[i].hasMetadata = true
+			}
+			return nil
+		})
+		return out, err
+	}
+	nss, err := os.ReadDir(l.dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []tableDir
+	for _, ns := range nss {
+		if !ns.IsDir() {
+			continue
+		}
+		dirs, err := os.ReadDir(filepath.Join(l.dir, ns.Name()))
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range dirs {
+			if !d.IsDir() {
+				continue
+			}
+			root := filepath.Join(l.dir, ns.Name(), d.Name())
+			m, _ := filepath.Glob(filepath.Join(root, "metadata", "*.metadata.json"))
+			out = append(out, tableDir{root: root, hasMetadata: len(m) > 0})
+		}
+	}
+	return out, nil
 }

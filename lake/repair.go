@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/skadedb/skade/catalog"
+	"github.com/skadedb/skade/objstore"
 )
 
 // RepairPlan is what Repair would do: the tables found on disk, each with
@@ -24,6 +25,10 @@ type RepairPlan struct {
 // catalog: every <namespace>/<table>-<id>/ directory whose newest metadata
 // file parses. It changes nothing; show the plan, then call Repair.
 func PlanRepair(dir string) (*RepairPlan, error) {
+	if objstore.IsURL(dir) {
+		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("repair %s: repair rebuilds the catalog of a local lake only; "+
+			"for a lake in an object store, restore its catalog file from a backup", dir)}
+	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err

@@ -365,7 +365,7 @@ func (f *FS) WalkDir(root string, fn fs.WalkDirFunc) error {
 		f.stats.lists.Add(1)
 		out, err := f.client.ListObjectsV2(f.ctx(), &s3.ListObjectsV2Input{Bucket: &f.bucket, Prefix: &prefix, ContinuationToken: token})
 		if err != nil {
-			return fn(root, nil, pathErr("walk", root, err))
+			return skipNil(fn(root, nil, pathErr("walk", root, err)))
 		}
 		for _, o := range out.Contents {
 			if first {
@@ -398,9 +398,17 @@ func (f *FS) WalkDir(root string, fn fs.WalkDirFunc) error {
 		token = out.NextContinuationToken
 	}
 	if first {
-		return fn(root, nil, &fs.PathError{Op: "walk", Path: root, Err: fs.ErrNotExist})
+		return skipNil(fn(root, nil, &fs.PathError{Op: "walk", Path: root, Err: fs.ErrNotExist}))
 	}
 	return nil
+}
+
+// skipNil turns fs.SkipDir and fs.SkipAll, which end a walk, into nil.
+func skipNil(err error) error {
+	if errors.Is(err, fs.SkipDir) || errors.Is(err, fs.SkipAll) {
+		return nil
+	}
+	return err
 }
 
 // Empty reports whether no object lies under loc.

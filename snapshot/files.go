@@ -3,6 +3,8 @@ package snapshot
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -29,7 +31,38 @@ func NormalizePath(p string) string {
 	if rest, ok := strings.CutPrefix(p, "file://"); ok {
 		p = rest
 	}
+	if isURL(p) {
+		// an object-store location names its key as it is
+		return p
+	}
 	return filepath.Clean(p)
+}
+
+// isURL reports whether p is an object-store location (s3://…), not a
+// local path.
+func isURL(p string) bool {
+	i := strings.Index(p, "://")
+	return i > 0 && !strings.ContainsAny(p[:i], `/\`)
+}
+
+// walkFiles walks root: through fsys for an object-store root, on local
+// disk otherwise.
+func walkFiles(fsys iceio.IO, root string, fn fs.WalkDirFunc) error {
+	if isURL(root) {
+		l, ok := fsys.(iceio.ListableIO)
+		if !ok {
+			return fmt.Errorf("walk %s: the table's IO cannot list files", root)
+		}
+		return l.WalkDir(root, fn)
+	}
+	return filepath.WalkDir(root, fn)
+}
+
+// removeDir removes an empty local directory; object stores have none.
+func removeDir(d string) {
+	if !isURL(d) {
+		_ = os.Remove(d)
+	}
 }
 
 // RefsFunc returns the files that other tables in the lake still reach.

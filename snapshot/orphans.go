@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -59,10 +57,10 @@ func RemoveUnreferenced(ctx context.Context, fsys iceio.IO, root string, live Fi
 	var res OrphanResult
 	var orphans, dirs []string
 	var sizes []int64
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := walkFiles(fsys, root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == root && isNotExist(err) {
-				return filepath.SkipAll
+				return fs.SkipAll
 			}
 			return err
 		}
@@ -102,7 +100,7 @@ func RemoveUnreferenced(ctx context.Context, fsys iceio.IO, root string, live Fi
 	}
 	if pruneDirs {
 		for _, d := range slices.Backward(dirs) { // deepest first
-			_ = os.Remove(d) // only empty directories go
+			removeDir(d) // only empty directories go
 		}
 	}
 	return res, nil

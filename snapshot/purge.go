@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/apache/iceberg-go/table"
@@ -27,7 +25,7 @@ func Purge(ctx context.Context, tbl *table.Table, others FileSet) error {
 	}
 	root := NormalizePath(tbl.Location())
 	var dirs []string
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err = walkFiles(fsys, root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
@@ -59,7 +57,7 @@ func Purge(ctx context.Context, tbl *table.Table, others FileSet) error {
 	// directory that still holds a shared file stays.
 	slices.Reverse(dirs)
 	for _, d := range dirs {
-		_ = os.Remove(d)
+		removeDir(d)
 	}
 	return nil
 }

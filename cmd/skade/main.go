@@ -40,6 +40,8 @@ func register(c *command) { commands[c.name] = c }
 // env is what every subcommand gets: where the lake is and where output goes.
 type env struct {
 	lakeDir string
+	// catalogFile is the local catalog of an s3:// lake (--catalog).
+	catalogFile string
 	stdout  io.Writer
 	stderr  io.Writer
 	stdin   io.Reader
@@ -49,12 +51,12 @@ type env struct {
 // new data (sql, import) create one, so that a mistyped --lake does not
 // leave an empty lake behind.
 func (e *env) open(ctx context.Context) (*lake.Lake, error) {
-	return lake.Open(ctx, e.lakeDir, lake.WithoutCreate())
+	return lake.Open(ctx, e.lakeDir, lake.WithoutCreate(), lake.WithCatalogFile(e.catalogFile))
 }
 
 // create opens the lake, creating it when the directory holds none.
 func (e *env) create(ctx context.Context) (*lake.Lake, error) {
-	return lake.Open(ctx, e.lakeDir)
+	return lake.Open(ctx, e.lakeDir, lake.WithCatalogFile(e.catalogFile))
 }
 
 // table opens the lake and loads one table. On success the caller closes
@@ -71,6 +73,11 @@ func (e *env) table(ctx context.Context, name string) (*lake.Lake, *lake.Table, 
 	}
 	return lk, tbl, nil
 }
+
+const (
+	lakeFlagHelp    = "lake directory, or s3://bucket/prefix for a lake in an object store; $SKADE_LAKE or ./skade-lake when not given"
+	catalogFlagHelp = "local catalog file of an s3:// lake (every process sharing the lake uses the same one); $SKADE_CATALOG when not given"
+)
 
 func defaultLakeDir() string {
 	if d := os.Getenv("SKADE_LAKE"); d != "" {
@@ -99,10 +106,11 @@ func main() {
 
 // run is main without the process: it returns the exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{lakeDir: defaultLakeDir(), stdout: stdout, stderr: stderr, stdin: stdin}
+	e := &env{lakeDir: defaultLakeDir(), catalogFile: os.Getenv("SKADE_CATALOG"), stdout: stdout, stderr: stderr, stdin: stdin}
 	global := flag.NewFlagSet("skade", flag.ContinueOnError)
 	global.SetOutput(stderr)
-	global.StringVar(&e.lakeDir, "lake", e.lakeDir, "lake directory; $SKADE_LAKE or ./skade-lake when not given")
+	global.StringVar(&e.lakeDir, "lake", e.lakeDir, lakeFlagHelp)
+	global.StringVar(&e.catalogFile, "catalog", e.catalogFile, catalogFlagHelp)
 	global.Usage = func() { usage(stderr) }
 	if err := global.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -179,7 +187,8 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 func newFlagSet(c *command, e *env, out io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("skade "+c.name, flag.ContinueOnError)
 	fs.SetOutput(out)
-	fs.StringVar(&e.lakeDir, "lake", e.lakeDir, "lake directory; $SKADE_LAKE or ./skade-lake when not given")
+	fs.StringVar(&e.lakeDir, "lake", e.lakeDir, lakeFlagHelp)
+	fs.StringVar(&e.catalogFile, "catalog", e.catalogFile, catalogFlagHelp)
 	if c.flags != nil {
 		c.flags(fs)
 	}
@@ -198,7 +207,7 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "skade: an embedded Iceberg lakehouse engine.")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "usage: skade [--lake DIR] COMMAND [flags] [args]")
+	fmt.Fprintln(w, "usage: skade [--lake DIR | --lake s3://bucket/prefix --catalog FILE] COMMAND [flags] [args]")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "commands:")
 	names := make([]string, 0, len(commands))
@@ -211,7 +220,8 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-9s %s\n", n, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "The lake is --lake DIR, else $SKADE_LAKE, else ./skade-lake.")
+	fmt.Fprintln(w, "The lake is --lake DIR, else $SKADE_LAKE, else ./skade-lake. A lake in S3 or an")
+	fmt.Fprintln(w, "S3-compatible store (AWS_ENDPOINT_URL) is --lake s3://bucket/prefix --catalog FILE.")
 	fmt.Fprintln(w, "Run `skade COMMAND --help` for a command's flags and an example.")
 }
 

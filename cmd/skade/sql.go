@@ -8,6 +8,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/skadedb/skade/objstore"
 )
 
 func init() {
@@ -47,8 +49,10 @@ func runSQL(ctx context.Context, e *env, args []string, o sqlOptions) error {
 	if !slices.Contains(modes, o.format) {
 		return usagef("--format: unknown format %q; use one of %s", o.format, strings.Join(modes, ", "))
 	}
-	if err := os.MkdirAll(e.lakeDir, 0o755); err != nil {
-		return fmt.Errorf("create lake directory: %w", err)
+	if !objstore.IsURL(e.lakeDir) {
+		if err := os.MkdirAll(e.lakeDir, 0o755); err != nil {
+			return fmt.Errorf("create lake directory: %w", err)
+		}
 	}
 	lk, err := e.create(ctx)
 	if err != nil {

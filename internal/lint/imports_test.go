@@ -14,6 +14,7 @@ const module = "github.com/skadedb/skade"
 var rank = map[string]int{
 	"parser":    0,
 	"catalog":   0,
+	"objstore":  0, // the S3 store of s3:// lakes, beside catalog
 	"snapshot":  1,
 	"scan":      2,
 	"exec":      3,

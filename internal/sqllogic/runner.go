@@ -116,6 +116,9 @@ type Options struct {
 	// in-process session on the fresh lake: a front door under test
 	// (the PostgreSQL server). It is called once per file.
 	Executor func(t *testing.T, lk *lake.Lake) Executor
+	// Open, when set, opens the fresh lake instead of a directory under
+	// dir (a lake in an object store); the runner closes it.
+	Open func(t *testing.T, dir string, opts ...lake.Option) (*lake.Lake, error)
 }
 
 // Executor runs one record's SQL and returns its rows rendered as the
@@ -145,7 +148,12 @@ func RunFile(t *testing.T, path string, opts Options) {
 	}
 	dir := t.TempDir()
 	ctx := context.Background()
-	lk, err := lake.Open(ctx, dir+"/lake", lake.WithTableDefaults(opts.TableDefaults))
+	var lk *lake.Lake
+	if opts.Open != nil {
+		lk, err = opts.Open(t, dir, lake.WithTableDefaults(opts.TableDefaults))
+	} else {
+		lk, err = lake.Open(ctx, dir+"/lake", lake.WithTableDefaults(opts.TableDefaults))
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
