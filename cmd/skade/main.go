@@ -42,9 +42,9 @@ type env struct {
 	lakeDir string
 	// catalogFile is the local catalog of an s3:// lake (--catalog).
 	catalogFile string
-	stdout  io.Writer
-	stderr  io.Writer
-	stdin   io.Reader
+	stdout      io.Writer
+	stderr      io.Writer
+	stdin       io.Reader
 }
 
 // open opens the lake, which must exist: only the commands that write
