@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/skadedb/skade/internal/s3test"
 )
 
 func skade(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -145,5 +147,28 @@ func TestHelpExamples(t *testing.T) {
 		if commands[want] == nil {
 			t.Errorf("no %s subcommand", want)
 		}
+	}
+}
+
+// The CLI on a lake in an object store: --lake s3://… with --catalog, and
+// the error that names --catalog when it is missing.
+func TestObjectStoreLakeCLI(t *testing.T) {
+	code, _, stderr := skade(t, "--lake", "s3://lake/cli", "tables")
+	if code != 1 || !strings.Contains(stderr, "pass one with --catalog FILE") {
+		t.Fatalf("no --catalog: exit %d, %q", code, stderr)
+	}
+	s3test.Start(t)
+	catalog := filepath.Join(t.TempDir(), "catalog.db")
+	csv := filepath.Join("..", "..", "testdata", "events.csv")
+	if code, _, stderr := skade(t, "--lake", "s3://lake/cli", "--catalog", catalog, "tables"); code != 1 || !strings.Contains(stderr, "no lake at s3://lake/cli") {
+		t.Fatalf("tables before any lake: exit %d, %q", code, stderr)
+	}
+	if code, out, stderr := skade(t, "--lake", "s3://lake/cli", "--catalog", catalog, "import", "events", csv); code != 0 || !strings.Contains(out, "appended 8 rows") {
+		t.Fatalf("import: exit %d, %q %q", code, out, stderr)
+	}
+	t.Setenv("SKADE_CATALOG", catalog)
+	code, out, stderr := skade(t, "--lake", "s3://lake/cli", "sql", "--format", "csv", "-c", "UPDATE events SET status = 'x' WHERE id = 1; SELECT count(*) AS n, count(*) FILTER (WHERE status = 'x') AS x FROM events")
+	if code != 0 || !strings.HasSuffix(out, "n,x\n8,1\n") {
+		t.Fatalf("sql: exit %d, %q %q", code, out, stderr)
 	}
 }
