@@ -108,6 +108,15 @@ func (c *Catalog) checkInLake(ident table.Identifier, what, loc string) error {
 	}
 
 	return newError([]error{ErrOutsideLake},
-		"table %s: %s %q is outside the lake %q; skade keeps every file inside its lake",
-		identString(ident), what, loc, c.root)
+		"table %s: %s %q is outside the %s %q; skade keeps every file inside its lake",
+		identString(ident), what, loc, c.lakeNoun(), c.root)
+}
+
+// lakeNoun is what messages call the lake's root: its directory, or the
+// object store location.
+func (c *Catalog) lakeNoun() string {
+	if c.Local() {
+		return "lake directory"
+	}
+	return "lake"
 }

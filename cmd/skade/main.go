@@ -207,7 +207,7 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "skade: an embedded Iceberg lakehouse engine.")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "usage: skade [--lake DIR | --lake s3://bucket/prefix --catalog FILE] COMMAND [flags] [args]")
+	fmt.Fprintln(w, "usage: skade [--lake DIR] COMMAND [flags] [args]")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "commands:")
 	names := make([]string, 0, len(commands))
