@@ -193,6 +193,17 @@ func (l *Lake) ObjectStoreStats() (stats objstore.StatsSnapshot, ok bool) {
 	return objstore.StatsSnapshot{}, false
 }
 
+// ObjectStoreProperties are the Iceberg FileIO properties another engine
+// needs to reach the lake's object store (s3.endpoint, s3.path-style-access,
+// client.region), and with credentials the keys the lake itself uses. A
+// lake on local disk has none (nil).
+func (l *Lake) ObjectStoreProperties(ctx context.Context, credentials bool) (map[string]string, error) {
+	if f, ok := l.cat.FS().(*objstore.FS); ok {
+		return f.ClientProperties(ctx, credentials)
+	}
+	return nil, nil
+}
+
 // Dir is the lake's absolute directory, or its object store location
 // (s3://bucket/prefix).
 func (l *Lake) Dir() string { return l.dir }

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -77,6 +78,7 @@ func (c *Config) defaults() {
 // concurrent use.
 type FS struct {
 	client *s3.Client
+	aws    aws.Config
 	bucket string
 	prefix string // key prefix, no leading or trailing slash; may be ""
 	root   string // s3://bucket[/prefix]
@@ -164,7 +166,34 @@ func Open(ctx context.Context, loc string, cfg Config) (*FS, error) {
 	if prefix != "" {
 		root += "/" + prefix
 	}
-	return &FS{client: client, bucket: bucket, prefix: prefix, root: root, cfg: cfg}, nil
+	return &FS{client: client, aws: awsCfg, bucket: bucket, prefix: prefix, root: root, cfg: cfg}, nil
+}
+
+// ClientProperties are the Iceberg FileIO properties another engine needs
+// to reach this store (s3.endpoint, s3.path-style-access, client.region),
+// and with credentials, the keys this FS itself uses (s3.access-key-id,
+// s3.secret-access-key, s3.session-token), as the AWS chain resolved them.
+func (f *FS) ClientProperties(ctx context.Context, credentials bool) (map[string]string, error) {
+	props := map[string]string{"client.region": f.aws.Region}
+	if ep := EndpointFromEnv(); ep != "" {
+		props["s3.endpoint"] = ep
+		props["s3.path-style-access"] = strconv.FormatBool(!f.cfg.VirtualHosted)
+	}
+	if credentials {
+		if f.aws.Credentials == nil {
+			return nil, errors.New("object store: no credentials to hand out: the AWS chain found none")
+		}
+		c, err := f.aws.Credentials.Retrieve(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("object store: retrieve credentials: %w", err)
+		}
+		props["s3.access-key-id"] = c.AccessKeyID
+		props["s3.secret-access-key"] = c.SecretAccessKey
+		if c.SessionToken != "" {
+			props["s3.session-token"] = c.SessionToken
+		}
+	}
+	return props, nil
 }
 
 // Root is the lake's location, s3://bucket[/prefix].

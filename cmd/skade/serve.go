@@ -30,6 +30,14 @@ func init() {
 			fs.StringVar(&o.flight, "flight", "", "address Arrow Flight SQL listens on, e.g. 127.0.0.1:32010 (off when empty)")
 			fs.StringVar(&o.rest, "rest", "", "address the Iceberg REST catalog listens on, e.g. 127.0.0.1:8181 (off when empty)")
 			fs.StringVar(&o.restToken, "rest-token", "", "bearer token the REST catalog requires; $SKADE_REST_TOKEN also sets it")
+			fs.Func("rest-client", "an OAuth2 client of the REST catalog's token endpoint, id:secret or id:secret:ns1,ns2 to limit it to namespaces (repeat for more; $SKADE_REST_CLIENTS holds more, separated by spaces)", func(v string) error {
+				c, err := rest.ParseClient(v)
+				if err == nil {
+					o.restClients = append(o.restClients, c)
+				}
+				return err
+			})
+			fs.BoolVar(&o.vendCredentials, "rest-vend-credentials", false, "hand the object store credentials this server uses to REST clients that load a table they may see")
 			fs.StringVar(&o.password, "password", "", "require this password of every user (SCRAM-SHA-256); $SKADE_PASSWORD also sets it")
 			fs.StringVar(&o.usersFile, "users", "", "file of user:password lines; clients authenticate with SCRAM-SHA-256")
 			fs.StringVar(&o.tlsCert, "tls-cert", "", "TLS certificate (PEM) for sslmode=require")
@@ -52,7 +60,8 @@ func init() {
 
 type serveOptions struct {
 	listen, flight, rest, restToken, password, usersFile, tlsCert, tlsKey, memoryLimit string
-	allowRemote                                                                        bool
+	allowRemote, vendCredentials                                                       bool
+	restClients                                                                        []rest.Client
 	maxConns                                                                           int
 	stmtTimeout, idleTimeout, grace                                                    time.Duration
 }
@@ -135,7 +144,15 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 		if o.restToken == "" {
 			o.restToken = os.Getenv("SKADE_REST_TOKEN")
 		}
-		rsrv, err := rest.New(rest.Config{Lake: lk, Token: o.restToken, AllowTrustRemote: o.allowRemote})
+		for _, v := range strings.Fields(os.Getenv("SKADE_REST_CLIENTS")) {
+			c, err := rest.ParseClient(v)
+			if err != nil {
+				return fmt.Errorf("$SKADE_REST_CLIENTS: %w", err)
+			}
+			o.restClients = append(o.restClients, c)
+		}
+		rsrv, err := rest.New(rest.Config{Lake: lk, Token: o.restToken, AllowTrustRemote: o.allowRemote,
+			Clients: o.restClients, VendCredentials: o.vendCredentials})
 		if err != nil {
 			return err
 		}
@@ -144,8 +161,13 @@ func runServe(ctx context.Context, e *env, o serveOptions) error {
 			return err
 		}
 		rauth := "no authentication (loopback only)"
-		if o.restToken != "" {
+		switch {
+		case o.restToken != "" && len(o.restClients) > 0:
+			rauth = fmt.Sprintf("bearer token, or OAuth2 tokens for %d clients", len(o.restClients))
+		case o.restToken != "":
 			rauth = "bearer token"
+		case len(o.restClients) > 0:
+			rauth = fmt.Sprintf("OAuth2 tokens for %d clients", len(o.restClients))
 		}
 		fmt.Fprintf(e.stdout, "skade: serving %s's catalog over the Iceberg REST API on http://%s (%s)\n", e.lakeDir, ln.Addr(), rauth)
 		go func() { served <- rsrv.Serve(ln) }()

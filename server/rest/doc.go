@@ -23,7 +23,21 @@
 //
 // # Authentication
 //
-// Without a token every request is served, and the server refuses to
-// listen on a non-loopback address (server.CheckListen). With a token,
-// every request but /v1/config's needs "Authorization: Bearer <token>".
+// Without a token or clients every request is served, and the server
+// refuses to listen on a non-loopback address (server.CheckListen). With
+// a static token (Config.Token) or OAuth2 clients (Config.Clients), every
+// request but /v1/config's and the token endpoint's needs
+// "Authorization: Bearer <token>". /v1/oauth/tokens issues tokens by the
+// client-credentials grant (form or HTTP Basic), valid for
+// Config.TokenTTL; a client may be limited to namespaces, and a request
+// for any other namespace answers 403 ForbiddenException.
+//
+// # Object stores
+//
+// For a lake in an object store, LoadTableResult's config carries
+// s3.endpoint, s3.path-style-access and client.region, and with
+// Config.VendCredentials the store credentials the server itself uses
+// (static keys as the AWS chain resolved them; they are not scoped down
+// per table). They are sent only in answers for tables the principal may
+// see.
 package rest

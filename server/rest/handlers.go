@@ -23,7 +23,13 @@ func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	out := append(make([][]string, 0, len(nss)), nss...)
+	out := make([][]string, 0, len(nss))
+	p := principalOf(r)
+	for _, ns := range nss {
+		if p.may(ns[0]) {
+			out = append(out, ns)
+		}
+	}
 	reply(w, http.StatusOK, map[string]any{"namespaces": out})
 }
 
@@ -38,6 +44,10 @@ func (s *Server) createNamespace(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(req.Namespace) == 0 {
 		fail(w, fmt.Errorf("%w: namespace is required", errBadRequest))
+		return
+	}
+	if !principalOf(r).may(req.Namespace[0]) {
+		forbid(w, req.Namespace[0])
 		return
 	}
 	if err := s.cat.CreateNamespace(r.Context(), req.Namespace, req.Properties); err != nil {
@@ -141,9 +151,28 @@ func (s *Server) listTables(w http.ResponseWriter, r *http.Request) {
 	reply(w, http.StatusOK, map[string]any{"identifiers": out})
 }
 
-// loadResult is the spec's LoadTableResult.
-func loadResult(loc string, meta table.Metadata) map[string]any {
-	return map[string]any{"metadata-location": loc, "metadata": meta, "config": map[string]string{}}
+// loadResult is the spec's LoadTableResult. For a lake in an object
+// store its config tells the client how to reach the store, and with
+// VendCredentials, with which keys (the principal may see the table: the
+// namespace check ran before the handler).
+func (s *Server) loadResult(r *http.Request, loc string, meta table.Metadata) (map[string]any, error) {
+	config, err := s.cfg.Lake.ObjectStoreProperties(r.Context(), s.cfg.VendCredentials)
+	if err != nil {
+		return nil, err
+	}
+	if config == nil {
+		config = map[string]string{}
+	}
+	return map[string]any{"metadata-location": loc, "metadata": meta, "config": config}, nil
+}
+
+func (s *Server) replyLoad(w http.ResponseWriter, r *http.Request, loc string, meta table.Metadata) {
+	res, err := s.loadResult(r, loc, meta)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, http.StatusOK, res)
 }
 
 func (s *Server) createTable(w http.ResponseWriter, r *http.Request) {
@@ -192,7 +221,7 @@ func (s *Server) createTable(w http.ResponseWriter, r *http.Request) {
 			fail(w, err)
 			return
 		}
-		reply(w, http.StatusOK, loadResult("", meta))
+		s.replyLoad(w, r, "", meta)
 		return
 	}
 	tbl, err := s.cat.CreateTable(r.Context(), id, req.Schema, opts...)
@@ -200,7 +229,7 @@ func (s *Server) createTable(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	reply(w, http.StatusOK, loadResult(tbl.MetadataLocation(), tbl.Metadata()))
+	s.replyLoad(w, r, tbl.MetadataLocation(), tbl.Metadata())
 }
 
 func (s *Server) loadTable(w http.ResponseWriter, r *http.Request) {
@@ -209,7 +238,7 @@ func (s *Server) loadTable(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	reply(w, http.StatusOK, loadResult(tbl.MetadataLocation(), tbl.Metadata()))
+	s.replyLoad(w, r, tbl.MetadataLocation(), tbl.Metadata())
 }
 
 func (s *Server) tableExists(w http.ResponseWriter, r *http.Request) {
@@ -276,6 +305,12 @@ func (s *Server) renameTable(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
+	for _, id := range []tableIdent{req.Source, req.Destination} {
+		if len(id.Namespace) > 0 && !principalOf(r).may(id.Namespace[0]) {
+			forbid(w, id.Namespace[0])
+			return
+		}
+	}
 	if _, err := s.cat.RenameTable(r.Context(), req.Source.ident(), req.Destination.ident()); err != nil {
 		fail(w, err)
 		return
@@ -295,6 +330,10 @@ func (s *Server) commitTransaction(w http.ResponseWriter, r *http.Request) {
 	for i, c := range req.TableChanges {
 		if c.Identifier == nil || c.Identifier.Name == "" {
 			fail(w, fmt.Errorf("%w: table change %d has no identifier", errBadRequest, i))
+			return
+		}
+		if ns := c.Identifier.Namespace; len(ns) > 0 && !principalOf(r).may(ns[0]) {
+			forbid(w, ns[0])
 			return
 		}
 		commits[i] = table.TableCommit{

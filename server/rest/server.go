@@ -2,7 +2,6 @@ package rest
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,15 +30,28 @@ type Config struct {
 	AllowTrustRemote bool
 	// MaxBody bounds a request body (default 64 MiB).
 	MaxBody int64
+	// Clients are the OAuth2 clients /v1/oauth/tokens issues tokens to
+	// (client-credentials grant); with any, every request but config and
+	// the token endpoint's needs a bearer token.
+	Clients []Client
+	// TokenTTL is how long an issued token is valid (default 1h).
+	TokenTTL time.Duration
+	// VendCredentials makes table loads of a lake in an object store
+	// carry the store credentials the server itself uses (s3.access-key-id,
+	// …) in the LoadTableResult config, for principals that may see the
+	// table. Without it only the endpoint, addressing style and region are
+	// sent.
+	VendCredentials bool
 }
 
 // Server serves one lake's catalog.
 type Server struct {
-	cfg  Config
-	cat  *catalog.Catalog
-	mux  *http.ServeMux
-	mu   sync.Mutex
-	http *http.Server
+	cfg    Config
+	cat    *catalog.Catalog
+	mux    *http.ServeMux
+	mu     sync.Mutex
+	http   *http.Server
+	tokens tokens
 }
 
 // New returns a server for cfg.Lake's catalog.
@@ -63,8 +75,8 @@ func (s *Server) Handler() http.Handler { return s }
 func (s *Server) Listen(addr string) (net.Listener, error) {
 	// a token is this server's authentication
 	var auth server.Passwords
-	if s.cfg.Token != "" {
-		auth.Password = s.cfg.Token
+	if s.authRequired() {
+		auth.Password = "token" // any authentication counts
 	}
 	if err := server.CheckListen("rest catalog", addr, auth, s.cfg.AllowTrustRemote); err != nil {
 		return nil, err
@@ -103,21 +115,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusInternalServerError, "InternalServerError", fmt.Sprintf("rest: %v (bug)", v))
 		}
 	}()
-	if s.cfg.Token != "" && r.URL.Path != "/v1/config" {
-		auth := r.Header.Get("Authorization")
-		tok, ok := strings.CutPrefix(auth, "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) != 1 {
+	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
+	if r.URL.Path != "/v1/config" && r.URL.Path != "/v1/oauth/tokens" {
+		p, ok := s.authenticate(r)
+		if !ok {
 			writeError(w, http.StatusUnauthorized, "NotAuthorizedException", "a valid bearer token is required")
 			return
 		}
+		if ns, ok := pathNamespace(r.URL.Path); ok && !p.may(strings.Split(ns, "\x1f")[0]) {
+			forbid(w, ns)
+			return
+		}
+		r = withPrincipal(r, p)
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
 	s.mux.ServeHTTP(w, r)
 }
 
 func (s *Server) routes() {
 	m := s.mux
 	m.HandleFunc("GET /v1/config", s.config)
+	m.HandleFunc("POST /v1/oauth/tokens", s.oauthTokens)
 	m.HandleFunc("GET /v1/namespaces", s.listNamespaces)
 	m.HandleFunc("POST /v1/namespaces", s.createNamespace)
 	m.HandleFunc("GET /v1/namespaces/{ns}", s.loadNamespace)
