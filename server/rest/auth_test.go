@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
+	icecatalog "github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/catalog/catalogtest"
 	icerest "github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
 
@@ -213,4 +215,16 @@ func TestRESTObjectStoreConfig(t *testing.T) {
 			t.Fatalf("vend=%v: a table of another namespace: %d %v", vend, code, res)
 		}
 	}
+}
+
+// iceberg-go's catalog conformance suite, through its REST client against
+// the server: each test gets a fresh lake.
+func TestRESTConformance(t *testing.T) {
+	catalogtest.RunCatalogTests(t, catalogtest.Config{
+		NewCatalog: func(t *testing.T) icecatalog.Catalog {
+			_, cat, _ := startREST(t, "")
+			return cat
+		},
+		SupportsNamespaceProperties: true,
+	})
 }
