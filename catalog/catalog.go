@@ -13,6 +13,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	icecatalog "github.com/apache/iceberg-go/catalog"
+	icerest "github.com/apache/iceberg-go/catalog/rest"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	bolt "go.etcd.io/bbolt"
@@ -54,6 +55,9 @@ type Catalog struct {
 	// object-store URL (see OpenStore).
 	root string
 	fs   Store
+	// remote, when set, is the REST catalog this Catalog stands in for
+	// (OpenRemote); the bbolt fields are then unused.
+	remote *icerest.Catalog
 	// metaCache holds parsed metadata by file location. Metadata files are
 	// never rewritten in place (a commit writes a new file), so a cached
 	// entry can never be stale; the cache only saves re-parsing JSON that
@@ -313,7 +317,7 @@ func (c *Catalog) Dir() string { return c.dir }
 func (c *Catalog) Root() string { return c.root }
 
 // Local reports whether the tables live on local disk.
-func (c *Catalog) Local() bool { return !isURL(c.root) }
+func (c *Catalog) Local() bool { return c.remote == nil && !isURL(c.root) }
 
 // FS returns the durable IO that tables of this catalog read and write with.
 func (c *Catalog) FS() Store { return c.fs }
@@ -326,7 +330,12 @@ func (c *Catalog) CatalogType() icecatalog.Type { return icecatalog.Type(Name) }
 
 // Close releases nothing: the catalog holds no open handle between calls.
 // It exists so callers can treat the catalog like other iceberg-go catalogs.
-func (c *Catalog) Close() error { return nil }
+func (c *Catalog) Close() error {
+	if c.remote != nil {
+		return c.remote.Close()
+	}
+	return nil
+}
 
 func (c *Catalog) fsF(context.Context) (iceio.IO, error) { return c.fs, nil }
 

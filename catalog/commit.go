@@ -34,10 +34,18 @@ type StagedCommit struct {
 	// For a change without updates, Swap.New == Swap.Expected: publishing it
 	// only asserts that the table did not move, and no file was written.
 	Swap PointerSwap
+	// remote holds the change for a REST catalog, which publishes
+	// requirements and updates, not metadata files.
+	remote *remoteCommit
 }
 
 // Noop reports whether the change had no updates, so no file was written.
-func (s *StagedCommit) Noop() bool { return s.Swap.New == s.Swap.Expected }
+func (s *StagedCommit) Noop() bool {
+	if s.remote != nil {
+		return len(s.remote.updates) == 0
+	}
+	return s.Swap.New == s.Swap.Expected
+}
 
 // StageCommit validates requirements against the table's current metadata
 // (none for a table that does not exist: that is a create), applies the
@@ -48,6 +56,9 @@ func (s *StagedCommit) Noop() bool { return s.Swap.New == s.Swap.Expected }
 func (c *Catalog) StageCommit(ctx context.Context, ident table.Identifier,
 	reqs []table.Requirement, updates []table.Update,
 ) (*StagedCommit, error) {
+	if c.remote != nil {
+		return nil, errRemote("staging a commit")
+	}
 	ident, err := Normalize(ident)
 	if err != nil {
 		return nil, err
@@ -183,6 +194,9 @@ func (c *Catalog) removeEmptyDirs(file, top string) {
 func (c *Catalog) CommitTable(ctx context.Context, ident table.Identifier,
 	reqs []table.Requirement, updates []table.Update,
 ) (table.Metadata, string, error) {
+	if c.remote != nil {
+		return c.remote.CommitTable(ctx, ident, reqs, updates)
+	}
 	staged, err := c.StageCommit(ctx, ident, reqs, updates)
 	if err != nil {
 		return nil, "", err
@@ -202,6 +216,9 @@ func (c *Catalog) CommitTable(ctx context.Context, ident table.Identifier,
 // failure every metadata file written is removed, and the error names the
 // table that failed.
 func (c *Catalog) CommitTransaction(ctx context.Context, commits []table.TableCommit) error {
+	if c.remote != nil {
+		return c.remote.CommitTransaction(ctx, commits)
+	}
 	if len(commits) == 0 {
 		return fmt.Errorf("commit transaction: %w; pass at least one table commit", icecatalog.ErrEmptyCommitList)
 	}
@@ -348,6 +365,9 @@ func metadataVersion(loc string) int {
 // directory are fsync'd before WriteMetadata returns; on error the partial
 // file is removed.
 func (c *Catalog) WriteMetadata(ctx context.Context, meta table.Metadata, location string) (err error) {
+	if c.remote != nil {
+		return errRemote("writing a metadata file")
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}

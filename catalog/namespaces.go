@@ -18,6 +18,9 @@ import (
 
 // CreateNamespace creates a namespace with properties.
 func (c *Catalog) CreateNamespace(ctx context.Context, namespace table.Identifier, props iceberg.Properties) error {
+	if c.remote != nil {
+		return c.remote.CreateNamespace(ctx, namespace, props)
+	}
 	ns, err := namespaceName(namespace)
 	if err != nil {
 		return err
@@ -43,6 +46,9 @@ func (c *Catalog) CreateNamespace(ctx context.Context, namespace table.Identifie
 
 // DropNamespace drops an empty namespace. "main" cannot be dropped.
 func (c *Catalog) DropNamespace(ctx context.Context, namespace table.Identifier) error {
+	if c.remote != nil {
+		return c.remote.DropNamespace(ctx, namespace)
+	}
 	ns, err := namespaceName(namespace)
 	if err != nil {
 		return err
@@ -69,6 +75,9 @@ func (c *Catalog) DropNamespace(ctx context.Context, namespace table.Identifier)
 
 // CheckNamespaceExists reports whether the namespace exists.
 func (c *Catalog) CheckNamespaceExists(ctx context.Context, namespace table.Identifier) (bool, error) {
+	if c.remote != nil {
+		return c.remote.CheckNamespaceExists(ctx, namespace)
+	}
 	ns, err := namespaceName(namespace)
 	if err != nil {
 		return false, err
@@ -87,6 +96,9 @@ func (c *Catalog) CheckNamespaceExists(ctx context.Context, namespace table.Iden
 // a namespace has no children: with a parent it returns an empty list (or
 // ErrNoSuchNamespace when the parent does not exist).
 func (c *Catalog) ListNamespaces(ctx context.Context, parent table.Identifier) ([]table.Identifier, error) {
+	if c.remote != nil {
+		return c.remote.ListNamespaces(ctx, parent)
+	}
 	if len(parent) > 0 {
 		ok, err := c.CheckNamespaceExists(ctx, parent)
 		if err != nil {
@@ -112,6 +124,9 @@ func (c *Catalog) ListNamespaces(ctx context.Context, parent table.Identifier) (
 
 // LoadNamespaceProperties returns the namespace's properties (never nil).
 func (c *Catalog) LoadNamespaceProperties(ctx context.Context, namespace table.Identifier) (iceberg.Properties, error) {
+	if c.remote != nil {
+		return c.remote.LoadNamespaceProperties(ctx, namespace)
+	}
 	ns, err := namespaceName(namespace)
 	if err != nil {
 		return nil, err
@@ -144,6 +159,9 @@ func readNamespace(tx *bolt.Tx, ns string) (iceberg.Properties, error) {
 func (c *Catalog) UpdateNamespaceProperties(ctx context.Context, namespace table.Identifier,
 	removals []string, updates iceberg.Properties,
 ) (icecatalog.PropertiesUpdateSummary, error) {
+	if c.remote != nil {
+		return c.remote.UpdateNamespaceProperties(ctx, namespace, removals, updates)
+	}
 	var summary icecatalog.PropertiesUpdateSummary
 	ns, err := namespaceName(namespace)
 	if err != nil {

@@ -16,6 +16,9 @@ import (
 // metadata for a table made inside the transaction (a create, or the new
 // table of a replace): Discard then also removes its empty directories.
 func (c *Catalog) StageMetadata(ctx context.Context, ident table.Identifier, base string, meta table.Metadata, created bool) (*StagedCommit, error) {
+	if c.remote != nil {
+		return c.stageRemote(ident, meta, created)
+	}
 	ident, err := Normalize(ident)
 	if err != nil {
 		return nil, err
@@ -71,6 +74,9 @@ func StageDrop(ident table.Identifier, base string) (*StagedCommit, error) {
 func (c *Catalog) Publish(ctx context.Context, staged ...*StagedCommit) error {
 	if len(staged) == 0 {
 		return nil
+	}
+	if c.remote != nil {
+		return c.publishRemote(ctx, staged)
 	}
 	return c.publish(ctx, staged)
 }

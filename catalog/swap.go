@@ -31,6 +31,9 @@ type PointerSwap struct {
 // callers (CommitTable, StageCommit, CreateTable) write the file durably
 // before they call it.
 func (c *Catalog) SwapPointers(ctx context.Context, swaps []PointerSwap) error {
+	if c.remote != nil {
+		return errRemote("swapping table pointers")
+	}
 	swaps, err := c.checkSwaps(swaps)
 	if err != nil {
 		return err

@@ -33,6 +33,13 @@ func (c *Catalog) pointer(ctx context.Context, ident table.Identifier) (string, 
 
 // MetadataLocation returns the metadata file the table's pointer names.
 func (c *Catalog) MetadataLocation(ctx context.Context, ident table.Identifier) (string, error) {
+	if c.remote != nil {
+		tbl, err := c.remoteLoad(ctx, ident)
+		if err != nil {
+			return "", err
+		}
+		return tbl.MetadataLocation(), nil
+	}
 	ident, err := Normalize(ident)
 	if err != nil {
 		return "", err
@@ -53,6 +60,9 @@ func (c *Catalog) MetadataLocation(ctx context.Context, ident table.Identifier) 
 // re-created table from ever sharing files with a dropped one. Nothing is
 // created on disk.
 func (c *Catalog) NewTableLocation(ident table.Identifier) (string, error) {
+	if c.remote != nil {
+		return "", errRemote("allocating a table directory")
+	}
 	ident, err := Normalize(ident)
 	if err != nil {
 		return "", err
@@ -83,6 +93,9 @@ func (c *Catalog) TableLocation(ctx context.Context, ident table.Identifier) (st
 // DurableFS and its catalog is c, so Transaction.Commit goes through
 // CommitTable.
 func (c *Catalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
+	if c.remote != nil {
+		return c.remoteLoad(ctx, ident)
+	}
 	ident, err := Normalize(ident)
 	if err != nil {
 		return nil, err
@@ -127,6 +140,9 @@ func (c *Catalog) current(ctx context.Context, ident table.Identifier) (string, 
 // an earlier one from the metadata log. The table commits through c, so a
 // commit from it fails unless the pointer still names metadataLocation.
 func (c *Catalog) LoadTableAt(ctx context.Context, ident table.Identifier, metadataLocation string) (*table.Table, error) {
+	if c.remote != nil {
+		return nil, errRemote("loading a table from a metadata file")
+	}
 	ident, err := Normalize(ident)
 	if err != nil {
 		return nil, err
@@ -160,6 +176,9 @@ func (c *Catalog) loadAt(ctx context.Context, ident table.Identifier, loc string
 func (c *Catalog) CreateTable(ctx context.Context, ident table.Identifier, schema *iceberg.Schema,
 	opts ...icecatalog.CreateTableOpt,
 ) (*table.Table, error) {
+	if c.remote != nil {
+		return c.remoteCreateTable(ctx, ident, schema, opts...)
+	}
 	ident, err := Normalize(ident)
 	if err != nil {
 		return nil, err
@@ -202,6 +221,9 @@ func (c *Catalog) CreateTable(ctx context.Context, ident table.Identifier, schem
 func (c *Catalog) StageCreate(ctx context.Context, ident table.Identifier, schema *iceberg.Schema,
 	opts ...icecatalog.CreateTableOpt,
 ) (*StagedCommit, error) {
+	if c.remote != nil {
+		return nil, errRemote("staging a create")
+	}
 	ident, err := Normalize(ident)
 	if err != nil {
 		return nil, err
@@ -258,6 +280,9 @@ func (c *Catalog) StageCreate(ctx context.Context, ident table.Identifier, schem
 // CheckTableExists reports whether the table exists. A missing namespace
 // means the table does not exist.
 func (c *Catalog) CheckTableExists(ctx context.Context, ident table.Identifier) (bool, error) {
+	if c.remote != nil {
+		return c.remote.CheckTableExists(ctx, ident)
+	}
 	ident, err := Normalize(ident)
 	if err != nil {
 		return false, err
@@ -269,6 +294,9 @@ func (c *Catalog) CheckTableExists(ctx context.Context, ident table.Identifier) 
 
 // ListTables yields the tables of a namespace, sorted by name.
 func (c *Catalog) ListTables(ctx context.Context, namespace table.Identifier) iter.Seq2[table.Identifier, error] {
+	if c.remote != nil {
+		return c.remoteListTables(ctx, namespace)
+	}
 	return func(yield func(table.Identifier, error) bool) {
 		ns, err := namespaceName(namespace)
 		if err != nil {
@@ -305,6 +333,9 @@ func (c *Catalog) ListTables(ctx context.Context, namespace table.Identifier) it
 // DropTable removes the table's pointer. Its files stay on disk (see
 // PurgeTable).
 func (c *Catalog) DropTable(ctx context.Context, ident table.Identifier) error {
+	if c.remote != nil {
+		return c.remote.DropTable(ctx, ident)
+	}
 	ident, err := Normalize(ident)
 	if err != nil {
 		return err
@@ -333,6 +364,9 @@ func (c *Catalog) drop(ctx context.Context, ident table.Identifier) (string, err
 // it, unless the table property gc.enabled is false. Files the table
 // references outside its directory are left alone.
 func (c *Catalog) PurgeTable(ctx context.Context, ident table.Identifier) error {
+	if c.remote != nil {
+		return c.remote.PurgeTable(ctx, ident)
+	}
 	ident, err := Normalize(ident)
 	if err != nil {
 		return err
@@ -440,6 +474,9 @@ func (c *Catalog) removeUnused(loc string, used func(string) bool) error {
 // RenameTable moves the pointer to a new name in one transaction. The table
 // keeps its location.
 func (c *Catalog) RenameTable(ctx context.Context, from, to table.Identifier) (*table.Table, error) {
+	if c.remote != nil {
+		return c.remoteRename(ctx, from, to)
+	}
 	from, err := Normalize(from)
 	if err != nil {
 		return nil, err

@@ -50,6 +50,8 @@ type options struct {
 	catalogFile string
 	// store tunes the object store client.
 	store objstore.Config
+	// restToken and restCredential authenticate to a REST catalog.
+	restToken, restCredential string
 }
 
 // Option configures Open.
@@ -107,10 +109,15 @@ func WithObjectStore(cfg objstore.Config) Option { return func(o *options) { o.s
 // dir is a local directory, or an object store location s3://bucket/prefix
 // (and S3-compatible stores: credentials, region and endpoint come from
 // the standard AWS chain, AWS_ENDPOINT_URL included), which needs
-// WithCatalogFile.
+// WithCatalogFile, or an Iceberg REST catalog, rest+http://host:port or
+// rest+https://… (WithCatalogAuth authenticates), whose tables' files are
+// read and written where the catalog's locations say.
 func Open(ctx context.Context, dir string, opts ...Option) (*Lake, error) {
 	if objstore.IsURL(dir) {
 		return openStore(ctx, dir, opts)
+	}
+	if IsRESTLocation(dir) {
+		return openREST(ctx, dir, defaultOptions(opts))
 	}
 	o := defaultOptions(opts)
 	if dir == "" {

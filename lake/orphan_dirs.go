@@ -36,6 +36,9 @@ func (l *Lake) RemoveOrphanTableDirs(ctx context.Context, olderThan time.Time, o
 	fail := func(err error) (OrphanDirsResult, error) {
 		return res, fmt.Errorf("remove orphan table directories: %w", err)
 	}
+	if l.cat.Remote() {
+		return fail(&sentinelError{ErrInvalidArgument, errors.New("a lake on a REST catalog does not know every table directory; clean each table with Table.RemoveOrphanFiles, or run this where the catalog is served")})
+	}
 	names, err := l.Tables(ctx)
 	if err != nil {
 		return fail(err)

@@ -274,12 +274,7 @@ func (tx *txn) commit(ctx context.Context) error {
 		case len(e.updates) == 0:
 			continue
 		default:
-			var final table.Metadata
-			if final, err = table.UpdateTableMetadata(e.baseMeta, e.updates, e.baseLoc); err != nil {
-				err = fmt.Errorf("commit: table %s: %w", displayName(e.id), err)
-				break
-			}
-			sc, err = cat.StageMetadata(ctx, e.id, e.baseLoc, final, false)
+			sc, err = cat.StageUpdates(ctx, e.id, e.baseLoc, e.baseMeta, e.updates)
 		}
 		if err != nil {
 			return fail(translate(err))
@@ -311,6 +306,10 @@ func (tx *txn) commit(ctx context.Context) error {
 	// Published. What follows only tidies: a failure leaves unreferenced
 	// files, never a wrong table.
 	_ = tx.removeGarbage()
+	if cat.Remote() {
+		// the REST catalog wrote the metadata and keeps its log
+		return nil
+	}
 	for _, sc := range staged {
 		e := tx.entries[txKey(sc.Ident)]
 		if e == nil || sc.Noop() {
@@ -493,5 +492,5 @@ func (l *Lake) newLocation(ctx context.Context, id table.Identifier) (string, er
 	} else if !ok {
 		return "", &sentinelError{ErrNamespaceNotFound, fmt.Errorf("create table %s: schema %q does not exist; create it first with CREATE SCHEMA %s", displayName(id), id[0], id[0])}
 	}
-	return l.cat.NewTableLocation(id)
+	return l.cat.PlaceTable(ctx, id)
 }

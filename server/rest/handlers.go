@@ -3,6 +3,7 @@ package rest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"strconv"
 
@@ -70,6 +71,12 @@ func (s *Server) loadNamespace(w http.ResponseWriter, r *http.Request) {
 	}
 	if props == nil {
 		props = iceberg.Properties{}
+	}
+	if _, ok := props["location"]; !ok && len(ns) == 1 {
+		// where the namespace's tables are placed, for clients that
+		// choose a new table's location (skade's REST lakes)
+		props = maps.Clone(props)
+		props["location"] = s.cat.NamespaceLocation(ns[0])
 	}
 	reply(w, http.StatusOK, map[string]any{"namespace": ns, "properties": props})
 }

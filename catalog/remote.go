@@ -1,0 +1,276 @@
+package catalog
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	icecatalog "github.com/apache/iceberg-go/catalog"
+	icerest "github.com/apache/iceberg-go/catalog/rest"
+	"github.com/apache/iceberg-go/table"
+)
+
+// A Catalog opened with OpenRemote stands in for an Iceberg REST catalog
+// (skade serve --rest, Polaris, Lakekeeper, Gravitino, …) instead of a
+// bbolt file: tables are loaded from it, and commits, creates, drops and
+// renames go to it, through iceberg-go's REST client. The catalog server
+// validates every commit against the table's current metadata, so writers
+// in several processes and machines on one REST catalog get the same
+// clean conflicts as on one catalog file.
+//
+// What differs from a catalog file:
+//
+//   - A multi-statement transaction publishes as one REST multi-table
+//     commit (/v1/transactions/commit) of requirements and updates: each
+//     changed table must still have the main snapshot, schema, partition
+//     spec and sort order the transaction started from. A table created in
+//     the transaction is committed with assert-create.
+//   - Drops are not transactional in the REST API: a transaction that drops
+//     a table may change nothing else (DROP TABLE alone works).
+//   - New tables are placed under their namespace's "location" property,
+//     which the REST catalog must report.
+//   - Clones, repair and whole-lake orphan cleanup need the catalog file's
+//     pointers and are refused.
+
+// ErrRemoteUnsupported is wrapped by errors for operations a REST-backed
+// catalog cannot do.
+var ErrRemoteUnsupported = errors.New("not supported on a REST catalog")
+
+// RemoteAuth authenticates to a REST catalog: a bearer token, or OAuth2
+// client credentials "id:secret" exchanged at the catalog's token endpoint.
+type RemoteAuth struct {
+	Token, Credential string
+}
+
+// OpenRemote opens the REST catalog at uri (http:// or https://); table
+// files are read and written through store, which must reach every
+// location the catalog hands out.
+func OpenRemote(ctx context.Context, uri string, store Store, auth RemoteAuth) (*Catalog, error) {
+	var opts []icerest.Option
+	if auth.Token != "" {
+		opts = append(opts, icerest.WithOAuthToken(auth.Token))
+	}
+	if auth.Credential != "" {
+		opts = append(opts, icerest.WithCredential(auth.Credential))
+	}
+	r, err := icerest.NewCatalog(ctx, Name, uri, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("open REST catalog %s: %w", uri, err)
+	}
+	return &Catalog{remote: r, root: uri, fs: store}, nil
+}
+
+// Remote reports whether the catalog is a REST catalog (OpenRemote).
+func (c *Catalog) Remote() bool { return c.remote != nil }
+
+func errRemote(what string) error {
+	return fmt.Errorf("%s: %w (it needs skade's own catalog file)", what, ErrRemoteUnsupported)
+}
+
+// rewrap gives a table the REST catalog loaded the lake's IO and c as its
+// committer, so that writes go through the store and commits come back
+// through c.
+func (c *Catalog) rewrap(tbl *table.Table) *table.Table {
+	return table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), c.fsF, c)
+}
+
+func (c *Catalog) remoteLoad(ctx context.Context, ident table.Identifier) (*table.Table, error) {
+	tbl, err := c.remote.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, err
+	}
+	return c.rewrap(tbl), nil
+}
+
+// remoteTableLocation places a new table under its namespace's location.
+func (c *Catalog) remoteTableLocation(ctx context.Context, ident table.Identifier) (string, error) {
+	props, err := c.remote.LoadNamespaceProperties(ctx, ident[:1])
+	if err != nil {
+		return "", err
+	}
+	base := strings.TrimSuffix(props["location"], "/")
+	if base == "" {
+		return "", fmt.Errorf("create table %s: the REST catalog reports no location for namespace %q; set its \"location\" property", identString(ident), ident[0])
+	}
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return base + "/" + ident[1] + "-" + hex.EncodeToString(b[:]), nil
+}
+
+// NamespaceLocation is where the tables of namespace ns are placed,
+// <root>/<ns>: what a REST catalog reports as the namespace's "location".
+func (c *Catalog) NamespaceLocation(ns string) string { return locJoin(c.root, ns) }
+
+// PlaceTable chooses the location of a new table: a fresh directory of
+// the lake (NewTableLocation), or on a REST catalog one under the
+// namespace's location.
+func (c *Catalog) PlaceTable(ctx context.Context, ident table.Identifier) (string, error) {
+	if c.remote == nil {
+		return c.NewTableLocation(ident)
+	}
+	ident, err := Normalize(ident)
+	if err != nil {
+		return "", err
+	}
+	return c.remoteTableLocation(ctx, ident)
+}
+
+// remoteCommit is a staged change for a REST catalog: requirements and
+// updates, sent at Publish.
+type remoteCommit struct {
+	reqs    []table.Requirement
+	updates []table.Update
+	drop    bool
+}
+
+// StageUpdates stages updates to the table whose committed metadata is
+// base at baseLoc: on a catalog file it applies them and writes the next
+// metadata file (StageMetadata); on a REST catalog it keeps them, with
+// requirements that the table has not moved, for Publish.
+func (c *Catalog) StageUpdates(ctx context.Context, ident table.Identifier, baseLoc string, base table.Metadata, updates []table.Update) (*StagedCommit, error) {
+	final, err := table.UpdateTableMetadata(base, updates, baseLoc)
+	if err != nil {
+		return nil, fmt.Errorf("commit: table %s: %w", identString(ident), err)
+	}
+	if c.remote == nil {
+		return c.StageMetadata(ctx, ident, baseLoc, final, false)
+	}
+	ident, err = Normalize(ident)
+	if err != nil {
+		return nil, err
+	}
+	return &StagedCommit{Ident: ident, Base: base, Metadata: final,
+		remote: &remoteCommit{reqs: unchangedSince(base), updates: updates}}, nil
+}
+
+// unchangedSince are the requirements that a table still is as base left
+// it, in what a transaction's writes depend on.
+func unchangedSince(base table.Metadata) []table.Requirement {
+	var snap *int64
+	if s := base.CurrentSnapshot(); s != nil {
+		id := s.SnapshotID
+		snap = &id
+	}
+	return []table.Requirement{
+		table.AssertTableUUID(base.TableUUID()),
+		table.AssertRefSnapshotID(table.MainBranch, snap),
+		table.AssertCurrentSchemaID(base.CurrentSchema().ID),
+		table.AssertDefaultSpecID(base.DefaultPartitionSpec()),
+		table.AssertDefaultSortOrderID(base.DefaultSortOrder()),
+		table.AssertLastAssignedFieldID(base.LastColumnID()),
+	}
+}
+
+// createChanges are the updates that build meta from nothing, for a
+// table created inside a transaction (the REST spec's staged create).
+func createChanges(meta table.Metadata) []table.Update {
+	spec := meta.PartitionSpec()
+	order := meta.SortOrder()
+	ups := []table.Update{
+		table.NewAssignUUIDUpdate(meta.TableUUID()),
+		table.NewUpgradeFormatVersionUpdate(meta.Version()),
+		table.NewAddSchemaUpdate(meta.CurrentSchema()),
+		table.NewSetCurrentSchemaUpdate(-1),
+		table.NewAddPartitionSpecUpdate(&spec, true),
+		table.NewSetDefaultSpecUpdate(-1),
+		table.NewAddSortOrderUpdate(&order),
+		table.NewSetDefaultSortOrderUpdate(-1),
+		table.NewSetLocationUpdate(meta.Location()),
+	}
+	if props := meta.Properties(); len(props) > 0 {
+		ups = append(ups, table.NewSetPropertiesUpdate(props))
+	}
+	for _, s := range meta.Snapshots() {
+		ups = append(ups, table.NewAddSnapshotUpdate(&s))
+	}
+	if cur := meta.CurrentSnapshot(); cur != nil {
+		ups = append(ups, table.NewSetSnapshotRefUpdate(table.MainBranch, cur.SnapshotID, table.BranchRef, -1, -1, -1))
+	}
+	return ups
+}
+
+func (c *Catalog) stageRemote(ident table.Identifier, meta table.Metadata, created bool) (*StagedCommit, error) {
+	ident, err := Normalize(ident)
+	if err != nil {
+		return nil, err
+	}
+	if !created {
+		return nil, fmt.Errorf("stage metadata for %s: %w", identString(ident), errRemote("replacing a table's metadata whole"))
+	}
+	return &StagedCommit{Ident: ident, Metadata: meta,
+		remote: &remoteCommit{reqs: []table.Requirement{table.AssertCreate()}, updates: createChanges(meta)}}, nil
+}
+
+// publishRemote sends staged changes as one REST commit.
+func (c *Catalog) publishRemote(ctx context.Context, staged []*StagedCommit) error {
+	var commits []table.TableCommit
+	var drops []*StagedCommit
+	seen := map[string]bool{}
+	for _, s := range staged {
+		key := identString(s.Ident)
+		if seen[key] {
+			return errRemote(fmt.Sprintf("table %s: replacing a table inside a transaction", key))
+		}
+		seen[key] = true
+		switch {
+		case s.remote == nil && s.Swap.New == "" && s.Swap.Expected != "":
+			drops = append(drops, s)
+		case s.remote == nil:
+			// a table read and asserted unchanged (a clone's source)
+			return errRemote(fmt.Sprintf("table %s: asserting a table unchanged by its metadata file", key))
+		default:
+			commits = append(commits, table.TableCommit{Identifier: s.Ident, Requirements: s.remote.reqs, Updates: s.remote.updates})
+		}
+	}
+	if len(drops) > 0 {
+		if len(staged) > 1 {
+			return errRemote("a transaction that drops a table and changes others (REST catalogs drop tables one at a time, outside transactions)")
+		}
+		return c.remote.DropTable(ctx, drops[0].Ident)
+	}
+	var err error
+	if len(commits) == 1 {
+		_, _, err = c.remote.CommitTable(ctx, commits[0].Identifier, commits[0].Requirements, commits[0].Updates)
+	} else {
+		err = c.remote.CommitTransaction(ctx, commits)
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, table.ErrCommitFailed), errors.Is(err, icecatalog.ErrTableAlreadyExists):
+		return &ConflictError{Ident: commits[0].Identifier, Expected: "the version this write read", Found: "a newer one (" + err.Error() + ")"}
+	case errors.Is(err, icerest.ErrCommitStateUnknown):
+		return fmt.Errorf("%w: %w", ErrCommitStateUnknown, err)
+	}
+	return err
+}
+
+// remote-mode versions of the catalog interface, each called first thing
+// by the method of the same name.
+
+func (c *Catalog) remoteListTables(ctx context.Context, namespace table.Identifier) iter.Seq2[table.Identifier, error] {
+	return c.remote.ListTables(ctx, namespace)
+}
+
+func (c *Catalog) remoteCreateTable(ctx context.Context, ident table.Identifier, schema *iceberg.Schema, opts ...icecatalog.CreateTableOpt) (*table.Table, error) {
+	tbl, err := c.remote.CreateTable(ctx, ident, schema, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return c.rewrap(tbl), nil
+}
+
+func (c *Catalog) remoteRename(ctx context.Context, from, to table.Identifier) (*table.Table, error) {
+	tbl, err := c.remote.RenameTable(ctx, from, to)
+	if err != nil {
+		return nil, err
+	}
+	return c.rewrap(tbl), nil
+}

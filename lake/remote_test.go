@@ -1,0 +1,183 @@
+package lake_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/skadedb/skade/lake"
+	"github.com/skadedb/skade/server/rest"
+)
+
+// restLakes serves a fresh local lake's catalog over REST (skade's own
+// server) and opens two lakes on it, as two processes on two machines
+// would.
+func restLakes(t *testing.T, cfg rest.Config, opts ...lake.Option) (backing *lake.Lake, dir, uri string, a, b *lake.Lake) {
+	t.Helper()
+	ctx := context.Background()
+	dir = filepath.Join(t.TempDir(), "lake")
+	backing, err := lake.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { backing.Close() })
+	cfg.Lake = backing
+	srv, err := rest.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	uri = "rest+" + hs.URL
+	open := func() *lake.Lake {
+		lk, err := lake.Open(ctx, uri, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { lk.Close() })
+		return lk
+	}
+	return backing, dir, uri, open(), open()
+}
+
+// Two lakes on one REST catalog behave like two processes on one catalog
+// file: each sees the other's writes, MERGE in both modes, UPDATE, DELETE,
+// CTAS, multi-table transactions, and a clean conflict for the loser of a
+// race, whose files go.
+func TestRESTCatalogLakes(t *testing.T) {
+	backing, dir, _, a, b := restLakes(t, rest.Config{}, lake.WithTableDefaults(splitDefaults))
+	sa, sb, s0 := a.Session(), b.Session(), backing.Session()
+	same := func(q string) []string {
+		t.Helper()
+		ra, rb, r0 := query(t, sa, q), query(t, sb, q), query(t, s0, q)
+		if !slices.Equal(ra, r0) || !slices.Equal(rb, r0) {
+			t.Fatalf("%s:\n  lake a: %v\n  lake b: %v\n  served: %v", q, ra, rb, r0)
+		}
+		return r0
+	}
+	mustExec(t, sa, `CREATE TABLE t (id BIGINT, v VARCHAR, n INTEGER);
+		INSERT INTO t SELECT i, 'v' || i, (i % 7)::INTEGER FROM range(0, 3000) r(i)`)
+	if got := same(`SELECT count(*), sum(id) FROM t`); !slices.Equal(got, []string{"3000|4498500"}) {
+		t.Fatalf("after INSERT: %v", got)
+	}
+	mustExec(t, sb, `MERGE INTO t USING (SELECT i * 3 AS id FROM range(0, 1200) r(i)) s ON t.id = s.id
+		WHEN MATCHED AND s.id % 2 = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET v = 'merged' WHEN NOT MATCHED THEN INSERT VALUES (s.id, 'new', 0)`)
+	mustExec(t, sa, `UPDATE t SET n = n + 10 WHERE id % 5 = 1`)
+	mustExec(t, sb, `DELETE FROM t WHERE id BETWEEN 100 AND 200`)
+	same(`SELECT count(*), sum(id), sum(n), count(*) FILTER (WHERE v = 'merged') FROM t`)
+
+	// merge-on-read, and a table made by CTAS
+	mustExec(t, sa, `CREATE TABLE m (id BIGINT, v VARCHAR) WITH ('write.merge.mode' = 'merge-on-read', 'write.delete.mode' = 'merge-on-read');
+		INSERT INTO m SELECT id, v FROM t`)
+	mustExec(t, sb, `MERGE INTO m USING (SELECT id FROM t WHERE id % 4 = 1) s ON m.id = s.id WHEN MATCHED THEN UPDATE SET v = 'mor'`)
+	mustExec(t, sa, `DELETE FROM m WHERE id < 50`)
+	same(`SELECT count(*), sum(id), count(*) FILTER (WHERE v = 'mor') FROM m`)
+	if got := same(`SELECT content, count(*) FROM m$files GROUP BY content ORDER BY content`); len(got) < 2 {
+		t.Fatalf("merge-on-read wrote no delete files: %v", got)
+	}
+
+	// a transaction over two tables commits both or neither
+	mustExec(t, sa, `BEGIN; INSERT INTO t VALUES (-1, 'tx', 0); INSERT INTO m VALUES (-1, 'tx'); COMMIT`)
+	same(`SELECT (SELECT count(*) FROM t WHERE v = 'tx'), (SELECT count(*) FROM m WHERE v = 'tx')`)
+
+	// the loser of a race gets a conflict, and its files go
+	before := allFiles(t, dir)
+	mustExec(t, sa, `BEGIN; UPDATE t SET v = 'a' WHERE id < 1000`)
+	mustExec(t, sb, `UPDATE t SET v = 'b' WHERE id < 1000`)
+	afterB := allFiles(t, dir)
+	err := sa.Exec(context.Background(), `COMMIT`)
+	if !errors.Is(err, lake.ErrCommitConflict) {
+		t.Fatalf("the second writer's COMMIT: %v, want ErrCommitConflict", err)
+	}
+	if got := same(`SELECT DISTINCT v FROM t WHERE id < 1000 AND id >= 0`); !slices.Equal(got, []string{"b"}) {
+		t.Fatalf("rows both changed hold %v, want the winner's", got)
+	}
+	for p := range allFiles(t, dir) {
+		if !afterB[p] {
+			t.Errorf("the loser left %s behind", p)
+		}
+	}
+	if len(afterB) <= len(before) {
+		t.Fatal("the winner wrote no file: the check above checks nothing")
+	}
+
+	// 8 writers in two lakes append at once; every row is kept once
+	var wg sync.WaitGroup
+	errs := make(chan error, 24)
+	for w := range 8 {
+		lk := a
+		if w%2 == 1 {
+			lk = b
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := lk.Session()
+			for r := range 3 {
+				if err := s.Exec(context.Background(), fmt.Sprintf(`INSERT INTO m SELECT 100000 + %d * 1000 + i, 'w' FROM range(%d, %d) r(i)`, w, r*10, r*10+10)); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("concurrent INSERT: %v", err)
+	}
+	if got := same(`SELECT count(*), count(DISTINCT id) FROM m WHERE v = 'w'`); !slices.Equal(got, []string{"240|240"}) {
+		t.Fatalf("after 8 writers × 3 inserts of 10 rows: %v", got)
+	}
+
+	// DDL through the catalog
+	mustExec(t, sb, `CREATE SCHEMA s2; CREATE TABLE s2.c AS SELECT * FROM t WHERE id < 10; ALTER TABLE s2.c RENAME TO s2.c2`)
+	same(`SELECT count(*) FROM s2.c2`)
+	mustExec(t, sa, `DROP TABLE s2.c2`)
+	if _, err := backing.Table(context.Background(), "s2.c2"); !errors.Is(err, lake.ErrTableNotFound) {
+		t.Fatalf("dropped over REST, the served lake still has it: %v", err)
+	}
+
+	// what a REST catalog cannot do is refused clearly, and changes nothing
+	err = sa.Exec(context.Background(), `BEGIN; DROP TABLE m; INSERT INTO t VALUES (-2, 'x', 0); COMMIT`)
+	if err == nil || !strings.Contains(err.Error(), "not supported on a REST catalog") {
+		t.Fatalf("a transaction that drops and writes: %v", err)
+	}
+	_ = sa.Exec(context.Background(), `ROLLBACK`)
+	same(`SELECT count(*) FROM t WHERE id = -2`)
+	if _, err := backing.Table(context.Background(), "m"); err != nil {
+		t.Fatalf("the refused transaction dropped m: %v", err)
+	}
+	if err := sa.Exec(context.Background(), `CREATE TABLE t2 CLONE t`); err == nil || !strings.Contains(err.Error(), "not supported on a REST catalog") {
+		t.Fatalf("CLONE on a REST catalog: %v", err)
+	}
+}
+
+// A lake on a REST catalog that wants OAuth2 logs in with client
+// credentials, and is refused without them.
+func TestRESTCatalogAuth(t *testing.T) {
+	backing, _, uri, a, _ := restLakes(t, rest.Config{Clients: []rest.Client{{ID: "etl", Secret: "pw"}}},
+		lake.WithCatalogAuth("", "etl:pw"))
+	mustExec(t, a.Session(), `CREATE TABLE t (a INT); INSERT INTO t VALUES (1), (2)`)
+	if got := query(t, backing.Session(), `SELECT sum(a) FROM t`); !slices.Equal(got, []string{"3"}) {
+		t.Fatalf("the served lake holds %v", got)
+	}
+	if _, err := lake.Open(context.Background(), uri, lake.WithCatalogAuth("", "etl:wrong")); err == nil {
+		t.Fatal("opened with a wrong secret")
+	}
+	lk, err := lake.Open(context.Background(), uri)
+	if err == nil {
+		defer lk.Close()
+		if _, err = lk.Tables(context.Background()); err == nil {
+			t.Fatal("listed tables without credentials")
+		}
+	}
+	if !strings.Contains(err.Error(), "401") && !strings.Contains(strings.ToLower(err.Error()), "not authorized") && !strings.Contains(err.Error(), "bearer token") {
+		t.Fatalf("without credentials: %v", err)
+	}
+}
