@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/skadedb/skade/internal/s3test"
 	"github.com/skadedb/skade/lake"
 	"github.com/skadedb/skade/server/rest"
 )
@@ -179,5 +180,50 @@ func TestRESTCatalogAuth(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "401") && !strings.Contains(strings.ToLower(err.Error()), "not authorized") && !strings.Contains(err.Error(), "bearer token") {
 		t.Fatalf("without credentials: %v", err)
+	}
+}
+
+// A REST catalog over a lake in an object store: the client lake writes
+// its files to the store the catalog's locations name.
+func TestRESTCatalogOverObjectStore(t *testing.T) {
+	srv := s3test.Start(t)
+	ctx := context.Background()
+	backing, err := lake.Open(ctx, "s3://lake/served", lake.WithCatalogFile(filepath.Join(t.TempDir(), "catalog.db")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer backing.Close()
+	rs, err := rest.New(rest.Config{Lake: backing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(rs.Handler())
+	defer hs.Close()
+	client, err := lake.Open(ctx, "rest+"+hs.URL, lake.WithTableDefaults(splitDefaults))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	s := client.Session()
+	mustExec(t, s, `CREATE TABLE t (id BIGINT, v VARCHAR) WITH ('write.merge.mode' = 'merge-on-read');
+		INSERT INTO t SELECT i, 'v' || i FROM range(0, 2000) r(i);
+		MERGE INTO t USING (SELECT i * 2 AS id FROM range(0, 1500) r(i)) s ON t.id = s.id
+			WHEN MATCHED THEN UPDATE SET v = 'm' WHEN NOT MATCHED THEN INSERT VALUES (s.id, 'n')`)
+	q := `SELECT count(*), count(*) FILTER (WHERE v = 'm'), count(*) FILTER (WHERE v = 'n') FROM t`
+	want := []string{"2500|1000|500"}
+	if got := query(t, s, q); !slices.Equal(got, want) {
+		t.Fatalf("client reads %v, want %v", got, want)
+	}
+	if got := query(t, backing.Session(), q); !slices.Equal(got, want) {
+		t.Fatalf("the served lake reads %v, want %v", got, want)
+	}
+	var parquet int
+	for _, k := range srv.Keys(t, "served/main/t-") {
+		if strings.HasSuffix(k, ".parquet") {
+			parquet++
+		}
+	}
+	if parquet < 3 {
+		t.Fatalf("the store holds %d Parquet files of t; want the data, the MERGE's rows and its deletes there", parquet)
 	}
 }
