@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -226,4 +228,83 @@ func TestRESTCatalogOverObjectStore(t *testing.T) {
 	if parquet < 3 {
 		t.Fatalf("the store holds %d Parquet files of t; want the data, the MERGE's rows and its deletes there", parquet)
 	}
+}
+
+// Three processes on one REST catalog, served by this one: one MERGEs,
+// one INSERTs, one reads, all at once. Every MERGE and INSERT lands once
+// (conflicts are retried), and the reader never sees a count or a sum go
+// back or past what was written.
+func TestRESTThreeProcesses(t *testing.T) {
+	if os.Getenv("SKADE_TEST_REST_URI") != "" {
+		t.Skip("child process")
+	}
+	_, _, uri, a, _ := restLakes(t, rest.Config{})
+	mustExec(t, a.Session(), `CREATE TABLE acct (id BIGINT, n BIGINT);
+		INSERT INTO acct SELECT i, 0 FROM range(0, 1000) r(i)`)
+	roles := []string{"merge", "insert", "read"}
+	outs := make([][]byte, len(roles))
+	errs := make([]error, len(roles))
+	var wg sync.WaitGroup
+	for i, role := range roles {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestChildREST$", "-test.count=1", "-test.v")
+			cmd.Env = append(os.Environ(), "SKADE_TEST_REST_URI="+uri, "SKADE_TEST_REST_ROLE="+role)
+			outs[i], errs[i] = cmd.CombinedOutput()
+		}()
+	}
+	wg.Wait()
+	for i, role := range roles {
+		if errs[i] != nil || !strings.Contains(string(outs[i]), "CHILD-DONE") {
+			t.Fatalf("%s process: %v\n%s", role, errs[i], outs[i])
+		}
+	}
+	if got := query(t, a.Session(), `SELECT count(*), sum(n) FROM acct`); !slices.Equal(got, []string{"1200|1000"}) {
+		t.Fatalf("after 20 MERGEs of 50 rows and 20 INSERTs of 10: %v, want 1200|1000", got)
+	}
+}
+
+// TestChildREST is one process of TestRESTThreeProcesses.
+func TestChildREST(t *testing.T) {
+	uri := os.Getenv("SKADE_TEST_REST_URI")
+	if uri == "" {
+		t.Skip("only runs as TestRESTThreeProcesses's child")
+	}
+	ctx := context.Background()
+	lk, err := lake.Open(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Close()
+	s := lk.Session()
+	mustExec(t, s, `SET write_retries = 50`)
+	switch role := os.Getenv("SKADE_TEST_REST_ROLE"); role {
+	case "merge":
+		for r := range 20 {
+			mustExec(t, s, fmt.Sprintf(`MERGE INTO acct USING (SELECT i AS id FROM range(%d, %d) r(i)) s ON acct.id = s.id
+				WHEN MATCHED THEN UPDATE SET n = acct.n + 1`, r*50, r*50+50))
+		}
+	case "insert":
+		for r := range 20 {
+			mustExec(t, s, fmt.Sprintf(`INSERT INTO acct SELECT 10000 + i, 0 FROM range(%d, %d) r(i)`, r*10, r*10+10))
+		}
+	case "read":
+		var lastCount, lastSum int64
+		for range 40 {
+			got := query(t, s, `SELECT count(*), sum(n) FROM acct`)
+			var c, n int64
+			if _, err := fmt.Sscanf(got[0], "%d|%d", &c, &n); err != nil {
+				t.Fatalf("read %v: %v", got, err)
+			}
+			if c < lastCount || n < lastSum || c > 1200 || n > 1000 || c < 1000 {
+				t.Fatalf("read count %d, sum %d after %d, %d: went back or past what was written", c, n, lastCount, lastSum)
+			}
+			lastCount, lastSum = c, n
+		}
+		t.Logf("last read: %d rows, sum %d", lastCount, lastSum)
+	default:
+		t.Fatalf("unknown role %q", role)
+	}
+	t.Log("CHILD-DONE")
 }
