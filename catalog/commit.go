@@ -3,6 +3,7 @@ package catalog
 import (
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -18,6 +20,7 @@ import (
 	"github.com/apache/iceberg-go"
 	icecatalog "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -106,7 +109,15 @@ func (c *Catalog) StageCommit(ctx context.Context, ident table.Identifier,
 	} else {
 		version = metadataVersion(baseLoc) + 1
 	}
-	meta, err := table.UpdateTableMetadata(start, updates, baseLoc)
+	var meta table.Metadata
+	if base == nil && hasAction(updates, table.UpdateAddSchema) {
+		// a full staged create: build from nothing, so that the schema,
+		// spec and sort order get the IDs the client's snapshots and
+		// manifests name (an empty start would hold schema 0 already)
+		meta, err = buildCreate(start.Location(), updates)
+	} else {
+		meta, err = table.UpdateTableMetadata(start, updates, baseLoc)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("commit to table %s: cannot apply the updates: %w", identString(ident), err)
 	}
@@ -430,4 +441,49 @@ func (c *Catalog) encodeMetadata(w io.Writer, meta table.Metadata) error {
 	}
 	_, err = w.Write([]byte("\n"))
 	return err
+}
+
+func hasAction(updates []table.Update, action string) bool {
+	return slices.ContainsFunc(updates, func(u table.Update) bool { return u.Action() == action })
+}
+
+// buildCreate builds a new table's metadata from its staged create's
+// updates alone (assign-uuid, upgrade-format-version, add-schema, …), at
+// loc unless they set another location.
+func buildCreate(loc string, updates []table.Update) (table.Metadata, error) {
+	version := 2
+	for _, u := range updates {
+		if u.Action() != table.UpdateUpgradeFormatVersion {
+			continue
+		}
+		var v struct {
+			FormatVersion int `json:"format-version"`
+		}
+		b, err := json.Marshal(u)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(b, &v); err != nil {
+			return nil, err
+		}
+		version = v.FormatVersion
+	}
+	b, err := table.NewMetadataBuilder(version)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.SetLoc(loc); err != nil {
+		return nil, err
+	}
+	if !hasAction(updates, table.UpdateAssignUUID) {
+		if err := b.SetUUID(uuid.New()); err != nil {
+			return nil, err
+		}
+	}
+	for _, u := range updates {
+		if err := u.Apply(b); err != nil {
+			return nil, err
+		}
+	}
+	return b.Build()
 }

@@ -59,7 +59,17 @@ func OpenRemote(ctx context.Context, uri string, store Store, auth RemoteAuth) (
 		opts = append(opts, icerest.WithCredential(auth.Credential))
 	}
 	r, err := icerest.NewCatalog(ctx, Name, uri, opts...)
-	if err != nil {
+	if err == nil {
+		// /v1/config answers anyone; find out now whether the catalog
+		// lets this client in, rather than at the first statement
+		_, err = r.ListNamespaces(ctx, nil)
+	}
+	switch {
+	case errors.Is(err, icerest.ErrUnauthorized), errors.Is(err, icerest.ErrAuthorizationExpired),
+		errors.Is(err, icerest.ErrForbidden), errors.Is(err, icerest.ErrOAuthError):
+		return nil, fmt.Errorf("open REST catalog %s: it refused this client: %w; pass a token or client credentials "+
+			"(lake.WithCatalogAuth; the CLI reads $SKADE_CATALOG_TOKEN or $SKADE_CATALOG_CREDENTIAL=id:secret)", uri, err)
+	case err != nil:
 		return nil, fmt.Errorf("open REST catalog %s: %w", uri, err)
 	}
 	return &Catalog{remote: r, root: uri, fs: store}, nil

@@ -138,6 +138,16 @@ func TestRESTCatalogLakes(t *testing.T) {
 		t.Fatalf("after 8 writers × 3 inserts of 10 rows: %v", got)
 	}
 
+	// tables created with rows in one commit (CTAS, and a partitioned
+	// table created and filled in a transaction) keep their schema and
+	// spec IDs, so later writes bind
+	mustExec(t, sa, `CREATE TABLE c AS SELECT id, v FROM t WHERE id BETWEEN 0 AND 99;
+		BEGIN; CREATE TABLE p (id BIGINT, v VARCHAR) PARTITIONED BY (bucket(4, id)); INSERT INTO p SELECT id, v FROM t WHERE id >= 0; COMMIT`)
+	mustExec(t, sb, `UPDATE c SET v = 'u' WHERE id < 50; MERGE INTO p USING c ON p.id = c.id WHEN MATCHED THEN UPDATE SET v = c.v`)
+	same(`SELECT count(*), count(*) FILTER (WHERE v = 'u') FROM c`)
+	same(`SELECT count(*), count(*) FILTER (WHERE v = 'u'), sum(id) FROM p`)
+	same(`SELECT count(*) FROM p$partitions`)
+
 	// DDL through the catalog
 	mustExec(t, sb, `CREATE SCHEMA s2; CREATE TABLE s2.c AS SELECT * FROM t WHERE id < 10; ALTER TABLE s2.c RENAME TO s2.c2`)
 	same(`SELECT count(*) FROM s2.c2`)
@@ -173,14 +183,8 @@ func TestRESTCatalogAuth(t *testing.T) {
 	if _, err := lake.Open(context.Background(), uri, lake.WithCatalogAuth("", "etl:wrong")); err == nil {
 		t.Fatal("opened with a wrong secret")
 	}
-	lk, err := lake.Open(context.Background(), uri)
-	if err == nil {
-		defer lk.Close()
-		if _, err = lk.Tables(context.Background()); err == nil {
-			t.Fatal("listed tables without credentials")
-		}
-	}
-	if !strings.Contains(err.Error(), "401") && !strings.Contains(strings.ToLower(err.Error()), "not authorized") && !strings.Contains(err.Error(), "bearer token") {
+	_, err := lake.Open(context.Background(), uri)
+	if err == nil || !strings.Contains(err.Error(), "it refused this client") || !strings.Contains(err.Error(), "WithCatalogAuth") {
 		t.Fatalf("without credentials: %v", err)
 	}
 }

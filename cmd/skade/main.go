@@ -51,12 +51,19 @@ type env struct {
 // new data (sql, import) create one, so that a mistyped --lake does not
 // leave an empty lake behind.
 func (e *env) open(ctx context.Context) (*lake.Lake, error) {
-	return lake.Open(ctx, e.lakeDir, lake.WithoutCreate(), lake.WithCatalogFile(e.catalogFile))
+	return lake.Open(ctx, e.lakeDir, lake.WithoutCreate(), lake.WithCatalogFile(e.catalogFile), catalogAuth())
+}
+
+// catalogAuth authenticates a lake on a REST catalog (--lake
+// rest+http://…) from $SKADE_CATALOG_TOKEN or $SKADE_CATALOG_CREDENTIAL
+// (id:secret), kept out of flags so that they stay out of ps.
+func catalogAuth() lake.Option {
+	return lake.WithCatalogAuth(os.Getenv("SKADE_CATALOG_TOKEN"), os.Getenv("SKADE_CATALOG_CREDENTIAL"))
 }
 
 // create opens the lake, creating it when the directory holds none.
 func (e *env) create(ctx context.Context) (*lake.Lake, error) {
-	return lake.Open(ctx, e.lakeDir, lake.WithCatalogFile(e.catalogFile))
+	return lake.Open(ctx, e.lakeDir, lake.WithCatalogFile(e.catalogFile), catalogAuth())
 }
 
 // table opens the lake and loads one table. On success the caller closes
@@ -75,7 +82,7 @@ func (e *env) table(ctx context.Context, name string) (*lake.Lake, *lake.Table, 
 }
 
 const (
-	lakeFlagHelp    = "lake directory, or s3://bucket/prefix for a lake in an object store; $SKADE_LAKE or ./skade-lake when not given"
+	lakeFlagHelp    = "lake directory, s3://bucket/prefix for a lake in an object store, or rest+http://host:port for an Iceberg REST catalog; $SKADE_LAKE or ./skade-lake when not given"
 	catalogFlagHelp = "local catalog file of an s3:// lake (every process sharing the lake uses the same one); $SKADE_CATALOG when not given"
 )
 
@@ -221,7 +228,9 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "The lake is --lake DIR, else $SKADE_LAKE, else ./skade-lake. A lake in S3 or an")
-	fmt.Fprintln(w, "S3-compatible store (AWS_ENDPOINT_URL) is --lake s3://bucket/prefix --catalog FILE.")
+	fmt.Fprintln(w, "S3-compatible store (AWS_ENDPOINT_URL) is --lake s3://bucket/prefix --catalog FILE;")
+	fmt.Fprintln(w, "one on an Iceberg REST catalog is --lake rest+http://host:port ($SKADE_CATALOG_TOKEN")
+	fmt.Fprintln(w, "or $SKADE_CATALOG_CREDENTIAL=id:secret log in).")
 	fmt.Fprintln(w, "Run `skade COMMAND --help` for a command's flags and an example.")
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/skadedb/skade/internal/s3test"
+	"github.com/skadedb/skade/lake"
+	"github.com/skadedb/skade/server/rest"
 )
 
 func skade(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -170,5 +173,34 @@ func TestObjectStoreLakeCLI(t *testing.T) {
 	code, out, stderr := skade(t, "--lake", "s3://lake/cli", "sql", "--format", "csv", "-c", "UPDATE events SET status = 'x' WHERE id = 1; SELECT count(*) AS n, count(*) FILTER (WHERE status = 'x') AS x FROM events")
 	if code != 0 || !strings.HasSuffix(out, "n,x\n8,1\n") {
 		t.Fatalf("sql: exit %d, %q %q", code, out, stderr)
+	}
+}
+
+// The CLI on a lake whose catalog is a REST catalog: --lake rest+http://…,
+// logging in with $SKADE_CATALOG_CREDENTIAL.
+func TestRESTLakeCLI(t *testing.T) {
+	ctx := context.Background()
+	backing, err := lake.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer backing.Close()
+	srv, err := rest.New(rest.Config{Lake: backing, Clients: []rest.Client{{ID: "cli", Secret: "pw"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	uri := "rest+" + hs.URL
+	if code, _, stderr := skade(t, "--lake", uri, "tables"); code != 1 || !strings.Contains(stderr, "$SKADE_CATALOG_CREDENTIAL") {
+		t.Fatalf("without credentials: exit %d, %q", code, stderr)
+	}
+	t.Setenv("SKADE_CATALOG_CREDENTIAL", "cli:pw")
+	code, out, stderr := skade(t, "--lake", uri, "sql", "--format", "csv", "-c", "CREATE TABLE t AS SELECT i AS id FROM range(0, 5) r(i); UPDATE t SET id = id * 10 WHERE id = 4; SELECT sum(id) AS s FROM t")
+	if code != 0 || !strings.HasSuffix(out, "s\n46\n") {
+		t.Fatalf("sql: exit %d, %q %q", code, out, stderr)
+	}
+	if code, out, _ := skade(t, "--lake", uri, "tables"); code != 0 || out != "main.t\n" {
+		t.Fatalf("tables: exit %d, %q", code, out)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/skadedb/skade/lake"
 	"github.com/skadedb/skade/objstore"
 )
 
@@ -49,7 +50,7 @@ func runSQL(ctx context.Context, e *env, args []string, o sqlOptions) error {
 	if !slices.Contains(modes, o.format) {
 		return usagef("--format: unknown format %q; use one of %s", o.format, strings.Join(modes, ", "))
 	}
-	if !objstore.IsURL(e.lakeDir) {
+	if !objstore.IsURL(e.lakeDir) && !lake.IsRESTLocation(e.lakeDir) {
 		if err := os.MkdirAll(e.lakeDir, 0o755); err != nil {
 			return fmt.Errorf("create lake directory: %w", err)
 		}
