@@ -62,6 +62,20 @@
 // that a higher layer can publish creates, changes and drops of several
 // tables atomically.
 //
+// # Where tables live, and REST catalogs
+//
+// A Catalog's tables live in a Store: the lake directory (DurableFS), or,
+// for a lake opened with OpenStore, a prefix of an object store, while the
+// catalog file stays local. Location checks (inside the lake, a fresh
+// table directory) work on both kinds of location.
+//
+// OpenRemote makes a Catalog stand in for an Iceberg REST catalog instead
+// of a catalog file (see remote.go): loads, creates, drops, renames and
+// commits go to the REST catalog through iceberg-go's client, a
+// transaction's staged changes are published as requirements and updates
+// (StageUpdates, Publish), and what needs pointers to metadata files
+// (clones, SwapPointers, LoadTableAt) is refused with ErrRemoteUnsupported.
+//
 // # Invariants
 //
 // INVARIANT: a table pointer only ever names a metadata file that is

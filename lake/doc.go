@@ -1,12 +1,17 @@
 // Package lake is skade's public Go API: open a lake directory, create,
-// read, append to and maintain Iceberg tables, and (with the SQL issue)
-// run SQL in sessions.
+// read, append to and maintain Iceberg tables, and run SQL in sessions.
 //
 //	lk, err := lake.Open(ctx, "./skade-lake")
 //	...
 //	defer lk.Close()
 //	tbl, err := lk.Table(ctx, "events")
 //	rdr, err := tbl.Scan(ctx, lake.Columns("id", "status"))
+//
+// A lake can also live in S3 or an S3-compatible store, its catalog in a
+// local file, or use an Iceberg REST catalog in place of the catalog file:
+//
+//	lk, err := lake.Open(ctx, "s3://bucket/prefix", lake.WithCatalogFile("./catalog.db"))
+//	lk, err := lake.Open(ctx, "rest+http://catalog:8181", lake.WithCatalogAuth("", "id:secret"))
 //
 // Layer: lake is the top of the engine; only cmd/skade and bench import
 // it. It imports every other skade package it needs. Ordinary users need
