@@ -10,6 +10,7 @@ import (
 	"iter"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/apache/iceberg-go"
 	icecatalog "github.com/apache/iceberg-go/catalog"
@@ -514,4 +515,54 @@ func (c *Catalog) RenameTable(ctx context.Context, from, to table.Identifier) (*
 func (c *Catalog) WithFS(tbl *table.Table, fsys iceio.IO) *table.Table {
 	return table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),
 		func(context.Context) (iceio.IO, error) { return fsys, nil }, c)
+}
+
+// RegisterTable adds a table whose metadata file already exists in the
+// lake, such as a table dropped with its files kept: the pointer moves
+// from nothing to metadataLocation. The file must lie inside the lake, in
+// a table directory no table of the catalog uses (two tables sharing one
+// directory would let a purge of one delete the other's files).
+func (c *Catalog) RegisterTable(ctx context.Context, ident table.Identifier, metadataLocation string) (*table.Table, error) {
+	if c.remote != nil {
+		tbl, err := c.remote.RegisterTable(ctx, ident, metadataLocation)
+		if err != nil {
+			return nil, err
+		}
+		return c.rewrap(tbl), nil
+	}
+	ident, err := Normalize(ident)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkInLake(ident, "metadata file", metadataLocation); err != nil {
+		return nil, err
+	}
+	tbl, err := c.loadAt(ctx, ident, metadataLocation)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkLocations(ident, tbl.Metadata()); err != nil {
+		return nil, err
+	}
+	dir := tbl.Location()
+	err = c.update(ctx, func(tx *bolt.Tx) error {
+		var used error
+		_ = tx.Bucket(bucketTables).ForEach(func(k, v []byte) error {
+			if locWithin(dir, string(v)) {
+				used = newError([]error{icecatalog.ErrTableAlreadyExists},
+					"register table %s: table %s already uses the directory %s; a directory holds one table",
+					identString(ident), strings.ReplaceAll(string(k), "\x00", "."), dir)
+				return used
+			}
+			return nil
+		})
+		if used != nil {
+			return used
+		}
+		return applySwaps(tx, []PointerSwap{{Ident: ident, New: metadataLocation}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return tbl, nil
 }

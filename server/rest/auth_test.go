@@ -228,3 +228,42 @@ func TestRESTConformance(t *testing.T) {
 		SupportsNamespaceProperties: true,
 	})
 }
+
+// Register adopts a table whose metadata lies in the lake (here one
+// dropped with its files kept), and refuses metadata elsewhere and a
+// directory another table uses.
+func TestRESTRegister(t *testing.T) {
+	ctx := context.Background()
+	lk, cat, _ := startREST(t, "")
+	s := lk.Session()
+	if err := s.Exec(ctx, `CREATE TABLE t (id BIGINT); INSERT INTO t VALUES (1), (2), (3); CREATE TABLE u (id BIGINT)`); err != nil {
+		t.Fatal(err)
+	}
+	loc, err := lk.Catalog().MetadataLocation(ctx, table.Identifier{"main", "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lk.DropTable(ctx, "t", false); err != nil {
+		t.Fatal(err)
+	}
+	back, err := cat.RegisterTable(ctx, table.Identifier{"main", "back"}, loc)
+	if err != nil {
+		t.Fatalf("register: %v", err)
+	}
+	if back.MetadataLocation() != loc {
+		t.Fatalf("registered at %s, want %s", back.MetadataLocation(), loc)
+	}
+	if got := count(t, lk, `SELECT sum(id) FROM back`); got != "6" {
+		t.Fatalf("the registered table holds sum %s, want 6", got)
+	}
+	// the same directory again, under another name
+	if _, err := cat.RegisterTable(ctx, table.Identifier{"main", "again"}, loc); err == nil || !strings.Contains(err.Error(), "already uses the directory") {
+		t.Fatalf("a second register of one directory: %v", err)
+	}
+	if _, err := cat.RegisterTable(ctx, table.Identifier{"main", "x"}, "/etc/hosts"); err == nil || !strings.Contains(err.Error(), "outside the lake") {
+		t.Fatalf("metadata outside the lake: %v", err)
+	}
+	if _, err := cat.RegisterTable(ctx, table.Identifier{"main", "u"}, loc); err == nil {
+		t.Fatal("registered over an existing table")
+	}
+}

@@ -19,7 +19,10 @@
 // in-process one (catalog.Catalog.CommitTable): the same validation, the
 // same atomic pointer swap, so REST and in-process writers racing on a
 // table see a clean conflict (409 CommitFailedException) and nothing
-// lost. Register is refused (skade keeps every table inside its lake).
+// lost. Register adopts a table whose metadata file lies in the lake, in
+// a directory no other table uses (catalog.Catalog.RegisterTable);
+// metadata elsewhere is refused, since skade keeps every table inside its
+// lake.
 //
 // # Authentication
 //

@@ -299,8 +299,33 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// register adopts a table whose metadata file lies in the lake (a table
+// dropped with its files kept, or copied in); metadata elsewhere is
+// refused, since skade keeps every table inside its lake.
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
-	fail(w, fmt.Errorf("%w: registering a table from another location: skade keeps every table inside its lake", errUnsupported))
+	var req struct {
+		Name             string `json:"name"`
+		MetadataLocation string `json:"metadata-location"`
+		Overwrite        bool   `json:"overwrite"`
+	}
+	if err := decode(r, &req); err != nil {
+		fail(w, err)
+		return
+	}
+	if req.Name == "" || req.MetadataLocation == "" {
+		fail(w, fmt.Errorf("%w: name and metadata-location are required", errBadRequest))
+		return
+	}
+	if req.Overwrite {
+		fail(w, fmt.Errorf("%w: register with overwrite: drop the table first", errUnsupported))
+		return
+	}
+	tbl, err := s.cat.RegisterTable(r.Context(), append(namespace(r), req.Name), req.MetadataLocation)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	s.replyLoad(w, r, tbl.MetadataLocation(), tbl.Metadata())
 }
 
 func (s *Server) renameTable(w http.ResponseWriter, r *http.Request) {

@@ -188,6 +188,8 @@ func fail(w http.ResponseWriter, err error) {
 	case errors.Is(err, icecatalog.ErrInvalidIdentifier), errors.Is(err, errBadRequest),
 		errors.Is(err, table.ErrInvalidRequirement), errors.Is(err, catalog.ErrInvalidName):
 		writeError(w, http.StatusBadRequest, "BadRequestException", err.Error())
+	case errors.Is(err, catalog.ErrOutsideLake):
+		writeError(w, http.StatusBadRequest, "BadRequestException", err.Error())
 	case errors.Is(err, errUnsupported):
 		writeError(w, http.StatusNotImplemented, "UnsupportedOperationException", err.Error())
 	default:
@@ -243,7 +245,7 @@ func (s *Server) config(w http.ResponseWriter, r *http.Request) {
 			"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}", "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
 			"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}", "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
 			"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics", "POST /v1/{prefix}/tables/rename",
-			"POST /v1/{prefix}/transactions/commit",
+			"POST /v1/{prefix}/transactions/commit", "POST /v1/{prefix}/namespaces/{namespace}/register",
 		},
 	})
 }
