@@ -266,29 +266,9 @@ func TestObjectStoreConcurrentWriters(t *testing.T) {
 	}
 	l1, l2 := open(), open()
 	mustExec(t, l1.Session(), `CREATE TABLE t (w INTEGER, i BIGINT)`)
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for w := range 8 {
-		lk := l1
-		if w%2 == 1 {
-			lk = l2
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := lk.Session()
-			for r := range 3 {
-				if err := s.Exec(context.Background(), fmt.Sprintf(`INSERT INTO t SELECT %d, i FROM range(%d, %d) r(i)`, w, r*100, r*100+100)); err != nil {
-					errs <- err
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Errorf("concurrent INSERT: %v", err)
-	}
+	writeConcurrently(t, []*lake.Lake{l1, l2}, 8, 3, func(w, r int) string {
+		return fmt.Sprintf(`INSERT INTO t SELECT %d, i FROM range(%d, %d) r(i)`, w, r*100, r*100+100)
+	})
 	if got := query(t, l2.Session(), `SELECT count(*), count(DISTINCT w * 1000 + i) FROM t`); !slices.Equal(got, []string{"2400|2400"}) {
 		t.Fatalf("after 8 writers × 3 inserts of 100 rows: %v, want 2400|2400", got)
 	}
@@ -345,4 +325,30 @@ func TestObjectStoreOpenErrors(t *testing.T) {
 func catalogOf(t *testing.T, lk *lake.Lake) string {
 	t.Helper()
 	return filepath.Join(lk.Catalog().Dir(), "catalog.db")
+}
+
+// writeConcurrently runs writers goroutines, each with its own session on
+// one of lakes in turn, each running stmt(writer, round) for rounds
+// rounds; any failed statement fails the test.
+func writeConcurrently(t *testing.T, lakes []*lake.Lake, writers, rounds int, stmt func(w, r int) string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*rounds)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := lakes[w%len(lakes)].Session()
+			for r := range rounds {
+				if err := s.Exec(context.Background(), stmt(w, r)); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("concurrent write: %v", err)
+	}
 }

@@ -111,29 +111,9 @@ func TestRESTCatalogLakes(t *testing.T) {
 	}
 
 	// 8 writers in two lakes append at once; every row is kept once
-	var wg sync.WaitGroup
-	errs := make(chan error, 24)
-	for w := range 8 {
-		lk := a
-		if w%2 == 1 {
-			lk = b
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := lk.Session()
-			for r := range 3 {
-				if err := s.Exec(context.Background(), fmt.Sprintf(`INSERT INTO m SELECT 100000 + %d * 1000 + i, 'w' FROM range(%d, %d) r(i)`, w, r*10, r*10+10)); err != nil {
-					errs <- err
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Errorf("concurrent INSERT: %v", err)
-	}
+	writeConcurrently(t, []*lake.Lake{a, b}, 8, 3, func(w, r int) string {
+		return fmt.Sprintf(`INSERT INTO m SELECT 100000 + %d * 1000 + i, 'w' FROM range(%d, %d) r(i)`, w, r*10, r*10+10)
+	})
 	if got := same(`SELECT count(*), count(DISTINCT id) FROM m WHERE v = 'w'`); !slices.Equal(got, []string{"240|240"}) {
 		t.Fatalf("after 8 writers × 3 inserts of 10 rows: %v", got)
 	}
