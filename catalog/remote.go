@@ -137,7 +137,6 @@ func (c *Catalog) PlaceTable(ctx context.Context, ident table.Identifier) (strin
 type remoteCommit struct {
 	reqs    []table.Requirement
 	updates []table.Update
-	drop    bool
 }
 
 // StageUpdates stages updates to the table whose committed metadata is
