@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/skadedb/skade/exec"
 )
 
 // Merge-on-read writes: equality deletes and new rows committed together
@@ -291,25 +293,39 @@ func projectKeys(m *materialized, sc *iceberg.Schema, spec *iceberg.PartitionSpe
 // would survive, and the table would hold the key twice.
 func checkUniqueKeys(m *materialized, keyColumns []string) error {
 	idx := make([]int, len(keyColumns))
+	types := make([]arrow.DataType, len(keyColumns))
 	for i, c := range keyColumns {
 		idx[i] = m.schema.FieldIndices(c)[0]
+		types[i] = m.schema.Field(idx[i]).Type
 	}
-	seen := make(map[string]struct{}, m.rows)
-	var sb strings.Builder
+	// the executor's row keys and hash table (NULL is a value here, equal
+	// to NULL: an equality delete matches it so), instead of a Go map of
+	// rendered strings, which took half an upsert's CPU
+	enc, err := exec.NewKeyEncoder(types)
+	if err != nil {
+		return err
+	}
+	ht := exec.NewHashTable(enc.Width(), int(m.rows))
+	var keys exec.RowKeys
+	cols := make([]arrow.Array, len(idx))
 	for _, b := range m.batches {
-		for r := 0; r < int(b.NumRows()); r++ {
-			sb.Reset()
-			for i, c := range idx {
-				if i > 0 {
-					sb.WriteString(", ")
+		for i, c := range idx {
+			cols[i] = b.Column(c)
+		}
+		if err := enc.Encode(cols, &keys); err != nil {
+			return err
+		}
+		for r := 0; r < keys.N; r++ {
+			if _, isNew := ht.FindOrInsert(keys.Key(r), keys.Hashes[r]); !isNew {
+				var sb strings.Builder
+				for i, c := range idx {
+					if i > 0 {
+						sb.WriteString(", ")
+					}
+					fmt.Fprintf(&sb, "%s=%s", keyColumns[i], b.Column(c).ValueStr(r))
 				}
-				fmt.Fprintf(&sb, "%s=%s", keyColumns[i], b.Column(c).ValueStr(r))
+				return fmt.Errorf("key (%s) appears more than once in the records; de-duplicate them first", sb.String())
 			}
-			k := sb.String()
-			if _, dup := seen[k]; dup {
-				return fmt.Errorf("key (%s) appears more than once in the records; de-duplicate them first", k)
-			}
-			seen[k] = struct{}{}
 		}
 	}
 	return nil

@@ -1,0 +1,58 @@
+package lake
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// checkUniqueKeys on the executor's row keys: NULL equals NULL (as an
+// equality delete matches it) but not 0 or "", composite keys compare
+// whole, and duplicates are found across batches.
+func TestCheckUniqueKeys(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "k", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	batch := func(ids []int64, idValid []bool, ks []string, kValid []bool) arrow.RecordBatch {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		defer b.Release()
+		b.Field(0).(*array.Int64Builder).AppendValues(ids, idValid)
+		b.Field(1).(*array.StringBuilder).AppendValues(ks, kValid)
+		return b.NewRecordBatch()
+	}
+	for _, tc := range []struct {
+		name    string
+		keys    []string
+		batches []arrow.RecordBatch
+		dup     string // "" for unique
+	}{
+		{"unique", []string{"id"}, []arrow.RecordBatch{batch([]int64{1, 2, 3}, nil, []string{"a", "a", "a"}, nil)}, ""},
+		{"NULL and 0 differ", []string{"id"}, []arrow.RecordBatch{batch([]int64{0, 0}, []bool{true, false}, []string{"a", "b"}, nil)}, ""},
+		{"two NULLs", []string{"id"}, []arrow.RecordBatch{batch([]int64{0, 5, 0}, []bool{false, true, false}, []string{"a", "b", "c"}, nil)}, "id=(null)"},
+		{"NULL and empty string differ", []string{"k"}, []arrow.RecordBatch{batch([]int64{1, 2}, nil, []string{"", ""}, []bool{true, false})}, ""},
+		{"composite unique", []string{"id", "k"}, []arrow.RecordBatch{batch([]int64{1, 1, 2}, nil, []string{"a", "b", "a"}, nil)}, ""},
+		{"composite duplicate", []string{"id", "k"}, []arrow.RecordBatch{batch([]int64{1, 2, 1}, nil, []string{"a", "b", "a"}, nil)}, "id=1, k=a"},
+		{"across batches", []string{"k"}, []arrow.RecordBatch{batch([]int64{1}, nil, []string{"x"}, nil), batch([]int64{2}, nil, []string{"x"}, nil)}, "k=x"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &materialized{schema: schema, batches: tc.batches}
+			for _, b := range tc.batches {
+				m.rows += b.NumRows()
+			}
+			err := checkUniqueKeys(m, tc.keys)
+			switch {
+			case tc.dup == "" && err != nil:
+				t.Fatalf("unique keys refused: %v", err)
+			case tc.dup != "" && (err == nil || !strings.Contains(err.Error(), "key ("+tc.dup+") appears more than once")):
+				t.Fatalf("duplicate %s: %v", tc.dup, err)
+			}
+			for _, b := range tc.batches {
+				b.Release()
+			}
+		})
+	}
+}
