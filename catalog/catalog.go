@@ -57,7 +57,8 @@ type Catalog struct {
 	fs   Store
 	// remote, when set, is the REST catalog this Catalog stands in for
 	// (OpenRemote); the bbolt fields are then unused.
-	remote *icerest.Catalog
+	remote  *icerest.Catalog
+	capture *capturingTransport
 	// metaCache holds parsed metadata by file location. Metadata files are
 	// never rewritten in place (a commit writes a new file), so a cached
 	// entry can never be stale; the cache only saves re-parsing JSON that

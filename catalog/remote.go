@@ -1,13 +1,19 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
+	"net/http"
+	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/apache/iceberg-go"
 	icecatalog "github.com/apache/iceberg-go/catalog"
@@ -33,7 +39,7 @@ import (
 //   - Drops are not transactional in the REST API: a transaction that drops
 //     a table may change nothing else (DROP TABLE alone works).
 //   - New tables are placed under their namespace's "location" property,
-//     which the REST catalog must report.
+//     or where a stage-only create says the catalog would put them.
 //   - Clones, repair and whole-lake orphan cleanup need the catalog file's
 //     pointers and are refused.
 
@@ -51,7 +57,8 @@ type RemoteAuth struct {
 // files are read and written through store, which must reach every
 // location the catalog hands out.
 func OpenRemote(ctx context.Context, uri string, store Store, auth RemoteAuth) (*Catalog, error) {
-	var opts []icerest.Option
+	capture := &capturingTransport{base: http.DefaultTransport}
+	opts := []icerest.Option{icerest.WithCustomTransport(capture)}
 	if auth.Token != "" {
 		opts = append(opts, icerest.WithOAuthToken(auth.Token))
 	}
@@ -72,7 +79,80 @@ func OpenRemote(ctx context.Context, uri string, store Store, auth RemoteAuth) (
 	case err != nil:
 		return nil, fmt.Errorf("open REST catalog %s: %w", uri, err)
 	}
-	return &Catalog{remote: r, root: uri, fs: store}, nil
+	return &Catalog{remote: r, root: uri, fs: store, capture: capture}, nil
+}
+
+// capturingTransport sees every request iceberg-go's REST client sends,
+// after it added its headers: it keeps the headers (the current
+// Authorization among them) and the URL of the namespaces collection
+// (with the catalog's prefix), so that skade can send the one request
+// the client has no call for, a stage-only create.
+type capturingTransport struct {
+	base http.RoundTripper
+
+	mu     sync.Mutex
+	header http.Header
+	nsURL  *url.URL // …/v1/{prefix}/namespaces
+}
+
+func (t *capturingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if i := strings.Index(req.URL.Path, "/namespaces"); i >= 0 {
+		u := *req.URL
+		u.Path, u.RawPath, u.RawQuery = req.URL.Path[:i+len("/namespaces")], "", ""
+		t.mu.Lock()
+		t.header, t.nsURL = req.Header.Clone(), &u
+		t.mu.Unlock()
+	}
+	return t.base.RoundTrip(req)
+}
+
+// stagedLocation asks the catalog where it would put a new table: a
+// stage-create (the REST spec's create without commit), whose answer's
+// location is the catalog's choice. Nothing is created.
+func (c *Catalog) stagedLocation(ctx context.Context, ident table.Identifier) (string, error) {
+	t := c.capture
+	t.mu.Lock()
+	header, nsURL := t.header.Clone(), t.nsURL
+	t.mu.Unlock()
+	if nsURL == nil {
+		return "", fmt.Errorf("create table %s: no request to the catalog's namespaces was seen yet", identString(ident))
+	}
+	body, err := json.Marshal(map[string]any{
+		"name":         ident[1],
+		"schema":       map[string]any{"type": "struct", "schema-id": 0, "fields": []any{}},
+		"stage-create": true,
+	})
+	if err != nil {
+		return "", err
+	}
+	u := nsURL.JoinPath(ident[0], "tables")
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	req.Header = header
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		return "", fmt.Errorf("create table %s: ask the catalog for a location: %w", identString(ident), err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("create table %s: the catalog refused a staged create (%s): %s", identString(ident), resp.Status, bytes.TrimSpace(raw))
+	}
+	var res struct {
+		Metadata struct {
+			Location string `json:"location"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil || res.Metadata.Location == "" {
+		return "", fmt.Errorf("create table %s: the catalog's staged create named no location (%v)", identString(ident), err)
+	}
+	return strings.TrimSuffix(res.Metadata.Location, "/"), nil
 }
 
 // Remote reports whether the catalog is a REST catalog (OpenRemote).
@@ -105,7 +185,8 @@ func (c *Catalog) remoteTableLocation(ctx context.Context, ident table.Identifie
 	}
 	base := strings.TrimSuffix(props["location"], "/")
 	if base == "" {
-		return "", fmt.Errorf("create table %s: the REST catalog reports no location for namespace %q; set its \"location\" property", identString(ident), ident[0])
+		// the catalog keeps no namespace location: let it choose
+		return c.stagedLocation(ctx, ident)
 	}
 	var b [4]byte
 	if _, err := rand.Read(b[:]); err != nil {

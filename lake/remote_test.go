@@ -292,3 +292,29 @@ func TestChildREST(t *testing.T) {
 	}
 	t.Log("CHILD-DONE")
 }
+
+// A REST catalog that reports no location for a namespace (most keep
+// none) is asked where a new table goes by a stage-only create.
+func TestRESTCatalogWithoutNamespaceLocation(t *testing.T) {
+	ctx := context.Background()
+	backing, dir, _, a, _ := restLakes(t, rest.Config{})
+	if err := backing.Catalog().CreateNamespace(ctx, []string{"ext"}, map[string]string{"location": ""}); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, a.Session(), `CREATE TABLE ext.t AS SELECT i AS id FROM range(0, 10) r(i); INSERT INTO ext.t VALUES (10)`)
+	if got := query(t, backing.Session(), `SELECT count(*), sum(id) FROM ext.t`); !slices.Equal(got, []string{"11|55"}) {
+		t.Fatalf("the served lake holds %v", got)
+	}
+	loc, err := backing.Catalog().MetadataLocation(ctx, []string{"ext", "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(loc, filepath.Join(dir, "ext", "t-")) {
+		t.Fatalf("the table's metadata is at %s, want under the catalog's choice %s", loc, filepath.Join(dir, "ext", "t-…"))
+	}
+	// the staged create left nothing behind: one table directory
+	dirs, err := os.ReadDir(filepath.Join(dir, "ext"))
+	if err != nil || len(dirs) != 1 {
+		t.Fatalf("ext holds %v, %v; want one table directory", dirs, err)
+	}
+}
