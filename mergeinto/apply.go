@@ -3,6 +3,8 @@ package mergeinto
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -242,7 +244,10 @@ func (m *merger) applyBatch(b arrow.RecordBatch, task table.FileScanTask, pos in
 	if err != nil {
 		return o, fmt.Errorf("merge into %s: probing: %w", m.p.name, err)
 	}
-	match, err := m.match(b, groups, task, pos)
+	match, multi, err := m.match(b, groups)
+	if err == nil && len(multi) > 0 {
+		err = m.resolveMulti(b, match, multi, task, pos)
+	}
 	if err != nil || !m.canChange {
 		return o, err
 	}
@@ -315,10 +320,12 @@ func (m *merger) applyBatch(b arrow.RecordBatch, task table.FileScanTask, pos in
 }
 
 // match finds, for each row of b, the source row it matches (-1 for
-// none), marks matched source rows, and enforces the cardinality rule.
-func (m *merger) match(b arrow.RecordBatch, groups []int32, task table.FileScanTask, pos int64) ([]int32, error) {
+// none) and marks matched source rows. Where MATCHED clauses exist and a
+// target row matches more than one source row, multi holds all of them
+// (in build order) for resolveMulti; match then holds the first.
+func (m *merger) match(b arrow.RecordBatch, groups []int32) (match []int32, multi map[int32][]int32, err error) {
 	n := len(groups)
-	match := make([]int32, n)
+	match = make([]int32, n)
 	for i := range match {
 		match[i] = -1
 	}
@@ -326,19 +333,21 @@ func (m *merger) match(b arrow.RecordBatch, groups []int32, task table.FileScanT
 	// The rule applies when some clause acts on matched rows; an
 	// insert-only merge just skips the source rows that match.
 	card := len(m.p.matched) > 0
-	violation := func(r int) error {
-		return &CardinalityError{Table: m.p.name, File: m.relPath(task.File.FilePath()), Row: pos + int64(r)}
-	}
 	if m.spec.On == nil {
 		for r, g := range groups {
 			if g < 0 {
 				continue
 			}
-			if card && jt.Count(g) > 1 {
-				return nil, violation(r)
-			}
 			s := jt.First(g)
 			match[r] = s
+			if card && jt.Count(g) > 1 {
+				if multi == nil {
+					multi = map[int32][]int32{}
+				}
+				for x := s; x >= 0; x = jt.Next(x) {
+					multi[int32(r)] = append(multi[int32(r)], x)
+				}
+			}
 			if jt.Count(g) == 1 {
 				jt.SetMatched(s)
 				continue
@@ -356,7 +365,7 @@ func (m *merger) match(b arrow.RecordBatch, groups []int32, task table.FileScanT
 				jt.SetMatched(s)
 			}
 		}
-		return match, nil
+		return match, multi, nil
 	}
 	var pt, ps []int32
 	flush := func() error {
@@ -378,11 +387,17 @@ func (m *merger) match(b arrow.RecordBatch, groups []int32, task table.FileScanT
 				continue
 			}
 			r, s := pt[k], ps[k]
-			if match[r] >= 0 && card {
-				return violation(int(r))
-			}
-			if match[r] < 0 {
+			switch {
+			case match[r] < 0:
 				match[r] = s
+			case card:
+				if multi == nil {
+					multi = map[int32][]int32{}
+				}
+				if len(multi[r]) == 0 {
+					multi[r] = append(multi[r], match[r])
+				}
+				multi[r] = append(multi[r], s)
 			}
 			jt.SetMatched(s)
 		}
@@ -396,11 +411,85 @@ func (m *merger) match(b arrow.RecordBatch, groups []int32, task table.FileScanT
 		}
 		if len(pt) >= m.opts.BatchSize {
 			if err := flush(); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
-	return match, flush()
+	return match, multi, flush()
+}
+
+// resolveMulti decides the target rows that match more than one source
+// row. Each (target, source) pair selects its MATCHED clause as a single
+// match would; a row that more than one pair would change (an UPDATE or
+// DELETE selected) is a *CardinalityError; a row exactly one pair changes
+// takes that source row; a row none changes keeps its first match, which
+// then changes nothing.
+func (m *merger) resolveMulti(b arrow.RecordBatch, match []int32, multi map[int32][]int32, task table.FileScanTask, pos int64) error {
+	rows := make([]int32, 0, len(multi))
+	for r := range multi {
+		rows = append(rows, r)
+	}
+	slices.Sort(rows)
+	var pt, ps []int32
+	for _, r := range rows {
+		for _, s := range multi[r] {
+			pt = append(pt, r)
+			ps = append(ps, s)
+		}
+	}
+	j, err := m.joinedRows(b, pt, ps)
+	if err != nil {
+		return err
+	}
+	assign, err := m.fire(j, m.p.matched)
+	j.Release()
+	if err != nil {
+		return err
+	}
+	var violation *CardinalityError
+	for k := 0; k < len(pt); {
+		r := pt[k]
+		acting := -1
+		for ; k < len(pt) && pt[k] == r; k++ {
+			if a := assign[k]; a < 0 || m.p.matched[a].Action.Kind == ActionDoNothing {
+				continue
+			}
+			if acting < 0 {
+				acting = k
+				continue
+			}
+			e := &CardinalityError{Table: m.p.name, File: m.relPath(task.File.FilePath()), Row: pos + int64(r),
+				Key: m.renderKey(b, int(r)), Sources: [2]int64{int64(ps[acting]), int64(ps[k])}}
+			if violation == nil {
+				violation = e
+			} else if len(violation.More) < 4 {
+				violation.More = append(violation.More, e.describe())
+			}
+			for k < len(pt) && pt[k] == r {
+				k++
+			}
+			break
+		}
+		if acting >= 0 {
+			match[r] = ps[acting]
+		}
+	}
+	if violation != nil {
+		return violation
+	}
+	return nil
+}
+
+// renderKey renders target row r's ON key values, "id=7, region=eu".
+func (m *merger) renderKey(b arrow.RecordBatch, r int) string {
+	var sb strings.Builder
+	for i, c := range m.p.keyCols {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(&sb, "%s=%s", m.p.target.Field(c).Name, b.Column(c).ValueStr(r))
+	}
+	return sb.String()
 }
 
 // joinedRows builds joined rows from target rows tRows of b and source

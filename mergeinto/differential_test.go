@@ -324,12 +324,29 @@ func reference(target, source [][]any, composite bool, on *rexpr, clauses []rcla
 				matchedSrc[j] = true
 			}
 		}
-		if len(ms) > 1 && hasMatched {
-			return nil, 0, errCardinality
-		}
 		kind, s := mergeinto.NotMatchedBySource, nulls
 		if len(ms) > 0 {
 			kind, s = mergeinto.Matched, source[ms[0]]
+		}
+		if len(ms) > 1 && hasMatched {
+			// PostgreSQL's rule: an error only when two source rows
+			// would change the row (UPDATE or DELETE, not DO NOTHING)
+			acting := 0
+			for _, j := range ms {
+				for _, c := range clauses {
+					if c.kind != mergeinto.Matched || !isTrue(c.cond, joined(t, source[j])) {
+						continue
+					}
+					if c.action == mergeinto.ActionUpdate || c.action == mergeinto.ActionDelete {
+						acting++
+						s = source[j]
+					}
+					break
+				}
+			}
+			if acting > 1 {
+				return nil, 0, errCardinality
+			}
 		}
 		row := joined(t, s)
 		newRow := t

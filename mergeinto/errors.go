@@ -3,6 +3,7 @@ package mergeinto
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // SQLSTATE codes carried by this package's errors.
@@ -63,8 +64,12 @@ func refusef(state, table, format string, args ...any) error {
 	return &Error{State: state, Msg: fmt.Sprintf("merge into %s: ", table) + fmt.Sprintf(format, args...)}
 }
 
-// CardinalityError reports a target row matched by more than one source
-// row. Nothing has been staged when it is returned.
+// CardinalityError reports a target row that more than one source row
+// would change: two of its matching source rows each select an UPDATE or
+// DELETE clause (PostgreSQL's and Spark's rule; a matching source row
+// whose WHEN conditions all fail, or that selects DO NOTHING, changes
+// nothing and is no violation). Nothing has been staged when it is
+// returned.
 type CardinalityError struct {
 	Table string
 	// File is the data file's path relative to the table location when it
@@ -72,11 +77,27 @@ type CardinalityError struct {
 	File string
 	// Row is the row's 0-based position among the file's live rows.
 	Row int64
+	// Key renders the row's ON key values ("id=7").
+	Key string
+	// Sources are the 0-based ordinals, in the order the source produced
+	// them, of two source rows that would both change the row.
+	Sources [2]int64
+	// More are further violations found in the same batch, rendered
+	// alike (at most 4).
+	More []string
+}
+
+func (e *CardinalityError) describe() string {
+	return fmt.Sprintf("data file %s, row %d; key %s; source rows %d and %d", e.File, e.Row, e.Key, e.Sources[0], e.Sources[1])
 }
 
 func (e *CardinalityError) Error() string {
-	return fmt.Sprintf("merge into %s: target row matched more than one source row (data file %s, row %d); narrow the ON condition or de-duplicate the source",
-		e.Table, e.File, e.Row)
+	more := ""
+	if len(e.More) > 0 {
+		more = "; also " + strings.Join(e.More, "; ")
+	}
+	return fmt.Sprintf("merge into %s: target row matched more than one source row (%s)%s; narrow the ON condition or de-duplicate the source",
+		e.Table, e.describe(), more)
 }
 
 // SQLState is 21000 (cardinality_violation), as in Postgres, Snowflake and

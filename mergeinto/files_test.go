@@ -312,7 +312,7 @@ func TestTargetWithPositionDeletes(t *testing.T) {
 	wantRows(t, f.rows(), "1|a|10", "3|c|30", "4|d|40", "5|e|50")
 	_, err = f.merge(&mergeinto.Spec{Source: values(t, sourceSchema, []any{3, "x", 0}, []any{3, "y", 0}), Keys: onID(),
 		Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Action: upd(t)}}})
-	wantErr(t, err, ".parquet, row 1); narrow the ON condition")
+	wantErr(t, err, ".parquet, row 1; key id=3; source rows 0 and 1); narrow the ON condition")
 	res := f.mustMerge(&mergeinto.Spec{Source: values(t, sourceSchema, []any{3, "x", 0}, []any{2, "gone", 0}), Keys: onID(),
 		Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Action: upd(t)}, {Kind: mergeinto.NotMatchedByTarget, Action: ins(t)}}})
 	wantRows(t, f.rows(), "1|a|10", "2|gone|0", "3|x|0", "4|d|40", "5|e|50")

@@ -186,7 +186,10 @@ func TestCardinality(t *testing.T) {
 		t.Fatalf("error %T %v", err, err)
 	}
 	wantErr(t, err, "merge into events: target row matched more than one source row (data file data/")
-	wantErr(t, err, ".parquet, row 2); narrow the ON condition or de-duplicate the source")
+	wantErr(t, err, ".parquet, row 2; key id=3; source rows 1 and 2); narrow the ON condition or de-duplicate the source")
+	if ce.Key != "id=3" || ce.Sources != [2]int64{1, 2} || ce.Row != 2 {
+		t.Fatalf("error fields %+v", ce)
+	}
 	if f.table().CurrentSnapshot().SnapshotID != head {
 		t.Fatal("head moved")
 	}
