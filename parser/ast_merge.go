@@ -57,11 +57,14 @@ type MergeAction interface {
 	mergeAction()
 }
 
-// MergeUpdate is UPDATE SET col = e, … or UPDATE SET * (by column name).
+// MergeUpdate is UPDATE SET col = e, … or UPDATE SET * [EXCEPT (cols)]
+// (by column name; DuckDB's UPDATE BY NAME is the same).
 type MergeUpdate struct {
 	Pos
 	Set  []*SetClause
 	Star bool
+	// Except are the target columns UPDATE SET * leaves alone.
+	Except []Ident
 }
 
 // MergeDelete is DELETE.
@@ -69,15 +72,18 @@ type MergeDelete struct {
 	Pos
 }
 
-// MergeInsert is INSERT [(Columns)] VALUES (Values), INSERT * (by column
-// name) or INSERT DEFAULT VALUES. Columns empty with Values set means all
-// target columns in order.
+// MergeInsert is INSERT [(Columns)] VALUES (Values), INSERT * [EXCEPT
+// (cols)] (by column name; DuckDB's INSERT BY NAME is the same) or INSERT
+// DEFAULT VALUES. Columns empty with Values set means all target columns
+// in order.
 type MergeInsert struct {
 	Pos
 	Columns       []Ident
 	Values        []Expr
 	Star          bool
 	DefaultValues bool
+	// Except are the target columns INSERT * leaves NULL.
+	Except []Ident
 }
 
 // MergeDoNothing is DO NOTHING.

@@ -153,6 +153,7 @@ func (x *MergeClause) format(w *writer) {
 func (x *MergeUpdate) format(w *writer) {
 	if x.Star {
 		w.WriteString("UPDATE SET *")
+		w.except(x.Except)
 		return
 	}
 	w.WriteString("UPDATE SET ")
@@ -165,6 +166,7 @@ func (x *MergeInsert) format(w *writer) {
 	switch {
 	case x.Star:
 		w.WriteString("INSERT *")
+		w.except(x.Except)
 	case x.DefaultValues:
 		w.WriteString("INSERT DEFAULT VALUES")
 	default:
@@ -523,3 +525,13 @@ func (x *Describe) String() string           { return str(x) }
 func (x *Copy) String() string               { return str(x) }
 func (x *CopyOption) String() string         { return str(x) }
 func (x *SetVar) String() string             { return str(x) }
+
+// except writes " EXCEPT (a, b)" when cols is not empty.
+func (w *writer) except(cols []Ident) {
+	if len(cols) == 0 {
+		return
+	}
+	w.WriteString(" EXCEPT (")
+	w.idents(cols)
+	w.WriteByte(')')
+}

@@ -80,11 +80,18 @@ func (p *parser) mergeAction(kind MatchKind) MergeAction {
 	switch {
 	case p.isKw("UPDATE"):
 		p.next()
-		p.expectKw("SET")
 		u := &MergeUpdate{Pos: pos}
+		if p.acceptKwQuiet("BY") {
+			// DuckDB's UPDATE BY NAME
+			p.expectKw("NAME")
+			u.Star = true
+			return u
+		}
+		p.expectKw("SET")
 		if p.isOp("*") {
 			p.next()
 			u.Star = true
+			u.Except = p.starExcept()
 		} else {
 			u.Set = p.setList()
 		}
@@ -98,6 +105,12 @@ func (p *parser) mergeAction(kind MatchKind) MergeAction {
 		switch {
 		case p.isOp("*"):
 			p.next()
+			ins.Star = true
+			ins.Except = p.starExcept()
+			return ins
+		case p.acceptKwQuiet("BY"):
+			// DuckDB's INSERT BY NAME
+			p.expectKw("NAME")
 			ins.Star = true
 			return ins
 		case p.isKw("DEFAULT"):
@@ -130,4 +143,13 @@ func (p *parser) mergeAction(kind MatchKind) MergeAction {
 	}
 	p.fail()
 	return nil
+}
+
+// starExcept parses the optional EXCEPT (col, …) after UPDATE SET * or
+// INSERT * (Databricks' form).
+func (p *parser) starExcept() []Ident {
+	if !p.acceptKwQuiet("EXCEPT") {
+		return nil
+	}
+	return p.parenIdentList("column name")
 }

@@ -174,6 +174,22 @@ func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 		}
 		return 0, errorf(pos, "column %q of relation %q does not exist%s", name.Name, target.Name, didYouMean(name.Name, names))
 	}
+	// starExcept resolves the EXCEPT (cols) of SET * / INSERT * to target
+	// column indexes.
+	starExcept := func(except []parser.Ident) (map[int]bool, error) {
+		skip := map[int]bool{}
+		for _, id := range except {
+			i, err := targetIndex(parser.Name{id}, id.Pos)
+			if err != nil {
+				return nil, err
+			}
+			if skip[i] {
+				return nil, errorf(id.Pos, "column %q appears twice in EXCEPT", id.Name)
+			}
+			skip[i] = true
+		}
+		return skip, nil
+	}
 	// sourceByName finds the source column SET * / INSERT * takes for a
 	// target column; two of that name would make the choice arbitrary.
 	sourceByName := func(name, star string, pos parser.Pos) (*ColRef, bool, error) {
@@ -257,7 +273,14 @@ func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 			var set []mergeinto.Assignment
 			seen := map[int]bool{}
 			if a.Star {
+				skip, err := starExcept(a.Except)
+				if err != nil {
+					return nil, err
+				}
 				for i, tc := range cols {
+					if skip[i] {
+						continue
+					}
 					r, ok, err := sourceByName(tc.Name, "UPDATE SET *", a.Pos)
 					if err != nil {
 						return nil, err
@@ -300,7 +323,14 @@ func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 			}
 			switch {
 			case a.Star:
+				skip, err := starExcept(a.Except)
+				if err != nil {
+					return nil, err
+				}
 				for i, tc := range cols {
+					if skip[i] {
+						continue
+					}
 					r, ok, err := sourceByName(tc.Name, "INSERT *", a.Pos)
 					if err != nil {
 						return nil, err
