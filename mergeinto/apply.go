@@ -598,13 +598,13 @@ func (m *merger) applyClauses(j arrow.RecordBatch, rows []int32, clauses []Claus
 		switch c.Action.Kind {
 		case ActionDelete:
 			mt.RowsDeleted += int64(len(idx))
-			err = m.returnRows(jc.Columns()[:nt], jc.Columns()[nt:], ActionNameDelete, len(idx))
+			err = m.returnRows(jc.Columns()[:nt], jc.Columns()[nt:], jc.Columns()[:nt], nil, ActionNameDelete, len(idx))
 		case ActionUpdate:
 			var cols []arrow.Array
 			cols, err = m.updatedRows(jc, c.Action.Set)
 			if err == nil {
 				mt.RowsUpdated += int64(len(idx))
-				err = m.returnRows(cols, jc.Columns()[nt:], ActionNameUpdate, len(idx))
+				err = m.returnRows(cols, jc.Columns()[nt:], jc.Columns()[:nt], cols, ActionNameUpdate, len(idx))
 				*out = append(*out, newBatch(m.p.target, cols, int64(len(idx))))
 			}
 		}
@@ -732,7 +732,7 @@ func (m *merger) insertRows(j arrow.RecordBatch) (out []arrow.RecordBatch, err e
 			err = m.checkNotNull(cols, "INSERT")
 		}
 		if err == nil {
-			err = m.returnRows(cols, jc.Columns()[nt:], ActionNameInsert, len(idx))
+			err = m.returnRows(cols, jc.Columns()[nt:], nil, cols, ActionNameInsert, len(idx))
 		}
 		jc.Release()
 		if err != nil {
@@ -757,14 +757,25 @@ func (m *merger) checkNotNull(cols []arrow.Array, what string) error {
 
 // returnRows evaluates RETURNING on rows whose target half is tcols and
 // source half scols (neither is released).
-func (m *merger) returnRows(tcols, scols []arrow.Array, action string, n int) error {
+func (m *merger) returnRows(tcols, scols, oldCols, newCols []arrow.Array, action string, n int) error {
 	if m.spec.Returning == nil {
 		return nil
 	}
-	cols := make([]arrow.Array, 0, len(tcols)+len(scols)+1)
+	cols := make([]arrow.Array, 0, len(tcols)+len(scols)+2*len(tcols)+1)
 	for _, c := range append(append([]arrow.Array(nil), tcols...), scols...) {
 		c.Retain()
 		cols = append(cols, c)
+	}
+	// the old row (NULL for an insert), then the new (NULL for a delete)
+	for _, side := range [][]arrow.Array{oldCols, newCols} {
+		if side == nil {
+			cols = append(cols, nullCols(m.opts.Mem, m.p.target.Fields(), n)...)
+			continue
+		}
+		for _, c := range side {
+			c.Retain()
+			cols = append(cols, c)
+		}
 	}
 	ab := array.NewStringBuilder(m.opts.Mem)
 	for i := 0; i < n; i++ {

@@ -60,7 +60,8 @@ type Spec struct {
 	// count: one row per inserted, updated or deleted target row, with
 	// these expressions evaluated on the joined row in which the target
 	// half holds the row's new values (INSERT, UPDATE) or its old values
-	// (DELETE), plus the action column (see MergeAction).
+	// (DELETE), followed by the old target row (NULL for INSERT) and the
+	// new one (NULL for DELETE), then the action column (see MergeAction).
 	Returning []exec.Expr
 	// ReturningNames names the RETURNING columns; defaults to col1, col2...
 	ReturningNames []string

@@ -2,6 +2,7 @@ package mergeinto
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go/table"
@@ -91,7 +92,15 @@ func prepare(spec *Spec) (*prepared, error) {
 		return nil, internal("the source has no schema")
 	}
 	p.joined = JoinedSchema(p.target, p.source)
-	p.ret = arrow.NewSchema(append(p.joined.Fields(), arrow.Field{Name: "merge_action", Type: arrow.BinaryTypes.String}), nil)
+	// RETURNING's layout: the joined row, the old and the new target row
+	// (PostgreSQL 18's old.* and new.*), then the action
+	retFields := slices.Clone(p.joined.Fields())
+	for _, side := range []string{"old.", "new."} {
+		for _, f := range p.target.Fields() {
+			retFields = append(retFields, arrow.Field{Name: side + f.Name, Type: f.Type, Nullable: true})
+		}
+	}
+	p.ret = arrow.NewSchema(append(retFields, arrow.Field{Name: "merge_action", Type: arrow.BinaryTypes.String}), nil)
 	nt := p.target.NumFields()
 	colName := func(i int) string { return p.target.Field(i).Name }
 

@@ -388,7 +388,26 @@ func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 		spec.Clauses = append(spec.Clauses, c)
 	}
 	if len(m.Returning) > 0 {
-		items, err := b.expandItems(m.Returning, joined)
+		// RETURNING also sees the row before and after the action as
+		// old.* and new.* (PostgreSQL 18): NULL old for an insert, NULL
+		// new for a delete. A target or source named old or new keeps
+		// its name.
+		rsc := newScope(nil, nil)
+		rsc.cols = append(rsc.cols, joined.cols...)
+		var oldCols, newCols []Column
+		for _, f := range tschema.Fields() {
+			oldCols = append(oldCols, b.newCol(f.Name, "old", canonical(f.Type), true))
+			newCols = append(newCols, b.newCol(f.Name, "new", canonical(f.Type), true))
+		}
+		for _, side := range [][]Column{oldCols, newCols} {
+			ssc := newScope(side, nil)
+			for i := range ssc.cols {
+				ssc.cols[i].hidden = true // only old.x / new.x, not in *
+			}
+			_ = rsc.merge(ssc, m.Position()) // a clash keeps the user's relation
+		}
+		rl := layoutOf(append(append(append(append([]Column(nil), tcols...), scols...), oldCols...), newCols...))
+		items, err := b.expandItems(m.Returning, rsc)
 		if err != nil {
 			return nil, err
 		}
@@ -396,11 +415,11 @@ func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 		for _, it := range items {
 			x := it.bound
 			if x == nil {
-				if x, err = b.bindExpr(it.ast, &exprCtx{sc: joined, clause: "RETURNING", mergeAction: true}); err != nil {
+				if x, err = b.bindExpr(it.ast, &exprCtx{sc: rsc, clause: "RETURNING", mergeAction: true}); err != nil {
 					return nil, err
 				}
 			}
-			c, err := comp(x, jl)
+			c, err := comp(x, rl)
 			if err != nil {
 				return nil, err
 			}
