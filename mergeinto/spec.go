@@ -23,8 +23,9 @@ import (
 // Returning) is evaluated on the JOINED row: the target's columns, in
 // TargetSchema order, followed by the source operator's columns. For a NOT
 // MATCHED [BY TARGET] row the target half is NULL; for a NOT MATCHED BY
-// SOURCE row the source half is NULL. Returning expressions see one more
-// column at the end, the action; bind merge_action() to MergeAction{}.
+// SOURCE row the source half is NULL. Returning expressions see the old
+// and the new target row after the joined row, and one more column at the
+// end, the action; bind merge_action() to MergeAction{}.
 type Spec struct {
 	// Table is the target's display name, used in every message:
 	// "merge into <Table>: ...".
