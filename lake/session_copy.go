@@ -2,6 +2,7 @@ package lake
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -103,6 +104,9 @@ func (s *Session) copyStmt(ctx context.Context, st *parser.Copy, now time.Time) 
 			return nil, fmt.Errorf("copy from %s: %w", st.File, err)
 		}
 		return s.insert(ctx, ins.(*parser.Insert), now)
+	}
+	if st.DML != nil {
+		return s.copyDMLTo(ctx, st, o, now)
 	}
 	q := st.Query
 	if q == nil {
@@ -261,4 +265,52 @@ func writeResult(ctx context.Context, w io.Writer, res *Result, o copyOptions) (
 		}
 	}
 	return n, closeFn()
+}
+
+// errCopyDMLReturning refuses COPY of a statement that returns no rows.
+var errCopyDMLReturning = &sentinelError{ErrInvalidArgument, errors.New("COPY (INSERT|UPDATE|DELETE|MERGE …) needs a RETURNING clause: COPY writes the rows it returns")}
+
+// copyDMLTo runs COPY (INSERT|UPDATE|DELETE|MERGE … RETURNING …) TO
+// 'file': the statement and the file go together. The rows are written to
+// a temporary file while the statement's change is staged, and the file
+// takes its name only once the change has committed (inside BEGIN, once
+// the statement succeeded: files are not transactional); a statement or a
+// write that fails leaves neither a change nor a file.
+func (s *Session) copyDMLTo(ctx context.Context, st *parser.Copy, o copyOptions, now time.Time) (*Result, error) {
+	if s.readOnly {
+		return nil, errReadOnlyHandle
+	}
+	if !parser.HasReturning(st.DML) {
+		return nil, errCopyDMLReturning
+	}
+	tmp := st.File + ".tmp"
+	res, err := s.autocommit(ctx, func() (*Result, error) {
+		rows, err := s.runPlanned(ctx, st.DML, now)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		f, err := os.Create(tmp)
+		if err != nil {
+			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("copy to %s: %w", st.File, err)}
+		}
+		n, werr := writeResult(ctx, f, rows, o)
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return nil, fmt.Errorf("copy to %s: %w", st.File, werr)
+		}
+		return countResult(n, Metrics{}), nil
+	})
+	if err != nil {
+		os.Remove(tmp)
+		return nil, err
+	}
+	if err := os.Rename(tmp, st.File); err != nil {
+		os.Remove(tmp)
+		res.Close()
+		return nil, fmt.Errorf("copy to %s: the statement committed, but naming the file failed: %w", st.File, err)
+	}
+	return res, nil
 }

@@ -68,3 +68,19 @@ func (*Insert) stmtNode()   {}
 func (*Update) stmtNode()   {}
 func (*Delete) stmtNode()   {}
 func (*Truncate) stmtNode() {}
+
+// HasReturning reports whether st is an INSERT, UPDATE, DELETE or MERGE
+// with a RETURNING list.
+func HasReturning(st Stmt) bool {
+	switch x := st.(type) {
+	case *Insert:
+		return len(x.Returning) > 0
+	case *Update:
+		return len(x.Returning) > 0
+	case *Delete:
+		return len(x.Returning) > 0
+	case *Merge:
+		return len(x.Returning) > 0
+	}
+	return false
+}

@@ -50,14 +50,18 @@ type CopyOption struct {
 	Value Expr
 }
 
-// Copy is COPY Table [(Columns)] FROM|TO 'File' [(options)] or
-// COPY (Query) TO 'File' [(options)]. Stdio is FROM STDIN or TO STDOUT,
+// Copy is COPY Table [(Columns)] FROM|TO 'File' [(options)],
+// COPY (Query) TO 'File' [(options)] or COPY (INSERT|UPDATE|DELETE|MERGE
+// … RETURNING …) TO 'File' [(options)]. Stdio is FROM STDIN or TO STDOUT,
 // which only a client connection (the PostgreSQL protocol) can run.
 type Copy struct {
 	Pos
 	Table   Name
 	Columns []Ident
 	Query   *Query
+	// DML is the data-modifying statement whose RETURNING rows COPY
+	// writes (Query and Table are then empty).
+	DML     Stmt
 	To      bool // TO (export) rather than FROM (import)
 	File    string
 	Stdio   bool

@@ -433,11 +433,16 @@ func (x *Describe) format(w *writer) {
 
 func (x *Copy) format(w *writer) {
 	w.WriteString("COPY ")
-	if x.Query != nil {
+	switch {
+	case x.DML != nil:
+		w.WriteByte('(')
+		x.DML.format(w)
+		w.WriteByte(')')
+	case x.Query != nil:
 		w.WriteByte('(')
 		x.Query.format(w)
 		w.WriteByte(')')
-	} else {
+	default:
 		w.name(x.Table)
 		if x.Columns != nil {
 			w.WriteString(" (")

@@ -224,7 +224,11 @@ func (p *parser) copyStmt() Stmt {
 	c := &Copy{Pos: p.expectKw("COPY")}
 	if p.isOp("(") {
 		p.next()
-		c.Query = p.query()
+		if p.isKw("INSERT") || p.isKw("UPDATE") || p.isKw("DELETE") || p.isKw("MERGE") {
+			c.DML = p.statement()
+		} else {
+			c.Query = p.query()
+		}
 		p.expectOp(")")
 		p.expectKw("TO")
 		c.To = true

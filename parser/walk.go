@@ -309,6 +309,7 @@ func Children(n Node) []Node {
 		c.add(x.Stmt)
 	case *Copy:
 		c.add(x.Query)
+		c.add(x.DML)
 		for _, o := range x.Options {
 			c.add(o)
 		}

@@ -498,8 +498,16 @@ var _ array.RecordReader = (*copyReader)(nil)
 
 // copyOut runs COPY … TO STDOUT: the query's rows as CopyData messages.
 func (c *conn) copyOut(st *parser.Copy, f copyFormat) error {
-	q := st.Query
-	if q == nil {
+	var q parser.Stmt = st.Query
+	switch {
+	case st.DML != nil:
+		// COPY (INSERT|UPDATE|DELETE|MERGE … RETURNING …) TO STDOUT: the
+		// statement runs (and commits) whole, then its rows are sent
+		if !parser.HasReturning(st.DML) {
+			return &protocolError{"0A000", "COPY (INSERT|UPDATE|DELETE|MERGE …) needs a RETURNING clause: COPY sends the rows it returns"}
+		}
+		q = st.DML
+	case st.Query == nil:
 		cols := "*"
 		if len(st.Columns) > 0 {
 			var names []string
@@ -512,7 +520,7 @@ func (c *conn) copyOut(st *parser.Copy, f copyFormat) error {
 		if err != nil {
 			return err
 		}
-		q = stmt.(*parser.Query)
+		q = stmt
 	}
 	ctx, done := c.statementContext()
 	defer done()

@@ -734,3 +734,28 @@ func TestImplicitTransaction(t *testing.T) {
 		t.Errorf("CREATE SCHEMA in a message: %v", err)
 	}
 }
+
+// COPY (MERGE … RETURNING …) TO STDOUT sends the rows the statement
+// returns; without RETURNING it is refused and changes nothing.
+func TestCopyDMLToStdout(t *testing.T) {
+	ts := startServer(t, pgwire.Config{})
+	c := ts.connect(t, "")
+	ctx := context.Background()
+	if _, err := c.Exec(ctx, "CREATE TABLE t (id BIGINT, v INTEGER); INSERT INTO t VALUES (1, 1), (2, 2)"); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	tag, err := c.PgConn().CopyTo(ctx, &out, "COPY (MERGE INTO t USING (VALUES (2, 20)) AS s(id, x) ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.x RETURNING old.v, new.v) TO STDOUT")
+	if err != nil || tag.String() != "COPY 1" || out.String() != "2\t20\n" {
+		t.Fatalf("copy (merge) to stdout: %q %q %v", tag, out.String(), err)
+	}
+	_, err = c.PgConn().CopyTo(ctx, &out, "COPY (UPDATE t SET v = 0) TO STDOUT")
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "0A000" || !strings.Contains(pe.Message, "needs a RETURNING clause") {
+		t.Fatalf("copy (update) without RETURNING: %v", err)
+	}
+	var sum int
+	if err := c.QueryRow(ctx, "SELECT sum(v)::INTEGER FROM t").Scan(&sum); err != nil || sum != 21 {
+		t.Fatalf("after the refused COPY: sum %d, %v; want 21", sum, err)
+	}
+}

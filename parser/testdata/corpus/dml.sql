@@ -45,3 +45,5 @@ WITH old AS (SELECT id FROM t WHERE ts < DATE '2020-01-01') DELETE FROM t WHERE 
 TRUNCATE t;
 TRUNCATE TABLE t;
 TRUNCATE TABLE skade.main.events, other;
+COPY (MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE RETURNING merge_action(), old.*, new.id) TO '/tmp/x.csv' (HEADER);
+COPY (UPDATE t SET v = v + 1 WHERE id = 1 RETURNING id, v) TO STDOUT;
