@@ -185,6 +185,9 @@ func (s *Session) runStmt(ctx context.Context, stmt parser.Stmt) (*Result, error
 	}
 	switch st := stmt.(type) {
 	case *parser.Query:
+		if hasDMLWith(st) {
+			return s.queryWithDML(ctx, st, now)
+		}
 		return s.runPlanned(ctx, st, now)
 	case *parser.Explain:
 		return s.explain(ctx, st, now)

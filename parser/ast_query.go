@@ -34,6 +34,9 @@ type CTE struct {
 	Columns      []Ident
 	Materialized string // "", "MATERIALIZED" or "NOT MATERIALIZED"
 	Query        *Query
+	// DML is a data-modifying CTE's statement (INSERT, UPDATE, DELETE or
+	// MERGE with RETURNING); Query is then nil.
+	DML Stmt
 }
 
 // Select is one SELECT … FROM … WHERE … GROUP BY … HAVING … block.

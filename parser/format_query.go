@@ -92,7 +92,11 @@ func (x *CTE) format(w *writer) {
 		w.s(x.Materialized, " ")
 	}
 	w.WriteByte('(')
-	x.Query.format(w)
+	if x.DML != nil {
+		x.DML.format(w)
+	} else {
+		x.Query.format(w)
+	}
 	w.WriteByte(')')
 }
 

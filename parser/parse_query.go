@@ -146,7 +146,11 @@ func (p *parser) with() *With {
 			c.Materialized = "NOT MATERIALIZED"
 		}
 		p.expectOp("(")
-		c.Query = p.query()
+		if p.isKw("INSERT") || p.isKw("UPDATE") || p.isKw("DELETE") || p.isKw("MERGE") {
+			c.DML = p.statement()
+		} else {
+			c.Query = p.query()
+		}
 		p.expectOp(")")
 		w.CTEs = append(w.CTEs, c)
 		if !p.acceptOp(",") {

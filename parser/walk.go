@@ -199,6 +199,7 @@ func Children(n Node) []Node {
 		}
 	case *CTE:
 		c.add(x.Query)
+		c.add(x.DML)
 	case *Select:
 		c.exprs(x.DistinctOn)
 		c.items(x.Items)

@@ -39,6 +39,9 @@ func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 		saved := len(b.ctes)
 		defer func() { b.ctes = b.ctes[:saved] }()
 		for _, c := range m.With.CTEs {
+			if c.DML != nil {
+				return nil, errorf(c.Pos, "WITH %s AS (%s …): a data-modifying WITH is supported only at the top of a SELECT statement", identName(c.Name), StatementKind(c.DML))
+			}
 			b.ctes = append(b.ctes, &cteDef{name: identName(c.Name), cols: c.Columns, query: c.Query})
 		}
 	}

@@ -163,3 +163,5 @@ SELECT snapshot_id, committed_at FROM events$snapshots ORDER BY committed_at DES
 SELECT a FROM t1 WHERE a > 0 UNION ALL SELECT a FROM t2 WHERE a < 0 EXCEPT SELECT 0;
 SELECT CAST(ts AS DATE) AS day, count(*) AS events, sum(amount) AS revenue FROM events GROUP BY day;
 SELECT a exclude, b replace FROM t AS exclude;
+WITH c AS (MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE RETURNING old.*) SELECT count(*) FROM c;
+WITH d (x) AS (DELETE FROM t WHERE id = 1 RETURNING id), e AS (SELECT 1) SELECT * FROM d, e;
