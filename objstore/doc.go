@@ -23,7 +23,9 @@
 //     write leaves no object behind.
 //   - Every request goes through the SDK's standard retryer: 5xx answers,
 //     throttling and broken connections are retried with exponential
-//     backoff and jitter, up to MaxAttempts (Config).
+//     backoff and jitter, up to MaxAttempts (Config). An attempt whose
+//     connection delivers nothing for StallTimeout (60s) fails and is
+//     retried, so a hung store ends a statement rather than holding it.
 //   - Stats counts requests and bytes by kind, for tests and benchmarks.
 //
 // Credentials, region and endpoint come from the standard AWS chain

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
@@ -51,6 +52,10 @@ type Config struct {
 	PartSize int
 	// TailSize is how much of an object's end Open fetches (default 64 KiB).
 	TailSize int
+	// StallTimeout fails an attempt whose connection delivers no data for
+	// this long, so that a hung store ends a statement instead of holding
+	// it forever (default 60s; the attempt is then retried).
+	StallTimeout time.Duration
 	// VirtualHosted addresses buckets as <bucket>.<endpoint> even when an
 	// endpoint is configured; by default a configured endpoint (an
 	// S3-compatible store) is addressed path-style.
@@ -71,6 +76,9 @@ func (c *Config) defaults() {
 	}
 	if c.TailSize <= 0 {
 		c.TailSize = 64 << 10
+	}
+	if c.StallTimeout <= 0 {
+		c.StallTimeout = 60 * time.Second
 	}
 }
 
@@ -146,6 +154,8 @@ func Open(ctx context.Context, loc string, cfg Config) (*FS, error) {
 	}
 	if cfg.HTTPClient != nil {
 		opts = append(opts, config.WithHTTPClient(cfg.HTTPClient))
+	} else {
+		opts = append(opts, config.WithHTTPClient(awshttp.NewBuildableClient().WithReadTimeout(cfg.StallTimeout)))
 	}
 	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {

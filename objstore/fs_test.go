@@ -251,6 +251,19 @@ func TestFaults(t *testing.T) {
 			t.Fatalf("read back %d bytes, %v", len(got), err)
 		}
 	})
+	t.Run("a stalled store ends the read", func(t *testing.T) {
+		stalled := open(t, "s3://lake/faults", objstore.Config{MaxAttempts: 2, MaxBackoff: time.Millisecond, StallTimeout: 200 * time.Millisecond})
+		proxy.Faults(0, 0, 2*time.Second, false)
+		defer proxy.Faults(0, 0, 0, false)
+		start := time.Now()
+		_, err := stalled.ReadFile("s3://lake/faults/small")
+		if err == nil {
+			t.Fatal("a read from a store that answers nothing for 2s succeeded")
+		}
+		if d := time.Since(start); d > 1500*time.Millisecond {
+			t.Fatalf("the read gave up after %v; the stall timeout is 200ms, 2 attempts", d)
+		}
+	})
 	t.Run("outage", func(t *testing.T) {
 		// the upload starts, then the store goes down for good
 		w, err := f.Create("s3://lake/faults/outage")
