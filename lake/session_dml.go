@@ -161,9 +161,20 @@ func (s *Session) appendRowsKeep(ctx context.Context, tbl *Table, rdr array.Reco
 	return cr.rows, cr.kept, nil
 }
 
+// returned says what a DML statement's affected rows are, for RETURNING's
+// old.* and new.*.
+type returned int
+
+const (
+	returnedInserted returned = iota // new rows; old is NULL
+	returnedDeleted                  // old rows; new is NULL
+	returnedUpdated                  // new rows, then the old values when RETURNING reads them
+)
+
 // returningResult evaluates a RETURNING list over the affected rows and
-// releases them.
-func returningResult(ctx context.Context, ret *plan.Returning, rows []arrow.RecordBatch, m Metrics) (*Result, error) {
+// releases them. Each batch is laid out as RETURNING reads it: the row,
+// then old.*, then new.*.
+func returningResult(ctx context.Context, ret *plan.Returning, rows []arrow.RecordBatch, m Metrics, kind returned) (*Result, error) {
 	defer func() {
 		for _, b := range rows {
 			b.Release()
@@ -172,6 +183,20 @@ func returningResult(ctx context.Context, ret *plan.Returning, rows []arrow.Reco
 	if len(rows) == 0 {
 		return &Result{schema: ret.Schema(), metrics: m}, nil
 	}
+	laid := make([]arrow.RecordBatch, 0, len(rows))
+	defer func() {
+		for _, b := range laid {
+			b.Release()
+		}
+	}()
+	for _, b := range rows {
+		lb, err := returningLayout(b, kind)
+		if err != nil {
+			return nil, err
+		}
+		laid = append(laid, lb)
+	}
+	rows, laid = laid, rows
 	src, err := exec.NewValues(rows[0].Schema(), rows)
 	if err != nil {
 		return nil, err
@@ -225,4 +250,50 @@ func (s *Session) delete(ctx context.Context, st *parser.Delete, now time.Time) 
 
 func (s *Session) query(ctx context.Context, q *parser.Query, now time.Time) (*Result, error) {
 	return s.runPlanned(ctx, q, now)
+}
+
+// returningLayout lays one batch of affected rows out as RETURNING reads
+// it: the row, old.*, new.*. An UPDATE's batch holds the old values after
+// the new ones when RETURNING reads them (columns named "old.…").
+func returningLayout(b arrow.RecordBatch, kind returned) (arrow.RecordBatch, error) {
+	n := int(b.NumCols())
+	nt := n
+	if kind == returnedUpdated && n > 0 && n%2 == 0 && strings.HasPrefix(b.Schema().Field(n/2).Name, "old.") {
+		nt = n / 2
+	}
+	row := b.Columns()[:nt]
+	var made []arrow.Array
+	defer func() {
+		for _, a := range made {
+			a.Release()
+		}
+	}()
+	nulls := func() []arrow.Array {
+		out := make([]arrow.Array, nt)
+		for i := range out {
+			out[i] = array.MakeArrayOfNull(memoryAllocator, b.Schema().Field(i).Type, int(b.NumRows()))
+			made = append(made, out[i])
+		}
+		return out
+	}
+	var oldCols, newCols []arrow.Array
+	switch kind {
+	case returnedInserted:
+		oldCols, newCols = nulls(), row
+	case returnedDeleted:
+		oldCols, newCols = row, nulls()
+	default:
+		newCols = row
+		if nt < n {
+			oldCols = b.Columns()[nt:]
+		} else {
+			oldCols = nulls()
+		}
+	}
+	cols := append(append(append([]arrow.Array(nil), row...), oldCols...), newCols...)
+	fields := make([]arrow.Field, len(cols))
+	for i, c := range cols {
+		fields[i] = arrow.Field{Name: b.Schema().Field(i % nt).Name, Type: c.DataType(), Nullable: true}
+	}
+	return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, b.NumRows()), nil
 }

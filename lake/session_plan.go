@@ -119,7 +119,7 @@ func (s *Session) runInsert(ctx context.Context, st *plan.Statement) (*Result, i
 		return nil, 0, err
 	}
 	if w.Returning != nil {
-		res, err := returningResult(ctx, w.Returning, kept, Metrics{RowsInserted: n})
+		res, err := returningResult(ctx, w.Returning, kept, Metrics{RowsInserted: n}, returnedInserted)
 		return res, n, err
 	}
 	return countResult(n, Metrics{RowsInserted: n}), n, nil
@@ -167,7 +167,11 @@ func (s *Session) runRewrite(ctx context.Context, st *plan.Statement, now time.T
 	if w.Returning != nil {
 		rows := res.Returning
 		res.Returning = nil
-		r, err := returningResult(ctx, w.Returning, rows, m)
+		kind := returnedDeleted
+		if w.Op == plan.WriteUpdate {
+			kind = returnedUpdated
+		}
+		r, err := returningResult(ctx, w.Returning, rows, m, kind)
 		return r, res, err
 	}
 	return countResult(res.Count, m), res, nil

@@ -61,6 +61,10 @@ type RewriteSpec struct {
 	// Returning keeps the changed rows (Schema layout: a DELETE's old
 	// values, an UPDATE's new ones) in Result.Returning.
 	Returning bool
+	// ReturningOld: Rows carries each row's stored values after its new
+	// ones (an UPDATE whose RETURNING reads old.*), and Result.Returning
+	// holds both, the new then the old.
+	ReturningOld bool
 	// RefuseRewrite, when non-nil, is returned before a file with rows
 	// left would be rewritten (a format-version 3 table: row lineage).
 	RefuseRewrite error
@@ -94,6 +98,13 @@ func Rewrite(ctx context.Context, spec *RewriteSpec, txn *table.Transaction) (re
 	p := &prepared{name: spec.Table, target: spec.Schema}
 	if spec.Returning {
 		p.retSchema = spec.Schema
+		if spec.ReturningOld {
+			fs := slices.Clone(spec.Schema.Fields())
+			for _, f := range spec.Schema.Fields() {
+				fs = append(fs, arrow.Field{Name: "old." + f.Name, Type: f.Type, Nullable: true})
+			}
+			p.retSchema = arrow.NewSchema(fs, nil)
+		}
 	}
 	m := &merger{
 		p:         p,
@@ -281,7 +292,7 @@ func (rw *rewriter) apply(m *merger, b arrow.RecordBatch) (arrow.RecordBatch, ba
 		}
 	}
 	if rw.spec.Returning {
-		changed, err := m.takeBatch(in, hit)
+		changed, err := m.returningRows(b, in, hit)
 		if err != nil {
 			releaseBatches(o.out)
 			in.Release()
@@ -290,6 +301,27 @@ func (rw *rewriter) apply(m *merger, b arrow.RecordBatch) (arrow.RecordBatch, ba
 		m.res.Returning = append(m.res.Returning, changed)
 	}
 	return in, o, nil
+}
+
+// returningRows are the hit rows RETURNING sees: of in (the target
+// layout), or with ReturningOld the new values and then the old ones,
+// from the rewrite's batch b.
+func (m *merger) returningRows(b, in arrow.RecordBatch, hit []int32) (arrow.RecordBatch, error) {
+	if !m.rw.spec.ReturningOld {
+		return m.takeBatch(in, hit)
+	}
+	n := 2 * m.p.target.NumFields()
+	if int(b.NumCols()) < 2+n {
+		return nil, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: the rewrite carries no old values (binder bug)", m.what())}
+	}
+	cols := make([]arrow.Array, n)
+	for i := range cols {
+		cols[i] = b.Column(1 + i)
+		cols[i].Retain()
+	}
+	both := newBatch(m.p.retSchema, cols, b.NumRows())
+	defer both.Release()
+	return m.takeBatch(both, hit)
 }
 
 // readRows is readFile for a DELETE or UPDATE: the statement's rows of
@@ -344,8 +376,17 @@ func (m *merger) markFile(ctx context.Context, task table.FileScanTask) error {
 			return false, err
 		}
 		if m.rw.spec.Returning {
-			rows.Retain()
-			m.res.Returning = append(m.res.Returning, rows)
+			if m.rw.spec.ReturningOld {
+				both, err := m.returningRows(b, nil, hit)
+				if err != nil {
+					rows.Release()
+					return false, err
+				}
+				m.res.Returning = append(m.res.Returning, both)
+			} else {
+				rows.Retain()
+				m.res.Returning = append(m.res.Returning, rows)
+			}
 		}
 		if !m.rw.spec.Update {
 			rows.Release()

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -171,7 +172,13 @@ func (b *binder) resolve(sc *scope, ref *parser.ColumnRef) (*ColRef, error) {
 			return nil, errorf(ref.Pos, "missing FROM-clause entry for table %q", identName(qual))
 		}
 	}
-	tables := sc.tables()
+	// tables an unqualified name can reach (not RETURNING's old and new)
+	var tables []string
+	for _, c := range sc.cols {
+		if c.Table != "" && !c.hidden && !slices.Contains(tables, c.Table) {
+			tables = append(tables, c.Table)
+		}
+	}
 	if len(tables) == 1 {
 		return nil, errorf(ref.Pos, "column %q not found in table %q%s", name.Name, tables[0], didYouMean(name.Name, sc.namesOf("")))
 	}

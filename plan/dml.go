@@ -275,14 +275,18 @@ type Rewrite struct {
 	once []*Once
 	// keys are its `col IN (subquery)` conditions that exclude files.
 	keys []*keySet
+	// KeepsOld: after the target's columns come their stored values
+	// again (an UPDATE whose RETURNING reads old.*).
+	KeepsOld bool
 }
 
 // Operator evaluates the rewrite over input, which yields the target's
 // columns in table order and then each row's position (BIGINT; see
 // exec.RowPosition). Output: a boolean "match" column (TRUE when the
 // WHERE clause holds), then the target's columns: the new values of
-// matched rows for UPDATE, the stored values otherwise; last, the row's
-// position, unchanged. The output need not come in input order (a
+// matched rows for UPDATE, the stored values otherwise; with KeepsOld
+// the stored values of every column again; last, the row's position,
+// unchanged. The output need not come in input order (a
 // correlated subquery's join reorders rows): the position says which row
 // each output row is.
 func (r *Rewrite) Operator(input exec.Operator) (exec.Operator, error) {
@@ -299,19 +303,19 @@ const RowPositionColumn = "_skade_row_position"
 // some combination of their rows satisfies WHERE, which must relate the
 // target to them by equalities.
 func (p *Planner) RowRewrite(ctx context.Context, target *TableRef, alias parser.Ident, where parser.Expr, set []*parser.SetClause, using []parser.TableExpr) (*Rewrite, error) {
-	return p.rowRewrite(ctx, target, alias, where, set, using, false)
+	return p.rowRewrite(ctx, target, alias, where, set, using, false, false)
 }
 
 // rowRewrite is RowRewrite. Its uncorrelated subqueries are init plans:
 // run right after binding (so that their values prune files), except with
 // explain, which runs nothing and shows them under the plan.
-func (p *Planner) rowRewrite(ctx context.Context, target *TableRef, alias parser.Ident, where parser.Expr, set []*parser.SetClause, using []parser.TableExpr, explain bool) (*Rewrite, error) {
+func (p *Planner) rowRewrite(ctx context.Context, target *TableRef, alias parser.Ident, where parser.Expr, set []*parser.SetClause, using []parser.TableExpr, explain, keepOld bool) (*Rewrite, error) {
 	b := p.binder(ctx)
 	cols, err := TargetColumns(target)
 	if err != nil {
 		return nil, err
 	}
-	rw := &Rewrite{Columns: cols, b: b}
+	rw := &Rewrite{Columns: cols, b: b, KeepsOld: keepOld}
 	qual := target.Ident[len(target.Ident)-1]
 	if !alias.Empty() {
 		qual = identName(alias)
@@ -437,11 +441,23 @@ func (p *Planner) rowRewrite(ctx context.Context, target *TableRef, alias parser
 		}
 	}
 	node := applyMarks(src, marks)
-	exprs := append(append([]Expr{match}, values...), &ColRef{ID: pos.ID, Typ: pos.Type, Name: pos.Name})
+	exprs := append([]Expr{match}, values...)
+	if keepOld {
+		// the stored values too, for RETURNING old.*
+		for _, c := range own {
+			exprs = append(exprs, &ColRef{ID: c.ID, Typ: c.Type, Name: c.Name})
+		}
+	}
+	exprs = append(exprs, &ColRef{ID: pos.ID, Typ: pos.Type, Name: pos.Name})
 	proj := &Project{Input: node, Exprs: exprs}
 	proj.Cols = append(proj.Cols, b.newCol("match", "", tBool, false))
 	for _, c := range cols {
 		proj.Cols = append(proj.Cols, b.newCol(c.Name, "", c.Type, !c.Required))
+	}
+	if keepOld {
+		for _, c := range cols {
+			proj.Cols = append(proj.Cols, b.newCol("old."+c.Name, "", c.Type, true))
+		}
 	}
 	proj.Cols = append(proj.Cols, b.newCol(RowPositionColumn, "", tInt64, false))
 	if !explain {
@@ -461,21 +477,43 @@ func (p *Planner) rowRewrite(ctx context.Context, target *TableRef, alias parser
 func (r *Rewrite) Explain() string { return explainLogical(r.root) }
 
 // Returning is a bound RETURNING list of INSERT, UPDATE or DELETE,
-// evaluated over the affected rows laid out as the target's columns.
+// evaluated over the affected rows laid out as the target's columns, then
+// the row before the statement (old.*, PostgreSQL 18: NULL for an INSERT)
+// and after it (new.*: NULL for a DELETE).
 type Returning struct {
-	b     *binder
-	exprs []Expr
-	cols  []Column
-	in    []Column
+	b        *binder
+	exprs    []Expr
+	cols     []Column
+	in       []Column
+	old, new []Column
+}
+
+// UsesOld reports whether the list reads old.* columns: an UPDATE then
+// carries each changed row's old values (Rewrite.KeepsOld).
+func (r *Returning) UsesOld() bool {
+	set := idSet(r.old)
+	for _, e := range r.exprs {
+		uses := false
+		walkExpr(e, func(x Expr) {
+			if c, ok := x.(*ColRef); ok && set[c.ID] {
+				uses = true
+			}
+		})
+		if uses {
+			return true
+		}
+	}
+	return false
 }
 
 // Schema is the RETURNING rows' schema.
 func (r *Returning) Schema() *arrow.Schema { return schemaOf(r.cols) }
 
-// Operator evaluates the list over rows (the target's columns in table
-// order, types as TargetColumns).
+// Operator evaluates the list over rows: the target's columns in table
+// order (types as TargetColumns), then the old row's and the new row's,
+// likewise.
 func (r *Returning) Operator(rows exec.Operator) (exec.Operator, error) {
-	exprs, err := compileAll(r.exprs, layoutOf(r.in))
+	exprs, err := compileAll(r.exprs, layoutOf(append(append(append([]Column(nil), r.in...), r.old...), r.new...)))
 	if err != nil {
 		return nil, err
 	}
@@ -505,8 +543,17 @@ func (p *Planner) BindReturning(ctx context.Context, target *TableRef, alias par
 	r := &Returning{b: b}
 	for _, c := range cols {
 		r.in = append(r.in, b.newCol(c.Name, qual, c.Type, !c.Required))
+		r.old = append(r.old, b.newCol(c.Name, "old", c.Type, true))
+		r.new = append(r.new, b.newCol(c.Name, "new", c.Type, true))
 	}
 	sc := newScope(r.in, nil)
+	for _, side := range [][]Column{r.old, r.new} {
+		ssc := newScope(side, nil)
+		for i := range ssc.cols {
+			ssc.cols[i].hidden = true // only old.x / new.x, not in *
+		}
+		_ = sc.merge(ssc, parser.Pos{}) // a target named old or new keeps its name
+	}
 	expanded, err := b.expandItems(items, sc)
 	if err != nil {
 		return nil, err

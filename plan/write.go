@@ -98,17 +98,18 @@ func (p *Planner) Write(ctx context.Context, st parser.Stmt, target *TableRef, s
 	if tn.Alias != nil {
 		alias = tn.Alias.Name
 	}
-	rw, err := p.rowRewrite(ctx, target, alias, where, set, using, explain)
+	if len(returning) > 0 && !explain {
+		var err error
+		if w.Returning, err = p.BindReturning(ctx, target, alias, returning); err != nil {
+			return nil, err
+		}
+	}
+	keepOld := w.Op == WriteUpdate && w.Returning != nil && w.Returning.UsesOld()
+	rw, err := p.rowRewrite(ctx, target, alias, where, set, using, explain, keepOld)
 	if err != nil {
 		return nil, err
 	}
 	w.Rewrite = rw
-	if len(returning) > 0 && !explain {
-		if w.Returning, err = p.BindReturning(ctx, target, alias, returning); err != nil {
-			w.Release()
-			return nil, err
-		}
-	}
 	if snap == nil {
 		return w, nil
 	}
@@ -256,7 +257,7 @@ func (w *Write) Spec(staged *table.Table, budget *exec.Budget) *mergeinto.Rewrit
 	return &mergeinto.RewriteSpec{
 		Table: w.Target.Name, Target: staged, Snapshot: w.Snapshot, Schema: w.schema,
 		Files: w.Files, Drop: w.Drop, All: w.All, Rows: w.rows,
-		Update: w.Op == WriteUpdate, Returning: w.Returning != nil, Mode: w.Mode,
+		Update: w.Op == WriteUpdate, Returning: w.Returning != nil, ReturningOld: w.Rewrite.KeepsOld, Mode: w.Mode,
 		Budget: budget, Options: mergeinto.Options{SnapshotProperties: props},
 	}
 }
