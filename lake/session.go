@@ -210,7 +210,12 @@ func (s *Session) runStmt(ctx context.Context, stmt parser.Stmt) (*Result, error
 		return s.createTable(ctx, st, now)
 	case *parser.DropTable:
 		return s.dropTable(ctx, st)
-	case *parser.Insert, *parser.Delete, *parser.Update, *parser.Merge:
+	case *parser.Merge:
+		if st.SchemaEvolution {
+			return s.mergeWithSchemaEvolution(ctx, st, now)
+		}
+		return s.runPlanned(ctx, st, now)
+	case *parser.Insert, *parser.Delete, *parser.Update:
 		return s.runPlanned(ctx, st, now)
 	case *parser.Truncate:
 		return s.truncate(ctx, st, now)

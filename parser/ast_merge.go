@@ -10,13 +10,18 @@ package parser
 // WHEN NOT MATCHED [BY TARGET] clause, which have no row to act on.
 type Merge struct {
 	Pos
-	With        *With
-	Target      Name
-	TargetAlias Ident
-	Source      TableExpr // *TableName, *SubqueryRef (incl. VALUES) or *TableFunc
-	On          Expr
-	Clauses     []*MergeClause
-	Returning   []*SelectItem
+	With *With
+	// SchemaEvolution is Spark's MERGE WITH SCHEMA EVOLUTION INTO: source
+	// columns the target lacks, that UPDATE SET * or INSERT * would
+	// write, are added to it, and narrower target columns widened, in the
+	// same commit.
+	SchemaEvolution bool
+	Target          Name
+	TargetAlias     Ident
+	Source          TableExpr // *TableName, *SubqueryRef (incl. VALUES) or *TableFunc
+	On              Expr
+	Clauses         []*MergeClause
+	Returning       []*SelectItem
 }
 
 // MatchKind is the category of a WHEN clause.

@@ -122,7 +122,11 @@ func (x *Truncate) format(w *writer) {
 
 func (x *Merge) format(w *writer) {
 	w.with(x.With)
-	w.WriteString("MERGE INTO ")
+	if x.SchemaEvolution {
+		w.WriteString("MERGE WITH SCHEMA EVOLUTION INTO ")
+	} else {
+		w.WriteString("MERGE INTO ")
+	}
 	w.name(x.Target)
 	if !x.TargetAlias.Empty() {
 		w.WriteString(" AS ")

@@ -10,6 +10,11 @@ func (p *parser) merge(w *With) Stmt {
 		pos = w.Pos
 	}
 	m := &Merge{Pos: pos, With: w}
+	if p.acceptKwQuiet("WITH") {
+		p.expectKw("SCHEMA")
+		p.expectKw("EVOLUTION")
+		m.SchemaEvolution = true
+	}
 	p.expectKw("INTO")
 	m.Target = p.dottedName("table name")
 	m.TargetAlias = p.optAlias(true)
