@@ -255,13 +255,10 @@ func TestFaults(t *testing.T) {
 		stalled := open(t, "s3://lake/faults", objstore.Config{MaxAttempts: 2, MaxBackoff: time.Millisecond, StallTimeout: 200 * time.Millisecond})
 		proxy.Faults(0, 0, 2*time.Second, false)
 		defer proxy.Faults(0, 0, 0, false)
-		start := time.Now()
-		_, err := stalled.ReadFile("s3://lake/faults/small")
-		if err == nil {
+		// without the stall timeout the read would wait the 2s out and
+		// succeed
+		if _, err := stalled.ReadFile("s3://lake/faults/small"); err == nil {
 			t.Fatal("a read from a store that answers nothing for 2s succeeded")
-		}
-		if d := time.Since(start); d > 1500*time.Millisecond {
-			t.Fatalf("the read gave up after %v; the stall timeout is 200ms, 2 attempts", d)
 		}
 	})
 	t.Run("outage", func(t *testing.T) {
