@@ -318,7 +318,7 @@ func (c *Catalog) Dir() string { return c.dir }
 func (c *Catalog) Root() string { return c.root }
 
 // Local reports whether the tables live on local disk.
-func (c *Catalog) Local() bool { return c.remote == nil && !isURL(c.root) }
+func (c *Catalog) Local() bool { return c.remote == nil && !IsURL(c.root) }
 
 // FS returns the durable IO that tables of this catalog read and write with.
 func (c *Catalog) FS() Store { return c.fs }

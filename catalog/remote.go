@@ -9,13 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 
-	"github.com/apache/iceberg-go"
 	icecatalog "github.com/apache/iceberg-go/catalog"
 	icerest "github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
@@ -162,19 +160,15 @@ func errRemote(what string) error {
 	return fmt.Errorf("%s: %w (it needs skade's own catalog file)", what, ErrRemoteUnsupported)
 }
 
-// rewrap gives a table the REST catalog loaded the lake's IO and c as its
-// committer, so that writes go through the store and commits come back
-// through c.
-func (c *Catalog) rewrap(tbl *table.Table) *table.Table {
-	return table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), c.fsF, c)
-}
-
-func (c *Catalog) remoteLoad(ctx context.Context, ident table.Identifier) (*table.Table, error) {
-	tbl, err := c.remote.LoadTable(ctx, ident)
+// rewrap gives a table the REST catalog returned the lake's IO and c as
+// its committer, so that writes go through the store and commits come
+// back through c. It passes an error through, so that a REST call's
+// result can be handed to it whole.
+func (c *Catalog) rewrap(tbl *table.Table, err error) (*table.Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.rewrap(tbl), nil
+	return c.WithFS(tbl, c.fs), nil
 }
 
 // remoteTableLocation places a new table under its namespace's location.
@@ -340,27 +334,4 @@ func (c *Catalog) publishRemote(ctx context.Context, staged []*StagedCommit) err
 		return fmt.Errorf("%w: %w", ErrCommitStateUnknown, err)
 	}
 	return err
-}
-
-// remote-mode versions of the catalog interface, each called first thing
-// by the method of the same name.
-
-func (c *Catalog) remoteListTables(ctx context.Context, namespace table.Identifier) iter.Seq2[table.Identifier, error] {
-	return c.remote.ListTables(ctx, namespace)
-}
-
-func (c *Catalog) remoteCreateTable(ctx context.Context, ident table.Identifier, schema *iceberg.Schema, opts ...icecatalog.CreateTableOpt) (*table.Table, error) {
-	tbl, err := c.remote.CreateTable(ctx, ident, schema, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return c.rewrap(tbl), nil
-}
-
-func (c *Catalog) remoteRename(ctx context.Context, from, to table.Identifier) (*table.Table, error) {
-	tbl, err := c.remote.RenameTable(ctx, from, to)
-	if err != nil {
-		return nil, err
-	}
-	return c.rewrap(tbl), nil
 }

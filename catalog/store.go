@@ -28,9 +28,9 @@ type Store interface {
 
 var _ Store = (*DurableFS)(nil)
 
-// isURL reports whether loc is a URL with a scheme other than file:
-// a location in an object store.
-func isURL(loc string) bool {
+// IsURL reports whether loc is a URL with a scheme other than file: a
+// location in an object store, not a local path.
+func IsURL(loc string) bool {
 	i := strings.Index(loc, "://")
 	return i > 0 && !strings.ContainsAny(loc[:i], `/\`) && !strings.HasPrefix(loc, "file:")
 }
@@ -53,11 +53,11 @@ func urlPath(loc string) (base, key string) {
 // location in another scheme or bucket, or one that a clean moves out,
 // is not within.
 func locWithin(root, loc string) bool {
-	if !isURL(root) {
+	if !IsURL(root) {
 		p, err := localPath(loc)
 		return err == nil && within(root, p)
 	}
-	if !isURL(loc) {
+	if !IsURL(loc) {
 		return false
 	}
 	rb, rk := urlPath(root)
@@ -75,7 +75,7 @@ func locWithin(root, loc string) bool {
 
 // locJoin joins parts under root.
 func locJoin(root string, parts ...string) string {
-	if !isURL(root) {
+	if !IsURL(root) {
 		return filepath.Join(append([]string{root}, parts...)...)
 	}
 	return strings.TrimSuffix(root, "/") + "/" + path.Join(parts...)
@@ -83,7 +83,7 @@ func locJoin(root string, parts ...string) string {
 
 // locDir is the location that holds loc.
 func locDir(loc string) string {
-	if !isURL(loc) {
+	if !IsURL(loc) {
 		p, err := localPath(loc)
 		if err != nil {
 			return loc

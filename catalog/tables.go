@@ -35,7 +35,7 @@ func (c *Catalog) pointer(ctx context.Context, ident table.Identifier) (string, 
 // MetadataLocation returns the metadata file the table's pointer names.
 func (c *Catalog) MetadataLocation(ctx context.Context, ident table.Identifier) (string, error) {
 	if c.remote != nil {
-		tbl, err := c.remoteLoad(ctx, ident)
+		tbl, err := c.remote.LoadTable(ctx, ident)
 		if err != nil {
 			return "", err
 		}
@@ -95,7 +95,7 @@ func (c *Catalog) TableLocation(ctx context.Context, ident table.Identifier) (st
 // CommitTable.
 func (c *Catalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
 	if c.remote != nil {
-		return c.remoteLoad(ctx, ident)
+		return c.rewrap(c.remote.LoadTable(ctx, ident))
 	}
 	ident, err := Normalize(ident)
 	if err != nil {
@@ -178,7 +178,7 @@ func (c *Catalog) CreateTable(ctx context.Context, ident table.Identifier, schem
 	opts ...icecatalog.CreateTableOpt,
 ) (*table.Table, error) {
 	if c.remote != nil {
-		return c.remoteCreateTable(ctx, ident, schema, opts...)
+		return c.rewrap(c.remote.CreateTable(ctx, ident, schema, opts...))
 	}
 	ident, err := Normalize(ident)
 	if err != nil {
@@ -296,7 +296,7 @@ func (c *Catalog) CheckTableExists(ctx context.Context, ident table.Identifier) 
 // ListTables yields the tables of a namespace, sorted by name.
 func (c *Catalog) ListTables(ctx context.Context, namespace table.Identifier) iter.Seq2[table.Identifier, error] {
 	if c.remote != nil {
-		return c.remoteListTables(ctx, namespace)
+		return c.remote.ListTables(ctx, namespace)
 	}
 	return func(yield func(table.Identifier, error) bool) {
 		ns, err := namespaceName(namespace)
@@ -388,13 +388,8 @@ func (c *Catalog) PurgeTable(ctx context.Context, ident table.Identifier) error 
 		}
 		// INVARIANT: a purge never deletes a file that a remaining table
 		// may point to. Locations are unique per create, but check anyway.
-		return tx.Bucket(bucketTables).ForEach(func(k, v []byte) error {
-			if locWithin(loc, string(v)) {
-				shared = append(shared, string(k))
-			}
-
-			return nil
-		})
+		shared = tablesUnder(tx, loc)
+		return nil
 	})
 	if err != nil {
 		return err
@@ -431,16 +426,8 @@ func (c *Catalog) PurgeTable(ctx context.Context, ident table.Identifier) error 
 // removeUnused deletes the files under loc that used says no table uses,
 // then the directories left empty.
 func (c *Catalog) removeUnused(loc string, used func(string) bool) error {
-	root := loc
-	if c.Local() {
-		p, err := localPath(loc)
-		if err != nil {
-			return err
-		}
-		root = p
-	}
 	var dirs []string
-	err := c.fs.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := c.fs.WalkDir(loc, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
@@ -476,7 +463,7 @@ func (c *Catalog) removeUnused(loc string, used func(string) bool) error {
 // keeps its location.
 func (c *Catalog) RenameTable(ctx context.Context, from, to table.Identifier) (*table.Table, error) {
 	if c.remote != nil {
-		return c.remoteRename(ctx, from, to)
+		return c.rewrap(c.remote.RenameTable(ctx, from, to))
 	}
 	from, err := Normalize(from)
 	if err != nil {
@@ -524,11 +511,7 @@ func (c *Catalog) WithFS(tbl *table.Table, fsys iceio.IO) *table.Table {
 // directory would let a purge of one delete the other's files).
 func (c *Catalog) RegisterTable(ctx context.Context, ident table.Identifier, metadataLocation string) (*table.Table, error) {
 	if c.remote != nil {
-		tbl, err := c.remote.RegisterTable(ctx, ident, metadataLocation)
-		if err != nil {
-			return nil, err
-		}
-		return c.rewrap(tbl), nil
+		return c.rewrap(c.remote.RegisterTable(ctx, ident, metadataLocation))
 	}
 	ident, err := Normalize(ident)
 	if err != nil {
@@ -546,18 +529,10 @@ func (c *Catalog) RegisterTable(ctx context.Context, ident table.Identifier, met
 	}
 	dir := tbl.Location()
 	err = c.update(ctx, func(tx *bolt.Tx) error {
-		var used error
-		_ = tx.Bucket(bucketTables).ForEach(func(k, v []byte) error {
-			if locWithin(dir, string(v)) {
-				used = newError([]error{icecatalog.ErrTableAlreadyExists},
-					"register table %s: table %s already uses the directory %s; a directory holds one table",
-					identString(ident), strings.ReplaceAll(string(k), "\x00", "."), dir)
-				return used
-			}
-			return nil
-		})
-		if used != nil {
-			return used
+		if users := tablesUnder(tx, dir); len(users) > 0 {
+			return newError([]error{icecatalog.ErrTableAlreadyExists},
+				"register table %s: table %s already uses the directory %s; a directory holds one table",
+				identString(ident), users[0], dir)
 		}
 		return applySwaps(tx, []PointerSwap{{Ident: ident, New: metadataLocation}})
 	})
@@ -565,4 +540,17 @@ func (c *Catalog) RegisterTable(ctx context.Context, ident table.Identifier, met
 		return nil, err
 	}
 	return tbl, nil
+}
+
+// tablesUnder names the tables whose pointer lies under dir ("ns.table"),
+// read in tx.
+func tablesUnder(tx *bolt.Tx, dir string) []string {
+	var out []string
+	_ = tx.Bucket(bucketTables).ForEach(func(k, v []byte) error {
+		if locWithin(dir, string(v)) {
+			out = append(out, strings.ReplaceAll(string(k), "\x00", "."))
+		}
+		return nil
+	})
+	return out
 }

@@ -10,6 +10,8 @@ import (
 
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/skadedb/skade/catalog"
 )
 
 // FileSet is a set of normalized file paths.
@@ -31,24 +33,17 @@ func NormalizePath(p string) string {
 	if rest, ok := strings.CutPrefix(p, "file://"); ok {
 		p = rest
 	}
-	if isURL(p) {
+	if catalog.IsURL(p) {
 		// an object-store location names its key as it is
 		return p
 	}
 	return filepath.Clean(p)
 }
 
-// isURL reports whether p is an object-store location (s3://…), not a
-// local path.
-func isURL(p string) bool {
-	i := strings.Index(p, "://")
-	return i > 0 && !strings.ContainsAny(p[:i], `/\`)
-}
-
 // walkFiles walks root: through fsys for an object-store root, on local
 // disk otherwise.
 func walkFiles(fsys iceio.IO, root string, fn fs.WalkDirFunc) error {
-	if isURL(root) {
+	if catalog.IsURL(root) {
 		l, ok := fsys.(iceio.ListableIO)
 		if !ok {
 			return fmt.Errorf("walk %s: the table's IO cannot list files", root)
@@ -60,7 +55,7 @@ func walkFiles(fsys iceio.IO, root string, fn fs.WalkDirFunc) error {
 
 // removeDir removes an empty local directory; object stores have none.
 func removeDir(d string) {
-	if !isURL(d) {
+	if !catalog.IsURL(d) {
 		_ = os.Remove(d)
 	}
 }
