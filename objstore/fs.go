@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
-	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -86,7 +85,6 @@ func (c *Config) defaults() {
 // concurrent use.
 type FS struct {
 	client *s3.Client
-	aws    aws.Config
 	bucket string
 	prefix string // key prefix, no leading or trailing slash; may be ""
 	root   string // s3://bucket[/prefix]
@@ -176,7 +174,7 @@ func Open(ctx context.Context, loc string, cfg Config) (*FS, error) {
 	if prefix != "" {
 		root += "/" + prefix
 	}
-	return &FS{client: client, aws: awsCfg, bucket: bucket, prefix: prefix, root: root, cfg: cfg}, nil
+	return &FS{client: client, bucket: bucket, prefix: prefix, root: root, cfg: cfg}, nil
 }
 
 // ClientProperties are the Iceberg FileIO properties another engine needs
@@ -184,16 +182,19 @@ func Open(ctx context.Context, loc string, cfg Config) (*FS, error) {
 // and with credentials, the keys this FS itself uses (s3.access-key-id,
 // s3.secret-access-key, s3.session-token), as the AWS chain resolved them.
 func (f *FS) ClientProperties(ctx context.Context, credentials bool) (map[string]string, error) {
-	props := map[string]string{"client.region": f.aws.Region}
-	if ep := EndpointFromEnv(); ep != "" {
+	// the endpoint and addressing the client itself uses, from whichever
+	// part of the AWS chain set them
+	opts := f.client.Options()
+	props := map[string]string{"client.region": opts.Region}
+	if ep := aws.ToString(opts.BaseEndpoint); ep != "" {
 		props["s3.endpoint"] = ep
-		props["s3.path-style-access"] = strconv.FormatBool(!f.cfg.VirtualHosted)
+		props["s3.path-style-access"] = strconv.FormatBool(opts.UsePathStyle)
 	}
 	if credentials {
-		if f.aws.Credentials == nil {
+		if opts.Credentials == nil {
 			return nil, errors.New("object store: no credentials to hand out: the AWS chain found none")
 		}
-		c, err := f.aws.Credentials.Retrieve(ctx)
+		c, err := opts.Credentials.Retrieve(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("object store: retrieve credentials: %w", err)
 		}
@@ -450,21 +451,6 @@ func skipNil(err error) error {
 	return err
 }
 
-// Empty reports whether no object lies under loc.
-func (f *FS) Empty(ctx context.Context, loc string) (bool, error) {
-	k, err := f.key("list", loc)
-	if err != nil {
-		return false, err
-	}
-	prefix := k + "/"
-	f.stats.lists.Add(1)
-	out, err := f.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &f.bucket, Prefix: &prefix, MaxKeys: aws.Int32(1)})
-	if err != nil {
-		return false, pathErr("list", loc, err)
-	}
-	return len(out.Contents) == 0, nil
-}
-
 // WriteFile stores p at loc in one PUT (or a multipart upload when it
 // is larger than a part).
 func (f *FS) WriteFile(loc string, p []byte) error {
@@ -518,12 +504,3 @@ func (d dirEntry) Name() string               { return d.info.name }
 func (d dirEntry) IsDir() bool                { return d.info.dir }
 func (d dirEntry) Type() fs.FileMode          { return d.info.Mode().Type() }
 func (d dirEntry) Info() (fs.FileInfo, error) { return d.info, nil }
-
-// EndpointFromEnv is the S3 endpoint the AWS chain will use from the
-// environment, for messages ("" for AWS itself).
-func EndpointFromEnv() string {
-	if v := os.Getenv("AWS_ENDPOINT_URL_S3"); v != "" {
-		return v
-	}
-	return os.Getenv("AWS_ENDPOINT_URL")
-}
