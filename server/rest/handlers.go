@@ -158,28 +158,20 @@ func (s *Server) listTables(w http.ResponseWriter, r *http.Request) {
 	reply(w, http.StatusOK, map[string]any{"identifiers": out})
 }
 
-// loadResult is the spec's LoadTableResult. For a lake in an object
+// replyLoad answers the spec's LoadTableResult. For a lake in an object
 // store its config tells the client how to reach the store, and with
 // VendCredentials, with which keys (the principal may see the table: the
 // namespace check ran before the handler).
-func (s *Server) loadResult(r *http.Request, loc string, meta table.Metadata) (map[string]any, error) {
-	config, err := s.cfg.Lake.ObjectStoreProperties(r.Context(), s.cfg.VendCredentials)
-	if err != nil {
-		return nil, err
-	}
-	if config == nil {
-		config = map[string]string{}
-	}
-	return map[string]any{"metadata-location": loc, "metadata": meta, "config": config}, nil
-}
-
 func (s *Server) replyLoad(w http.ResponseWriter, r *http.Request, loc string, meta table.Metadata) {
-	res, err := s.loadResult(r, loc, meta)
+	config, err := s.cfg.Lake.ObjectStoreProperties(r.Context(), s.cfg.VendCredentials)
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	reply(w, http.StatusOK, res)
+	if config == nil {
+		config = map[string]string{}
+	}
+	reply(w, http.StatusOK, map[string]any{"metadata-location": loc, "metadata": meta, "config": config})
 }
 
 func (s *Server) createTable(w http.ResponseWriter, r *http.Request) {
