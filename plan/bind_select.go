@@ -21,8 +21,8 @@ func (b *binder) bindQuery(q *parser.Query, outer *scope) (Node, error) {
 			if seen[name] {
 				return nil, errorf(c.Name.Pos, "WITH query name %q specified more than once", name)
 			}
-			if c.DML != nil {
-				return nil, errorf(c.Pos, "WITH %s AS (%s …): a data-modifying WITH is supported only at the top of a SELECT statement", identName(c.Name), StatementKind(c.DML))
+			if err := refuseDMLWith(c); err != nil {
+				return nil, err
 			}
 			seen[name] = true
 			b.ctes = append(b.ctes, &cteDef{name: name, cols: c.Columns, query: c.Query, recursive: q.With.Recursive})

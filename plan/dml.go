@@ -547,13 +547,7 @@ func (p *Planner) BindReturning(ctx context.Context, target *TableRef, alias par
 		r.new = append(r.new, b.newCol(c.Name, "new", c.Type, true))
 	}
 	sc := newScope(r.in, nil)
-	for _, side := range [][]Column{r.old, r.new} {
-		ssc := newScope(side, nil)
-		for i := range ssc.cols {
-			ssc.cols[i].hidden = true // only old.x / new.x, not in *
-		}
-		_ = sc.merge(ssc, parser.Pos{}) // a target named old or new keeps its name
-	}
+	addOldNew(sc, r.old, r.new)
 	expanded, err := b.expandItems(items, sc)
 	if err != nil {
 		return nil, err
@@ -608,4 +602,26 @@ func (b *binder) usingMark(src Node, un Node, pred Expr, marks *[]*Join, pos par
 		return nil, err
 	}
 	return andAll(b, append([]Expr{has}, own...)), nil
+}
+
+// addOldNew adds RETURNING's relations old and new (PostgreSQL 18) to sc:
+// reachable only qualified (old.x), left out of a bare *, and not added
+// where sc already has a relation of that name, which keeps it.
+func addOldNew(sc *scope, old, new []Column) {
+	for _, side := range [][]Column{old, new} {
+		ssc := newScope(side, nil)
+		for i := range ssc.cols {
+			ssc.cols[i].hidden = true
+		}
+		_ = sc.merge(ssc, parser.Pos{}) // a clash keeps the user's relation
+	}
+}
+
+// refuseDMLWith refuses a data-modifying WITH entry where the binder
+// meets one: lake runs those before it binds the SELECT they top.
+func refuseDMLWith(c *parser.CTE) error {
+	if c.DML == nil {
+		return nil
+	}
+	return errorf(c.Pos, "WITH %s AS (%s …): a data-modifying WITH is supported only at the top of a SELECT statement", identName(c.Name), StatementKind(c.DML))
 }

@@ -39,8 +39,8 @@ func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 		saved := len(b.ctes)
 		defer func() { b.ctes = b.ctes[:saved] }()
 		for _, c := range m.With.CTEs {
-			if c.DML != nil {
-				return nil, errorf(c.Pos, "WITH %s AS (%s …): a data-modifying WITH is supported only at the top of a SELECT statement", identName(c.Name), StatementKind(c.DML))
+			if err := refuseDMLWith(c); err != nil {
+				return nil, err
 			}
 			b.ctes = append(b.ctes, &cteDef{name: identName(c.Name), cols: c.Columns, query: c.Query})
 		}
@@ -402,13 +402,7 @@ func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 			oldCols = append(oldCols, b.newCol(f.Name, "old", canonical(f.Type), true))
 			newCols = append(newCols, b.newCol(f.Name, "new", canonical(f.Type), true))
 		}
-		for _, side := range [][]Column{oldCols, newCols} {
-			ssc := newScope(side, nil)
-			for i := range ssc.cols {
-				ssc.cols[i].hidden = true // only old.x / new.x, not in *
-			}
-			_ = rsc.merge(ssc, m.Position()) // a clash keeps the user's relation
-		}
+		addOldNew(rsc, oldCols, newCols)
 		rl := layoutOf(append(append(append(append([]Column(nil), tcols...), scols...), oldCols...), newCols...))
 		items, err := b.expandItems(m.Returning, rsc)
 		if err != nil {
