@@ -163,19 +163,30 @@ func (r *routerStore) WalkDir(root string, fn fs.WalkDirFunc) error {
 	return s.WalkDir(root, fn)
 }
 
+// DeleteFiles hands each store its own paths in one call, so that an
+// object store deletes them in batches.
 func (r *routerStore) DeleteFiles(ctx context.Context, paths []string) ([]string, error) {
 	var deleted []string
 	var errs []error
+	var order []catalog.Store
+	byStore := map[catalog.Store][]string{}
 	for _, p := range paths {
 		s, err := r.route(p)
-		if err == nil {
-			err = s.Remove(p)
-		}
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		deleted = append(deleted, p)
+		if _, seen := byStore[s]; !seen {
+			order = append(order, s)
+		}
+		byStore[s] = append(byStore[s], p)
+	}
+	for _, s := range order {
+		d, err := s.DeleteFiles(ctx, byStore[s])
+		deleted = append(deleted, d...)
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return deleted, errors.Join(errs...)
 }

@@ -129,12 +129,25 @@ func (s *Session) copyStmt(ctx context.Context, st *parser.Copy, now time.Time) 
 		return nil, err
 	}
 	defer res.Close()
-	// write to a temporary file and rename, so a failed COPY leaves no
-	// half-written file behind
-	tmp := st.File + ".tmp"
+	tmp, n, err := writeTemp(ctx, st.File, res, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, st.File); err != nil {
+		os.Remove(tmp)
+		return nil, fmt.Errorf("copy to %s: %w", st.File, err)
+	}
+	return countResult(n, Metrics{}), nil
+}
+
+// writeTemp writes res to a temporary file beside file, for the caller to
+// rename into place, so that a failed COPY leaves no half-written file
+// behind; on error nothing is left.
+func writeTemp(ctx context.Context, file string, res *Result, o copyOptions) (tmp string, n int64, err error) {
+	tmp = file + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
-		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("copy to %s: %w", st.File, err)}
+		return "", 0, &sentinelError{ErrInvalidArgument, fmt.Errorf("copy to %s: %w", file, err)}
 	}
 	n, werr := writeResult(ctx, f, res, o)
 	if cerr := f.Close(); werr == nil {
@@ -142,13 +155,9 @@ func (s *Session) copyStmt(ctx context.Context, st *parser.Copy, now time.Time) 
 	}
 	if werr != nil {
 		os.Remove(tmp)
-		return nil, fmt.Errorf("copy to %s: %w", st.File, werr)
+		return "", 0, fmt.Errorf("copy to %s: %w", file, werr)
 	}
-	if err := os.Rename(tmp, st.File); err != nil {
-		os.Remove(tmp)
-		return nil, fmt.Errorf("copy to %s: %w", st.File, err)
-	}
-	return countResult(n, Metrics{}), nil
+	return tmp, n, nil
 }
 
 // copyCSVColumns is the select list COPY FROM reads a CSV file with. The
@@ -283,28 +292,23 @@ func (s *Session) copyDMLTo(ctx context.Context, st *parser.Copy, o copyOptions,
 	if !parser.HasReturning(st.DML) {
 		return nil, errCopyDMLReturning
 	}
-	tmp := st.File + ".tmp"
+	var tmp string
 	res, err := s.autocommit(ctx, func() (*Result, error) {
 		rows, err := s.runPlanned(ctx, st.DML, now)
 		if err != nil {
 			return nil, err
 		}
 		defer rows.Close()
-		f, err := os.Create(tmp)
-		if err != nil {
-			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("copy to %s: %w", st.File, err)}
-		}
-		n, werr := writeResult(ctx, f, rows, o)
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return nil, fmt.Errorf("copy to %s: %w", st.File, werr)
+		var n int64
+		if tmp, n, err = writeTemp(ctx, st.File, rows, o); err != nil {
+			return nil, err
 		}
 		return countResult(n, Metrics{}), nil
 	})
 	if err != nil {
-		os.Remove(tmp)
+		if tmp != "" {
+			os.Remove(tmp) // written, but the commit failed
+		}
 		return nil, err
 	}
 	if err := os.Rename(tmp, st.File); err != nil {

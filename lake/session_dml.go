@@ -2,6 +2,7 @@ package lake
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"sync/atomic"
@@ -166,9 +167,10 @@ func (s *Session) appendRowsKeep(ctx context.Context, tbl *Table, rdr array.Reco
 type returned int
 
 const (
-	returnedInserted returned = iota // new rows; old is NULL
-	returnedDeleted                  // old rows; new is NULL
-	returnedUpdated                  // new rows, then the old values when RETURNING reads them
+	returnedInserted   returned = iota // new rows; old is NULL
+	returnedDeleted                    // old rows; new is NULL
+	returnedUpdated                    // new rows; old is NULL (RETURNING reads no old.*)
+	returnedUpdatedOld                 // new rows, then their old values
 )
 
 // returningResult evaluates a RETURNING list over the affected rows and
@@ -196,8 +198,7 @@ func returningResult(ctx context.Context, ret *plan.Returning, rows []arrow.Reco
 		}
 		laid = append(laid, lb)
 	}
-	rows, laid = laid, rows
-	src, err := exec.NewValues(rows[0].Schema(), rows)
+	src, err := exec.NewValues(laid[0].Schema(), laid)
 	if err != nil {
 		return nil, err
 	}
@@ -253,12 +254,14 @@ func (s *Session) query(ctx context.Context, q *parser.Query, now time.Time) (*R
 }
 
 // returningLayout lays one batch of affected rows out as RETURNING reads
-// it: the row, old.*, new.*. An UPDATE's batch holds the old values after
-// the new ones when RETURNING reads them (columns named "old.…").
+// it: the row, old.*, new.*.
 func returningLayout(b arrow.RecordBatch, kind returned) (arrow.RecordBatch, error) {
 	n := int(b.NumCols())
 	nt := n
-	if kind == returnedUpdated && n > 0 && n%2 == 0 && strings.HasPrefix(b.Schema().Field(n/2).Name, "old.") {
+	if kind == returnedUpdatedOld {
+		if n%2 != 0 {
+			return nil, fmt.Errorf("returning: an update's rows carry %d columns, not the new and old values (bug)", n)
+		}
 		nt = n / 2
 	}
 	row := b.Columns()[:nt]
@@ -282,13 +285,10 @@ func returningLayout(b arrow.RecordBatch, kind returned) (arrow.RecordBatch, err
 		oldCols, newCols = nulls(), row
 	case returnedDeleted:
 		oldCols, newCols = row, nulls()
+	case returnedUpdated:
+		oldCols, newCols = nulls(), row
 	default:
-		newCols = row
-		if nt < n {
-			oldCols = b.Columns()[nt:]
-		} else {
-			oldCols = nulls()
-		}
+		oldCols, newCols = b.Columns()[nt:], row
 	}
 	cols := append(append(append([]arrow.Array(nil), row...), oldCols...), newCols...)
 	fields := make([]arrow.Field, len(cols))

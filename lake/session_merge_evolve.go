@@ -3,6 +3,7 @@ package lake
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,23 +37,17 @@ func (s *Session) mergeWithSchemaEvolution(ctx context.Context, m *parser.Merge,
 func (s *Session) evolveForMerge(ctx context.Context, m *parser.Merge) error {
 	anyStar := false
 	for _, c := range m.Clauses {
-		switch a := c.Action.(type) {
-		case *parser.MergeUpdate:
-			anyStar = anyStar || a.Star
-		case *parser.MergeInsert:
-			anyStar = anyStar || a.Star
-		}
+		_, star := starClause(c)
+		anyStar = anyStar || star
 	}
 	if !anyStar {
 		return nil
 	}
-	src, err := s.describeRows(ctx, &parser.Query{Pos: m.Pos, With: m.With, Body: &parser.Select{Pos: m.Pos,
-		Items: []*parser.SelectItem{{Pos: m.Pos, Expr: &parser.Star{Pos: m.Pos}}}, From: []parser.TableExpr{m.Source}}})
+	src, err := s.describeRows(ctx, m.With, m.Source)
 	if err != nil {
 		return fmt.Errorf("merge with schema evolution: the source: %w", err)
 	}
-	tgt, err := s.describeRows(ctx, &parser.Query{Pos: m.Pos, Body: &parser.Select{Pos: m.Pos,
-		Items: []*parser.SelectItem{{Pos: m.Pos, Expr: &parser.Star{Pos: m.Pos}}}, From: []parser.TableExpr{&parser.TableName{Pos: m.Pos, Name: m.Target}}}})
+	tgt, err := s.describeRows(ctx, nil, &parser.TableName{Pos: m.Pos, Name: m.Target})
 	if err != nil {
 		return err
 	}
@@ -93,32 +88,24 @@ func (s *Session) evolveForMerge(ctx context.Context, m *parser.Merge) error {
 // writes the source column name (it is not in that clause's EXCEPT).
 func starWrites(m *parser.Merge, name string) bool {
 	for _, c := range m.Clauses {
-		var except []parser.Ident
-		switch a := c.Action.(type) {
-		case *parser.MergeUpdate:
-			if !a.Star {
-				continue
-			}
-			except = a.Except
-		case *parser.MergeInsert:
-			if !a.Star {
-				continue
-			}
-			except = a.Except
-		default:
-			continue
-		}
-		excepted := false
-		for _, id := range except {
-			if strings.EqualFold(id.Name, name) {
-				excepted = true
-			}
-		}
-		if !excepted {
+		except, star := starClause(c)
+		if star && !slices.ContainsFunc(except, func(id parser.Ident) bool { return strings.EqualFold(id.Name, name) }) {
 			return true
 		}
 	}
 	return false
+}
+
+// starClause reports whether c is UPDATE SET * or INSERT *, and its
+// EXCEPT list.
+func starClause(c *parser.MergeClause) (except []parser.Ident, star bool) {
+	switch a := c.Action.(type) {
+	case *parser.MergeUpdate:
+		return a.Except, a.Star
+	case *parser.MergeInsert:
+		return a.Except, a.Star
+	}
+	return nil, false
 }
 
 // widens reports whether Iceberg allows a column of type from to become
@@ -137,8 +124,12 @@ func widens(from, to arrow.DataType) bool {
 	return false
 }
 
-// describeRows is the schema of a query's rows, without running it.
-func (s *Session) describeRows(ctx context.Context, q *parser.Query) (*arrow.Schema, error) {
+// describeRows is the schema of SELECT * FROM from (with with's CTEs),
+// without running it.
+func (s *Session) describeRows(ctx context.Context, with *parser.With, from parser.TableExpr) (*arrow.Schema, error) {
+	pos := from.Position()
+	q := &parser.Query{Pos: pos, With: with, Body: &parser.Select{Pos: pos,
+		Items: []*parser.SelectItem{{Pos: pos, Expr: &parser.Star{Pos: pos}}}, From: []parser.TableExpr{from}}}
 	d, err := s.Describe(ctx, q, 0)
 	if err != nil {
 		return nil, err

@@ -168,7 +168,10 @@ func (s *Session) runRewrite(ctx context.Context, st *plan.Statement, now time.T
 		rows := res.Returning
 		res.Returning = nil
 		kind := returnedDeleted
-		if w.Op == plan.WriteUpdate {
+		switch {
+		case w.Op == plan.WriteUpdate && w.Rewrite.KeepsOld:
+			kind = returnedUpdatedOld
+		case w.Op == plan.WriteUpdate:
 			kind = returnedUpdated
 		}
 		r, err := returningResult(ctx, w.Returning, rows, m, kind)
