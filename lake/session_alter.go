@@ -62,7 +62,7 @@ func (s *Session) alterTable(ctx context.Context, st *parser.AlterTable) (*Resul
 		return emptyResult(), nil
 	}
 	changes, props := alter.Schema, alter.Props
-	err = s.write(ctx, tbl, "alter table", false, func(txn *table.Transaction) error {
+	err = s.write(ctx, tbl, "alter table", nil, func(txn *table.Transaction) error {
 		if len(changes) > 0 {
 			u := txn.UpdateSchema(false /* caseSensitive */, false /* allowIncompatibleChanges */)
 			for _, c := range changes {

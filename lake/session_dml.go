@@ -152,7 +152,7 @@ func (s *Session) appendRowsKeep(ctx context.Context, tbl *Table, rdr array.Reco
 	if err := tbl.checkWritable(); err != nil {
 		return 0, nil, err
 	}
-	err := s.write(ctx, tbl, "insert into", false, func(txn *table.Transaction) error {
+	err := s.write(ctx, tbl, "insert into", nil, func(txn *table.Transaction) error {
 		return txn.Append(ctx, &ctxReader{ctx: ctx, RecordReader: cr}, nil)
 	})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/skadedb/skade/mergeinto"
 	"github.com/skadedb/skade/parser"
 	"github.com/skadedb/skade/plan"
+	"github.com/skadedb/skade/snapshot"
 )
 
 // runPlanned plans a query, INSERT, DELETE, UPDATE or MERGE with
@@ -144,7 +145,7 @@ func (s *Session) runRewrite(ctx context.Context, st *plan.Statement, now time.T
 		refuse = &sentinelError{ErrNotImplemented, fmt.Errorf("%s %s: copy-on-write %s of a format-version %d table is not supported yet (row lineage); set write.%s.mode = 'merge-on-read', or use a format-version 2 table", op, tbl.Name(), strings.ToUpper(op), v, op)}
 	}
 	var res *mergeinto.Result
-	err := s.write(ctx, tbl, op, false, func(txn *table.Transaction) error {
+	err := s.write(ctx, tbl, op, rebaseOf(&res), func(txn *table.Transaction) error {
 		staged, err := txn.StagedTable()
 		if err != nil {
 			return err
@@ -180,6 +181,17 @@ func (s *Session) runRewrite(ctx context.Context, st *plan.Statement, now time.T
 	return countResult(res.Count, m), res, nil
 }
 
+// rebaseOf returns the staged change of the statement whose result *res
+// will hold, for Session.write.
+func rebaseOf(res **mergeinto.Result) func() snapshot.Rebaser {
+	return func() snapshot.Rebaser {
+		if *res == nil || (*res).Delta == nil {
+			return nil
+		}
+		return (*res).Delta
+	}
+}
+
 // runMerge runs a MERGE (or UPDATE … FROM) that plan bound into a
 // mergeinto.Spec: mergeinto stages one snapshot into the write
 // transaction, and the table's commit path commits it (removing every
@@ -189,7 +201,7 @@ func (s *Session) runMerge(ctx context.Context, st *plan.Statement) (*Result, *m
 	tbl := s.tableOf(st.Target)
 	spec := st.Write.Merge
 	var res *mergeinto.Result
-	err := s.write(ctx, tbl, "merge into", false, func(txn *table.Transaction) error {
+	err := s.write(ctx, tbl, "merge into", rebaseOf(&res), func(txn *table.Transaction) error {
 		staged, err := txn.StagedTable()
 		if err != nil {
 			return err

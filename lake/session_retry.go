@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/skadedb/skade/mergeinto"
 	"github.com/skadedb/skade/parser"
 	"github.com/skadedb/skade/snapshot"
 )
@@ -122,7 +123,7 @@ func (s *Session) retrying(ctx context.Context, stmt parser.Stmt, retries int) (
 	start := time.Now()
 	for attempt := 0; ; attempt++ {
 		res, err := s.runOnce(ctx, stmt)
-		if err == nil || !errors.Is(err, ErrCommitConflict) || attempt >= retries {
+		if err == nil || !errors.Is(err, ErrCommitConflict) || (attempt >= retries && !(maintenance(err) && attempt < appendRetries)) {
 			if err != nil && attempt > 0 {
 				err = fmt.Errorf("after %d retries: %w", attempt, err)
 			}
@@ -143,6 +144,15 @@ func (s *Session) retrying(ctx context.Context, stmt parser.Stmt, retries int) (
 			return nil, errors.Join(err, ctx.Err())
 		}
 	}
+}
+
+// maintenance reports whether a commit conflict came from table
+// maintenance alone (a compaction rewrote a file the statement touched,
+// or expiry removed the snapshots in between): no row changed, so the
+// statement is run again whatever write_retries says, as an append is.
+func maintenance(err error) bool {
+	var ce *mergeinto.ConflictError
+	return errors.As(err, &ce) && ce.Maintenance
 }
 
 // retryPolicyOf is the commit policy of the statement's target table

@@ -5,12 +5,17 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/skadedb/skade/snapshot"
 )
 
 // write applies one statement's change to a table: stage adds the change
 // (an append, a copy-on-write rewrite, a merge, a schema update) to an
-// iceberg-go transaction on the table. With assert the change also
-// requires that the table has not moved since the snapshot it read.
+// iceberg-go transaction on the table. A row-level write (MERGE, UPDATE,
+// DELETE) asserts the snapshot it read; rebase, when non-nil, returns its
+// staged change so that losing the commit race to writers that touched
+// other files validates and restages it (snapshot.Rebaser) instead of
+// failing.
 //
 // Outside a transaction it commits at once through the table's commit
 // path, which removes every file the change wrote if the commit fails.
@@ -20,11 +25,11 @@ import (
 //
 // INVARIANT: every data or schema change a session makes goes through
 // write, so that transactions see and publish all of them.
-func (s *Session) write(ctx context.Context, tbl *Table, op string, assert bool, stage func(*table.Transaction) error) error {
+func (s *Session) write(ctx context.Context, tbl *Table, op string, rebase func() snapshot.Rebaser, stage func(*table.Transaction) error) error {
 	if s.tx != nil {
-		return s.tx.write(ctx, tbl, op, assert, stage)
+		return s.tx.write(ctx, tbl, op, false, stage)
 	}
-	committed, err := tbl.commitWrite(ctx, op, writeConfig{assert: assert, props: iceberg.Properties{}}, stage)
+	committed, err := tbl.commitWrite(ctx, op, writeConfig{props: iceberg.Properties{}, rebase: rebase}, stage)
 	if err == nil && committed != nil && committed.Snapshot() != nil && (tbl.Snapshot() == nil || committed.Snapshot().ID != tbl.Snapshot().ID) {
 		s.lastCommit = committed.Snapshot().ID
 	}

@@ -123,6 +123,8 @@ type WriteOption func(*writeConfig)
 type writeConfig struct {
 	assert bool
 	props  iceberg.Properties
+	// rebase returns a row-level write's staged change (see Session.write).
+	rebase func() snapshot.Rebaser
 }
 
 // AssertSnapshot makes the write fail with ErrCommitConflict if the table
@@ -193,7 +195,7 @@ func (t *Table) opError(op string, err error) error {
 // commitWrite runs one write transaction whose new files all go through a
 // Tracker, so that a commit that fails removes exactly what it wrote.
 func (t *Table) commitWrite(ctx context.Context, op string, cfg writeConfig, stage func(*table.Transaction) error) (*Table, error) {
-	committed, err := snapshot.Commit(ctx, t.lk.cat, t.tbl, op+" "+t.Name(), snapshot.CommitOptions{Assert: cfg.assert}, stage,
+	committed, err := snapshot.Commit(ctx, t.lk.cat, t.tbl, op+" "+t.Name(), snapshot.CommitOptions{Assert: cfg.assert, Rebase: cfg.rebase}, stage,
 		func(ctx context.Context) (*table.Table, error) { return t.lk.load(ctx, t.id) })
 	if err != nil {
 		return nil, translate(err)

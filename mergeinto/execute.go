@@ -16,6 +16,7 @@ import (
 
 	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/scan"
+	"github.com/skadedb/skade/snapshot"
 )
 
 // Execute runs a MERGE and stages its change into txn, which the caller
@@ -89,6 +90,11 @@ type merger struct {
 	// snapshot (see DeadDeleteFiles).
 	removedTasks []table.FileScanTask
 	allTasks     []table.FileScanTask
+	// dead are the delete files that die with removed.
+	dead []iceberg.DataFile
+	// conflict is the row filter outside which no row can change what the
+	// statement does (the early filter, a DELETE's WHERE); nil: any row.
+	conflict iceberg.BooleanExpression
 
 	// ledger checks the copy-on-write commit's row counts (ledger.go).
 	ledger *Ledger
@@ -233,11 +239,13 @@ func (m *merger) scanTarget(ctx context.Context) error {
 			return err
 		}
 		if pr.none {
+			m.conflict = iceberg.AlwaysFalse{}
 			mt.FilesSkipped = max(total, 0)
 			mt.PruneTime = time.Since(start)
 			return nil
 		}
 		filter = pr.filter
+		m.conflict = filter
 	}
 	opts := m.snapshotOpts()
 	if filter != nil {
@@ -415,6 +423,29 @@ func (m *merger) stage(ctx context.Context, txn *table.Transaction) error {
 	if err := txn.AssertRefSnapshotID(table.MainBranch); err != nil {
 		return fmt.Errorf("%s: %w", m.what(), err)
 	}
+	if !m.mor {
+		// INVARIANT: no copy-on-write commit loses or duplicates a row.
+		if m.ledger == nil { // the target was not read: only inserts
+			m.ledger = NewLedger(m.spec.Target, nil, m.what(), m.opts.Mem)
+		}
+		if err := m.ledger.Check(ctx, m.removed, m.added, m.res.Metrics.RowsDeleted, m.res.Metrics.RowsInserted); err != nil {
+			return err
+		}
+		// Deletes that applied only to the removed files die with them.
+		m.dead = DeadDeleteFiles(m.removedTasks, m.allTasks)
+	}
+	if err := m.stageChange(ctx, txn); err != nil {
+		return err
+	}
+	m.res.Staged = true
+	m.res.Delta = m.delta()
+	return nil
+}
+
+// stageChange stages the statement's files into txn: the first time on
+// the snapshot it read, again on a newer head when it lost the commit
+// race and no commit since conflicts (Delta).
+func (m *merger) stageChange(ctx context.Context, txn *table.Transaction) error {
 	props := iceberg.Properties{}
 	for k, v := range m.opts.SnapshotProperties {
 		props[k] = v
@@ -427,36 +458,50 @@ func (m *merger) stage(ctx context.Context, txn *table.Transaction) error {
 			if err := txn.ReplaceDataFilesWithDataFiles(ctx, m.removed, nil, props); err != nil {
 				return fmt.Errorf("%s: staging the snapshot: %w", m.what(), err)
 			}
-			m.res.Staged = true
 		}
 		if m.pd.Empty() && len(m.added) == 0 {
 			return nil
 		}
 		// INVARIANT: the row delta removes no data file.
-		if err := m.pd.Stage(ctx, txn, props, m.added); err != nil {
-			return err
-		}
-		m.res.Staged = true
-		return nil
+		return m.pd.Stage(ctx, txn, props, m.added)
 	}
-	// INVARIANT: no copy-on-write commit loses or duplicates a row.
-	if m.ledger == nil { // the target was not read: only inserts
-		m.ledger = NewLedger(m.spec.Target, nil, m.what(), m.opts.Mem)
-	}
-	if err := m.ledger.Check(ctx, m.removed, m.added, m.res.Metrics.RowsDeleted, m.res.Metrics.RowsInserted); err != nil {
-		return err
-	}
-	// Deletes that applied only to the removed files die with them.
-	if dead := DeadDeleteFiles(m.removedTasks, m.allTasks); len(dead) > 0 {
-		err = txn.ReplaceFiles(ctx, m.removed, m.added, dead, props)
+	var err error
+	if len(m.dead) > 0 {
+		err = txn.ReplaceFiles(ctx, m.removed, m.added, m.dead, props)
 	} else {
 		err = txn.ReplaceDataFilesWithDataFiles(ctx, m.removed, m.added, props)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: staging the snapshot: %w", m.what(), err)
 	}
-	m.res.Staged = true
 	return nil
+}
+
+// delta describes the staged change for conflict validation.
+func (m *merger) delta() *Delta {
+	meta := m.spec.Target.Metadata()
+	op := "merge"
+	if m.rw != nil {
+		op = m.rw.verb
+	}
+	d := &Delta{
+		what:      m.what(),
+		isolation: snapshot.Isolation(meta.Properties(), op),
+		base:      m.spec.Snapshot,
+		schemaID:  meta.CurrentSchema().ID,
+		specID:    meta.DefaultPartitionSpec(),
+		rewritten: m.removed,
+		filter:    m.conflict,
+		restage: func(ctx context.Context, txn *table.Transaction) error {
+			return m.stageChange(ctx, txn)
+		},
+	}
+	d.removedDeletes = append(d.removedDeletes, m.dead...)
+	if m.pd != nil {
+		d.referenced = m.pd.Targets()
+		d.removedDeletes = append(d.removedDeletes, m.pd.superseded...)
+	}
+	return d
 }
 
 // completeDeletes gives each task planned under the early filter every

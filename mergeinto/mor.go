@@ -426,6 +426,17 @@ func (d *PositionDeletes) Empty() bool {
 	return true
 }
 
+// Targets returns the data files that get deletes.
+func (d *PositionDeletes) Targets() []iceberg.DataFile {
+	var out []iceberg.DataFile
+	for _, f := range d.files {
+		if len(f.pos) > 0 {
+			out = append(out, f.task.File)
+		}
+	}
+	return out
+}
+
 // DeleteFiles returns the delete files Write wrote.
 func (d *PositionDeletes) DeleteFiles() []iceberg.DataFile { return d.added }
 

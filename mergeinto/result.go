@@ -16,6 +16,10 @@ type Result struct {
 	// Staged reports whether Execute staged a snapshot into the
 	// transaction. A merge that changes nothing stages nothing.
 	Staged bool
+	// Delta, when Staged, describes the staged change by its files, so
+	// that a commit that loses the race can be validated against the
+	// commits since and staged again on the new head (snapshot.Rebaser).
+	Delta *Delta
 	// Returning holds the RETURNING rows when Spec.Returning was set
 	// (schema ReturningSchema), else nil. The caller releases them.
 	Returning       []arrow.RecordBatch

@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/exec"
@@ -34,6 +35,10 @@ type RewriteSpec struct {
 	// Files are the candidate data files, planned whole
 	// (scan.PlanWholeFiles), each with every delete file that applies.
 	Files []table.FileScanTask
+	// Filter is the statement's row filter (its pushed WHERE): a row
+	// outside it cannot change what the statement does. nil means any
+	// row can. A commit that lost the race is validated with it (Delta).
+	Filter iceberg.BooleanExpression
 	// Drop are files without deletes whose every row the statement
 	// deletes, as statistics prove: they are removed unread.
 	Drop []table.FileScanTask
@@ -120,6 +125,7 @@ func Rewrite(ctx context.Context, spec *RewriteSpec, txn *table.Transaction) (re
 		return m.res, nil
 	}
 	m.allTasks = spec.All
+	m.conflict = spec.Filter
 	m.ledger = NewLedger(spec.Target, m.snapshotOpts(), m.what(), m.opts.Mem)
 	if m.mor = spec.Mode == MergeOnRead; m.mor {
 		m.pd = NewPositionDeletes(spec.Target, m.snapshotOpts(), m.what(), m.opts.Mem)

@@ -256,7 +256,7 @@ func (w *Write) Spec(staged *table.Table, budget *exec.Budget) *mergeinto.Rewrit
 	}
 	return &mergeinto.RewriteSpec{
 		Table: w.Target.Name, Target: staged, Snapshot: w.Snapshot, Schema: w.schema,
-		Files: w.Files, Drop: w.Drop, All: w.All, Rows: w.rows,
+		Files: w.Files, Drop: w.Drop, All: w.All, Rows: w.rows, Filter: w.Rewrite.Pushed,
 		Update: w.Op == WriteUpdate, Returning: w.Returning != nil, ReturningOld: w.Rewrite.KeepsOld, Mode: w.Mode,
 		Budget: budget, Options: mergeinto.Options{SnapshotProperties: props},
 	}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
+	"time"
 
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -56,6 +57,11 @@ func Commit(ctx context.Context, cat *catalog.Catalog, tbl *table.Table, what st
 		return nil, errors.Join(opError(err), tracker.RemoveCreated())
 	}
 	committed, err := txn.Commit(ctx)
+	if err != nil && errors.Is(err, table.ErrCommitFailed) && opts.Rebase != nil {
+		if rb := opts.Rebase(); rb != nil {
+			committed, err = rebase(ctx, cat, tbl, fsys, rb, reload)
+		}
+	}
 	if err != nil {
 		return failedCommit(ctx, tracker, opError(err), err, reload)
 	}
@@ -82,6 +88,76 @@ type CommitOptions struct {
 	// snapshot's). Such a commit must Assert, so that it had no retried
 	// attempt.
 	KeepStrays bool
+	// Rebase, when set and returning non-nil, lets a write that asserted
+	// its snapshot survive losing the race: the commits that landed since
+	// are validated against it (Rebaser.Validate) and, if none conflicts,
+	// the same change is staged again on the new head and committed (see
+	// rebase). It is called after stage, once the change is known.
+	Rebase func() Rebaser
+}
+
+// A Rebaser is a staged row-level write (MERGE, UPDATE, DELETE) that can
+// be checked against the commits that landed after the snapshot it read,
+// and staged again on top of them: Iceberg's refresh-and-replay with
+// conflict validation, per data file.
+type Rebaser interface {
+	// Validate returns nil when no commit between the write's snapshot
+	// and head's conflicts with it, else an error wrapping
+	// table.ErrCommitFailed that says which commit and why.
+	Validate(ctx context.Context, head *table.Table) error
+	// Restage stages the write's change, the same files added and
+	// removed, into txn, a transaction on a newer head.
+	Restage(ctx context.Context, txn *table.Transaction) error
+}
+
+// rebase commits rb on the table's current head after the first attempt
+// lost the race: reload, validate the commits since, stage again with
+// the head asserted, and commit, as often as the table's commit policy
+// allows (commit.retry.num-retries, with its backoff). The files it
+// writes go through fsys, so a failure removes them with the rest.
+func rebase(ctx context.Context, cat *catalog.Catalog, tbl *table.Table, fsys iceio.IO, rb Rebaser, reload func(context.Context) (*table.Table, error)) (*table.Table, error) {
+	props := tbl.Metadata().Properties()
+	retries := props.GetInt(table.CommitNumRetriesKey, CommitRetries)
+	policy := RetryPolicyOf(props, uint64(time.Now().UnixNano()))
+	start := time.Now()
+	var lastErr error
+	for attempt := 0; attempt <= retries; attempt++ {
+		if attempt > 0 {
+			wait := policy.Wait(attempt - 1)
+			if time.Since(start)+wait > policy.Total {
+				break
+			}
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return nil, errors.Join(lastErr, ctx.Err())
+			}
+		}
+		head, err := reload(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("reloading the table after losing a commit race: %w", err)
+		}
+		if err := rb.Validate(ctx, head); err != nil {
+			return nil, err
+		}
+		staged := table.New(head.Identifier(), head.Metadata(), head.MetadataLocation(),
+			func(context.Context) (iceio.IO, error) { return fsys, nil }, cat)
+		txn := staged.NewTransaction()
+		if err := txn.AssertRefSnapshotID(table.MainBranch); err != nil {
+			return nil, err
+		}
+		if err := rb.Restage(ctx, txn); err != nil {
+			return nil, err
+		}
+		committed, err := txn.Commit(ctx)
+		if err == nil || !errors.Is(err, table.ErrCommitFailed) {
+			return committed, err
+		}
+		lastErr = err
+	}
+	return nil, fmt.Errorf("lost the commit race %d times (commit.retry.num-retries, commit.retry.total-timeout-ms): %w", retries+1, lastErr)
 }
 
 // failedCommit removes the files of a commit that failed, unless its

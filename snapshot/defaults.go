@@ -59,6 +59,41 @@ const (
 	PropDeleteMode = table.WriteDeleteModeKey
 )
 
+// Isolation levels of row-level writes, with Iceberg's names and
+// properties (write.merge.isolation-level, write.update.isolation-level,
+// write.delete.isolation-level). Both validate a write that lost a commit
+// race against what committed meanwhile, file by file: a commit that
+// removed a data file the write rewrites or deletes rows of, or that
+// added deletes against one, conflicts under both. Serializable, the
+// default, also refuses concurrently added data files that may hold rows
+// the write would have matched (by partition values and column bounds
+// against the write's filter); snapshot isolation lets them through, so
+// two MERGEs may both insert the same new key.
+const (
+	IsolationSerializable = "serializable"
+	IsolationSnapshot     = "snapshot"
+
+	PropMergeIsolation  = "write.merge.isolation-level"
+	PropUpdateIsolation = "write.update.isolation-level"
+	PropDeleteIsolation = "write.delete.isolation-level"
+)
+
+// Isolation is the isolation level a table's properties choose for op,
+// one of "delete", "update" and "merge" (as WriteMode).
+func Isolation(props iceberg.Properties, op string) string {
+	key := PropMergeIsolation
+	switch op {
+	case "delete":
+		key = PropDeleteIsolation
+	case "update":
+		key = PropUpdateIsolation
+	}
+	if props.Get(key, IsolationSerializable) == IsolationSnapshot {
+		return IsolationSnapshot
+	}
+	return IsolationSerializable
+}
+
 // Defaults returns skade's default properties for a new table.
 //
 // Dictionary encoding: pqarrow dictionary-encodes every column by default,
@@ -116,6 +151,11 @@ func Validate(p iceberg.Properties) error {
 	for _, k := range []string{PropMergeMode, PropUpdateMode, PropDeleteMode} {
 		if v, ok := p[k]; ok && v != ModeCopyOnWrite && v != ModeMergeOnRead {
 			return fmt.Errorf("table property %s = %q is not a write mode; use %q or %q", k, v, ModeCopyOnWrite, ModeMergeOnRead)
+		}
+	}
+	for _, k := range []string{PropMergeIsolation, PropUpdateIsolation, PropDeleteIsolation} {
+		if v, ok := p[k]; ok && v != IsolationSerializable && v != IsolationSnapshot {
+			return fmt.Errorf("table property %s = %q is not an isolation level; use %q (the default) or %q", k, v, IsolationSerializable, IsolationSnapshot)
 		}
 	}
 	for _, k := range []string{table.WriteTargetFileSizeBytesKey, table.ParquetRowGroupLimitKey, table.ParquetRowGroupSizeBytesKey, table.CommitNumRetriesKey} {
