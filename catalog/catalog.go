@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -70,6 +71,22 @@ type Catalog struct {
 	// stillUsed, when set, tells PurgeTable which files other tables
 	// still reference (see SetPurgeGuard).
 	stillUsed func(ctx context.Context, except table.Identifier) (func(path string) bool, error)
+	// commitLocks serialize this process's commits to one table (see
+	// LockTable); keyed by the identifier joined with NUL.
+	commitLocks sync.Map
+}
+
+// LockTable takes this process's commit lock on table id and returns
+// its release. Writers in one process that hold it while they commit
+// never lose a commit race to each other, so a row-level write that
+// must be validated and restaged on a new head (snapshot.Commit's
+// rebase) is not starved by the others' commits; writers in other
+// processes still race through the catalog's compare-and-swap.
+func (c *Catalog) LockTable(id table.Identifier) (unlock func()) {
+	m, _ := c.commitLocks.LoadOrStore(strings.Join(id, "\x00"), &sync.Mutex{})
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
 }
 
 // SetPurgeGuard installs how PurgeTable learns which of a purged table's

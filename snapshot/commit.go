@@ -56,7 +56,9 @@ func Commit(ctx context.Context, cat *catalog.Catalog, tbl *table.Table, what st
 	if err := stage(txn); err != nil {
 		return nil, errors.Join(opError(err), tracker.RemoveCreated())
 	}
+	unlock := cat.LockTable(tbl.Identifier())
 	committed, err := txn.Commit(ctx)
+	unlock()
 	if err != nil && errors.Is(err, table.ErrCommitFailed) && opts.Rebase != nil {
 		if rb := opts.Rebase(); rb != nil {
 			committed, err = rebase(ctx, cat, tbl, fsys, rb, reload)
@@ -135,30 +137,48 @@ func rebase(ctx context.Context, cat *catalog.Catalog, tbl *table.Table, fsys ic
 				return nil, errors.Join(lastErr, ctx.Err())
 			}
 		}
-		head, err := reload(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("reloading the table after losing a commit race: %w", err)
-		}
-		if err := rb.Validate(ctx, head); err != nil {
-			return nil, err
-		}
-		staged := table.New(head.Identifier(), head.Metadata(), head.MetadataLocation(),
-			func(context.Context) (iceio.IO, error) { return fsys, nil }, cat)
-		txn := staged.NewTransaction()
-		if err := txn.AssertRefSnapshotID(table.MainBranch); err != nil {
-			return nil, err
-		}
-		if err := rb.Restage(ctx, txn); err != nil {
-			return nil, err
-		}
-		committed, err := txn.Commit(ctx)
+		committed, err := rebaseOnce(ctx, cat, tbl.Identifier(), fsys, rb, reload)
 		if err == nil || !errors.Is(err, table.ErrCommitFailed) {
 			return committed, err
+		}
+		var ve *validationError
+		if errors.As(err, &ve) {
+			return nil, ve.err
 		}
 		lastErr = err
 	}
 	return nil, fmt.Errorf("lost the commit race %d times (commit.retry.num-retries, commit.retry.total-timeout-ms): %w", retries+1, lastErr)
 }
+
+// rebaseOnce is one attempt of rebase, under the process's commit lock
+// on the table.
+func rebaseOnce(ctx context.Context, cat *catalog.Catalog, id table.Identifier, fsys iceio.IO, rb Rebaser, reload func(context.Context) (*table.Table, error)) (*table.Table, error) {
+	defer cat.LockTable(id)()
+	head, err := reload(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reloading the table after losing a commit race: %w", err)
+	}
+	if err := rb.Validate(ctx, head); err != nil {
+		return nil, &validationError{err}
+	}
+	staged := table.New(head.Identifier(), head.Metadata(), head.MetadataLocation(),
+		func(context.Context) (iceio.IO, error) { return fsys, nil }, cat)
+	txn := staged.NewTransaction()
+	if err := txn.AssertRefSnapshotID(table.MainBranch); err != nil {
+		return nil, err
+	}
+	if err := rb.Restage(ctx, txn); err != nil {
+		return nil, err
+	}
+	return txn.Commit(ctx)
+}
+
+// validationError is a conflict Rebaser.Validate found: final, where a
+// lost race is retried.
+type validationError struct{ err error }
+
+func (e *validationError) Error() string { return e.err.Error() }
+func (e *validationError) Unwrap() error { return e.err }
 
 // failedCommit removes the files of a commit that failed, unless its
 // outcome is unknown and the write may have landed (see Commit).
