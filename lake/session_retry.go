@@ -21,9 +21,13 @@ const maxWriteRetries = 100
 const appendRetries = 20
 
 // SetWriteRetries makes MERGE, UPDATE and DELETE re-plan and re-run up to n
-// times against the table's new head when another writer commits first
-// (ErrCommitConflict), instead of returning the conflict. The default, 0,
-// returns it. An INSERT outside a transaction, which cannot conflict with
+// times against the table's new head when another writer's commit
+// conflicts with them (ErrCommitConflict), instead of returning the
+// conflict. The default, 0, returns it. A commit that does not conflict
+// (it touched other data files; docs/merge.md, "Concurrent writers") needs
+// no retry: the statement's files are restaged on the new head. A
+// conflict that only maintenance caused (compaction, expiry) re-runs the
+// statement whatever n is. An INSERT outside a transaction, which cannot conflict with
 // what another writer changed, is retried at least 20 times anyway
 // (unless it may read a registered stream). The same setting is `SET write_retries = n`.
 //

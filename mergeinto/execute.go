@@ -25,9 +25,11 @@ import (
 // The staged change is one overwrite snapshot that removes every data
 // file it rewrote or emptied and adds the files it wrote, with a
 // requirement that the main branch still points at the snapshot the
-// transaction started from (AssertRefSnapshotID), so that of two racing
-// merges the second to commit fails with table.ErrCommitFailed. A merge
-// that changes nothing stages nothing and returns Staged == false.
+// transaction started from (AssertRefSnapshotID): of two racing merges
+// the second to commit fails with table.ErrCommitFailed, and the caller
+// may then validate Result.Delta against the commits since and restage it
+// on the new head (snapshot.Commit does). A merge that changes nothing
+// stages nothing and returns Staged == false.
 //
 // txn must be a transaction on spec.Target (or on a table sharing its
 // metadata and IO), and spec.Snapshot its head. On error nothing is staged

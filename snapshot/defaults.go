@@ -31,8 +31,9 @@ const (
 
 	// CommitRetries: iceberg-go defaults to 0, so any concurrent writer makes
 	// a commit fail. With retries, iceberg-go refreshes the table and
-	// replays an append on top of the new head; operations that assert a
-	// snapshot (MERGE, UPDATE, DELETE) still fail, as they must.
+	// replays an append on top of the new head, and Commit validates a
+	// MERGE, UPDATE or DELETE against the commits since and restages it
+	// (Rebaser) unless one conflicts.
 	CommitRetries = 8
 
 	// MetadataPreviousVersionsMax bounds the metadata.json files kept after
