@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strconv"
 	"time"
 
@@ -127,6 +128,9 @@ func (s *Session) retrying(ctx context.Context, stmt parser.Stmt, retries int) (
 	start := time.Now()
 	for attempt := 0; ; attempt++ {
 		res, err := s.runOnce(ctx, stmt)
+		if vanished(err) && attempt < vanishedRetries {
+			continue
+		}
 		if err == nil || !errors.Is(err, ErrCommitConflict) || (attempt >= retries && !(maintenance(err) && attempt < appendRetries)) {
 			if err != nil && attempt > 0 {
 				err = fmt.Errorf("after %d retries: %w", attempt, err)
@@ -157,6 +161,19 @@ func (s *Session) retrying(ctx context.Context, stmt parser.Stmt, retries int) (
 func maintenance(err error) bool {
 	var ce *mergeinto.ConflictError
 	return errors.As(err, &ce) && ce.Maintenance
+}
+
+// vanishedRetries bounds the re-runs of a write whose files vanished
+// while it ran: a file that stays missing is not expiry's doing.
+const vanishedRetries = 3
+
+// vanished reports whether a write failed because a file it read is gone:
+// expiry in another session or process removed the snapshot the
+// statement was reading, with the files only that snapshot used. The
+// statement committed nothing and removed what it wrote, so it runs again
+// on the current head.
+func vanished(err error) bool {
+	return err != nil && errors.Is(err, fs.ErrNotExist)
 }
 
 // retryPolicyOf is the commit policy of the statement's target table

@@ -69,6 +69,9 @@ func TestMergeLosingARace(t *testing.T) {
 		{"delete_in_the_same_file", "serializable", "DELETE FROM t WHERE id = 1", "which this statement rewrites", "1x,2b,3z,10p,20q", false},
 		{"update_of_another_file", "serializable", "UPDATE t SET v = 'r' WHERE id = 20", "", "1x,2b,3z,10p,20r", false},
 		{"compaction", "serializable", "ALTER TABLE t EXECUTE compact", "", "1x,2b,3z,10p,20q", true},
+		// expiry removed the snapshots between the merge's and the head:
+		// what they changed cannot be checked, so the merge runs again
+		{"expiry", "serializable", "INSERT INTO t VALUES (4, 'd'); INSERT INTO t VALUES (5, 'e'); ALTER TABLE t EXECUTE expire_snapshots(older_than => '2200-01-01 00:00:00', retain_last => 1)", "", "1x,2b,3z,4d,5e,10p,20q", true},
 	}
 	for _, tc := range cases {
 		for _, retries := range []int{0, 1} {
@@ -89,10 +92,7 @@ func TestMergeLosingARace(t *testing.T) {
 				src := &racingSource{
 					schema: arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}, nil),
 					rows:   [][]any{{int64(1), "x"}, {int64(3), "z"}},
-					race: func() error {
-						_, err := other.SQL(ctx, tc.race)
-						return err
-					},
+					race: func() error { return other.Exec(ctx, tc.race) },
 				}
 				if err := sess.register(ctx, "incoming", src); err != nil {
 					t.Fatal(err)

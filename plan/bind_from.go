@@ -655,6 +655,8 @@ func (b *binder) bindTableFunc(t *parser.TableFunc) (Node, error) {
 			v.Rows = append(v.Rows, exprs)
 		}
 		return v, nil
+	case "table_changes":
+		return b.tableChanges(t, pos, named)
 	case "read_parquet", "parquet_scan":
 		if len(pos) != 1 || len(named) > 0 {
 			return nil, errorf(t.Pos, "read_parquet takes one file or glob argument")
@@ -665,7 +667,7 @@ func (b *binder) bindTableFunc(t *parser.TableFunc) (Node, error) {
 		}
 		return b.readerNode(name+"('"+glob+"')", func(ctx context.Context) (array.RecordReader, error) { return scan.OpenParquet(ctx, glob) })
 	}
-	return nil, errorf(t.Pos, "table function %s does not exist; the table functions are range, generate_series, read_csv and read_parquet", name)
+	return nil, errorf(t.Pos, "table function %s does not exist; the table functions are range, generate_series, read_csv, read_parquet and table_changes", name)
 }
 
 // readerNode opens the reader once at bind time for its schema, then
