@@ -92,7 +92,7 @@ func TestMergeLosingARace(t *testing.T) {
 				src := &racingSource{
 					schema: arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}, nil),
 					rows:   [][]any{{int64(1), "x"}, {int64(3), "z"}},
-					race: func() error { return other.Exec(ctx, tc.race) },
+					race:   func() error { return other.Exec(ctx, tc.race) },
 				}
 				if err := sess.register(ctx, "incoming", src); err != nil {
 					t.Fatal(err)
