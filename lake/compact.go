@@ -2,8 +2,10 @@ package lake
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
@@ -47,7 +49,44 @@ type CompactResult struct {
 // atomic catalog commit, so no reader sees one without the other.
 //
 // A table with nothing to compact is returned as is, with no new snapshot.
+//
+// Compaction never makes a writer fail: a MERGE, UPDATE or DELETE that
+// loses the commit race to it is restaged or run again (docs/merge.md,
+// "Concurrent writers"). The other way round, a writer that commits while
+// compaction runs makes compaction's commit fail; Compact then plans and
+// runs again on the new head, up to the table's commit.retry.num-retries
+// times with its backoff, and returns the conflict only after that.
 func (t *Table) Compact(ctx context.Context, opts CompactOptions) (*Table, CompactResult, error) {
+	props := t.tbl.Metadata().Properties()
+	retries := props.GetInt(table.CommitNumRetriesKey, snapshot.CommitRetries)
+	policy := snapshot.RetryPolicyOf(props, uint64(time.Now().UnixNano()))
+	cur := t
+	for attempt := 0; ; attempt++ {
+		out, res, err := cur.compactOnce(ctx, opts)
+		if err == nil || !errors.Is(err, ErrCommitConflict) || attempt >= retries {
+			if err != nil && attempt > 0 {
+				err = fmt.Errorf("after %d retries: %w", attempt, err)
+			}
+			return out, res, err
+		}
+		timer := time.NewTimer(policy.Wait(attempt))
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, CompactResult{}, errors.Join(err, ctx.Err())
+		}
+		if cur, err = cur.Refresh(ctx); err != nil {
+			return nil, CompactResult{}, err
+		}
+	}
+}
+
+// testHookCompactStaged, when set, runs after compaction has staged its
+// change and before it commits; tests race writers with it.
+var testHookCompactStaged func()
+
+func (t *Table) compactOnce(ctx context.Context, opts CompactOptions) (*Table, CompactResult, error) {
 	var res CompactResult
 	if err := t.checkWritable(); err != nil {
 		return nil, res, err
@@ -152,6 +191,9 @@ func (t *Table) Compact(ctx context.Context, opts CompactOptions) (*Table, Compa
 			return fmt.Errorf("rewriting manifests: %w", err)
 		}
 		res.RewrittenManifests, res.AddedManifests = len(m.RewrittenManifests), len(m.AddedManifests)
+		if hook := testHookCompactStaged; hook != nil {
+			hook()
+		}
 		return nil
 	})
 	if err != nil {

@@ -179,3 +179,54 @@ func TestSetWriteRetries(t *testing.T) {
 		t.Fatalf("SetWriteRetries(-1): %v", err)
 	}
 }
+
+// TestCompactionRetriesAfterAWriter commits a writer's INSERT and then a
+// MERGE while compaction has staged its rewrite: compaction's commit fails
+// and it runs again on the new head, the writers' rows all survive, and
+// nothing is left behind.
+func TestCompactionRetriesAfterAWriter(t *testing.T) {
+	ctx := context.Background()
+	lk, err := Open(ctx, filepath.Join(t.TempDir(), "lake"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Close()
+	sess := lk.Session()
+	if err := sess.Exec(ctx, `CREATE TABLE t (id BIGINT, v VARCHAR);
+		INSERT INTO t VALUES (1, 'a'); INSERT INTO t VALUES (2, 'b'); INSERT INTO t VALUES (3, 'c')`); err != nil {
+		t.Fatal(err)
+	}
+	other := lk.Session()
+	races := 0
+	testHookCompactStaged = func() {
+		races++
+		if races > 2 {
+			return
+		}
+		if err := other.Exec(ctx, fmt.Sprintf("INSERT INTO t VALUES (%d, 'w'); MERGE INTO t USING (SELECT 1 AS id) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = v || 'm'", 10+races)); err != nil {
+			t.Errorf("writer during compaction: %v", err)
+		}
+	}
+	defer func() { testHookCompactStaged = nil }()
+	if err := sess.Exec(ctx, "ALTER TABLE t EXECUTE compact"); err != nil {
+		t.Fatalf("compaction with writers committing during it: %v", err)
+	}
+	if races != 3 {
+		t.Fatalf("compaction staged %d times, want 3 (two lost races, then the commit)", races)
+	}
+	res, err := sess.SQL(ctx, "SELECT string_agg(id::varchar || v, ',' ORDER BY id), (SELECT count(*) FROM t$files) FROM t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs, err := res.Collect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := bs[0].Column(0).(*array.String).Value(0); got != "1amm,2b,3c,11w,12w" {
+		t.Fatalf("table after compaction = %q", got)
+	}
+	if files := bs[0].Column(1).(*array.Int64).Value(0); files != 1 {
+		t.Fatalf("%d data files after compaction, want 1", files)
+	}
+	noStrays(t, lk)
+}
