@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/skadedb/skade/mergeinto"
@@ -128,7 +129,7 @@ func (s *Session) retrying(ctx context.Context, stmt parser.Stmt, retries int) (
 	start := time.Now()
 	for attempt := 0; ; attempt++ {
 		res, err := s.runOnce(ctx, stmt)
-		if vanished(err) && attempt < vanishedRetries {
+		if attempt < vanishedRetries && s.vanished(ctx, stmt, err) {
 			continue
 		}
 		if err == nil || !errors.Is(err, ErrCommitConflict) || (attempt >= retries && !(maintenance(err) && attempt < appendRetries)) {
@@ -172,8 +173,32 @@ const vanishedRetries = 3
 // statement was reading, with the files only that snapshot used. The
 // statement committed nothing and removed what it wrote, so it runs again
 // on the current head.
-func vanished(err error) bool {
-	return err != nil && errors.Is(err, fs.ErrNotExist)
+// Only a missing file of the statement's target table counts: a missing
+// file the statement was asked to read (read_csv) is the user's error.
+func (s *Session) vanished(ctx context.Context, stmt parser.Stmt, err error) bool {
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	tbl, _, lerr := s.lookup(ctx, targetOf(stmt))
+	if lerr != nil {
+		return false
+	}
+	return strings.Contains(err.Error(), strings.TrimSuffix(tbl.tbl.Location(), "/")+"/")
+}
+
+// targetOf is the table a write statement changes.
+func targetOf(stmt parser.Stmt) parser.Name {
+	switch st := stmt.(type) {
+	case *parser.Merge:
+		return st.Target
+	case *parser.Insert:
+		return st.Table
+	case *parser.Update:
+		return st.Table.Name
+	case *parser.Delete:
+		return st.Table.Name
+	}
+	return nil
 }
 
 // retryPolicyOf is the commit policy of the statement's target table
@@ -181,18 +206,7 @@ func vanished(err error) bool {
 // read.
 func (s *Session) retryPolicyOf(ctx context.Context, stmt parser.Stmt) snapshot.RetryPolicy {
 	seed := uint64(time.Now().UnixNano())
-	var name parser.Name
-	switch st := stmt.(type) {
-	case *parser.Merge:
-		name = st.Target
-	case *parser.Insert:
-		name = st.Table
-	case *parser.Update:
-		name = st.Table.Name
-	case *parser.Delete:
-		name = st.Table.Name
-	}
-	tbl, _, err := s.lookup(ctx, name)
+	tbl, _, err := s.lookup(ctx, targetOf(stmt))
 	if err != nil {
 		return snapshot.RetryPolicyOf(nil, seed)
 	}
