@@ -33,7 +33,14 @@ func init() {
 		{"history", "TABLE", "list a table's snapshots with operation and summary", dotHistory},
 		{"read", "FILE", "run the statements in FILE", dotRead},
 		{"let", "NAME VALUE", "set ${NAME} for later statements (DML sets ${snapshot})", dotLet},
-		{"quit", "", "leave the shell (also .exit, Ctrl-D)", dotQuit},
+		{"schemas", "", "list the schemas (namespaces)", dotSchemas},
+		{"databases", "", "show the lake the shell is on", dotDatabases},
+		{"open", "DIR", "close this lake and open the lake in DIR (created when DIR is new or empty)", dotOpen},
+		{"import", "FILE TABLE", "append a CSV or Parquet file to TABLE, creating it if absent", dotImport},
+		{"once", "FILE", "write the next statement's result to FILE", dotOnce},
+		{"expanded", "[on|off]", "one line per column (.mode line) or back (psql's \\x)", dotExpanded},
+		{"timing", "[on|off]", "toggle .timer (psql's \\timing)", dotTiming},
+		{"quit", "", "leave the shell (also .exit, exit, quit, \\q, Ctrl-D)", dotQuit},
 	}
 }
 
@@ -54,6 +61,10 @@ func (sh *shell) dot(text string, line int, bail bool) error {
 			}
 			return err
 		}
+	}
+	if strings.HasPrefix(name, `\`) {
+		sh.errorf(line, "unknown psql command %s; skade knows \\d, \\d TABLE, \\dt, \\dn, \\l, \\x, \\timing, \\i, \\o, \\copy, \\? and \\q (.help lists the dot commands)", name)
+		return errReported
 	}
 	sh.errorf(line, "unknown command %q; .help lists the commands", "."+name)
 	return errReported
@@ -131,7 +142,7 @@ func dotOutput(sh *shell, args []string, line int, bail bool) error {
 			return err
 		}
 	}
-	sh.close()
+	sh.closeOutput()
 	sh.out = sh.stdout
 	if f != nil {
 		sh.outFile, sh.out = f, f
@@ -287,3 +298,114 @@ func dotLet(sh *shell, args []string, line int, bail bool) error {
 }
 
 func dotQuit(sh *shell, args []string, line int, bail bool) error { return errQuit }
+
+func dotSchemas(sh *shell, args []string, line int, bail bool) error {
+	names, err := sh.lk.Namespaces(sh.ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		fmt.Fprintln(sh.out, n)
+	}
+	return nil
+}
+
+func dotDatabases(sh *shell, args []string, line int, bail bool) error {
+	fmt.Fprintln(sh.out, sh.lakeDir)
+	return nil
+}
+
+// dotOpen switches the shell to another lake, as DuckDB's .open does: an
+// open transaction is rolled back first. A directory that holds something
+// other than a lake is refused.
+func dotOpen(sh *shell, args []string, line int, bail bool) error {
+	if len(args) != 1 {
+		return fmt.Errorf("takes one lake directory")
+	}
+	if err := checkLakeDir(args[0]); err != nil {
+		return err
+	}
+	lk, err := openShellLake(sh.ctx, args[0])
+	if err != nil {
+		return err
+	}
+	sh.rollback(".open left the lake before COMMIT")
+	sh.lk.Close()
+	sh.lk, sh.sess, sh.lakeDir = lk, lk.Session(), args[0]
+	return nil
+}
+
+func dotImport(sh *shell, args []string, line int, bail bool) error {
+	if len(args) != 2 {
+		return fmt.Errorf("takes a file and a table name: .import FILE TABLE")
+	}
+	msg, err := importFile(sh.ctx, sh.lk, args[1], args[0], "", nil)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(sh.out, msg)
+	return nil
+}
+
+// dotOnce sends the next statement's result to a file, then output goes
+// back where it was.
+func dotOnce(sh *shell, args []string, line int, bail bool) error {
+	if len(args) != 1 {
+		return fmt.Errorf("takes one file name")
+	}
+	f, err := os.Create(args[0])
+	if err != nil {
+		return err
+	}
+	if sh.onceFile != nil {
+		sh.onceFile.Close()
+	} else {
+		sh.onceRestore = sh.out
+	}
+	sh.onceFile, sh.out = f, f
+	return nil
+}
+
+func dotExpanded(sh *shell, args []string, line int, bail bool) error {
+	on := sh.mode != "line"
+	if len(args) > 0 {
+		v, err := onOff(args)
+		if err != nil {
+			return err
+		}
+		on = v
+	}
+	switch {
+	case on && sh.mode != "line":
+		sh.prevMode, sh.mode = sh.mode, "line"
+	case !on && sh.mode == "line":
+		sh.mode = sh.prevMode
+		if sh.mode == "" || sh.mode == "line" {
+			sh.mode = "table"
+		}
+	}
+	state := "off"
+	if sh.mode == "line" {
+		state = "on"
+	}
+	fmt.Fprintf(sh.stderr, "Expanded display is %s.\n", state)
+	return nil
+}
+
+func dotTiming(sh *shell, args []string, line int, bail bool) error {
+	on := !sh.timer
+	if len(args) > 0 {
+		v, err := onOff(args)
+		if err != nil {
+			return err
+		}
+		on = v
+	}
+	sh.timer = on
+	state := "off"
+	if on {
+		state = "on"
+	}
+	fmt.Fprintf(sh.stderr, "Timing is %s.\n", state)
+	return nil
+}

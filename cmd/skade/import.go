@@ -35,19 +35,31 @@ func runImport(ctx context.Context, e *env, args []string, partitionBy string) e
 	if len(args) != 2 {
 		return usagef("needs a table name and a file")
 	}
-	name, path := args[0], args[1]
 	lk, err := e.create(ctx)
 	if err != nil {
 		return err
 	}
 	defer lk.Close()
+	bar := e.terminalProgress()
+	msg, err := importFile(ctx, lk, args[0], args[1], partitionBy, bar.progress())
+	bar.stop()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, msg)
+	return nil
+}
 
+// importFile appends the CSV or Parquet file at path to table name,
+// creating the table (partitioned by partitionBy) when it is absent, and
+// says what it did. The shell's .import runs it too.
+func importFile(ctx context.Context, lk *lake.Lake, name, path, partitionBy string, progress *lake.Progress) (string, error) {
 	tbl, err := lk.Table(ctx, name)
 	created := false
 	switch {
 	case errors.Is(err, lake.ErrTableNotFound):
 	case err != nil:
-		return err
+		return "", err
 	}
 
 	var rdr array.RecordReader
@@ -64,10 +76,10 @@ func runImport(ctx context.Context, e *env, args []string, partitionBy string) e
 	case ".parquet", ".pq":
 		rdr, err = scan.OpenParquet(ctx, path)
 	default:
-		return usagef("cannot tell the format of %q; name a .csv, .tsv or .parquet file", path)
+		return "", usagef("cannot tell the format of %q; name a .csv, .tsv or .parquet file", path)
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer rdr.Release()
 
@@ -78,14 +90,12 @@ func runImport(ctx context.Context, e *env, args []string, partitionBy string) e
 		}
 		tbl, err = lk.CreateTable(ctx, name, nullable(rdr.Schema()), opts...)
 		if err != nil {
-			return err
+			return "", err
 		}
 		created = true
 	}
-	bar := e.terminalProgress()
-	counted := newCountingReader(rdr, bar.progress())
+	counted := newCountingReader(rdr, progress)
 	out, err := tbl.Append(ctx, counted)
-	bar.stop()
 	if err != nil {
 		if created {
 			// Leave no empty table behind from a failed first import.
@@ -93,14 +103,13 @@ func runImport(ctx context.Context, e *env, args []string, partitionBy string) e
 				err = errors.Join(err, derr)
 			}
 		}
-		return err
+		return "", err
 	}
 	verb := "appended"
 	if created {
 		verb = "created " + out.Name() + " and appended"
 	}
-	fmt.Fprintf(e.stdout, "%s %d rows to %s (snapshot %d)\n", verb, counted.rows, out.Name(), out.Snapshot().ID)
-	return nil
+	return fmt.Sprintf("%s %d rows to %s (snapshot %d)", verb, counted.rows, out.Name(), out.Snapshot().ID), nil
 }
 
 // nullable marks every column nullable: a file's schema says nothing

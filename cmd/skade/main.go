@@ -127,8 +127,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	rest := global.Args()
 	if len(rest) == 0 {
-		usage(stderr)
-		return 2
+		// bare skade: the shell (or the script on standard input) on
+		// the default lake, as bare duckdb does
+		rest = []string{"sql"}
 	}
 	name := rest[0]
 	if name == "help" {
@@ -143,8 +144,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	c, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "skade: unknown command %q; run `skade help` for the list\n", name)
-		return 2
+		// skade DIR: the shell on the lake in DIR, as duckdb FILE
+		if lakeDirArg(name) {
+			if err := checkLakeDir(name); err != nil {
+				fmt.Fprintf(stderr, "skade: %v\n", err)
+				return 1
+			}
+			e.lakeDir = name
+			c, rest = commands["sql"], append([]string{"sql"}, rest[1:]...)
+		} else {
+			fmt.Fprintf(stderr, "skade: unknown command %q%s; run `skade help` for the list, or `skade ./%s` to open a lake there\n", name, commandDidYouMean(name), name)
+			return 2
+		}
 	}
 	fs := newFlagSet(c, e, stderr)
 	positional, err := parseInterleaved(fs, rest[1:])
@@ -214,7 +225,7 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "skade: an embedded Iceberg lakehouse engine.")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "usage: skade [--lake DIR] COMMAND [flags] [args]")
+	fmt.Fprintln(w, "usage: skade [--lake DIR] COMMAND [flags] [args]\n       skade [--lake DIR]   (the SQL shell)\n       skade DIR            (the SQL shell on the lake in DIR)")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "commands:")
 	names := make([]string, 0, len(commands))

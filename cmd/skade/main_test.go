@@ -25,6 +25,12 @@ func skade(t *testing.T, args ...string) (code int, stdout, stderr string) {
 func TestSubcommands(t *testing.T) {
 	lakeDir := filepath.Join(t.TempDir(), "lake")
 	csv := filepath.Join("..", "..", "testdata", "events.csv")
+	onceFile := filepath.Join(t.TempDir(), "once.csv")
+	copyFile := filepath.Join(t.TempDir(), "copy.csv")
+	notLake := t.TempDir()
+	if err := os.WriteFile(filepath.Join(notLake, "notes.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	cases := []struct {
 		args     []string
@@ -92,7 +98,26 @@ func TestSubcommands(t *testing.T) {
 		{args: []string{"frobnicate"}, code: 2, stderr: `unknown command "frobnicate"`},
 		{args: []string{"expire", "--help"}, code: 0, stderr: "example:\n  skade expire events --older-than 7d --retain-last 5"},
 		{args: []string{"help", "import"}, code: 0, stdout: "(?s)usage: skade import.*example:"},
-		{args: nil, code: 2, stderr: "usage: skade [--lake DIR] COMMAND"},
+		// psql's habits map to the shell's commands
+		{args: []string{"--lake", lakeDir, "sql", "-c", `\dt`}, code: 0, stdout: `^main\.events\n$`},
+		{args: []string{"--lake", lakeDir, "sql", "-c", `\d events`}, code: 0, stdout: `^CREATE TABLE main\.events \(\n    id BIGINT`},
+		{args: []string{"--lake", lakeDir, "sql", "-c", `\dn`}, code: 0, stdout: `^main\n$`},
+		{args: []string{"--lake", lakeDir, "sql", "-c", `\l`}, code: 0, stdout: "^" + regexp.QuoteMeta(lakeDir) + `\n$`},
+		{args: []string{"--lake", lakeDir, "sql", "-c", "\\x\nSELECT 1 AS one, 2 AS two;"}, code: 0, stdout: `^one = 1\ntwo = 2\n`, stderr: "Expanded display is on."},
+		{args: []string{"--lake", lakeDir, "sql", "-c", "\\timing on"}, code: 0, stderr: "Timing is on."},
+		{args: []string{"--lake", lakeDir, "sql", "-c", `\bogus`}, code: 1, stderr: `unknown psql command \bogus; skade knows \d, \d TABLE, \dt`},
+		{args: []string{"--lake", lakeDir, "sql", "--format", "csv", "-c", "SELECT 1 AS a;\nquit\nSELECT 2 AS b;"}, code: 0, stdout: "^a\n1\n$"},
+		{args: []string{"--lake", lakeDir, "sql", "--format", "csv", "-c", "SELECT 1 AS a;\n\\q\nSELECT 2 AS b;"}, code: 0, stdout: "^a\n1\n$"},
+		{args: []string{"--lake", lakeDir, "sql", "-c", "help"}, code: 0, stdout: `\.import FILE TABLE`},
+		{args: []string{"--lake", lakeDir, "sql", "--format", "csv", "-c", ".once " + onceFile + "\nSELECT 5 AS five;\nSELECT 6 AS six;"}, code: 0, stdout: "^six\n6\n$"},
+		{args: []string{"--lake", lakeDir, "sql", "--format", "csv", "-c", ".import " + csv + " imported\nSELECT count(*) AS n FROM imported;"}, code: 0, stdout: `^created main\.imported and appended 8 rows to main\.imported \(snapshot \d+\)\nn\n8\n$`},
+		{args: []string{"--lake", lakeDir, "sql", "--format", "csv", "-c", "\\copy (SELECT 42 AS v) TO '" + copyFile + "'"}, code: 0},
+		// bare skade is the shell (here on an empty standard input), and
+		// skade DIR the shell on DIR, refused when DIR holds something else
+		{args: []string{"--lake", lakeDir}, code: 0, noStdout: true},
+		{args: []string{lakeDir}, code: 0, noStdout: true},
+		{args: []string{notLake}, code: 1, stderr: notLake + " is not a lake: it holds files but no catalog.db"},
+		{args: []string{"tabels"}, code: 2, stderr: `unknown command "tabels" (did you mean "tables"?)`},
 	}
 	for i, c := range cases {
 		code, stdout, stderr := skade(t, c.args...)
@@ -114,12 +139,18 @@ func TestSubcommands(t *testing.T) {
 			t.Fatalf("skade %q: stderr %q does not contain %q", c.args, stderr, c.stderr)
 		}
 	}
+	if b, err := os.ReadFile(onceFile); err != nil || string(b) != "five\n5\n" {
+		t.Fatalf(".once wrote %q (%v), want the one result", b, err)
+	}
+	if b, err := os.ReadFile(copyFile); err != nil || !strings.Contains(string(b), "42") {
+		t.Fatalf(`\copy wrote %q (%v)`, b, err)
+	}
 	// A failed first import leaves no table behind.
 	if _, err := os.Stat(filepath.Join(lakeDir, "main")); err != nil {
 		t.Fatal(err)
 	}
 	_, stdout, _ := skade(t, "--lake", lakeDir, "tables")
-	if stdout != "main.events\n" {
+	if stdout != "main.events\nmain.imported\n" {
 		t.Fatalf("tables after failed imports: %q", stdout)
 	}
 }

@@ -218,3 +218,58 @@ func TestHistoryEntry(t *testing.T) {
 		}
 	}
 }
+
+// TestREPLNewcomerHabits opens the shell the way a DuckDB or psql user
+// would, `skade DIR` and bare `skade`, and types psql's commands.
+func TestREPLNewcomerHabits(t *testing.T) {
+	home := t.TempDir()
+	lakeDir := filepath.Join(t.TempDir(), "lake")
+
+	sh := startShell(t, home, lakeDir)
+	sh.expect("skade> ")
+	sh.send("CREATE TABLE t AS SELECT * FROM range(3) r(id);\r")
+	sh.expect("created t with 3 rows")
+	sh.send("\\dt\r")
+	sh.expect("main.t")
+	sh.send("\\d t\r")
+	sh.expect("CREATE TABLE main.t (")
+	sh.send("\\x\r")
+	sh.expect("Expanded display is on.")
+	sh.send("SELECT 7 AS seven, 8 AS eight;\r")
+	sh.expect("seven = 7")
+	sh.expect("eight = 8")
+	sh.send("\\x\r")
+	sh.expect("Expanded display is off.")
+	// the shell times statements already; \timing toggles it, as in psql
+	sh.send("\\timing\r")
+	sh.expect("Timing is off.")
+	sh.send("\\timing on\r")
+	sh.expect("Timing is on.")
+	sh.send("\\q\r")
+	waitExit(t, sh)
+
+	// bare skade opens the default lake ($SKADE_LAKE here); exit leaves
+	t.Setenv("SKADE_LAKE", lakeDir)
+	sh = startShell(t, home)
+	sh.expect("skade> ")
+	sh.send("SELECT count(*) AS n FROM t;\r")
+	sh.expect("│      3 │")
+	sh.send("exit\r")
+	waitExit(t, sh)
+}
+
+// waitExit waits for the shell to end successfully on its own.
+func waitExit(t *testing.T, tm *terminal) {
+	t.Helper()
+	errc := make(chan error, 1)
+	go func() { errc <- tm.cmd.Wait() }()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Fatalf("shell exited with %v", err)
+		}
+	case <-time.After(replWait):
+		t.Fatal("shell did not exit")
+	}
+	<-tm.done
+}

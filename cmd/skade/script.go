@@ -38,6 +38,12 @@ func (f *feeder) line(text string, n int) error {
 		if trimmed == "" {
 			return nil
 		}
+		if dot, sql, ok := psqlLine(trimmed); ok {
+			if sql != "" {
+				return f.result(f.sh.statement(sql, n))
+			}
+			return f.result(f.sh.dot(dot, n, f.bail))
+		}
 		if strings.HasPrefix(trimmed, ".") {
 			return f.result(f.sh.dot(trimmed, n, f.bail))
 		}

@@ -46,6 +46,23 @@ type shell struct {
 	source string
 	// readDepth guards .read against a file that reads itself.
 	readDepth int
+	// lakeDir is where the lake is (.databases, .open).
+	lakeDir string
+	// prevMode is the mode \x left, to go back to.
+	prevMode string
+	// onceFile is .once's file, closed after the next statement, when
+	// output goes back to onceRestore.
+	onceFile    *os.File
+	onceRestore io.Writer
+}
+
+// endOnce closes .once's file after the statement that wrote to it.
+func (sh *shell) endOnce() {
+	if sh.onceFile == nil {
+		return
+	}
+	sh.onceFile.Close()
+	sh.out, sh.onceFile, sh.onceRestore = sh.onceRestore, nil, nil
 }
 
 func newShell(ctx context.Context, lk *lake.Lake, stdout, stderr io.Writer) *shell {
@@ -55,17 +72,28 @@ func newShell(ctx context.Context, lk *lake.Lake, stdout, stderr io.Writer) *she
 // close ends the shell: an open transaction is rolled back, as when a
 // Postgres session ends, and says so.
 func (sh *shell) close() {
+	sh.rollback("the shell ended before COMMIT")
+	sh.closeOutput()
+}
+
+// rollback ends an open transaction, saying why.
+func (sh *shell) rollback(why string) {
 	if sh.sess.InTransaction() {
 		if err := sh.sess.Close(); err != nil {
 			fmt.Fprintf(sh.stderr, "Error: %v\n", err)
 		} else {
-			fmt.Fprintln(sh.stderr, "The open transaction was rolled back (the shell ended before COMMIT).")
+			fmt.Fprintf(sh.stderr, "The open transaction was rolled back (%s).\n", why)
 		}
 	}
+}
+
+// closeOutput closes the files .output and .once write to.
+func (sh *shell) closeOutput() {
 	if sh.outFile != nil {
 		sh.outFile.Close()
 		sh.outFile = nil
 	}
+	sh.endOnce()
 }
 
 // varRef is ${name}, the shell's variable syntax (set with .let).
@@ -91,6 +119,7 @@ func (sh *shell) expand(text string) (string, error) {
 // statement runs one SQL statement; line is where it starts in its
 // source, for error messages. A returned error has been printed.
 func (sh *shell) statement(text string, line int) error {
+	defer sh.endOnce()
 	text, err := sh.expand(text)
 	if err != nil {
 		sh.errorf(line, "%v", err)

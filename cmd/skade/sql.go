@@ -59,8 +59,9 @@ func runSQL(ctx context.Context, e *env, args []string, o sqlOptions) error {
 	if err != nil {
 		return err
 	}
-	defer lk.Close()
 	sh := newShell(ctx, lk, e.stdout, e.stderr)
+	sh.lakeDir = e.lakeDir
+	defer func() { sh.lk.Close() }() // .open may have replaced lk
 	defer sh.close()
 	sh.mode = o.format
 	sh.progress = isTerminal(e.stdout) && isTerminal(e.stderr)

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/skadedb/skade/lake"
+	"github.com/skadedb/skade/objstore"
+)
+
+// lakeDirArg reports whether the first argument of `skade ARG` names a
+// lake to open a shell on rather than a mistyped command: an existing
+// directory, a path (it has a separator or starts with a dot), or a
+// lake URL. A bare word that is no directory is taken for a command, so
+// that `skade tabels` does not create a lake called tabels.
+func lakeDirArg(arg string) bool {
+	if objstore.IsURL(arg) || lake.IsRESTLocation(arg) {
+		return true
+	}
+	if st, err := os.Stat(arg); err == nil && st.IsDir() {
+		return true
+	}
+	return strings.ContainsRune(arg, os.PathSeparator) || strings.HasPrefix(arg, ".")
+}
+
+// checkLakeDir refuses to open a shell on a directory that holds files
+// but no lake, so that a lake is never created on top of something else.
+// A lake, an empty directory and a path that does not exist yet are fine.
+func checkLakeDir(dir string) error {
+	if objstore.IsURL(dir) || lake.IsRESTLocation(dir) {
+		return nil
+	}
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case len(entries) == 0:
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, "catalog.db")); err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s is not a lake: it holds files but no catalog.db; open an empty or new directory, or run `skade --lake %s repair` if it is a lake whose catalog was lost", dir, dir)
+}
+
+// openShellLake opens (creating when needed) the lake in dir for .open.
+func openShellLake(ctx context.Context, dir string) (*lake.Lake, error) {
+	if !objstore.IsURL(dir) && !lake.IsRESTLocation(dir) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("create lake directory: %w", err)
+		}
+	}
+	return lake.Open(ctx, dir, lake.WithCatalogFile(os.Getenv("SKADE_CATALOG")), catalogAuth())
+}
+
+// commandDidYouMean suggests the command nearest a mistyped one.
+func commandDidYouMean(name string) string {
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	best, bestD := "", 3
+	for _, n := range names {
+		if d := editDistance(name, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
