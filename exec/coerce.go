@@ -94,8 +94,18 @@ func TypeName(dt arrow.DataType) string {
 		return "timestamp"
 	case arrow.INTERVAL_MONTH_DAY_NANO, arrow.INTERVAL_MONTHS, arrow.INTERVAL_DAY_TIME, arrow.DURATION:
 		return "interval"
-	case arrow.LIST, arrow.LARGE_LIST:
+	case arrow.MAP:
+		m := dt.(*arrow.MapType)
+		return "map(" + TypeName(m.KeyType()) + ", " + TypeName(m.ItemType()) + ")"
+	case arrow.LIST, arrow.LARGE_LIST, arrow.FIXED_SIZE_LIST:
 		return TypeName(dt.(arrow.ListLikeType).Elem()) + "[]"
+	case arrow.STRUCT:
+		st := dt.(*arrow.StructType)
+		parts := make([]string, st.NumFields())
+		for i, f := range st.Fields() {
+			parts[i] = f.Name + " " + TypeName(f.Type)
+		}
+		return "struct(" + strings.Join(parts, ", ") + ")"
 	}
 	return strings.ToLower(dt.String())
 }

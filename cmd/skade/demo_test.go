@@ -53,7 +53,7 @@ func demoBlock(readme string) (string, bool) {
 }
 
 var (
-	commitTimes = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
+	commitTimes = regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?\+00`)
 	padding     = regexp.MustCompile(`[ ─]+`)
 )
 

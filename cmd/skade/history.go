@@ -7,6 +7,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
 	"github.com/skadedb/skade/lake"
 )
 
@@ -54,7 +58,7 @@ func historyRows(tbl *lake.Table) (header []string, rows [][]string) {
 		}
 		rows = append(rows, []string{
 			strconv.FormatInt(s.ID, 10) + cur,
-			s.Committed.Format(time.RFC3339Nano),
+			timestamptzText(s.Committed),
 			s.Operation,
 			parent,
 			summaryCount(s.Summary, "added-records"),
@@ -64,6 +68,21 @@ func historyRows(tbl *lake.Table) (header []string, rows [][]string) {
 		})
 	}
 	return header, rows
+}
+
+// timestamptzText renders t as the engine casts a timestamptz to text,
+// so that .history and `SELECT committed_at FROM t$snapshots` agree.
+func timestamptzText(t time.Time) string {
+	b := array.NewTimestampBuilder(memory.DefaultAllocator, &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"})
+	defer b.Release()
+	b.Append(arrow.Timestamp(t.UnixMicro()))
+	a := b.NewArray()
+	defer a.Release()
+	cells, err := columnText(context.Background(), a)
+	if err != nil || len(cells) != 1 {
+		return t.UTC().Format("2006-01-02 15:04:05.999999-07")
+	}
+	return cells[0].text
 }
 
 func summaryCount(m map[string]string, key string) string {

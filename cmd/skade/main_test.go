@@ -45,7 +45,7 @@ func TestSubcommands(t *testing.T) {
 		{args: []string{"--lake", lakeDir, "import", "events", csv}, code: 0, stdout: `^created main\.events and appended 8 rows to main\.events \(snapshot \d+\)\n$`},
 		{args: []string{"import", "--lake", lakeDir, "events", csv}, code: 0, stdout: `^appended 8 rows to main\.events \(snapshot \d+\)\n$`},
 		{args: []string{"--lake", lakeDir, "tables"}, code: 0, stdout: `^main\.events\n$`},
-		{args: []string{"--lake", lakeDir, "history", "events"}, code: 0, stdout: `(?s)^snapshot +committed_at +operation.*\n\d+ +\S+ +append +8 +0 +8 +1\n\d+\* +\S+ +append +\d+ +8 +0 +16 +2\n$`},
+		{args: []string{"--lake", lakeDir, "history", "events"}, code: 0, stdout: `(?s)^snapshot +committed_at +operation.*\n\d+ +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?\+00 +append +8 +0 +8 +1\n\d+\* +\S+ \S+ +append +\d+ +8 +0 +16 +2\n$`},
 		{args: []string{"--lake", lakeDir, "history", "nosuch"}, code: 1, stderr: "skade history: table main.nosuch does not exist"},
 		{args: []string{"--lake", lakeDir, "history"}, code: 2, stderr: "skade history: needs one table name"},
 		{args: []string{"--lake", lakeDir, "expire", "events", "--older-than", "0s"}, code: 0, stdout: `^expired 1 snapshots of main\.events, deleted 1 files\n$`},
