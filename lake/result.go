@@ -24,6 +24,20 @@ type Result struct {
 	closed  bool
 	// onClose runs once when the result is closed or read to its end.
 	onClose func()
+	notices []string
+}
+
+// Notices are the messages the statement raised that are not errors, in
+// PostgreSQL's words: DROP TABLE IF EXISTS on a missing table gives
+// `table "t" does not exist, skipping`. The shell prints them as NOTICE
+// lines; the PostgreSQL server sends them as NoticeResponse messages.
+func (r *Result) Notices() []string { return r.notices }
+
+// noticeResult is an empty result carrying notices.
+func noticeResult(notices []string) *Result {
+	r := emptyResult()
+	r.notices = notices
+	return r
 }
 
 // Metrics are a statement's row movement: what DML changed.

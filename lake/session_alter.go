@@ -27,7 +27,7 @@ func (s *Session) alterTable(ctx context.Context, st *parser.AlterTable) (*Resul
 	name := tableName(st.Name)
 	tbl, err := s.table(ctx, name)
 	if errors.Is(err, ErrTableNotFound) && st.IfExists {
-		return emptyResult(), nil
+		return noticeResult([]string{fmt.Sprintf("relation %q does not exist, skipping", st.Name.Last().Name)}), nil
 	}
 	if err != nil {
 		return nil, err

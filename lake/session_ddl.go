@@ -92,7 +92,7 @@ func (s *Session) createTableTx(ctx context.Context, st *parser.CreateTable, now
 		return nil, err
 	}
 	if exists && st.IfNotExists {
-		return emptyResult(), nil
+		return noticeResult([]string{fmt.Sprintf("relation %q already exists, skipping", st.Name.Last().Name)}), nil
 	}
 	if exists && !st.OrReplace {
 		return nil, &sentinelError{ErrTableExists, fmt.Errorf("create table %s: the table already exists; use CREATE OR REPLACE TABLE or IF NOT EXISTS", name)}
@@ -148,6 +148,7 @@ func (s *Session) stageCreate(ctx context.Context, name string, schema *arrow.Sc
 
 func (s *Session) dropTable(ctx context.Context, st *parser.DropTable) (*Result, error) {
 	return s.autocommit(ctx, func() (*Result, error) {
+		var notices []string
 		for _, n := range st.Names {
 			id, err := s.lk.ident(tableName(n))
 			if err != nil {
@@ -155,13 +156,14 @@ func (s *Session) dropTable(ctx context.Context, st *parser.DropTable) (*Result,
 			}
 			err = s.tx.drop(ctx, id)
 			if errors.Is(err, ErrTableNotFound) && st.IfExists {
+				notices = append(notices, fmt.Sprintf("table %q does not exist, skipping", n.Last().Name))
 				continue
 			}
 			if err != nil {
 				return nil, err
 			}
 		}
-		return emptyResult(), nil
+		return noticeResult(notices), nil
 	})
 }
 

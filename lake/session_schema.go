@@ -27,7 +27,7 @@ func (s *Session) createSchema(ctx context.Context, st *parser.CreateSchema) (*R
 			return nil, err
 		}
 		if exists && st.IfNotExists {
-			return emptyResult(), nil
+			return noticeResult([]string{fmt.Sprintf("schema %q already exists, skipping", ns)}), nil
 		}
 		if err := s.notInTx("CREATE SCHEMA"); err != nil {
 			return nil, err
@@ -36,7 +36,7 @@ func (s *Session) createSchema(ctx context.Context, st *parser.CreateSchema) (*R
 	err := s.lk.cat.CreateNamespace(ctx, []string{ns}, nil)
 	if errors.Is(err, icecatalog.ErrNamespaceAlreadyExists) {
 		if st.IfNotExists {
-			return emptyResult(), nil
+			return noticeResult([]string{fmt.Sprintf("schema %q already exists, skipping", ns)}), nil
 		}
 		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("create schema %s: the schema already exists", ns)}
 	}
@@ -58,7 +58,7 @@ func (s *Session) dropSchema(ctx context.Context, st *parser.DropSchema) (*Resul
 	}
 	err := s.lk.cat.DropNamespace(ctx, []string{ns})
 	if errors.Is(err, icecatalog.ErrNoSuchNamespace) && st.IfExists {
-		return emptyResult(), nil
+		return noticeResult([]string{fmt.Sprintf("schema %q does not exist, skipping", ns)}), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("drop schema %s: %w", ns, err)

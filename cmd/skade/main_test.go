@@ -98,6 +98,8 @@ func TestSubcommands(t *testing.T) {
 		{args: []string{"frobnicate"}, code: 2, stderr: `unknown command "frobnicate"`},
 		{args: []string{"expire", "--help"}, code: 0, stderr: "example:\n  skade expire events --older-than 7d --retain-last 5"},
 		{args: []string{"help", "import"}, code: 0, stdout: "(?s)usage: skade import.*example:"},
+		// IF [NOT] EXISTS no-ops say so, as psql shows PostgreSQL's notices
+		{args: []string{"--lake", lakeDir, "sql", "-c", "DROP TABLE IF EXISTS nosuch"}, code: 0, stdout: "^DROP TABLE\n$", stderr: `NOTICE:  table "nosuch" does not exist, skipping`},
 		// psql's habits map to the shell's commands
 		{args: []string{"--lake", lakeDir, "sql", "-c", `\dt`}, code: 0, stdout: `^main\.events\n$`},
 		{args: []string{"--lake", lakeDir, "sql", "-c", `\d events`}, code: 0, stdout: `^CREATE TABLE main\.events \(\n    id BIGINT`},

@@ -147,6 +147,9 @@ func (sh *shell) statement(text string, line int) error {
 		return errReported
 	}
 	defer res.Close()
+	for _, n := range res.Notices() {
+		fmt.Fprintf(sh.stderr, "NOTICE:  %s\n", n)
+	}
 	if kind, target := dmlTarget(stmt); kind != "" {
 		err = sh.dml(ctx, res, kind, target, bar, start)
 	} else if res.Schema().NumFields() == 0 {

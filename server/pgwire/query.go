@@ -160,6 +160,10 @@ func (c *conn) start(p *portal) error {
 	case *parser.Commit, *parser.Rollback:
 		c.endTransaction()
 	}
+	for _, n := range res.Notices() {
+		// PostgreSQL's "does not exist, skipping" notices carry 00000
+		c.be.Send(&pgproto3.NoticeResponse{Severity: "NOTICE", SeverityUnlocalized: "NOTICE", Code: "00000", Message: n})
+	}
 	if !returnsRows(p.stmt) || res.Schema().NumFields() == 0 {
 		m := res.Metrics()
 		var n int64
