@@ -102,8 +102,9 @@ func (r *Result) next(ctx context.Context) (arrow.RecordBatch, error) {
 	if err != nil {
 		if err == io.EOF {
 			r.done()
+			return nil, err
 		}
-		return nil, err
+		return nil, statementError(translate(err), "")
 	}
 	b = exec.NormalizeBatch(b)
 	if b.Schema().Equal(r.schema) {

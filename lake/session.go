@@ -85,12 +85,12 @@ func (s *Session) planner(now time.Time) *plan.Planner {
 func (s *Session) SQL(ctx context.Context, query string, args ...any) (*Result, error) {
 	stmt, err := parser.ParseOne(query)
 	if err != nil {
-		return nil, &sentinelError{ErrInvalidArgument, err}
+		return nil, statementError(&sentinelError{ErrInvalidArgument, err}, query)
 	}
 	s.args = args
 	defer func() { s.args = nil }()
 	res, err := s.run(ctx, stmt)
-	return res, sqlError(err)
+	return res, statementError(sqlError(err), query)
 }
 
 // Run runs one statement parsed by parser.ParseOne, for callers that look
@@ -104,7 +104,7 @@ func (s *Session) Run(ctx context.Context, stmt parser.Stmt, args ...any) (*Resu
 	s.args = args
 	defer func() { s.args = nil }()
 	res, err := s.run(ctx, stmt)
-	return res, sqlError(err)
+	return res, statementError(sqlError(err), "")
 }
 
 // sqlError gives a statement's binding errors (unknown columns, type
@@ -133,11 +133,11 @@ func sqlError(err error) error {
 func (s *Session) Exec(ctx context.Context, script string) error {
 	stmts, err := parser.Parse(script)
 	if err != nil {
-		return &sentinelError{ErrInvalidArgument, err}
+		return statementError(&sentinelError{ErrInvalidArgument, err}, script)
 	}
 	for i, st := range stmts {
 		res, err := s.run(ctx, st)
-		err = sqlError(err)
+		err = statementError(sqlError(err), "")
 		if err != nil {
 			return fmt.Errorf("statement %d (line %d): %w", i+1, st.Position().Line, err)
 		}
