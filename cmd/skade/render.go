@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -96,35 +97,45 @@ func tableText(c cell) string {
 
 func (t *tableRenderer) done(total int64, elapsed time.Duration) {
 	n := len(t.cols)
-	widths := make([]int, n)
+	natural := make([]int, n)
+	least := make([]int, n)
 	for i, c := range t.cols {
-		widths[i] = max(runewidth.StringWidth(c.name), runewidth.StringWidth(c.typ))
+		// a column is never narrower than its name; its type may be cut
+		least[i] = max(runewidth.StringWidth(c.name), 1)
+		natural[i] = max(least[i], runewidth.StringWidth(c.typ))
 	}
 	for _, r := range t.rows {
 		for i, c := range r {
-			widths[i] = max(widths[i], runewidth.StringWidth(tableText(c)))
+			natural[i] = max(natural[i], runewidth.StringWidth(tableText(c)))
 		}
 	}
-	shown, hidden := fitWidths(widths, t.o.width)
-	widths = widths[:shown]
+	show, widths, gap := fitColumns(natural, least, t.o.width)
+	hidden := n - len(show)
 
 	var b strings.Builder
 	rule := func(l, m, r string) {
 		b.WriteString(l)
-		for i, w := range widths {
-			if i > 0 {
+		for k, w := range widths {
+			if k > 0 {
 				b.WriteString(m)
+			}
+			if k == gap {
+				b.WriteString("───" + m)
 			}
 			b.WriteString(strings.Repeat("─", w+2))
 		}
-		if hidden > 0 {
+		if gap == len(widths) {
 			b.WriteString(m + "───")
 		}
 		b.WriteString(r + "\n")
 	}
 	line := func(texts []string, right []bool, dim []bool) {
 		b.WriteString("│")
-		for i, w := range widths {
+		for k, w := range widths {
+			if k == gap {
+				b.WriteString(" … │")
+			}
+			i := show[k]
 			s := runewidth.Truncate(texts[i], w, "…")
 			pad := strings.Repeat(" ", w-runewidth.StringWidth(s))
 			if dim != nil && dim[i] && t.o.colour {
@@ -137,7 +148,7 @@ func (t *tableRenderer) done(total int64, elapsed time.Duration) {
 			}
 			b.WriteString(" " + s + " │")
 		}
-		if hidden > 0 {
+		if gap == len(widths) {
 			b.WriteString(" … │")
 		}
 		b.WriteString("\n")
@@ -158,6 +169,13 @@ func (t *tableRenderer) done(total int64, elapsed time.Duration) {
 		for i, c := range r {
 			texts[i], dim[i] = tableText(c), c.null
 		}
+		if n == 1 && len(widths) == 1 && runewidth.StringWidth(texts[0]) > widths[0] {
+			// one column (EXPLAIN's plan): wrap long values, don't cut them
+			for _, part := range wrapText(texts[0], widths[0]) {
+				line([]string{part}, right, dim)
+			}
+			continue
+		}
 		line(texts, right, dim)
 	}
 	rule("└", "┴", "┘")
@@ -167,7 +185,7 @@ func (t *tableRenderer) done(total int64, elapsed time.Duration) {
 		foot += fmt.Sprintf(" (%d shown; .maxrows 0 shows all)", len(t.rows))
 	}
 	if hidden > 0 {
-		foot += ", " + plural(int64(hidden), "column", "columns") + " not shown (the terminal is too narrow)"
+		foot += fmt.Sprintf(", %d columns (%d shown; .mode line or \\x shows all)", n, len(show))
 	}
 	if t.o.timer {
 		foot += " (" + formatElapsed(elapsed) + ")"
@@ -176,41 +194,148 @@ func (t *tableRenderer) done(total int64, elapsed time.Duration) {
 	io.WriteString(t.w, b.String())
 }
 
-// fitWidths narrows the widest columns until a table of these columns fits
-// in limit terminal columns, and then drops columns from the right if it
-// still does not. It returns how many columns are shown and hidden.
-func fitWidths(widths []int, limit int) (shown, hidden int) {
-	const minWidth = 6
-	total := func(k int) int {
+// wrapText splits s into pieces at most width wide, continuing a wrapped
+// line under its indentation (plus two) when there is room for that.
+func wrapText(s string, width int) []string {
+	indent := len(s) - len(strings.TrimLeft(s, " "))
+	cont := strings.Repeat(" ", indent+2)
+	if runewidth.StringWidth(cont)*2 > width {
+		cont = ""
+	}
+	var out []string
+	for first := true; s != ""; first = false {
+		room := width
+		prefix := ""
+		if !first {
+			prefix = cont
+			room -= runewidth.StringWidth(cont)
+		}
+		var b strings.Builder
+		w := 0
+		rest := s
+		for i, r := range s {
+			rw := runewidth.RuneWidth(r)
+			if w+rw > room && w > 0 {
+				rest = s[i:]
+				break
+			}
+			b.WriteRune(r)
+			w += rw
+			rest = s[i+len(string(r)):]
+		}
+		out = append(out, prefix+b.String())
+		s = rest
+	}
+	return out
+}
+
+// fitColumns chooses how a table of columns with these natural widths
+// fits in limit terminal columns, as DuckDB's shell does: every column is
+// first capped (never below least, its name's width; the outer columns
+// less than the others), then columns are
+// taken from both ends, the first and last first, and the middle ones
+// that do not fit are left out for a "…" column. It returns the columns
+// shown (indexes, in order), their widths, and where the "…" column goes
+// (an index into show; -1 when every column is shown).
+func fitColumns(natural, least []int, limit int) (show, widths []int, gap int) {
+	n := len(natural)
+	all := func() ([]int, []int) {
+		s := make([]int, n)
+		for i := range s {
+			s[i] = i
+		}
+		return s, slices.Clone(natural)
+	}
+	total := func(ws []int, elided bool) int {
 		s := 1
-		for _, w := range widths[:k] {
+		for _, w := range ws {
 			s += w + 3
 		}
-		if k < len(widths) {
-			s += 4 // the "… │" column
+		if elided {
+			s += 4 // " … │"
 		}
 		return s
 	}
-	if limit <= 0 {
-		return len(widths), 0
+	if limit <= 0 || total(natural, false) <= limit {
+		show, widths = all()
+		return show, widths, -1
 	}
-	for total(len(widths)) > limit {
-		widest := -1
-		for i, w := range widths {
-			if w > minWidth && (widest < 0 || w > widths[widest]) {
-				widest = i
-			}
+	// cap wide columns, never below their name: the first and the last
+	// keep up to two fifths of the terminal, the others a quarter
+	capped := make([]int, n)
+	for i, w := range natural {
+		c := max(limit/4, 12)
+		if i == 0 || i == n-1 {
+			c = max(limit*2/5, 12)
 		}
-		if widest < 0 {
+		capped[i] = max(least[i], min(w, c))
+	}
+	if total(capped, false) <= limit {
+		// every column fits once the widest are cut: shrink the widest
+		// further only as far as needed
+		show, _ = all()
+		widths = slices.Clone(natural)
+		for total(widths, false) > limit {
+			widest := -1
+			for i, w := range widths {
+				if w > least[i] && (widest < 0 || w > widths[widest]) {
+					widest = i
+				}
+			}
+			if widest < 0 {
+				break
+			}
+			widths[widest]--
+		}
+		return show, widths, -1
+	}
+	// take columns from the left and the right alternately while they fit
+	var left, right []int
+	l, r := 0, n-1
+	for l <= r {
+		took := false
+		for _, side := range []bool{true, false} {
+			if l > r {
+				break
+			}
+			i := l
+			if !side {
+				i = r
+			}
+			ws := make([]int, 0, len(left)+len(right)+1)
+			for _, j := range left {
+				ws = append(ws, capped[j])
+			}
+			for _, j := range right {
+				ws = append(ws, capped[j])
+			}
+			ws = append(ws, capped[i])
+			if total(ws, l < r) > limit && len(left)+len(right) > 0 {
+				continue
+			}
+			if side {
+				left = append(left, i)
+				l++
+			} else {
+				right = append(right, i)
+				r--
+			}
+			took = true
+		}
+		if !took {
 			break
 		}
-		widths[widest]--
 	}
-	k := len(widths)
-	for k > 1 && total(k) > limit {
-		k--
+	slices.Reverse(right)
+	show = append(left, right...)
+	for _, i := range show {
+		widths = append(widths, capped[i])
 	}
-	return k, len(widths) - k
+	gap = -1
+	if len(show) < n {
+		gap = len(left)
+	}
+	return show, widths, gap
 }
 
 type csvRenderer struct {
