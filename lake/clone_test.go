@@ -523,7 +523,7 @@ func TestCloneTableSessionSources(t *testing.T) {
 	s := lk.Session()
 	rec := eventsBatch(0, 3)
 	defer rec.Release()
-	if err := s.RegisterBatch("staged", rec); err != nil {
+	if err := s.RegisterBatch(ctx, "staged", rec); err != nil {
 		t.Fatal(err)
 	}
 	for q, want := range map[string]string{

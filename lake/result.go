@@ -3,7 +3,11 @@ package lake
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
+	"math/big"
+	"runtime"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -25,6 +29,40 @@ type Result struct {
 	// onClose runs once when the result is closed or read to its end.
 	onClose func()
 	notices []string
+	// leak, for a streaming result, lets a Result collected unclosed be
+	// closed and reported (watchLeak).
+	leak *leakWatch
+}
+
+// leakWatch is what a streaming Result holds that must be let go even
+// when the caller forgets Close. It is reachable from the Result and from
+// the runtime cleanup, never the other way round.
+type leakWatch struct {
+	closed atomic.Bool
+	op     exec.Operator
+	leave  func()
+}
+
+// unclosedResults counts Results collected without Close (for tests).
+var unclosedResults atomic.Int64
+
+// watchLeak arranges for r, a streaming result, to be closed if it is
+// garbage collected before Close or the end of its rows, with a warning:
+// until then it holds open files and its share of the memory limit.
+func (r *Result) watchLeak() {
+	w := &leakWatch{op: r.op, leave: r.onClose}
+	r.leak = w
+	runtime.AddCleanup(r, func(w *leakWatch) {
+		if w.closed.Swap(true) {
+			return
+		}
+		unclosedResults.Add(1)
+		slog.Warn("lake: a Result was garbage collected without Close; close every Result (or read it to its end), as an open one holds files and memory")
+		_ = w.op.Close()
+		if w.leave != nil {
+			w.leave()
+		}
+	}, w)
 }
 
 // Notices are the messages the statement raised that are not errors, in
@@ -79,6 +117,9 @@ func (r *Result) Close() error {
 
 // done runs onClose, once.
 func (r *Result) done() {
+	if r.leak != nil && r.leak.closed.Swap(true) {
+		r.onClose = nil // the cleanup ran it
+	}
 	if f := r.onClose; f != nil {
 		r.onClose = nil
 		f()
@@ -186,3 +227,54 @@ func (r *resultReader) Record() arrow.RecordBatch      { return r.cur }
 func (r *resultReader) Err() error                     { return r.err }
 
 var _ array.RecordReader = (*resultReader)(nil)
+
+// Int64s reads the result to its end and returns column col as int64s,
+// whatever integer type it has: SMALLINT, INTEGER, BIGINT, and NUMERIC with
+// no fractional digits, which is what sum(bigint) returns (PostgreSQL's
+// numeric, so that sums cannot overflow). A NULL, a fraction or a value
+// beyond int64 is an error naming the row. The result is closed.
+func (r *Result) Int64s(ctx context.Context, col int) ([]int64, error) {
+	bs, err := r.Collect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, b := range bs {
+			b.Release()
+		}
+	}()
+	if col < 0 || col >= r.schema.NumFields() {
+		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("int64s: the result has %d columns, not a column %d", r.schema.NumFields(), col)}
+	}
+	name := r.schema.Field(col).Name
+	var out []int64
+	for _, b := range bs {
+		a := b.Column(col)
+		for i := 0; i < a.Len(); i++ {
+			row := len(out) + 1
+			if a.IsNull(i) {
+				return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("int64s: column %q is NULL in row %d", name, row)}
+			}
+			switch c := a.(type) {
+			case *array.Int8:
+				out = append(out, int64(c.Value(i)))
+			case *array.Int16:
+				out = append(out, int64(c.Value(i)))
+			case *array.Int32:
+				out = append(out, int64(c.Value(i)))
+			case *array.Int64:
+				out = append(out, c.Value(i))
+			case *array.Decimal128:
+				scale := c.DataType().(*arrow.Decimal128Type).Scale
+				q, rem := new(big.Int).QuoRem(c.Value(i).BigInt(), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(max(scale, 0))), nil), new(big.Int))
+				if scale < 0 || rem.Sign() != 0 || !q.IsInt64() {
+					return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("int64s: column %q holds %s in row %d, which is not an int64", name, c.ValueStr(i), row)}
+				}
+				out = append(out, q.Int64())
+			default:
+				return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("int64s: column %q is %s, not an integer type", name, exec.TypeName(a.DataType()))}
+			}
+		}
+	}
+	return out, nil
+}

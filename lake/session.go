@@ -281,10 +281,21 @@ func (s *Session) register(ctx context.Context, name string, src plan.Source) er
 // Unregister removes a registered source.
 func (s *Session) Unregister(name string) { delete(s.sources, strings.ToLower(name)) }
 
-// RegisterBatch registers an Arrow batch; the session retains it.
-func (s *Session) RegisterBatch(name string, batch arrow.RecordBatch) error {
+// CSVOptions configure how RegisterCSV reads a CSV file: the header,
+// the delimiter, and the schema when it is not to be inferred.
+type CSVOptions = scan.CSVOptions
+
+// DefaultCSVOptions are a header line, commas, and column types inferred
+// from a sample of rows.
+func DefaultCSVOptions() CSVOptions { return scan.DefaultCSVOptions() }
+
+// RegisterBatch registers an Arrow batch as a relation the session's
+// statements can read by name (the MERGE guide's register_batch); the
+// session retains the batch. A name that a table or another source
+// already has is refused. ctx bounds the check of the lake's tables.
+func (s *Session) RegisterBatch(ctx context.Context, name string, batch arrow.RecordBatch) error {
 	batch.Retain()
-	if err := s.register(context.Background(), name, &batchSource{batch: batch}); err != nil {
+	if err := s.register(ctx, name, &batchSource{batch: batch}); err != nil {
 		batch.Release()
 		return err
 	}
@@ -292,33 +303,34 @@ func (s *Session) RegisterBatch(name string, batch arrow.RecordBatch) error {
 }
 
 // RegisterReader registers a stream, which SQL can read once.
-func (s *Session) RegisterReader(name string, rdr array.RecordReader) error {
-	return s.register(context.Background(), name, &readerSource{name: name, rdr: rdr})
+func (s *Session) RegisterReader(ctx context.Context, name string, rdr array.RecordReader) error {
+	return s.register(ctx, name, &readerSource{name: name, rdr: rdr})
 }
 
-// RegisterCSV registers a CSV file; column types are inferred from a
-// sample of rows (see scan.CSVOptions).
-func (s *Session) RegisterCSV(name, path string, opts scan.CSVOptions) error {
+// RegisterCSV registers a CSV file, read again by every statement that
+// names it; column types are inferred from a sample of rows unless opts
+// give a schema.
+func (s *Session) RegisterCSV(ctx context.Context, name, path string, opts CSVOptions) error {
 	rdr, err := scan.OpenCSV(path, opts)
 	if err != nil {
 		return &sentinelError{ErrInvalidArgument, err}
 	}
 	schema := rdr.Schema()
 	rdr.Release()
-	return s.register(context.Background(), name, &fileSource{name: name, schema: schema, open: func(ctx context.Context) (array.RecordReader, error) {
+	return s.register(ctx, name, &fileSource{name: name, schema: schema, open: func(ctx context.Context) (array.RecordReader, error) {
 		return scan.OpenCSV(path, opts)
 	}})
 }
 
 // RegisterParquet registers the Parquet files a glob matches.
-func (s *Session) RegisterParquet(name, glob string) error {
-	rdr, err := scan.OpenParquet(context.Background(), glob)
+func (s *Session) RegisterParquet(ctx context.Context, name, glob string) error {
+	rdr, err := scan.OpenParquet(ctx, glob)
 	if err != nil {
 		return &sentinelError{ErrInvalidArgument, err}
 	}
 	schema := rdr.Schema()
 	rdr.Release()
-	return s.register(context.Background(), name, &fileSource{name: name, schema: schema, open: func(ctx context.Context) (array.RecordReader, error) {
+	return s.register(ctx, name, &fileSource{name: name, schema: schema, open: func(ctx context.Context) (array.RecordReader, error) {
 		return scan.OpenParquet(ctx, glob)
 	}})
 }

@@ -73,6 +73,7 @@ func (s *Session) run(ctx context.Context, stmt parser.Stmt) (*Result, error) {
 	res, err := s.runRetrying(ctx, stmt)
 	if res != nil && res.op != nil {
 		res.onClose = leave // the statement runs on while its result streams
+		res.watchLeak()
 	} else {
 		leave()
 	}

@@ -17,7 +17,6 @@ import (
 
 	"github.com/skadedb/skade/lake"
 	"github.com/skadedb/skade/parser"
-	"github.com/skadedb/skade/scan"
 )
 
 func sqlLake(t *testing.T) *lake.Lake {
@@ -223,6 +222,7 @@ func TestTableSQLIsReadOnlyAndPinned(t *testing.T) {
 }
 
 func TestRegisterSources(t *testing.T) {
+	ctx := context.Background()
 	lk := sqlLake(t)
 	s := lk.Session()
 	mustExec(t, s, "CREATE TABLE events (id INT)")
@@ -233,13 +233,13 @@ func TestRegisterSources(t *testing.T) {
 	rec := b.NewRecordBatch()
 	defer rec.Release()
 	b.Release()
-	if err := s.RegisterBatch("events", rec); !errors.Is(err, lake.ErrTableExists) {
+	if err := s.RegisterBatch(ctx, "events", rec); !errors.Is(err, lake.ErrTableExists) {
 		t.Errorf("registering over a table name must fail, got %v", err)
 	}
-	if err := s.RegisterBatch("incoming", rec); err != nil {
+	if err := s.RegisterBatch(ctx, "incoming", rec); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RegisterBatch("incoming", rec); err == nil || !strings.Contains(err.Error(), "already registered") {
+	if err := s.RegisterBatch(ctx, "incoming", rec); err == nil || !strings.Contains(err.Error(), "already registered") {
 		t.Errorf("registering twice must fail, got %v", err)
 	}
 	if _, err := s.SQL(context.Background(), "CREATE TABLE incoming (id INT)"); !errors.Is(err, lake.ErrTableExists) || !strings.Contains(err.Error(), "registered as a source") {
@@ -255,7 +255,7 @@ func TestRegisterSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RegisterReader("stream", rdr); err != nil {
+	if err := s.RegisterReader(ctx, "stream", rdr); err != nil {
 		t.Fatal(err)
 	}
 	if got := query(t, s, "SELECT count(*) FROM stream"); got[0] != "3" {
@@ -354,6 +354,7 @@ func TestSQLPruningThroughSubqueries(t *testing.T) {
 }
 
 func TestRegisterBatchWithStorageTypes(t *testing.T) {
+	ctx := context.Background()
 	lk := sqlLake(t)
 	s := lk.Session()
 	schema := arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.LargeString}}, nil)
@@ -362,7 +363,7 @@ func TestRegisterBatchWithStorageTypes(t *testing.T) {
 	rec := b.NewRecordBatch()
 	defer rec.Release()
 	b.Release()
-	if err := s.RegisterBatch("big", rec); err != nil {
+	if err := s.RegisterBatch(ctx, "big", rec); err != nil {
 		t.Fatal(err)
 	}
 	if got := query(t, s, "SELECT s, s || '!' FROM big WHERE s > 'x' "); strings.Join(got, ",") != "y|y!" {
@@ -371,9 +372,10 @@ func TestRegisterBatchWithStorageTypes(t *testing.T) {
 }
 
 func TestRegisterFiles(t *testing.T) {
+	ctx := context.Background()
 	lk := sqlLake(t)
 	s := lk.Session()
-	if err := s.RegisterCSV("ev", "../testdata/events.csv", scan.DefaultCSVOptions()); err != nil {
+	if err := s.RegisterCSV(ctx, "ev", "../testdata/events.csv", lake.DefaultCSVOptions()); err != nil {
 		t.Fatal(err)
 	}
 	if got := query(t, s, "SELECT count(*), min(status) FROM ev"); got[0] != "8|new" {
@@ -381,13 +383,13 @@ func TestRegisterFiles(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "ev.parquet")
 	query(t, s, fmt.Sprintf("COPY ev TO '%s'", out))
-	if err := s.RegisterParquet("evp", out); err != nil {
+	if err := s.RegisterParquet(ctx, "evp", out); err != nil {
 		t.Fatal(err)
 	}
 	if got := query(t, s, "SELECT count(*) FROM evp JOIN ev USING (id)"); got[0] != "8" {
 		t.Errorf("got %v", got)
 	}
-	if err := s.RegisterCSV("missing", "../testdata/nope.csv", scan.DefaultCSVOptions()); !errors.Is(err, lake.ErrInvalidArgument) {
+	if err := s.RegisterCSV(ctx, "missing", "../testdata/nope.csv", lake.DefaultCSVOptions()); !errors.Is(err, lake.ErrInvalidArgument) {
 		t.Errorf("want ErrInvalidArgument, got %v", err)
 	}
 	s.Unregister("ev")

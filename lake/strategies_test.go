@@ -667,7 +667,7 @@ func TestRewriteRunsSubqueryOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.Unregister("delta")
-		if err := s.RegisterReader("delta", rdr); err != nil {
+		if err := s.RegisterReader(context.Background(), "delta", rdr); err != nil {
 			t.Fatal(err)
 		}
 	}

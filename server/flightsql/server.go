@@ -622,7 +622,7 @@ func (s *Server) DoPutCommandStatementIngest(ctx context.Context, cmd flightsql.
 		ifNot, ifExists = opts.IfNotExist, opts.IfExists
 	}
 	src := "flight_ingest_" + randomID()
-	if err := sess.RegisterReader(src, rdr); err != nil {
+	if err := sess.RegisterReader(ctx, src, rdr); err != nil {
 		return 0, grpcError(err)
 	}
 	defer sess.Unregister(src)
