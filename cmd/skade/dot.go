@@ -24,7 +24,9 @@ var dotCommands []*dotCommand
 func init() {
 	dotCommands = []*dotCommand{
 		{"help", "", "show this help", dotHelp},
-		{"mode", "table|csv|json|markdown|line", "set the output format (no argument: show it)", dotMode},
+		{"mode", "table|box|csv|tsv|json|markdown|html|insert [TABLE]|line", "set the output format (no argument: show it)", dotMode},
+		{"headers", "on|off", "show the header line in csv, tsv, markdown and html modes", dotHeaders},
+		{"maxwidth", "[N]", "fit tables in N columns (0: the terminal's width)", dotMaxWidth},
 		{"timer", "on|off", "show how long each statement takes", dotTimer},
 		{"maxrows", "N", "show at most N rows in table mode (0: all)", dotMaxRows},
 		{"output", "[FILE]", "write results to FILE (no argument: back to the screen)", dotOutput},
@@ -90,10 +92,19 @@ func dotMode(sh *shell, args []string, line int, bail bool) error {
 		return nil
 	}
 	m := strings.ToLower(args[0])
-	if len(args) > 1 || !slices.Contains(modes, m) {
-		return fmt.Errorf("unknown mode %q; use one of %s", strings.Join(args, " "), strings.Join(modes, ", "))
+	if a, ok := modeAliases[m]; ok {
+		m = a
+	}
+	if !slices.Contains(modes, m) || len(args) > 2 || len(args) == 2 && m != "insert" {
+		return fmt.Errorf("unknown mode %q; use one of %s, box or duckbox (insert takes a table name)", strings.Join(args, " "), strings.Join(modes, ", "))
 	}
 	sh.mode = m
+	if m == "insert" {
+		sh.insertTable = "table"
+		if len(args) == 2 {
+			sh.insertTable = args[1]
+		}
+	}
 	return nil
 }
 
@@ -407,5 +418,27 @@ func dotTiming(sh *shell, args []string, line int, bail bool) error {
 		state = "on"
 	}
 	fmt.Fprintf(sh.stderr, "Timing is %s.\n", state)
+	return nil
+}
+
+func dotHeaders(sh *shell, args []string, line int, bail bool) error {
+	v, err := onOff(args)
+	if err != nil {
+		return err
+	}
+	sh.noHeaders = !v
+	return nil
+}
+
+func dotMaxWidth(sh *shell, args []string, line int, bail bool) error {
+	if len(args) == 0 {
+		fmt.Fprintln(sh.out, sh.maxWidth)
+		return nil
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil || n < 0 || len(args) > 1 {
+		return fmt.Errorf("want a width in columns (0 for the terminal's), got %q", strings.Join(args, " "))
+	}
+	sh.maxWidth = n
 	return nil
 }

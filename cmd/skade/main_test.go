@@ -69,10 +69,10 @@ func TestSubcommands(t *testing.T) {
 		{args: []string{"--lake", lakeDir, "sql", "-c", "SELECT stauts FROM events"}, code: 1, stderr: "Error: column \"stauts\" not found in table \"events\"; did you mean \"status\"?\nLINE 1: SELECT stauts FROM events\n               ^\n"},
 		{args: []string{"--lake", lakeDir, "sql", "-f", "nosuch.sql"}, code: 1, stderr: "skade sql: open nosuch.sql: no such file or directory"},
 		{args: []string{"--lake", lakeDir, "sql", "-c", "SELECT 1", "-f", "x.sql"}, code: 2, stderr: "skade sql: give -c or -f, not both"},
-		{args: []string{"--lake", lakeDir, "sql", "--format", "xml", "-c", "SELECT 1"}, code: 2, stderr: `skade sql: --format: unknown format "xml"; use one of table, csv, json, markdown, line`},
+		{args: []string{"--lake", lakeDir, "sql", "--format", "xml", "-c", "SELECT 1"}, code: 2, stderr: `skade sql: --format: unknown format "xml"; use one of table, csv, tsv, json, markdown, html, insert, line`},
 		{args: []string{"--lake", lakeDir, "sql", "extra"}, code: 2, stderr: `skade sql: takes no arguments, got ["extra"]; pass SQL with -c or a file with -f`},
 		{args: []string{"sql", "--help"}, code: 0, stderr: "example:\n  skade sql                                   # the shell"},
-		{args: []string{"--lake", lakeDir, "sql", "-c", ".mode xml"}, code: 1, stderr: `Error: .mode: unknown mode "xml"; use one of table, csv, json, markdown, line`},
+		{args: []string{"--lake", lakeDir, "sql", "-c", ".mode xml"}, code: 1, stderr: `Error: .mode: unknown mode "xml"; use one of table, csv, tsv, json, markdown, html, insert, line, box or duckbox (insert takes a table name)`},
 		{args: []string{"--lake", lakeDir, "sql", "-c", ".timer maybe"}, code: 1, stderr: `Error: .timer: want on or off, got "maybe"`},
 		{args: []string{"--lake", lakeDir, "sql", "-c", ".maxrows -1"}, code: 1, stderr: `Error: .maxrows: want a number of rows (0 for all), got "-1"`},
 		{args: []string{"--lake", lakeDir, "sql", "-c", ".history"}, code: 1, stderr: `Error: .history: takes one table name`},
@@ -114,6 +114,12 @@ func TestSubcommands(t *testing.T) {
 		{args: []string{"--lake", lakeDir, "sql", "--format", "csv", "-c", ".once " + onceFile + "\nSELECT 5 AS five;\nSELECT 6 AS six;"}, code: 0, stdout: "^six\n6\n$"},
 		{args: []string{"--lake", lakeDir, "sql", "--format", "csv", "-c", ".import " + csv + " imported\nSELECT count(*) AS n FROM imported;"}, code: 0, stdout: `^created main\.imported and appended 8 rows to main\.imported \(snapshot \d+\)\nn\n8\n$`},
 		{args: []string{"--lake", lakeDir, "sql", "--format", "csv", "-c", "\\copy (SELECT 42 AS v) TO '" + copyFile + "'"}, code: 0},
+		// other shells' modes and .headers
+		{args: []string{"--lake", lakeDir, "sql", "--format", "box", "-c", "SELECT 1 AS a"}, code: 0, stdout: `^┌─────────┐\n│ a       │\n│ integer │`},
+		{args: []string{"--lake", lakeDir, "sql", "-c", ".mode tsv\n.headers off\nSELECT 1 AS a, 'x y' AS b"}, code: 0, stdout: "^1\tx y\n$"},
+		{args: []string{"--lake", lakeDir, "sql", "-c", ".mode insert events_copy\nSELECT 1 AS a, 'it''s' AS b, NULL AS c"}, code: 0, stdout: `^INSERT INTO "events_copy" VALUES\(1,'it''s',NULL\);\n$`},
+		{args: []string{"--lake", lakeDir, "sql", "-c", ".mode html\nSELECT '<b>' AS tag"}, code: 0, stdout: "^<table>\n<tr><th>tag</th></tr>\n<tr><td>&lt;b&gt;</td></tr>\n</table>\n$"},
+		{args: []string{"--lake", lakeDir, "sql", "-c", ".mode yaml"}, code: 1, stderr: `unknown mode "yaml"`},
 		// bare skade is the shell (here on an empty standard input), and
 		// skade DIR the shell on DIR, refused when DIR holds something else
 		{args: []string{"--lake", lakeDir}, code: 0, noStdout: true},

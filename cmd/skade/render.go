@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"slices"
 	"strings"
@@ -13,7 +14,11 @@ import (
 )
 
 // modes are the output formats of .mode and --format.
-var modes = []string{"table", "csv", "json", "markdown", "line"}
+var modes = []string{"table", "csv", "tsv", "json", "markdown", "html", "insert", "line"}
+
+// modeAliases are other shells' names for skade's modes: DuckDB's box
+// and duckbox are skade's table.
+var modeAliases = map[string]string{"box": "table", "duckbox": "table"}
 
 // renderer prints one result. Rows arrive as they are read; a renderer
 // that needs them all (table) buffers them.
@@ -30,12 +35,28 @@ type renderOptions struct {
 	maxRows int  // show at most this many rows; 0 for all
 	colour  bool // dim NULLs
 	timer   bool // put the elapsed time in the footer
+	// noHeaders leaves out the header line (csv, tsv, markdown, html)
+	noHeaders bool
+	// insertTable names the table of insert mode's statements
+	insertTable string
 }
 
 func newRenderer(mode string, w io.Writer, o renderOptions) renderer {
 	switch mode {
-	case "csv":
-		return &csvRenderer{w: csv.NewWriter(w)}
+	case "csv", "tsv":
+		cw := csv.NewWriter(w)
+		if mode == "tsv" {
+			cw.Comma = '\t'
+		}
+		return &csvRenderer{w: cw, noHeader: o.noHeaders}
+	case "html":
+		return &htmlRenderer{w: w, noHeader: o.noHeaders}
+	case "insert":
+		name := o.insertTable
+		if name == "" {
+			name = "table"
+		}
+		return &insertRenderer{w: w, table: name}
 	case "json":
 		return &jsonRenderer{w: w}
 	case "markdown":
@@ -339,8 +360,9 @@ func fitColumns(natural, least []int, limit int) (show, widths []int, gap int) {
 }
 
 type csvRenderer struct {
-	w   *csv.Writer
-	rec []string
+	w        *csv.Writer
+	rec      []string
+	noHeader bool
 }
 
 func (c *csvRenderer) header(cols []column) {
@@ -348,7 +370,9 @@ func (c *csvRenderer) header(cols []column) {
 	for i, col := range cols {
 		c.rec[i] = col.name
 	}
-	c.w.Write(c.rec)
+	if !c.noHeader {
+		c.w.Write(c.rec)
+	}
 }
 
 func (c *csvRenderer) row(r []cell) {
@@ -490,3 +514,71 @@ func (l *lineRenderer) done(int64, time.Duration) {
 		io.WriteString(l.w, "\n")
 	}
 }
+
+// htmlRenderer prints an HTML table, as SQLite's .mode html does.
+type htmlRenderer struct {
+	w        io.Writer
+	noHeader bool
+}
+
+func (h *htmlRenderer) header(cols []column) {
+	io.WriteString(h.w, "<table>\n")
+	if h.noHeader {
+		return
+	}
+	var b strings.Builder
+	b.WriteString("<tr>")
+	for _, c := range cols {
+		b.WriteString("<th>" + html.EscapeString(c.name) + "</th>")
+	}
+	b.WriteString("</tr>\n")
+	io.WriteString(h.w, b.String())
+}
+
+func (h *htmlRenderer) row(r []cell) {
+	var b strings.Builder
+	b.WriteString("<tr>")
+	for _, c := range r {
+		if c.null {
+			b.WriteString("<td></td>")
+			continue
+		}
+		b.WriteString("<td>" + html.EscapeString(c.text) + "</td>")
+	}
+	b.WriteString("</tr>\n")
+	io.WriteString(h.w, b.String())
+}
+
+func (h *htmlRenderer) done(int64, time.Duration) { io.WriteString(h.w, "</table>\n") }
+
+// insertRenderer prints each row as an INSERT statement, as SQLite's
+// .mode insert does, so that a result can be loaded elsewhere.
+type insertRenderer struct {
+	w     io.Writer
+	table string
+	cols  []column
+}
+
+func (r *insertRenderer) header(cols []column) { r.cols = cols }
+
+func (r *insertRenderer) row(cells []cell) {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO "` + strings.ReplaceAll(r.table, `"`, `""`) + `" VALUES(`)
+	for i, c := range cells {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		switch {
+		case c.null:
+			b.WriteString("NULL")
+		case r.cols[i].numeric || r.cols[i].boolean:
+			b.WriteString(c.text)
+		default:
+			b.WriteString("'" + strings.ReplaceAll(c.text, "'", "''") + "'")
+		}
+	}
+	b.WriteString(");\n")
+	io.WriteString(r.w, b.String())
+}
+
+func (r *insertRenderer) done(int64, time.Duration) {}

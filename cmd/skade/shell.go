@@ -46,6 +46,11 @@ type shell struct {
 	source string
 	// readDepth guards .read against a file that reads itself.
 	readDepth int
+	// noHeaders, insertTable and maxWidth are .headers off, .mode
+	// insert's table and .maxwidth.
+	noHeaders   bool
+	insertTable string
+	maxWidth    int
 	// lakeDir is where the lake is (.databases, .open).
 	lakeDir string
 	// prevMode is the mode \x left, to go back to.
@@ -228,10 +233,13 @@ func (sh *shell) rowsToShow(ctx context.Context, b arrow.RecordBatch, seen int64
 }
 
 func (sh *shell) renderOptions() renderOptions {
-	o := renderOptions{maxRows: sh.maxRows, timer: sh.timer}
+	o := renderOptions{maxRows: sh.maxRows, timer: sh.timer, noHeaders: sh.noHeaders, insertTable: sh.insertTable}
 	if sh.interactive && sh.out == sh.stdout {
 		o.width = terminalWidth(sh.stdout)
 		o.colour = isTerminal(sh.stdout)
+	}
+	if sh.maxWidth > 0 {
+		o.width = sh.maxWidth
 	}
 	return o
 }

@@ -47,6 +47,9 @@ func runSQL(ctx context.Context, e *env, args []string, o sqlOptions) error {
 	if o.command != "" && o.file != "" {
 		return usagef("give -c or -f, not both")
 	}
+	if a, ok := modeAliases[o.format]; ok {
+		o.format = a
+	}
 	if !slices.Contains(modes, o.format) {
 		return usagef("--format: unknown format %q; use one of %s", o.format, strings.Join(modes, ", "))
 	}
