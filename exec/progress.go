@@ -15,6 +15,10 @@ type Progress struct {
 	FilesTotal, FilesDone atomic.Int64
 	// Rows is the number of rows read so far.
 	Rows atomic.Int64
+	// RowsTotal is how many rows the work planned so far will read, where
+	// that is known (the record counts of planned data files, a series'
+	// length): against Rows it gives a fraction finer than files.
+	RowsTotal atomic.Int64
 }
 
 type progressKey struct{}
@@ -34,6 +38,13 @@ func ProgressFrom(ctx context.Context) *Progress {
 func (p *Progress) Planned(n int64) {
 	if p != nil {
 		p.FilesTotal.Add(n)
+	}
+}
+
+// PlannedRows adds n rows to be read; nil-safe.
+func (p *Progress) PlannedRows(n int64) {
+	if p != nil && n > 0 {
+		p.RowsTotal.Add(n)
 	}
 }
 

@@ -3,6 +3,8 @@ package exec
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/big"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -22,6 +24,7 @@ type Series struct {
 	done              bool
 	batchRows         int
 	metrics           Metrics
+	progress          *Progress
 }
 
 var _ Operator = (*Series)(nil)
@@ -42,9 +45,28 @@ func (s *Series) String() string {
 	return fmt.Sprintf("Series %s(%d, %d, %d)", s.name, s.start, s.stop, s.step)
 }
 
-func (s *Series) Open(context.Context) error {
+func (s *Series) Open(ctx context.Context) error {
 	s.cur, s.done = s.start, false
+	s.progress = ProgressFrom(ctx)
+	s.progress.PlannedRows(s.length())
 	return nil
+}
+
+// length is how many values the series yields (at most MaxInt64).
+func (s *Series) length() int64 {
+	if !s.more(s.start) {
+		return 0
+	}
+	span := new(big.Int).Sub(big.NewInt(s.stop), big.NewInt(s.start))
+	n := new(big.Int).Quo(span, big.NewInt(s.step))
+	if !s.inclusive && new(big.Int).Rem(span, big.NewInt(s.step)).Sign() == 0 {
+		n.Sub(n, big.NewInt(1))
+	}
+	n.Add(n, big.NewInt(1))
+	if !n.IsInt64() {
+		return math.MaxInt64
+	}
+	return n.Int64()
 }
 
 // more reports whether v is still inside the series.
@@ -85,6 +107,7 @@ func (s *Series) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	defer arr.Release()
 	out := array.NewRecordBatch(s.schema, []arrow.Array{arr}, int64(arr.Len()))
 	s.metrics.Add(out, start)
+	s.progress.AddRows(out.NumRows())
 	return out, nil
 }
 

@@ -140,6 +140,7 @@ func (s *TableScan) Open(ctx context.Context) error {
 		s.metrics.Set("files_skipped", total-nfiles)
 	}
 	s.progress.Planned(nfiles)
+	s.progress.PlannedRows(scan.DistinctRows(tasks))
 	if len(tasks) == 0 {
 		s.done = true
 		return nil

@@ -54,6 +54,9 @@ func newProgressIO(fsys snapshot.IdempotentRemove, p *exec.Progress, files map[s
 		return fsys
 	}
 	p.Planned(int64(len(files)))
+	for _, n := range files {
+		p.PlannedRows(n)
+	}
 	return &progressIO{IdempotentRemove: fsys, p: p, rows: files}
 }
 

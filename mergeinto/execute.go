@@ -298,6 +298,7 @@ func (m *merger) scanTarget(ctx context.Context) error {
 	m.readScan = m.spec.Target.Scan(ropts...)
 	prog := exec.ProgressFrom(ctx)
 	prog.Planned(int64(len(tasks)))
+	prog.PlannedRows(scan.DistinctRows(tasks))
 	for _, task := range tasks {
 		if err := ctx.Err(); err != nil {
 			return err

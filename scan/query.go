@@ -145,6 +145,20 @@ func DistinctFiles(tasks []table.FileScanTask) int64 {
 	return int64(len(seen))
 }
 
+// DistinctRows is the record count of the distinct data files of tasks
+// (a file split into several tasks counts once).
+func DistinctRows(tasks []table.FileScanTask) int64 {
+	seen := make(map[string]bool, len(tasks))
+	var n int64
+	for _, t := range tasks {
+		if !seen[t.File.FilePath()] {
+			seen[t.File.FilePath()] = true
+			n += t.File.Count()
+		}
+	}
+	return n
+}
+
 // SnapshotDataFiles is the number of data files in snapshot snapID of
 // tbl, from the snapshot summary; -1 when the summary does not say.
 func SnapshotDataFiles(tbl *table.Table, snapID int64) int64 {

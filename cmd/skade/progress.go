@@ -17,8 +17,10 @@ import (
 const progressDelay = time.Second
 
 // progressBar draws a statement's progress on stderr (a terminal) once it
-// has run for progressDelay: the data files done of those planned, as a
-// bar, the rows read, and the time so far. The engine reports into the
+// has run for progressDelay, redrawn every 100 ms: how much of the
+// planned work is done, as a bar and a percentage (rows read of those
+// planned when the engine knows them, else data files), the files, the
+// rows read, the time so far and an estimate of the time left. The engine reports into the
 // bar's counter through the statement's context (see context). A nil
 // *progressBar does nothing, so that callers need not ask whether the
 // output is a terminal.
@@ -138,31 +140,60 @@ func (p *progressBar) snapshot() engineProgress {
 		filesDone:  min(done, total),
 		filesTotal: total,
 		rows:       max(p.counter.Rows.Load(), p.nrows.Load()),
+		rowsTotal:  p.counter.RowsTotal.Load(),
 	}
 }
 
 // engineProgress is what the bar knows of a running statement.
 type engineProgress struct {
 	filesDone, filesTotal, rows int64
+	// rowsTotal is the rows the planned work will read, when known
+	rowsTotal int64
+}
+
+// fraction is how much of the planned work is done, from the rows read
+// of those planned when known, else from the files; ok is false when
+// neither is known. Rows deleted by delete files are planned but never
+// read, so with them it ends short of 1.
+func (pr engineProgress) fraction() (f float64, ok bool) {
+	switch {
+	case pr.rowsTotal > 0:
+		f = float64(min(pr.rows, pr.rowsTotal)) / float64(pr.rowsTotal)
+	case pr.filesTotal > 0:
+		f = float64(pr.filesDone) / float64(pr.filesTotal)
+	default:
+		return 0, false
+	}
+	return min(f, 1), true
 }
 
 // progressText is the bar's line: a bar of the files done when files are
 // planned, else a spinner; then the files, the rows and the time so far.
 func progressText(elapsed time.Duration, pr engineProgress) string {
 	var parts []string
-	if pr.filesTotal > 0 {
+	f, known := pr.fraction()
+	if known {
 		const n = 20
-		k := int(pr.filesDone * n / pr.filesTotal)
-		parts = append(parts, "["+strings.Repeat("█", k)+strings.Repeat("░", n-k)+"]", fmt.Sprintf("%d/%d files", pr.filesDone, pr.filesTotal))
+		k := int(f * n)
+		parts = append(parts, "["+strings.Repeat("█", k)+strings.Repeat("░", n-k)+"]", fmt.Sprintf("%d%%", int(f*100)))
 	} else {
 		parts = append(parts, spinner[int(elapsed/(100*time.Millisecond))%len(spinner)])
 	}
+	if pr.filesTotal > 0 {
+		parts = append(parts, fmt.Sprintf("%d/%d files", pr.filesDone, pr.filesTotal))
+	}
 	if pr.rows > 0 {
 		parts = append(parts, humanCount(pr.rows)+" rows")
-	} else if pr.filesTotal == 0 {
+	} else if !known {
 		parts = append(parts, "running")
 	}
-	parts = append(parts, formatElapsed(elapsed.Truncate(100*time.Millisecond)), "Ctrl-C cancels")
+	parts = append(parts, formatElapsed(elapsed.Truncate(100*time.Millisecond)))
+	if known && f >= 0.01 && f < 1 {
+		// what is left at the rate so far
+		left := time.Duration(float64(elapsed) * (1 - f) / f)
+		parts = append(parts, "ETA "+formatElapsed(left.Round(time.Second)))
+	}
+	parts = append(parts, "Ctrl-C cancels")
 	return parts[0] + " " + strings.Join(parts[1:], " · ")
 }
 

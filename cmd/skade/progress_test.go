@@ -22,9 +22,13 @@ func TestProgressText(t *testing.T) {
 	}{
 		{1200 * time.Millisecond, engineProgress{}, "⠹ running · 1.2 s · Ctrl-C cancels"},
 		{2 * time.Second, engineProgress{rows: 1_234_567}, "⠋ 1.23M rows · 2 s · Ctrl-C cancels"},
-		{1500 * time.Millisecond, engineProgress{filesDone: 1, filesTotal: 4, rows: 42_000}, "[█████░░░░░░░░░░░░░░░] 1/4 files · 42k rows · 1.5 s · Ctrl-C cancels"},
-		{3 * time.Second, engineProgress{filesDone: 0, filesTotal: 3}, "[░░░░░░░░░░░░░░░░░░░░] 0/3 files · 3 s · Ctrl-C cancels"},
-		{125 * time.Second, engineProgress{filesDone: 7, filesTotal: 7, rows: 9}, "[████████████████████] 7/7 files · 9 rows · 2m05s · Ctrl-C cancels"},
+		{1500 * time.Millisecond, engineProgress{filesDone: 1, filesTotal: 4, rows: 42_000}, "[█████░░░░░░░░░░░░░░░] 25% · 1/4 files · 42k rows · 1.5 s · ETA 5 s · Ctrl-C cancels"},
+		{3 * time.Second, engineProgress{filesDone: 0, filesTotal: 3}, "[░░░░░░░░░░░░░░░░░░░░] 0% · 0/3 files · 3 s · Ctrl-C cancels"},
+		{125 * time.Second, engineProgress{filesDone: 7, filesTotal: 7, rows: 9}, "[████████████████████] 100% · 7/7 files · 9 rows · 2m05s · Ctrl-C cancels"},
+		// rows planned give a percentage inside one big file
+		{10 * time.Second, engineProgress{filesDone: 0, filesTotal: 1, rows: 2_500_000, rowsTotal: 10_000_000}, "[█████░░░░░░░░░░░░░░░] 25% · 0/1 files · 2.5M rows · 10 s · ETA 30 s · Ctrl-C cancels"},
+		// a series: rows and no files
+		{4 * time.Second, engineProgress{rows: 5_000_000, rowsTotal: 20_000_000}, "[█████░░░░░░░░░░░░░░░] 25% · 5M rows · 4 s · ETA 12 s · Ctrl-C cancels"},
 	}
 	for _, c := range cases {
 		if got := progressText(c.elapsed, c.pr); got != c.want {
@@ -57,7 +61,7 @@ func TestProgressBarShowsEngineCounts(t *testing.T) {
 	}
 	res.Close()
 	bar.draw()
-	const drawn = "\r[████████████████████] 1/1 files · 8 rows · "
+	const drawn = "\r[████████████████████] 100% · 1/1 files · 8 rows · "
 	if !strings.HasPrefix(w.String(), drawn) {
 		t.Fatalf("bar drew %q, want it to start with %q", w.String(), drawn)
 	}

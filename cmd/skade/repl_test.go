@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -89,6 +90,26 @@ func (tm *terminal) expect(s string) {
 	}
 }
 
+// expectMatch waits for re in the output since the last match.
+func (tm *terminal) expectMatch(re *regexp.Regexp) {
+	tm.t.Helper()
+	deadline := time.Now().Add(replWait)
+	for {
+		tm.mu.Lock()
+		rest := tm.out.String()[tm.mark:]
+		if loc := re.FindStringIndex(rest); loc != nil {
+			tm.mark += loc[1]
+			tm.mu.Unlock()
+			return
+		}
+		tm.mu.Unlock()
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("waited %s for %s; output since the last match:\n%s", replWait, re, rest)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func (tm *terminal) send(s string) {
 	tm.t.Helper()
 	if _, err := tm.pty.Write([]byte(s)); err != nil {
@@ -144,7 +165,8 @@ func TestREPL(t *testing.T) {
 	// Ctrl-C cancels a long query, not the shell.
 	// It runs long enough for the progress bar to show first.
 	sh.send("SELECT count(*) FROM range(100000) a, range(100000) b;\r")
-	sh.expect("running · ")
+	// the series know their lengths: a percentage, moving past 0%
+	sh.expectMatch(regexp.MustCompile(`\] [1-9][0-9]?% · `))
 	sh.expect(" · Ctrl-C cancels")
 	sh.send("\x03")
 	sh.expect("Error: interrupted; the statement was cancelled")
