@@ -19,6 +19,9 @@ type Progress struct {
 	// that is known (the record counts of planned data files, a series'
 	// length): against Rows it gives a fraction finer than files.
 	RowsTotal atomic.Int64
+	// Bytes and BytesTotal are the bytes read of input files whose rows
+	// are not known in advance (CSV), and their sizes.
+	Bytes, BytesTotal atomic.Int64
 }
 
 type progressKey struct{}
@@ -45,6 +48,14 @@ func (p *Progress) Planned(n int64) {
 func (p *Progress) PlannedRows(n int64) {
 	if p != nil && n > 0 {
 		p.RowsTotal.Add(n)
+	}
+}
+
+// AddBytes counts n bytes of input read and total more planned; nil-safe.
+func (p *Progress) AddBytes(n, total int64) {
+	if p != nil {
+		p.Bytes.Add(n)
+		p.BytesTotal.Add(total)
 	}
 }
 

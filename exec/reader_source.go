@@ -21,10 +21,12 @@ type ReaderSource struct {
 	rdr     array.RecordReader
 	metrics Metrics
 	// progress is the Progress of Open's context (nil for none);
-	// filesDone how many of rdr's files (a scan.FileCounter's) it has
+	// bytes is how many of rdr's bytes (a scan.ByteCounter's) it has
+	// reported; filesDone how many of rdr's files (a scan.FileCounter's) it has
 	// been told are done.
 	progress  *Progress
 	filesDone int
+	bytes     int64
 }
 
 var _ Operator = (*ReaderSource)(nil)
@@ -51,10 +53,14 @@ func (r *ReaderSource) Open(ctx context.Context) error {
 		return err
 	}
 	r.rdr = rdr
-	r.progress, r.filesDone = ProgressFrom(ctx), 0
+	r.progress, r.filesDone, r.bytes = ProgressFrom(ctx), 0, 0
 	if fc, ok := rdr.(scan.FileCounter); ok {
 		_, total := fc.Files()
 		r.progress.Planned(int64(total))
+	}
+	if bc, ok := rdr.(scan.ByteCounter); ok {
+		_, total := bc.Bytes()
+		r.progress.AddBytes(0, total)
 	}
 	return nil
 }
@@ -63,6 +69,11 @@ func (r *ReaderSource) Open(ctx context.Context) error {
 // finished.
 func (r *ReaderSource) report(rows int64) {
 	r.progress.AddRows(rows)
+	if bc, ok := r.rdr.(scan.ByteCounter); ok {
+		read, _ := bc.Bytes()
+		r.progress.AddBytes(read-r.bytes, 0)
+		r.bytes = read
+	}
 	if fc, ok := r.rdr.(scan.FileCounter); ok {
 		done, _ := fc.Files()
 		for ; r.filesDone < done; r.filesDone++ {

@@ -127,6 +127,9 @@ func OpenCSV(path string, opts CSVOptions) (array.RecordReader, error) {
 	}
 	cr := &csvReader{path: path, f: f, r: r, schema: schema, mapping: mapping, ncols: ncols,
 		pending: sample, line: line, opts: opts, nulls: map[string]bool{}}
+	if st, err := f.Stat(); err == nil {
+		cr.size = st.Size()
+	}
 	for _, n := range opts.NullValues {
 		cr.nulls[n] = true
 	}
@@ -285,6 +288,7 @@ type csvReader struct {
 	cur     arrow.RecordBatch
 	err     error
 	eof     bool
+	size    int64 // the file's size, for Bytes
 }
 
 func (c *csvReader) Retain()               { c.refs.Add(1) }
@@ -292,6 +296,15 @@ func (c *csvReader) Schema() *arrow.Schema { return c.schema }
 func (c *csvReader) Err() error            { return c.err }
 
 func (c *csvReader) RecordBatch() arrow.RecordBatch { return c.cur }
+
+// Bytes reports how much of the file the CSV parser has consumed, for
+// progress bars (ByteCounter).
+func (c *csvReader) Bytes() (read, total int64) {
+	if c.eof && len(c.pending) == 0 {
+		return c.size, c.size
+	}
+	return min(c.r.InputOffset(), c.size), c.size
+}
 
 // Files reports whether the file has been read to its end, for progress
 // bars (FileCounter).

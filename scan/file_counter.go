@@ -8,7 +8,15 @@ type FileCounter interface {
 	Files() (done, total int)
 }
 
+// ByteCounter is a reader over one file that tells how many of its bytes
+// it has consumed, of how many: a progress bar's fraction within a file
+// whose rows are not known in advance (CSV).
+type ByteCounter interface {
+	Bytes() (read, total int64)
+}
+
 var (
 	_ FileCounter = (*csvReader)(nil)
 	_ FileCounter = (*parquetReader)(nil)
+	_ ByteCounter = (*csvReader)(nil)
 )

@@ -148,15 +148,20 @@ func splitTopLevel(s string) []string {
 // readers) finished, into p (nil when no progress bar shows).
 type countingReader struct {
 	array.RecordReader
-	rows int64
-	p    *lake.Progress
-	done int // files reported done
+	rows  int64
+	p     *lake.Progress
+	done  int   // files reported done
+	bytes int64 // bytes reported read
 }
 
 func newCountingReader(rdr array.RecordReader, p *lake.Progress) *countingReader {
 	if fc, ok := rdr.(scan.FileCounter); ok {
 		_, total := fc.Files()
 		p.Planned(int64(total))
+	}
+	if bc, ok := rdr.(scan.ByteCounter); ok {
+		_, total := bc.Bytes()
+		p.AddBytes(0, total)
 	}
 	return &countingReader{RecordReader: rdr, p: p}
 }
@@ -167,6 +172,11 @@ func (c *countingReader) Next() bool {
 		n := c.RecordReader.RecordBatch().NumRows()
 		c.rows += n
 		c.p.AddRows(n)
+	}
+	if bc, ok := c.RecordReader.(scan.ByteCounter); ok {
+		read, _ := bc.Bytes()
+		c.p.AddBytes(read-c.bytes, 0)
+		c.bytes = read
 	}
 	if fc, ok := c.RecordReader.(scan.FileCounter); ok {
 		done, _ := fc.Files()

@@ -141,6 +141,8 @@ func (p *progressBar) snapshot() engineProgress {
 		filesTotal: total,
 		rows:       max(p.counter.Rows.Load(), p.nrows.Load()),
 		rowsTotal:  p.counter.RowsTotal.Load(),
+		bytes:      p.counter.Bytes.Load(),
+		bytesTotal: p.counter.BytesTotal.Load(),
 	}
 }
 
@@ -149,16 +151,21 @@ type engineProgress struct {
 	filesDone, filesTotal, rows int64
 	// rowsTotal is the rows the planned work will read, when known
 	rowsTotal int64
+	// bytes of bytesTotal read from inputs whose rows are not known (CSV)
+	bytes, bytesTotal int64
 }
 
 // fraction is how much of the planned work is done, from the rows read
-// of those planned when known, else from the files; ok is false when
+// of those planned when known, else from the bytes of CSV input read,
+// else from the files; ok is false when
 // neither is known. Rows deleted by delete files are planned but never
 // read, so with them it ends short of 1.
 func (pr engineProgress) fraction() (f float64, ok bool) {
 	switch {
 	case pr.rowsTotal > 0:
 		f = float64(min(pr.rows, pr.rowsTotal)) / float64(pr.rowsTotal)
+	case pr.bytesTotal > 0:
+		f = float64(min(pr.bytes, pr.bytesTotal)) / float64(pr.bytesTotal)
 	case pr.filesTotal > 0:
 		f = float64(pr.filesDone) / float64(pr.filesTotal)
 	default:

@@ -27,6 +27,8 @@ func TestProgressText(t *testing.T) {
 		{125 * time.Second, engineProgress{filesDone: 7, filesTotal: 7, rows: 9}, "[████████████████████] 100% · 7/7 files · 9 rows · 2m05s · Ctrl-C cancels"},
 		// rows planned give a percentage inside one big file
 		{10 * time.Second, engineProgress{filesDone: 0, filesTotal: 1, rows: 2_500_000, rowsTotal: 10_000_000}, "[█████░░░░░░░░░░░░░░░] 25% · 0/1 files · 2.5M rows · 10 s · ETA 30 s · Ctrl-C cancels"},
+		// a CSV file: the bytes the parser consumed
+		{6 * time.Second, engineProgress{filesTotal: 1, rows: 300_000, bytes: 30 << 20, bytesTotal: 120 << 20}, "[█████░░░░░░░░░░░░░░░] 25% · 0/1 files · 300k rows · 6 s · ETA 18 s · Ctrl-C cancels"},
 		// a series: rows and no files
 		{4 * time.Second, engineProgress{rows: 5_000_000, rowsTotal: 20_000_000}, "[█████░░░░░░░░░░░░░░░] 25% · 5M rows · 4 s · ETA 12 s · Ctrl-C cancels"},
 	}
