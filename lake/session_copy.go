@@ -169,7 +169,9 @@ func writeTemp(ctx context.Context, file string, res *Result, o copyOptions) (tm
 // the columns do not line up (the INSERT then reports that).
 func (s *Session) copyCSVColumns(ctx context.Context, st *parser.Copy, o copyOptions) string {
 	opts := scan.DefaultCSVOptions()
-	opts.Header, opts.Delimiter = o.header, o.delim
+	// COPY says what the file is (PostgreSQL's defaults otherwise):
+	// nothing is sniffed
+	opts.Header, opts.Delimiter, opts.SniffHeader = o.header, o.delim, false
 	rdr, err := scan.OpenCSV(st.File, opts)
 	if err != nil {
 		return "*"

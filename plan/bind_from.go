@@ -625,7 +625,7 @@ func (b *binder) bindTableFunc(t *parser.TableFunc) (Node, error) {
 				if !ok {
 					return nil, errorf(t.Pos, "read_csv: header must be a boolean")
 				}
-				opts.Header = bv.Value
+				opts.Header, opts.SniffHeader = bv.Value, false
 			case "delim", "sep", "delimiter":
 				s, err := litString(v, t.Pos, name)
 				if err != nil || len(s) != 1 {

@@ -2,6 +2,7 @@ package scan
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -24,8 +25,13 @@ type CSVOptions struct {
 	// Header says the first line names the columns (default true via
 	// DefaultCSVOptions). Without a header, columns are column0, column1...
 	Header bool
-	// Delimiter is the field separator (default ',').
+	// Delimiter is the field separator; 0 sniffs it from the file's first
+	// lines among ',', ';', tab and '|' (DefaultCSVOptions).
 	Delimiter rune
+	// SniffHeader, with Header, takes a first line that reads as data
+	// (every column inferred as a number, date or boolean parses it) for
+	// data, as DuckDB's sniffer does. Explicit options turn it off.
+	SniffHeader bool
 	// SampleRows is how many rows type inference looks at (default 10,000).
 	// arrow-go's own reader infers from the first row alone, which fails on
 	// real files whose first rows happen to look like integers.
@@ -40,16 +46,14 @@ type CSVOptions struct {
 	Schema *arrow.Schema
 }
 
-// DefaultCSVOptions returns the defaults: a header, commas, a 10,000-row
-// sample.
+// DefaultCSVOptions returns the defaults: the delimiter and the header
+// sniffed, a 10,000-row sample for types (dates in ISO, MM/DD/YYYY or
+// DD.MM.YYYY form included).
 func DefaultCSVOptions() CSVOptions {
-	return CSVOptions{Header: true, Delimiter: ',', SampleRows: 10_000, BatchRows: 65_536, NullValues: []string{""}}
+	return CSVOptions{Header: true, SniffHeader: true, SampleRows: 10_000, BatchRows: 65_536, NullValues: []string{""}}
 }
 
 func (o *CSVOptions) fill() {
-	if o.Delimiter == 0 {
-		o.Delimiter = ','
-	}
 	if o.SampleRows <= 0 {
 		o.SampleRows = 10_000
 	}
@@ -67,6 +71,25 @@ func OpenCSV(path string, opts CSVOptions) (array.RecordReader, error) {
 	opts.fill()
 	f, err := os.Open(path)
 	if err != nil {
+		return nil, fmt.Errorf("read csv %s: %w", path, err)
+	}
+	head := make([]byte, 64<<10)
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		f.Close()
+		return nil, fmt.Errorf("read csv %s: %w", path, err)
+	}
+	head = head[:n]
+	start := int64(0)
+	if bytes.HasPrefix(head, utf8BOM) {
+		start = int64(len(utf8BOM))
+		head = head[len(utf8BOM):]
+	}
+	if opts.Delimiter == 0 {
+		opts.Delimiter = sniffDelimiter(head, n < cap(head))
+	}
+	if _, err := f.Seek(start, io.SeekStart); err != nil {
+		f.Close()
 		return nil, fmt.Errorf("read csv %s: %w", path, err)
 	}
 	r := csv.NewReader(bufio.NewReaderSize(f, 1<<20))
@@ -125,8 +148,23 @@ func OpenCSV(path string, opts CSVOptions) (array.RecordReader, error) {
 		f.Close()
 		return nil, err
 	}
+	if opts.Header && opts.SniffHeader && opts.Schema == nil && headerIsData(header, schema, opts.NullValues) {
+		// the first line is data: read it as the first row
+		sample = append([][]string{header}, sample...)
+		header = nil
+		for i := 0; i < ncols; i++ {
+			header = append(header, fmt.Sprintf("column%d", i))
+		}
+		line = 0
+		opts.Header = false
+		if schema, mapping, err = csvSchema(path, header, sample, opts); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
 	cr := &csvReader{path: path, f: f, r: r, schema: schema, mapping: mapping, ncols: ncols,
-		pending: sample, line: line, opts: opts, nulls: map[string]bool{}}
+		pending: sample, line: line, opts: opts, nulls: map[string]bool{},
+		layouts: timeLayouts(schema, mapping, sample, opts.NullValues)}
 	if st, err := f.Stat(); err == nil {
 		cr.size = st.Size()
 	}
@@ -212,12 +250,12 @@ func inferColumn(sample [][]string, col int, nulls map[string]bool) arrow.DataTy
 			}
 		}
 		if isDate {
-			if _, err := time.Parse("2006-01-02", v); err != nil {
+			if sniffLayout([]string{v}, dateLayouts) == "" {
 				isDate = false
 			}
 		}
 		if isTS {
-			if _, _, err := parseTimestamp(v); err != nil {
+			if _, _, err := parseTimestamp(v); err != nil && sniffLayout([]string{v}, tsSniffLayouts) == "" {
 				isTS = false
 			}
 		}
@@ -234,12 +272,164 @@ func inferColumn(sample [][]string, col int, nulls map[string]bool) arrow.DataTy
 		return arrow.PrimitiveTypes.Float64
 	case isBool:
 		return arrow.FixedWidthTypes.Boolean
-	case isDate:
+	case isDate && sniffLayout(columnValues(sample, col, nulls), dateLayouts) != "":
 		return arrow.FixedWidthTypes.Date32
-	case isTS:
+	case isTS && (allISOTimestamps(sample, col, nulls) || sniffLayout(columnValues(sample, col, nulls), tsSniffLayouts) != ""):
 		return &arrow.TimestampType{Unit: arrow.Microsecond}
 	}
 	return arrow.BinaryTypes.String
+}
+
+// utf8BOM starts some CSV files (Excel writes it); it is not data.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// sniffDelimiter picks the delimiter of a CSV file from its first bytes:
+// the candidate that splits every line into the same number of fields,
+// the most fields winning (a tie goes to the earlier candidate). whole
+// says head is the whole file; otherwise its last, cut line is ignored.
+func sniffDelimiter(head []byte, whole bool) rune {
+	if !whole {
+		if i := bytes.LastIndexByte(head, '\n'); i >= 0 {
+			head = head[:i+1]
+		}
+	}
+	best, bestFields := ',', 1
+	for _, d := range []rune{',', ';', '\t', '|'} {
+		r := csv.NewReader(bytes.NewReader(head))
+		r.Comma, r.LazyQuotes, r.FieldsPerRecord = d, true, -1
+		fields, lines, same := -1, 0, true
+		for lines < 50 {
+			rec, err := r.Read()
+			if err != nil {
+				if err != io.EOF {
+					same = false
+				}
+				break
+			}
+			lines++
+			if fields >= 0 && len(rec) != fields {
+				same = false
+				break
+			}
+			fields = len(rec)
+		}
+		if same && lines > 0 && fields > bestFields {
+			best, bestFields = d, fields
+		}
+	}
+	return best
+}
+
+// dateLayouts are the date forms the sniffer knows, tried in order: ISO,
+// month first (which wins when both fit, as for 03/04/2026), day first,
+// day first with dots, and year first with slashes.
+var dateLayouts = []string{"2006-01-02", "1/2/2006", "2/1/2006", "2.1.2006", "2006/1/2"}
+
+// tsSniffLayouts are the timestamp forms beyond ISO: each date form with
+// a time of day.
+var tsSniffLayouts = func() []string {
+	var out []string
+	for _, d := range dateLayouts[1:] {
+		for _, t := range []string{" 15:04:05.999999999", " 15:04"} {
+			out = append(out, d+t)
+		}
+	}
+	return out
+}()
+
+// sniffLayout returns the first layout every value parses with; "" when
+// none does (or there are no values).
+func sniffLayout(values, layouts []string) string {
+	if len(values) == 0 {
+		return ""
+	}
+	for _, l := range layouts {
+		ok := true
+		for _, v := range values {
+			if _, err := time.Parse(l, v); err != nil {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return l
+		}
+	}
+	return ""
+}
+
+// columnValues are the sampled non-null values of column col, trimmed.
+func columnValues(sample [][]string, col int, nulls map[string]bool) []string {
+	var out []string
+	for _, row := range sample {
+		if col < len(row) && !nulls[row[col]] {
+			out = append(out, strings.TrimSpace(row[col]))
+		}
+	}
+	return out
+}
+
+func allISOTimestamps(sample [][]string, col int, nulls map[string]bool) bool {
+	for _, v := range columnValues(sample, col, nulls) {
+		if _, _, err := parseTimestamp(v); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// timeLayouts are the sniffed layouts of the date and timestamp columns
+// of schema ("" for ISO, and for every other column).
+func timeLayouts(schema *arrow.Schema, mapping []int, sample [][]string, nullValues []string) []string {
+	nulls := map[string]bool{}
+	for _, n := range nullValues {
+		nulls[n] = true
+	}
+	out := make([]string, schema.NumFields())
+	for i, f := range schema.Fields() {
+		if mapping[i] < 0 {
+			continue
+		}
+		vals := columnValues(sample, mapping[i], nulls)
+		switch f.Type.ID() {
+		case arrow.DATE32:
+			if l := sniffLayout(vals, dateLayouts); l != dateLayouts[0] {
+				out[i] = l
+			}
+		case arrow.TIMESTAMP:
+			if !allISOTimestamps(sample, mapping[i], nulls) {
+				out[i] = sniffLayout(vals, tsSniffLayouts)
+			}
+		}
+	}
+	return out
+}
+
+// headerIsData reports whether a header line reads as data: some column
+// is inferred as other than text from the rows below, and the header's
+// value parses as the type of every such column.
+func headerIsData(header []string, schema *arrow.Schema, nullValues []string) bool {
+	typed := 0
+	for i, f := range schema.Fields() {
+		if f.Type.ID() == arrow.STRING || i >= len(header) {
+			continue
+		}
+		typed++
+		b := array.NewBuilder(memory.DefaultAllocator, f.Type)
+		err := appendValue(b, header[i], "")
+		if err != nil && (f.Type.ID() == arrow.DATE32 || f.Type.ID() == arrow.TIMESTAMP) {
+			for _, l := range append(append([]string(nil), dateLayouts...), tsSniffLayouts...) {
+				if err = appendValue(b, header[i], l); err == nil {
+					break
+				}
+			}
+		}
+		b.Release()
+		if err != nil {
+			return false
+		}
+	}
+	return typed > 0
 }
 
 func parseBool(v string) (bool, bool) {
@@ -289,6 +479,8 @@ type csvReader struct {
 	err     error
 	eof     bool
 	size    int64 // the file's size, for Bytes
+	// layouts are the sniffed date and timestamp forms per field ("" ISO)
+	layouts []string
 }
 
 func (c *csvReader) Retain()               { c.refs.Add(1) }
@@ -386,7 +578,7 @@ func (c *csvReader) build(rows [][]string) (arrow.RecordBatch, error) {
 				b.Field(fi).AppendNull()
 				continue
 			}
-			if err := appendValue(b.Field(fi), row[src]); err != nil {
+			if err := appendValue(b.Field(fi), row[src], c.layouts[fi]); err != nil {
 				return nil, fmt.Errorf("read csv %s: line %d, column %q: %w", c.path, line, f.Name, err)
 			}
 		}
@@ -395,8 +587,9 @@ func (c *csvReader) build(rows [][]string) (arrow.RecordBatch, error) {
 	return b.NewRecordBatch(), nil
 }
 
-// appendValue parses one CSV field into its column's builder.
-func appendValue(bld array.Builder, s string) error {
+// appendValue parses one CSV field into its column's builder; layout is
+// a date or timestamp column's sniffed form ("" for ISO).
+func appendValue(bld array.Builder, s, layout string) error {
 	v := strings.TrimSpace(s)
 	switch b := bld.(type) {
 	case *array.StringBuilder:
@@ -442,13 +635,25 @@ func appendValue(bld array.Builder, s string) error {
 		}
 		b.Append(x)
 	case *array.Date32Builder:
-		t, err := time.Parse("2006-01-02", v)
+		form := "2006-01-02"
+		if layout != "" {
+			form = layout
+		}
+		t, err := time.Parse(form, v)
 		if err != nil {
-			return fmt.Errorf("%q is not a date (YYYY-MM-DD)", s)
+			return fmt.Errorf("%q is not a date (%s)", s, layoutName(form))
 		}
 		b.Append(arrow.Date32FromTime(t))
 	case *array.TimestampBuilder:
-		t, _, err := parseTimestamp(v)
+		var t time.Time
+		var err error
+		if layout != "" {
+			if t, err = time.Parse(layout, v); err != nil {
+				return fmt.Errorf("%q is not a timestamp (%s)", s, layoutName(layout))
+			}
+		} else {
+			t, _, err = parseTimestamp(v)
+		}
 		if err != nil {
 			if d, derr := time.Parse("2006-01-02", v); derr == nil {
 				t = d
@@ -466,6 +671,11 @@ func appendValue(bld array.Builder, s string) error {
 		return errors.New("columns of type " + bld.Type().String() + " cannot be read from CSV yet")
 	}
 	return nil
+}
+
+// layoutName renders a Go time layout as the form users know.
+func layoutName(layout string) string {
+	return strings.NewReplacer("2006", "YYYY", "01", "MM", "02", "DD", "1", "M", "2", "D", "15", "HH", "04", "MI", "05", "SS", ".999999999", "[.ffffff]").Replace(layout)
 }
 
 var _ array.RecordReader = (*csvReader)(nil)

@@ -1,0 +1,100 @@
+package scan
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// TestCSVSniffing reads the corpus in testdata/csv with the default
+// options: the delimiter, the header and date forms are sniffed, quotes
+// and a byte-order mark are handled, and a bad row is reported by line
+// and column.
+func TestCSVSniffing(t *testing.T) {
+	cases := []struct {
+		file   string
+		schema string // name:type, ...
+		rows   string // rows joined by |, values by ,
+		err    string
+	}{
+		{file: "semicolon.csv", schema: "id:int64, name:utf8, amount:utf8", rows: "1,Ann,10,50|2,Bob,3,25"},
+		{file: "tab.csv", schema: "id:int64, city:utf8, pop:int64", rows: "1,Oslo,700000|2,Bergen,285000"},
+		{file: "pipe.csv", schema: "id:int64, note:utf8", rows: "1,a, b and c|2,pipes; commas"},
+		{file: "quotes.csv", schema: "id:int64, comment:utf8", rows: "1,quoted, with comma|2,she said \"hi\"|3,two\nlines"},
+		{file: "bom.csv", schema: "id:int64, name:utf8", rows: "1,Ann|2,Bob"},
+		{file: "us_dates.csv", schema: "id:int64, day:date32, at:timestamp[us]", rows: "1,2026-03-04,2026-03-04 10:30:00|2,2025-12-31,2025-12-31 23:59:59"},
+		{file: "dotted_dates.csv", schema: "id:int64, day:date32", rows: "1,2025-12-31|2,2026-02-01"},
+		{file: "day_first.csv", schema: "id:int64, day:date32", rows: "1,2025-12-25|2,2026-04-03"},
+		// the first line reads as data: no header
+		{file: "no_header.csv", schema: "column0:int64, column1:utf8, column2:date32", rows: "1,Ann,2026-01-05|2,Bob,2026-02-01"},
+		// every column is text: the first line stays the header
+		{file: "all_text.csv", schema: "name:utf8, city:utf8", rows: "Ann,Oslo|Bob,Bergen"},
+		{file: "ragged.csv", err: "line 3"},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			rdr, err := OpenCSV(filepath.Join("..", "testdata", "csv", c.file), DefaultCSVOptions())
+			if err != nil {
+				if c.err != "" && strings.Contains(err.Error(), c.err) {
+					return
+				}
+				t.Fatal(err)
+			}
+			defer rdr.Release()
+			var fields []string
+			for _, f := range rdr.Schema().Fields() {
+				fields = append(fields, f.Name+":"+f.Type.String())
+			}
+			if c.err == "" && strings.Join(fields, ", ") != c.schema {
+				t.Errorf("schema %s, want %s", strings.Join(fields, ", "), c.schema)
+			}
+			var rows []string
+			for rdr.Next() {
+				b := rdr.RecordBatch()
+				for r := 0; r < int(b.NumRows()); r++ {
+					var vals []string
+					for _, col := range b.Columns() {
+						v := col.ValueStr(r)
+						if tc, ok := col.(*array.Timestamp); ok {
+							v = tc.Value(r).ToTime(tc.DataType().(*arrow.TimestampType).Unit).Format("2006-01-02 15:04:05")
+						}
+						vals = append(vals, v)
+					}
+					rows = append(rows, strings.Join(vals, ","))
+				}
+			}
+			if c.err != "" {
+				if rdr.Err() == nil || !strings.Contains(rdr.Err().Error(), c.err) {
+					t.Fatalf("error %v, want one naming %q", rdr.Err(), c.err)
+				}
+				return
+			}
+			if rdr.Err() != nil {
+				t.Fatal(rdr.Err())
+			}
+			if got := strings.Join(rows, "|"); got != c.rows {
+				t.Errorf("rows %q, want %q", got, c.rows)
+			}
+		})
+	}
+}
+
+// TestCSVBadValue names the line and column of a value that does not
+// parse as its column's type (inferred from a sample that lacked it).
+func TestCSVBadValue(t *testing.T) {
+	opts := DefaultCSVOptions()
+	opts.SampleRows = 1
+	rdr, err := OpenCSV(filepath.Join("..", "testdata", "csv", "bad_date.csv"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Release()
+	for rdr.Next() {
+	}
+	if err := rdr.Err(); err == nil || !strings.Contains(err.Error(), `line 3, column "day": "not a date" is not a date (YYYY-MM-DD)`) {
+		t.Fatalf("got %v", err)
+	}
+}
