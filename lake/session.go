@@ -46,6 +46,11 @@ type Session struct {
 	// oids their OIDs for ::regclass (SetRelationOIDs).
 	system SystemTables
 	oids   func(name string) (int64, bool)
+	// rejects are the rows the session's latest read_csv(…, ignore_errors
+	// = true) skipped, the relation csv_rejects; stmts numbers statements
+	// for it.
+	rejects scan.CSVRejects
+	stmts   int64
 }
 
 // Session opens a SQL session on the lake.

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/catalog"
@@ -29,6 +32,9 @@ var _ plan.Catalog = sessionCatalog{}
 func (c sessionCatalog) LookupSource(name string) plan.Source {
 	if src, ok := c.s.sources[strings.ToLower(name)]; ok {
 		return src
+	}
+	if strings.EqualFold(name, "csv_rejects") {
+		return c.s.rejectsSource()
 	}
 	if sys := c.lookupSystem(name); sys != nil {
 		return sys
@@ -68,4 +74,33 @@ func (c sessionCatalog) LookupTable(ctx context.Context, parts []string) (*plan.
 		return nil, err
 	}
 	return &plan.TableRef{Name: displayName(id), Ident: id, Table: tbl}, nil
+}
+
+// csvRejectsSchema is the relation csv_rejects: the rows the session's
+// latest read_csv(…, ignore_errors = true) skipped.
+var csvRejectsSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "file", Type: arrow.BinaryTypes.String},
+	{Name: "line", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "column_name", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "value", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "error", Type: arrow.BinaryTypes.String},
+}, nil)
+
+// rejectsSource is csv_rejects as it stands now.
+func (s *Session) rejectsSource() plan.Source {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, csvRejectsSchema)
+	defer b.Release()
+	for _, r := range s.rejects.Rows() {
+		b.Field(0).(*array.StringBuilder).Append(r.File)
+		b.Field(1).(*array.Int64Builder).Append(int64(r.Line))
+		for i, v := range []string{r.Column, r.Value} {
+			if v == "" {
+				b.Field(2 + i).AppendNull()
+			} else {
+				b.Field(2 + i).(*array.StringBuilder).Append(v)
+			}
+		}
+		b.Field(4).(*array.StringBuilder).Append(r.Error)
+	}
+	return &batchSource{batch: b.NewRecordBatch()}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/skadedb/skade/mergeinto"
 	"github.com/skadedb/skade/parser"
+	"github.com/skadedb/skade/scan"
 	"github.com/skadedb/skade/snapshot"
 )
 
@@ -66,6 +67,8 @@ func (s *Session) writeRetries() int {
 // remains: the failed commit removed its files.
 func (s *Session) run(ctx context.Context, stmt parser.Stmt) (*Result, error) {
 	s.lastCommit, s.lastStaged = 0, false
+	s.stmts++
+	ctx = scan.WithCSVRejects(ctx, &s.rejects, s.stmts)
 	leave := func() {}
 	if s.lk.opts.runtimeMemoryLimit {
 		leave = governor.enter(s.memoryLimit())

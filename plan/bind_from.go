@@ -632,11 +632,27 @@ func (b *binder) bindTableFunc(t *parser.TableFunc) (Node, error) {
 					return nil, errorf(t.Pos, "read_csv: the delimiter must be one character")
 				}
 				opts.Delimiter = rune(s[0])
+			case "ignore_errors":
+				bv, ok := v.Value.(*scalar.Boolean)
+				if !ok {
+					return nil, errorf(t.Pos, "read_csv: ignore_errors must be a boolean")
+				}
+				opts.IgnoreErrors = bv.Value
 			default:
-				return nil, errorf(t.Pos, "read_csv: unknown option %q; known options are header and delim", k)
+				return nil, errorf(t.Pos, "read_csv: unknown option %q; known options are header, delim and ignore_errors", k)
 			}
 		}
-		return b.readerNode(name+"('"+path+"')", func(context.Context) (array.RecordReader, error) { return scan.OpenCSV(path, opts) })
+		return b.readerNode(name+"('"+path+"')", func(ctx context.Context) (array.RecordReader, error) {
+			o := opts
+			if o.IgnoreErrors {
+				// the rows skipped go to the session's csv_rejects
+				var stmt int64
+				if o.Rejects, stmt = scan.CSVRejectsFrom(ctx); o.Rejects != nil {
+					o.Rejects.Begin(stmt)
+				}
+			}
+			return scan.OpenCSV(path, o)
+		})
 	case "pg_get_keywords":
 		// PostgreSQL's catalog of keywords, which clients read to know what
 		// to quote: skade's reserved words (the others are not keywords)

@@ -40,6 +40,11 @@ type CSVOptions struct {
 	BatchRows int
 	// NullValues are read as NULL (default: the empty string).
 	NullValues []string
+	// IgnoreErrors skips the rows that cannot be read (ragged rows,
+	// malformed quotes, values that do not parse as their column's type)
+	// instead of failing, and records them in Rejects when it is set.
+	IgnoreErrors bool
+	Rejects      *CSVRejects
 	// Schema, when set, is used instead of inference; columns are matched
 	// to the header by name (case-insensitive), or by position without a
 	// header.
@@ -96,12 +101,13 @@ func OpenCSV(path string, opts CSVOptions) (array.RecordReader, error) {
 	r.Comma = opts.Delimiter
 	r.ReuseRecord = false
 	r.FieldsPerRecord = 0
+	if opts.IgnoreErrors {
+		r.FieldsPerRecord = -1 // ragged rows are rejected one by one
+	}
 
 	var header []string
-	line := 0
 	if opts.Header {
 		header, err = r.Read()
-		line++
 		if err == io.EOF {
 			f.Close()
 			return nil, fmt.Errorf("read csv %s: the file is empty; a header line naming the columns is expected", path)
@@ -117,16 +123,24 @@ func OpenCSV(path string, opts CSVOptions) (array.RecordReader, error) {
 	}
 	// Read the sample.
 	var sample [][]string
+	var sampleLines []int
+	var early []CSVReject // rows the sample skipped (IgnoreErrors)
 	for len(sample) < opts.SampleRows {
 		rec, err := r.Read()
 		if err == io.EOF {
 			break
 		}
+		var pe *csv.ParseError
+		if err != nil && opts.IgnoreErrors && errors.As(err, &pe) {
+			early = append(early, CSVReject{File: path, Line: pe.StartLine, Error: pe.Err.Error()})
+			continue
+		}
 		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("read csv %s: %w", path, err)
 		}
-		sample = append(sample, rec)
+		l, _ := r.FieldPos(0)
+		sample, sampleLines = append(sample, rec), append(sampleLines, l)
 	}
 	ncols := len(header)
 	if !opts.Header {
@@ -151,11 +165,11 @@ func OpenCSV(path string, opts CSVOptions) (array.RecordReader, error) {
 	if opts.Header && opts.SniffHeader && opts.Schema == nil && headerIsData(header, schema, opts.NullValues) {
 		// the first line is data: read it as the first row
 		sample = append([][]string{header}, sample...)
+		sampleLines = append([]int{1}, sampleLines...)
 		header = nil
 		for i := 0; i < ncols; i++ {
 			header = append(header, fmt.Sprintf("column%d", i))
 		}
-		line = 0
 		opts.Header = false
 		if schema, mapping, err = csvSchema(path, header, sample, opts); err != nil {
 			f.Close()
@@ -163,7 +177,7 @@ func OpenCSV(path string, opts CSVOptions) (array.RecordReader, error) {
 		}
 	}
 	cr := &csvReader{path: path, f: f, r: r, schema: schema, mapping: mapping, ncols: ncols,
-		pending: sample, line: line, opts: opts, nulls: map[string]bool{},
+		pending: sample, pendingLines: sampleLines, early: early, opts: opts, nulls: map[string]bool{},
 		layouts: timeLayouts(schema, mapping, sample, opts.NullValues)}
 	if st, err := f.Stat(); err == nil {
 		cr.size = st.Size()
@@ -472,15 +486,20 @@ type csvReader struct {
 	mapping []int
 	ncols   int
 	pending [][]string
-	line    int
-	opts    CSVOptions
-	nulls   map[string]bool
-	cur     arrow.RecordBatch
-	err     error
-	eof     bool
-	size    int64 // the file's size, for Bytes
+	// pendingLines are the input lines pending's rows start on; early
+	// the rows the sample skipped, reported on the first Next.
+	pendingLines []int
+	early        []CSVReject
+	opts         CSVOptions
+	nulls        map[string]bool
+	cur          arrow.RecordBatch
+	err          error
+	eof          bool
+	size         int64 // the file's size, for Bytes
 	// layouts are the sniffed date and timestamp forms per field ("" ISO)
 	layouts []string
+	// scratch takes the values check parses (IgnoreErrors)
+	scratch *array.RecordBuilder
 }
 
 func (c *csvReader) Retain()               { c.refs.Add(1) }
@@ -520,6 +539,10 @@ func (c *csvReader) Release() {
 			c.f.Close()
 			c.f = nil
 		}
+		if c.scratch != nil {
+			c.scratch.Release()
+			c.scratch = nil
+		}
 	}
 }
 
@@ -531,43 +554,68 @@ func (c *csvReader) Next() bool {
 	if c.err != nil || (c.eof && len(c.pending) == 0) {
 		return false
 	}
-	rows := c.pending
-	c.pending = nil
+	for _, rej := range c.early {
+		c.opts.Rejects.add(rej)
+	}
+	c.early = nil
+	rows, lines := c.pending, c.pendingLines
+	c.pending, c.pendingLines = nil, nil
 	for len(rows) < c.opts.BatchRows && !c.eof {
 		rec, err := c.r.Read()
 		if err == io.EOF {
 			c.eof = true
 			break
 		}
+		var pe *csv.ParseError
+		if err != nil && c.opts.IgnoreErrors && errors.As(err, &pe) {
+			c.opts.Rejects.add(CSVReject{File: c.path, Line: pe.StartLine, Error: pe.Err.Error()})
+			continue
+		}
 		if err != nil {
 			c.err = fmt.Errorf("read csv %s: %w", c.path, err)
 			return false
 		}
-		rows = append(rows, rec)
+		l, _ := c.r.FieldPos(0)
+		rows, lines = append(rows, rec), append(lines, l)
 	}
 	if len(c.pending) == 0 && len(rows) > c.opts.BatchRows {
-		c.pending = rows[c.opts.BatchRows:]
-		rows = rows[:c.opts.BatchRows]
+		c.pending, c.pendingLines = rows[c.opts.BatchRows:], lines[c.opts.BatchRows:]
+		rows, lines = rows[:c.opts.BatchRows], lines[:c.opts.BatchRows]
 	}
 	if len(rows) == 0 {
 		return false
 	}
-	batch, err := c.build(rows)
+	batch, err := c.build(rows, lines)
 	if err != nil {
 		c.err = err
 		return false
+	}
+	if batch.NumRows() == 0 && !(c.eof && len(c.pending) == 0) {
+		// every row of this batch was rejected: read on
+		batch.Release()
+		return c.Next()
 	}
 	c.cur = batch
 	return true
 }
 
-func (c *csvReader) build(rows [][]string) (arrow.RecordBatch, error) {
+func (c *csvReader) build(rows [][]string, lines []int) (arrow.RecordBatch, error) {
 	b := array.NewRecordBuilder(memory.DefaultAllocator, c.schema)
 	defer b.Release()
 	for ri, row := range rows {
-		line := c.line + ri + 1
+		line := lines[ri]
 		if len(row) != c.ncols {
+			if c.opts.IgnoreErrors {
+				c.opts.Rejects.add(CSVReject{File: c.path, Line: line, Value: strings.Join(row, string(c.opts.Delimiter)), Error: fmt.Sprintf("the row has %d fields, expected %d", len(row), c.ncols)})
+				continue
+			}
 			return nil, fmt.Errorf("read csv %s: line %d has %d fields, expected %d", c.path, line, len(row), c.ncols)
+		}
+		if c.opts.IgnoreErrors {
+			if rej, bad := c.check(row, line); bad {
+				c.opts.Rejects.add(rej)
+				continue
+			}
 		}
 		for fi, f := range c.schema.Fields() {
 			src := c.mapping[fi]
@@ -583,8 +631,34 @@ func (c *csvReader) build(rows [][]string) (arrow.RecordBatch, error) {
 			}
 		}
 	}
-	c.line += len(rows)
 	return b.NewRecordBatch(), nil
+}
+
+// check reports the first field of row that does not parse as its
+// column (IgnoreErrors), parsing into scratch builders so that a rejected
+// row leaves the batch's untouched.
+func (c *csvReader) check(row []string, line int) (CSVReject, bool) {
+	if c.scratch == nil {
+		c.scratch = array.NewRecordBuilder(memory.DefaultAllocator, c.schema)
+	}
+	defer func() {
+		// drop what the checks appended
+		rec := c.scratch.NewRecordBatch()
+		rec.Release()
+	}()
+	for fi, f := range c.schema.Fields() {
+		src := c.mapping[fi]
+		if src < 0 || c.nulls[row[src]] {
+			if !f.Nullable {
+				return CSVReject{File: c.path, Line: line, Column: f.Name, Error: "the column is NOT NULL but the value is empty"}, true
+			}
+			continue
+		}
+		if err := appendValue(c.scratch.Field(fi), row[src], c.layouts[fi]); err != nil {
+			return CSVReject{File: c.path, Line: line, Column: f.Name, Value: row[src], Error: err.Error()}, true
+		}
+	}
+	return CSVReject{}, false
 }
 
 // appendValue parses one CSV field into its column's builder; layout is

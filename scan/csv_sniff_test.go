@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -96,5 +97,51 @@ func TestCSVBadValue(t *testing.T) {
 	}
 	if err := rdr.Err(); err == nil || !strings.Contains(err.Error(), `line 3, column "day": "not a date" is not a date (YYYY-MM-DD)`) {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestCSVIgnoreErrors skips ragged rows, malformed quotes and values that
+// do not parse as their column's type, and records each with its line
+// and column.
+func TestCSVIgnoreErrors(t *testing.T) {
+	opts := DefaultCSVOptions()
+	opts.SampleRows = 1 // id is a bigint from the first row; "x" comes after
+	opts.IgnoreErrors = true
+	opts.Rejects = &CSVRejects{}
+	opts.Rejects.Begin(1)
+	rdr, err := OpenCSV(filepath.Join("..", "testdata", "csv", "messy.csv"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Release()
+	var ids []string
+	for rdr.Next() {
+		b := rdr.RecordBatch()
+		for r := 0; r < int(b.NumRows()); r++ {
+			ids = append(ids, b.Column(0).ValueStr(r))
+		}
+	}
+	if rdr.Err() != nil {
+		t.Fatal(rdr.Err())
+	}
+	if strings.Join(ids, ",") != "1,3" {
+		t.Fatalf("rows read: %v", ids)
+	}
+	var got []string
+	for _, r := range opts.Rejects.Rows() {
+		got = append(got, fmt.Sprintf("%d|%s|%s|%s", r.Line, r.Column, r.Value, r.Error))
+	}
+	want := []string{
+		"3||2,Bob|the row has 2 fields, expected 3",
+		`5|id|x|"x" is not a bigint`,
+		`6|||extraneous or missing " in quoted-field`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("rejects:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// a later statement's read starts a new list
+	opts.Rejects.Begin(2)
+	if n := len(opts.Rejects.Rows()); n != 0 {
+		t.Fatalf("%d rejects left from the earlier statement", n)
 	}
 }
