@@ -27,6 +27,8 @@ func init() {
 		{"mode", "table|box|csv|tsv|json|markdown|html|insert [TABLE]|line", "set the output format (no argument: show it)", dotMode},
 		{"headers", "on|off", "show the header line in csv, tsv, markdown and html modes", dotHeaders},
 		{"maxwidth", "[N]", "fit tables in N columns (0: the terminal's width)", dotMaxWidth},
+		{"width", "N1 N2 ...", "fix the table mode's column widths, in order (0: fit; none: reset)", dotWidth},
+		{"changes", "on|off", "after each write, print the rows it changed and the session's total", dotChanges},
 		{"timer", "on|off", "show how long each statement takes", dotTimer},
 		{"maxrows", "N", "show at most N rows in table mode (0: all)", dotMaxRows},
 		{"output", "[FILE]", "write results to FILE (no argument: back to the screen)", dotOutput},
@@ -440,5 +442,27 @@ func dotMaxWidth(sh *shell, args []string, line int, bail bool) error {
 		return fmt.Errorf("want a width in columns (0 for the terminal's), got %q", strings.Join(args, " "))
 	}
 	sh.maxWidth = n
+	return nil
+}
+
+func dotWidth(sh *shell, args []string, line int, bail bool) error {
+	var ws []int
+	for _, a := range args {
+		n, err := strconv.Atoi(a)
+		if err != nil || n < 0 {
+			return fmt.Errorf("want column widths (0 to fit), got %q", a)
+		}
+		ws = append(ws, n)
+	}
+	sh.widths = ws
+	return nil
+}
+
+func dotChanges(sh *shell, args []string, line int, bail bool) error {
+	v, err := onOff(args)
+	if err != nil {
+		return err
+	}
+	sh.changes = v
 	return nil
 }

@@ -120,6 +120,8 @@ func TestSubcommands(t *testing.T) {
 		{args: []string{"--lake", lakeDir, "sql", "-c", ".mode insert events_copy\nSELECT 1 AS a, 'it''s' AS b, NULL AS c"}, code: 0, stdout: `^INSERT INTO "events_copy" VALUES\(1,'it''s',NULL\);\n$`},
 		{args: []string{"--lake", lakeDir, "sql", "-c", ".mode html\nSELECT '<b>' AS tag"}, code: 0, stdout: "^<table>\n<tr><th>tag</th></tr>\n<tr><td>&lt;b&gt;</td></tr>\n</table>\n$"},
 		{args: []string{"--lake", lakeDir, "sql", "-c", ".mode yaml"}, code: 1, stderr: `unknown mode "yaml"`},
+		{args: []string{"--lake", lakeDir, "sql", "-c", ".width 3 0\nSELECT 'abcdef' AS long_name, 'x' AS b"}, code: 0, stdout: "^┌─────┬──────┐\n│ lo… │ b    │\n│ te… │ text │\n├─────┼──────┤\n│ ab… │ x    │\n"},
+		{args: []string{"--lake", lakeDir, "sql", "-c", ".changes on\nCREATE TABLE ch (x INT);\nINSERT INTO ch VALUES (1), (2);\nDELETE FROM ch WHERE x = 1;"}, code: 0, stdout: "changes: 2   total_changes: 2\n(?s).*changes: 1   total_changes: 3\n$"},
 		// bare skade is the shell (here on an empty standard input), and
 		// skade DIR the shell on DIR, refused when DIR holds something else
 		{args: []string{"--lake", lakeDir}, code: 0, noStdout: true},

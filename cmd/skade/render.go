@@ -39,6 +39,9 @@ type renderOptions struct {
 	noHeaders bool
 	// insertTable names the table of insert mode's statements
 	insertTable string
+	// widths fix the table mode's column widths, in order (.width); 0 or
+	// a missing entry fits the column as usual
+	widths []int
 }
 
 func newRenderer(mode string, w io.Writer, o renderOptions) renderer {
@@ -128,6 +131,12 @@ func (t *tableRenderer) done(total int64, elapsed time.Duration) {
 	for _, r := range t.rows {
 		for i, c := range r {
 			natural[i] = max(natural[i], runewidth.StringWidth(tableText(c)))
+		}
+	}
+	for i, w := range t.o.widths {
+		if i < n && w > 0 {
+			// .width: exactly this wide, the name cut too if need be
+			natural[i], least[i] = w, w
 		}
 	}
 	show, widths, gap := fitColumns(natural, least, t.o.width)

@@ -51,6 +51,11 @@ type shell struct {
 	noHeaders   bool
 	insertTable string
 	maxWidth    int
+	// widths are .width's column widths (0: fit); changes is .changes,
+	// totalChanges the rows the session's writes changed
+	widths       []int
+	changes      bool
+	totalChanges int64
 	// lakeDir is where the lake is (.databases, .open).
 	lakeDir string
 	// prevMode is the mode \x left, to go back to.
@@ -233,7 +238,7 @@ func (sh *shell) rowsToShow(ctx context.Context, b arrow.RecordBatch, seen int64
 }
 
 func (sh *shell) renderOptions() renderOptions {
-	o := renderOptions{maxRows: sh.maxRows, timer: sh.timer, noHeaders: sh.noHeaders, insertTable: sh.insertTable}
+	o := renderOptions{maxRows: sh.maxRows, timer: sh.timer, noHeaders: sh.noHeaders, insertTable: sh.insertTable, widths: sh.widths}
 	if sh.interactive && sh.out == sh.stdout {
 		o.width = terminalWidth(sh.stdout)
 		o.colour = isTerminal(sh.stdout)
@@ -306,6 +311,11 @@ func (sh *shell) dml(ctx context.Context, res *lake.Result, kind, target string,
 		}
 		r.row([]cell{{text: fmt.Sprint(count)}, sc})
 		r.done(1, 0)
+	}
+	sh.totalChanges += count
+	if sh.changes {
+		// SQLite's .changes line
+		fmt.Fprintf(sh.out, "changes: %d   total_changes: %d\n", count, sh.totalChanges)
 	}
 	return nil
 }
