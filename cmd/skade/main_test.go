@@ -160,7 +160,7 @@ func TestSubcommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, stdout, _ := skade(t, "--lake", lakeDir, "tables")
-	if stdout != "main.events\nmain.imported\n" {
+	if stdout != "main.ch\nmain.events\nmain.imported\n" {
 		t.Fatalf("tables after failed imports: %q", stdout)
 	}
 }
