@@ -709,6 +709,12 @@ func appendValue(bld array.Builder, s, layout string) error {
 		}
 		b.Append(x)
 	case *array.Date32Builder:
+		if layout == "" {
+			if d, ok := fastDate(v); ok {
+				b.Append(arrow.Date32(d))
+				return nil
+			}
+		}
 		form := "2006-01-02"
 		if layout != "" {
 			form = layout
@@ -719,6 +725,12 @@ func appendValue(bld array.Builder, s, layout string) error {
 		}
 		b.Append(arrow.Date32FromTime(t))
 	case *array.TimestampBuilder:
+		if layout == "" && b.Type().(*arrow.TimestampType).Unit == arrow.Microsecond {
+			if us, ok := fastTimestampMicros(v); ok {
+				b.Append(arrow.Timestamp(us))
+				return nil
+			}
+		}
 		var t time.Time
 		var err error
 		if layout != "" {
