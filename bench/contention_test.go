@@ -33,69 +33,21 @@ func BenchmarkContendedMerge(b *testing.B) {
 		{"backoff", "'commit.retry.min-wait-ms' = '5', 'commit.retry.max-wait-ms' = '500'"},
 	}
 	for i := 0; i < b.N; i++ {
-		type agg struct {
-			lat        []time.Duration
-			ok, failed int
-			elapsed    time.Duration
-		}
-		res := make([]agg, len(variants))
+		res := make([]writerStats, len(variants))
 		for r := 0; r < rounds; r++ {
 			for v, vr := range variants {
-				ctx := context.Background()
-				lk, err := lake.Open(ctx, filepath.Join(b.TempDir(), "lake"))
-				if err != nil {
-					b.Fatal(err)
-				}
+				lk := openBenchLake(b)
 				s := lk.Session()
 				mustSQL(b, s, fmt.Sprintf("CREATE TABLE hot (id BIGINT, v BIGINT) WITH (%s)", vr.props))
 				mustSQL(b, s, "INSERT INTO hot SELECT i, 0 FROM range(200000) r(i)")
-				var mu sync.Mutex
-				var wg sync.WaitGroup
-				start := time.Now()
-				for w := 0; w < writers; w++ {
-					wg.Add(1)
-					go func(w int) {
-						defer wg.Done()
-						ws := lk.Session()
-						mustSQL(b, ws, "SET write_retries = 20")
-						rnd := rand.New(rand.NewPCG(uint64(r), uint64(w)))
-						for k := 0; k < perWriter; k++ {
-							t0 := time.Now()
-							_, err := ws.SQL(ctx, fmt.Sprintf("MERGE INTO hot USING (SELECT %d AS id) s ON hot.id = s.id WHEN MATCHED THEN UPDATE SET v = hot.v + 1", rnd.IntN(200000)))
-							d := time.Since(t0)
-							mu.Lock()
-							res[v].lat = append(res[v].lat, d)
-							if err != nil {
-								res[v].failed++
-							} else {
-								res[v].ok++
-							}
-							mu.Unlock()
-						}
-					}(w)
-				}
-				wg.Wait()
-				res[v].elapsed += time.Since(start)
+				res[v].run(b, lk, writers, perWriter, uint64(r), func(rnd *rand.Rand, w int) string {
+					return fmt.Sprintf("MERGE INTO hot USING (SELECT %d AS id) s ON hot.id = s.id WHEN MATCHED THEN UPDATE SET v = hot.v + 1", rnd.IntN(200000))
+				})
 				lk.Close()
 			}
 		}
-		pct := func(ds []time.Duration, p float64) time.Duration {
-			s := slices.Clone(ds)
-			slices.Sort(s)
-			return s[int(p*float64(len(s)-1))]
-		}
 		for v, vr := range variants {
-			a := res[v]
-			cps := float64(a.ok) / a.elapsed.Seconds()
-			p50, p90 := pct(a.lat, 0.5), pct(a.lat, 0.9)
-			failed := float64(a.failed) / float64(a.ok+a.failed)
-			if i == 0 {
-				fmt.Printf("contended merge, %d writers, %s: %.1f commits/s, p50 %s, p90 %s, failed %.1f%% (%d of %d)\n",
-					writers, vr.name, cps, p50.Round(time.Millisecond), p90.Round(time.Millisecond), 100*failed, a.failed, a.ok+a.failed)
-			}
-			b.ReportMetric(cps, vr.name+"_commits/s")
-			b.ReportMetric(float64(p90.Milliseconds()), vr.name+"_p90_ms")
-			b.ReportMetric(100*failed, vr.name+"_failed_%")
+			res[v].report(b, i == 0, "contended merge", writers, vr.name)
 		}
 	}
 }
@@ -141,84 +93,107 @@ func BenchmarkConcurrentWriters(b *testing.B) {
 		}
 	}
 	for i := 0; i < b.N; i++ {
-		type agg struct {
-			lat        []time.Duration
-			ok, failed int
-			elapsed    time.Duration
-		}
-		res := make([]agg, len(variants))
+		res := make([]writerStats, len(variants))
 		for r := 0; r < rounds; r++ {
 			for v, vr := range variants {
-				ctx := context.Background()
-				lk, err := lake.Open(ctx, filepath.Join(b.TempDir(), "lake"))
-				if err != nil {
-					b.Fatal(err)
-				}
+				lk := openBenchLake(b)
 				s := lk.Session()
 				mustSQL(b, s, fmt.Sprintf("CREATE TABLE acct (k BIGINT, v BIGINT) WITH ('write.merge.mode' = '%s')", vr.mode))
 				per := rows / writers
 				for w := 0; w < writers; w++ {
 					mustSQL(b, s, fmt.Sprintf("INSERT INTO acct SELECT i, 0 FROM range(%d, %d) r(i)", w*per, (w+1)*per))
 				}
-				var mu sync.Mutex
-				var wg sync.WaitGroup
-				start := time.Now()
-				for w := 0; w < writers; w++ {
-					wg.Add(1)
-					go func(w int) {
-						defer wg.Done()
-						ws := lk.Session()
-						mustSQL(b, ws, "SET write_retries = 20")
-						rnd := rand.New(rand.NewPCG(uint64(r), uint64(w)))
-						for k := 0; k < perWriter; k++ {
-							keys := map[int]bool{}
-							for len(keys) < 10 {
-								if vr.disjoint {
-									keys[w*per+rnd.IntN(per)] = true
-								} else {
-									keys[rnd.IntN(rows)] = true
-								}
-							}
-							var vals []string
-							for key := range keys {
-								vals = append(vals, fmt.Sprintf("(%d)", key))
-							}
-							t0 := time.Now()
-							_, err := ws.SQL(ctx, fmt.Sprintf("MERGE INTO acct USING (VALUES %s) s(k) ON acct.k = s.k WHEN MATCHED THEN UPDATE SET v = acct.v + 1 WHEN NOT MATCHED THEN INSERT VALUES (s.k, 1)", strings.Join(vals, ", ")))
-							d := time.Since(t0)
-							mu.Lock()
-							res[v].lat = append(res[v].lat, d)
-							if err != nil {
-								res[v].failed++
-							} else {
-								res[v].ok++
-							}
-							mu.Unlock()
+				res[v].run(b, lk, writers, perWriter, uint64(r), func(rnd *rand.Rand, w int) string {
+					keys := map[int]bool{}
+					for len(keys) < 10 {
+						if vr.disjoint {
+							keys[w*per+rnd.IntN(per)] = true
+						} else {
+							keys[rnd.IntN(rows)] = true
 						}
-					}(w)
-				}
-				wg.Wait()
-				res[v].elapsed += time.Since(start)
+					}
+					var vals []string
+					for key := range keys {
+						vals = append(vals, fmt.Sprintf("(%d)", key))
+					}
+					return fmt.Sprintf("MERGE INTO acct USING (VALUES %s) s(k) ON acct.k = s.k WHEN MATCHED THEN UPDATE SET v = acct.v + 1 WHEN NOT MATCHED THEN INSERT VALUES (s.k, 1)", strings.Join(vals, ", "))
+				})
 				lk.Close()
 			}
 		}
-		pct := func(ds []time.Duration, p float64) time.Duration {
-			s := slices.Clone(ds)
-			slices.Sort(s)
-			return s[int(p*float64(len(s)-1))]
-		}
 		for v, vr := range variants {
-			a := res[v]
-			cps := float64(a.ok) / a.elapsed.Seconds()
-			p50, p90 := pct(a.lat, 0.5), pct(a.lat, 0.9)
-			failed := float64(a.failed) / float64(a.ok+a.failed)
-			if i == 0 {
-				fmt.Printf("concurrent writers, %d writers, %s: %.1f commits/s, p50 %s, p90 %s, failed %.1f%% (%d of %d)\n",
-					writers, vr.name, cps, p50.Round(time.Millisecond), p90.Round(time.Millisecond), 100*failed, a.failed, a.ok+a.failed)
-			}
-			b.ReportMetric(cps, vr.name+"_commits/s")
-			b.ReportMetric(float64(p90.Milliseconds()), vr.name+"_p90_ms")
-			b.ReportMetric(100*failed, vr.name+"_failed_%")
+			res[v].report(b, i == 0, "concurrent writers", writers, vr.name)
 		}
 	}
+}
+
+// writerStats gathers one variant's statements over its rounds.
+type writerStats struct {
+	mu         sync.Mutex
+	lat        []time.Duration
+	ok, failed int
+	elapsed    time.Duration
+}
+
+// run runs writers goroutines, each with its own session on lk and
+// write_retries = 20, each running perWriter statements that stmt makes,
+// and adds their latencies, outcomes and the wall time to st.
+func (st *writerStats) run(b *testing.B, lk *lake.Lake, writers, perWriter int, seed uint64, stmt func(rnd *rand.Rand, w int) string) {
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			ws := lk.Session()
+			mustSQL(b, ws, "SET write_retries = 20")
+			rnd := rand.New(rand.NewPCG(seed, uint64(w)))
+			for k := 0; k < perWriter; k++ {
+				q := stmt(rnd, w)
+				t0 := time.Now()
+				_, err := ws.SQL(ctx, q)
+				d := time.Since(t0)
+				st.mu.Lock()
+				st.lat = append(st.lat, d)
+				if err != nil {
+					st.failed++
+				} else {
+					st.ok++
+				}
+				st.mu.Unlock()
+			}
+		}(w)
+	}
+	wg.Wait()
+	st.elapsed += time.Since(start)
+}
+
+// report prints (when print is set) and reports a variant's commits/s,
+// p50 and p90 latency and the statements that failed after their retries.
+func (st *writerStats) report(b *testing.B, print bool, what string, writers int, name string) {
+	pct := func(p float64) time.Duration {
+		s := slices.Clone(st.lat)
+		slices.Sort(s)
+		return s[int(p*float64(len(s)-1))]
+	}
+	cps := float64(st.ok) / st.elapsed.Seconds()
+	p50, p90 := pct(0.5), pct(0.9)
+	failed := float64(st.failed) / float64(st.ok+st.failed)
+	if print {
+		fmt.Printf("%s, %d writers, %s: %.1f commits/s, p50 %s, p90 %s, failed %.1f%% (%d of %d)\n",
+			what, writers, name, cps, p50.Round(time.Millisecond), p90.Round(time.Millisecond), 100*failed, st.failed, st.ok+st.failed)
+	}
+	b.ReportMetric(cps, name+"_commits/s")
+	b.ReportMetric(float64(p90.Milliseconds()), name+"_p90_ms")
+	b.ReportMetric(100*failed, name+"_failed_%")
+}
+
+// openBenchLake opens a lake in a fresh directory.
+func openBenchLake(b *testing.B) *lake.Lake {
+	lk, err := lake.Open(context.Background(), filepath.Join(b.TempDir(), "lake"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return lk
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"path/filepath"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -33,11 +32,7 @@ func TestChangeFeedReplays(t *testing.T) {
 	for ci, cfg := range configs {
 		t.Run(cfg.name, func(t *testing.T) {
 			ctx := context.Background()
-			lk, err := lake.Open(ctx, filepath.Join(t.TempDir(), "lake"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer lk.Close()
+			lk := sqlLake(t)
 			s := lk.Session()
 			part := ""
 			if cfg.name == "copy-on-write/partitioned" {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -54,11 +53,7 @@ func TestConcurrentWritersSerialize(t *testing.T) {
 	for ci, cfg := range configs {
 		t.Run(cfg.name, func(t *testing.T) {
 			ctx := context.Background()
-			lk, err := lake.Open(ctx, filepath.Join(t.TempDir(), "lake"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer lk.Close()
+			lk := sqlLake(t)
 			s := lk.Session()
 			props := fmt.Sprintf("'write.merge.isolation-level' = '%[1]s', 'write.update.isolation-level' = '%[1]s', 'write.delete.isolation-level' = '%[1]s'%s", cfg.isolation, cfg.props)
 			mustExec(t, s, fmt.Sprintf("CREATE TABLE acct (k BIGINT, v BIGINT) WITH (%s)", props))

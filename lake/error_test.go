@@ -3,7 +3,6 @@ package lake_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 
 	"github.com/skadedb/skade/lake"
@@ -14,11 +13,7 @@ import (
 // and errors.Is with lake's sentinels still works through it.
 func TestErrorFields(t *testing.T) {
 	ctx := context.Background()
-	lk, err := lake.Open(ctx, filepath.Join(t.TempDir(), "lake"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lk.Close()
+	lk := sqlLake(t)
 	s := lk.Session()
 	mustExec(t, s, "CREATE TABLE t (id BIGINT, name VARCHAR)")
 	cases := []struct {

@@ -15,11 +15,7 @@ import (
 // one closed or read to its end is not.
 func TestUnclosedResultIsReported(t *testing.T) {
 	ctx := context.Background()
-	lk, err := Open(ctx, filepath.Join(t.TempDir(), "lake"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lk.Close()
+	lk := openTestLake(t)
 	s := lk.Session()
 	if err := s.Exec(ctx, "CREATE TABLE t AS SELECT * FROM range(10) r(i)"); err != nil {
 		t.Fatal(err)
@@ -74,11 +70,7 @@ func TestUnclosedResultIsReported(t *testing.T) {
 // the snapshot its statement saw.
 func TestOpenResultsAreIndependent(t *testing.T) {
 	ctx := context.Background()
-	lk, err := Open(ctx, filepath.Join(t.TempDir(), "lake"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lk.Close()
+	lk := openTestLake(t)
 	s := lk.Session()
 	// three data files, so that the query streams several batches
 	if err := s.Exec(ctx, "CREATE TABLE t AS SELECT * FROM range(1000) r(i); INSERT INTO t SELECT * FROM range(1000, 2000) r(i); INSERT INTO t SELECT * FROM range(2000, 3000) r(i)"); err != nil {
@@ -121,11 +113,7 @@ func TestOpenResultsAreIndependent(t *testing.T) {
 // sum(bigint)'s numeric included, and refuses what is not one.
 func TestInt64s(t *testing.T) {
 	ctx := context.Background()
-	lk, err := Open(ctx, filepath.Join(t.TempDir(), "lake"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lk.Close()
+	lk := openTestLake(t)
 	s := lk.Session()
 	for _, c := range []struct {
 		sql  string
@@ -153,4 +141,16 @@ func TestInt64s(t *testing.T) {
 			t.Errorf("%s: got %v, %v, want %v", c.sql, got, err, c.want)
 		}
 	}
+}
+
+// openTestLake opens a lake in a fresh directory, closed when the test
+// ends.
+func openTestLake(t *testing.T) *Lake {
+	t.Helper()
+	lk, err := Open(context.Background(), filepath.Join(t.TempDir(), "lake"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lk.Close() })
+	return lk
 }

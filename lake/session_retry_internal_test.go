@@ -77,11 +77,7 @@ func TestMergeLosingARace(t *testing.T) {
 		for _, retries := range []int{0, 1} {
 			t.Run(fmt.Sprintf("%s/retries=%d", tc.name, retries), func(t *testing.T) {
 				ctx := context.Background()
-				lk, err := Open(ctx, filepath.Join(t.TempDir(), "lake"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer lk.Close()
+				lk := openTestLake(t)
 				sess := lk.Session()
 				// two data files: (1, 2) and (10, 20)
 				if err := sess.Exec(ctx, fmt.Sprintf(`CREATE TABLE t (id BIGINT, v VARCHAR) WITH ('write.merge.isolation-level' = '%s');
@@ -186,11 +182,7 @@ func TestSetWriteRetries(t *testing.T) {
 // nothing is left behind.
 func TestCompactionRetriesAfterAWriter(t *testing.T) {
 	ctx := context.Background()
-	lk, err := Open(ctx, filepath.Join(t.TempDir(), "lake"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lk.Close()
+	lk := openTestLake(t)
 	sess := lk.Session()
 	if err := sess.Exec(ctx, `CREATE TABLE t (id BIGINT, v VARCHAR);
 		INSERT INTO t VALUES (1, 'a'); INSERT INTO t VALUES (2, 'b'); INSERT INTO t VALUES (3, 'c')`); err != nil {

@@ -82,17 +82,24 @@ const (
 // Isolation is the isolation level a table's properties choose for op,
 // one of "delete", "update" and "merge" (as WriteMode).
 func Isolation(props iceberg.Properties, op string) string {
-	key := PropMergeIsolation
-	switch op {
-	case "delete":
-		key = PropDeleteIsolation
-	case "update":
-		key = PropUpdateIsolation
-	}
+	key := opProperty(op, PropMergeIsolation, PropUpdateIsolation, PropDeleteIsolation)
 	if props.Get(key, IsolationSerializable) == IsolationSnapshot {
 		return IsolationSnapshot
 	}
 	return IsolationSerializable
+}
+
+// opProperty picks the property of op ("merge", "update" or "delete")
+// among the three Iceberg keeps per row-level operation; an UPDATE … FROM
+// runs as a MERGE and asks for "update".
+func opProperty(op, merge, update, del string) string {
+	switch op {
+	case "delete":
+		return del
+	case "update":
+		return update
+	}
+	return merge
 }
 
 // Defaults returns skade's default properties for a new table.

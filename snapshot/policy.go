@@ -14,13 +14,7 @@ import (
 // (write.delete.mode, write.update.mode, write.merge.mode). An UPDATE …
 // FROM, which runs as a MERGE, asks for "update".
 func WriteMode(props iceberg.Properties, op string) string {
-	key := PropMergeMode
-	switch op {
-	case "delete":
-		key = PropDeleteMode
-	case "update":
-		key = PropUpdateMode
-	}
+	key := opProperty(op, PropMergeMode, PropUpdateMode, PropDeleteMode)
 	if props.Get(key, ModeCopyOnWrite) == ModeMergeOnRead {
 		return ModeMergeOnRead
 	}

@@ -73,21 +73,13 @@ func BenchmarkCSVImport(b *testing.B) {
 	dir := b.TempDir()
 	path := filepath.Join(dir, "data.csv")
 	rows, size := writeCSV(b, path, mb)
-	ctx := context.Background()
 	for i := 0; i < b.N; i++ {
 		var sk, dk []time.Duration
 		for r := 0; r < rounds; r++ {
 			// skade
-			lk, err := lake.Open(ctx, filepath.Join(b.TempDir(), "lake"))
-			if err != nil {
-				b.Fatal(err)
-			}
+			lk, exec := openSkade(b)
 			start := time.Now()
-			res, err := lk.Session().SQL(ctx, fmt.Sprintf("CREATE TABLE t AS SELECT * FROM read_csv('%s')", path))
-			if err != nil {
-				b.Fatal(err)
-			}
-			res.Close()
+			exec(fmt.Sprintf("CREATE TABLE t AS SELECT * FROM read_csv('%s')", path))
 			sk = append(sk, time.Since(start))
 			n := count(b, lk)
 			lk.Close()
@@ -126,6 +118,24 @@ func BenchmarkCSVImport(b *testing.B) {
 	}
 }
 
+// openSkade opens a lake in a fresh directory and returns it with a
+// function that runs one statement on a session of it.
+func openSkade(b *testing.B) (*lake.Lake, func(q string)) {
+	ctx := context.Background()
+	lk, err := lake.Open(ctx, filepath.Join(b.TempDir(), "lake"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := lk.Session()
+	return lk, func(q string) {
+		res, err := s.SQL(ctx, q)
+		if err != nil {
+			b.Fatalf("%s: %v", q, err)
+		}
+		res.Close()
+	}
+}
+
 func count(tb testing.TB, lk *lake.Lake) int64 {
 	tb.Helper()
 	ctx := context.Background()
@@ -161,18 +171,8 @@ func BenchmarkMerge(b *testing.B) {
 		var sk, dk []time.Duration
 		for r := 0; r < rounds; r++ {
 			// skade: 10 files of interleaved keys, so 1% spread keys touch every file
-			lk, err := lake.Open(ctx, filepath.Join(b.TempDir(), "lake"))
-			if err != nil {
-				b.Fatal(err)
-			}
+			lk, exec := openSkade(b)
 			s := lk.Session()
-			exec := func(q string) {
-				res, err := s.SQL(ctx, q)
-				if err != nil {
-					b.Fatalf("%s: %v", q, err)
-				}
-				res.Close()
-			}
 			exec("CREATE TABLE target (id BIGINT, status VARCHAR, amount DOUBLE)")
 			for f := 0; f < files; f++ {
 				exec(fmt.Sprintf("INSERT INTO target SELECT i * %d + %d AS id, 'old' AS status, i * 1.0 AS amount FROM range(0, %d) r(i)", files, f, per))

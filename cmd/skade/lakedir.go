@@ -12,6 +12,7 @@ import (
 
 	"github.com/skadedb/skade/lake"
 	"github.com/skadedb/skade/objstore"
+	"github.com/skadedb/skade/plan"
 )
 
 // lakeDirArg reports whether the first argument of `skade ARG` names a
@@ -68,35 +69,5 @@ func commandDidYouMean(name string) string {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	best, bestD := "", 3
-	for _, n := range names {
-		if d := editDistance(name, n); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
+	return plan.DidYouMean(name, names)
 }

@@ -153,7 +153,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			e.lakeDir = name
 			c, rest = commands["sql"], append([]string{"sql"}, rest[1:]...)
 		} else {
-			fmt.Fprintf(stderr, "skade: unknown command %q%s; run `skade help` for the list, or `skade ./%s` to open a lake there\n", name, commandDidYouMean(name), name)
+			fmt.Fprintf(stderr, "skade: unknown command %q%s\nRun `skade help` for the list, or `skade ./%s` to open a lake there.\n", name, commandDidYouMean(name), name)
 			return 2
 		}
 	}

@@ -127,7 +127,7 @@ func TestSubcommands(t *testing.T) {
 		{args: []string{"--lake", lakeDir}, code: 0, noStdout: true},
 		{args: []string{lakeDir}, code: 0, noStdout: true},
 		{args: []string{notLake}, code: 1, stderr: notLake + " is not a lake: it holds files but no catalog.db"},
-		{args: []string{"tabels"}, code: 2, stderr: `unknown command "tabels" (did you mean "tables"?)`},
+		{args: []string{"tabels"}, code: 2, stderr: `unknown command "tabels"; did you mean "tables"?`},
 	}
 	for i, c := range cases {
 		code, stdout, stderr := skade(t, c.args...)

@@ -73,21 +73,7 @@ const replWait = 60 * time.Second
 // expect waits for s in the output since the last match.
 func (tm *terminal) expect(s string) {
 	tm.t.Helper()
-	deadline := time.Now().Add(replWait)
-	for {
-		tm.mu.Lock()
-		rest := tm.out.String()[tm.mark:]
-		if i := strings.Index(rest, s); i >= 0 {
-			tm.mark += i + len(s)
-			tm.mu.Unlock()
-			return
-		}
-		tm.mu.Unlock()
-		if time.Now().After(deadline) {
-			tm.t.Fatalf("waited %s for %q; output since the last match:\n%s", replWait, s, rest)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	tm.expectMatch(regexp.MustCompile(regexp.QuoteMeta(s)))
 }
 
 // expectMatch waits for re in the output since the last match.
