@@ -132,15 +132,21 @@ func dotTimer(sh *shell, args []string, line int, bail bool) error {
 }
 
 func dotMaxRows(sh *shell, args []string, line int, bail bool) error {
+	return sh.setCount(&sh.maxRows, args, "a number of rows (0 for all)")
+}
+
+// setCount sets *v from a dot command's one argument, a whole number of
+// at least 0 (what says what it counts); without one it prints *v.
+func (sh *shell) setCount(v *int, args []string, what string) error {
 	if len(args) == 0 {
-		fmt.Fprintln(sh.out, sh.maxRows)
+		fmt.Fprintln(sh.out, *v)
 		return nil
 	}
 	n, err := strconv.Atoi(args[0])
 	if err != nil || n < 0 || len(args) > 1 {
-		return fmt.Errorf("want a number of rows (0 for all), got %q", strings.Join(args, " "))
+		return fmt.Errorf("want %s, got %q", what, strings.Join(args, " "))
 	}
-	sh.maxRows = n
+	*v = n
 	return nil
 }
 
@@ -433,16 +439,7 @@ func dotHeaders(sh *shell, args []string, line int, bail bool) error {
 }
 
 func dotMaxWidth(sh *shell, args []string, line int, bail bool) error {
-	if len(args) == 0 {
-		fmt.Fprintln(sh.out, sh.maxWidth)
-		return nil
-	}
-	n, err := strconv.Atoi(args[0])
-	if err != nil || n < 0 || len(args) > 1 {
-		return fmt.Errorf("want a width in columns (0 for the terminal's), got %q", strings.Join(args, " "))
-	}
-	sh.maxWidth = n
-	return nil
+	return sh.setCount(&sh.maxWidth, args, "a width in columns (0 for the terminal's)")
 }
 
 func dotWidth(sh *shell, args []string, line int, bail bool) error {
