@@ -166,11 +166,10 @@ func (d *Delta) Validate(ctx context.Context, head *table.Table) error {
 			if mf.SnapshotID() != s.SnapshotID {
 				continue // written by an earlier commit
 			}
-			entries, err := mf.FetchEntries(fsys, false)
-			if err != nil {
-				return fmt.Errorf("%s: reading snapshot %d to check it for conflicts: %w", d.what, s.SnapshotID, err)
-			}
-			for _, e := range entries {
+			for e, err := range mf.Entries(fsys, false) {
+				if err != nil {
+					return fmt.Errorf("%s: reading snapshot %d to check it for conflicts: %w", d.what, s.SnapshotID, err)
+				}
 				if e.Status() == iceberg.EntryStatusEXISTING || e.SnapshotID() != s.SnapshotID {
 					continue
 				}
