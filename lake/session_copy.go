@@ -85,7 +85,7 @@ func (s *Session) copyStmt(ctx context.Context, st *parser.Copy, now time.Time) 
 		}
 		src := fmt.Sprintf("read_parquet(%s)", sqlString(st.File))
 		if o.format == "csv" {
-			src = fmt.Sprintf("read_csv(%s, header = %v, delim = %s)", sqlString(st.File), o.header, sqlString(string(o.delim)))
+			src = fmt.Sprintf("read_csv(%s, header = %v, delim = %s, quote = '\"', escape = '\"')", sqlString(st.File), o.header, sqlString(string(o.delim)))
 		}
 		cols := ""
 		if len(st.Columns) > 0 {
@@ -172,6 +172,7 @@ func (s *Session) copyCSVColumns(ctx context.Context, st *parser.Copy, o copyOpt
 	// COPY says what the file is (PostgreSQL's defaults otherwise):
 	// nothing is sniffed
 	opts.Header, opts.Delimiter, opts.SniffHeader = o.header, o.delim, false
+	opts.Quote, opts.Escape = '"', '"'
 	rdr, err := scan.OpenCSV(st.File, opts)
 	if err != nil {
 		return "*"

@@ -632,6 +632,16 @@ func (b *binder) bindTableFunc(t *parser.TableFunc) (Node, error) {
 					return nil, errorf(t.Pos, "read_csv: the delimiter must be one character")
 				}
 				opts.Delimiter = rune(s[0])
+			case "quote", "escape":
+				s, err := litString(v, t.Pos, name)
+				if err != nil || len(s) != 1 || s[0] > 0x7f {
+					return nil, errorf(t.Pos, "read_csv: %s must be one ASCII character", k)
+				}
+				if k == "quote" {
+					opts.Quote = rune(s[0])
+				} else {
+					opts.Escape = rune(s[0])
+				}
 			case "ignore_errors":
 				bv, ok := v.Value.(*scalar.Boolean)
 				if !ok {
@@ -639,7 +649,7 @@ func (b *binder) bindTableFunc(t *parser.TableFunc) (Node, error) {
 				}
 				opts.IgnoreErrors = bv.Value
 			default:
-				return nil, errorf(t.Pos, "read_csv: unknown option %q; known options are header, delim and ignore_errors", k)
+				return nil, errorf(t.Pos, "read_csv: unknown option %q; known options are header, delim, quote, escape and ignore_errors", k)
 			}
 		}
 		return b.readerNode(name+"('"+path+"')", func(ctx context.Context) (array.RecordReader, error) {

@@ -28,6 +28,11 @@ type CSVOptions struct {
 	// Delimiter is the field separator; 0 sniffs it from the file's first
 	// lines among ',', ';', tab and '|' (DefaultCSVOptions).
 	Delimiter rune
+	// Quote and Escape are the quote character and the one that escapes a
+	// quote inside a quoted field (the quote itself: written twice); 0
+	// sniffs them ('"' or '\'', and '\\' when a backslash stands before
+	// a quote).
+	Quote, Escape rune
 	// SniffHeader, with Header, takes a first line that reads as data
 	// (every column inferred as a number, date or boolean parses it) for
 	// data, as DuckDB's sniffer does. Explicit options turn it off.
@@ -90,14 +95,40 @@ func OpenCSV(path string, opts CSVOptions) (array.RecordReader, error) {
 		start = int64(len(utf8BOM))
 		head = head[len(utf8BOM):]
 	}
+	if opts.Quote == 0 || opts.Escape == 0 {
+		q, e := sniffQuote(head)
+		if opts.Quote == 0 {
+			opts.Quote = q
+		}
+		if opts.Escape == 0 {
+			opts.Escape = e
+			if opts.Quote != q {
+				opts.Escape = opts.Quote
+			}
+		}
+	}
+	if opts.Quote > 0x7f || opts.Escape > 0x7f {
+		f.Close()
+		return nil, fmt.Errorf("read csv %s: the quote and escape characters must be ASCII", path)
+	}
+	transcode := opts.Quote != '"' || opts.Escape != '"'
 	if opts.Delimiter == 0 {
-		opts.Delimiter = sniffDelimiter(head, n < cap(head))
+		sniffHead := head
+		if transcode {
+			sniffHead, _ = io.ReadAll(newQuoteReader(bytes.NewReader(head), opts.Quote, opts.Escape, 0))
+		}
+		opts.Delimiter = sniffDelimiter(sniffHead, n < cap(head))
 	}
 	if _, err := f.Seek(start, io.SeekStart); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("read csv %s: %w", path, err)
 	}
-	r := csv.NewReader(bufio.NewReaderSize(f, 1<<20))
+	var in io.Reader = f
+	if transcode {
+		in = newQuoteReader(f, opts.Quote, opts.Escape, opts.Delimiter)
+	}
+	r := csv.NewReader(bufio.NewReaderSize(in, 1<<20))
+	r.LazyQuotes = transcode
 	r.Comma = opts.Delimiter
 	r.ReuseRecord = false
 	r.FieldsPerRecord = 0

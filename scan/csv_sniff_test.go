@@ -2,6 +2,7 @@ package scan
 
 import (
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,6 +35,9 @@ func TestCSVSniffing(t *testing.T) {
 		// every column is text: the first line stays the header
 		{file: "all_text.csv", schema: "name:utf8, city:utf8", rows: "Ann,Oslo|Bob,Bergen"},
 		{file: "ragged.csv", err: "line 3"},
+		// other quoting conventions
+		{file: "single_quotes.csv", schema: "id:int64, name:utf8, note:utf8", rows: "1,Ann,a, b|2,Bob,it's"},
+		{file: "backslash_escape.csv", schema: "id:int64, comment:utf8", rows: "1,she said \"hi\"|2,plain"},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
@@ -143,5 +147,24 @@ func TestCSVIgnoreErrors(t *testing.T) {
 	opts.Rejects.Begin(2)
 	if n := len(opts.Rejects.Rows()); n != 0 {
 		t.Fatalf("%d rejects left from the earlier statement", n)
+	}
+}
+
+// TestQuoteReader transcodes other quoting conventions to RFC 4180.
+func TestQuoteReader(t *testing.T) {
+	for _, c := range []struct {
+		in, want      string
+		quote, escape rune
+	}{
+		{"a,'b, c','it''s'\n", "a,\"b, c\",\"it's\"\n", '\'', '\''},
+		{"'say \"x\"',y\n", "\"say \"\"x\"\"\",y\n", '\'', '\''},
+		{"\"a \\\"b\\\" c\",\"back\\\\slash\"\n", "\"a \"\"b\"\" c\",\"back\\slash\"\n", '"', '\\'},
+		{"'two\r\nlines',x\r\n", "\"two\r\nlines\",x\r\n", '\'', '\''},
+		{"it's,fine\n", "it's,fine\n", '\'', '\''}, // a quote inside an unquoted field is data
+	} {
+		out, err := io.ReadAll(newQuoteReader(strings.NewReader(c.in), c.quote, c.escape, ','))
+		if err != nil || string(out) != c.want {
+			t.Errorf("%q: got %q (%v), want %q", c.in, out, err, c.want)
+		}
 	}
 }
