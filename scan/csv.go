@@ -665,21 +665,23 @@ func (c *csvReader) build(rows [][]string, lines []int) (arrow.RecordBatch, erro
 			}
 		}
 	}
+	if c.scratch != nil {
+		// drop what check appended; a rejected row leaves its fields
+		// uneven, so each field is emptied on its own
+		for fi := range c.fields {
+			c.scratch.Field(fi).NewArray().Release()
+		}
+	}
 	return b.NewRecordBatch(), nil
 }
 
 // check reports the first field of row that does not parse as its
 // column (IgnoreErrors), parsing into scratch builders so that a rejected
-// row leaves the batch's untouched.
+// row leaves the batch's untouched; build empties them once per batch.
 func (c *csvReader) check(row []string, line int) (CSVReject, bool) {
 	if c.scratch == nil {
 		c.scratch = array.NewRecordBuilder(memory.DefaultAllocator, c.schema)
 	}
-	defer func() {
-		// drop what the checks appended
-		rec := c.scratch.NewRecordBatch()
-		rec.Release()
-	}()
 	for fi, f := range c.fields {
 		src := c.mapping[fi]
 		if src < 0 || c.nulls[row[src]] {

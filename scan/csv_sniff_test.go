@@ -168,3 +168,34 @@ func TestQuoteReader(t *testing.T) {
 		}
 	}
 }
+
+// TestCSVIgnoreErrorsLateColumn rejects a row whose bad value is not in
+// its first column: the fields parsed before it are dropped with it.
+func TestCSVIgnoreErrorsLateColumn(t *testing.T) {
+	opts := DefaultCSVOptions()
+	opts.SampleRows = 1
+	opts.IgnoreErrors = true
+	opts.Rejects = &CSVRejects{}
+	rdr, err := OpenCSV(filepath.Join("..", "testdata", "csv", "bad_late.csv"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Release()
+	var rows []string
+	for rdr.Next() {
+		b := rdr.RecordBatch()
+		for r := 0; r < int(b.NumRows()); r++ {
+			rows = append(rows, b.Column(0).ValueStr(r)+" "+b.Column(1).ValueStr(r))
+		}
+	}
+	if rdr.Err() != nil {
+		t.Fatal(rdr.Err())
+	}
+	if strings.Join(rows, ",") != "1 2026-01-05,3 2026-01-07" {
+		t.Fatalf("rows %v", rows)
+	}
+	rej := opts.Rejects.Rows()
+	if len(rej) != 1 || rej[0].Line != 3 || rej[0].Column != "day" || rej[0].Value != "not a date" {
+		t.Fatalf("rejects %+v", rej)
+	}
+}
