@@ -69,12 +69,8 @@ func (t *Table) Compact(ctx context.Context, opts CompactOptions) (*Table, Compa
 			}
 			return out, res, err
 		}
-		timer := time.NewTimer(policy.Wait(attempt))
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
-			timer.Stop()
-			return nil, CompactResult{}, errors.Join(err, ctx.Err())
+		if serr := snapshot.Sleep(ctx, policy.Wait(attempt)); serr != nil {
+			return nil, CompactResult{}, errors.Join(err, serr)
 		}
 		if cur, err = cur.Refresh(ctx); err != nil {
 			return nil, CompactResult{}, err

@@ -136,7 +136,12 @@ func (s *Session) retrying(ctx context.Context, stmt parser.Stmt, retries int) (
 		if attempt < vanishedRetries && s.vanished(ctx, stmt, err) {
 			continue
 		}
-		if err == nil || !errors.Is(err, ErrCommitConflict) || (attempt >= retries && !(maintenance(err) && attempt < appendRetries)) {
+		limit := retries
+		if maintenance(err) {
+			// no row changed: run again as an append is
+			limit = max(retries, appendRetries)
+		}
+		if err == nil || !errors.Is(err, ErrCommitConflict) || attempt >= limit {
 			if err != nil && attempt > 0 {
 				err = fmt.Errorf("after %d retries: %w", attempt, err)
 			}
@@ -149,12 +154,8 @@ func (s *Session) retrying(ctx context.Context, stmt parser.Stmt, retries int) (
 		if time.Since(start)+wait > policy.Total {
 			return res, fmt.Errorf("after %d retries in %s (commit.retry.total-timeout-ms): %w", attempt, time.Since(start).Round(time.Millisecond), err)
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil, errors.Join(err, ctx.Err())
+		if serr := snapshot.Sleep(ctx, wait); serr != nil {
+			return nil, errors.Join(err, serr)
 		}
 	}
 }

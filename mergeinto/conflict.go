@@ -27,6 +27,7 @@ import (
 // again (snapshot.Rebaser).
 type Delta struct {
 	what      string
+	op        string // "merge", "update" or "delete"
 	isolation string
 	base      *table.Snapshot
 	schemaID  int
@@ -252,15 +253,9 @@ func (d *Delta) Validate(ctx context.Context, head *table.Table) error {
 	return nil
 }
 
-// isolationProp names the property that sets the write's isolation.
+// isolationProp names the property that would let the conflict through.
 func (d *Delta) isolationProp() string {
-	switch {
-	case strings.HasPrefix(d.what, "delete"):
-		return snapshot.PropDeleteIsolation + " = 'snapshot' allows it"
-	case strings.HasPrefix(d.what, "update"):
-		return snapshot.PropUpdateIsolation + " = 'snapshot' allows it"
-	}
-	return snapshot.PropMergeIsolation + " = 'snapshot' allows it"
+	return snapshot.IsolationKey(d.op) + " = 'snapshot' allows it"
 }
 
 // partitionKey identifies a file's partition: its spec and values.

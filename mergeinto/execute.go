@@ -489,6 +489,7 @@ func (m *merger) delta() *Delta {
 	}
 	d := &Delta{
 		what:      m.what(),
+		op:        op,
 		isolation: snapshot.Isolation(meta.Properties(), op),
 		base:      m.spec.Snapshot,
 		schemaID:  meta.CurrentSchema().ID,

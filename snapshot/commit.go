@@ -45,13 +45,9 @@ func Commit(ctx context.Context, cat *catalog.Catalog, tbl *table.Table, what st
 	if opts.IO != nil {
 		fsys = opts.IO(IdempotentRemove{tracker})
 	}
-	staged := table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),
-		func(context.Context) (iceio.IO, error) { return fsys, nil }, cat)
-	txn := staged.NewTransaction()
-	if opts.Assert {
-		if err := txn.AssertRefSnapshotID(table.MainBranch); err != nil {
-			return nil, opError(err)
-		}
+	txn, err := newTransaction(tbl, fsys, cat, opts.Assert)
+	if err != nil {
+		return nil, opError(err)
 	}
 	if err := stage(txn); err != nil {
 		return nil, errors.Join(opError(err), tracker.RemoveCreated())
@@ -129,12 +125,8 @@ func rebase(ctx context.Context, cat *catalog.Catalog, tbl *table.Table, fsys ic
 			if time.Since(start)+wait > policy.Total {
 				break
 			}
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return nil, errors.Join(lastErr, ctx.Err())
+			if err := Sleep(ctx, wait); err != nil {
+				return nil, errors.Join(lastErr, err)
 			}
 		}
 		committed, err := rebaseOnce(ctx, cat, tbl.Identifier(), fsys, rb, reload)
@@ -161,16 +153,29 @@ func rebaseOnce(ctx context.Context, cat *catalog.Catalog, id table.Identifier, 
 	if err := rb.Validate(ctx, head); err != nil {
 		return nil, &validationError{err}
 	}
-	staged := table.New(head.Identifier(), head.Metadata(), head.MetadataLocation(),
-		func(context.Context) (iceio.IO, error) { return fsys, nil }, cat)
-	txn := staged.NewTransaction()
-	if err := txn.AssertRefSnapshotID(table.MainBranch); err != nil {
+	txn, err := newTransaction(head, fsys, cat, true)
+	if err != nil {
 		return nil, err
 	}
 	if err := rb.Restage(ctx, txn); err != nil {
 		return nil, err
 	}
 	return txn.Commit(ctx)
+}
+
+// newTransaction starts a transaction on t that writes through fsys and
+// commits through cat; with assert it requires that the main branch still
+// points at t's snapshot.
+func newTransaction(t *table.Table, fsys iceio.IO, cat *catalog.Catalog, assert bool) (*table.Transaction, error) {
+	staged := table.New(t.Identifier(), t.Metadata(), t.MetadataLocation(),
+		func(context.Context) (iceio.IO, error) { return fsys, nil }, cat)
+	txn := staged.NewTransaction()
+	if assert {
+		if err := txn.AssertRefSnapshotID(table.MainBranch); err != nil {
+			return nil, err
+		}
+	}
+	return txn, nil
 }
 
 // validationError is a conflict Rebaser.Validate found: final, where a

@@ -82,11 +82,15 @@ const (
 // Isolation is the isolation level a table's properties choose for op,
 // one of "delete", "update" and "merge" (as WriteMode).
 func Isolation(props iceberg.Properties, op string) string {
-	key := opProperty(op, PropMergeIsolation, PropUpdateIsolation, PropDeleteIsolation)
-	if props.Get(key, IsolationSerializable) == IsolationSnapshot {
+	if props.Get(IsolationKey(op), IsolationSerializable) == IsolationSnapshot {
 		return IsolationSnapshot
 	}
 	return IsolationSerializable
+}
+
+// IsolationKey is the property that sets op's isolation level.
+func IsolationKey(op string) string {
+	return opProperty(op, PropMergeIsolation, PropUpdateIsolation, PropDeleteIsolation)
 }
 
 // opProperty picks the property of op ("merge", "update" or "delete")

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"context"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -65,4 +66,17 @@ func (p RetryPolicy) Wait(attempt int) time.Duration {
 		r = rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x5eed))
 	}
 	return p.Min + time.Duration(r.Int64N(int64(hi-p.Min)+1))
+}
+
+// Sleep waits d, or until ctx is done, and then returns ctx's error: the
+// pause between the attempts of a write that lost a commit race.
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
