@@ -510,7 +510,7 @@ func DeadDeleteFiles(removed, all []table.FileScanTask) []iceberg.DataFile {
 			}
 			for _, group := range [][]iceberg.DataFile{t.DeleteFiles, t.EqualityDeleteFiles, t.DeletionVectorFiles} {
 				for _, df := range group {
-					needed[deleteKey(df)] = true
+					needed[DeleteKey(df)] = true
 				}
 			}
 		}
@@ -520,7 +520,7 @@ func DeadDeleteFiles(removed, all []table.FileScanTask) []iceberg.DataFile {
 	for _, t := range removed {
 		for _, group := range [][]iceberg.DataFile{t.DeleteFiles, t.EqualityDeleteFiles, t.DeletionVectorFiles} {
 			for _, df := range group {
-				key := deleteKey(df)
+				key := DeleteKey(df)
 				if seen[key] {
 					continue
 				}
@@ -541,9 +541,9 @@ func DeadDeleteFiles(removed, all []table.FileScanTask) []iceberg.DataFile {
 	return out
 }
 
-// deleteKey identifies a delete file: its path, and for a deletion vector
+// DeleteKey identifies a delete file: its path, and for a deletion vector
 // the data file it references (one Puffin file holds many vectors).
-func deleteKey(df iceberg.DataFile) string {
+func DeleteKey(df iceberg.DataFile) string {
 	if ref := df.ReferencedDataFile(); ref != nil {
 		return df.FilePath() + "\x00" + *ref
 	}

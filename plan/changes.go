@@ -16,6 +16,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/mergeinto"
 	"github.com/skadedb/skade/parser"
 	"github.com/skadedb/skade/scan"
 )
@@ -312,6 +313,8 @@ func (f *changeFeed) commit(ctx context.Context, mem memory.Allocator, enc *exec
 			return 0, 0, fmt.Errorf("table_changes(%s): reading data file %s at snapshot %d: %w", f.name, task.File.FilePath(), snap.SnapshotID, err)
 		}
 		first = len(batches)
+		// every batch is the deferred release's before any can fail
+		batches = append(batches, rows...)
 		for _, b := range rows {
 			var rk exec.RowKeys
 			if err := enc.Encode(b.Columns(), &rk); err != nil {
@@ -321,7 +324,6 @@ func (f *changeFeed) commit(ctx context.Context, mem memory.Allocator, enc *exec
 			for i := range ks {
 				ks[i] = string(rk.Key(i))
 			}
-			batches = append(batches, b)
 			keys = append(keys, ks)
 		}
 		return first, len(rows), nil
@@ -514,11 +516,7 @@ func deleteSet(t table.FileScanTask) string {
 	var ks []string
 	for _, g := range [][]iceberg.DataFile{t.DeleteFiles, t.EqualityDeleteFiles, t.DeletionVectorFiles} {
 		for _, df := range g {
-			k := df.FilePath()
-			if ref := df.ReferencedDataFile(); ref != nil {
-				k += "\x00" + *ref
-			}
-			ks = append(ks, k)
+			ks = append(ks, mergeinto.DeleteKey(df))
 		}
 	}
 	slices.Sort(ks)
