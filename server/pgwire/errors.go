@@ -24,7 +24,8 @@ func errorResponse(err error, text string) *pgproto3.ErrorResponse {
 }
 
 // sqlState classifies err: the server's own protocol and cancellation
-// errors, else the statement's lake.Error.
+// errors, else as lake does (the statement's lake.Error, or any error's
+// own SQLState).
 func sqlState(err error) string {
 	var pe *protocolError
 	if errors.As(err, &pe) {
@@ -36,10 +37,6 @@ func sqlState(err error) string {
 			return "57P01"
 		}
 		return "57014"
-	}
-	var st interface{ SQLState() string }
-	if errors.As(err, &st) && st.SQLState() != "" {
-		return st.SQLState()
 	}
 	return lake.SQLState(err)
 }
