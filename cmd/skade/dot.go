@@ -344,7 +344,7 @@ func dotOpen(sh *shell, args []string, line int, bail bool) error {
 	if err := checkLakeDir(args[0]); err != nil {
 		return err
 	}
-	lk, err := openShellLake(sh.ctx, args[0])
+	lk, err := openShellLake(sh.ctx, args[0], sh.catalogFile)
 	if err != nil {
 		return err
 	}

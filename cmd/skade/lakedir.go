@@ -52,14 +52,16 @@ func checkLakeDir(dir string) error {
 	return fmt.Errorf("%s is not a lake: it holds files but no catalog.db; open an empty or new directory, or run `skade --lake %s repair` if it is a lake whose catalog was lost", dir, dir)
 }
 
-// openShellLake opens (creating when needed) the lake in dir for .open.
-func openShellLake(ctx context.Context, dir string) (*lake.Lake, error) {
+// openShellLake opens the lake in dir for the shell (skade sql, .open),
+// creating the directory and the lake when needed; catalogFile is an
+// s3:// lake's catalog (--catalog).
+func openShellLake(ctx context.Context, dir, catalogFile string) (*lake.Lake, error) {
 	if !objstore.IsURL(dir) && !lake.IsRESTLocation(dir) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("create lake directory: %w", err)
 		}
 	}
-	return lake.Open(ctx, dir, lake.WithCatalogFile(os.Getenv("SKADE_CATALOG")), catalogAuth())
+	return lake.Open(ctx, dir, lake.WithCatalogFile(catalogFile), catalogAuth())
 }
 
 // commandDidYouMean suggests the command nearest a mistyped one.

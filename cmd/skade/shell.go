@@ -56,8 +56,9 @@ type shell struct {
 	widths       []int
 	changes      bool
 	totalChanges int64
-	// lakeDir is where the lake is (.databases, .open).
-	lakeDir string
+	// lakeDir is where the lake is (.databases, .open), catalogFile an
+	// s3:// lake's catalog (--catalog).
+	lakeDir, catalogFile string
 	// prevMode is the mode \x left, to go back to.
 	prevMode string
 	// onceFile is .once's file, closed after the next statement, when

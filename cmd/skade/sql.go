@@ -8,9 +8,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-
-	"github.com/skadedb/skade/lake"
-	"github.com/skadedb/skade/objstore"
 )
 
 func init() {
@@ -53,17 +50,12 @@ func runSQL(ctx context.Context, e *env, args []string, o sqlOptions) error {
 	if !slices.Contains(modes, o.format) {
 		return usagef("--format: unknown format %q; use one of %s", o.format, strings.Join(modes, ", "))
 	}
-	if !objstore.IsURL(e.lakeDir) && !lake.IsRESTLocation(e.lakeDir) {
-		if err := os.MkdirAll(e.lakeDir, 0o755); err != nil {
-			return fmt.Errorf("create lake directory: %w", err)
-		}
-	}
-	lk, err := e.create(ctx)
+	lk, err := openShellLake(ctx, e.lakeDir, e.catalogFile)
 	if err != nil {
 		return err
 	}
 	sh := newShell(ctx, lk, e.stdout, e.stderr)
-	sh.lakeDir = e.lakeDir
+	sh.lakeDir, sh.catalogFile = e.lakeDir, e.catalogFile
 	defer func() { sh.lk.Close() }() // .open may have replaced lk
 	defer sh.close()
 	sh.mode = o.format
