@@ -3,6 +3,8 @@ package exec
 import (
 	"context"
 	"sync/atomic"
+
+	"github.com/skadedb/skade/scan"
 )
 
 // Progress counts the work of a running statement, for a progress bar:
@@ -70,5 +72,44 @@ func (p *Progress) FileDone() {
 func (p *Progress) AddRows(n int64) {
 	if p != nil {
 		p.Rows.Add(n)
+	}
+}
+
+// InputProgress reports a file reader's progress (its scan.FileCounter
+// and scan.ByteCounter, when it has them) into a Progress: Plan once
+// when the reader opens, Report after each batch. The zero value is
+// ready; read_csv's source and the import command share it.
+type InputProgress struct {
+	files int   // files reported done
+	bytes int64 // bytes reported read
+}
+
+// Plan reports rdr's files and bytes as planned work.
+func (in *InputProgress) Plan(rdr any, p *Progress) {
+	*in = InputProgress{}
+	if fc, ok := rdr.(scan.FileCounter); ok {
+		_, total := fc.Files()
+		p.Planned(int64(total))
+	}
+	if bc, ok := rdr.(scan.ByteCounter); ok {
+		_, total := bc.Bytes()
+		p.AddBytes(0, total)
+	}
+}
+
+// Report reports rows read, and the bytes read and files finished since
+// the last call.
+func (in *InputProgress) Report(rdr any, p *Progress, rows int64) {
+	p.AddRows(rows)
+	if bc, ok := rdr.(scan.ByteCounter); ok {
+		read, _ := bc.Bytes()
+		p.AddBytes(read-in.bytes, 0)
+		in.bytes = read
+	}
+	if fc, ok := rdr.(scan.FileCounter); ok {
+		done, _ := fc.Files()
+		for ; in.files < done; in.files++ {
+			p.FileDone()
+		}
 	}
 }

@@ -7,8 +7,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-
-	"github.com/skadedb/skade/scan"
 )
 
 // ReaderSource turns an array.RecordReader into an Operator: registered
@@ -20,13 +18,10 @@ type ReaderSource struct {
 	open    func(ctx context.Context) (array.RecordReader, error)
 	rdr     array.RecordReader
 	metrics Metrics
-	// progress is the Progress of Open's context (nil for none);
-	// bytes is how many of rdr's bytes (a scan.ByteCounter's) it has
-	// reported; filesDone how many of rdr's files (a scan.FileCounter's) it has
-	// been told are done.
-	progress  *Progress
-	filesDone int
-	bytes     int64
+	// progress is the Progress of Open's context (nil for none), input
+	// what of rdr's files and bytes it has been told.
+	progress *Progress
+	input    InputProgress
 }
 
 var _ Operator = (*ReaderSource)(nil)
@@ -53,34 +48,14 @@ func (r *ReaderSource) Open(ctx context.Context) error {
 		return err
 	}
 	r.rdr = rdr
-	r.progress, r.filesDone, r.bytes = ProgressFrom(ctx), 0, 0
-	if fc, ok := rdr.(scan.FileCounter); ok {
-		_, total := fc.Files()
-		r.progress.Planned(int64(total))
-	}
-	if bc, ok := rdr.(scan.ByteCounter); ok {
-		_, total := bc.Bytes()
-		r.progress.AddBytes(0, total)
-	}
+	r.progress = ProgressFrom(ctx)
+	r.input.Plan(rdr, r.progress)
 	return nil
 }
 
-// report tells the Progress the rows of a batch read and the files
-// finished.
-func (r *ReaderSource) report(rows int64) {
-	r.progress.AddRows(rows)
-	if bc, ok := r.rdr.(scan.ByteCounter); ok {
-		read, _ := bc.Bytes()
-		r.progress.AddBytes(read-r.bytes, 0)
-		r.bytes = read
-	}
-	if fc, ok := r.rdr.(scan.FileCounter); ok {
-		done, _ := fc.Files()
-		for ; r.filesDone < done; r.filesDone++ {
-			r.progress.FileDone()
-		}
-	}
-}
+// report tells the Progress the rows of a batch read, and the bytes and
+// files the reader got through.
+func (r *ReaderSource) report(rows int64) { r.input.Report(r.rdr, r.progress, rows) }
 
 func (r *ReaderSource) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	start := time.Now()

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/lake"
 	"github.com/skadedb/skade/scan"
 )
@@ -144,45 +145,28 @@ func splitTopLevel(s string) []string {
 }
 
 // countingReader counts the rows read through it, for the message, and
-// reports them, with the files of a scan.FileCounter (the CSV and Parquet
-// readers) finished, into p (nil when no progress bar shows).
+// reports them, with the bytes and files the CSV and Parquet readers got
+// through, into p (nil when no progress bar shows).
 type countingReader struct {
 	array.RecordReader
 	rows  int64
 	p     *lake.Progress
-	done  int   // files reported done
-	bytes int64 // bytes reported read
+	input exec.InputProgress
 }
 
 func newCountingReader(rdr array.RecordReader, p *lake.Progress) *countingReader {
-	if fc, ok := rdr.(scan.FileCounter); ok {
-		_, total := fc.Files()
-		p.Planned(int64(total))
-	}
-	if bc, ok := rdr.(scan.ByteCounter); ok {
-		_, total := bc.Bytes()
-		p.AddBytes(0, total)
-	}
-	return &countingReader{RecordReader: rdr, p: p}
+	c := &countingReader{RecordReader: rdr, p: p}
+	c.input.Plan(rdr, p)
+	return c
 }
 
 func (c *countingReader) Next() bool {
 	more := c.RecordReader.Next()
+	var n int64
 	if more {
-		n := c.RecordReader.RecordBatch().NumRows()
+		n = c.RecordReader.RecordBatch().NumRows()
 		c.rows += n
-		c.p.AddRows(n)
 	}
-	if bc, ok := c.RecordReader.(scan.ByteCounter); ok {
-		read, _ := bc.Bytes()
-		c.p.AddBytes(read-c.bytes, 0)
-		c.bytes = read
-	}
-	if fc, ok := c.RecordReader.(scan.FileCounter); ok {
-		done, _ := fc.Files()
-		for ; c.done < done; c.done++ {
-			c.p.FileDone()
-		}
-	}
+	c.input.Report(c.RecordReader, c.p, n)
 	return more
 }
