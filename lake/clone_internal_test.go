@@ -64,7 +64,11 @@ func cloneTestAppend(t *testing.T, tbl *Table, ids ...int64) *Table {
 // to the source alone.
 func TestCloneMetadata(t *testing.T) {
 	_, src := cloneTestLake(t, map[string]string{"format-version": "3"})
-	first := src.History()[0].ID
+	hist, err := src.History(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := hist[0].ID
 	head := src.Snapshot().ID
 
 	// Give the source what a clone must not inherit: a tag, a branch,

@@ -75,7 +75,7 @@ func TestRacingCommitsWithoutAssertionBothLand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(cur.History()); n != 3 {
+	if n := len(history(t, cur)); n != 3 {
 		t.Fatalf("history has %d snapshots, want 3", n)
 	}
 	rdr, err := cur.Scan(ctx)
@@ -123,7 +123,7 @@ func TestConcurrentAppendsInOneProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(cur.History()); n != writers*each {
+	if n := len(history(t, cur)); n != writers*each {
 		t.Fatalf("history has %d snapshots, want %d", n, writers*each)
 	}
 	rdr, err := cur.Scan(ctx)
@@ -175,7 +175,7 @@ func TestTwoProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(cur.History()); n != 2*perProcess {
+	if n := len(history(t, cur)); n != 2*perProcess {
 		t.Fatalf("history has %d snapshots, want %d", n, 2*perProcess)
 	}
 	rdr, err := cur.Scan(ctx)

@@ -134,7 +134,7 @@ func TestConcurrentWritersSerialize(t *testing.T) {
 				t.Fatal(err)
 			}
 			seq := map[int64]int64{}
-			for _, h := range tbl.History() {
+			for _, h := range history(t, tbl) {
 				seq[h.ID] = h.SequenceNumber
 			}
 			for _, c := range done {

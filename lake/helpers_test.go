@@ -211,3 +211,13 @@ func eventsSchemaWithColumn(name string) *arrow.Schema {
 
 // longTests runs the randomized tests at their full size (go test -long).
 var longTests = flag.Bool("long", false, "run the randomized tests at full size (slower)")
+
+// history is tbl.History for tests: the snapshots, or the test fails.
+func history(t testing.TB, tbl *lake.Table) []lake.SnapshotInfo {
+	t.Helper()
+	h, err := tbl.History(context.Background())
+	if err != nil {
+		t.Fatalf("history of %s: %v", tbl.Name(), err)
+	}
+	return h
+}

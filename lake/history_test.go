@@ -224,3 +224,30 @@ func TestBadNames(t *testing.T) {
 		t.Fatalf("column name round trip: %q", got)
 	}
 }
+
+// History reads the handle's metadata: a handle taken before a commit
+// lists the snapshots it knew until Refresh, and a done context is an
+// error rather than a list.
+func TestHistoryOfAHandle(t *testing.T) {
+	ctx := context.Background()
+	lk, _ := openLake(t)
+	tbl := mustAppend(t, mustCreate(t, lk, "h"), 0, 10)
+	old := tbl
+	tbl = mustAppend(t, tbl, 10, 20)
+	if n := len(history(t, old)); n != 1 {
+		t.Errorf("the old handle lists %d snapshots, want 1", n)
+	}
+	fresh, err := old.Refresh(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := history(t, fresh)
+	if len(h) != 2 || h[1].ID != tbl.Snapshot().ID || !h[1].Current || h[0].Current {
+		t.Errorf("refreshed history %+v, want two snapshots ending at the current %d", h, tbl.Snapshot().ID)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if h, err := fresh.History(cancelled); !errors.Is(err, context.Canceled) || h != nil {
+		t.Errorf("History on a cancelled context: %v, %v; want context.Canceled", h, err)
+	}
+}

@@ -74,7 +74,7 @@ func TestSQLTimeTravelByVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hist := tbl.History()
+	hist := history(t, tbl)
 	if len(hist) != 2 {
 		t.Fatalf("want 2 snapshots, got %d", len(hist))
 	}
@@ -118,12 +118,12 @@ func TestSQLPruningScansOneOfTenFiles(t *testing.T) {
 	}
 	// DELETE rewrites only the file holding the row; the head moves once
 	tbl, _ := lk.Table(context.Background(), "p")
-	before := len(tbl.History())
+	before := len(history(t, tbl))
 	if got := query(t, s, "DELETE FROM p WHERE id = 350"); got[0] != "1" {
 		t.Fatalf("delete count %v", got)
 	}
 	tbl, _ = tbl.Refresh(context.Background())
-	if n := len(tbl.History()); n != before+1 {
+	if n := len(history(t, tbl)); n != before+1 {
 		t.Errorf("delete made %d snapshots, want 1", n-before)
 	}
 	sum := tbl.Snapshot().Summary

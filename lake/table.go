@@ -87,8 +87,15 @@ func (t *Table) Snapshot() *SnapshotInfo {
 	return &info
 }
 
-// History lists the table's retained snapshots, oldest first.
-func (t *Table) History() []SnapshotInfo { return snapshot.History(t.tbl.Metadata()) }
+// History lists the table's retained snapshots, oldest first, as of the
+// metadata this handle holds: snapshots committed since the handle was
+// taken appear after Refresh. It fails only when ctx is done.
+func (t *Table) History(ctx context.Context) ([]SnapshotInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return snapshot.History(t.tbl.Metadata()), nil
+}
 
 // At returns a handle pinned to the snapshot with the given id.
 func (t *Table) At(snapshotID int64) (*Table, error) {

@@ -102,7 +102,7 @@ func TestUpsertReadsNoDataFileAndCommitsOneSnapshot(t *testing.T) {
 		tbl = mustAppend(t, tbl, lo, lo+250)
 	}
 	before := tbl
-	nHist := len(tbl.History())
+	nHist := len(history(t, tbl))
 
 	ids := []int64{10, 11, 500, 999, 5000, 5001}
 	var err error
@@ -114,7 +114,7 @@ func TestUpsertReadsNoDataFileAndCommitsOneSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatalf("upsert: %v", err)
 	}
-	if got := len(tbl.History()); got != nHist+1 {
+	if got := len(history(t, tbl)); got != nHist+1 {
 		t.Fatalf("upsert made %d snapshots, want 1", got-nHist)
 	}
 	got := rowsByID(t, tbl)
@@ -162,7 +162,7 @@ func TestDeleteEqualityAndAppendInOneSnapshot(t *testing.T) {
 	lk, dir := openLake(t)
 	tbl := mustCreate(t, lk, "ev")
 	tbl = mustAppend(t, tbl, 0, 100)
-	nHist := len(tbl.History())
+	nHist := len(history(t, tbl))
 
 	keys := idReader(1, 2, 3, 50)
 	defer keys.Release()
@@ -175,7 +175,7 @@ func TestDeleteEqualityAndAppendInOneSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := len(tbl.History()); got != nHist+1 {
+	if got := len(history(t, tbl)); got != nHist+1 {
 		t.Fatalf("row delta made %d snapshots, want 1", got-nHist)
 	}
 	got := rowsByID(t, tbl)
@@ -204,10 +204,10 @@ func TestDeleteEqualityAndAppendInOneSnapshot(t *testing.T) {
 	// No keys: nothing to commit, no new snapshot.
 	empty := idReader()
 	defer empty.Release()
-	n := len(tbl.History())
+	n := len(history(t, tbl))
 	tbl, err = tbl.DeleteEquality(ctx, []string{"id"}, empty)
-	if err != nil || len(tbl.History()) != n {
-		t.Fatalf("empty delete: err %v, %d new snapshots", err, len(tbl.History())-n)
+	if err != nil || len(history(t, tbl)) != n {
+		t.Fatalf("empty delete: err %v, %d new snapshots", err, len(history(t, tbl))-n)
 	}
 }
 
@@ -285,14 +285,14 @@ func TestMergeOnReadWriteErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(snapIDs(cur), snapIDs(tbl)) {
+	if !slices.Equal(snapIDs(t, cur), snapIDs(t, tbl)) {
 		t.Errorf("refused writes committed snapshots")
 	}
 }
 
-func snapIDs(t *lake.Table) []int64 {
+func snapIDs(t testing.TB, tbl *lake.Table) []int64 {
 	var out []int64
-	for _, s := range t.History() {
+	for _, s := range history(t, tbl) {
 		out = append(out, s.ID)
 	}
 	return out

@@ -31,7 +31,7 @@ func TestAppendAndScanMillionRows(t *testing.T) {
 	tbl := mustCreate(t, lk, "events", smallFiles)
 	tbl = mustAppend(t, tbl, 0, 1_000_000)
 
-	if got := len(tbl.History()); got != 1 {
+	if got := len(history(t, tbl)); got != 1 {
 		t.Fatalf("history has %d snapshots, want 1", got)
 	}
 	files, err := tbl.PlanFiles(ctx)

@@ -111,7 +111,7 @@ func TestTransactionIsolationAndCommit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return len(tbl.History())
+		return len(history(t, tbl))
 	}
 	tBefore, uBefore := hist("t"), hist("u")
 	if err := s.Commit(ctx); err != nil {

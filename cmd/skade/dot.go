@@ -257,7 +257,10 @@ func dotHistory(sh *shell, args []string, line int, bail bool) error {
 	if err != nil {
 		return err
 	}
-	header, rows := historyRows(tbl)
+	header, rows, err := historyRows(sh.ctx, tbl)
+	if err != nil {
+		return err
+	}
 	cols := make([]column, len(header))
 	for i, h := range header {
 		cols[i] = column{name: h, typ: "text"}

@@ -33,7 +33,10 @@ func runHistory(ctx context.Context, e *env, fs *flag.FlagSet, args []string) er
 		return err
 	}
 	defer lk.Close()
-	header, rows := historyRows(tbl)
+	header, rows, err := historyRows(ctx, tbl)
+	if err != nil {
+		return err
+	}
 	if len(rows) == 0 {
 		fmt.Fprintf(e.stdout, "table %s has no snapshots yet\n", tbl.Name())
 		return nil
@@ -45,9 +48,13 @@ func runHistory(ctx context.Context, e *env, fs *flag.FlagSet, args []string) er
 // historyRows is a table's snapshots, oldest first, as text: the history
 // subcommand and the shell's .history print them. The current snapshot's
 // id is starred.
-func historyRows(tbl *lake.Table) (header []string, rows [][]string) {
+func historyRows(ctx context.Context, tbl *lake.Table) (header []string, rows [][]string, err error) {
 	header = []string{"snapshot", "committed_at", "operation", "parent", "added_rows", "deleted_rows", "total_rows", "data_files"}
-	for _, s := range tbl.History() {
+	hist, err := tbl.History(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, s := range hist {
 		parent := ""
 		if s.ParentID != nil {
 			parent = strconv.FormatInt(*s.ParentID, 10)
@@ -67,7 +74,7 @@ func historyRows(tbl *lake.Table) (header []string, rows [][]string) {
 			summaryCount(s.Summary, "total-data-files"),
 		})
 	}
-	return header, rows
+	return header, rows, nil
 }
 
 // timestamptzText renders t as the engine casts a timestamptz to text,

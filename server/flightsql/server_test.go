@@ -223,8 +223,8 @@ func TestFlightSQLTransactionsAndIngest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h := tbl.History(); len(h) != 1 {
-		t.Errorf("ingest made %d snapshots, want 1", len(h))
+	if h, err := tbl.History(ctx); err != nil || len(h) != 1 {
+		t.Errorf("ingest made %d snapshots (%v), want 1", len(h), err)
 	}
 
 	tx, err := c.BeginTransaction(ctx)
