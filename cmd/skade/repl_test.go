@@ -16,6 +16,10 @@ import (
 
 // TestMain lets the REPL tests run this test binary as the skade command
 // in a pseudo-terminal: the line editor needs a real terminal on stdin.
+// continuationMark starts the last line of a statement being typed over
+// several lines (the line editor's secondary prompt).
+const continuationMark = "\u2514 "
+
 func TestMain(m *testing.M) {
 	if os.Getenv("SKADE_TEST_MAIN") == "1" {
 		main()
@@ -130,7 +134,7 @@ func TestREPL(t *testing.T) {
 
 	// A statement over several lines, with the continuation prompt.
 	sh.send("CREATE TABLE events AS\r")
-	sh.expect("...> ")
+	sh.expect(continuationMark)
 	sh.send("SELECT * FROM range(5) r(id);\r")
 	sh.expect("created events with 5 rows (snapshot ")
 	sh.expect("skade> ")
@@ -166,7 +170,7 @@ func TestREPL(t *testing.T) {
 
 	// Ctrl-C at the prompt drops a half-typed statement.
 	sh.send("SELECT 'dropped'\r")
-	sh.expect("...> ")
+	sh.expect(continuationMark)
 	sh.send("\x03")
 	sh.expect("skade> ")
 	sh.send("SELECT 'kept' AS w;\r")
@@ -280,4 +284,92 @@ func waitExit(t *testing.T, tm *terminal) {
 		t.Fatal("shell did not exit")
 	}
 	<-tm.done
+}
+
+// TestREPLLongAndMultiLineInput: a statement longer than the terminal is
+// drawn whole and wraps (liner scrolled it sideways, showing a window of
+// it), a statement typed over several lines is one buffer that history
+// recalls whole, and the history file keeps it as one line.
+func TestREPLLongAndMultiLineInput(t *testing.T) {
+	home := t.TempDir()
+	lakeDir := filepath.Join(t.TempDir(), "lake")
+	sh := startShell(t, home, lakeDir)
+	sh.expect("skade> ")
+
+	long := "SELECT '" + strings.Repeat("wrap", 60) + "' AS long_value;"
+	sh.send(long)
+	sh.expect("skade> " + long)
+	sh.send("\r")
+	sh.expect("long_value")
+	sh.expect("1 row (")
+
+	sh.send("SELECT 40 + 2\r")
+	sh.expect(continuationMark)
+	sh.send("AS answer;\r")
+	sh.expect("answer")
+	sh.expect("42")
+	sh.expect("skade> ")
+	// Up recalls the two lines as one entry; Enter runs it again.
+	sh.send("\x1b[A")
+	sh.expect("SELECT 40 + 2")
+	sh.expect("AS answer;")
+	sh.send("\r")
+	sh.expect("42")
+	sh.exit()
+
+	data, err := os.ReadFile(filepath.Join(home, historyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 2 || lines[0] != long || lines[1] != "SELECT 40 + 2 AS answer;" {
+		t.Errorf("history file:\n%s\nwant the long statement, then the two-line one on one line", data)
+	}
+
+	// A new shell loads that file: Up brings back the last statement.
+	sh = startShell(t, home, lakeDir)
+	sh.expect("skade> ")
+	sh.send("\x1b[A")
+	sh.expect("SELECT 40 + 2 AS answer;")
+	sh.send("\r")
+	sh.expect("42")
+	sh.exit()
+}
+
+// TestFeederCompletes is the rule Enter follows: run the buffer when it
+// leaves nothing pending, else open another line.
+func TestFeederCompletes(t *testing.T) {
+	f := &feeder{}
+	for _, c := range []struct {
+		text string
+		want bool
+	}{
+		{"", true},
+		{"   ", true},
+		{"SELECT 1;", true},
+		{"SELECT 1", false},
+		{"SELECT 1\nAS x;", true},
+		{"SELECT 1; SELECT", false},
+		{"SELECT ';'", false},
+		{"SELECT 'a;\nb';", true},
+		{"SELECT 1 /* ; */", false},
+		{"-- only a comment", true},
+		{".mode csv", true},
+		{`\dt`, true},
+		{"exit", true},
+		{"SELECT 1;\n.mode csv", true},
+	} {
+		if got := f.completes(c.text); got != c.want {
+			t.Errorf("completes(%q) = %v, want %v", c.text, got, c.want)
+		}
+	}
+	// With a statement already pending (input pasted past a prompt), a
+	// dot-looking line continues it rather than being a command.
+	f.buf.WriteString("SELECT 1\n")
+	if f.completes(".5 AS x") {
+		t.Errorf("completes(.5 AS x) after a pending SELECT = true, want false")
+	}
+	if !f.completes(".5 AS x;") {
+		t.Errorf("completes(.5 AS x;) after a pending SELECT = false, want true")
+	}
 }

@@ -29,6 +29,32 @@ func (f *feeder) pending() bool { return strings.TrimSpace(f.buf.String()) != ""
 // reset forgets a half-typed statement (Ctrl-C at the prompt).
 func (f *feeder) reset() { f.buf.Reset() }
 
+// completes reports whether feeding text, a buffer of lines, would leave
+// no statement pending: every statement in it ends with ';', or its first
+// line is a dot or psql command. The line editor asks it on Enter, to
+// decide between running the buffer and opening another line.
+func (f *feeder) completes(text string) bool {
+	pending := f.buf.String()
+	for line := range strings.Lines(text + "\n") {
+		line = strings.TrimSuffix(line, "\n")
+		if strings.TrimSpace(pending) == "" {
+			pending = ""
+			trimmed := strings.TrimSpace(line)
+			if trimmed == "" {
+				continue
+			}
+			if _, _, ok := psqlLine(trimmed); ok || strings.HasPrefix(trimmed, ".") {
+				continue
+			}
+		}
+		pending += line + "\n"
+		if !parser.Incomplete(pending) {
+			pending = ""
+		}
+	}
+	return strings.TrimSpace(pending) == ""
+}
+
 // line feeds one line of input, numbered n. It returns errQuit, or
 // errReported when something failed and the feeder bails.
 func (f *feeder) line(text string, n int) error {
