@@ -2,9 +2,12 @@ package lake_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/skadedb/skade/lake"
 )
 
 const morProps = "WITH ('write.update.mode' = 'merge-on-read', 'write.delete.mode' = 'merge-on-read')"
@@ -54,27 +57,54 @@ func TestMergeOnReadInTransaction(t *testing.T) {
 	}
 }
 
-// Copy-on-write on a format-version 3 table cannot rewrite files yet;
-// the error says what to do instead. Dropping whole files works.
-func TestCopyOnWriteRewriteOfVersion3Refused(t *testing.T) {
-	ctx := context.Background()
+// Copy-on-write on a format-version 3 table rewrites files and keeps row
+// lineage (mergeinto/lineage.go); dropping whole files works too.
+func TestCopyOnWriteOnVersion3KeepsLineage(t *testing.T) {
 	lk := sqlLake(t)
 	s := lk.Session()
 	mustExec(t, s, "CREATE TABLE t (id BIGINT, v VARCHAR) WITH ('format-version' = '3'); INSERT INTO t VALUES (1, 'a'), (2, 'b'); INSERT INTO t VALUES (3, 'c')")
-	_, err := s.SQL(ctx, "UPDATE t SET v = 'x' WHERE id = 1")
-	want := "update main.t: copy-on-write UPDATE of a format-version 3 table is not supported yet (row lineage); set write.update.mode = 'merge-on-read', or use a format-version 2 table"
-	if err == nil || !strings.Contains(err.Error(), want) {
-		t.Fatalf("err = %v, want %q", err, want)
+	if got := query(t, s, "UPDATE t SET v = 'x' WHERE id = 1"); !slices.Equal(got, []string{"1"}) {
+		t.Fatalf("copy-on-write update: %v", got)
 	}
 	if got := query(t, s, "DELETE FROM t WHERE id = 3"); !slices.Equal(got, []string{"1"}) {
 		t.Fatalf("delete of a whole file: %v", got)
 	}
-	mustExec(t, s, "ALTER TABLE t SET ('write.update.mode' = 'merge-on-read')")
-	if got := query(t, s, "UPDATE t SET v = 'x' WHERE id = 1"); !slices.Equal(got, []string{"1"}) {
-		t.Fatalf("merge-on-read update: %v", got)
-	}
-	if got := query(t, s, "SELECT id, v FROM t ORDER BY id"); !slices.Equal(got, []string{"1|x", "2|b"}) {
+	if got := query(t, s, "SELECT id, v, _row_id, _last_updated_sequence_number FROM t ORDER BY id"); !slices.Equal(got, []string{"1|x|0|3", "2|b|1|1"}) {
 		t.Fatalf("rows %v", got)
+	}
+	if got := query(t, s, "SELECT content, count(*) FROM t$files GROUP BY content"); !slices.Equal(got, []string{"0|1"}) {
+		t.Fatalf("files %v: want the one rewritten data file", got)
+	}
+}
+
+// Upsert writes equality deletes, which cannot keep row lineage: on a
+// format-version 3 table it is refused, with MERGE named instead, and
+// commits nothing.
+func TestUpsertRefusedOnVersion3(t *testing.T) {
+	ctx := context.Background()
+	lk := sqlLake(t)
+	s := lk.Session()
+	mustExec(t, s, "CREATE TABLE t (id BIGINT, v VARCHAR) WITH ('format-version' = '3'); INSERT INTO t VALUES (1, 'a')")
+	tbl, err := lk.Table(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := snapIDs(t, tbl)
+	res, err := s.SQL(ctx, "SELECT 1::BIGINT AS id, 'z' AS v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	_, err = tbl.Upsert(ctx, []string{"id"}, res.Reader())
+	if !errors.Is(err, lake.ErrNotImplemented) || !strings.Contains(err.Error(), "keeps row lineage") || !strings.Contains(err.Error(), "use MERGE INTO main.t") {
+		t.Fatalf("err = %v, want a refusal that names MERGE", err)
+	}
+	tbl, err = tbl.Refresh(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := snapIDs(t, tbl); !slices.Equal(before, after) {
+		t.Errorf("the refused upsert committed: %v, then %v", before, after)
 	}
 }
 

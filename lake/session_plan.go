@@ -138,12 +138,6 @@ func (s *Session) runRewrite(ctx context.Context, st *plan.Statement, now time.T
 		return countResult(0, Metrics{}), &mergeinto.Result{}, nil
 	}
 	op := w.Op.String()
-	var refuse error
-	if v := tbl.tbl.Metadata().Version(); v >= 3 && w.Mode == mergeinto.CopyOnWrite {
-		// iceberg-go demands first_row_id on the rewritten files of a v3
-		// table, which its writer does not set.
-		refuse = &sentinelError{ErrNotImplemented, fmt.Errorf("%s %s: copy-on-write %s of a format-version %d table is not supported yet (row lineage); set write.%s.mode = 'merge-on-read', or use a format-version 2 table", op, tbl.Name(), strings.ToUpper(op), v, op)}
-	}
 	var res *mergeinto.Result
 	err := s.write(ctx, tbl, op, rebaseOf(&res), func(txn *table.Transaction) error {
 		staged, err := txn.StagedTable()
@@ -153,7 +147,6 @@ func (s *Session) runRewrite(ctx context.Context, st *plan.Statement, now time.T
 		res.Release()
 		// INVARIANT: mergeinto writes through the transaction's tracked IO
 		spec := w.Spec(staged.Table, s.planner(now).Options.Budget)
-		spec.RefuseRewrite = refuse
 		res, err = mergeinto.Rewrite(ctx, spec, txn)
 		return err
 	})

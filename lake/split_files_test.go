@@ -22,8 +22,8 @@ import (
 // The issue's reproduction: 600,000 rows in one file, split into 64 KiB
 // scan tasks. Copy-on-write UPDATE, DELETE and MERGE once read one split
 // and replaced the whole file; every write path must keep every row, in
-// both modes, v2 and v3 (v3 copy-on-write is refused, so v3 runs
-// merge-on-read), partitioned and not.
+// both modes, v2 and v3, partitioned and not. On v3 every row must also
+// keep its _row_id through every write, and ids stay unique.
 func TestWritesKeepEveryRowOfSplitFiles(t *testing.T) {
 	n := 600000
 	if testing.Short() {
@@ -33,8 +33,10 @@ func TestWritesKeepEveryRowOfSplitFiles(t *testing.T) {
 		{"copy-on-write", "2", ""},
 		{"merge-on-read", "2", ""},
 		{"merge-on-read", "3", ""},
+		{"copy-on-write", "3", ""},
 		{"copy-on-write", "2", "PARTITIONED BY (bucket(2, id))"},
 		{"merge-on-read", "3", "PARTITIONED BY (bucket(2, id))"},
+		{"copy-on-write", "3", "PARTITIONED BY (bucket(2, id))"},
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%s-v%s-%t", c.mode, c.version, c.part != ""), func(t *testing.T) {
@@ -44,10 +46,24 @@ func TestWritesKeepEveryRowOfSplitFiles(t *testing.T) {
 				'write.parquet.row-group-limit' = '20000', 'read.split.target-size' = '65536',
 				'write.update.mode' = '%s', 'write.delete.mode' = '%s', 'write.merge.mode' = '%s')`, c.part, c.version, c.mode, c.mode, c.mode))
 			mustExec(t, s, fmt.Sprintf("INSERT INTO s SELECT i, 0 FROM range(%d) r(i)", n))
+			if c.version == "3" {
+				mustExec(t, s, "CREATE TABLE ids AS SELECT id, _row_id AS rid FROM s")
+			}
 			check := func(step string, rows, sum string) {
 				t.Helper()
 				if got := query(t, s, "SELECT count(*), sum(v) FROM s"); !slices.Equal(got, []string{rows + "|" + sum}) {
 					t.Fatalf("after %s: count|sum = %v, want %s|%s", step, got, rows, sum)
+				}
+				if c.version != "3" {
+					return
+				}
+				// every row keeps the id it was inserted with, and no
+				// id is NULL or repeated
+				if got := query(t, s, "SELECT count(*) FROM s JOIN ids ON s.id = ids.id WHERE s._row_id IS DISTINCT FROM ids.rid"); !slices.Equal(got, []string{"0"}) {
+					t.Fatalf("after %s: %v rows changed their _row_id", step, got)
+				}
+				if got := query(t, s, "SELECT count(*) - count(DISTINCT _row_id) FROM s"); !slices.Equal(got, []string{"0"}) {
+					t.Fatalf("after %s: %v repeated or NULL _row_ids", step, got)
 				}
 			}
 			files := query(t, s, "SELECT split_offsets FROM s$files WHERE content = 0")
@@ -62,6 +78,13 @@ func TestWritesKeepEveryRowOfSplitFiles(t *testing.T) {
 			mustExec(t, s, "MERGE INTO s USING (SELECT i AS id FROM range(0, 1000, 10) r(i)) src ON s.id = src.id WHEN MATCHED THEN UPDATE SET v = 2")
 			// ids 0, 10, …, 990 become 2; ten of them (below 100) were 1
 			check("MERGE", fmt.Sprint(n-10), "290")
+			if c.version == "3" {
+				// the rows the MERGE changed took its sequence number;
+				// the others kept theirs
+				if got := query(t, s, "SELECT v, count(DISTINCT _last_updated_sequence_number), min(_last_updated_sequence_number) FROM s GROUP BY v ORDER BY v"); !slices.Equal(got, []string{"0|1|1", "1|1|2", "2|1|4"}) {
+					t.Fatalf("sequence numbers by value after MERGE: %v", got)
+				}
+			}
 			mustExec(t, s, "UPDATE s SET v = v + 1 FROM (SELECT i AS id FROM range(50, 60) r(i)) u WHERE s.id = u.id")
 			check("UPDATE … FROM", fmt.Sprint(n-10), "300")
 			if c.mode == "merge-on-read" {

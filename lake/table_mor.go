@@ -75,7 +75,17 @@ func (t *Table) DeleteEquality(ctx context.Context, keyColumns []string, keys ar
 // On a partitioned table every partition source column must be a key
 // column: an equality delete reaches only rows in its own partition, so a
 // row whose partition value the upsert changed would otherwise survive.
+//
+// A format-version 3 table is refused. It keeps row lineage: an updated
+// row keeps its _row_id. A blind equality delete cannot know which rows,
+// and so which ids, it replaces, so every upserted row would take a new
+// id. MERGE … WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT
+// * reads the key columns (pruned by statistics) and keeps them, with
+// deletion vectors under write.merge.mode = 'merge-on-read'.
 func (t *Table) Upsert(ctx context.Context, keyColumns []string, records array.RecordReader, opts ...WriteOption) (*Table, error) {
+	if v := t.tbl.Metadata().Version(); v >= 3 {
+		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("upsert into %s: a format-version %d table keeps row lineage, which an equality-delete upsert would lose (every upserted row would take a new _row_id); use MERGE INTO %s USING … ON … WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *, which keeps it", t.Name(), v, t.Name())}
+	}
 	sc := t.icebergSchema()
 	spec := t.tbl.Metadata().PartitionSpec()
 	for _, pf := range spec.Fields() {

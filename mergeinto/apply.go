@@ -222,7 +222,11 @@ func (m *merger) settle(keep int) error {
 }
 
 func (m *merger) newWriter(ctx context.Context) *fileWriter {
-	w := startWriter(ctx, m.spec.Target, m.p.target, m.wopts)
+	schema := m.p.target
+	if m.lin != nil {
+		schema = m.lin.schema
+	}
+	w := startWriter(ctx, m.spec.Target, schema, append(slices.Clone(m.wopts), m.lin.writeOptions()...))
 	m.writers = append(m.writers, w)
 	return w
 }
@@ -284,7 +288,7 @@ func (m *merger) applyBatch(b arrow.RecordBatch, task table.FileScanTask, pos in
 		if err != nil {
 			return o, err
 		}
-		err = m.applyClauses(j, side.rows, side.clauses, drop, &o.out)
+		err = m.applyClauses(b, j, side.rows, side.clauses, drop, &o.out)
 		j.Release()
 		if err != nil {
 			return o, err
@@ -499,7 +503,7 @@ func (m *merger) joinedRows(b arrow.RecordBatch, tRows, sRows []int32) (arrow.Re
 	var err error
 	if b == nil {
 		tcols = nullCols(m.opts.Mem, m.p.target.Fields(), len(sRows))
-	} else if tcols, err = takeCols(m.ec.Ctx, b.Columns(), tRows); err != nil {
+	} else if tcols, err = takeCols(m.ec.Ctx, b.Columns()[:m.p.target.NumFields()], tRows); err != nil {
 		return nil, err
 	}
 	var scols []arrow.Array
@@ -568,7 +572,7 @@ func (m *merger) fire(j arrow.RecordBatch, clauses []Clause) ([]int, error) {
 // applyClauses applies clauses to joined rows j, whose row k is target row
 // rows[k] of the batch: updated rows go to out, and updated or deleted
 // rows are marked in drop.
-func (m *merger) applyClauses(j arrow.RecordBatch, rows []int32, clauses []Clause, drop []bool, out *[]arrow.RecordBatch) error {
+func (m *merger) applyClauses(b, j arrow.RecordBatch, rows []int32, clauses []Clause, drop []bool, out *[]arrow.RecordBatch) error {
 	assign, err := m.fire(j, clauses)
 	if err != nil {
 		return err
@@ -605,7 +609,19 @@ func (m *merger) applyClauses(j arrow.RecordBatch, rows []int32, clauses []Claus
 			if err == nil {
 				mt.RowsUpdated += int64(len(idx))
 				err = m.returnRows(cols, jc.Columns()[nt:], jc.Columns()[:nt], cols, ActionNameUpdate, len(idx))
-				*out = append(*out, newBatch(m.p.target, cols, int64(len(idx))))
+				nb := newBatch(m.p.target, cols, int64(len(idx)))
+				if err == nil && m.lin != nil {
+					// an updated row keeps its _row_id (lineage.go)
+					at := make([]int32, len(idx))
+					for k, i := range idx {
+						at[k] = rows[i]
+					}
+					var ids arrow.Array
+					if ids, err = m.lin.updatedIDs(m.ec.Ctx, b, at); err == nil {
+						nb = m.lin.attach(m.opts.Mem, nb, ids, nil)
+					}
+				}
+				*out = append(*out, nb)
 			}
 		}
 		jc.Release()
@@ -740,7 +756,11 @@ func (m *merger) insertRows(j arrow.RecordBatch) (out []arrow.RecordBatch, err e
 			return out, err
 		}
 		m.res.Metrics.RowsInserted += int64(len(idx))
-		out = append(out, newBatch(m.p.target, cols, int64(len(idx))))
+		nb := newBatch(m.p.target, cols, int64(len(idx)))
+		if m.lin != nil {
+			nb = m.lin.attach(m.opts.Mem, nb, nil, nil) // new rows: new ids
+		}
+		out = append(out, nb)
 	}
 	return out, nil
 }

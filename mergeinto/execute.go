@@ -43,6 +43,9 @@ func Execute(ctx context.Context, spec *Spec, txn *table.Transaction) (res *Resu
 		return nil, &Error{State: StateInternal, Msg: fmt.Sprintf("merge into %s: no transaction (binder bug)", p.name)}
 	}
 	m := &merger{p: p, spec: spec, opts: spec.Options.withDefaults(), res: &Result{ReturningSchema: p.retSchema}}
+	if m.lin, err = newLineage(spec.Target, p.target, "merge into "+p.name); err != nil {
+		return nil, err
+	}
 	m.start(ctx)
 	defer m.end(&res, &err)
 	if err := m.build(ctx); err != nil {
@@ -103,6 +106,11 @@ type merger struct {
 
 	// rw is set when the merger runs a DELETE or UPDATE (rewrite.go).
 	rw *rewriter
+
+	// lin is set on a table with row lineage (lineage.go): target
+	// batches then carry _row_id and _last_updated_sequence_number after
+	// the target's columns, as lin.schema.
+	lin *lineage
 
 	// Merge-on-read (mor.go): set when the statement runs in that mode.
 	mor       bool
@@ -294,6 +302,8 @@ func (m *merger) scanTarget(ctx context.Context) error {
 			names = append(names, m.p.target.Field(c).Name)
 		}
 		ropts = append(ropts, table.WithSelectedFields(names...))
+	} else if m.lin != nil {
+		ropts = append(ropts, table.WithRowLineage())
 	}
 	m.readScan = m.spec.Target.Scan(ropts...)
 	prog := exec.ProgressFrom(ctx)
@@ -369,6 +379,10 @@ func (m *merger) readFile(ctx context.Context, task table.FileScanTask, fn func(
 func (m *merger) conform(ctx context.Context, b arrow.RecordBatch) (arrow.RecordBatch, error) {
 	defer b.Release()
 	ts := m.p.target
+	if m.lin != nil {
+		// the lineage columns after the target's, NULL when not read
+		ts = m.lin.schema
+	}
 	cols := make([]arrow.Array, ts.NumFields())
 	bs := b.Schema()
 	for i, f := range ts.Fields() {
@@ -468,11 +482,14 @@ func (m *merger) stageChange(ctx context.Context, txn *table.Transaction) error 
 		// INVARIANT: the row delta removes no data file.
 		return m.pd.Stage(ctx, txn, props, m.added)
 	}
-	var err error
+	added, err := assignFirstRowIDs(txn, m.added)
+	if err != nil {
+		return fmt.Errorf("%s: staging the snapshot: %w", m.what(), err)
+	}
 	if len(m.dead) > 0 {
-		err = txn.ReplaceFiles(ctx, m.removed, m.added, m.dead, props)
+		err = txn.ReplaceFiles(ctx, m.removed, added, m.dead, props)
 	} else {
-		err = txn.ReplaceDataFilesWithDataFiles(ctx, m.removed, m.added, props)
+		err = txn.ReplaceDataFilesWithDataFiles(ctx, m.removed, added, props)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: staging the snapshot: %w", m.what(), err)

@@ -70,8 +70,13 @@ type RewriteSpec struct {
 	// ones (an UPDATE whose RETURNING reads old.*), and Result.Returning
 	// holds both, the new then the old.
 	ReturningOld bool
+	// Lineage: Rows carries each row's _row_id and
+	// _last_updated_sequence_number (LineageColumns) as its last columns
+	// but one, before the position; set on a table that keeps row lineage
+	// (TracksLineage), whose rewritten rows keep them (lineage.go).
+	Lineage bool
 	// RefuseRewrite, when non-nil, is returned before a file with rows
-	// left would be rewritten (a format-version 3 table: row lineage).
+	// left would be rewritten.
 	RefuseRewrite error
 	// Budget bounds the buffered prefixes; nil means unlimited.
 	Budget *exec.Budget
@@ -118,6 +123,12 @@ func Rewrite(ctx context.Context, spec *RewriteSpec, txn *table.Transaction) (re
 		res:       &Result{ReturningSchema: p.retSchema},
 		canChange: true,
 		rw:        &rewriter{spec: spec, verb: verb},
+	}
+	if spec.Lineage != TracksLineage(spec.Target) {
+		return nil, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: the rewrite's rows carry row lineage: %v, the table keeps it: %v (binder bug)", m.what(), spec.Lineage, !spec.Lineage)}
+	}
+	if m.lin, err = newLineage(spec.Target, spec.Schema, m.what()); err != nil {
+		return nil, err
 	}
 	m.start(ctx)
 	defer m.end(&res, &err)
@@ -246,25 +257,48 @@ func (rw *rewriter) run(ctx context.Context, m *merger, task table.FileScanTask,
 	}
 }
 
-// rowBatch is the row columns of an operator batch, in the target layout.
-func (m *merger) rowBatch(b arrow.RecordBatch) arrow.RecordBatch {
+// rowBatch is the row columns of an operator batch, in the target layout;
+// with row lineage, then its lineage columns, the sequence number NULL
+// on the rows updated (their indexes in updated, ascending).
+func (m *merger) rowBatch(b arrow.RecordBatch, updated []int32) arrow.RecordBatch {
 	n := m.p.target.NumFields()
 	cols := make([]arrow.Array, n)
 	for i := range cols {
 		cols[i] = b.Column(1 + i)
 		cols[i].Retain()
 	}
-	return newBatch(m.p.target, cols, b.NumRows())
+	rows := newBatch(m.p.target, cols, b.NumRows())
+	if m.lin == nil {
+		return rows
+	}
+	// the lineage columns come right before the position, the last
+	k := int(b.NumCols()) - 3
+	ids, seq := b.Column(k), b.Column(k+1)
+	ids.Retain()
+	if len(updated) > 0 {
+		seq = clearSeq(m.opts.Mem, seq, updated)
+	} else {
+		seq.Retain()
+	}
+	return m.lin.attach(m.opts.Mem, rows, ids, seq)
+}
+
+// targetRows is b's target columns in the target layout, without the
+// lineage columns (what RETURNING sees). b is not released.
+func (m *merger) targetRows(b arrow.RecordBatch) arrow.RecordBatch {
+	if m.lin == nil {
+		b.Retain()
+		return b
+	}
+	return m.lin.narrow(m.p.target, b)
 }
 
 // apply splits one operator batch into what the sink needs: in, the
 // batch's rows in the target layout (what an unchanged batch keeps), and
 // the batchOut of its changed rows.
 func (rw *rewriter) apply(m *merger, b arrow.RecordBatch) (arrow.RecordBatch, batchOut, error) {
-	in := m.rowBatch(b)
 	match, ok := b.Column(0).(*array.Boolean)
 	if !ok {
-		in.Release()
 		return nil, batchOut{}, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: the match column is %s, not boolean (binder bug)", m.what(), b.Column(0).DataType())}
 	}
 	n := int(b.NumRows())
@@ -277,8 +311,13 @@ func (rw *rewriter) apply(m *merger, b arrow.RecordBatch) (arrow.RecordBatch, ba
 		}
 	}
 	if len(hit) == 0 {
-		return in, batchOut{}, nil
+		return m.rowBatch(b, nil), batchOut{}, nil
 	}
+	var updated []int32
+	if rw.spec.Update {
+		updated = hit
+	}
+	in := m.rowBatch(b, updated)
 	mt := &m.res.Metrics
 	o := batchOut{changed: true, kept: int64(len(miss))}
 	if rw.spec.Update {
@@ -314,7 +353,9 @@ func (rw *rewriter) apply(m *merger, b arrow.RecordBatch) (arrow.RecordBatch, ba
 // from the rewrite's batch b.
 func (m *merger) returningRows(b, in arrow.RecordBatch, hit []int32) (arrow.RecordBatch, error) {
 	if !m.rw.spec.ReturningOld {
-		return m.takeBatch(in, hit)
+		rows := m.targetRows(in)
+		defer rows.Release()
+		return m.takeBatch(rows, hit)
 	}
 	n := 2 * m.p.target.NumFields()
 	if int(b.NumCols()) < 2+n {
@@ -334,7 +375,7 @@ func (m *merger) returningRows(b, in arrow.RecordBatch, hit []int32) (arrow.Reco
 // task in the target layout (a replayed prefix holds unchanged rows only).
 func (rw *rewriter) readRows(ctx context.Context, m *merger, task table.FileScanTask, fn func(arrow.RecordBatch) (bool, error)) error {
 	return rw.run(ctx, m, task, func(b arrow.RecordBatch) (bool, error) {
-		rb := m.rowBatch(b)
+		rb := m.rowBatch(b, nil)
 		defer rb.Release()
 		return fn(rb)
 	})
@@ -375,7 +416,11 @@ func (m *merger) markFile(ctx context.Context, task table.FileScanTask) error {
 		if !m.rw.spec.Update && !m.rw.spec.Returning {
 			return true, nil
 		}
-		in := m.rowBatch(b)
+		var updated []int32
+		if m.rw.spec.Update {
+			updated = hit
+		}
+		in := m.rowBatch(b, updated)
 		rows, err := m.takeBatch(in, hit)
 		in.Release()
 		if err != nil {
@@ -390,8 +435,7 @@ func (m *merger) markFile(ctx context.Context, task table.FileScanTask) error {
 				}
 				m.res.Returning = append(m.res.Returning, both)
 			} else {
-				rows.Retain()
-				m.res.Returning = append(m.res.Returning, rows)
+				m.res.Returning = append(m.res.Returning, m.targetRows(rows))
 			}
 		}
 		if !m.rw.spec.Update {

@@ -105,13 +105,6 @@ func prepare(spec *Spec) (*prepared, error) {
 	colName := func(i int) string { return p.target.Field(i).Name }
 
 	// plan sets spec.Mode from the table's write mode before validating.
-	if v := spec.Target.Metadata().Version(); v >= 3 && spec.Mode != MergeOnRead {
-		// iceberg-go's ReplaceDataFilesWithDataFiles demands first_row_id
-		// on added files of a v3 table, which its writer does not set;
-		// refusing here beats failing after every file is written. A
-		// merge-on-read row delta has no such demand.
-		return nil, refusef(StateNotSupported, name, "copy-on-write MERGE into a format-version %d table is not supported yet (row lineage); set write.merge.mode = 'merge-on-read', or use a format-version 2 table", v)
-	}
 	if spec.Mode != CopyOnWrite && spec.Mode != MergeOnRead {
 		return nil, refusef(StateNotSupported, name, "write mode %s is unknown; use copy-on-write or merge-on-read", spec.Mode)
 	}

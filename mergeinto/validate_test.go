@@ -131,23 +131,6 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
-func TestFormatVersion3Refused(t *testing.T) {
-	f := basic(t)
-	tbl := f.table()
-	txn := tbl.NewTransaction()
-	if err := txn.UpgradeFormatVersion(3); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := txn.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	_, err := f.merge(&mergeinto.Spec{Source: values(t, sourceSchema, []any{1, "x", 1}), Keys: onID(),
-		Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Action: mergeinto.Delete()}}})
-	wantErr(t, err, "merge into events: copy-on-write MERGE into a format-version 3 table is not supported yet (row lineage); set write.merge.mode = 'merge-on-read', or use a format-version 2 table")
-	if !errors.Is(err, mergeinto.ErrRefused) {
-		t.Fatal("not a refusal")
-	}
-}
 
 func TestBinderBugs(t *testing.T) {
 	f := basic(t)

@@ -76,6 +76,10 @@ type scopeCol struct {
 	// hidden columns are reachable only qualified (the right-hand copy of
 	// a USING column) and are left out of *.
 	hidden bool
+	// meta columns are a table's metadata columns (row lineage's _row_id
+	// and _last_updated_sequence_number): reachable by name, qualified or
+	// not, and left out of * and t.*, as Spark and Trino have them.
+	meta bool
 }
 
 // scope is the set of columns a clause can name.

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/mergeinto"
 	"github.com/skadedb/skade/parser"
 	"github.com/skadedb/skade/scan"
 	"github.com/skadedb/skade/snapshot"
@@ -242,7 +243,30 @@ func (b *binder) bindTableName(t *parser.TableName, outer *scope) (Node, *scope,
 		return nil, nil, err
 	}
 	sc, err := aliased(n.Columns(), parts[len(parts)-1], t.Alias, outer)
+	if err == nil && mergeinto.TracksLineage(ref.Table) {
+		b.lineageColumns(n, sc)
+	}
 	return n, sc, err
+}
+
+// lineageColumns adds the row-lineage columns of a v3 table to its scan
+// and scope, as metadata columns: read only when a query names them,
+// never part of *. iceberg-go's reader fills them, from the file's own
+// values or else from its first_row_id and position and its data
+// sequence number.
+func (b *binder) lineageColumns(n *Scan, sc *scope) {
+	qual := ""
+	if len(sc.cols) > 0 {
+		qual = sc.cols[0].Table
+	}
+	for _, name := range mergeinto.LineageColumns {
+		c := b.newCol(name, "", tInt64, true)
+		n.All = append(n.All, c)
+		n.Fields = append(n.Fields, name)
+		c.Table = qual
+		sc.cols = append(sc.cols, scopeCol{Column: c, meta: true})
+	}
+	n.Cols = n.All
 }
 
 // sourceNode reads a registered source.
@@ -402,11 +426,11 @@ func (b *binder) bindJoin(j *parser.Join, outer *scope) (_ Node, _ *scope, err e
 	if j.Natural {
 		using = nil
 		for _, lc := range lsc.cols {
-			if lc.hidden {
+			if lc.hidden || lc.meta {
 				continue
 			}
 			for _, rc := range rsc.cols {
-				if !rc.hidden && strings.EqualFold(lc.Name, rc.Name) {
+				if !rc.hidden && !rc.meta && strings.EqualFold(lc.Name, rc.Name) {
 					using = append(using, parser.Ident{Name: lc.Name, Quoted: true, Pos: j.Pos})
 				}
 			}

@@ -340,7 +340,7 @@ func (b *binder) expandItems(items []*parser.SelectItem, sc *scope) ([]selItem, 
 		}
 		seen := map[string]bool{}
 		for _, c := range sc.cols {
-			if table == "" && c.hidden {
+			if table == "" && c.hidden || c.meta {
 				continue
 			}
 			if table != "" && !strings.EqualFold(c.Table, table) {

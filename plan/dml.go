@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/mergeinto"
 	"github.com/skadedb/skade/parser"
 )
 
@@ -278,15 +279,19 @@ type Rewrite struct {
 	// KeepsOld: after the target's columns come their stored values
 	// again (an UPDATE whose RETURNING reads old.*).
 	KeepsOld bool
+	// Lineage: the target keeps row lineage (mergeinto.TracksLineage);
+	// each row's mergeinto.LineageColumns come right before its position,
+	// in the input and the output alike.
+	Lineage bool
 }
 
 // Operator evaluates the rewrite over input, which yields the target's
-// columns in table order and then each row's position (BIGINT; see
-// exec.RowPosition). Output: a boolean "match" column (TRUE when the
+// columns in table order, with Lineage the row's lineage columns, and
+// then each row's position (BIGINT; see exec.RowPosition). Output: a boolean "match" column (TRUE when the
 // WHERE clause holds), then the target's columns: the new values of
 // matched rows for UPDATE, the stored values otherwise; with KeepsOld
-// the stored values of every column again; last, the row's position,
-// unchanged. The output need not come in input order (a
+// the stored values of every column again; with Lineage, the row's
+// lineage columns; last, the row's position, unchanged. The output need not come in input order (a
 // correlated subquery's join reorders rows): the position says which row
 // each output row is.
 func (r *Rewrite) Operator(input exec.Operator) (exec.Operator, error) {
@@ -315,7 +320,7 @@ func (p *Planner) rowRewrite(ctx context.Context, target *TableRef, alias parser
 	if err != nil {
 		return nil, err
 	}
-	rw := &Rewrite{Columns: cols, b: b, KeepsOld: keepOld}
+	rw := &Rewrite{Columns: cols, b: b, KeepsOld: keepOld, Lineage: mergeinto.TracksLineage(target.Table)}
 	qual := target.Ident[len(target.Ident)-1]
 	if !alias.Empty() {
 		qual = identName(alias)
@@ -324,7 +329,15 @@ func (p *Planner) rowRewrite(ctx context.Context, target *TableRef, alias parser
 	for _, c := range cols {
 		src.Cols = append(src.Cols, b.newCol(c.Name, qual, c.Type, !c.Required))
 	}
-	// The position is no column of the table: outside every scope.
+	// The lineage and the position are no columns of the table: outside
+	// every scope.
+	var lineage []Column
+	if rw.Lineage {
+		for _, name := range mergeinto.LineageColumns {
+			lineage = append(lineage, b.newCol(name, "", tInt64, true))
+		}
+		src.Cols = append(src.Cols, lineage...)
+	}
 	pos := b.newCol(RowPositionColumn, "", tInt64, false)
 	src.Cols = append(src.Cols, pos)
 	own := src.Cols[:len(cols)]
@@ -448,6 +461,9 @@ func (p *Planner) rowRewrite(ctx context.Context, target *TableRef, alias parser
 			exprs = append(exprs, &ColRef{ID: c.ID, Typ: c.Type, Name: c.Name})
 		}
 	}
+	for _, c := range lineage {
+		exprs = append(exprs, &ColRef{ID: c.ID, Typ: c.Type, Name: c.Name})
+	}
 	exprs = append(exprs, &ColRef{ID: pos.ID, Typ: pos.Type, Name: pos.Name})
 	proj := &Project{Input: node, Exprs: exprs}
 	proj.Cols = append(proj.Cols, b.newCol("match", "", tBool, false))
@@ -458,6 +474,9 @@ func (p *Planner) rowRewrite(ctx context.Context, target *TableRef, alias parser
 		for _, c := range cols {
 			proj.Cols = append(proj.Cols, b.newCol("old."+c.Name, "", c.Type, true))
 		}
+	}
+	for _, c := range lineage {
+		proj.Cols = append(proj.Cols, b.newCol(c.Name, "", tInt64, true))
 	}
 	proj.Cols = append(proj.Cols, b.newCol(RowPositionColumn, "", tInt64, false))
 	if !explain {

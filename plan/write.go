@@ -146,6 +146,14 @@ func (w *Write) planFiles(ctx context.Context, explain bool) error {
 	}
 	w.read = arrow.NewSchema(fs, nil)
 	w.schema = TableSchema(tbl, w.read)
+	if rw.Lineage {
+		// read each row's lineage too: the rewrite keeps it
+		for _, name := range mergeinto.LineageColumns {
+			w.fields = append(w.fields, name)
+			fs = append(fs, arrow.Field{Name: name, Type: tInt64, Nullable: true})
+		}
+		w.read = arrow.NewSchema(fs, nil)
+	}
 	pinned := []table.ScanOption{table.WithSnapshotID(snap.SnapshotID)}
 	sopts := slices.Clone(pinned)
 	if pf := scan.PlanFilter(ctx, tbl, snap, rw.Pushed); pf != nil {
@@ -257,7 +265,7 @@ func (w *Write) Spec(staged *table.Table, budget *exec.Budget) *mergeinto.Rewrit
 	return &mergeinto.RewriteSpec{
 		Table: w.Target.Name, Target: staged, Snapshot: w.Snapshot, Schema: w.schema,
 		Files: w.Files, Drop: w.Drop, All: w.All, Rows: w.rows, Filter: w.Rewrite.Pushed,
-		Update: w.Op == WriteUpdate, Returning: w.Returning != nil, ReturningOld: w.Rewrite.KeepsOld, Mode: w.Mode,
+		Update: w.Op == WriteUpdate, Returning: w.Returning != nil, ReturningOld: w.Rewrite.KeepsOld, Mode: w.Mode, Lineage: w.Rewrite.Lineage,
 		Budget: budget, Options: mergeinto.Options{SnapshotProperties: props},
 	}
 }
