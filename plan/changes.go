@@ -37,7 +37,10 @@ import (
 // sides and are cancelled, row for row (equal in every column), so they
 // never appear; a compaction yields nothing. A deleted and an inserted row
 // with the same identifier columns (the table's identifier fields, or the
-// identifier_columns argument) become an update pair. The cost is two
+// identifier_columns argument) become an update pair. On a table with row
+// lineage (format version 3) each row's _row_id and sequence number are
+// read and compared too, and _row_id is the identifier unless
+// identifier_columns names others. The cost is two
 // whole-file plans per commit and reading every touched file twice
 // (before and after) and every added file once; docs/merge.md, "Change
 // feed".
@@ -118,11 +121,26 @@ func (b *binder) tableChanges(t *parser.TableFunc, pos []*exec.Literal, named ma
 		fields = append(fields, f.Name)
 		readFields = append(readFields, arrow.Field{Name: f.Name, Type: typ, Nullable: true})
 	}
+	nt := len(fields)
+	outFields := slices.Clone(readFields)
+	lineage := mergeinto.TracksLineage(ref.Table)
+	if lineage {
+		// read each row's lineage too: it pairs updates and tells
+		// carry-over apart
+		for _, name := range mergeinto.LineageColumns {
+			fields = append(fields, name)
+			readFields = append(readFields, arrow.Field{Name: name, Type: tInt64, Nullable: true})
+		}
+	}
 	var ids []string
 	for _, id := range isch.IdentifierFieldIDs {
 		if fd, ok := isch.FindFieldByID(id); ok {
 			ids = append(ids, fd.Name)
 		}
+	}
+	if lineage {
+		// a row's identity is its _row_id
+		ids = []string{mergeinto.LineageColumns[0]}
 	}
 	if v, ok := named["identifier_columns"]; ok {
 		if !v.Value.IsValid() || v.DataType().ID() != arrow.STRING {
@@ -142,19 +160,18 @@ func (b *binder) tableChanges(t *parser.TableFunc, pos []*exec.Literal, named ma
 	for _, c := range ids {
 		i := slices.IndexFunc(fields, func(f string) bool { return strings.EqualFold(f, c) })
 		if i < 0 {
-			return nil, errorf(t.Pos, "%s: table %s has no column %q%s", fn, ref.Name, c, didYouMean(c, fields))
+			return nil, errorf(t.Pos, "%s: table %s has no column %q%s", fn, ref.Name, c, didYouMean(c, fields[:nt]))
 		}
 		idCols = append(idCols, i)
 	}
 	for _, c := range changeCols {
 		n.Cols = append(n.Cols, b.newCol(c.name, "", c.typ, false))
 	}
-	outFields := slices.Clone(readFields)
 	for _, c := range changeCols {
 		outFields = append(outFields, arrow.Field{Name: c.name, Type: c.typ})
 	}
 	feed := &changeFeed{name: ref.Name, tbl: ref.Table, parent: from, chain: chain, fields: fields,
-		read: arrow.NewSchema(readFields, nil), out: arrow.NewSchema(outFields, nil), idCols: idCols}
+		read: arrow.NewSchema(readFields, nil), out: arrow.NewSchema(outFields, nil), idCols: idCols, nt: nt}
 	n.Open = func() (exec.Operator, error) {
 		return exec.NewReaderSource(n.Name, feed.out, feed.open), nil
 	}
@@ -213,9 +230,12 @@ type changeFeed struct {
 	parent *table.Snapshot // the snapshot before the first commit; nil: none
 	chain  []*table.Snapshot
 	fields []string
-	read   *arrow.Schema // the table's columns
+	// read is the table's columns, then on a table with row lineage
+	// its lineage columns (mergeinto.LineageColumns)
+	read   *arrow.Schema
 	out    *arrow.Schema
 	idCols []int
+	nt     int // the table's column count
 }
 
 // changeRow is one row of a read batch.
@@ -483,7 +503,7 @@ func (f *changeFeed) take(ctx context.Context, mem memory.Allocator, b arrow.Rec
 			c.Release()
 		}
 	}
-	for _, c := range b.Columns()[1:] {
+	for _, c := range b.Columns()[1:f.nt] {
 		x, err := compute.TakeArray(compute.WithAllocator(ctx, mem), c, indices)
 		if err != nil {
 			release()
