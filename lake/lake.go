@@ -21,6 +21,7 @@ import (
 
 	"github.com/skadedb/skade/catalog"
 	"github.com/skadedb/skade/objstore"
+	"github.com/skadedb/skade/plan"
 	"github.com/skadedb/skade/snapshot"
 )
 
@@ -371,6 +372,11 @@ func tableSpec(schema *arrow.Schema, cfg tableConfig) (*iceberg.Schema, *iceberg
 	ischema, err := table.ArrowSchemaToIcebergWithFreshIDs(schema, true /* downcastNsTimestamp */)
 	if err != nil {
 		return nil, nil, nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("unsupported schema: %w", err)}
+	}
+	for k := range cfg.props {
+		if err := plan.CheckPropertyName(k); err != nil {
+			return nil, nil, nil, &sentinelError{ErrInvalidArgument, err}
+		}
 	}
 	props, err := snapshot.Merge(cfg.props)
 	if err != nil {

@@ -200,6 +200,10 @@ func (s *Session) runStmt(ctx context.Context, stmt parser.Stmt) (*Result, error
 		return s.showTables(ctx, st)
 	case *parser.Describe:
 		return s.describe(ctx, st)
+	case *parser.ShowTblProperties:
+		return s.showTblProperties(ctx, st)
+	case *parser.ShowCreateTable:
+		return s.showCreateTable(ctx, st)
 	case *parser.SetVar:
 		return s.set(st)
 	case *parser.Show:

@@ -61,8 +61,13 @@ func (s *Session) alterTable(ctx context.Context, st *parser.AlterTable) (*Resul
 	if alter.Empty() {
 		return emptyResult(), nil
 	}
-	changes, props := alter.Schema, alter.Props
+	changes, props, unset, upgrade := alter.Schema, alter.Props, alter.Unset, alter.Upgrade
 	err = s.write(ctx, tbl, "alter table", nil, func(txn *table.Transaction) error {
+		if upgrade > 0 {
+			if err := txn.UpgradeFormatVersion(upgrade); err != nil {
+				return err
+			}
+		}
 		if len(changes) > 0 {
 			u := txn.UpdateSchema(false /* caseSensitive */, false /* allowIncompatibleChanges */)
 			for _, c := range changes {
@@ -73,7 +78,12 @@ func (s *Session) alterTable(ctx context.Context, st *parser.AlterTable) (*Resul
 			}
 		}
 		if len(props) > 0 {
-			return txn.SetProperties(props)
+			if err := txn.SetProperties(props); err != nil {
+				return err
+			}
+		}
+		if len(unset) > 0 {
+			return txn.RemoveProperties(unset)
 		}
 		return nil
 	})

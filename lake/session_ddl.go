@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/catalog"
 	"github.com/skadedb/skade/exec"
@@ -203,6 +206,55 @@ func (s *Session) tableNames(ctx context.Context) ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// showTblProperties is Spark's SHOW TBLPROPERTIES: the table's
+// properties as key and value, by key, or the one asked for.
+func (s *Session) showTblProperties(ctx context.Context, st *parser.ShowTblProperties) (*Result, error) {
+	ref, err := sessionCatalog{s}.LookupTable(ctx, strings.Split(tableName(st.Table), "."))
+	if err != nil {
+		return nil, err
+	}
+	props := tableProperties(ref.Table.Metadata())
+	keys := slices.Sorted(maps.Keys(props))
+	if st.Key != "" {
+		if _, ok := props[st.Key]; !ok {
+			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("table %s has no property %q%s", ref.Name, st.Key, plan.DidYouMean(st.Key, keys))}
+		}
+		keys = []string{st.Key}
+	}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "key", Type: arrow.BinaryTypes.String}, {Name: "value", Type: arrow.BinaryTypes.String}}, nil)
+	rows := make([][]any, len(keys))
+	for i, k := range keys {
+		rows[i] = []any{k, props[k]}
+	}
+	batch, err := exec.BuildBatch(memoryAllocator, schema, rows)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{schema: schema, batches: []arrow.RecordBatch{batch}}, nil
+}
+
+// tableProperties are meta's properties with its format version as
+// 'format-version', as Spark's Iceberg tables list them.
+func tableProperties(meta table.Metadata) iceberg.Properties {
+	props := maps.Clone(meta.Properties())
+	if props == nil {
+		props = iceberg.Properties{}
+	}
+	props[table.PropertyFormatVersion] = strconv.Itoa(meta.Version())
+	return props
+}
+
+// showCreateTable is SHOW CREATE TABLE: Table.CreateStatement, in the
+// column Spark names createtab_stmt.
+func (s *Session) showCreateTable(ctx context.Context, st *parser.ShowCreateTable) (*Result, error) {
+	ref, err := sessionCatalog{s}.LookupTable(ctx, strings.Split(tableName(st.Table), "."))
+	if err != nil {
+		return nil, err
+	}
+	t := s.lk.newTable(ref.Ident, ref.Table, ref.Table.CurrentSnapshot())
+	return textResult("createtab_stmt", []string{t.CreateStatement()})
 }
 
 func (s *Session) describe(ctx context.Context, st *parser.Describe) (*Result, error) {

@@ -70,7 +70,7 @@ func (s *Session) Describe(ctx context.Context, stmt parser.Stmt, nparams int) (
 	case *parser.Explain:
 		d.Schema = arrow.NewSchema([]arrow.Field{{Name: "plan", Type: arrow.BinaryTypes.String}}, nil)
 		return d, nil
-	case *parser.Show, *parser.ShowTables, *parser.Describe:
+	case *parser.Show, *parser.ShowTables, *parser.Describe, *parser.ShowTblProperties, *parser.ShowCreateTable:
 		res, err := s.Run(ctx, stmt)
 		if err != nil {
 			return nil, err

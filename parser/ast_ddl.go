@@ -146,6 +146,13 @@ type SetProperties struct {
 	Properties []*Property
 }
 
+// UnsetProperties is Spark's UNSET TBLPROPERTIES [IF EXISTS] ('key', …).
+type UnsetProperties struct {
+	Pos
+	IfExists bool
+	Keys     []string
+}
+
 // RenameTable is RENAME TO new_name.
 type RenameTable struct {
 	Pos
@@ -173,5 +180,6 @@ func (*RenameColumn) alterAction()       {}
 func (*AlterColumnType) alterAction()    {}
 func (*AlterColumnNotNull) alterAction() {}
 func (*SetProperties) alterAction()      {}
+func (*UnsetProperties) alterAction()    {}
 func (*RenameTable) alterAction()        {}
 func (*ExecuteProcedure) alterAction()   {}

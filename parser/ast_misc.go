@@ -36,6 +36,19 @@ type Show struct {
 	All  bool
 }
 
+// ShowTblProperties is Spark's SHOW TBLPROPERTIES t [('key')].
+type ShowTblProperties struct {
+	Pos
+	Table Name
+	Key   string // "" for every property
+}
+
+// ShowCreateTable is SHOW CREATE TABLE t.
+type ShowCreateTable struct {
+	Pos
+	Table Name
+}
+
 // Describe is DESCRIBE t or DESC t.
 type Describe struct {
 	Pos
@@ -77,12 +90,14 @@ type SetVar struct {
 	Values []Expr
 }
 
-func (*Begin) stmtNode()      {}
-func (*Commit) stmtNode()     {}
-func (*Rollback) stmtNode()   {}
-func (*Explain) stmtNode()    {}
-func (*ShowTables) stmtNode() {}
-func (*Show) stmtNode()       {}
-func (*Describe) stmtNode()   {}
-func (*Copy) stmtNode()       {}
-func (*SetVar) stmtNode()     {}
+func (*Begin) stmtNode()             {}
+func (*Commit) stmtNode()            {}
+func (*Rollback) stmtNode()          {}
+func (*Explain) stmtNode()           {}
+func (*ShowTables) stmtNode()        {}
+func (*Show) stmtNode()              {}
+func (*ShowTblProperties) stmtNode() {}
+func (*ShowCreateTable) stmtNode()   {}
+func (*Describe) stmtNode()          {}
+func (*Copy) stmtNode()              {}
+func (*SetVar) stmtNode()            {}

@@ -162,3 +162,18 @@ func (t *TypeName) format(w *writer) { w.typeName(t) }
 
 // String renders the type canonically.
 func (t *TypeName) String() string { return str(t) }
+
+// QuoteIdent renders name as an identifier that reads back as name: bare
+// when it is a plain lower-case word that is not reserved, else quoted.
+func QuoteIdent(name string) string {
+	plain := name != "" && !isReserved(name)
+	for i, r := range name {
+		if !(r == '_' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+			plain = false
+		}
+	}
+	if plain {
+		return name
+	}
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}

@@ -376,6 +376,36 @@ func (x *SetProperties) format(w *writer) {
 	w.properties(x.Properties)
 }
 
+func (x *UnsetProperties) format(w *writer) {
+	w.WriteString("UNSET TBLPROPERTIES ")
+	if x.IfExists {
+		w.WriteString("IF EXISTS ")
+	}
+	w.WriteByte('(')
+	for i, k := range x.Keys {
+		if i > 0 {
+			w.WriteString(", ")
+		}
+		w.stringLit(k)
+	}
+	w.WriteByte(')')
+}
+
+func (x *ShowTblProperties) format(w *writer) {
+	w.WriteString("SHOW TBLPROPERTIES ")
+	w.name(x.Table)
+	if x.Key != "" {
+		w.WriteString(" (")
+		w.stringLit(x.Key)
+		w.WriteByte(')')
+	}
+}
+
+func (x *ShowCreateTable) format(w *writer) {
+	w.WriteString("SHOW CREATE TABLE ")
+	w.name(x.Table)
+}
+
 func (x *RenameTable) format(w *writer) {
 	w.WriteString("RENAME TO ")
 	w.name(x.NewName)
@@ -522,6 +552,9 @@ func (x *RenameColumn) String() string       { return str(x) }
 func (x *AlterColumnType) String() string    { return str(x) }
 func (x *AlterColumnNotNull) String() string { return str(x) }
 func (x *SetProperties) String() string      { return str(x) }
+func (x *UnsetProperties) String() string    { return str(x) }
+func (x *ShowTblProperties) String() string  { return str(x) }
+func (x *ShowCreateTable) String() string    { return str(x) }
 func (x *RenameTable) String() string        { return str(x) }
 func (x *ExecuteProcedure) String() string   { return str(x) }
 func (x *Begin) String() string              { return str(x) }

@@ -168,33 +168,39 @@ func (p *parser) properties() []*Property {
 	p.expectOp("(")
 	var list []*Property
 	for {
-		pr := &Property{Pos: p.tok.pos()}
-		switch p.tok.kind {
-		case tWord, tQIdent, tString:
-			if p.tok.val == "" {
-				p.failMsg("property name must not be empty")
-			}
-			pr.Key = p.tok.val
-			p.next()
-			// dotted bare keys: write.merge.mode
-			for p.tok.kind == tOp && p.tok.val == "." && p.peek(1).kind == tWord {
-				p.next()
-				pr.Key += "." + p.tok.val
-				p.next()
-			}
-		default:
-			p.note("property name")
-			p.fail()
-		}
-		p.expectOp("=")
-		pr.Value = p.expr(0)
-		list = append(list, pr)
+		list = append(list, p.property())
 		if !p.acceptOp(",") {
 			break
 		}
 	}
 	p.expectOp(")")
 	return list
+}
+
+// property is key = value, the key a name (dotted bare words such as
+// write.merge.mode), a quoted identifier or a string.
+func (p *parser) property() *Property {
+	pr := &Property{Pos: p.tok.pos()}
+	switch p.tok.kind {
+	case tWord, tQIdent, tString:
+		if p.tok.val == "" {
+			p.failMsg("property name must not be empty")
+		}
+		pr.Key = p.tok.val
+		p.next()
+		// dotted bare keys: write.merge.mode
+		for p.tok.kind == tOp && p.tok.val == "." && p.peek(1).kind == tWord {
+			p.next()
+			pr.Key += "." + p.tok.val
+			p.next()
+		}
+	default:
+		p.note("property name")
+		p.fail()
+	}
+	p.expectOp("=")
+	pr.Value = p.expr(0)
+	return pr
 }
 
 // drop parses DROP TABLE … and DROP SCHEMA ….
@@ -294,7 +300,38 @@ func (p *parser) alterAction() AlterAction {
 		}
 		p.fail()
 	case p.acceptKw("SET"):
+		switch {
+		case p.acceptKwQuiet("TBLPROPERTIES"): // Spark
+		case p.acceptKwQuiet("PROPERTIES"): // Trino: no parentheses
+			var list []*Property
+			for {
+				list = append(list, p.property())
+				if !p.acceptOp(",") {
+					return &SetProperties{Pos: pos, Properties: list}
+				}
+			}
+		}
 		return &SetProperties{Pos: pos, Properties: p.properties()}
+	case p.acceptKwQuiet("UNSET"):
+		if !p.acceptKwQuiet("TBLPROPERTIES") {
+			p.note("TBLPROPERTIES")
+			p.fail()
+		}
+		u := &UnsetProperties{Pos: pos, IfExists: p.ifExists()}
+		p.expectOp("(")
+		for {
+			if p.tok.kind != tString || p.tok.val == "" {
+				p.note("property name")
+				p.fail()
+			}
+			u.Keys = append(u.Keys, p.tok.val)
+			p.next()
+			if !p.acceptOp(",") {
+				break
+			}
+		}
+		p.expectOp(")")
+		return u
 	}
 	p.note("RENAME")
 	p.note("EXECUTE")

@@ -164,6 +164,24 @@ func (p *parser) show() Stmt {
 	if p.acceptKw("ALL") {
 		return &Show{Pos: pos, All: true}
 	}
+	if p.acceptKwQuiet("TBLPROPERTIES") {
+		s := &ShowTblProperties{Pos: pos, Table: p.dottedName("table name")}
+		if p.acceptOp("(") {
+			if p.tok.kind != tString {
+				p.note("property name")
+				p.fail()
+			}
+			s.Key = p.tok.val
+			p.next()
+			p.expectOp(")")
+		}
+		return s
+	}
+	if p.isKw("CREATE") && p.peek(1).isKw("TABLE") {
+		p.next()
+		p.next()
+		return &ShowCreateTable{Pos: pos, Table: p.dottedName("table name")}
+	}
 	if p.isKw("TRANSACTION") && p.peek(1).isKw("ISOLATION") {
 		// SHOW TRANSACTION ISOLATION LEVEL is transaction_isolation
 		ipos := p.tok.pos()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -26,11 +27,18 @@ type Alter struct {
 	Target *TableRef
 	Schema []func(*table.UpdateSchema)
 	Props  iceberg.Properties
+	// Unset are the properties to remove (UNSET TBLPROPERTIES).
+	Unset []string
+	// Upgrade is the format version to upgrade to ('format-version' set
+	// higher than the table's); 0 for none.
+	Upgrade int
 }
 
 // Empty reports whether the statement changes nothing (IF [NOT] EXISTS
 // actions that found nothing to do).
-func (a *Alter) Empty() bool { return len(a.Schema) == 0 && len(a.Props) == 0 }
+func (a *Alter) Empty() bool {
+	return len(a.Schema) == 0 && len(a.Props) == 0 && len(a.Unset) == 0 && a.Upgrade == 0
+}
 
 // AlterTable binds ALTER TABLE's column and property actions against
 // target. RENAME TO and EXECUTE are the caller's: they are not schema
@@ -131,7 +139,41 @@ func (p *Planner) AlterTable(ctx context.Context, st *parser.AlterTable, target 
 				if err != nil {
 					return fail(p.Value.Position(), "%v", err)
 				}
-				out.Props[p.Key] = v
+				key := p.Key
+				if k, ok := trinoProperties[key]; ok {
+					key = k
+				}
+				if err := CheckPropertyName(key); err != nil {
+					return fail(p.Pos, "%v", err)
+				}
+				if key == "format-version" {
+					// not a property to set but an upgrade, which
+					// only goes up
+					cur := target.Table.Metadata().Version()
+					switch n, err := strconv.Atoi(v); {
+					case err != nil || n < 2 || n > 3:
+						return fail(p.Value.Position(), "format-version %q is not supported; use 2 or 3", v)
+					case n < cur:
+						return fail(p.Value.Position(), "format-version cannot go down from %d to %d", cur, n)
+					case n > cur:
+						out.Upgrade = n
+					}
+					continue
+				}
+				out.Props[key] = v
+			}
+		case *parser.UnsetProperties:
+			for _, k := range a.Keys {
+				if k == "format-version" {
+					return fail(a.Pos, "the table property format-version cannot be unset; a table's format version only moves up")
+				}
+				if _, ok := target.Table.Metadata().Properties()[k]; !ok {
+					if a.IfExists {
+						continue
+					}
+					return fail(a.Pos, "table property %q is not set; with IF EXISTS, a property that is not set is skipped", k)
+				}
+				out.Unset = append(out.Unset, k)
 			}
 		case *parser.RenameTable:
 			return fail(st.Pos, "RENAME TO cannot be combined with other actions")
@@ -241,6 +283,9 @@ func (p *Planner) CreateTable(ctx context.Context, st *parser.CreateTable) (*Cre
 			v, err := PropertyValue(pr.Value)
 			if err != nil {
 				return fail(pr.Value.Position(), "%v", err)
+			}
+			if err := CheckPropertyName(pr.Key); err != nil {
+				return fail(pr.Pos, "%v", err)
 			}
 			out.Props[pr.Key] = v
 		}

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/parser"
 )
 
 // dotCommand is one of the shell's dot commands.
@@ -193,61 +193,13 @@ func dotSchema(sh *shell, args []string, line int, bail bool) error {
 		if err != nil {
 			return err
 		}
-		var b strings.Builder
-		fmt.Fprintf(&b, "CREATE TABLE %s (\n", tbl.Name())
-		fields := tbl.Schema().Fields()
-		for i, f := range fields {
-			fmt.Fprintf(&b, "    %s %s", quoteIdent(f.Name), strings.ToUpper(exec.TypeName(f.Type)))
-			if !f.Nullable {
-				b.WriteString(" NOT NULL")
-			}
-			if i < len(fields)-1 {
-				b.WriteString(",")
-			}
-			b.WriteString("\n")
-		}
-		b.WriteString(")")
-		if spec := tbl.Iceberg().Spec(); spec.NumFields() > 0 {
-			var parts []string
-			sch := tbl.Iceberg().Schema()
-			for _, f := range spec.Fields() {
-				src, _ := sch.FindColumnName(f.SourceID())
-				parts = append(parts, partitionText(f.Transform.String(), quoteIdent(src)))
-			}
-			fmt.Fprintf(&b, " PARTITIONED BY (%s)", strings.Join(parts, ", "))
-		}
-		b.WriteString(";\n")
-		fmt.Fprint(sh.out, b.String())
+		fmt.Fprintln(sh.out, tbl.CreateStatement()+";")
 	}
 	return nil
 }
 
-// partitionText renders an Iceberg transform ("day", "bucket[16]") on a
-// column as skade's PARTITIONED BY writes it: day(ts), bucket(16, id).
-func partitionText(transform, col string) string {
-	name, arg, ok := strings.Cut(strings.TrimSuffix(transform, "]"), "[")
-	switch {
-	case transform == "identity":
-		return col
-	case ok:
-		return fmt.Sprintf("%s(%s, %s)", name, arg, col)
-	}
-	return fmt.Sprintf("%s(%s)", transform, col)
-}
-
-// quoteIdent quotes a name that is not a plain lower-case identifier.
-func quoteIdent(s string) string {
-	plain := s != ""
-	for i, r := range s {
-		if !(r == '_' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
-			plain = false
-		}
-	}
-	if plain {
-		return s
-	}
-	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
-}
+// quoteIdent quotes a name that would not read back as itself bare.
+func quoteIdent(s string) string { return parser.QuoteIdent(s) }
 
 func dotHistory(sh *shell, args []string, line int, bail bool) error {
 	if len(args) != 1 {

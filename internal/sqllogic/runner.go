@@ -289,7 +289,14 @@ func Finish(rows []string, r *Record) []string {
 	if r.RowSort {
 		slices.Sort(rows)
 	}
-	return rows
+	// a value of several lines (SHOW CREATE TABLE's statement) is
+	// expected as that many lines, since a record's results end at the
+	// first blank line
+	var out []string
+	for _, row := range rows {
+		out = append(out, strings.Split(row, "\n")...)
+	}
+	return out
 }
 
 // dmlTarget is the table a lone INSERT, UPDATE, DELETE, MERGE or TRUNCATE

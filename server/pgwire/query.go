@@ -73,7 +73,8 @@ func allTransactional(stmts []parser.Stmt) bool {
 		switch x := st.(type) {
 		case *parser.Query, *parser.Insert, *parser.Update, *parser.Delete, *parser.Merge,
 			*parser.CreateTable, *parser.DropTable, *parser.Truncate, *parser.SetVar,
-			*parser.Show, *parser.ShowTables, *parser.Describe, *parser.Explain:
+			*parser.Show, *parser.ShowTables, *parser.Describe, *parser.Explain,
+			*parser.ShowTblProperties, *parser.ShowCreateTable:
 		case *parser.AlterTable:
 			if returnsRows(x) { // EXECUTE procedures commit on their own
 				return false
@@ -365,7 +366,8 @@ func pgOID(dt arrow.DataType) uint32 {
 // client (a query, SHOW, EXPLAIN, RETURNING) rather than a count.
 func returnsRows(stmt parser.Stmt) bool {
 	switch st := stmt.(type) {
-	case *parser.Query, *parser.Explain, *parser.Show, *parser.ShowTables, *parser.Describe:
+	case *parser.Query, *parser.Explain, *parser.Show, *parser.ShowTables, *parser.Describe,
+		*parser.ShowTblProperties, *parser.ShowCreateTable:
 		return true
 	case *parser.Insert:
 		return st.Returning != nil
@@ -390,7 +392,7 @@ func returnsRows(stmt parser.Stmt) bool {
 func commandTag(stmt parser.Stmt, m lake.Metrics, rows int64) string {
 	n := func(v int64) string { return strconv.FormatInt(v, 10) }
 	switch st := stmt.(type) {
-	case *parser.Query, *parser.ShowTables, *parser.Describe:
+	case *parser.Query, *parser.ShowTables, *parser.Describe, *parser.ShowTblProperties, *parser.ShowCreateTable:
 		return "SELECT " + n(rows)
 	case *parser.Insert:
 		if st.OnConflict != nil {

@@ -66,3 +66,12 @@ ALTER TABLE t EXECUTE expire_snapshots(retention_threshold => '7d');
 ALTER TABLE t EXECUTE expire_snapshots(older_than => TIMESTAMP '2024-01-01 00:00:00', retain_last => 5);
 ALTER TABLE t EXECUTE remove_orphan_files(retention_threshold => '3d');
 ALTER TABLE skade.main.events EXECUTE remove_orphan_files;
+
+-- table properties, as Spark and Trino write them
+ALTER TABLE t SET TBLPROPERTIES ('write.merge.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read');
+ALTER TABLE t UNSET TBLPROPERTIES ('write.merge.mode');
+ALTER TABLE IF EXISTS lake.t UNSET TBLPROPERTIES IF EXISTS ('a', 'b.c');
+ALTER TABLE t SET PROPERTIES "write.delete.mode" = 'copy-on-write', format_version = 3;
+SHOW TBLPROPERTIES t;
+SHOW TBLPROPERTIES main.t ('write.merge.mode');
+SHOW CREATE TABLE main.t;
