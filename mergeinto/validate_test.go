@@ -131,7 +131,6 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
-
 func TestBinderBugs(t *testing.T) {
 	f := basic(t)
 	r := f.begin()
