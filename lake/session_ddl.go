@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/catalog"
 	"github.com/skadedb/skade/exec"
@@ -215,7 +213,7 @@ func (s *Session) showTblProperties(ctx context.Context, st *parser.ShowTblPrope
 	if err != nil {
 		return nil, err
 	}
-	props := tableProperties(ref.Table.Metadata())
+	props := plan.TableProperties(ref.Table.Metadata())
 	keys := slices.Sorted(maps.Keys(props))
 	if st.Key != "" {
 		if _, ok := props[st.Key]; !ok {
@@ -235,16 +233,6 @@ func (s *Session) showTblProperties(ctx context.Context, st *parser.ShowTblPrope
 	return &Result{schema: schema, batches: []arrow.RecordBatch{batch}}, nil
 }
 
-// tableProperties are meta's properties with its format version as
-// 'format-version', as Spark's Iceberg tables list them.
-func tableProperties(meta table.Metadata) iceberg.Properties {
-	props := maps.Clone(meta.Properties())
-	if props == nil {
-		props = iceberg.Properties{}
-	}
-	props[table.PropertyFormatVersion] = strconv.Itoa(meta.Version())
-	return props
-}
 
 // showCreateTable is SHOW CREATE TABLE: Table.CreateStatement, in the
 // column Spark names createtab_stmt.

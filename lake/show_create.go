@@ -17,7 +17,8 @@ import (
 // CreateStatement is a CREATE TABLE statement that recreates the table
 // as of this handle: its columns (SQL types, NOT NULL), its current
 // partition spec, and every property that differs from what skade sets
-// on a new table (format-version always). SHOW CREATE TABLE and the
+// on a new table (format-version always; not the name mapping, which
+// follows from the schema). SHOW CREATE TABLE and the
 // shell's .schema print it. A sort order, which skade cannot declare
 // yet, is written as a comment after it.
 func (t *Table) CreateStatement() string {
@@ -54,6 +55,9 @@ func (t *Table) CreateStatement() string {
 		}
 		if dk, dv := dictionaryDefault(sch, k); dk && dv == v {
 			continue // what CREATE TABLE sets for a string column
+		}
+		if k == table.DefaultNameMappingKey {
+			continue // derived from the schema when files are added
 		}
 		keys = append(keys, k)
 	}

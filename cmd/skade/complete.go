@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/skadedb/skade/plan"
 )
 
 // sqlKeywords are the words tab completion offers besides names.
@@ -39,7 +41,7 @@ func (sh *shell) complete(line string, pos int) (head string, completions []stri
 	case strings.Contains(word, "$"):
 		// Metadata tables: events$snapshots and friends.
 		for _, t := range sh.tableNames() {
-			for _, m := range []string{"snapshots", "history", "files", "manifests", "partitions"} {
+			for _, m := range plan.MetadataTableNames() {
 				cands = append(cands, strings.TrimPrefix(t, "main.")+"$"+m)
 			}
 		}

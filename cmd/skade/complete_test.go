@@ -35,7 +35,7 @@ func TestComplete(t *testing.T) {
 		{"SELECT events.s", []string{"events.seen_at", "events.status"}},
 		{"SELECT stat FROM events", nil},
 		{"SELECT * FROM events$s", []string{"events$snapshots "}},
-		{"SELECT * FROM evidence$", []string{"evidence$files", "evidence$history", "evidence$manifests", "evidence$partitions", "evidence$snapshots"}},
+		{"SELECT * FROM evidence$", []string{"evidence$all_data_files", "evidence$all_delete_files", "evidence$all_entries", "evidence$all_files", "evidence$all_manifests", "evidence$data_files", "evidence$delete_files", "evidence$entries", "evidence$files", "evidence$history", "evidence$manifests", "evidence$metadata_log_entries", "evidence$partitions", "evidence$position_deletes", "evidence$properties", "evidence$refs", "evidence$snapshots"}},
 		{".mo", []string{".mode "}},
 		{".mode j", []string{"json "}},
 		{".history ev", []string{"events", "evidence"}},

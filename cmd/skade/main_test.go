@@ -84,7 +84,7 @@ func TestSubcommands(t *testing.T) {
 		{args: []string{"--lake", lakeDir, "sql", "-c", ".let x"}, code: 1, stderr: `Error: .let: want .let NAME VALUE, e.g. .let before ${snapshot}`},
 		{args: []string{"--lake", lakeDir, "sql", "-c", "SELECT ${nope}"}, code: 1, stderr: `Error: variable ${nope} is not set; set it with .let nope VALUE`},
 		{args: []string{"--lake", lakeDir, "sql", "-c", ".frob"}, code: 1, stderr: `Error: unknown command ".frob"; .help lists the commands`},
-		{args: []string{"--lake", lakeDir, "sql", "-c", ".tables\n.schema events\n.quit\nSELECT nothing"}, code: 0, stdout: `^main\.events\nCREATE TABLE main\.events \(\n    id BIGINT,\n    status TEXT,\n    amount DOUBLE PRECISION,\n    seen_at TIMESTAMP\n\);\n$`},
+		{args: []string{"--lake", lakeDir, "sql", "-c", ".tables\n.schema events\n.quit\nSELECT nothing"}, code: 0, stdout: `^main\.events\nCREATE TABLE main\.events \(\n    id BIGINT,\n    status TEXT,\n    amount DOUBLE PRECISION,\n    seen_at TIMESTAMP\n\)\nWITH \(\n    'format-version' = '2'\n\);\n$`},
 		{args: []string{"--lake", lakeDir, "sql", "-c", ".maxrows 2\nSELECT * FROM range(100000) r(n)"}, code: 0, stdout: `(?s)│      0 │\n│      1 │\n└─+┘\n… 99998 more rows\n100000 rows \(2 shown; \.maxrows 0 shows all\)\n$`},
 		{args: []string{"--lake", lakeDir, "sql", "-c", ".timer on\nSELECT 1 AS a;\n.mode csv\nSELECT 2 AS b;\n.timer off\nSELECT 3 AS c"}, code: 0, stdout: `(?s)│ +1 │\n└─+┘\n1 row \(\d[\d.]* [µm]?s\)\nb\n2\nRun Time: \d[\d.]* [µm]?s\nc\n3\n$`},
 		{args: []string{"--lake", lakeDir, "sql", "-c", ".mode\n.maxrows\n.mode line\n.mode"}, code: 0, stdout: "^table\n0\nline\n$"},

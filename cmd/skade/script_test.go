@@ -123,7 +123,7 @@ func TestSchemaPartitioned(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	want := "CREATE TABLE\nCREATE TABLE main.p (\n    id BIGINT NOT NULL,\n    \"Mixed Case\" TEXT,\n    ts TIMESTAMP\n) PARTITIONED BY (day(ts), bucket(4, id));\n"
+	want := "CREATE TABLE\nCREATE TABLE main.p (\n    id BIGINT NOT NULL,\n    \"Mixed Case\" TEXT,\n    ts TIMESTAMP\n)\nPARTITIONED BY (day(ts), bucket(4, id))\nWITH (\n    'format-version' = '2'\n);\n"
 	if stdout != want {
 		t.Fatalf("stdout %q, want %q", stdout, want)
 	}
