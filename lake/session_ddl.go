@@ -233,7 +233,6 @@ func (s *Session) showTblProperties(ctx context.Context, st *parser.ShowTblPrope
 	return &Result{schema: schema, batches: []arrow.RecordBatch{batch}}, nil
 }
 
-
 // showCreateTable is SHOW CREATE TABLE: Table.CreateStatement, in the
 // column Spark names createtab_stmt.
 func (s *Session) showCreateTable(ctx context.Context, st *parser.ShowCreateTable) (*Result, error) {

@@ -27,7 +27,9 @@ var metadataTables = []metadataTableDef{
 	{"snapshots", false, func(i table.InspectTable) func(context.Context) (array.RecordReader, error) { return i.Snapshots }},
 	{"history", false, func(i table.InspectTable) func(context.Context) (array.RecordReader, error) { return i.History }},
 	{"refs", false, func(i table.InspectTable) func(context.Context) (array.RecordReader, error) { return i.Refs }},
-	{"metadata_log_entries", false, func(i table.InspectTable) func(context.Context) (array.RecordReader, error) { return i.MetadataLogEntries }},
+	{"metadata_log_entries", false, func(i table.InspectTable) func(context.Context) (array.RecordReader, error) {
+		return i.MetadataLogEntries
+	}},
 	{"properties", false, nil},
 	{"files", true, func(i table.InspectTable) func(context.Context) (array.RecordReader, error) { return i.Files }},
 	{"data_files", true, func(i table.InspectTable) func(context.Context) (array.RecordReader, error) { return i.DataFiles }},
