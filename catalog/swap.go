@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/apache/iceberg-go/table"
 	bolt "go.etcd.io/bbolt"
@@ -39,7 +40,38 @@ func (c *Catalog) SwapPointers(ctx context.Context, swaps []PointerSwap) error {
 		return err
 	}
 
-	return c.update(ctx, func(tx *bolt.Tx) error { return applySwaps(tx, swaps) })
+	if err := c.update(ctx, func(tx *bolt.Tx) error { return applySwaps(tx, swaps) }); err != nil {
+		return err
+	}
+	for _, s := range swaps {
+		if s.New != "" && s.New != s.Expected {
+			c.writeVersionHint(s.New)
+		}
+	}
+	return nil
+}
+
+// VersionHintFile is the file beside a table's metadata files that names
+// the current one, the convention of Hadoop-style catalogs
+// (metadata/version-hint.text). skade writes the current file's version
+// stem (00006-<uuid>: its name without .metadata.json), which DuckDB's
+// iceberg_scan resolves with its default version_name_format. The bbolt
+// pointer, not the hint, is the commit: the hint is written after the
+// swap, best effort, and two committers racing may leave the older one's
+// hint for a moment, as with any Hadoop-style hint.
+const VersionHintFile = "version-hint.text"
+
+// writeVersionHint points the version hint of the table whose metadata
+// file is loc at it. A hint that cannot be written costs only the hint:
+// the commit already happened.
+func (c *Catalog) writeVersionHint(loc string) {
+	i := strings.LastIndex(loc, "/")
+	if i < 0 {
+		return
+	}
+	stem := strings.TrimSuffix(loc[i+1:], ".metadata.json")
+	stem = strings.TrimSuffix(strings.TrimSuffix(stem, ".gz"), ".zstd")
+	_ = c.fs.WriteFile(loc[:i+1]+VersionHintFile, []byte(stem))
 }
 
 // checkSwaps normalizes identifiers and refuses duplicates and locations

@@ -105,6 +105,10 @@ func Reachable(ctx context.Context, fs iceio.IO, snaps []table.Snapshot, out Fil
 func ReachableFromMetadata(ctx context.Context, fs iceio.IO, meta table.Metadata, metadataLocation string, out FileSet) error {
 	if metadataLocation != "" {
 		out.Add(metadataLocation)
+		// the catalog's version hint beside it (catalog.VersionHintFile)
+		if i := strings.LastIndex(metadataLocation, "/"); i >= 0 {
+			out.Add(metadataLocation[:i+1] + "version-hint.text")
+		}
 	}
 	for entry := range meta.PreviousFiles() {
 		out.Add(entry.MetadataFile)
