@@ -81,8 +81,10 @@ func TestCloneTableCopiesNoData(t *testing.T) {
 		t.Fatal(err)
 	}
 	added := newFiles(before, allFiles(t, dir))
-	if len(added) != 1 || !strings.HasSuffix(added[0], ".metadata.json") || !within(clone.Iceberg().Location(), added[0]) {
-		t.Fatalf("clone wrote %v; want one metadata file under %s", added, clone.Iceberg().Location())
+	// one metadata file and its version hint (catalog.VersionHintFile)
+	if len(added) != 2 || !strings.HasSuffix(added[0], ".metadata.json") || !strings.HasSuffix(added[1], "/metadata/version-hint.text") ||
+		!within(clone.Iceberg().Location(), added[0]) || !within(clone.Iceberg().Location(), added[1]) {
+		t.Fatalf("clone wrote %v; want one metadata file and the version hint under %s", added, clone.Iceberg().Location())
 	}
 	if gone := newFiles(allFiles(t, dir), before); len(gone) != 0 {
 		t.Fatalf("clone removed %v", gone)

@@ -126,10 +126,12 @@ func (t *Table) compactOnce(ctx context.Context, opts CompactOptions) (*Table, C
 	var groups []table.CompactionTaskGroup
 	rewritten := map[string]struct{}{}
 	reads := map[string]int64{} // the files to rewrite and their rows, for Progress
+	cur := int32(meta.DefaultPartitionSpec())
 	for _, g := range plan.Groups {
-		// A lone small file with no deletes would be rewritten into the same
-		// file again: skip it, so that compacting twice is a no-op.
-		if len(g.Tasks) == 1 && g.DeleteFileCount == 0 {
+		// A lone small file with no deletes in the current spec would be
+		// rewritten into the same file again: skip it, so that compacting
+		// twice is a no-op.
+		if len(g.Tasks) == 1 && g.DeleteFileCount == 0 && g.Tasks[0].File.SpecID() == cur {
 			continue
 		}
 		groups = append(groups, table.CompactionTaskGroup{PartitionKey: g.PartitionKey, Tasks: g.Tasks, TotalSizeBytes: g.TotalSizeBytes})
@@ -137,6 +139,21 @@ func (t *Table) compactOnce(ctx context.Context, opts CompactOptions) (*Table, C
 			rewritten[task.File.FilePath()] = struct{}{}
 			reads[task.File.FilePath()] = task.File.Count()
 		}
+	}
+	// Files of an older partition spec are rewritten into the current one
+	// whatever their size (after ALTER TABLE … PARTITION FIELD), so that a
+	// compacted table has one spec and equality deletes reach every row.
+	old := table.CompactionTaskGroup{PartitionKey: "older partition specs"}
+	for _, task := range tasks {
+		if _, done := rewritten[task.File.FilePath()]; !done && task.File.SpecID() != cur {
+			old.Tasks = append(old.Tasks, task)
+			old.TotalSizeBytes += task.File.FileSizeBytes()
+			rewritten[task.File.FilePath()] = struct{}{}
+			reads[task.File.FilePath()] = task.File.Count()
+		}
+	}
+	if len(old.Tasks) > 0 {
+		groups = append(groups, old)
 	}
 	fsys, err := t.tbl.FS(ctx)
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/apache/iceberg-go"
+
+	"github.com/skadedb/skade/plan"
 )
 
 // Partition is one field of a table's partition spec: a source column and
@@ -71,28 +73,10 @@ func ParsePartition(s string) (Partition, error) {
 	return bad(fmt.Sprintf("unknown transform %q", fn))
 }
 
-// transform returns the Iceberg transform and the partition field's name.
-// The name becomes a directory name in data file paths (ts_day=...), so it
-// is the column name reduced to letters, digits and _.
+// transform returns the Iceberg transform and the partition field's name
+// (plan.PartitionTransform).
 func (p Partition) transform() (iceberg.Transform, string, error) {
-	base := pathSafe(p.Column)
-	switch p.Transform {
-	case "identity", "":
-		return iceberg.IdentityTransform{}, base, nil
-	case "year":
-		return iceberg.YearTransform{}, base + "_year", nil
-	case "month":
-		return iceberg.MonthTransform{}, base + "_month", nil
-	case "day":
-		return iceberg.DayTransform{}, base + "_day", nil
-	case "hour":
-		return iceberg.HourTransform{}, base + "_hour", nil
-	case "bucket":
-		return iceberg.BucketTransform{NumBuckets: p.Param}, base + "_bucket", nil
-	case "truncate":
-		return iceberg.TruncateTransform{Width: p.Param}, base + "_trunc", nil
-	}
-	return nil, "", fmt.Errorf("unknown partition transform %q", p.Transform)
+	return plan.PartitionTransform(p.Transform, p.Param, p.Column)
 }
 
 // buildSpec validates partition fields against the schema.
@@ -127,16 +111,4 @@ func buildSpec(schema *iceberg.Schema, parts []Partition) (*iceberg.PartitionSpe
 		return nil, &sentinelError{ErrInvalidArgument, errors.Join(errors.New("invalid partition spec"), err)}
 	}
 	return &spec, nil
-}
-
-func pathSafe(s string) string {
-	var sb strings.Builder
-	for _, r := range s {
-		if r < 128 && (r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			sb.WriteRune(r)
-		} else {
-			sb.WriteByte('_')
-		}
-	}
-	return sb.String()
 }

@@ -62,6 +62,7 @@ func (s *Session) alterTable(ctx context.Context, st *parser.AlterTable) (*Resul
 		return emptyResult(), nil
 	}
 	changes, props, unset, upgrade := alter.Schema, alter.Props, alter.Unset, alter.Upgrade
+	specChanges, order := alter.Spec, alter.SortOrder
 	err = s.write(ctx, tbl, "alter table", nil, func(txn *table.Transaction) error {
 		if upgrade > 0 {
 			if err := txn.UpgradeFormatVersion(upgrade); err != nil {
@@ -75,6 +76,20 @@ func (s *Session) alterTable(ctx context.Context, st *parser.AlterTable) (*Resul
 			}
 			if err := u.Commit(); err != nil {
 				return err
+			}
+		}
+		if len(specChanges) > 0 {
+			u := txn.UpdateSpec(false /* caseSensitive */)
+			for _, c := range specChanges {
+				c(u)
+			}
+			if err := u.Commit(); err != nil {
+				return fmt.Errorf("partition spec: %w", err)
+			}
+		}
+		if order != nil {
+			if err := txn.ReplaceSortOrder(*order); err != nil {
+				return fmt.Errorf("sort order: %w", err)
 			}
 		}
 		if len(props) > 0 {

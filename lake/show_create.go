@@ -16,11 +16,11 @@ import (
 
 // CreateStatement is a CREATE TABLE statement that recreates the table
 // as of this handle: its columns (SQL types, NOT NULL), its current
-// partition spec, and every property that differs from what skade sets
-// on a new table (format-version always; not the name mapping, which
-// follows from the schema). SHOW CREATE TABLE and the
-// shell's .schema print it. A sort order, which skade cannot declare
-// yet, is written as a comment after it.
+// partition spec, and every property that differs from what a new table
+// of this lake gets (format-version always; not the name mapping, which
+// follows from the schema). A sort order follows as ALTER TABLE … WRITE
+// ORDERED BY, the only way to declare one. SHOW CREATE TABLE and the
+// shell's .schema print it.
 func (t *Table) CreateStatement() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "CREATE TABLE %s (\n", quoteName(t.Name()))
@@ -47,7 +47,10 @@ func (t *Table) CreateStatement() string {
 		fmt.Fprintf(&b, "\nPARTITIONED BY (%s)", strings.Join(parts, ", "))
 	}
 	props := meta.Properties()
+	// what CREATE TABLE in this lake sets anyway: skade's defaults, then
+	// the lake's own (WithTableDefaults)
 	defaults := snapshot.Defaults()
+	maps.Copy(defaults, t.lk.opts.tableDefaults)
 	var keys []string
 	for k, v := range props {
 		if d, ok := defaults[k]; ok && d == v && k != table.PropertyFormatVersion {
@@ -80,9 +83,22 @@ func (t *Table) CreateStatement() string {
 		var fs []string
 		for _, f := range so.Fields() {
 			src, _ := sch.FindColumnName(f.SourceID())
-			fs = append(fs, fmt.Sprintf("%s %s %s", partitionText(f.Transform.String(), parser.QuoteIdent(src)), f.Direction, f.NullOrder))
+			k := partitionText(f.Transform.String(), parser.QuoteIdent(src))
+			if f.Direction == table.SortDESC {
+				k += " DESC"
+			}
+			if f.NullOrder == table.NullsFirst {
+				k += " NULLS FIRST"
+			} else {
+				k += " NULLS LAST"
+			}
+			fs = append(fs, k)
 		}
-		fmt.Fprintf(&b, ";\n-- sort order %d: %s (skade cannot declare a sort order yet)", so.OrderID(), strings.Join(fs, ", "))
+		order := "ORDERED BY"
+		if props["write.distribution-mode"] != "range" {
+			order = "LOCALLY ORDERED BY"
+		}
+		fmt.Fprintf(&b, ";\nALTER TABLE %s WRITE %s %s", quoteName(t.Name()), order, strings.Join(fs, ", "))
 	}
 	return b.String()
 }

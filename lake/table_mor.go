@@ -179,10 +179,16 @@ func (d *RowDelta) commit(ctx context.Context, op string, opts []WriteOption) (*
 		return t, nil
 	}
 	cfg.props["skade.operation"] = strings.ReplaceAll(op, " ", "-")
+	equality := slices.ContainsFunc(mats, func(m *materialized) bool { return m.keyIDs != nil && m.rows > 0 })
 	return t.commitWrite(ctx, op, cfg, func(txn *table.Transaction) error {
 		staged, err := txn.StagedTable()
 		if err != nil {
 			return err
+		}
+		if equality {
+			if err := equalityDeletesReachAll(ctx, staged.Table, op, t.Name()); err != nil {
+				return err
+			}
 		}
 		rd := txn.NewRowDelta(cfg.props)
 		n := 0
@@ -386,4 +392,31 @@ func batchSeq(ctx context.Context, bs []arrow.RecordBatch, retain bool) iter.Seq
 			}
 		}
 	}
+}
+
+// equalityDeletesReachAll refuses equality deletes on a table whose live
+// data files were not all written with its current partition spec. An
+// equality delete reaches only data files of its own spec and partition,
+// so after ALTER TABLE … PARTITION FIELD the rows in older files would
+// survive a delete of their key, silently.
+func equalityDeletesReachAll(ctx context.Context, tbl *table.Table, op, name string) error {
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		return nil
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return err
+	}
+	manifests, err := snap.Manifests(fsys)
+	if err != nil {
+		return err
+	}
+	cur := int32(tbl.Metadata().DefaultPartitionSpec())
+	for _, m := range manifests {
+		if m.ManifestContent() == iceberg.ManifestContentData && m.PartitionSpecID() != cur && (m.HasAddedFiles() || m.HasExistingFiles()) {
+			return &sentinelError{ErrInvalidArgument, fmt.Errorf("%s %s: the table holds data files written with an earlier partition spec (%d; the current one is %d), which equality deletes would not reach; compact the table first (ALTER TABLE %s EXECUTE compact rewrites them into the current spec), or use MERGE", op, name, m.PartitionSpecID(), cur, name)}
+		}
+	}
+	return nil
 }

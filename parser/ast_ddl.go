@@ -153,6 +153,47 @@ type UnsetProperties struct {
 	Keys     []string
 }
 
+// AddPartitionField is Spark's ADD PARTITION FIELD field [AS name].
+type AddPartitionField struct {
+	Pos
+	Field *PartitionField
+	Name  Ident // empty: Iceberg's default name
+}
+
+// DropPartitionField is Spark's DROP PARTITION FIELD field, where a bare
+// column may also be a partition field's name.
+type DropPartitionField struct {
+	Pos
+	Field *PartitionField
+}
+
+// ReplacePartitionField is Spark's REPLACE PARTITION FIELD old WITH new
+// [AS name].
+type ReplacePartitionField struct {
+	Pos
+	Old, New *PartitionField
+	Name     Ident
+}
+
+// WriteOrder is Spark's WRITE [LOCALLY] ORDERED BY keys, WRITE
+// DISTRIBUTED BY PARTITION [LOCALLY ORDERED BY keys], or WRITE UNORDERED.
+type WriteOrder struct {
+	Pos
+	Unordered   bool
+	Distributed bool // DISTRIBUTED BY PARTITION
+	Locally     bool // LOCALLY ORDERED BY
+	Keys        []*WriteOrderKey
+}
+
+// WriteOrderKey is one key of WRITE … ORDERED BY: a column or a
+// transform of one, with its direction and null order.
+type WriteOrderKey struct {
+	Field      *PartitionField
+	Desc       bool
+	NullsSet   bool // NULLS FIRST or LAST was written
+	NullsFirst bool
+}
+
 // RenameTable is RENAME TO new_name.
 type RenameTable struct {
 	Pos
@@ -174,12 +215,16 @@ func (*CreateSchema) stmtNode() {}
 func (*DropSchema) stmtNode()   {}
 func (*AlterTable) stmtNode()   {}
 
-func (*AddColumn) alterAction()          {}
-func (*DropColumn) alterAction()         {}
-func (*RenameColumn) alterAction()       {}
-func (*AlterColumnType) alterAction()    {}
-func (*AlterColumnNotNull) alterAction() {}
-func (*SetProperties) alterAction()      {}
-func (*UnsetProperties) alterAction()    {}
-func (*RenameTable) alterAction()        {}
-func (*ExecuteProcedure) alterAction()   {}
+func (*AddColumn) alterAction()             {}
+func (*DropColumn) alterAction()            {}
+func (*RenameColumn) alterAction()          {}
+func (*AlterColumnType) alterAction()       {}
+func (*AlterColumnNotNull) alterAction()    {}
+func (*SetProperties) alterAction()         {}
+func (*UnsetProperties) alterAction()       {}
+func (*AddPartitionField) alterAction()     {}
+func (*DropPartitionField) alterAction()    {}
+func (*ReplacePartitionField) alterAction() {}
+func (*WriteOrder) alterAction()            {}
+func (*RenameTable) alterAction()           {}
+func (*ExecuteProcedure) alterAction()      {}

@@ -391,6 +391,66 @@ func (x *UnsetProperties) format(w *writer) {
 	w.WriteByte(')')
 }
 
+func (x *AddPartitionField) format(w *writer) {
+	w.WriteString("ADD PARTITION FIELD ")
+	x.Field.format(w)
+	if !x.Name.Empty() {
+		w.WriteString(" AS ")
+		w.ident(x.Name)
+	}
+}
+
+func (x *DropPartitionField) format(w *writer) {
+	w.WriteString("DROP PARTITION FIELD ")
+	x.Field.format(w)
+}
+
+func (x *ReplacePartitionField) format(w *writer) {
+	w.WriteString("REPLACE PARTITION FIELD ")
+	x.Old.format(w)
+	w.WriteString(" WITH ")
+	x.New.format(w)
+	if !x.Name.Empty() {
+		w.WriteString(" AS ")
+		w.ident(x.Name)
+	}
+}
+
+func (x *WriteOrder) format(w *writer) {
+	w.WriteString("WRITE ")
+	switch {
+	case x.Unordered:
+		w.WriteString("UNORDERED")
+		return
+	case x.Distributed:
+		w.WriteString("DISTRIBUTED BY PARTITION")
+		if !x.Locally {
+			return
+		}
+		w.WriteString(" LOCALLY ORDERED BY ")
+	case x.Locally:
+		w.WriteString("LOCALLY ORDERED BY ")
+	default:
+		w.WriteString("ORDERED BY ")
+	}
+	for i, k := range x.Keys {
+		if i > 0 {
+			w.WriteString(", ")
+		}
+		k.Field.format(w)
+		if k.Desc {
+			w.WriteString(" DESC")
+		}
+		if k.NullsSet {
+			if k.NullsFirst {
+				w.WriteString(" NULLS FIRST")
+			} else {
+				w.WriteString(" NULLS LAST")
+			}
+		}
+	}
+}
+
 func (x *ShowTblProperties) format(w *writer) {
 	w.WriteString("SHOW TBLPROPERTIES ")
 	w.name(x.Table)
@@ -527,46 +587,50 @@ func (x *SetVar) format(w *writer) {
 	w.exprs(x.Values)
 }
 
-func (x *Insert) String() string             { return str(x) }
-func (x *SetClause) String() string          { return str(x) }
-func (x *Update) String() string             { return str(x) }
-func (x *Delete) String() string             { return str(x) }
-func (x *Truncate) String() string           { return str(x) }
-func (x *Merge) String() string              { return str(x) }
-func (x *MergeClause) String() string        { return str(x) }
-func (x *MergeUpdate) String() string        { return str(x) }
-func (x *MergeDelete) String() string        { return str(x) }
-func (x *MergeInsert) String() string        { return str(x) }
-func (x *MergeDoNothing) String() string     { return str(x) }
-func (x *CreateTable) String() string        { return str(x) }
-func (x *ColumnDef) String() string          { return str(x) }
-func (x *PartitionField) String() string     { return str(x) }
-func (x *Property) String() string           { return str(x) }
-func (x *DropTable) String() string          { return str(x) }
-func (x *CreateSchema) String() string       { return str(x) }
-func (x *DropSchema) String() string         { return str(x) }
-func (x *AlterTable) String() string         { return str(x) }
-func (x *AddColumn) String() string          { return str(x) }
-func (x *DropColumn) String() string         { return str(x) }
-func (x *RenameColumn) String() string       { return str(x) }
-func (x *AlterColumnType) String() string    { return str(x) }
-func (x *AlterColumnNotNull) String() string { return str(x) }
-func (x *SetProperties) String() string      { return str(x) }
-func (x *UnsetProperties) String() string    { return str(x) }
-func (x *ShowTblProperties) String() string  { return str(x) }
-func (x *ShowCreateTable) String() string    { return str(x) }
-func (x *RenameTable) String() string        { return str(x) }
-func (x *ExecuteProcedure) String() string   { return str(x) }
-func (x *Begin) String() string              { return str(x) }
-func (x *Commit) String() string             { return str(x) }
-func (x *Rollback) String() string           { return str(x) }
-func (x *Explain) String() string            { return str(x) }
-func (x *ShowTables) String() string         { return str(x) }
-func (x *Show) String() string               { return str(x) }
-func (x *Describe) String() string           { return str(x) }
-func (x *Copy) String() string               { return str(x) }
-func (x *CopyOption) String() string         { return str(x) }
-func (x *SetVar) String() string             { return str(x) }
+func (x *Insert) String() string                { return str(x) }
+func (x *SetClause) String() string             { return str(x) }
+func (x *Update) String() string                { return str(x) }
+func (x *Delete) String() string                { return str(x) }
+func (x *Truncate) String() string              { return str(x) }
+func (x *Merge) String() string                 { return str(x) }
+func (x *MergeClause) String() string           { return str(x) }
+func (x *MergeUpdate) String() string           { return str(x) }
+func (x *MergeDelete) String() string           { return str(x) }
+func (x *MergeInsert) String() string           { return str(x) }
+func (x *MergeDoNothing) String() string        { return str(x) }
+func (x *CreateTable) String() string           { return str(x) }
+func (x *ColumnDef) String() string             { return str(x) }
+func (x *PartitionField) String() string        { return str(x) }
+func (x *Property) String() string              { return str(x) }
+func (x *DropTable) String() string             { return str(x) }
+func (x *CreateSchema) String() string          { return str(x) }
+func (x *DropSchema) String() string            { return str(x) }
+func (x *AlterTable) String() string            { return str(x) }
+func (x *AddColumn) String() string             { return str(x) }
+func (x *DropColumn) String() string            { return str(x) }
+func (x *RenameColumn) String() string          { return str(x) }
+func (x *AlterColumnType) String() string       { return str(x) }
+func (x *AlterColumnNotNull) String() string    { return str(x) }
+func (x *SetProperties) String() string         { return str(x) }
+func (x *UnsetProperties) String() string       { return str(x) }
+func (x *AddPartitionField) String() string     { return str(x) }
+func (x *DropPartitionField) String() string    { return str(x) }
+func (x *ReplacePartitionField) String() string { return str(x) }
+func (x *WriteOrder) String() string            { return str(x) }
+func (x *ShowTblProperties) String() string     { return str(x) }
+func (x *ShowCreateTable) String() string       { return str(x) }
+func (x *RenameTable) String() string           { return str(x) }
+func (x *ExecuteProcedure) String() string      { return str(x) }
+func (x *Begin) String() string                 { return str(x) }
+func (x *Commit) String() string                { return str(x) }
+func (x *Rollback) String() string              { return str(x) }
+func (x *Explain) String() string               { return str(x) }
+func (x *ShowTables) String() string            { return str(x) }
+func (x *Show) String() string                  { return str(x) }
+func (x *Describe) String() string              { return str(x) }
+func (x *Copy) String() string                  { return str(x) }
+func (x *CopyOption) String() string            { return str(x) }
+func (x *SetVar) String() string                { return str(x) }
 
 // except writes " EXCEPT (a, b)" when cols is not empty.
 func (w *writer) except(cols []Ident) {

@@ -123,43 +123,92 @@ func (p *parser) partitionFields() []*PartitionField {
 	p.expectOp("(")
 	var list []*PartitionField
 	for {
-		f := &PartitionField{Pos: p.tok.pos()}
-		if p.peek(1).isOp("(") && p.tok.kind == tWord {
-			name := strings.ToLower(p.tok.val)
-			tr, ok := partitionTransforms[name]
-			if !ok {
-				p.failMsg("unknown partition transform " + strconv.Quote(p.tok.val) +
-					"; expected one of year, month, day, hour, bucket, truncate, identity")
-			}
-			f.Transform = tr
-			p.next()
-			p.next()
-			if tr == TransformBucket || tr == TransformTruncate {
-				if p.tok.kind != tInteger {
-					p.note("integer")
-					p.fail()
-				}
-				n, err := strconv.Atoi(p.tok.val)
-				if err != nil || n <= 0 || n > 1<<30 {
-					p.failMsg(name + " parameter must be a positive integer")
-				}
-				f.Param = n
-				p.next()
-				p.expectOp(",")
-			}
-			f.Column = p.ident("column name")
-			p.expectOp(")")
-		} else {
-			f.Transform = TransformIdentity
-			f.Column = p.ident("column name")
-		}
-		list = append(list, f)
+		list = append(list, p.partitionField())
 		if !p.acceptOp(",") {
 			break
 		}
 	}
 	p.expectOp(")")
 	return list
+}
+
+// partitionField parses col | transform(col) | bucket(N, col) | truncate(W, col).
+func (p *parser) partitionField() *PartitionField {
+	f := &PartitionField{Pos: p.tok.pos()}
+	if p.peek(1).isOp("(") && p.tok.kind == tWord {
+		name := strings.ToLower(p.tok.val)
+		tr, ok := partitionTransforms[name]
+		if !ok {
+			p.failMsg("unknown partition transform " + strconv.Quote(p.tok.val) +
+				"; expected one of year, month, day, hour, bucket, truncate, identity")
+		}
+		f.Transform = tr
+		p.next()
+		p.next()
+		if tr == TransformBucket || tr == TransformTruncate {
+			if p.tok.kind != tInteger {
+				p.note("integer")
+				p.fail()
+			}
+			n, err := strconv.Atoi(p.tok.val)
+			if err != nil || n <= 0 || n > 1<<30 {
+				p.failMsg(name + " parameter must be a positive integer")
+			}
+			f.Param = n
+			p.next()
+			p.expectOp(",")
+		}
+		f.Column = p.ident("column name")
+		p.expectOp(")")
+	} else {
+		f.Transform = TransformIdentity
+		f.Column = p.ident("column name")
+	}
+	return f
+}
+
+// writeOrder parses the rest of Spark's ALTER TABLE … WRITE: [LOCALLY]
+// ORDERED BY keys, DISTRIBUTED BY PARTITION [LOCALLY ORDERED BY keys], or
+// UNORDERED.
+func (p *parser) writeOrder(pos Pos) *WriteOrder {
+	w := &WriteOrder{Pos: pos}
+	switch {
+	case p.acceptKwQuiet("UNORDERED"):
+		w.Unordered = true
+		return w
+	case p.acceptKwQuiet("DISTRIBUTED"):
+		p.expectKw("BY")
+		p.expectKw("PARTITION")
+		w.Distributed = true
+		if !p.acceptKwQuiet("LOCALLY") {
+			return w
+		}
+		w.Locally = true
+	case p.acceptKwQuiet("LOCALLY"):
+		w.Locally = true
+	}
+	p.expectKw("ORDERED")
+	p.expectKw("BY")
+	for {
+		k := &WriteOrderKey{Field: p.partitionField()}
+		if p.acceptKw("DESC") {
+			k.Desc = true
+		} else {
+			p.acceptKw("ASC")
+		}
+		if p.acceptKw("NULLS") {
+			if p.acceptKw("FIRST") {
+				k.NullsFirst, k.NullsSet = true, true
+			} else {
+				p.expectKw("LAST")
+				k.NullsSet = true
+			}
+		}
+		w.Keys = append(w.Keys, k)
+		if !p.acceptOp(",") {
+			return w
+		}
+	}
 }
 
 // properties parses ( key = value, … ); a key is an identifier, a quoted
@@ -273,6 +322,33 @@ func (p *parser) alterTable() Stmt {
 func (p *parser) alterAction() AlterAction {
 	pos := p.tok.pos()
 	switch {
+	case p.isKw("ADD") && p.peek(1).isKw("PARTITION") && p.peek(2).isKw("FIELD"):
+		p.next()
+		p.next()
+		p.next()
+		a := &AddPartitionField{Pos: pos, Field: p.partitionField()}
+		if p.acceptKw("AS") {
+			a.Name = p.ident("partition field name")
+		}
+		return a
+	case p.isKw("DROP") && p.peek(1).isKw("PARTITION") && p.peek(2).isKw("FIELD"):
+		p.next()
+		p.next()
+		p.next()
+		return &DropPartitionField{Pos: pos, Field: p.partitionField()}
+	case p.isKw("REPLACE") && p.peek(1).isKw("PARTITION") && p.peek(2).isKw("FIELD"):
+		p.next()
+		p.next()
+		p.next()
+		r := &ReplacePartitionField{Pos: pos, Old: p.partitionField()}
+		p.expectKw("WITH")
+		r.New = p.partitionField()
+		if p.acceptKw("AS") {
+			r.Name = p.ident("partition field name")
+		}
+		return r
+	case p.acceptKwQuiet("WRITE"):
+		return p.writeOrder(pos)
 	case p.acceptKw("ADD"):
 		p.acceptKw("COLUMN")
 		return &AddColumn{Pos: pos, IfNotExists: p.ifNotExists(), Column: p.columnDef()}

@@ -32,12 +32,18 @@ type Alter struct {
 	// Upgrade is the format version to upgrade to ('format-version' set
 	// higher than the table's); 0 for none.
 	Upgrade int
+	// Spec are partition spec changes (ADD, DROP, REPLACE PARTITION
+	// FIELD), applied in order to one iceberg-go UpdateSpec.
+	Spec []func(*table.UpdateSpec)
+	// SortOrder, when set, replaces the default sort order (WRITE …).
+	SortOrder *table.SortOrder
 }
 
 // Empty reports whether the statement changes nothing (IF [NOT] EXISTS
 // actions that found nothing to do).
 func (a *Alter) Empty() bool {
-	return len(a.Schema) == 0 && len(a.Props) == 0 && len(a.Unset) == 0 && a.Upgrade == 0
+	return len(a.Schema) == 0 && len(a.Props) == 0 && len(a.Unset) == 0 && a.Upgrade == 0 &&
+		len(a.Spec) == 0 && a.SortOrder == nil
 }
 
 // AlterTable binds ALTER TABLE's column and property actions against
@@ -67,6 +73,12 @@ func (p *Planner) AlterTable(ctx context.Context, st *parser.AlterTable, target 
 		return fail(id.Pos, "column %q does not exist%s", identName(id), didYouMean(identName(id), names))
 	}
 	out := &Alter{Target: target, Props: iceberg.Properties{}}
+	// the partition fields as the actions so far leave them, by name
+	specFields := map[string]iceberg.PartitionField{}
+	curSpec := target.Table.Metadata().PartitionSpec()
+	for _, f := range curSpec.Fields() {
+		specFields[strings.ToLower(f.Name)] = f
+	}
 	for _, a := range st.Actions {
 		switch a := a.(type) {
 		case *parser.AddColumn:
@@ -175,6 +187,46 @@ func (p *Planner) AlterTable(ctx context.Context, st *parser.AlterTable, target 
 				}
 				out.Unset = append(out.Unset, k)
 			}
+		case *parser.AddPartitionField:
+			col, tr, name, err := bindPartitionField(schema, a.Field, names)
+			if err != nil {
+				return fail(a.Field.Pos, "%v", err)
+			}
+			if !a.Name.Empty() {
+				name = identName(a.Name)
+			}
+			if _, taken := specFields[strings.ToLower(name)]; taken {
+				return fail(a.Pos, "the table already has a partition field named %q; name the new one with AS", name)
+			}
+			specFields[strings.ToLower(name)] = iceberg.PartitionField{Name: name}
+			out.Spec = append(out.Spec, func(u *table.UpdateSpec) { u.AddField(col, tr, name) })
+		case *parser.DropPartitionField:
+			name, err := findPartitionField(schema, &curSpec, a.Field)
+			if err != nil {
+				return fail(a.Field.Pos, "%v", err)
+			}
+			delete(specFields, strings.ToLower(name))
+			out.Spec = append(out.Spec, func(u *table.UpdateSpec) { u.RemoveField(name) })
+		case *parser.ReplacePartitionField:
+			old, err := findPartitionField(schema, &curSpec, a.Old)
+			if err != nil {
+				return fail(a.Old.Pos, "%v", err)
+			}
+			col, tr, name, err := bindPartitionField(schema, a.New, names)
+			if err != nil {
+				return fail(a.New.Pos, "%v", err)
+			}
+			if !a.Name.Empty() {
+				name = identName(a.Name)
+			}
+			out.Spec = append(out.Spec, func(u *table.UpdateSpec) { u.RemoveField(old).AddField(col, tr, name) })
+		case *parser.WriteOrder:
+			order, mode, err := bindWriteOrder(schema, a, names)
+			if err != nil {
+				return fail(a.Pos, "%v", err)
+			}
+			out.SortOrder = &order
+			out.Props["write.distribution-mode"] = mode
 		case *parser.RenameTable:
 			return fail(st.Pos, "RENAME TO cannot be combined with other actions")
 		default:
@@ -341,4 +393,89 @@ func (p *Planner) CreateTable(ctx context.Context, st *parser.CreateTable) (*Cre
 		out.Partitions = append(out.Partitions, PartitionField{Column: found, Transform: pf.Transform.String(), Param: pf.Param})
 	}
 	return out, nil
+}
+
+// bindPartitionField resolves a partition field of ALTER TABLE against
+// schema: its source column as the schema spells it, its transform, and
+// its default name.
+func bindPartitionField(schema *iceberg.Schema, f *parser.PartitionField, names []string) (string, iceberg.Transform, string, error) {
+	col := identName(f.Column)
+	field, ok := schema.FindFieldByNameCaseInsensitive(col)
+	if !ok {
+		return "", nil, "", fmt.Errorf("column %q does not exist%s", col, didYouMean(col, names))
+	}
+	tr, name, err := PartitionTransform(f.Transform.String(), f.Param, field.Name)
+	if err != nil {
+		return "", nil, "", err
+	}
+	if !tr.CanTransform(field.Type) {
+		return "", nil, "", fmt.Errorf("%s cannot be applied to column %q of type %s", f, field.Name, field.Type)
+	}
+	return field.Name, tr, name, nil
+}
+
+// findPartitionField is the name of the partition field of spec that f
+// names: a bare name may be a field's name; else the field with f's
+// source column and transform.
+func findPartitionField(schema *iceberg.Schema, spec *iceberg.PartitionSpec, f *parser.PartitionField) (string, error) {
+	var have []string
+	for _, pf := range spec.Fields() {
+		have = append(have, pf.Name)
+		if f.Transform == parser.TransformIdentity && strings.EqualFold(pf.Name, identName(f.Column)) {
+			return pf.Name, nil
+		}
+	}
+	field, ok := schema.FindFieldByNameCaseInsensitive(identName(f.Column))
+	if ok {
+		tr, _, err := PartitionTransform(f.Transform.String(), f.Param, field.Name)
+		if err != nil {
+			return "", err
+		}
+		for _, pf := range spec.Fields() {
+			if pf.SourceID() == field.ID && pf.Transform.Equals(tr) {
+				return pf.Name, nil
+			}
+		}
+	}
+	if len(have) == 0 {
+		return "", fmt.Errorf("partition field %s does not exist: the table is not partitioned", f)
+	}
+	return "", fmt.Errorf("partition field %s does not exist; the table's partition fields are %s", f, strings.Join(have, ", "))
+}
+
+// bindWriteOrder is WRITE …'s sort order and the write.distribution-mode
+// Spark sets with it: range for ORDERED BY, hash for DISTRIBUTED BY
+// PARTITION, none for LOCALLY ORDERED BY and UNORDERED.
+func bindWriteOrder(schema *iceberg.Schema, w *parser.WriteOrder, names []string) (table.SortOrder, string, error) {
+	mode := "none"
+	switch {
+	case w.Distributed:
+		mode = "hash"
+	case !w.Locally && !w.Unordered:
+		mode = "range"
+	}
+	if w.Unordered || len(w.Keys) == 0 {
+		return table.UnsortedSortOrder, mode, nil
+	}
+	var fields []table.SortField
+	for _, k := range w.Keys {
+		col, tr, _, err := bindPartitionField(schema, k.Field, names)
+		if err != nil {
+			return table.SortOrder{}, "", err
+		}
+		src, _ := schema.FindFieldByName(col)
+		dir, nulls := table.SortASC, table.NullsFirst // Iceberg's defaults
+		if k.Desc {
+			dir, nulls = table.SortDESC, table.NullsLast
+		}
+		if k.NullsSet {
+			nulls = table.NullsLast
+			if k.NullsFirst {
+				nulls = table.NullsFirst
+			}
+		}
+		fields = append(fields, table.SortField{SourceIDs: []int{src.ID}, Transform: tr, Direction: dir, NullOrder: nulls})
+	}
+	order, err := table.NewSortOrder(1, fields)
+	return order, mode, err
 }

@@ -2,6 +2,9 @@ package plan
 
 import (
 	"fmt"
+	"strings"
+
+	"github.com/apache/iceberg-go"
 
 	"github.com/skadedb/skade/snapshot"
 )
@@ -17,3 +20,37 @@ func CheckPropertyName(key string) error {
 
 // trinoProperties maps Trino's Iceberg table property names to Iceberg's.
 var trinoProperties = map[string]string{"format_version": "format-version"}
+
+// PartitionTransform is the Iceberg transform of a partition field
+// (transform identity, year, month, day, hour, bucket or truncate; param
+// the bucket count or width) on column, and the field's default name:
+// the column reduced to letters, digits and _ (it becomes a directory
+// name in data file paths), with the transform as a suffix.
+func PartitionTransform(transform string, param int, column string) (iceberg.Transform, string, error) {
+	var b strings.Builder
+	for _, r := range column {
+		if r < 128 && (r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	base := b.String()
+	switch transform {
+	case "identity", "":
+		return iceberg.IdentityTransform{}, base, nil
+	case "year":
+		return iceberg.YearTransform{}, base + "_year", nil
+	case "month":
+		return iceberg.MonthTransform{}, base + "_month", nil
+	case "day":
+		return iceberg.DayTransform{}, base + "_day", nil
+	case "hour":
+		return iceberg.HourTransform{}, base + "_hour", nil
+	case "bucket":
+		return iceberg.BucketTransform{NumBuckets: param}, base + "_bucket", nil
+	case "truncate":
+		return iceberg.TruncateTransform{Width: param}, base + "_trunc", nil
+	}
+	return nil, "", fmt.Errorf("unknown partition transform %q", transform)
+}

@@ -31,13 +31,12 @@ func TestSQL(t *testing.T) {
 //
 // The files that write 100,000 rows and more are left out (a row group of
 // 3 rows makes 30,000 and more of them); lake's split tests cover those
-// sizes with realistic row groups. So is ddl/properties.slt, whose SHOW
-// CREATE TABLE lists the two properties this run adds to every table.
+// sizes with realistic row groups.
 func TestSQLSplitFiles(t *testing.T) {
 	runCorpus(t, map[string]string{
 		"write.parquet.row-group-limit": "3",
 		"read.split.target-size":        "1",
-	}, "ddl/settings.slt", "merge/count_returning.slt", "ddl/properties.slt")
+	}, "ddl/settings.slt", "merge/count_returning.slt")
 }
 
 // TestSQLObjectStore runs the corpus on lakes in a real S3-compatible
@@ -67,7 +66,7 @@ func TestSQLObjectStore(t *testing.T) {
 	runCorpusWith(t, map[string]string{
 		"write.parquet.row-group-limit": "3",
 		"read.split.target-size":        "1",
-	}, open, "ddl/settings.slt", "merge/count_returning.slt", "ddl/properties.slt")
+	}, open, "ddl/settings.slt", "merge/count_returning.slt")
 }
 
 func runCorpus(t *testing.T, defaults map[string]string, skip ...string) {
