@@ -707,6 +707,23 @@ func (b *binder) bindTableFunc(t *parser.TableFunc) (Node, error) {
 		return v, nil
 	case "table_changes":
 		return b.tableChanges(t, pos, named)
+	case "iceberg_scan":
+		if len(pos) != 1 || len(named) > 0 {
+			return nil, errorf(t.Pos, "iceberg_scan takes one argument: a table's metadata file or directory")
+		}
+		loc, err := litString(pos[0], t.Pos, name)
+		if err != nil {
+			return nil, err
+		}
+		ext, ok := b.cat.(ExternalTables)
+		if !ok {
+			return nil, errorf(t.Pos, "iceberg_scan is not available here")
+		}
+		tbl, err := ext.OpenIcebergTable(b.ctx, loc)
+		if err != nil {
+			return nil, atPos(t.Pos, err)
+		}
+		return b.scanNode(&TableRef{Name: "iceberg_scan('" + loc + "')", Ident: tbl.Identifier(), Table: tbl}, nil)
 	case "read_parquet", "parquet_scan":
 		if len(pos) != 1 || len(named) > 0 {
 			return nil, errorf(t.Pos, "read_parquet takes one file or glob argument")
@@ -717,7 +734,7 @@ func (b *binder) bindTableFunc(t *parser.TableFunc) (Node, error) {
 		}
 		return b.readerNode(name+"('"+glob+"')", func(ctx context.Context) (array.RecordReader, error) { return scan.OpenParquet(ctx, glob) })
 	}
-	return nil, errorf(t.Pos, "table function %s does not exist; the table functions are range, generate_series, read_csv, read_parquet and table_changes", name)
+	return nil, errorf(t.Pos, "table function %s does not exist; the table functions are range, generate_series, read_csv, read_parquet, iceberg_scan and table_changes", name)
 }
 
 // readerNode opens the reader once at bind time for its schema, then

@@ -23,6 +23,13 @@ type Catalog interface {
 	LookupSource(name string) Source
 }
 
+// ExternalTables is what a Catalog implements to read Iceberg tables it
+// does not hold (iceberg_scan): location is a metadata file or a table
+// directory.
+type ExternalTables interface {
+	OpenIcebergTable(ctx context.Context, location string) (*table.Table, error)
+}
+
 // TableRef is a resolved table.
 type TableRef struct {
 	// Name is how messages and EXPLAIN name the table (namespace.table).
