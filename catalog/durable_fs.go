@@ -351,3 +351,28 @@ func (w *durableWriter) Close() error {
 
 	return syncDir(filepath.Dir(w.f.Name()))
 }
+
+// ReplaceFile writes name atomically (a temporary file renamed over it)
+// but without fsync: for files such as the version hint that may be lost
+// or stale after a crash, but must never be seen half written.
+func (d *DurableFS) ReplaceFile(name string, content []byte) error {
+	p, err := d.writablePath("write", name)
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(content)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), p)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+	}
+	return err
+}

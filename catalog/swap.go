@@ -71,7 +71,13 @@ func (c *Catalog) writeVersionHint(loc string) {
 	}
 	stem := strings.TrimSuffix(loc[i+1:], ".metadata.json")
 	stem = strings.TrimSuffix(strings.TrimSuffix(stem, ".gz"), ".zstd")
-	_ = c.fs.WriteFile(loc[:i+1]+VersionHintFile, []byte(stem))
+	hint := loc[:i+1] + VersionHintFile
+	if d, ok := c.fs.(*DurableFS); ok {
+		// atomic, not durable: a hint lost in a crash is only a hint
+		_ = d.ReplaceFile(hint, []byte(stem))
+		return
+	}
+	_ = c.fs.WriteFile(hint, []byte(stem))
 }
 
 // checkSwaps normalizes identifiers and refuses duplicates and locations
