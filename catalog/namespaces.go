@@ -68,6 +68,12 @@ func (c *Catalog) DropNamespace(ctx context.Context, namespace table.Identifier)
 			return newError([]error{icecatalog.ErrNamespaceNotEmpty},
 				"drop namespace %s: it still has tables, such as %s; drop them first", ns, k[len(prefix):])
 		}
+		if views := tx.Bucket(bucketViews); views != nil {
+			if k, _ := views.Cursor().Seek(prefix); k != nil && len(k) > len(prefix) && string(k[:len(prefix)]) == string(prefix) {
+				return newError([]error{icecatalog.ErrNamespaceNotEmpty},
+					"drop namespace %s: it still has views, such as %s; drop them first", ns, k[len(prefix):])
+			}
+		}
 
 		return b.Delete([]byte(ns))
 	})

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	icecatalog "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	bolt "go.etcd.io/bbolt"
 )
@@ -122,6 +123,9 @@ func applySwaps(tx *bolt.Tx, swaps []PointerSwap) error {
 		}
 		if s.Expected == "" && s.New != "" && namespaces.Get([]byte(s.Ident[0])) == nil {
 			return errNoSuchNamespace(s.Ident[0])
+		}
+		if s.Expected == "" && s.New != "" && viewExists(tx, s.Ident) {
+			return newError([]error{icecatalog.ErrTableAlreadyExists}, "table %s: a view has that name; a name is a table's or a view's", identString(s.Ident))
 		}
 	}
 	for _, s := range swaps {

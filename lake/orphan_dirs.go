@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/skadedb/skade/snapshot"
 )
 
@@ -53,6 +55,24 @@ func (l *Lake) RemoveOrphanTableDirs(ctx context.Context, olderThan time.Time, o
 			return fail(err)
 		}
 		locations[snapshot.NormalizePath(tbl.tbl.Location())] = true
+	}
+	// views live in directories of their own, which hold view metadata
+	nss, err := l.Namespaces(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	for _, ns := range nss {
+		views, err := l.cat.ListViews(ctx, ns)
+		if err != nil {
+			return fail(err)
+		}
+		for _, v := range views {
+			vw, err := l.cat.LoadView(ctx, table.Identifier{ns, v})
+			if err != nil {
+				return fail(err)
+			}
+			locations[snapshot.NormalizePath(vw.Metadata.Location())] = true
+		}
 	}
 	live, err := l.otherRefs(nil)(ctx)
 	if err != nil {

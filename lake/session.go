@@ -219,6 +219,10 @@ func (s *Session) runStmt(ctx context.Context, stmt parser.Stmt) (*Result, error
 		return s.createTable(ctx, st, now)
 	case *parser.DropTable:
 		return s.dropTable(ctx, st)
+	case *parser.CreateView:
+		return s.createView(ctx, st, now)
+	case *parser.DropView:
+		return s.dropView(ctx, st)
 	case *parser.Merge:
 		if st.SchemaEvolution {
 			return s.mergeWithSchemaEvolution(ctx, st, now)

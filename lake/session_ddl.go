@@ -169,13 +169,20 @@ func (s *Session) dropTable(ctx context.Context, st *parser.DropTable) (*Result,
 }
 
 func (s *Session) showTables(ctx context.Context, st *parser.ShowTables) (*Result, error) {
-	names, err := s.tableNames(ctx)
-	if err != nil {
-		return nil, err
-	}
 	ns := catalog.DefaultNamespace
 	if len(st.From) > 0 {
 		ns = strings.ToLower(st.From.Last().Name)
+	}
+	if st.Views {
+		views, err := s.lk.cat.ListViews(ctx, ns)
+		if err != nil {
+			return nil, err
+		}
+		return textResult("name", views)
+	}
+	names, err := s.tableNames(ctx)
+	if err != nil {
+		return nil, err
 	}
 	var rows []string
 	for _, n := range names {

@@ -194,6 +194,24 @@ type WriteOrderKey struct {
 	NullsFirst bool
 }
 
+// CreateView is CREATE [OR REPLACE] VIEW [IF NOT EXISTS] name [(cols)] AS
+// query.
+type CreateView struct {
+	Pos
+	OrReplace   bool
+	IfNotExists bool
+	Name        Name
+	Columns     []Ident
+	Query       *Query
+}
+
+// DropView is DROP VIEW [IF EXISTS] name.
+type DropView struct {
+	Pos
+	IfExists bool
+	Name     Name
+}
+
 // RenameTable is RENAME TO new_name.
 type RenameTable struct {
 	Pos
@@ -214,6 +232,8 @@ func (*DropTable) stmtNode()    {}
 func (*CreateSchema) stmtNode() {}
 func (*DropSchema) stmtNode()   {}
 func (*AlterTable) stmtNode()   {}
+func (*CreateView) stmtNode()   {}
+func (*DropView) stmtNode()     {}
 
 func (*AddColumn) alterAction()             {}
 func (*DropColumn) alterAction()            {}

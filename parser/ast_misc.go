@@ -23,10 +23,11 @@ type Explain struct {
 	Stmt    Stmt
 }
 
-// ShowTables is SHOW TABLES [FROM|IN schema].
+// ShowTables is SHOW TABLES [FROM|IN schema], or with Views SHOW VIEWS.
 type ShowTables struct {
 	Pos
-	From Name
+	From  Name
+	Views bool
 }
 
 // Show is SHOW name (a setting) or SHOW ALL.

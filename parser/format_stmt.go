@@ -503,7 +503,42 @@ func (x *Explain) format(w *writer) {
 	x.Stmt.format(w)
 }
 
+func (x *CreateView) format(w *writer) {
+	w.WriteString("CREATE ")
+	if x.OrReplace {
+		w.WriteString("OR REPLACE ")
+	}
+	w.WriteString("VIEW ")
+	if x.IfNotExists {
+		w.WriteString("IF NOT EXISTS ")
+	}
+	w.name(x.Name)
+	if len(x.Columns) > 0 {
+		w.WriteString(" (")
+		w.idents(x.Columns)
+		w.WriteByte(')')
+	}
+	w.WriteString(" AS ")
+	x.Query.format(w)
+}
+
+func (x *DropView) format(w *writer) {
+	w.WriteString("DROP VIEW ")
+	if x.IfExists {
+		w.WriteString("IF EXISTS ")
+	}
+	w.name(x.Name)
+}
+
 func (x *ShowTables) format(w *writer) {
+	if x.Views {
+		w.WriteString("SHOW VIEWS")
+		if x.From != nil {
+			w.WriteString(" FROM ")
+			w.name(x.From)
+		}
+		return
+	}
 	w.WriteString("SHOW TABLES")
 	if x.From != nil {
 		w.WriteString(" FROM ")
@@ -626,6 +661,8 @@ func (x *Commit) String() string                { return str(x) }
 func (x *Rollback) String() string              { return str(x) }
 func (x *Explain) String() string               { return str(x) }
 func (x *ShowTables) String() string            { return str(x) }
+func (x *CreateView) String() string            { return str(x) }
+func (x *DropView) String() string              { return str(x) }
 func (x *Show) String() string                  { return str(x) }
 func (x *Describe) String() string              { return str(x) }
 func (x *Copy) String() string                  { return str(x) }

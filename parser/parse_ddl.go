@@ -37,6 +37,17 @@ func (p *parser) create() Stmt {
 		s.Name = p.dottedName("schema name")
 		return s
 	}
+	if p.acceptKwQuiet("VIEW") {
+		v := &CreateView{Pos: pos, OrReplace: orReplace}
+		v.IfNotExists = p.ifNotExists()
+		v.Name = p.dottedName("view name")
+		if p.isOp("(") {
+			v.Columns = p.parenIdentList("column name")
+		}
+		p.expectKw("AS")
+		v.Query = p.query()
+		return v
+	}
 	p.expectKw("TABLE")
 	c := &CreateTable{Pos: pos, OrReplace: orReplace}
 	c.IfNotExists = p.ifNotExists()
@@ -259,6 +270,9 @@ func (p *parser) drop() Stmt {
 		s := &DropSchema{Pos: pos, IfExists: p.ifExists(), Name: p.dottedName("schema name")}
 		s.Cascade = p.cascade()
 		return s
+	}
+	if p.acceptKwQuiet("VIEW") {
+		return &DropView{Pos: pos, IfExists: p.ifExists(), Name: p.dottedName("view name")}
 	}
 	p.expectKw("TABLE")
 	d := &DropTable{Pos: pos, IfExists: p.ifExists()}

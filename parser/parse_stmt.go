@@ -154,6 +154,13 @@ func (p *parser) txnModes() (isolation string, readOnly bool) {
 
 func (p *parser) show() Stmt {
 	pos := p.expectKw("SHOW")
+	if p.acceptKwQuiet("VIEWS") {
+		s := &ShowTables{Pos: pos, Views: true}
+		if p.acceptKw("FROM") || p.acceptKw("IN") {
+			s.From = p.dottedName("schema name")
+		}
+		return s
+	}
 	if p.acceptKw("TABLES") {
 		s := &ShowTables{Pos: pos}
 		if p.acceptKw("FROM") || p.acceptKw("IN") {

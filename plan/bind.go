@@ -16,11 +16,13 @@ import (
 
 // binder holds the state of binding one statement.
 type binder struct {
-	ctx    context.Context
-	cat    Catalog
-	now    time.Time
-	nextID ColumnID
-	opts   Options
+	ctx context.Context
+	cat Catalog
+	// viewDepth counts the views being bound, one inside another.
+	viewDepth int
+	now       time.Time
+	nextID    ColumnID
+	opts      Options
 	// ctes are the WITH definitions in force, innermost last.
 	ctes []*cteDef
 	// pinned, when set, pins every table read to a snapshot (a read-only

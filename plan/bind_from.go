@@ -234,6 +234,9 @@ func (b *binder) bindTableName(t *parser.TableName, outer *scope) (Node, *scope,
 		sc, err := aliased(n.Columns(), parts[len(parts)-1], t.Alias, outer)
 		return n, sc, err
 	}
+	if n, sc, ok, err := b.bindView(t, parts, outer); ok || err != nil {
+		return n, sc, err
+	}
 	ref, err := b.cat.LookupTable(b.ctx, parts)
 	if err != nil {
 		return nil, nil, atPos(t.Pos, err)
@@ -913,4 +916,61 @@ func visibleCols(t *parser.SubqueryRef, n Node) int {
 		}
 	}
 	return len(n.Columns())
+}
+
+// maxViewDepth bounds views defined over views, which also stops a view
+// that (through others) names itself.
+const maxViewDepth = 32
+
+// bindView binds a view name as the subquery it stands for, parsed from
+// the text the catalog holds and bound afresh (it sees the tables' current
+// data, and none of the query's CTEs), its columns named as the view was
+// created. ok is false when the name is no view.
+func (b *binder) bindView(t *parser.TableName, parts []string, outer *scope) (Node, *scope, bool, error) {
+	views, isViews := b.cat.(Views)
+	if !isViews {
+		return nil, nil, false, nil
+	}
+	text, cols, ok, err := views.LookupView(b.ctx, parts)
+	if err != nil || !ok {
+		return nil, nil, ok, atPos(t.Pos, err)
+	}
+	name := strings.Join(parts, ".")
+	if t.AsOf != nil {
+		return nil, nil, true, errorf(t.Pos, "view %s cannot be read with time travel; time travel the tables it reads", name)
+	}
+	if b.viewDepth >= maxViewDepth {
+		return nil, nil, true, errorf(t.Pos, "view %s: views nest more than %d deep (does a view name itself?)", name, maxViewDepth)
+	}
+	stmt, err := parser.ParseOne(text)
+	q, isQuery := stmt.(*parser.Query)
+	if err != nil || !isQuery {
+		return nil, nil, true, errorf(t.Pos, "view %s: its stored query does not parse (%v); recreate it with CREATE OR REPLACE VIEW", name, err)
+	}
+	saved := b.ctes
+	b.ctes = nil
+	b.viewDepth++
+	n, err := b.bindQuery(q, nil)
+	b.viewDepth--
+	b.ctes = saved
+	if err != nil {
+		return nil, nil, true, atPos(t.Pos, fmt.Errorf("view %s: %w", name, err))
+	}
+	if len(cols) != len(n.Columns()) {
+		return nil, nil, true, errorf(t.Pos, "view %s was created with %d columns, and its query now yields %d (a table it reads changed); recreate it with CREATE OR REPLACE VIEW", name, len(cols), len(n.Columns()))
+	}
+	alias := &parser.Alias{Pos: t.Pos, Name: parser.Ident{Name: parts[len(parts)-1], Quoted: true}}
+	for _, c := range cols {
+		alias.Columns = append(alias.Columns, parser.Ident{Name: c, Quoted: true})
+	}
+	sc, err := aliased(n.Columns(), "", alias, outer)
+	if err != nil || t.Alias == nil {
+		return n, sc, true, err
+	}
+	var named []Column
+	for _, c := range sc.cols {
+		named = append(named, c.Column)
+	}
+	sc, err = aliased(named, "", t.Alias, outer)
+	return n, sc, true, err
 }

@@ -30,6 +30,12 @@ type ExternalTables interface {
 	OpenIcebergTable(ctx context.Context, location string) (*table.Table, error)
 }
 
+// Views is what a Catalog implements to hold views: LookupView returns
+// a view's query text and column names, or ok false when name is no view.
+type Views interface {
+	LookupView(ctx context.Context, name []string) (query string, columns []string, ok bool, err error)
+}
+
 // TableRef is a resolved table.
 type TableRef struct {
 	// Name is how messages and EXPLAIN name the table (namespace.table).

@@ -362,6 +362,10 @@ func statementTag(stmt parser.Stmt) string {
 		return "DROP TABLE"
 	case *parser.AlterTable:
 		return "ALTER TABLE"
+	case *parser.CreateView:
+		return "CREATE VIEW"
+	case *parser.DropView:
+		return "DROP VIEW"
 	}
 	words := strings.Fields(stmt.String())
 	if len(words) == 0 {

@@ -412,6 +412,10 @@ func commandTag(stmt parser.Stmt, m lake.Metrics, rows int64) string {
 		return "CREATE TABLE"
 	case *parser.DropTable:
 		return "DROP TABLE"
+	case *parser.CreateView:
+		return "CREATE VIEW"
+	case *parser.DropView:
+		return "DROP VIEW"
 	case *parser.CreateSchema:
 		return "CREATE SCHEMA"
 	case *parser.DropSchema:

@@ -1,0 +1,253 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	icecatalog "github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/view"
+	"github.com/google/uuid"
+	bolt "go.etcd.io/bbolt"
+)
+
+// bucketViews maps a view's (namespace, name) key to its current Iceberg
+// view metadata file, as bucketTables does for tables. It is created by
+// the first CreateView; a catalog without it has no views. A name is a
+// table's or a view's, never both.
+var bucketViews = []byte("views")
+
+// ErrViewNotFound is wrapped by the errors for a view that does not exist.
+var ErrViewNotFound = icecatalog.ErrNoSuchView
+
+// View is a view as the catalog holds it: its Iceberg view metadata and
+// where that lives.
+type View struct {
+	Ident            table.Identifier
+	Metadata         view.Metadata
+	MetadataLocation string
+}
+
+// SQL is the view's query, in its current version's first SQL
+// representation.
+func (v *View) SQL() string {
+	if cur := v.Metadata.CurrentVersion(); cur != nil {
+		for _, r := range cur.Representations {
+			if r.Type == "sql" {
+				return r.Sql
+			}
+		}
+	}
+	return ""
+}
+
+// CreateView writes version metadata for the view ident, whose query sql
+// yields columns of schema, and points the catalog at it: a new view, or
+// with replace a new version of the view of that name. The name must not
+// be a table's. dialect names the SQL's dialect in the representation.
+func (c *Catalog) CreateView(ctx context.Context, ident table.Identifier, sql, dialect string, schema *iceberg.Schema, replace bool) (*View, error) {
+	if c.remote != nil {
+		return nil, errRemote("creating a view")
+	}
+	ident, err := Normalize(ident)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.requireNamespace(ctx, ident[0]); err != nil {
+		return nil, err
+	}
+	old, err := c.LoadView(ctx, ident)
+	if err != nil && !errors.Is(err, ErrViewNotFound) {
+		return nil, err
+	}
+	if old != nil && !replace {
+		return nil, newError([]error{icecatalog.ErrViewAlreadyExists}, "view %s already exists; use CREATE OR REPLACE VIEW", identString(ident))
+	}
+	var bld *view.MetadataBuilder
+	loc := ""
+	version := 0
+	if old != nil {
+		if bld, err = view.MetadataBuilderFromBase(old.Metadata); err != nil {
+			return nil, fmt.Errorf("view %s: %w", identString(ident), err)
+		}
+		loc = old.Metadata.Location()
+		version = metadataVersion(old.MetadataLocation) + 1
+	} else {
+		if bld, err = view.NewMetadataBuilder(); err != nil {
+			return nil, fmt.Errorf("view %s: %w", identString(ident), err)
+		}
+		if loc, err = c.NewTableLocation(ident); err != nil {
+			return nil, err
+		}
+		bld.SetLoc(loc).SetUUID(uuid.New()).SetFormatVersion(view.DefaultViewFormatVersion)
+	}
+	// the builder gives the version and schema their ids
+	v, err := view.NewVersion(view.InitialVersionID, 0, []view.Representation{view.NewRepresentation(sql, dialect)},
+		table.Identifier{ident[0]})
+	if err != nil {
+		return nil, fmt.Errorf("view %s: %w", identString(ident), err)
+	}
+	v.Summary["engine-name"] = "skade"
+	bld.SetCurrentVersion(v, schema)
+	res, err := bld.Build()
+	if err != nil {
+		return nil, fmt.Errorf("view %s: %w", identString(ident), err)
+	}
+	body, err := res.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("view %s: %w", identString(ident), err)
+	}
+	metaLoc := fmt.Sprintf("%s/metadata/%05d-%s.metadata.json", strings.TrimSuffix(loc, "/"), version, uuid.NewString())
+	if err := c.checkInLake(ident, "view metadata file", metaLoc); err != nil {
+		return nil, err
+	}
+	discard := func() {
+		_ = c.fs.Remove(metaLoc)
+		if old == nil {
+			c.removeEmptyDirs(metaLoc, loc)
+		}
+	}
+	w, err := c.fs.CreateExclusive(metaLoc)
+	if err != nil {
+		c.removeEmptyDirs(metaLoc, loc)
+		return nil, fmt.Errorf("view %s: writing %s: %w", identString(ident), metaLoc, err)
+	}
+	_, err = w.Write(body)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		discard()
+		return nil, fmt.Errorf("view %s: writing %s: %w", identString(ident), metaLoc, err)
+	}
+	expected := ""
+	if old != nil {
+		expected = old.MetadataLocation
+	}
+	err = c.update(ctx, func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketTables).Get(tableKey(ident)) != nil {
+			return newError([]error{icecatalog.ErrTableAlreadyExists}, "create view %s: a table has that name; a name is a table's or a view's", identString(ident))
+		}
+		views, err := tx.CreateBucketIfNotExists(bucketViews)
+		if err != nil {
+			return err
+		}
+		if got := string(views.Get(tableKey(ident))); got != expected {
+			return newError([]error{table.ErrCommitFailed}, "create view %s: the view changed while this statement ran; run it again", identString(ident))
+		}
+		return views.Put(tableKey(ident), []byte(metaLoc))
+	})
+	if err != nil {
+		if !errors.Is(err, ErrCommitStateUnknown) {
+			discard()
+		}
+		return nil, err
+	}
+	md, err := view.ParseMetadataBytes(body)
+	if err != nil {
+		return nil, err
+	}
+	return &View{Ident: ident, Metadata: md, MetadataLocation: metaLoc}, nil
+}
+
+// LoadView reads the view ident; an error wrapping ErrViewNotFound when
+// there is none.
+func (c *Catalog) LoadView(ctx context.Context, ident table.Identifier) (*View, error) {
+	if c.remote != nil {
+		return nil, newError([]error{ErrViewNotFound}, "view %s does not exist", identString(ident))
+	}
+	ident, err := Normalize(ident)
+	if err != nil {
+		return nil, err
+	}
+	var loc string
+	err = c.view(ctx, func(tx *bolt.Tx) error {
+		if b := tx.Bucket(bucketViews); b != nil {
+			loc = string(b.Get(tableKey(ident)))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if loc == "" {
+		return nil, newError([]error{ErrViewNotFound}, "view %s does not exist", identString(ident))
+	}
+	f, err := c.fs.Open(loc)
+	if err != nil {
+		return nil, fmt.Errorf("view %s: reading %s: %w", identString(ident), loc, err)
+	}
+	defer f.Close()
+	md, err := view.ParseMetadata(f)
+	if err != nil {
+		return nil, fmt.Errorf("view %s: reading %s: %w", identString(ident), loc, err)
+	}
+	return &View{Ident: ident, Metadata: md, MetadataLocation: loc}, nil
+}
+
+// DropView removes the view ident and its directory; false when there is
+// none.
+func (c *Catalog) DropView(ctx context.Context, ident table.Identifier) (bool, error) {
+	if c.remote != nil {
+		return false, errRemote("dropping a view")
+	}
+	ident, err := Normalize(ident)
+	if err != nil {
+		return false, err
+	}
+	var loc string
+	err = c.update(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketViews)
+		if b == nil {
+			return nil
+		}
+		loc = string(b.Get(tableKey(ident)))
+		if loc == "" {
+			return nil
+		}
+		return b.Delete(tableKey(ident))
+	})
+	if err != nil || loc == "" {
+		return false, err
+	}
+	dir := loc[:strings.LastIndex(loc, "/metadata/")]
+	if err := c.fs.RemoveAll(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return true, fmt.Errorf("drop view %s: removing %s: %w", identString(ident), dir, err)
+	}
+	return true, nil
+}
+
+// ListViews names the views of namespace ns, sorted.
+func (c *Catalog) ListViews(ctx context.Context, ns string) ([]string, error) {
+	if c.remote != nil {
+		return nil, nil
+	}
+	var out []string
+	err := c.view(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketViews)
+		if b == nil {
+			return nil
+		}
+		prefix := append([]byte(ns), 0)
+		return b.ForEach(func(k, _ []byte) error {
+			if rest, ok := strings.CutPrefix(string(k), string(prefix)); ok {
+				out = append(out, rest)
+			}
+			return nil
+		})
+	})
+	slices.Sort(out)
+	return out, err
+}
+
+// viewExists reports, inside a bbolt transaction, whether ident names a
+// view (a table of that name cannot be created).
+func viewExists(tx *bolt.Tx, ident table.Identifier) bool {
+	b := tx.Bucket(bucketViews)
+	return b != nil && b.Get(tableKey(ident)) != nil
+}
