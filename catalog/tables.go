@@ -123,6 +123,16 @@ func (c *Catalog) current(ctx context.Context, ident table.Identifier) (string, 
 		if err != nil || loc == "" {
 			return "", nil, err
 		}
+		if !locWithin(c.root, loc) {
+			// INVARIANT: pointers name files inside the lake
+			// (SwapPointers checks it). One that does not was written
+			// for another directory: the lake was copied or moved, and
+			// reading on would read, and write into, the original's
+			// files.
+			return "", nil, newError([]error{ErrOutsideLake},
+				"table %s: the catalog points at %s, outside this %s %q: the lake was copied or moved from another place, and its tables' files still name that place; open the lake where it was made (relocating a copy is not supported yet)",
+				identString(ident), loc, c.lakeNoun(), c.root)
+		}
 		tbl, err := c.loadAt(ctx, ident, loc)
 		if err == nil {
 			return loc, tbl, nil

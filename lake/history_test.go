@@ -251,3 +251,27 @@ func TestHistoryOfAHandle(t *testing.T) {
 		t.Errorf("History on a cancelled context: %v, %v; want context.Canceled", h, err)
 	}
 }
+
+// A lake directory copied elsewhere still names the original's files in
+// its catalog and metadata: opening its tables is refused with a message
+// that says so, instead of reading (and writing into) the original.
+func TestCopiedLakeIsRefused(t *testing.T) {
+	ctx := context.Background()
+	lk, dir := openLake(t)
+	mustAppend(t, mustCreate(t, lk, "events"), 0, 10)
+	if err := lk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	copyDir := filepath.Join(t.TempDir(), "copy")
+	if err := os.CopyFS(copyDir, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := lake.Open(ctx, copyDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Close()
+	if _, err := cp.Table(ctx, "events"); err == nil || !strings.Contains(err.Error(), "the lake was copied or moved") {
+		t.Fatalf("opening a table of a copied lake: %v, want a refusal", err)
+	}
+}
