@@ -221,6 +221,8 @@ func (s *Session) runStmt(ctx context.Context, stmt parser.Stmt) (*Result, error
 		return s.dropTable(ctx, st)
 	case *parser.CreateView:
 		return s.createView(ctx, st, now)
+	case *parser.Call:
+		return s.call(ctx, st)
 	case *parser.DropView:
 		return s.dropView(ctx, st)
 	case *parser.Merge:

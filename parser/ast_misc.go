@@ -50,6 +50,14 @@ type ShowCreateTable struct {
 	Table Name
 }
 
+// Call is CALL [catalog.][system.]procedure(args), Spark's way to run a
+// procedure; Args may contain *NamedArg (name => value).
+type Call struct {
+	Pos
+	Name Name
+	Args []Expr
+}
+
 // Describe is DESCRIBE t or DESC t.
 type Describe struct {
 	Pos
@@ -99,6 +107,7 @@ func (*ShowTables) stmtNode()        {}
 func (*Show) stmtNode()              {}
 func (*ShowTblProperties) stmtNode() {}
 func (*ShowCreateTable) stmtNode()   {}
+func (*Call) stmtNode()              {}
 func (*Describe) stmtNode()          {}
 func (*Copy) stmtNode()              {}
 func (*SetVar) stmtNode()            {}

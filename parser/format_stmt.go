@@ -481,6 +481,16 @@ func (x *ExecuteProcedure) format(w *writer) {
 	}
 }
 
+func (x *Call) format(w *writer) {
+	w.WriteString("CALL ")
+	w.name(x.Name)
+	w.WriteByte('(')
+	if x.Args != nil {
+		w.exprs(x.Args)
+	}
+	w.WriteByte(')')
+}
+
 func (x *Begin) format(w *writer) {
 	w.WriteString("BEGIN")
 	sep := " "
@@ -661,6 +671,7 @@ func (x *Commit) String() string                { return str(x) }
 func (x *Rollback) String() string              { return str(x) }
 func (x *Explain) String() string               { return str(x) }
 func (x *ShowTables) String() string            { return str(x) }
+func (x *Call) String() string                  { return str(x) }
 func (x *CreateView) String() string            { return str(x) }
 func (x *DropView) String() string              { return str(x) }
 func (x *Show) String() string                  { return str(x) }

@@ -5,7 +5,7 @@ import "strings"
 // statementStarts lists the words a statement may begin with, for errors.
 var statementStarts = []string{"SELECT", "WITH", "VALUES", "INSERT", "UPDATE", "DELETE",
 	"MERGE", "CREATE", "DROP", "ALTER", "TRUNCATE", "COPY", "EXPLAIN", "DESCRIBE", "SHOW",
-	"SET", "BEGIN", "COMMIT", "ROLLBACK"}
+	"SET", "BEGIN", "COMMIT", "ROLLBACK", "CALL"}
 
 // statement dispatches on the first word.
 func (p *parser) statement() Stmt {
@@ -29,6 +29,14 @@ func (p *parser) statement() Stmt {
 		return p.create()
 	case t.isKw("DROP"):
 		return p.drop()
+	case t.isKw("CALL"):
+		c := &Call{Pos: p.expectKw("CALL"), Name: p.dottedName("procedure name")}
+		p.expectOp("(")
+		if !p.isOp(")") {
+			c.Args = p.argList()
+		}
+		p.expectOp(")")
+		return c
 	case t.isKw("ALTER"):
 		return p.alterTable()
 	case t.isKw("BEGIN"), t.isKw("START"):

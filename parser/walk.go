@@ -306,6 +306,8 @@ func Children(n Node) []Node {
 		}
 	case *ExecuteProcedure:
 		c.exprs(x.Args)
+	case *Call:
+		c.exprs(x.Args)
 	case *Explain:
 		c.add(x.Stmt)
 	case *Copy:

@@ -367,7 +367,7 @@ func pgOID(dt arrow.DataType) uint32 {
 func returnsRows(stmt parser.Stmt) bool {
 	switch st := stmt.(type) {
 	case *parser.Query, *parser.Explain, *parser.Show, *parser.ShowTables, *parser.Describe,
-		*parser.ShowTblProperties, *parser.ShowCreateTable:
+		*parser.ShowTblProperties, *parser.ShowCreateTable, *parser.Call:
 		return true
 	case *parser.Insert:
 		return st.Returning != nil
@@ -392,7 +392,7 @@ func returnsRows(stmt parser.Stmt) bool {
 func commandTag(stmt parser.Stmt, m lake.Metrics, rows int64) string {
 	n := func(v int64) string { return strconv.FormatInt(v, 10) }
 	switch st := stmt.(type) {
-	case *parser.Query, *parser.ShowTables, *parser.Describe, *parser.ShowTblProperties, *parser.ShowCreateTable:
+	case *parser.Query, *parser.ShowTables, *parser.Describe, *parser.ShowTblProperties, *parser.ShowCreateTable, *parser.Call:
 		return "SELECT " + n(rows)
 	case *parser.Insert:
 		if st.OnConflict != nil {

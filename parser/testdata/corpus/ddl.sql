@@ -97,3 +97,7 @@ DROP VIEW v;
 DROP VIEW IF EXISTS main.v;
 SHOW VIEWS;
 SHOW VIEWS FROM main;
+
+-- procedures, as Spark calls them
+CALL system.register_table('main.t', '/lake/main/t-00000000/metadata/00003-x.metadata.json');
+CALL lake.system.register_table(table => 't', metadata_file => '/x.metadata.json');
