@@ -25,8 +25,8 @@ import (
 // table and loads it, then icebird (an independent reader of Iceberg
 // metadata, manifests and Parquet) reads, through the REST catalog, tables
 // skade wrote by INSERT, copy-on-write MERGE, merge-on-read MERGE
-// (position deletes) and an equality-delete upsert: it must see skade's
-// rows. It needs node and `npm ci --prefix server/rest/testdata/node`,
+// (position deletes), an equality-delete upsert, partition evolution and
+// row lineage on v3: it must see skade's rows. It needs node and `npm ci --prefix server/rest/testdata/node`,
 // which .ci/run does; without them it skips, unless SKADE_REQUIRE_NODE is
 // set.
 func TestNodeClients(t *testing.T) {
@@ -59,6 +59,15 @@ MERGE INTO mor USING (SELECT range * 3 AS id FROM range(5)) s ON mor.id = s.id
 DELETE FROM mor WHERE id = 1;
 CREATE TABLE eq (id BIGINT, v VARCHAR);
 INSERT INTO eq SELECT range, 'v' || range FROM range(6);
+CREATE TABLE evo (id BIGINT, v VARCHAR) PARTITIONED BY (bucket(2, id)) WITH ('write.delete.mode' = 'merge-on-read');
+INSERT INTO evo SELECT range, 'v' || range FROM range(8);
+ALTER TABLE evo REPLACE PARTITION FIELD bucket(2, id) WITH truncate(2, v);
+INSERT INTO evo SELECT range, 'w' || range FROM range(8, 12);
+DELETE FROM evo WHERE id IN (1, 9);
+CREATE TABLE lin (id BIGINT, v VARCHAR) WITH ('format-version' = '3');
+INSERT INTO lin SELECT range, 'v' || range FROM range(6);
+UPDATE lin SET v = 'updated' WHERE id % 2 = 0;
+MERGE INTO lin USING (SELECT 7 AS id) s ON lin.id = s.id WHEN NOT MATCHED THEN INSERT VALUES (s.id, 'seven');
 `
 	if err := s.Exec(ctx, script); err != nil {
 		t.Fatal(err)
@@ -84,7 +93,10 @@ INSERT INTO eq SELECT range, 'v' || range FROM range(6);
 	}
 	hs := httptest.NewServer(srv.Handler())
 	defer hs.Close()
-	tables := []string{"main.ins", "main.cow", "main.mor", "main.eq"}
+	// evo: data files of two partition specs and position deletes; lin: a
+	// v3 table whose copy-on-write rewrites carry _row_id and
+	// _last_updated_sequence_number columns, which a reader must ignore
+	tables := []string{"main.ins", "main.cow", "main.mor", "main.eq", "main.evo", "main.lin"}
 	abs, _ := filepath.Abs("testdata/node/client.mjs")
 	cmd := exec.Command(node, append([]string{abs, hs.URL}, tables...)...)
 	cmd.Dir = "testdata/node"
