@@ -90,12 +90,7 @@ func TestUpsertRefusedOnVersion3(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := snapIDs(t, tbl)
-	res, err := s.SQL(ctx, "SELECT 1::BIGINT AS id, 'z' AS v")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Close()
-	_, err = tbl.Upsert(ctx, []string{"id"}, res.Reader())
+	err = upsertID1(t, s, tbl)
 	if !errors.Is(err, lake.ErrNotImplemented) || !strings.Contains(err.Error(), "keeps row lineage") || !strings.Contains(err.Error(), "use MERGE INTO main.t") {
 		t.Fatalf("err = %v, want a refusal that names MERGE", err)
 	}
@@ -164,13 +159,7 @@ func TestUpsertAfterPartitionEvolution(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := s.SQL(ctx, "SELECT 1::BIGINT AS id, 'z' AS v")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Close()
-		_, err = tbl.Upsert(ctx, []string{"id"}, res.Reader())
-		return err
+		return upsertID1(t, s, tbl)
 	}
 	before := query(t, s, "SELECT count(*) FROM t$snapshots")
 	if err := upsert(); !errors.Is(err, lake.ErrInvalidArgument) || !strings.Contains(err.Error(), "earlier partition spec") {
@@ -186,4 +175,17 @@ func TestUpsertAfterPartitionEvolution(t *testing.T) {
 	if got := query(t, s, "SELECT id, v FROM t ORDER BY id"); !slices.Equal(got, []string{"1|z", "2|b", "3|c"}) {
 		t.Fatalf("rows %v", got)
 	}
+}
+
+// upsertID1 upserts the row (1, 'z') into tbl, keyed by id.
+func upsertID1(t *testing.T, s *lake.Session, tbl *lake.Table) error {
+	t.Helper()
+	ctx := context.Background()
+	res, err := s.SQL(ctx, "SELECT 1::BIGINT AS id, 'z' AS v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	_, err = tbl.Upsert(ctx, []string{"id"}, res.Reader())
+	return err
 }

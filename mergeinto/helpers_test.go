@@ -144,19 +144,7 @@ func tableRows(t *testing.T, tbl *table.Table) []string {
 	if tbl.CurrentSnapshot() == nil {
 		return nil
 	}
-	at, err := tbl.Scan().ToArrowTable(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer at.Release()
-	tr := array.NewTableReader(at, 1024)
-	defer tr.Release()
-	var out []string
-	for tr.Next() {
-		out = append(out, renderRows(tr.RecordBatch())...)
-	}
-	slices.Sort(out)
-	return out
+	return stagedRows(t, tbl.Scan())
 }
 
 func renderRows(b arrow.RecordBatch) []string {

@@ -1,12 +1,10 @@
 package mergeinto_test
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/mergeinto"
@@ -16,19 +14,7 @@ import (
 // lines, read by iceberg-go's scan with row lineage.
 func lineageRows(t *testing.T, tbl *table.Table) []string {
 	t.Helper()
-	at, err := tbl.Scan(table.WithRowLineage()).ToArrowTable(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer at.Release()
-	tr := array.NewTableReader(at, 1024)
-	defer tr.Release()
-	var out []string
-	for tr.Next() {
-		out = append(out, renderRows(tr.RecordBatch())...)
-	}
-	slices.Sort(out)
-	return out
+	return stagedRows(t, tbl.Scan(table.WithRowLineage()))
 }
 
 // A copy-on-write MERGE into a format-version 3 table keeps row lineage:
