@@ -208,9 +208,6 @@ func withFirstRowID(df iceberg.DataFile, spec iceberg.PartitionSpec, schema *ice
 	b.ColumnSizes(df.ColumnSizes()).ValueCounts(df.ValueCounts()).NullValueCounts(df.NullValueCounts()).
 		NaNValueCounts(df.NaNValueCounts()).LowerBoundValues(df.LowerBoundValues()).UpperBoundValues(df.UpperBoundValues()).
 		SplitOffsets(df.SplitOffsets()).FirstRowID(id)
-	if d := df.DistinctValueCounts(); d != nil {
-		b.DistinctValueCounts(d)
-	}
 	if k := df.KeyMetadata(); k != nil {
 		b.KeyMetadata(k)
 	}

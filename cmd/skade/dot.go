@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/skadedb/skade/parser"
 )
 
 // dotCommand is one of the shell's dot commands.
@@ -197,9 +195,6 @@ func dotSchema(sh *shell, args []string, line int, bail bool) error {
 	}
 	return nil
 }
-
-// quoteIdent quotes a name that would not read back as itself bare.
-func quoteIdent(s string) string { return parser.QuoteIdent(s) }
 
 func dotHistory(sh *shell, args []string, line int, bail bool) error {
 	if len(args) != 1 {
