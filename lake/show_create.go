@@ -11,6 +11,7 @@ import (
 
 	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/parser"
+	"github.com/skadedb/skade/plan"
 	"github.com/skadedb/skade/snapshot"
 )
 
@@ -30,6 +31,9 @@ func (t *Table) CreateStatement() string {
 		fmt.Fprintf(&b, "    %s %s", parser.QuoteIdent(f.Name), strings.ToUpper(exec.TypeName(f.Type)))
 		if sch.Fields()[i].Required {
 			b.WriteString(" NOT NULL")
+		}
+		if d := t.tbl.Metadata().Properties()[plan.DefaultProperty(f.Name)]; d != "" {
+			b.WriteString(" DEFAULT " + d)
 		}
 		if i < len(fields)-1 {
 			b.WriteString(",")
@@ -61,6 +65,9 @@ func (t *Table) CreateStatement() string {
 		}
 		if k == table.DefaultNameMappingKey {
 			continue // derived from the schema when files are added
+		}
+		if strings.HasPrefix(k, plan.DefaultProperty("")) {
+			continue // a column's DEFAULT, written with the column
 		}
 		keys = append(keys, k)
 	}

@@ -140,6 +140,14 @@ type AlterColumnNotNull struct {
 	Set    bool
 }
 
+// AlterColumnDefault is ALTER [COLUMN] col SET DEFAULT e, or with a nil
+// Default, DROP DEFAULT.
+type AlterColumnDefault struct {
+	Pos
+	Column  Ident
+	Default Expr
+}
+
 // SetProperties is SET (key = value, …).
 type SetProperties struct {
 	Pos
@@ -238,6 +246,7 @@ func (*DropView) stmtNode()     {}
 func (*AddColumn) alterAction()             {}
 func (*DropColumn) alterAction()            {}
 func (*RenameColumn) alterAction()          {}
+func (*AlterColumnDefault) alterAction()    {}
 func (*AlterColumnType) alterAction()       {}
 func (*AlterColumnNotNull) alterAction()    {}
 func (*SetProperties) alterAction()         {}

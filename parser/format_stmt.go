@@ -371,6 +371,17 @@ func (x *AlterColumnNotNull) format(w *writer) {
 	}
 }
 
+func (x *AlterColumnDefault) format(w *writer) {
+	w.WriteString("ALTER COLUMN ")
+	w.ident(x.Column)
+	if x.Default == nil {
+		w.WriteString(" DROP DEFAULT")
+		return
+	}
+	w.WriteString(" SET DEFAULT ")
+	x.Default.format(w)
+}
+
 func (x *SetProperties) format(w *writer) {
 	w.WriteString("SET ")
 	w.properties(x.Properties)
@@ -656,6 +667,7 @@ func (x *DropColumn) String() string            { return str(x) }
 func (x *RenameColumn) String() string          { return str(x) }
 func (x *AlterColumnType) String() string       { return str(x) }
 func (x *AlterColumnNotNull) String() string    { return str(x) }
+func (x *AlterColumnDefault) String() string    { return str(x) }
 func (x *SetProperties) String() string         { return str(x) }
 func (x *UnsetProperties) String() string       { return str(x) }
 func (x *AddPartitionField) String() string     { return str(x) }

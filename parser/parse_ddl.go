@@ -376,6 +376,9 @@ func (p *parser) alterAction() AlterAction {
 		case p.acceptKw("TYPE"):
 			return &AlterColumnType{Pos: pos, Column: col, Type: p.typeName()}
 		case p.acceptKw("SET"):
+			if p.acceptKw("DEFAULT") {
+				return &AlterColumnDefault{Pos: pos, Column: col, Default: p.expr(0)}
+			}
 			if p.acceptKw("DATA") {
 				p.expectKw("TYPE")
 				return &AlterColumnType{Pos: pos, Column: col, Type: p.typeName()}
@@ -384,6 +387,9 @@ func (p *parser) alterAction() AlterAction {
 			p.expectKw("NULL")
 			return &AlterColumnNotNull{Pos: pos, Column: col, Set: true}
 		case p.acceptKw("DROP"):
+			if p.acceptKw("DEFAULT") {
+				return &AlterColumnDefault{Pos: pos, Column: col}
+			}
 			p.expectKw("NOT")
 			p.expectKw("NULL")
 			return &AlterColumnNotNull{Pos: pos, Column: col}

@@ -300,6 +300,10 @@ func Children(n Node) []Node {
 		c.add(x.Column)
 	case *AlterColumnType:
 		c.add(x.Type)
+	case *AlterColumnDefault:
+		if x.Default != nil {
+			c.add(x.Default)
+		}
 	case *SetProperties:
 		for _, pr := range x.Properties {
 			c.add(pr)

@@ -93,7 +93,7 @@ func (p *Planner) AlterTable(ctx context.Context, st *parser.AlterTable, target 
 				return fail(a.Column.Name.Pos, "cannot add NOT NULL column %q: existing rows would hold NULL; add it nullable", col)
 			}
 			if a.Column.Default != nil {
-				return fail(a.Column.Name.Pos, "column defaults are not supported yet")
+				return nil, &Error{Pos: a.Column.Default.Position(), Err: ErrNotSupported, Msg: fmt.Sprintf("alter table %s: ADD COLUMN %s … DEFAULT is not supported yet: the rows already there would read NULL, not the default; add the column, then ALTER COLUMN %s SET DEFAULT for the rows written after", name, col, col)}
 			}
 			t, err := icebergType(a.Column.Type)
 			if err != nil {
@@ -109,6 +109,9 @@ func (p *Planner) AlterTable(ctx context.Context, st *parser.AlterTable, target 
 				return noColumn(a.Name)
 			}
 			out.Schema = append(out.Schema, func(u *table.UpdateSchema) { u.DeleteColumn([]string{f.Name}) })
+			if columnDefault(target.Table.Metadata().Properties(), f.Name) != "" {
+				out.Unset = append(out.Unset, DefaultProperty(f.Name))
+			}
 		case *parser.RenameColumn:
 			f, ok := has(identName(a.Old))
 			if !ok {
@@ -119,6 +122,31 @@ func (p *Planner) AlterTable(ctx context.Context, st *parser.AlterTable, target 
 			}
 			to := identName(a.New)
 			out.Schema = append(out.Schema, func(u *table.UpdateSchema) { u.RenameColumn([]string{f.Name}, to) })
+			if d := columnDefault(target.Table.Metadata().Properties(), f.Name); d != "" {
+				// the DEFAULT goes with the column
+				out.Unset = append(out.Unset, DefaultProperty(f.Name))
+				out.Props[DefaultProperty(to)] = d
+			}
+		case *parser.AlterColumnDefault:
+			f, ok := has(identName(a.Column))
+			if !ok {
+				return noColumn(a.Column)
+			}
+			if a.Default == nil {
+				if columnDefault(target.Table.Metadata().Properties(), f.Name) != "" {
+					out.Unset = append(out.Unset, DefaultProperty(f.Name))
+				}
+				continue
+			}
+			t, err := table.SchemaToArrowSchema(iceberg.NewSchema(0, f), nil, false, false)
+			if err != nil {
+				return nil, err
+			}
+			text, err := p.binder(ctx).checkDefault(a.Default, TargetColumn{Name: f.Name, Type: canonical(t.Field(0).Type), Required: f.Required}, name)
+			if err != nil {
+				return fail(a.Default.Position(), "column %q: DEFAULT: %s", f.Name, errMsg(err))
+			}
+			out.Props[DefaultProperty(f.Name)] = text
 		case *parser.AlterColumnType:
 			f, ok := has(identName(a.Column))
 			if !ok {
@@ -356,7 +384,14 @@ func (p *Planner) CreateTable(ctx context.Context, st *parser.CreateTable) (*Cre
 				return fail(c.Type.Pos, "%s", errMsg(err))
 			}
 			if c.Default != nil {
-				return nil, &Error{Pos: c.Default.Position(), Err: ErrNotSupported, Msg: fmt.Sprintf("create table %s: column defaults are not supported yet", name)}
+				text, err := p.binder(ctx).checkDefault(c.Default, TargetColumn{Name: col, Type: canonical(t), Required: c.NotNull || c.PrimaryKey}, name)
+				if err != nil {
+					return fail(c.Default.Position(), "column %q: DEFAULT: %s", col, errMsg(err))
+				}
+				if out.Props == nil {
+					out.Props = map[string]string{}
+				}
+				out.Props[DefaultProperty(col)] = text
 			}
 			fields[i] = arrow.Field{Name: c.Name.Name, Type: t, Nullable: !c.NotNull && !c.PrimaryKey}
 		}

@@ -19,6 +19,8 @@ type TargetColumn struct {
 	Name     string
 	Type     arrow.DataType
 	Required bool
+	// Default is the column's DEFAULT as SQL text, "" for none.
+	Default string
 }
 
 // TargetColumns lists a table's current columns with canonical types.
@@ -29,8 +31,9 @@ func TargetColumns(ref *TableRef) ([]TargetColumn, error) {
 		return nil, fmt.Errorf("table %s: %w", ref.Name, err)
 	}
 	out := make([]TargetColumn, len(asch.Fields()))
+	props := ref.Table.Metadata().Properties()
 	for i, f := range asch.Fields() {
-		out[i] = TargetColumn{Name: f.Name, Type: canonical(f.Type), Required: isch.Fields()[i].Required}
+		out[i] = TargetColumn{Name: f.Name, Type: canonical(f.Type), Required: isch.Fields()[i].Required, Default: columnDefault(props, f.Name)}
 	}
 	return out, nil
 }
@@ -198,7 +201,10 @@ func (p *Planner) Insert(ctx context.Context, ins *parser.Insert, target *TableR
 	}
 	proj := &Project{Input: src}
 	for i, tc := range cols {
-		var e Expr = constLit(exec.NewNullLiteral(tc.Type))
+		e, err := b.defaultValue(tc)
+		if err != nil {
+			return nil, atPos(ins.Pos, err)
+		}
 		for k, d := range dest {
 			if d == i && k < len(scols) {
 				e = &ColRef{ID: scols[k].ID, Typ: scols[k].Type, Name: scols[k].Name}
@@ -236,7 +242,11 @@ func (b *binder) insertValues(v *parser.Values, cols []TargetColumn, dest []int,
 		}
 		row := make([]Expr, len(cols))
 		for i, tc := range cols {
-			row[i] = constLit(exec.NewNullLiteral(tc.Type))
+			d, err := b.defaultValue(tc)
+			if err != nil {
+				return nil, atPos(v.Pos, err)
+			}
+			row[i] = d
 		}
 		for k, e := range r {
 			if _, isDef := e.(*parser.Default); isDef {
@@ -438,7 +448,9 @@ func (p *Planner) rowRewrite(ctx context.Context, target *TableRef, alias parser
 		setSeen[idx] = true
 		var v Expr
 		if _, isDef := s.Value.(*parser.Default); isDef {
-			v = constLit(exec.NewNullLiteral(cols[idx].Type))
+			if v, err = b.defaultValue(cols[idx]); err != nil {
+				return nil, atPos(s.Pos, err)
+			}
 		} else if v, err = b.bindExpr(s.Value, uc); err != nil {
 			return nil, err
 		}

@@ -308,7 +308,9 @@ func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 				seen[i] = true
 				var x Expr
 				if _, isDef := s.Value.(*parser.Default); isDef {
-					x = constLit(exec.NewNullLiteral(cols[i].Type))
+					if x, err = b.defaultValue(cols[i]); err != nil {
+						return nil, atPos(s.Pos, err)
+					}
 				} else if x, err = bindClause(s.Value, "UPDATE SET"); err != nil {
 					return nil, err
 				}
@@ -322,7 +324,9 @@ func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 		case *parser.MergeInsert:
 			row := make([]Expr, len(cols))
 			for i, tc := range cols {
-				row[i] = constLit(exec.NewNullLiteral(tc.Type))
+				if row[i], err = b.defaultValue(tc); err != nil {
+					return nil, atPos(a.Pos, err)
+				}
 			}
 			switch {
 			case a.Star:

@@ -101,3 +101,8 @@ SHOW VIEWS FROM main;
 -- procedures, as Spark calls them
 CALL system.register_table('main.t', '/lake/main/t-00000000/metadata/00003-x.metadata.json');
 CALL lake.system.register_table(table => 't', metadata_file => '/x.metadata.json');
+
+-- column defaults
+CREATE TABLE d (id BIGINT NOT NULL, status VARCHAR DEFAULT 'new', at TIMESTAMPTZ DEFAULT now(), n INT DEFAULT 1 + 1);
+ALTER TABLE d ALTER COLUMN status SET DEFAULT 'open';
+ALTER TABLE d ALTER n DROP DEFAULT;
