@@ -123,7 +123,11 @@ func TestCreateTableErrorsHavePositions(t *testing.T) {
 			t.Fatalf("%s: error not at %q: %#v", tc.q, tc.at, pe)
 		}
 	}
-	if _, err := s.SQL(ctx, `CREATE TABLE t (a INT DEFAULT 3)`); !errors.Is(err, lake.ErrNotImplemented) {
+	// a DEFAULT that does not fit its column points at the DEFAULT
+	q := `CREATE TABLE t (a INT DEFAULT 'x')`
+	_, err := s.SQL(ctx, q)
+	var pe *plan.Error
+	if !errors.Is(err, lake.ErrInvalidArgument) || !errors.As(err, &pe) || pe.Pos.Offset != strings.Index(q, "'x'") {
 		t.Fatalf("DEFAULT: %v", err)
 	}
 }
