@@ -109,8 +109,11 @@ func (p *Planner) AlterTable(ctx context.Context, st *parser.AlterTable, target 
 				return noColumn(a.Name)
 			}
 			out.Schema = append(out.Schema, func(u *table.UpdateSchema) { u.DeleteColumn([]string{f.Name}) })
-			if columnDefault(target.Table.Metadata().Properties(), f.Name) != "" {
-				out.Unset = append(out.Unset, DefaultProperty(f.Name))
+			props := target.Table.Metadata().Properties()
+			for _, k := range []string{DefaultProperty(f.Name), dictionaryProperty(f.Name)} {
+				if _, ok := props[k]; ok {
+					out.Unset = append(out.Unset, k)
+				}
 			}
 		case *parser.RenameColumn:
 			f, ok := has(identName(a.Old))
@@ -122,10 +125,14 @@ func (p *Planner) AlterTable(ctx context.Context, st *parser.AlterTable, target 
 			}
 			to := identName(a.New)
 			out.Schema = append(out.Schema, func(u *table.UpdateSchema) { u.RenameColumn([]string{f.Name}, to) })
-			if d := columnDefault(target.Table.Metadata().Properties(), f.Name); d != "" {
-				// the DEFAULT goes with the column
-				out.Unset = append(out.Unset, DefaultProperty(f.Name))
-				out.Props[DefaultProperty(to)] = d
+			// the column's own properties (its DEFAULT, its dictionary
+			// encoding) go with it
+			props := target.Table.Metadata().Properties()
+			for _, key := range []func(string) string{DefaultProperty, dictionaryProperty} {
+				if v, ok := props[key(f.Name)]; ok {
+					out.Unset = append(out.Unset, key(f.Name))
+					out.Props[key(to)] = v
+				}
 			}
 		case *parser.AlterColumnDefault:
 			f, ok := has(identName(a.Column))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/parser"
+	"github.com/skadedb/skade/snapshot"
 )
 
 // Column defaults. A column's DEFAULT is kept as SQL text in the table
@@ -51,4 +52,11 @@ func (b *binder) checkDefault(e parser.Expr, col TargetColumn, table string) (st
 		return "", err
 	}
 	return e.String(), nil
+}
+
+// dictionaryProperty is the dictionary-encoding property of column col
+// (snapshot.DictionaryFor), which follows the column like its DEFAULT.
+func dictionaryProperty(col string) string {
+	k, _ := snapshot.DictionaryFor(col)
+	return k
 }
