@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	icecatalog "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -50,35 +49,6 @@ func (c *Catalog) SwapPointers(ctx context.Context, swaps []PointerSwap) error {
 		}
 	}
 	return nil
-}
-
-// VersionHintFile is the file beside a table's metadata files that names
-// the current one, the convention of Hadoop-style catalogs
-// (metadata/version-hint.text). skade writes the current file's version
-// stem (00006-<uuid>: its name without .metadata.json), which DuckDB's
-// iceberg_scan resolves with its default version_name_format. The bbolt
-// pointer, not the hint, is the commit: the hint is written after the
-// swap, best effort, and two committers racing may leave the older one's
-// hint for a moment, as with any Hadoop-style hint.
-const VersionHintFile = "version-hint.text"
-
-// writeVersionHint points the version hint of the table whose metadata
-// file is loc at it. A hint that cannot be written costs only the hint:
-// the commit already happened.
-func (c *Catalog) writeVersionHint(loc string) {
-	i := strings.LastIndex(loc, "/")
-	if i < 0 {
-		return
-	}
-	stem := strings.TrimSuffix(loc[i+1:], ".metadata.json")
-	stem = strings.TrimSuffix(strings.TrimSuffix(stem, ".gz"), ".zstd")
-	hint := loc[:i+1] + VersionHintFile
-	if d, ok := c.fs.(*DurableFS); ok {
-		// atomic, not durable: a hint lost in a crash is only a hint
-		_ = d.ReplaceFile(hint, []byte(stem))
-		return
-	}
-	_ = c.fs.WriteFile(hint, []byte(stem))
 }
 
 // checkSwaps normalizes identifiers and refuses duplicates and locations

@@ -3,11 +3,6 @@ package lake
 import (
 	"context"
 	"fmt"
-	"io"
-	"io/fs"
-	"path"
-	"regexp"
-	"strconv"
 	"strings"
 
 	iceio "github.com/apache/iceberg-go/io"
@@ -31,7 +26,7 @@ func (c sessionCatalog) OpenIcebergTable(ctx context.Context, location string) (
 	}
 	meta := location
 	if !strings.HasSuffix(location, ".metadata.json") {
-		if meta, err = currentMetadataFile(fsys, strings.TrimSuffix(location, "/")); err != nil {
+		if meta, err = catalog.CurrentMetadataFile(fsys, strings.TrimSuffix(location, "/")); err != nil {
 			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("iceberg_scan(%q): %w", location, err)}
 		}
 	}
@@ -54,62 +49,4 @@ func (s *Session) externalFS(location string) (iceio.IO, error) {
 		return fsys, nil
 	}
 	return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("iceberg_scan(%q): only local paths and locations in this lake's object store (%s) can be read", location, fsys.Root())}
-}
-
-var (
-	hadoopVersion = regexp.MustCompile(`^v(\d+)(\.gz)?\.metadata\.json$`)
-	numbered      = regexp.MustCompile(`^(\d+)-.*\.metadata\.json$`)
-)
-
-// currentMetadataFile finds the current metadata file of the table
-// directory dir.
-func currentMetadataFile(fsys iceio.IO, dir string) (string, error) {
-	mdir := dir + "/metadata"
-	if f, err := fsys.Open(mdir + "/" + catalog.VersionHintFile); err == nil {
-		b, err := io.ReadAll(io.LimitReader(f, 4096))
-		f.Close()
-		if err == nil {
-			hint := strings.TrimSpace(string(b))
-			if _, err := strconv.Atoi(hint); err == nil {
-				return mdir + "/v" + hint + ".metadata.json", nil
-			}
-			if hint != "" && !strings.ContainsAny(hint, "/\\") {
-				return mdir + "/" + hint + ".metadata.json", nil
-			}
-		}
-	}
-	lister, ok := fsys.(iceio.ListableIO)
-	if !ok {
-		return "", fmt.Errorf("%s has no %s and cannot be listed; name the metadata file", mdir, catalog.VersionHintFile)
-	}
-	best, bestN := "", -1
-	err := lister.WalkDir(mdir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if p != mdir {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		name := d.Name()
-		m := hadoopVersion.FindStringSubmatch(name)
-		if m == nil {
-			m = numbered.FindStringSubmatch(name)
-		}
-		if m != nil {
-			if n, err := strconv.Atoi(m[1]); err == nil && n > bestN {
-				best, bestN = name, n
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return "", fmt.Errorf("no Iceberg table at %s: %w", dir, err)
-	}
-	if best == "" {
-		return "", fmt.Errorf("no Iceberg table at %s: %s holds no metadata file", dir, mdir)
-	}
-	return path.Join(mdir, best), nil
 }

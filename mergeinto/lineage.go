@@ -115,9 +115,9 @@ func (l *lineage) narrow(target *arrow.Schema, b arrow.RecordBatch) arrow.Record
 	return newBatch(target, cols, b.NumRows())
 }
 
-// updated returns wide rows idx of wide batch b after an update: the
-// _row_id kept, the sequence number NULL (the commit's fills it). b is
-// not released.
+// updatedIDs is the _row_id column of wide batch b at rows idx: what
+// the updated rows keep (their sequence number is left NULL, for the
+// commit's to fill). b is not released.
 func (l *lineage) updatedIDs(ctx context.Context, b arrow.RecordBatch, idx []int32) (arrow.Array, error) {
 	ids, err := takeCols(ctx, []arrow.Array{b.Column(l.nt)}, idx)
 	if err != nil {

@@ -252,6 +252,17 @@ func (b *binder) bindTableName(t *parser.TableName, outer *scope) (Node, *scope,
 	return n, sc, err
 }
 
+// withLineage appends the row-lineage columns to a file scan's Iceberg
+// names and read schema, where the caller reads them beside a v3 table's
+// columns.
+func withLineage(names []string, fields []arrow.Field) ([]string, []arrow.Field) {
+	for _, name := range mergeinto.LineageColumns {
+		names = append(names, name)
+		fields = append(fields, arrow.Field{Name: name, Type: tInt64, Nullable: true})
+	}
+	return names, fields
+}
+
 // lineageColumns adds the row-lineage columns of a v3 table to its scan
 // and scope, as metadata columns: read only when a query names them,
 // never part of *. iceberg-go's reader fills them, from the file's own

@@ -127,10 +127,7 @@ func (b *binder) tableChanges(t *parser.TableFunc, pos []*exec.Literal, named ma
 	if lineage {
 		// read each row's lineage too: it pairs updates and tells
 		// carry-over apart
-		for _, name := range mergeinto.LineageColumns {
-			fields = append(fields, name)
-			readFields = append(readFields, arrow.Field{Name: name, Type: tInt64, Nullable: true})
-		}
+		fields, readFields = withLineage(fields, readFields)
 	}
 	var ids []string
 	for _, id := range isch.IdentifierFieldIDs {

@@ -74,10 +74,10 @@ func (p *Planner) AlterTable(ctx context.Context, st *parser.AlterTable, target 
 	}
 	out := &Alter{Target: target, Props: iceberg.Properties{}}
 	// the partition fields as the actions so far leave them, by name
-	specFields := map[string]iceberg.PartitionField{}
+	specFields := map[string]bool{}
 	curSpec := target.Table.Metadata().PartitionSpec()
 	for _, f := range curSpec.Fields() {
-		specFields[strings.ToLower(f.Name)] = f
+		specFields[strings.ToLower(f.Name)] = true
 	}
 	for _, a := range st.Actions {
 		switch a := a.(type) {
@@ -230,10 +230,10 @@ func (p *Planner) AlterTable(ctx context.Context, st *parser.AlterTable, target 
 			if !a.Name.Empty() {
 				name = identName(a.Name)
 			}
-			if _, taken := specFields[strings.ToLower(name)]; taken {
+			if specFields[strings.ToLower(name)] {
 				return fail(a.Pos, "the table already has a partition field named %q; name the new one with AS", name)
 			}
-			specFields[strings.ToLower(name)] = iceberg.PartitionField{Name: name}
+			specFields[strings.ToLower(name)] = true
 			out.Spec = append(out.Spec, func(u *table.UpdateSpec) { u.AddField(col, tr, name) })
 		case *parser.DropPartitionField:
 			name, err := findPartitionField(schema, &curSpec, a.Field)

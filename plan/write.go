@@ -148,10 +148,7 @@ func (w *Write) planFiles(ctx context.Context, explain bool) error {
 	w.schema = TableSchema(tbl, w.read)
 	if rw.Lineage {
 		// read each row's lineage too: the rewrite keeps it
-		for _, name := range mergeinto.LineageColumns {
-			w.fields = append(w.fields, name)
-			fs = append(fs, arrow.Field{Name: name, Type: tInt64, Nullable: true})
-		}
+		w.fields, fs = withLineage(w.fields, fs)
 		w.read = arrow.NewSchema(fs, nil)
 	}
 	pinned := []table.ScanOption{table.WithSnapshotID(snap.SnapshotID)}
