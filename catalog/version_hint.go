@@ -28,8 +28,9 @@ func (c *Catalog) writeVersionHint(loc string) {
 	if i < 0 {
 		return
 	}
+	// the name without .metadata.json, compression suffix kept
+	// (00006-<uuid>.gz), so that stem + ".metadata.json" is the file
 	stem := strings.TrimSuffix(loc[i+1:], ".metadata.json")
-	stem = strings.TrimSuffix(strings.TrimSuffix(stem, ".gz"), ".zstd")
 	hint := loc[:i+1] + VersionHintFile
 	if d, ok := c.fs.(*DurableFS); ok {
 		// atomic, not durable: a hint lost in a crash is only a hint

@@ -67,6 +67,21 @@ func TestIcebergScan(t *testing.T) {
 		t.Errorf("hint 1: %v, want version 1's rows", got)
 	}
 
+	// a table whose metadata is gzip-compressed: the hint names the
+	// .gz.metadata.json file
+	mustExec(t, s, "CREATE TABLE gz (id BIGINT) WITH ('write.metadata.compression-codec' = 'gzip'); INSERT INTO gz VALUES (7)")
+	gz, err := lk.Table(ctx, "gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gzDir := filepath.Dir(filepath.Dir(gz.Iceberg().MetadataLocation()))
+	if !strings.HasSuffix(gz.Iceberg().MetadataLocation(), ".gz.metadata.json") {
+		t.Fatalf("metadata %s is not gzip-compressed", gz.Iceberg().MetadataLocation())
+	}
+	if got := query(t, s, "SELECT id FROM iceberg_scan('"+gzDir+"')"); !slices.Equal(got, []string{"7"}) {
+		t.Errorf("iceberg_scan of a gzip-metadata table: %v", got)
+	}
+
 	for _, c := range []struct{ loc, want string }{
 		{filepath.Join(t.TempDir(), "nope"), "no Iceberg table at"},
 		{"s3://elsewhere/tbl", "only local paths and locations in this lake's object store"},
