@@ -12,33 +12,29 @@ import (
 // call runs CALL procedure(args), Spark's spelling: register_table(table,
 // metadata_file) adopts an Iceberg table whose metadata file lies in the
 // lake (a table dropped with its files kept, or one another engine wrote
-// into the lake directory). The table's maintenance procedures are ALTER
+// into the lake directory); fast_forward(table, branch, to) publishes a
+// branch (see fastForward). The table's maintenance procedures are ALTER
 // TABLE … EXECUTE.
 func (s *Session) call(ctx context.Context, st *parser.Call) (*Result, error) {
 	name := strings.ToLower(st.Name.Last().Name)
-	if name != "register_table" {
-		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("procedure %s does not exist%s; the procedure is register_table (table maintenance is ALTER TABLE … EXECUTE)", st.Name, plan.DidYouMean(name, []string{"register_table"}))}
+	procs := []string{"register_table", "fast_forward"}
+	switch name {
+	case "fast_forward":
+		args, err := procedureArgs(name, st, []string{"table", "branch", "to"})
+		if err != nil {
+			return nil, err
+		}
+		return s.fastForward(ctx, args)
+	case "register_table":
+	default:
+		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("procedure %s does not exist%s; the procedures are register_table and fast_forward (table maintenance is ALTER TABLE … EXECUTE)", st.Name, plan.DidYouMean(name, procs))}
 	}
 	if s.tx != nil {
 		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("register_table cannot run inside a transaction; run it outside BEGIN … COMMIT")}
 	}
-	args := map[string]string{}
-	order := []string{"table", "metadata_file"}
-	for i, a := range st.Args {
-		key := ""
-		if na, ok := a.(*parser.NamedArg); ok {
-			key, a = strings.ToLower(na.Name.Name), na.Value
-		} else if i < len(order) {
-			key = order[i]
-		}
-		lit, ok := a.(*parser.Literal)
-		if key == "" || !ok || lit.Kind != parser.LitString {
-			return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("register_table takes two strings: table => 'name', metadata_file => 'path'")}
-		}
-		args[key] = lit.Value
-	}
-	if len(args) != 2 || args["table"] == "" || args["metadata_file"] == "" {
-		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("register_table takes two strings: table => 'name', metadata_file => 'path'")}
+	args, err := procedureArgs(name, st, []string{"table", "metadata_file"})
+	if err != nil {
+		return nil, err
 	}
 	id, err := s.lk.ident(args["table"])
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/skadedb/skade/parser"
 	"github.com/skadedb/skade/plan"
+	"github.com/skadedb/skade/snapshot"
 )
 
 // Error is what a statement's error carries for a program to act on,
@@ -135,6 +136,12 @@ func sqlState(err error) string {
 		return "0A000"
 	case errors.Is(err, ErrSnapshotNotFound):
 		return "22023"
+	case errors.Is(err, ErrRefNotFound):
+		return "42704"
+	case errors.Is(err, ErrRefExists):
+		return "42710"
+	case errors.Is(err, snapshot.ErrNotFastForward):
+		return "40001"
 	case errors.Is(err, ErrInvalidName):
 		return "42602"
 	case errors.Is(err, fs.ErrNotExist):

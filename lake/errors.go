@@ -60,6 +60,11 @@ var (
 	// ErrSnapshotNotFound is returned by time travel to a snapshot that
 	// does not exist or was expired.
 	ErrSnapshotNotFound = snapshot.ErrSnapshotNotFound
+	// ErrRefNotFound is returned for a branch or tag the table does not
+	// have.
+	ErrRefNotFound = snapshot.ErrRefNotFound
+	// ErrRefExists is returned by CREATE BRANCH or TAG for a name taken.
+	ErrRefExists = snapshot.ErrRefExists
 	// ErrReadOnly is returned for a write through a read-only handle.
 	ErrReadOnly = errors.New("read-only")
 	// ErrInvalidArgument is returned for a bad option or argument.

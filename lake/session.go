@@ -387,6 +387,16 @@ func (f *fileSource) Operator() (exec.Operator, error) {
 }
 
 // settingOn reports whether a boolean SET variable is on.
+// writeBranch is the branch SET write_branch (or Spark's
+// spark.wap.branch) names: the session reads and writes each table that
+// has it on that branch. Empty when neither is set.
+func (s *Session) writeBranch() string {
+	if b := s.settings["write_branch"]; b != "" {
+		return b
+	}
+	return s.settings["spark.wap.branch"]
+}
+
 func (s *Session) settingOn(name string) bool {
 	switch strings.ToLower(s.settings[name]) {
 	case "on", "true", "1", "yes":

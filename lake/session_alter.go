@@ -32,6 +32,14 @@ func (s *Session) alterTable(ctx context.Context, st *parser.AlterTable) (*Resul
 	if err != nil {
 		return nil, err
 	}
+	for _, a := range st.Actions {
+		if ra, ok := a.(*parser.RefAction); ok {
+			if len(st.Actions) > 1 {
+				return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("ALTER TABLE %s: a branch or tag action stands alone; run it as its own ALTER TABLE", tbl.Name())}
+			}
+			return s.alterRef(ctx, tbl, ra)
+		}
+	}
 	if len(st.Actions) == 1 {
 		if ep, ok := st.Actions[0].(*parser.ExecuteProcedure); ok {
 			if err := s.notInTx("ALTER TABLE … EXECUTE " + identText(ep.Procedure)); err != nil {

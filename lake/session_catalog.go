@@ -13,6 +13,7 @@ import (
 
 	"github.com/skadedb/skade/catalog"
 	"github.com/skadedb/skade/plan"
+	"github.com/skadedb/skade/snapshot"
 )
 
 // sessionCatalog resolves names for the planner: registered sources
@@ -42,7 +43,71 @@ func (c sessionCatalog) LookupSource(name string) plan.Source {
 	return nil
 }
 
+// LookupTable resolves a table name, and Spark's branch and tag names:
+// t.branch_audit reads and writes t's branch audit, t.tag_v1 reads its tag
+// v1 (a table of that name comes first). Under SET write_branch, a table
+// that has that branch is read and written on it.
 func (c sessionCatalog) LookupTable(ctx context.Context, parts []string) (*plan.TableRef, error) {
+	ref, err := c.lookupTable(ctx, parts)
+	if err == nil {
+		if wb := c.s.writeBranch(); wb != "" && wb != table.MainBranch {
+			if _, rerr := snapshot.Ref(ref.Table.Metadata(), ref.Name, wb); rerr == nil {
+				return c.onRef(ref, wb, ref.Name)
+			}
+		}
+		return ref, nil
+	}
+	if len(parts) < 2 {
+		return nil, err
+	}
+	last := parts[len(parts)-1]
+	var name string
+	for _, prefix := range []string{"branch_", "tag_"} {
+		if len(last) > len(prefix) && strings.EqualFold(last[:len(prefix)], prefix) {
+			name = last[len(prefix):]
+		}
+	}
+	if name == "" {
+		return nil, err
+	}
+	base, berr := c.lookupTable(ctx, parts[:len(parts)-1])
+	if berr != nil {
+		return nil, err
+	}
+	r, rerr := c.onRef(base, name, base.Name+"."+last)
+	if rerr != nil {
+		return nil, rerr
+	}
+	if kind := strings.ToLower(last[:strings.IndexByte(last, '_')]); (kind == "tag") != (r.Tag != "") {
+		is := "branch"
+		if r.Tag != "" {
+			is = "tag"
+		}
+		return nil, &sentinelError{ErrRefNotFound, fmt.Errorf("table %s has no %s %q: %q is a %s; write %s.%s_%s", base.Name, kind, name, name, is, base.Name, is, name)}
+	}
+	return r, nil
+}
+
+// onRef is ref read through its branch or tag name, under display name
+// shown.
+func (c sessionCatalog) onRef(ref *plan.TableRef, name, shown string) (*plan.TableRef, error) {
+	if name == table.MainBranch {
+		return &plan.TableRef{Name: ref.Name, Ident: ref.Ident, Table: ref.Table}, nil
+	}
+	view, r, err := snapshot.OnRef(ref.Table, ref.Name, name)
+	if err != nil {
+		return nil, err
+	}
+	out := &plan.TableRef{Name: shown, Ident: ref.Ident, Table: view}
+	if r.SnapshotRefType == table.TagRef {
+		out.Tag = name
+	} else {
+		out.Branch = name
+	}
+	return out, nil
+}
+
+func (c sessionCatalog) lookupTable(ctx context.Context, parts []string) (*plan.TableRef, error) {
 	id, err := catalog.Normalize(parts)
 	if err != nil {
 		return nil, translate(err)

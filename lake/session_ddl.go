@@ -322,7 +322,7 @@ var knownSettings = map[string]bool{}
 func init() {
 	for _, n := range []string{
 		// skade's
-		"memory_limit", "write_retries", "parallel_scans", "statement_timeout", "max_recursive_iterations",
+		"memory_limit", "write_retries", "write_branch", "parallel_scans", "statement_timeout", "max_recursive_iterations",
 		// what the PostgreSQL server sets per session (server/pgwire)
 		"server_version", "server_encoding", "is_superuser", "session_authorization", "integer_datetimes",
 		"current_database", "pg_backend_pid",

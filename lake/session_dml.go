@@ -219,7 +219,7 @@ func (s *Session) lookup(ctx context.Context, n parser.Name) (*Table, *plan.Tabl
 	if err != nil {
 		return nil, nil, err
 	}
-	return s.lk.newTable(ref.Ident, ref.Table, ref.Table.CurrentSnapshot()), ref, nil
+	return s.tableOf(ref), ref, nil
 }
 
 func (s *Session) truncate(ctx context.Context, st *parser.Truncate, now time.Time) (*Result, error) {

@@ -97,7 +97,9 @@ func (s *Session) runStatement(ctx context.Context, st *plan.Statement, now time
 
 // tableOf is the lake Table of a planned statement's target.
 func (s *Session) tableOf(ref *plan.TableRef) *Table {
-	return s.lk.newTable(ref.Ident, ref.Table, ref.Table.CurrentSnapshot())
+	t := s.lk.newTable(ref.Ident, ref.Table, ref.Table.CurrentSnapshot())
+	t.branch, t.tag = ref.Branch, ref.Tag
+	return t
 }
 
 // runInsert appends an INSERT's rows in one snapshot; 0 rows commit

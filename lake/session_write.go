@@ -2,6 +2,7 @@ package lake
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -26,6 +27,15 @@ import (
 // INVARIANT: every data or schema change a session makes goes through
 // write, so that transactions see and publish all of them.
 func (s *Session) write(ctx context.Context, tbl *Table, op string, rebase func() snapshot.Rebaser, stage func(*table.Transaction) error) error {
+	if err := tbl.checkWritable(); err != nil {
+		return err
+	}
+	if wb := s.writeBranch(); wb != "" && wb != table.MainBranch && tbl.branch == "" && op != "alter table" {
+		// reads of a table without the branch see main; a write there
+		// would publish what the session meant to stage
+		return &sentinelError{ErrRefNotFound, fmt.Errorf("%s %s: the session writes to branch %q (SET write_branch), and the table has no such branch; "+
+			"create it with ALTER TABLE %s CREATE BRANCH %s, or RESET write_branch to write main", op, tbl.Name(), wb, tbl.Name(), wb)}
+	}
 	if s.tx != nil {
 		return s.tx.write(ctx, tbl, op, false, stage)
 	}

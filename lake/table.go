@@ -25,6 +25,10 @@ type Table struct {
 	tbl   *table.Table
 	snap  *table.Snapshot // nil for a table with no snapshot yet
 	arrow *arrow.Schema
+	// branch is the branch this handle reads and writes, empty for main:
+	// tbl is then the branch's view (snapshot.OnRef). tag is set on a
+	// handle on a tag, which is read-only.
+	branch, tag string
 }
 
 // SnapshotInfo describes one snapshot of a table.
@@ -115,13 +119,56 @@ func (t *Table) AsOf(ts time.Time) (*Table, error) {
 	return t.lk.newTable(t.id, t.tbl, s), nil
 }
 
-// Refresh returns a handle on the table's current snapshot.
+// Refresh returns a handle on the table's current snapshot (of the
+// handle's branch or tag).
 func (t *Table) Refresh(ctx context.Context) (*Table, error) {
+	tbl, err := t.reload(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return t.onRef(t.lk.newTable(t.id, tbl, tbl.CurrentSnapshot())), nil
+}
+
+// reload reads the table's committed metadata again, as this handle's
+// branch or tag sees it.
+func (t *Table) reload(ctx context.Context) (*table.Table, error) {
+	tbl, err := t.lk.load(ctx, t.id)
+	if err != nil || (t.branch == "" && t.tag == "") {
+		return tbl, err
+	}
+	view, _, err := snapshot.OnRef(tbl, t.Name(), t.branch+t.tag)
+	return view, translate(err)
+}
+
+// onRef gives n this handle's branch or tag.
+func (t *Table) onRef(n *Table) *Table {
+	n.branch, n.tag = t.branch, t.tag
+	return n
+}
+
+// Branch returns a handle reading and writing the table's branch name
+// (a write commits to the branch and leaves main as it is); "main" is the
+// table itself. A tag's name gives a read-only handle on the tag's
+// snapshot.
+func (t *Table) Branch(ctx context.Context, name string) (*Table, error) {
 	tbl, err := t.lk.load(ctx, t.id)
 	if err != nil {
 		return nil, err
 	}
-	return t.lk.newTable(t.id, tbl, tbl.CurrentSnapshot()), nil
+	if name == table.MainBranch {
+		return t.lk.newTable(t.id, tbl, tbl.CurrentSnapshot()), nil
+	}
+	view, ref, err := snapshot.OnRef(tbl, t.Name(), name)
+	if err != nil {
+		return nil, err
+	}
+	n := t.lk.newTable(t.id, view, view.CurrentSnapshot())
+	if ref.SnapshotRefType == table.TagRef {
+		n.tag = name
+	} else {
+		n.branch = name
+	}
+	return n, nil
 }
 
 // WriteOption configures a write.
@@ -181,6 +228,9 @@ func (t *Table) writeRecords(ctx context.Context, op string, rdr array.RecordRea
 // checkWritable refuses writes through a handle pinned to an old snapshot:
 // the write would apply to the head, which the caller has not seen.
 func (t *Table) checkWritable() error {
+	if t.tag != "" {
+		return &sentinelError{ErrReadOnly, fmt.Errorf("table %s: tag %q is read-only; write to a branch (ALTER TABLE %s CREATE BRANCH …)", t.Name(), t.tag, t.Name())}
+	}
 	cur := t.tbl.CurrentSnapshot()
 	if t.snap != nil && (cur == nil || cur.SnapshotID != t.snap.SnapshotID) {
 		return &sentinelError{ErrReadOnly, fmt.Errorf("table %s: this handle is pinned to snapshot %d by time travel and is read-only; write through a handle on the current snapshot (lake.Table)", t.Name(), t.snap.SnapshotID)}
@@ -202,12 +252,15 @@ func (t *Table) opError(op string, err error) error {
 // commitWrite runs one write transaction whose new files all go through a
 // Tracker, so that a commit that fails removes exactly what it wrote.
 func (t *Table) commitWrite(ctx context.Context, op string, cfg writeConfig, stage func(*table.Transaction) error) (*Table, error) {
-	committed, err := snapshot.Commit(ctx, t.lk.cat, t.tbl, op+" "+t.Name(), snapshot.CommitOptions{Assert: cfg.assert, Rebase: cfg.rebase}, stage,
+	if err := t.checkWritable(); err != nil {
+		return nil, err
+	}
+	committed, err := snapshot.Commit(ctx, t.lk.cat, t.tbl, op+" "+t.Name(), snapshot.CommitOptions{Assert: cfg.assert, Rebase: cfg.rebase, Branch: t.branch}, stage,
 		func(ctx context.Context) (*table.Table, error) { return t.lk.load(ctx, t.id) })
 	if err != nil {
 		return nil, translate(err)
 	}
-	return t.lk.newTable(t.id, committed, committed.CurrentSnapshot()), nil
+	return t.onRef(t.lk.newTable(t.id, committed, committed.CurrentSnapshot())), nil
 }
 
 // ctxReader stops a write promptly when its context is cancelled.

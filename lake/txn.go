@@ -207,16 +207,33 @@ func (tx *txn) write(ctx context.Context, tbl *Table, op string, assert bool, st
 	if e.meta == nil {
 		return &sentinelError{ErrTableNotFound, fmt.Errorf("%s %s: the table does not exist", op, tbl.Name())}
 	}
-	if assert && snapshotID(tbl.tbl.Metadata()) != snapshotID(e.meta) {
+	base := tx.table(e)
+	if tbl.branch != "" {
+		// the branch's view, committing into the entry
+		view, _, err := snapshot.OnRef(base, tbl.Name(), tbl.branch)
+		if err != nil {
+			return translate(tbl.opError(op, err))
+		}
+		base = table.New(e.id, view.Metadata(), base.MetadataLocation(), base.FS, txCatalog{tx: tx, e: e})
+	}
+	if assert && snapshotID(tbl.tbl.Metadata()) != snapshotID(base.Metadata()) {
 		return &sentinelError{ErrCommitConflict, fmt.Errorf("%s %s: the table changed in this transaction after the statement read it", op, tbl.Name())}
 	}
-	itxn := tx.table(e).NewTransaction()
+	itxn, err := snapshot.BranchTransaction(base, tbl.branch, false)
+	if err != nil {
+		return translate(tbl.opError(op, err))
+	}
 	if err := stage(itxn); err != nil {
 		return translate(tbl.opError(op, err))
 	}
 	committed, err := itxn.Commit(ctx)
 	if err != nil {
 		return translate(tbl.opError(op, err))
+	}
+	if tbl.branch != "" {
+		if committed, _, err = snapshot.OnRef(committed, tbl.Name(), tbl.branch); err != nil {
+			return translate(tbl.opError(op, err))
+		}
 	}
 	if snap := committed.CurrentSnapshot(); snap != nil && snap.SnapshotID != snapshotID(tbl.tbl.Metadata()) {
 		if tx.implicit {

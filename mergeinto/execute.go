@@ -437,7 +437,7 @@ func (m *merger) stage(ctx context.Context, txn *table.Transaction) error {
 	if want != got {
 		return &Error{State: StateInternal, Msg: fmt.Sprintf("%s: the statement read snapshot %d but the transaction's head is %d (binder bug: read the transaction's staged table)", m.what(), want, got)}
 	}
-	if err := txn.AssertRefSnapshotID(table.MainBranch); err != nil {
+	if err := txn.AssertRefSnapshotID(""); err != nil { // the branch the transaction writes
 		return fmt.Errorf("%s: %w", m.what(), err)
 	}
 	if !m.mor {

@@ -202,6 +202,35 @@ type WriteOrderKey struct {
 	NullsFirst bool
 }
 
+// RefAction is Spark's branch and tag DDL: CREATE [OR REPLACE] BRANCH|TAG
+// [IF NOT EXISTS] name, or REPLACE BRANCH|TAG name, each with [AS OF
+// VERSION id] [RETAIN n DAYS|HOURS|MINUTES] and, for a branch, [WITH
+// SNAPSHOT RETENTION [n SNAPSHOTS] [n DAYS|HOURS|MINUTES]]; or DROP
+// BRANCH|TAG [IF EXISTS] name.
+type RefAction struct {
+	Pos
+	Drop        bool
+	Create      bool // CREATE, CREATE OR REPLACE
+	Replace     bool // REPLACE, CREATE OR REPLACE
+	Tag         bool
+	IfExists    bool // DROP … IF EXISTS
+	IfNotExists bool
+	Name        Ident
+	// Version is AS OF VERSION's snapshot id; nil: the current snapshot.
+	Version *int64
+	// Retain is RETAIN's max age of the ref itself.
+	Retain *Duration
+	// MinSnapshots and MaxSnapshotAge are WITH SNAPSHOT RETENTION's.
+	MinSnapshots   *int64
+	MaxSnapshotAge *Duration
+}
+
+// Duration is n DAYS, HOURS or MINUTES in ref retention clauses.
+type Duration struct {
+	N    int64
+	Unit string // DAYS, HOURS or MINUTES
+}
+
 // CreateView is CREATE [OR REPLACE] VIEW [IF NOT EXISTS] name [(cols)] AS
 // query.
 type CreateView struct {
@@ -255,5 +284,6 @@ func (*AddPartitionField) alterAction()     {}
 func (*DropPartitionField) alterAction()    {}
 func (*ReplacePartitionField) alterAction() {}
 func (*WriteOrder) alterAction()            {}
+func (*RefAction) alterAction()             {}
 func (*RenameTable) alterAction()           {}
 func (*ExecuteProcedure) alterAction()      {}

@@ -1,6 +1,9 @@
 package parser
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 func (w *writer) returning(items []*SelectItem) {
 	if items != nil {
@@ -427,6 +430,57 @@ func (x *ReplacePartitionField) format(w *writer) {
 	}
 }
 
+func (x *RefAction) format(w *writer) {
+	switch {
+	case x.Drop:
+		w.WriteString("DROP ")
+	case x.Create && x.Replace:
+		w.WriteString("CREATE OR REPLACE ")
+	case x.Create:
+		w.WriteString("CREATE ")
+	default:
+		w.WriteString("REPLACE ")
+	}
+	if x.Tag {
+		w.WriteString("TAG ")
+	} else {
+		w.WriteString("BRANCH ")
+	}
+	if x.IfExists {
+		w.WriteString("IF EXISTS ")
+	}
+	if x.IfNotExists {
+		w.WriteString("IF NOT EXISTS ")
+	}
+	w.ident(x.Name)
+	if x.Version != nil {
+		w.WriteString(" AS OF VERSION ")
+		w.WriteString(strconv.FormatInt(*x.Version, 10))
+	}
+	if x.Retain != nil {
+		w.WriteString(" RETAIN ")
+		x.Retain.format(w)
+	}
+	if x.MinSnapshots != nil || x.MaxSnapshotAge != nil {
+		w.WriteString(" WITH SNAPSHOT RETENTION")
+		if x.MinSnapshots != nil {
+			w.WriteString(" ")
+			w.WriteString(strconv.FormatInt(*x.MinSnapshots, 10))
+			w.WriteString(" SNAPSHOTS")
+		}
+		if x.MaxSnapshotAge != nil {
+			w.WriteString(" ")
+			x.MaxSnapshotAge.format(w)
+		}
+	}
+}
+
+func (d *Duration) format(w *writer) {
+	w.WriteString(strconv.FormatInt(d.N, 10))
+	w.WriteString(" ")
+	w.WriteString(d.Unit)
+}
+
 func (x *WriteOrder) format(w *writer) {
 	w.WriteString("WRITE ")
 	switch {
@@ -674,6 +728,7 @@ func (x *AddPartitionField) String() string     { return str(x) }
 func (x *DropPartitionField) String() string    { return str(x) }
 func (x *ReplacePartitionField) String() string { return str(x) }
 func (x *WriteOrder) String() string            { return str(x) }
+func (x *RefAction) String() string             { return str(x) }
 func (x *ShowTblProperties) String() string     { return str(x) }
 func (x *ShowCreateTable) String() string       { return str(x) }
 func (x *RenameTable) String() string           { return str(x) }

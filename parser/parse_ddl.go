@@ -178,6 +178,88 @@ func (p *parser) partitionField() *PartitionField {
 	return f
 }
 
+// refAction parses Spark's branch and tag DDL (RefAction).
+func (p *parser) refAction(pos Pos) *RefAction {
+	r := &RefAction{Pos: pos}
+	switch {
+	case p.acceptKw("DROP"):
+		r.Drop = true
+	case p.acceptKw("REPLACE"):
+		r.Replace = true
+	default:
+		p.expectKw("CREATE")
+		r.Create = true
+		if p.acceptKw("OR") {
+			p.expectKw("REPLACE")
+			r.Replace = true
+		}
+	}
+	if p.acceptKwQuiet("TAG") {
+		r.Tag = true
+	} else {
+		p.expectKw("BRANCH")
+	}
+	if r.Drop {
+		r.IfExists = p.ifExists()
+		r.Name = p.ident("branch or tag name")
+		return r
+	}
+	if r.Create && !r.Replace {
+		r.IfNotExists = p.ifNotExists()
+	}
+	r.Name = p.ident("branch or tag name")
+	if p.acceptKw("AS") {
+		p.expectKw("OF")
+		p.expectKw("VERSION")
+		v := p.refNumber("snapshot id")
+		r.Version = &v
+	}
+	if p.acceptKwQuiet("RETAIN") {
+		r.Retain = p.refDuration()
+	}
+	if !r.Tag && p.acceptKw("WITH") {
+		p.expectKw("SNAPSHOT")
+		p.expectKw("RETENTION")
+		if p.tok.kind == tInteger && p.peek(1).isKw("SNAPSHOTS") {
+			n := p.refNumber("snapshot count")
+			p.next()
+			r.MinSnapshots = &n
+		}
+		if p.tok.kind == tInteger || r.MinSnapshots == nil {
+			r.MaxSnapshotAge = p.refDuration()
+		}
+	}
+	return r
+}
+
+// refNumber reads a non-negative integer of ref DDL.
+func (p *parser) refNumber(what string) int64 {
+	if p.tok.kind != tInteger {
+		p.note(what)
+		p.fail()
+	}
+	n, err := strconv.ParseInt(p.tok.val, 10, 64)
+	if err != nil {
+		p.failMsg(what + " out of range: " + p.tok.val)
+	}
+	p.next()
+	return n
+}
+
+// refDuration reads n DAYS|HOURS|MINUTES.
+func (p *parser) refDuration() *Duration {
+	d := &Duration{N: p.refNumber("number of days, hours or minutes")}
+	for _, u := range []string{"DAYS", "HOURS", "MINUTES"} {
+		if p.acceptKwQuiet(u) {
+			d.Unit = u
+			return d
+		}
+		p.note(u)
+	}
+	p.fail()
+	return nil
+}
+
 // writeOrder parses the rest of Spark's ALTER TABLE … WRITE: [LOCALLY]
 // ORDERED BY keys, DISTRIBUTED BY PARTITION [LOCALLY ORDERED BY keys], or
 // UNORDERED.
@@ -363,6 +445,10 @@ func (p *parser) alterAction() AlterAction {
 		return r
 	case p.acceptKwQuiet("WRITE"):
 		return p.writeOrder(pos)
+	case (p.isKw("CREATE") || p.isKw("REPLACE") || p.isKw("DROP")) && (p.peek(1).isKw("BRANCH") || p.peek(1).isKw("TAG")) &&
+		(p.peek(2).kind == tWord || p.peek(2).kind == tQIdent), // not DROP branch, a column
+		p.isKw("CREATE") && p.peek(1).isKw("OR") && p.peek(2).isKw("REPLACE") && (p.peek(3).isKw("BRANCH") || p.peek(3).isKw("TAG")):
+		return p.refAction(pos)
 	case p.acceptKw("ADD"):
 		p.acceptKw("COLUMN")
 		return &AddColumn{Pos: pos, IfNotExists: p.ifNotExists(), Column: p.columnDef()}

@@ -70,6 +70,11 @@ func (p *parser) statement() Stmt {
 		return p.copyStmt()
 	case t.isKw("SET"):
 		return p.setVar()
+	case t.isKw("RESET") && p.peek(1).kind != tEOF && !p.peek(1).isOp(";"):
+		// PostgreSQL's RESET name: SET name TO DEFAULT
+		pos := t.pos()
+		p.next()
+		return &SetVar{Pos: pos, Name: p.dottedName("setting name"), Values: []Expr{&Default{Pos: pos}}}
 	}
 	for _, s := range statementStarts {
 		p.note(s)

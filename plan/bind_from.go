@@ -322,9 +322,18 @@ func (b *binder) snapshotFor(ref *TableRef, asOf *parser.AsOf) (*table.Snapshot,
 	}
 	switch asOf.Kind {
 	case parser.AsOfVersion:
+		if sv, ok := lit.Value.(*scalar.String); ok {
+			// a branch or tag, as Spark reads them: VERSION AS OF 'audit'
+			r, err := snapshot.Ref(meta, ref.Name, string(sv.Value.Bytes()))
+			if err != nil {
+				return nil, atPos(asOf.Pos, err)
+			}
+			s, err := snapshot.ByID(meta, ref.Name, r.SnapshotID)
+			return s, atPos(asOf.Pos, err)
+		}
 		c, err := exec.NewCast(lit, tInt64, false)
 		if err != nil || !isNumericType(lit.DataType()) || lit.DataType().ID() == arrow.FLOAT32 || lit.DataType().ID() == arrow.FLOAT64 {
-			return nil, errorf(asOf.Pos, "FOR VERSION AS OF needs a snapshot id (an integer), not type %s", exec.TypeName(lit.DataType()))
+			return nil, errorf(asOf.Pos, "FOR VERSION AS OF needs a snapshot id (an integer) or a branch or tag name (a string), not type %s", exec.TypeName(lit.DataType()))
 		}
 		v, err := evalConst(b.ctx, b.now, c)
 		if err != nil {

@@ -42,8 +42,12 @@ type TableRef struct {
 	Name  string
 	Ident table.Identifier
 	// Table is the iceberg-go table with the metadata to read: committed,
-	// or staged by the current transaction.
+	// or staged by the current transaction. For a branch or tag it is
+	// the ref's view (snapshot.OnRef): its current snapshot is the ref's.
 	Table *table.Table
+	// Branch is the branch a write through this reference commits to;
+	// empty for main. Tag is set for a tag, which is read-only.
+	Branch, Tag string
 }
 
 // Source is a relation registered in a session: an Arrow batch, a reader,

@@ -12,10 +12,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
-	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/parser"
+	"github.com/skadedb/skade/snapshot"
 )
 
 // metadataTables are the metadata tables t$name, with Iceberg's names and
@@ -83,7 +83,7 @@ func (b *binder) metadataTable(t *parser.TableName, ref *TableRef, suffix string
 			return nil, err
 		}
 		if snap != nil {
-			if tbl, err = pinnedAt(tbl, snap); err != nil {
+			if tbl, err = snapshot.Pinned(tbl, snap); err != nil {
 				return nil, atPos(t.Pos, fmt.Errorf("%s$%s: %w", ref.Name, m.name, err))
 			}
 		}
@@ -97,24 +97,6 @@ func (b *binder) metadataTable(t *parser.TableName, ref *TableRef, suffix string
 	}
 	n, err := b.readerNode(ref.Name+"$"+m.name, open)
 	return n, atPos(t.Pos, err)
-}
-
-// pinnedAt is tbl with its main branch at snap, for the metadata tables
-// that describe the current snapshot. It is never committed.
-func pinnedAt(tbl *table.Table, snap *table.Snapshot) (*table.Table, error) {
-	bld, err := table.MetadataBuilderFromBase(tbl.Metadata(), tbl.MetadataLocation())
-	if err != nil {
-		return nil, err
-	}
-	if err := bld.SetSnapshotRef(table.MainBranch, snap.SnapshotID, table.BranchRef); err != nil {
-		return nil, err
-	}
-	meta, err := bld.Build()
-	if err != nil {
-		return nil, err
-	}
-	fs := func(ctx context.Context) (iceio.IO, error) { return tbl.FS(ctx) }
-	return table.New(tbl.Identifier(), meta, tbl.MetadataLocation(), fs, nil), nil
 }
 
 // TableProperties are meta's properties with its format version as

@@ -45,7 +45,20 @@ func Commit(ctx context.Context, cat *catalog.Catalog, tbl *table.Table, what st
 	if opts.IO != nil {
 		fsys = opts.IO(IdempotentRemove{tracker})
 	}
-	txn, err := newTransaction(tbl, fsys, cat, opts.Assert)
+	if opts.Branch != "" {
+		// tbl is the branch's view (OnRef); so are the tables this
+		// function compares with it after the commit
+		load := reload
+		reload = func(ctx context.Context) (*table.Table, error) {
+			cur, err := load(ctx)
+			if err != nil {
+				return nil, err
+			}
+			view, _, err := OnRef(cur, strings.Join(cur.Identifier(), "."), opts.Branch)
+			return view, err
+		}
+	}
+	txn, err := newTransaction(tbl, fsys, cat, opts.Assert, opts.Branch)
 	if err != nil {
 		return nil, opError(err)
 	}
@@ -57,11 +70,18 @@ func Commit(ctx context.Context, cat *catalog.Catalog, tbl *table.Table, what st
 	unlock()
 	if err != nil && errors.Is(err, table.ErrCommitFailed) && opts.Rebase != nil {
 		if rb := opts.Rebase(); rb != nil {
-			committed, err = rebase(ctx, cat, tbl, fsys, rb, reload)
+			committed, err = rebase(ctx, cat, tbl, fsys, rb, reload, opts.Branch)
 		}
 	}
 	if err != nil {
 		return failedCommit(ctx, tracker, opError(err), err, reload)
+	}
+	if opts.Branch != "" {
+		view, _, verr := OnRef(committed, strings.Join(committed.Identifier(), "."), opts.Branch)
+		if verr != nil {
+			return nil, fmt.Errorf("%s: committed, but reading the branch back failed: %w", what, verr)
+		}
+		committed = view
 	}
 	if opts.KeepStrays {
 		return committed, nil
@@ -74,9 +94,12 @@ func Commit(ctx context.Context, cat *catalog.Catalog, tbl *table.Table, what st
 
 // CommitOptions tune Commit.
 type CommitOptions struct {
-	// Assert requires the main branch to still point at the table's
-	// snapshot.
+	// Assert requires the branch written (main, or Branch) to still point
+	// at the table's snapshot.
 	Assert bool
+	// Branch, when set, commits to that branch instead of main: tbl is
+	// then the branch's view (OnRef), and so is the table Commit returns.
+	Branch string
 	// IO wraps the tracked IO the transaction writes through (progress
 	// reporting); nil uses it as it is.
 	IO func(IdempotentRemove) iceio.IO
@@ -113,7 +136,7 @@ type Rebaser interface {
 // the head asserted, and commit, as often as the table's commit policy
 // allows (commit.retry.num-retries, with its backoff). The files it
 // writes go through fsys, so a failure removes them with the rest.
-func rebase(ctx context.Context, cat *catalog.Catalog, tbl *table.Table, fsys iceio.IO, rb Rebaser, reload func(context.Context) (*table.Table, error)) (*table.Table, error) {
+func rebase(ctx context.Context, cat *catalog.Catalog, tbl *table.Table, fsys iceio.IO, rb Rebaser, reload func(context.Context) (*table.Table, error), branch string) (*table.Table, error) {
 	props := tbl.Metadata().Properties()
 	retries := props.GetInt(table.CommitNumRetriesKey, CommitRetries)
 	policy := RetryPolicyOf(props, uint64(time.Now().UnixNano()))
@@ -129,7 +152,7 @@ func rebase(ctx context.Context, cat *catalog.Catalog, tbl *table.Table, fsys ic
 				return nil, errors.Join(lastErr, err)
 			}
 		}
-		committed, err := rebaseOnce(ctx, cat, tbl.Identifier(), fsys, rb, reload)
+		committed, err := rebaseOnce(ctx, cat, tbl.Identifier(), fsys, rb, reload, branch)
 		if err == nil || !errors.Is(err, table.ErrCommitFailed) {
 			return committed, err
 		}
@@ -144,7 +167,7 @@ func rebase(ctx context.Context, cat *catalog.Catalog, tbl *table.Table, fsys ic
 
 // rebaseOnce is one attempt of rebase, under the process's commit lock
 // on the table.
-func rebaseOnce(ctx context.Context, cat *catalog.Catalog, id table.Identifier, fsys iceio.IO, rb Rebaser, reload func(context.Context) (*table.Table, error)) (*table.Table, error) {
+func rebaseOnce(ctx context.Context, cat *catalog.Catalog, id table.Identifier, fsys iceio.IO, rb Rebaser, reload func(context.Context) (*table.Table, error), branch string) (*table.Table, error) {
 	defer cat.LockTable(id)()
 	head, err := reload(ctx)
 	if err != nil {
@@ -153,7 +176,7 @@ func rebaseOnce(ctx context.Context, cat *catalog.Catalog, id table.Identifier, 
 	if err := rb.Validate(ctx, head); err != nil {
 		return nil, &validationError{err}
 	}
-	txn, err := newTransaction(head, fsys, cat, true)
+	txn, err := newTransaction(head, fsys, cat, true, branch)
 	if err != nil {
 		return nil, err
 	}
@@ -164,14 +187,28 @@ func rebaseOnce(ctx context.Context, cat *catalog.Catalog, id table.Identifier, 
 }
 
 // newTransaction starts a transaction on t that writes through fsys and
-// commits through cat; with assert it requires that the main branch still
-// points at t's snapshot.
-func newTransaction(t *table.Table, fsys iceio.IO, cat *catalog.Catalog, assert bool) (*table.Transaction, error) {
+// commits through cat, to branch (main when empty); with assert it
+// requires that the branch still points at t's snapshot.
+func newTransaction(t *table.Table, fsys iceio.IO, cat *catalog.Catalog, assert bool, branch string) (*table.Transaction, error) {
 	staged := table.New(t.Identifier(), t.Metadata(), t.MetadataLocation(),
 		func(context.Context) (iceio.IO, error) { return fsys, nil }, cat)
-	txn := staged.NewTransaction()
+	return BranchTransaction(staged, branch, assert)
+}
+
+// BranchTransaction starts a transaction on t that commits to branch
+// (main when empty). t is the branch's view (OnRef) for a branch other
+// than main. With assert the transaction requires that the branch still
+// points at the snapshot t read.
+func BranchTransaction(t *table.Table, branch string, assert bool) (*table.Transaction, error) {
+	if branch == "" {
+		branch = table.MainBranch
+	}
+	txn, err := t.NewTransactionOnBranchWithError(branch)
+	if err != nil {
+		return nil, err
+	}
 	if assert {
-		if err := txn.AssertRefSnapshotID(table.MainBranch); err != nil {
+		if err := txn.AssertRefSnapshotID(branch); err != nil {
 			return nil, err
 		}
 	}
