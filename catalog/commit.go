@@ -79,6 +79,9 @@ func (c *Catalog) StageCommit(ctx context.Context, ident table.Identifier,
 			return nil, requirementError(ident, r, base, err)
 		}
 	}
+	if err := staleSnapshot(ident, base, updates); err != nil {
+		return nil, err
+	}
 	if base != nil && len(updates) == 0 {
 		return &StagedCommit{
 			Ident: ident, Base: base, Metadata: base, MetadataLocation: baseLoc,
@@ -486,4 +489,46 @@ func buildCreate(loc string, updates []table.Update) (table.Metadata, error) {
 		}
 	}
 	return b.Build()
+}
+
+// staleSnapshot fails a commit whose new snapshot was numbered on an
+// older state of the table: its sequence number is not above the table's
+// last one, or (v3) its first row id is below the table's next row id. A
+// commit to another branch moved those numbers without moving the ref this
+// commit asserts, so its requirements pass; the writer must renumber, so
+// the error wraps table.ErrCommitFailed, on which iceberg-go refreshes
+// and rebuilds the snapshot (and skade rebases).
+func staleSnapshot(ident table.Identifier, base table.Metadata, updates []table.Update) error {
+	if base == nil || base.Version() < 2 {
+		return nil
+	}
+	for _, u := range updates {
+		if u.Action() != table.UpdateAddSnapshot {
+			continue
+		}
+		raw, err := json.Marshal(u)
+		if err != nil {
+			return nil // applying it reports what is wrong
+		}
+		var add struct {
+			Snapshot struct {
+				Parent     *int64 `json:"parent-snapshot-id"`
+				Seq        int64  `json:"sequence-number"`
+				FirstRowID *int64 `json:"first-row-id"`
+			} `json:"snapshot"`
+		}
+		if json.Unmarshal(raw, &add) != nil {
+			return nil
+		}
+		sn := add.Snapshot
+		if sn.Parent != nil && sn.Seq <= base.LastSequenceNumber() {
+			return fmt.Errorf("%w: commit to table %s: the new snapshot has sequence number %d, but another commit (to another branch) took the table to %d; refresh and retry",
+				table.ErrCommitFailed, identString(ident), sn.Seq, base.LastSequenceNumber())
+		}
+		if base.Version() >= 3 && sn.FirstRowID != nil && *sn.FirstRowID < base.NextRowID() {
+			return fmt.Errorf("%w: commit to table %s: the new snapshot's first row id %d is behind the table's next row id %d after another commit; refresh and retry",
+				table.ErrCommitFailed, identString(ident), *sn.FirstRowID, base.NextRowID())
+		}
+	}
+	return nil
 }

@@ -1,9 +1,37 @@
 package lake
 
+import (
+	"context"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/skadedb/skade/snapshot"
+)
+
 // SetTestHookBeforePublish makes COMMIT call f after writing its metadata
 // files and before the catalog swap; the returned func restores the hook.
 func SetTestHookBeforePublish(f func() error) (restore func()) {
 	old := testHookBeforePublish
 	testHookBeforePublish = f
 	return func() { testHookBeforePublish = old }
+}
+
+// SetRefForTest points ref name of table at its current snapshot with
+// retention ret, through the catalog, as another engine could: tests use
+// it for retentions SQL cannot spell (a ref that ages in milliseconds).
+func SetRefForTest(ctx context.Context, lk *Lake, tableName, name string, kind table.RefType, ret snapshot.Retention) error {
+	id, err := lk.ident(tableName)
+	if err != nil {
+		return err
+	}
+	cur, err := lk.load(ctx, id)
+	if err != nil {
+		return err
+	}
+	change, err := snapshot.SetRef(cur.Metadata(), tableName, name, kind, cur.CurrentSnapshot().SnapshotID, ret, true, true, false)
+	if err != nil {
+		return err
+	}
+	_, _, err = lk.cat.CommitTable(ctx, id, change.Requirements, change.Updates)
+	return err
 }

@@ -166,7 +166,11 @@ func (s *Session) fastForward(ctx context.Context, args map[string]string) (*Res
 // procedureArgs reads a CALL's string arguments, by position (names in
 // order) or by name (name => 'value'); every name is required.
 func procedureArgs(proc string, st *parser.Call, names []string) (map[string]string, error) {
-	usage := proc + " takes " + strconv.Itoa(len(names)) + " strings: "
+	count := strconv.Itoa(len(names))
+	if len(names) < 4 {
+		count = []string{"no", "one", "two", "three"}[len(names)]
+	}
+	usage := proc + " takes " + count + " strings: "
 	for i, n := range names {
 		if i > 0 {
 			usage += ", "

@@ -25,8 +25,8 @@ import (
 // table and loads it, then icebird (an independent reader of Iceberg
 // metadata, manifests and Parquet) reads, through the REST catalog, tables
 // skade wrote by INSERT, copy-on-write MERGE, merge-on-read MERGE
-// (position deletes), an equality-delete upsert, partition evolution and
-// row lineage on v3: it must see skade's rows. It needs node and `npm ci --prefix server/rest/testdata/node`,
+// (position deletes), an equality-delete upsert, partition evolution,
+// row lineage on v3, and a branch and a tag: it must see skade's rows. It needs node and `npm ci --prefix server/rest/testdata/node`,
 // which .ci/run does; without them it skips, unless SKADE_REQUIRE_NODE is
 // set.
 func TestNodeClients(t *testing.T) {
@@ -68,6 +68,14 @@ CREATE TABLE lin (id BIGINT, v VARCHAR) WITH ('format-version' = '3');
 INSERT INTO lin SELECT range, 'v' || range FROM range(6);
 UPDATE lin SET v = 'updated' WHERE id % 2 = 0;
 MERGE INTO lin USING (SELECT 7 AS id) s ON lin.id = s.id WHEN NOT MATCHED THEN INSERT VALUES (s.id, 'seven');
+CREATE TABLE br (id BIGINT, v VARCHAR) PARTITIONED BY (bucket(2, id)) WITH ('write.delete.mode' = 'merge-on-read');
+INSERT INTO br SELECT range, 'v' || range FROM range(8);
+ALTER TABLE br CREATE BRANCH audit;
+ALTER TABLE br CREATE TAG before;
+MERGE INTO br.branch_audit t USING (SELECT range * 2 AS id FROM range(6)) s ON t.id = s.id
+  WHEN MATCHED THEN UPDATE SET v = 'merged' WHEN NOT MATCHED THEN INSERT VALUES (s.id, 'new');
+DELETE FROM br.branch_audit WHERE id = 1;
+INSERT INTO br VALUES (100, 'main only');
 `
 	if err := s.Exec(ctx, script); err != nil {
 		t.Fatal(err)
@@ -96,7 +104,9 @@ MERGE INTO lin USING (SELECT 7 AS id) s ON lin.id = s.id WHEN NOT MATCHED THEN I
 	// evo: data files of two partition specs and position deletes; lin: a
 	// v3 table whose copy-on-write rewrites carry _row_id and
 	// _last_updated_sequence_number columns, which a reader must ignore
-	tables := []string{"main.ins", "main.cow", "main.mor", "main.eq", "main.evo", "main.lin"}
+	// br: a branch with a merge-on-read MERGE and DELETE, a tag, and a
+	// write on main after them; each ref read on its own (name@ref)
+	tables := []string{"main.ins", "main.cow", "main.mor", "main.eq", "main.evo", "main.lin", "main.br", "main.br@audit", "main.br@before"}
 	abs, _ := filepath.Abs("testdata/node/client.mjs")
 	cmd := exec.Command(node, append([]string{abs, hs.URL}, tables...)...)
 	cmd.Dir = "testdata/node"
@@ -123,7 +133,11 @@ MERGE INTO lin USING (SELECT 7 AS id) s ON lin.id = s.id WHEN NOT MATCHED THEN I
 		t.Errorf("the table iceberg-js created: %s rows", n)
 	}
 	for _, name := range tables {
-		want := count(t, lk, "SELECT id, coalesce(v, 'NULL') FROM "+name+" ORDER BY id")
+		from := name
+		if base, ref, ok := strings.Cut(name, "@"); ok {
+			from = base + " FOR VERSION AS OF '" + ref + "'"
+		}
+		want := count(t, lk, "SELECT id, coalesce(v, 'NULL') FROM "+from+" ORDER BY id")
 		var rows []string
 		for _, r := range got.Tables[name] {
 			v := "NULL"

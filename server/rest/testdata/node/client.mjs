@@ -1,6 +1,6 @@
 // Drives skade's REST catalog with iceberg-js, then reads tables with
 // icebird. Usage: node client.mjs <rest base URL> <table>... where each
-// table is namespace.name; prints one JSON object: {created, tables:
+// table is namespace.name or namespace.name@ref; prints one JSON object: {created, tables:
 // {name: rows}}. Local file paths in the metadata are served by a fetch
 // that reads the file system (ranges included), as icebird fetches.
 import { readFile } from 'node:fs/promises'
@@ -49,8 +49,15 @@ out.created = { fields: loaded.schemas[0].fields.map(f => f.name), location: typ
 
 const norm = v => (typeof v === 'bigint' ? Number(v) : v)
 for (const t of tables) {
-  const [ns, name] = t.split('.')
+  // ns.name@ref reads the branch or tag ref: icebird reads the current
+  // snapshot, so it is pointed at the ref's
+  const [qualified, ref] = t.split('@')
+  const [ns, name] = qualified.split('.')
   const meta = await catalog.loadTable({ namespace: [ns], name })
+  if (ref) {
+    if (!meta.refs?.[ref]) throw new Error(`${qualified} has no ref ${ref}`)
+    meta['current-snapshot-id'] = meta.refs[ref]['snapshot-id']
+  }
   const rows = await icebergRead({ tableUrl: meta.location, metadata: meta })
   out.tables[t] = rows.map(r => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, norm(v)])))
 }

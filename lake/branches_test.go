@@ -1,0 +1,184 @@
+package lake_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/skadedb/skade/lake"
+	"github.com/skadedb/skade/snapshot"
+)
+
+// TestBranchConcurrentWriters races four writers updating disjoint files
+// of a branch with a writer appending to main, in both write modes: the
+// branch writers that lose a race revalidate and restage on the branch's
+// new head, main's writer on main's, and neither branch sees the other's
+// writes.
+func TestBranchConcurrentWriters(t *testing.T) {
+	for _, c := range []struct{ mode, version string }{{"copy-on-write", "2"}, {"merge-on-read", "2"}, {"copy-on-write", "3"}, {"merge-on-read", "3"}} {
+		mode := c.mode
+		t.Run(mode+" v"+c.version, func(t *testing.T) {
+			ctx := context.Background()
+			lk := sqlLake(t)
+			s := lk.Session()
+			mustExec(t, s, fmt.Sprintf(`CREATE TABLE t (id BIGINT, v VARCHAR) WITH ('format-version' = '%s', 'write.update.mode' = '%s', 'commit.retry.num-retries' = '50', 'commit.retry.min-wait-ms' = '1', 'commit.retry.max-wait-ms' = '20')`, c.version, mode))
+			const writers, block = 4, 100
+			for w := 0; w < writers; w++ {
+				// one INSERT, one data file per writer's key block
+				mustExec(t, s, fmt.Sprintf("INSERT INTO t SELECT range, 'old' FROM range(%d, %d)", w*block, (w+1)*block))
+			}
+			mustExec(t, s, "ALTER TABLE t CREATE BRANCH audit")
+			var wg sync.WaitGroup
+			errs := make(chan error, writers+1)
+			for w := 0; w < writers; w++ {
+				wg.Add(1)
+				go func(w int) {
+					defer wg.Done()
+					ws := lk.Session()
+					for round := 0; round < 3; round++ {
+						_, err := ws.SQL(ctx, fmt.Sprintf("UPDATE t.branch_audit SET v = 'w%d r%d' WHERE id >= %d AND id < %d AND id %% 3 = %d", w, round, w*block, (w+1)*block, round))
+						if err != nil {
+							errs <- fmt.Errorf("writer %d round %d: %w", w, round, err)
+							return
+						}
+					}
+				}(w)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ms := lk.Session()
+				for i := 0; i < 5; i++ {
+					if _, err := ms.SQL(ctx, fmt.Sprintf("INSERT INTO t VALUES (%d, 'main')", 10000+i)); err != nil {
+						errs <- fmt.Errorf("main writer: %w", err)
+						return
+					}
+				}
+			}()
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+			got := query(t, s, "SELECT v, count(*) FROM t.branch_audit GROUP BY v ORDER BY v")
+			var want []string
+			for w := 0; w < writers; w++ {
+				for round := 0; round < 3; round++ {
+					n := 0
+					for id := w * block; id < (w+1)*block; id++ {
+						if id%3 == round {
+							n++
+						}
+					}
+					want = append(want, fmt.Sprintf("w%d r%d|%d", w, round, n))
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Errorf("branch after the race:\n got %v\nwant %v", got, want)
+			}
+			if got := query(t, s, "SELECT v, count(*) FROM t GROUP BY v ORDER BY v"); strings.Join(got, ",") != "main|5,old|400" {
+				t.Errorf("main after the race: %v", got)
+			}
+			// 4 inserts, then 12 branch writes and 5 main writes, each one
+			// snapshot
+			if got := query(t, s, "SELECT count(*) FROM t$snapshots"); got[0] != fmt.Sprint(writers+12+5) {
+				t.Errorf("snapshots: %v", got)
+			}
+			if c.version == "3" {
+				// row ids stay unique across both branches: each commit took
+				// ids the other branch's commits had not
+				for _, from := range []string{"t", "t.branch_audit"} {
+					got := query(t, s, "SELECT count(*), count(DISTINCT _row_id), count(_row_id) FROM "+from)
+					if n := strings.Split(got[0], "|"); n[0] != n[1] || n[0] != n[2] {
+						t.Errorf("%s: rows, distinct _row_id, non-null _row_id: %v", from, got)
+					}
+				}
+				got := query(t, s, "SELECT count(*) FROM t m JOIN t.branch_audit b ON m._row_id = b._row_id WHERE m.id <> b.id")
+				if got[0] != "0" {
+					t.Errorf("%s rows of main and the branch share a _row_id but not an id", got[0])
+				}
+			}
+		})
+	}
+}
+
+// TestBranchHandles covers the Go API: Table.Branch reads and writes a
+// branch, a tag's handle is read-only, and Refresh stays on the ref.
+func TestBranchHandles(t *testing.T) {
+	ctx := context.Background()
+	lk := sqlLake(t)
+	s := lk.Session()
+	mustExec(t, s, "CREATE TABLE t (id BIGINT); INSERT INTO t VALUES (1); ALTER TABLE t CREATE BRANCH b; ALTER TABLE t CREATE TAG v1")
+	tbl, err := lk.Table(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	br, err := tbl.Branch(ctx, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, s, "INSERT INTO t.branch_b VALUES (2)")
+	br, err = br.Refresh(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := query(t, s, "SELECT snapshot_id FROM t$refs WHERE name = 'b'"); br.Snapshot() == nil || got[0] != fmt.Sprint(br.Snapshot().ID) {
+		t.Errorf("the refreshed branch handle is at %v; the branch at %v", br.Snapshot(), got)
+	}
+	tag, err := tbl.Branch(ctx, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdr := eventsReader(0, 1, 1)
+	_, err = tag.Append(ctx, rdr)
+	rdr.Release()
+	if !errors.Is(err, lake.ErrReadOnly) {
+		t.Errorf("appending to a tag: %v, want ErrReadOnly", err)
+	}
+	if _, err := tbl.Branch(ctx, "nope"); !errors.Is(err, lake.ErrRefNotFound) {
+		t.Errorf("a missing branch: %v, want ErrRefNotFound", err)
+	}
+	if got := query(t, s, "SELECT count(*) FROM t"); got[0] != "1" {
+		t.Errorf("main has %v rows after writes to the branch", got)
+	}
+}
+
+// TestExpiryDropsAgedRefs: expiry removes a branch or tag older than its
+// max-ref-age (and the snapshots only it kept), and keeps the others.
+func TestExpiryDropsAgedRefs(t *testing.T) {
+	ctx := context.Background()
+	lk := sqlLake(t)
+	s := lk.Session()
+	mustExec(t, s, "CREATE TABLE t (id BIGINT); INSERT INTO t VALUES (1)")
+	if err := lake.SetRefForTest(ctx, lk, "t", "short", table.TagRef, snapshot.Retention{MaxRefAge: time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, s, "ALTER TABLE t CREATE TAG long RETAIN 7 DAYS; ALTER TABLE t CREATE BRANCH kept")
+	mustExec(t, s, "INSERT INTO t VALUES (2); INSERT INTO t VALUES (3)")
+	time.Sleep(20 * time.Millisecond)
+	mustExec(t, s, "ALTER TABLE t EXECUTE expire_snapshots(older_than => '2200-01-01 00:00:00', retain_last => 1)")
+	if got := query(t, s, "SELECT name FROM t$refs ORDER BY name"); strings.Join(got, ",") != "kept,long,main" {
+		t.Errorf("refs after expiry: %v", got)
+	}
+	// the first snapshot stays for the tag and the branch; the second went
+	if got := query(t, s, "SELECT count(*) FROM t$snapshots"); got[0] != "2" {
+		t.Errorf("snapshots after expiry: %v", got)
+	}
+	if got := query(t, s, "SELECT sum(id) FROM t.tag_long"); got[0] != "1" {
+		t.Errorf("the tag reads %v", got)
+	}
+	mustExec(t, s, "ALTER TABLE t DROP TAG long; ALTER TABLE t DROP BRANCH kept")
+	mustExec(t, s, "ALTER TABLE t EXECUTE expire_snapshots(older_than => '2200-01-01 00:00:00', retain_last => 1)")
+	if got := query(t, s, "SELECT count(*) FROM t$snapshots"); got[0] != "1" {
+		t.Errorf("snapshots after the refs were dropped: %v", got)
+	}
+	if got := query(t, s, "SELECT sum(id) FROM t"); got[0] != "6" {
+		t.Errorf("main reads %v", got)
+	}
+}
