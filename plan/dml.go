@@ -163,7 +163,7 @@ func (p *Planner) Insert(ctx context.Context, ins *parser.Insert, target *TableR
 			if err != nil {
 				return nil, err
 			}
-			return &Plan{b: b, Root: src}, nil
+			return &Plan{b: b, Root: sortedForWrite(target.Table.Metadata(), src)}, nil
 		}
 		if src, err = b.bindQuery(q, nil); err != nil {
 			return nil, err
@@ -217,7 +217,60 @@ func (p *Planner) Insert(ctx context.Context, ins *parser.Insert, target *TableR
 		proj.Exprs = append(proj.Exprs, x)
 		proj.Cols = append(proj.Cols, b.newCol(tc.Name, "", tc.Type, !tc.Required))
 	}
-	return &Plan{b: b, Root: proj}, nil
+	return &Plan{b: b, Root: sortedForWrite(target.Table.Metadata(), proj)}, nil
+}
+
+// sortedForWrite puts an INSERT's rows in the table's declared sort order
+// (ALTER TABLE … WRITE ORDERED BY), so that the files it writes each hold
+// a narrow range of the keys, whose statistics then prune scans, DELETEs
+// and MERGEs. An identity key and an order-preserving transform (year,
+// month, day, hour, truncate) sort by their source column, which orders
+// by the transform as well; the keys end at the first one that does not
+// preserve order (bucket, void), since what follows it could not narrow
+// the files. The sort spills past the memory budget like any other.
+func sortedForWrite(meta table.Metadata, root Node) Node {
+	order := meta.SortOrder()
+	if order.IsUnsorted() {
+		return root
+	}
+	schema := meta.CurrentSchema()
+	cols := root.Columns()
+	var keys []SortKey
+	for _, f := range order.Fields() {
+		if len(f.SourceIDs) != 1 || !orderPreserving(f.Transform) {
+			break
+		}
+		field, ok := schema.FindFieldByID(f.SourceIDs[0])
+		if !ok {
+			break
+		}
+		idx := -1
+		for i, c := range cols {
+			if c.Name == field.Name {
+				idx = i
+			}
+		}
+		if idx < 0 {
+			break
+		}
+		c := cols[idx]
+		keys = append(keys, SortKey{Expr: &ColRef{ID: c.ID, Typ: c.Type, Name: c.Name},
+			Desc: f.Direction == table.SortDESC, NullsFirst: f.NullOrder == table.NullsFirst})
+	}
+	if len(keys) == 0 {
+		return root
+	}
+	return &Sort{Input: root, Keys: keys}
+}
+
+// orderPreserving reports whether sorting by a column sorts by t of it.
+func orderPreserving(t iceberg.Transform) bool {
+	switch t.(type) {
+	case iceberg.IdentityTransform, iceberg.YearTransform, iceberg.MonthTransform, iceberg.DayTransform,
+		iceberg.HourTransform, iceberg.TruncateTransform:
+		return true
+	}
+	return false
 }
 
 // insertValues binds INSERT … VALUES so that each value takes its target
