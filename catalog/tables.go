@@ -130,7 +130,7 @@ func (c *Catalog) current(ctx context.Context, ident table.Identifier) (string, 
 			// reading on would read, and write into, the original's
 			// files.
 			return "", nil, newError([]error{ErrOutsideLake},
-				"table %s: the catalog points at %s, outside this %s %q: the lake was copied or moved from another place, and its tables' files still name that place; open the lake where it was made (relocating a copy is not supported yet)",
+				"table %s: the catalog points at %s, outside this %s %q: the lake was copied or moved from another place, and its tables' files still name that place; open the lake where it was made, or make the copy self-contained with `skade relocate --lake DIR`",
 				identString(ident), loc, c.lakeNoun(), c.root)
 		}
 		tbl, err := c.loadAt(ctx, ident, loc)

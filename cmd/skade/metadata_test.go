@@ -50,3 +50,32 @@ func TestMetadataCommandAndVersionHint(t *testing.T) {
 		t.Errorf("metadata of a missing table: exit %d, %q", code, errs)
 	}
 }
+
+// skade relocate makes a copied lake readable where a copy is refused.
+func TestRelocateCommand(t *testing.T) {
+	base := t.TempDir()
+	orig := filepath.Join(base, "orig")
+	if code, _, errs := skade(t, "--lake", orig, "sql", "-c", "CREATE TABLE t (a INT) WITH ('write.delete.mode' = 'merge-on-read'); INSERT INTO t VALUES (1), (2), (3); DELETE FROM t WHERE a = 2"); code != 0 {
+		t.Fatalf("setup: %s", errs)
+	}
+	cp := filepath.Join(base, "copy")
+	if err := os.CopyFS(cp, os.DirFS(orig)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(orig); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := skade(t, "--lake", cp, "sql", "-c", "SELECT * FROM t"); code == 0 || !strings.Contains(errs, "skade relocate") {
+		t.Fatalf("reading the copy before relocating: exit %d, %q", code, errs)
+	}
+	code, out, errs := skade(t, "--lake", cp, "relocate")
+	if code != 0 || !strings.Contains(out, "relocated 1 tables and 0 views from "+orig) {
+		t.Fatalf("relocate: exit %d, %q %q", code, out, errs)
+	}
+	if code, out, errs := skade(t, "--lake", cp, "sql", "--format", "csv", "-c", "SELECT sum(a) FROM t"); code != 0 || !strings.Contains(out, "\n4") {
+		t.Fatalf("reading the relocated copy: exit %d, %q %q", code, out, errs)
+	}
+	if code, out, _ := skade(t, "--lake", cp, "relocate"); code != 0 || !strings.Contains(out, "nothing to do") {
+		t.Errorf("relocating again: exit %d, %q", code, out)
+	}
+}

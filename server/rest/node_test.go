@@ -26,7 +26,10 @@ import (
 // metadata, manifests and Parquet) reads, through the REST catalog, tables
 // skade wrote by INSERT, copy-on-write MERGE, merge-on-read MERGE
 // (position deletes), an equality-delete upsert, partition evolution,
-// row lineage on v3, and a branch and a tag: it must see skade's rows. It needs node and `npm ci --prefix server/rest/testdata/node`,
+// row lineage on v3, and a branch and a tag: it must see the rows skade
+// read. It serves a relocated copy of the lake whose original is gone
+// (skade relocate), so every path icebird follows was rewritten. It needs
+// node and `npm ci --prefix server/rest/testdata/node`,
 // which .ci/run does; without them it skips, unless SKADE_REQUIRE_NODE is
 // set.
 func TestNodeClients(t *testing.T) {
@@ -39,11 +42,11 @@ func TestNodeClients(t *testing.T) {
 		t.Skip("node or the npm packages (npm ci --prefix server/rest/testdata/node) are missing")
 	}
 	ctx := context.Background()
-	lk, err := lake.Open(ctx, t.TempDir())
+	dir := filepath.Join(t.TempDir(), "orig")
+	lk, err := lake.Open(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer lk.Close()
 	s := lk.Session()
 	script := `
 CREATE TABLE ins (id BIGINT, v VARCHAR);
@@ -95,6 +98,38 @@ INSERT INTO br VALUES (100, 'main only');
 	if _, err := eq.Upsert(ctx, []string{"id"}, rdr); err != nil {
 		t.Fatal(err)
 	}
+	// br: a branch with a merge-on-read MERGE and DELETE, a tag, and a
+	// write on main after them; each ref read on its own (name@ref)
+	tables := []string{"main.ins", "main.cow", "main.mor", "main.eq", "main.evo", "main.lin", "main.br", "main.br@audit", "main.br@before"}
+	// read what skade sees, then serve a relocated copy of the lake with
+	// the original gone: icebird reads every path the copy's metadata,
+	// manifests and delete files hold
+	want := map[string]string{}
+	for _, name := range tables {
+		from := name
+		if base, ref, ok := strings.Cut(name, "@"); ok {
+			from = base + " FOR VERSION AS OF '" + ref + "'"
+		}
+		want[name] = count(t, lk, "SELECT id, coalesce(v, 'NULL') FROM "+from+" ORDER BY id")
+	}
+	if err := lk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	copyDir := filepath.Join(t.TempDir(), "copy")
+	if err := os.CopyFS(copyDir, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	lk, err = lake.Open(ctx, copyDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Close()
+	if _, err := lk.Relocate(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
 	srv, err := rest.New(rest.Config{Lake: lk})
 	if err != nil {
 		t.Fatal(err)
@@ -104,9 +139,6 @@ INSERT INTO br VALUES (100, 'main only');
 	// evo: data files of two partition specs and position deletes; lin: a
 	// v3 table whose copy-on-write rewrites carry _row_id and
 	// _last_updated_sequence_number columns, which a reader must ignore
-	// br: a branch with a merge-on-read MERGE and DELETE, a tag, and a
-	// write on main after them; each ref read on its own (name@ref)
-	tables := []string{"main.ins", "main.cow", "main.mor", "main.eq", "main.evo", "main.lin", "main.br", "main.br@audit", "main.br@before"}
 	abs, _ := filepath.Abs("testdata/node/client.mjs")
 	cmd := exec.Command(node, append([]string{abs, hs.URL}, tables...)...)
 	cmd.Dir = "testdata/node"
@@ -133,11 +165,6 @@ INSERT INTO br VALUES (100, 'main only');
 		t.Errorf("the table iceberg-js created: %s rows", n)
 	}
 	for _, name := range tables {
-		from := name
-		if base, ref, ok := strings.Cut(name, "@"); ok {
-			from = base + " FOR VERSION AS OF '" + ref + "'"
-		}
-		want := count(t, lk, "SELECT id, coalesce(v, 'NULL') FROM "+from+" ORDER BY id")
 		var rows []string
 		for _, r := range got.Tables[name] {
 			v := "NULL"
@@ -152,8 +179,8 @@ INSERT INTO br VALUES (100, 'main only');
 			fmt.Sscan(strings.Split(rows[j], ",")[0], &b)
 			return a < b
 		})
-		if strings.Join(rows, ";") != want {
-			t.Errorf("%s: icebird read\n%s\nskade reads\n%s", name, strings.Join(rows, ";"), want)
+		if strings.Join(rows, ";") != want[name] {
+			t.Errorf("%s: icebird read\n%s\nskade read\n%s", name, strings.Join(rows, ";"), want[name])
 		}
 	}
 }
