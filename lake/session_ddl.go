@@ -253,11 +253,27 @@ func (s *Session) showCreateTable(ctx context.Context, st *parser.ShowCreateTabl
 
 func (s *Session) describe(ctx context.Context, st *parser.Describe) (*Result, error) {
 	ref, err := sessionCatalog{s}.LookupTable(ctx, strings.Split(tableName(st.Table), "."))
-	if err != nil {
+	var cols []plan.TargetColumn
+	if errors.Is(err, ErrTableNotFound) {
+		// a view: the columns its query yields, as CREATE VIEW recorded them
+		id, nerr := catalog.Normalize(strings.Split(tableName(st.Table), "."))
+		if nerr != nil {
+			return nil, err
+		}
+		v, verr := s.lk.cat.LoadView(ctx, id)
+		if verr != nil {
+			return nil, err
+		}
+		info, verr := viewInfo(id[0], id[1], v)
+		if verr != nil {
+			return nil, verr
+		}
+		for _, f := range info.Schema.Fields() {
+			cols = append(cols, plan.TargetColumn{Name: f.Name, Type: plan.CanonicalType(f.Type), Required: !f.Nullable})
+		}
+	} else if err != nil {
 		return nil, err
-	}
-	cols, err := plan.TargetColumns(ref)
-	if err != nil {
+	} else if cols, err = plan.TargetColumns(ref); err != nil {
 		return nil, err
 	}
 	schema := arrow.NewSchema([]arrow.Field{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -121,3 +122,54 @@ func (c sessionCatalog) LookupView(ctx context.Context, name []string) (string, 
 }
 
 var _ plan.Views = sessionCatalog{}
+
+// ViewInfo describes a view: its name, its query's text, and the columns
+// it yields (Arrow types, as a table's Schema).
+type ViewInfo struct {
+	Namespace, Name string
+	SQL             string
+	Schema          *arrow.Schema
+}
+
+// Views lists the lake's views, sorted by namespace and name.
+func (l *Lake) Views(ctx context.Context) ([]ViewInfo, error) {
+	nss, err := l.Namespaces(ctx)
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(nss)
+	var out []ViewInfo
+	for _, ns := range nss {
+		names, err := l.cat.ListViews(ctx, ns)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			v, err := l.cat.LoadView(ctx, table.Identifier{ns, n})
+			if errors.Is(err, catalog.ErrViewNotFound) {
+				continue // dropped meanwhile
+			}
+			if err != nil {
+				return nil, err
+			}
+			info, err := viewInfo(ns, n, v)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, info)
+		}
+	}
+	return out, nil
+}
+
+func viewInfo(ns, name string, v *catalog.View) (ViewInfo, error) {
+	info := ViewInfo{Namespace: ns, Name: name, SQL: v.SQL(), Schema: arrow.NewSchema(nil, nil)}
+	if sch := v.Metadata.CurrentSchema(); sch != nil {
+		as, err := table.SchemaToArrowSchema(sch, nil, false, false)
+		if err != nil {
+			return info, fmt.Errorf("view %s.%s: %w", ns, name, err)
+		}
+		info.Schema = as
+	}
+	return info, nil
+}

@@ -38,6 +38,10 @@ func TargetColumns(ref *TableRef) ([]TargetColumn, error) {
 	return out, nil
 }
 
+// CanonicalType is the type the engine computes on for a column of Arrow
+// type dt read from an Iceberg schema (DESCRIBE of a view).
+func CanonicalType(dt arrow.DataType) arrow.DataType { return canonical(dt) }
+
 // notNull fails a batch that holds a NULL: NOT NULL enforcement.
 type notNull struct {
 	arg        exec.Expr

@@ -11,7 +11,7 @@ func init() {
 	register(&command{
 		name:    "relocate",
 		summary: "make a lake directory copied from elsewhere self-contained: rewrite the paths its metadata holds to name this directory",
-		example: "cp -a /data/lake /backup/lake && skade relocate --lake /backup/lake",
+		example: "skade relocate --lake /backup/lake   # after cp -a /data/lake /backup/lake",
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&from, "from", "", "the directory the lake was copied from; found from the catalog when not given")
 		},

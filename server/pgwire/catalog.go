@@ -18,7 +18,8 @@ import (
 // information_schema's views over the lake's namespaces and tables, so
 // that psql's \dt, \dn and \l, and drivers' metadata queries, work.
 //
-// Relations describe what skade has: tables (relkind 'r') with their
+// Relations describe what skade has: tables (relkind 'r') and views
+// (relkind 'v', with pg_views and information_schema.views) with their
 // columns, one role ("skade", oid 10) owning everything, one database
 // (the one the client connected to), no indexes, constraints other than
 // NOT NULL, comments or ACLs. The relations of features skade lacks are
@@ -182,7 +183,7 @@ var pgCatalog = map[string]*catalogRelation{
 	"pg_collation":   {cols: []catCol{{"oid", "int8"}, {"collname", "text"}, {"collnamespace", "int8"}}, rows: empty},
 	"pg_tablespace":  {cols: []catCol{{"oid", "int8"}, {"spcname", "text"}, {"spcowner", "int8"}}, rows: empty},
 	"pg_extension":   {cols: []catCol{{"oid", "int8"}, {"extname", "text"}, {"extowner", "int8"}, {"extnamespace", "int8"}, {"extversion", "text"}}, rows: empty},
-	"pg_views":       {cols: []catCol{{"schemaname", "text"}, {"viewname", "text"}, {"viewowner", "text"}, {"definition", "text"}}, rows: empty},
+	"pg_views":       {cols: []catCol{{"schemaname", "text"}, {"viewname", "text"}, {"viewowner", "text"}, {"definition", "text"}}, rows: pgViewsRows},
 	"pg_matviews":    {cols: []catCol{{"schemaname", "text"}, {"matviewname", "text"}, {"matviewowner", "text"}, {"definition", "text"}}, rows: empty},
 	"pg_sequence":    {cols: []catCol{{"seqrelid", "int8"}, {"seqtypid", "int8"}}, rows: empty},
 	"pg_trigger":     {cols: []catCol{{"oid", "int8"}, {"tgrelid", "int8"}, {"tgname", "text"}}, rows: empty},
@@ -217,7 +218,7 @@ var informationSchema = map[string]*catalogRelation{
 		{"ordinal_position", "int4"}, {"column_default", "text"}, {"is_nullable", "text"}, {"data_type", "text"},
 		{"character_maximum_length", "int4"}, {"numeric_precision", "int4"}, {"numeric_scale", "int4"}, {"datetime_precision", "int4"},
 		{"udt_name", "text"}}, rows: infoColumnsRows},
-	"views": {cols: []catCol{{"table_catalog", "text"}, {"table_schema", "text"}, {"table_name", "text"}, {"view_definition", "text"}}, rows: empty},
+	"views": {cols: []catCol{{"table_catalog", "text"}, {"table_schema", "text"}, {"table_name", "text"}, {"view_definition", "text"}}, rows: infoViewsRows},
 }
 
 // systemTables is the session's lake.SystemTables for connection c.
@@ -237,10 +238,13 @@ func (c *conn) systemTables(name string) (lake.SystemTable, bool) {
 	return lake.SystemTable{Schema: rel.schema(), Rows: func(ctx context.Context) (arrow.RecordBatch, error) { return rel.batch(ctx, c) }}, true
 }
 
-// lakeTable is a table as the catalog shows it.
+// lakeTable is a table or view as the catalog shows it; sql is a view's
+// query, "" for a table.
 type lakeTable struct {
 	ns, name string
 	schema   *arrow.Schema
+	view     bool
+	sql      string
 }
 
 func (t lakeTable) oid() int64 { return objectOID("table", t.ns+"."+t.name) }
@@ -265,6 +269,19 @@ func (c *conn) tables(ctx context.Context) ([]lakeTable, error) {
 		}
 		out = append(out, lakeTable{ns: ns, name: name, schema: tbl.Schema()})
 	}
+	views, err := lk.Views(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range views {
+		out = append(out, lakeTable{ns: v.Namespace, name: v.Name, schema: v.Schema, view: true, sql: v.SQL})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].ns != out[j].ns {
+			return out[i].ns < out[j].ns
+		}
+		return out[i].name < out[j].name
+	})
 	return out, nil
 }
 
@@ -289,10 +306,14 @@ func classRows(ctx context.Context, c *conn) ([][]any, error) {
 	}
 	var rows [][]any
 	for _, t := range tables {
+		kind, am := "r", int64(oidHeapAM)
+		if t.view {
+			kind, am = "v", 0
+		}
 		rows = append(rows, []any{t.oid(), t.name, namespaceOID(t.ns), 0, 0,
-			oidRoleSkade, oidHeapAM, 0, 0, 0, -1.0,
+			oidRoleSkade, am, 0, 0, 0, -1.0,
 			0, 0, false, false, "p",
-			"r", t.schema.NumFields(), 0, false, false,
+			kind, t.schema.NumFields(), 0, t.view, false,
 			false, false, false, true,
 			"d", false, 0, 0, 0,
 			nil, nil, nil})
@@ -395,7 +416,37 @@ func pgTablesRows(ctx context.Context, c *conn) ([][]any, error) {
 	}
 	var rows [][]any
 	for _, t := range tables {
-		rows = append(rows, []any{t.ns, t.name, "skade", nil, false, false, false, false})
+		if !t.view {
+			rows = append(rows, []any{t.ns, t.name, "skade", nil, false, false, false, false})
+		}
+	}
+	return rows, nil
+}
+
+func pgViewsRows(ctx context.Context, c *conn) ([][]any, error) {
+	tables, err := c.tables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rows [][]any
+	for _, t := range tables {
+		if t.view {
+			rows = append(rows, []any{t.ns, t.name, "skade", t.sql})
+		}
+	}
+	return rows, nil
+}
+
+func infoViewsRows(ctx context.Context, c *conn) ([][]any, error) {
+	tables, err := c.tables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rows [][]any
+	for _, t := range tables {
+		if t.view {
+			rows = append(rows, []any{c.dbname, t.ns, t.name, t.sql})
+		}
 	}
 	return rows, nil
 }
@@ -419,6 +470,10 @@ func infoTablesRows(ctx context.Context, c *conn) ([][]any, error) {
 	}
 	var rows [][]any
 	for _, t := range tables {
+		if t.view {
+			rows = append(rows, []any{c.dbname, t.ns, t.name, "VIEW", "NO"})
+			continue
+		}
 		rows = append(rows, []any{c.dbname, t.ns, t.name, "BASE TABLE", "YES"})
 	}
 	return rows, nil

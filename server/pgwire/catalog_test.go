@@ -74,3 +74,35 @@ func TestDBeaverQueries(t *testing.T) {
 		t.Errorf("tables %v, columns %v", tables, columns)
 	}
 }
+
+// Views appear in the catalogs tools read: information_schema.tables
+// (VIEW), information_schema.views and pg_views with their query,
+// information_schema.columns with their columns, pg_class with relkind v.
+func TestViewsInCatalogs(t *testing.T) {
+	ts := startServer(t, pgwire.Config{})
+	ctx := context.Background()
+	c := ts.connect(t, "")
+	if _, err := c.Exec(ctx, "CREATE TABLE t (id INT, name VARCHAR)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "CREATE VIEW v AS SELECT id AS key FROM t"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ q, want string }{
+		{"SELECT string_agg(table_name || ':' || table_type, ',' ORDER BY table_name) FROM information_schema.tables WHERE table_schema = 'main'", "t:BASE TABLE,v:VIEW"},
+		{"SELECT table_name || ':' || view_definition FROM information_schema.views", "v:SELECT id AS key FROM t"},
+		{"SELECT viewname || ':' || definition FROM pg_views WHERE schemaname = 'main'", "v:SELECT id AS key FROM t"},
+		{"SELECT string_agg(column_name, ',') FROM information_schema.columns WHERE table_name = 'v'", "key"},
+		{"SELECT relkind FROM pg_class WHERE relname = 'v'", "v"},
+		{"SELECT count(*)::text FROM pg_tables WHERE tablename = 'v'", "0"},
+	} {
+		var got string
+		if err := c.QueryRow(ctx, tc.q).Scan(&got); err != nil {
+			t.Errorf("%s: %v", tc.q, err)
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.q, got, tc.want)
+		}
+	}
+}

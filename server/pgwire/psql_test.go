@@ -191,8 +191,10 @@ func TestPsqlDescribe(t *testing.T) {
 	ts := startServer(t, pgwire.Config{})
 	host, port, _ := net.SplitHostPort(ts.addr)
 	script := `CREATE TABLE shapes (id INT, name VARCHAR, price DECIMAL(10,2), tags TEXT[], m BIGINT[][], at TIMESTAMPTZ, ok BOOLEAN, u UUID);
+CREATE VIEW cheap AS SELECT id, name FROM shapes WHERE price < 10;
 \d shapes
 \d+ shapes
+\d cheap
 \d
 \dt
 \dn
@@ -228,7 +230,9 @@ func TestPsqlDescribe(t *testing.T) {
 	if !strings.Contains(string(out), want) {
 		t.Errorf("\\d shapes:\n%s\nwant:\n%s", out, want)
 	}
-	for _, w := range []string{"List of roles", " skade     | Superuser", "Access privileges", "List of schemas", " main   | shapes | table | skade"} {
+	for _, w := range []string{"List of roles", " skade     | Superuser", "Access privileges", "List of schemas", " main   | shapes | table | skade",
+		// the view: in \d's and \dv's lists, and described by \d cheap
+		" main   | cheap  | view  | skade", `View "main.cheap"`, " name   | text    |"} {
 		if !strings.Contains(string(out), w) {
 			t.Errorf("psql output lacks %q:\n%s", w, out)
 		}

@@ -2,14 +2,18 @@ package rest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/apache/iceberg-go"
 	icecatalog "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/skadedb/skade/catalog"
 )
 
 func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) {
@@ -370,4 +374,47 @@ func (s *Server) commitTransaction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// listViews is the spec's ListViews: skade's views, read only over REST
+// (skade creates them with CREATE VIEW).
+func (s *Server) listViews(w http.ResponseWriter, r *http.Request) {
+	ns := namespace(r)
+	if ok, err := s.cat.CheckNamespaceExists(r.Context(), ns); err != nil || !ok {
+		if err == nil {
+			err = fmt.Errorf("namespace %v: %w", ns, icecatalog.ErrNoSuchNamespace)
+		}
+		fail(w, err)
+		return
+	}
+	names, err := s.cat.ListViews(r.Context(), strings.Join(ns, "."))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	out := []tableIdent{}
+	for _, n := range names {
+		out = append(out, tableIdent{Namespace: ns, Name: n})
+	}
+	reply(w, http.StatusOK, map[string]any{"identifiers": out})
+}
+
+// loadView is the spec's LoadViewResult: the view's metadata file and its
+// Iceberg view metadata (versions, each with its SQL representation).
+func (s *Server) loadView(w http.ResponseWriter, r *http.Request) {
+	v, err := s.cat.LoadView(r.Context(), append(namespace(r), r.PathValue("view")))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, http.StatusOK, map[string]any{"metadata-location": v.MetadataLocation, "metadata": v.Metadata, "config": map[string]string{}})
+}
+
+func (s *Server) viewExists(w http.ResponseWriter, r *http.Request) {
+	_, err := s.cat.LoadView(r.Context(), append(namespace(r), r.PathValue("view")))
+	if errors.Is(err, catalog.ErrViewNotFound) {
+		exists(w, false, nil)
+		return
+	}
+	exists(w, err == nil, err)
 }

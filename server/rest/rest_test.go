@@ -347,3 +347,40 @@ func TestRESTTransaction(t *testing.T) {
 		}
 	}
 }
+
+// Views made with CREATE VIEW are listed and loaded through iceberg-go's
+// REST client, with the query as their SQL representation.
+func TestRESTViews(t *testing.T) {
+	ctx := context.Background()
+	lk, cat, _ := startREST(t, "")
+	if err := lk.Session().Exec(ctx, "CREATE TABLE t (id BIGINT); CREATE VIEW v AS SELECT id * 2 AS twice FROM t"); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for id, err := range cat.ListViews(ctx, table.Identifier{"main"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, strings.Join(id, "."))
+	}
+	if fmt.Sprint(names) != "[main.v]" {
+		t.Errorf("views over REST: %v", names)
+	}
+	v, err := cat.LoadView(ctx, table.Identifier{"main", "v"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := v.Metadata().CurrentVersion()
+	if cur == nil || len(cur.Representations) != 1 || cur.Representations[0].Sql != "SELECT id * 2 AS twice FROM t" {
+		t.Errorf("the view's version over REST: %+v", cur)
+	}
+	if ok, err := cat.CheckViewExists(ctx, table.Identifier{"main", "v"}); err != nil || !ok {
+		t.Errorf("v exists: %v %v", ok, err)
+	}
+	if ok, err := cat.CheckViewExists(ctx, table.Identifier{"main", "nope"}); err != nil || ok {
+		t.Errorf("nope exists: %v %v", ok, err)
+	}
+	if _, err := cat.LoadView(ctx, table.Identifier{"main", "nope"}); !errors.Is(err, icecatalog.ErrNoSuchView) {
+		t.Errorf("loading a missing view: %v", err)
+	}
+}

@@ -151,6 +151,9 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/namespaces/{ns}/register", s.register)
 	m.HandleFunc("POST /v1/tables/rename", s.renameTable)
 	m.HandleFunc("POST /v1/transactions/commit", s.commitTransaction)
+	m.HandleFunc("GET /v1/namespaces/{ns}/views", s.listViews)
+	m.HandleFunc("GET /v1/namespaces/{ns}/views/{view}", s.loadView)
+	m.HandleFunc("HEAD /v1/namespaces/{ns}/views/{view}", s.viewExists)
 	// the optional prefix form (/v1/{prefix}/…) is not used: config
 	// returns no prefix
 }
@@ -177,6 +180,8 @@ func fail(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusRequestEntityTooLarge, "BadRequestException", err.Error())
 	case errors.Is(err, icecatalog.ErrNoSuchTable):
 		writeError(w, http.StatusNotFound, "NoSuchTableException", err.Error())
+	case errors.Is(err, catalog.ErrViewNotFound):
+		writeError(w, http.StatusNotFound, "NoSuchViewException", err.Error())
 	case errors.Is(err, icecatalog.ErrNoSuchNamespace):
 		writeError(w, http.StatusNotFound, "NoSuchNamespaceException", err.Error())
 	case errors.Is(err, icecatalog.ErrTableAlreadyExists), errors.Is(err, icecatalog.ErrNamespaceAlreadyExists):
@@ -246,6 +251,8 @@ func (s *Server) config(w http.ResponseWriter, r *http.Request) {
 			"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}", "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
 			"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics", "POST /v1/{prefix}/tables/rename",
 			"POST /v1/{prefix}/transactions/commit", "POST /v1/{prefix}/namespaces/{namespace}/register",
+			"GET /v1/{prefix}/namespaces/{namespace}/views", "GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
+			"HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}",
 		},
 	})
 }
