@@ -19,6 +19,8 @@ type PointerSwap struct {
 	Ident    table.Identifier
 	Expected string
 	New      string
+	// View: the pointer is a view's (the views bucket), not a table's.
+	View bool
 }
 
 // SwapPointers applies every swap in one bbolt transaction, as a
@@ -44,7 +46,7 @@ func (c *Catalog) SwapPointers(ctx context.Context, swaps []PointerSwap) error {
 		return err
 	}
 	for _, s := range swaps {
-		if s.New != "" && s.New != s.Expected {
+		if s.New != "" && s.New != s.Expected && !s.View {
 			c.writeVersionHint(s.New)
 		}
 	}
@@ -65,6 +67,9 @@ func (c *Catalog) checkSwaps(swaps []PointerSwap) ([]PointerSwap, error) {
 			return nil, err
 		}
 		key := string(tableKey(ident))
+		if s.View {
+			key = "view\x00" + key
+		}
 		if seen[key] {
 			return nil, fmt.Errorf("swap pointers: table %s appears twice; merge its changes into one swap",
 				identString(ident))
@@ -75,7 +80,7 @@ func (c *Catalog) checkSwaps(swaps []PointerSwap) ([]PointerSwap, error) {
 				return nil, err
 			}
 		}
-		out[i] = PointerSwap{Ident: ident, Expected: s.Expected, New: s.New}
+		out[i] = PointerSwap{Ident: ident, Expected: s.Expected, New: s.New, View: s.View}
 	}
 
 	return out, nil
@@ -86,19 +91,38 @@ func (c *Catalog) checkSwaps(swaps []PointerSwap) ([]PointerSwap, error) {
 func applySwaps(tx *bolt.Tx, swaps []PointerSwap) error {
 	tables := tx.Bucket(bucketTables)
 	namespaces := tx.Bucket(bucketNamespaces)
+	var views *bolt.Bucket
 	for _, s := range swaps {
-		found := string(tables.Get(tableKey(s.Ident)))
+		if s.View && views == nil {
+			var err error
+			if views, err = tx.CreateBucketIfNotExists(bucketViews); err != nil {
+				return err
+			}
+		}
+	}
+	bucket := func(s PointerSwap) *bolt.Bucket {
+		if s.View {
+			return views
+		}
+		return tables
+	}
+	for _, s := range swaps {
+		found := string(bucket(s).Get(tableKey(s.Ident)))
 		if found != s.Expected {
 			return &ConflictError{Ident: slices.Clone(s.Ident), Expected: s.Expected, Found: found}
 		}
 		if s.Expected == "" && s.New != "" && namespaces.Get([]byte(s.Ident[0])) == nil {
 			return errNoSuchNamespace(s.Ident[0])
 		}
-		if s.Expected == "" && s.New != "" && viewExists(tx, s.Ident) {
+		if s.Expected == "" && s.New != "" && !s.View && viewExists(tx, s.Ident) {
 			return newError([]error{icecatalog.ErrTableAlreadyExists}, "table %s: a view has that name; a name is a table's or a view's", identString(s.Ident))
+		}
+		if s.Expected == "" && s.New != "" && s.View && tables.Get(tableKey(s.Ident)) != nil {
+			return newError([]error{icecatalog.ErrTableAlreadyExists}, "view %s: a table has that name; a name is a table's or a view's", identString(s.Ident))
 		}
 	}
 	for _, s := range swaps {
+		tables := bucket(s)
 		switch {
 		case s.New == s.Expected:
 			// an assertion only

@@ -68,63 +68,11 @@ func (c *Catalog) CreateView(ctx context.Context, ident table.Identifier, sql, d
 	if old != nil && !replace {
 		return nil, newError([]error{icecatalog.ErrViewAlreadyExists}, "view %s already exists; use CREATE OR REPLACE VIEW", identString(ident))
 	}
-	var bld *view.MetadataBuilder
-	loc := ""
-	version := 0
-	if old != nil {
-		if bld, err = view.MetadataBuilderFromBase(old.Metadata); err != nil {
-			return nil, fmt.Errorf("view %s: %w", identString(ident), err)
-		}
-		loc = old.Metadata.Location()
-		version = metadataVersion(old.MetadataLocation) + 1
-	} else {
-		if bld, err = view.NewMetadataBuilder(); err != nil {
-			return nil, fmt.Errorf("view %s: %w", identString(ident), err)
-		}
-		if loc, err = c.NewTableLocation(ident); err != nil {
-			return nil, err
-		}
-		bld.SetLoc(loc).SetUUID(uuid.New()).SetFormatVersion(view.DefaultViewFormatVersion)
-	}
-	// the builder gives the version and schema their ids
-	v, err := view.NewVersion(view.InitialVersionID, 0, []view.Representation{view.NewRepresentation(sql, dialect)},
-		table.Identifier{ident[0]})
+	nv, discard, err := c.writeViewVersion(ident, sql, dialect, schema, old)
 	if err != nil {
-		return nil, fmt.Errorf("view %s: %w", identString(ident), err)
-	}
-	v.Summary["engine-name"] = "skade"
-	bld.SetCurrentVersion(v, schema)
-	res, err := bld.Build()
-	if err != nil {
-		return nil, fmt.Errorf("view %s: %w", identString(ident), err)
-	}
-	body, err := res.MarshalJSON()
-	if err != nil {
-		return nil, fmt.Errorf("view %s: %w", identString(ident), err)
-	}
-	metaLoc := fmt.Sprintf("%s/metadata/%05d-%s.metadata.json", strings.TrimSuffix(loc, "/"), version, uuid.NewString())
-	if err := c.checkInLake(ident, "view metadata file", metaLoc); err != nil {
 		return nil, err
 	}
-	discard := func() {
-		_ = c.fs.Remove(metaLoc)
-		if old == nil {
-			c.removeEmptyDirs(metaLoc, loc)
-		}
-	}
-	w, err := c.fs.CreateExclusive(metaLoc)
-	if err != nil {
-		c.removeEmptyDirs(metaLoc, loc)
-		return nil, fmt.Errorf("view %s: writing %s: %w", identString(ident), metaLoc, err)
-	}
-	_, err = w.Write(body)
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		discard()
-		return nil, fmt.Errorf("view %s: writing %s: %w", identString(ident), metaLoc, err)
-	}
+	metaLoc := nv.MetadataLocation
 	expected := ""
 	if old != nil {
 		expected = old.MetadataLocation
@@ -148,11 +96,105 @@ func (c *Catalog) CreateView(ctx context.Context, ident table.Identifier, sql, d
 		}
 		return nil, err
 	}
+	return nv, nil
+}
+
+// writeViewVersion writes the metadata file of a new version of view
+// ident whose query sql yields schema: the first version when old is nil,
+// else the one after old. It returns the view as that file holds it, and
+// discard, which removes the file (and the directories a new view made).
+func (c *Catalog) writeViewVersion(ident table.Identifier, sql, dialect string, schema *iceberg.Schema, old *View) (*View, func(), error) {
+	var err error
+	var bld *view.MetadataBuilder
+	loc := ""
+	version := 0
+	if old != nil {
+		if bld, err = view.MetadataBuilderFromBase(old.Metadata); err != nil {
+			return nil, nil, fmt.Errorf("view %s: %w", identString(ident), err)
+		}
+		loc = old.Metadata.Location()
+		version = metadataVersion(old.MetadataLocation) + 1
+	} else {
+		if bld, err = view.NewMetadataBuilder(); err != nil {
+			return nil, nil, fmt.Errorf("view %s: %w", identString(ident), err)
+		}
+		if loc, err = c.NewTableLocation(ident); err != nil {
+			return nil, nil, err
+		}
+		bld.SetLoc(loc).SetUUID(uuid.New()).SetFormatVersion(view.DefaultViewFormatVersion)
+	}
+	// the builder gives the version and schema their ids
+	v, err := view.NewVersion(view.InitialVersionID, 0, []view.Representation{view.NewRepresentation(sql, dialect)},
+		table.Identifier{ident[0]})
+	if err != nil {
+		return nil, nil, fmt.Errorf("view %s: %w", identString(ident), err)
+	}
+	v.Summary["engine-name"] = "skade"
+	bld.SetCurrentVersion(v, schema)
+	res, err := bld.Build()
+	if err != nil {
+		return nil, nil, fmt.Errorf("view %s: %w", identString(ident), err)
+	}
+	body, err := res.MarshalJSON()
+	if err != nil {
+		return nil, nil, fmt.Errorf("view %s: %w", identString(ident), err)
+	}
+	metaLoc := fmt.Sprintf("%s/metadata/%05d-%s.metadata.json", strings.TrimSuffix(loc, "/"), version, uuid.NewString())
+	if err := c.checkInLake(ident, "view metadata file", metaLoc); err != nil {
+		return nil, nil, err
+	}
+	discard := func() {
+		_ = c.fs.Remove(metaLoc)
+		if old == nil {
+			c.removeEmptyDirs(metaLoc, loc)
+		}
+	}
+	w, err := c.fs.CreateExclusive(metaLoc)
+	if err != nil {
+		c.removeEmptyDirs(metaLoc, loc)
+		return nil, nil, fmt.Errorf("view %s: writing %s: %w", identString(ident), metaLoc, err)
+	}
+	_, err = w.Write(body)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		discard()
+		return nil, nil, fmt.Errorf("view %s: writing %s: %w", identString(ident), metaLoc, err)
+	}
 	md, err := view.ParseMetadataBytes(body)
 	if err != nil {
-		return nil, err
+		discard()
+		return nil, nil, err
 	}
-	return &View{Ident: ident, Metadata: md, MetadataLocation: metaLoc}, nil
+	return &View{Ident: ident, Metadata: md, MetadataLocation: metaLoc}, discard, nil
+}
+
+// StageView writes, for a transaction, the metadata file of view ident
+// as CREATE [OR REPLACE] VIEW makes it: a new view when cur (the view as
+// the transaction sees it) is nil, else cur's next version. Nothing
+// points at the file until the transaction publishes a ViewSwap naming
+// it; discard removes it.
+func (c *Catalog) StageView(ctx context.Context, ident table.Identifier, sql, dialect string, schema *iceberg.Schema, cur *View) (*View, func(), error) {
+	if c.remote != nil {
+		return nil, nil, errRemote("creating a view")
+	}
+	ident, err := Normalize(ident)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.requireNamespace(ctx, ident[0]); err != nil {
+		return nil, nil, err
+	}
+	return c.writeViewVersion(ident, sql, dialect, schema, cur)
+}
+
+// ViewSwap is the staged commit that moves view ident's pointer from
+// expected ("" : the view did not exist) to loc ("" : drop it), for
+// Publish with a transaction's table commits. Its metadata file is the
+// caller's to remove if the publish fails.
+func ViewSwap(ident table.Identifier, expected, loc string) *StagedCommit {
+	return &StagedCommit{Ident: ident, Swap: PointerSwap{Ident: ident, Expected: expected, New: loc, View: true}}
 }
 
 // LoadView reads the view ident; an error wrapping ErrViewNotFound when

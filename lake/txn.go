@@ -55,6 +55,9 @@ type txn struct {
 	// created, written, then dropped or replaced): nothing will reference
 	// their files, so they go at COMMIT as at ROLLBACK.
 	garbage []*incarnation
+	// views the transaction touched (txn_views.go)
+	views     map[string]*txView
+	viewOrder []*txView
 }
 
 // txEntry is one table as the transaction sees it.
@@ -161,6 +164,9 @@ func (tx *txn) lookup(ctx context.Context, id table.Identifier) (*table.Table, e
 // create makes id a new table with metadata meta, replacing the table of
 // that name if there is one (the caller decides whether that is allowed).
 func (tx *txn) create(ctx context.Context, id table.Identifier, meta table.Metadata) (*txEntry, error) {
+	if v := tx.views[txKey(id)]; v != nil && v.cur != nil {
+		return nil, &sentinelError{ErrTableExists, fmt.Errorf("table %s: a view has that name (created in this transaction); a name is a table's or a view's", displayName(id))}
+	}
 	e, err := tx.entry(ctx, id)
 	if err != nil {
 		return nil, err
@@ -298,9 +304,11 @@ func (tx *txn) commit(ctx context.Context) error {
 		}
 		staged = append(staged, sc)
 	}
+	staged = append(staged, tx.viewCommits()...)
 	if len(staged) == 0 {
 		// nothing to publish; files of tables created and dropped inside
 		// the transaction still go
+		tx.viewsPublished()
 		return tx.removeGarbage()
 	}
 	if hook := testHookBeforePublish; hook != nil {
@@ -323,13 +331,14 @@ func (tx *txn) commit(ctx context.Context) error {
 	// Published. What follows only tidies: a failure leaves unreferenced
 	// files, never a wrong table.
 	_ = tx.removeGarbage()
+	tx.viewsPublished()
 	if cat.Remote() {
 		// the REST catalog wrote the metadata and keeps its log
 		return nil
 	}
 	for _, sc := range staged {
 		e := tx.entries[txKey(sc.Ident)]
-		if e == nil || sc.Noop() {
+		if e == nil || sc.Swap.View || sc.Noop() {
 			continue
 		}
 		if e.replaced && e.baseMeta != nil {
@@ -387,6 +396,7 @@ func (tx *txn) rollback() error {
 		}
 	}
 	errs = append(errs, tx.removeGarbage())
+	tx.viewsRolledBack()
 	tx.order, tx.entries, tx.garbage = nil, map[string]*txEntry{}, nil
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("rollback: some files the transaction wrote could not be removed: %w", err)

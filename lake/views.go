@@ -26,9 +26,6 @@ const viewDialect = "skade"
 // view in the catalog, by its canonical text. A view is expanded where a
 // query names it, so it always reads the tables' current data.
 func (s *Session) createView(ctx context.Context, st *parser.CreateView, now time.Time) (*Result, error) {
-	if s.tx != nil {
-		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("create view %s: views cannot be created inside a transaction yet; run it outside BEGIN … COMMIT", st.Name)}
-	}
 	if st.OrReplace && st.IfNotExists {
 		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("create view %s: OR REPLACE and IF NOT EXISTS cannot be combined", st.Name)}
 	}
@@ -36,10 +33,30 @@ func (s *Session) createView(ctx context.Context, st *parser.CreateView, now tim
 	if err != nil {
 		return nil, err
 	}
+	var tv *txView
+	if s.tx != nil {
+		if e, err := s.tx.entry(ctx, id); err != nil {
+			return nil, err
+		} else if e.meta != nil {
+			return nil, &sentinelError{ErrTableExists, fmt.Errorf("create view %s: a table has that name; a name is a table's or a view's", displayName(id))}
+		}
+		if tv, err = s.tx.view(ctx, id); err != nil {
+			return nil, err
+		}
+	}
 	if st.IfNotExists {
-		if _, err := s.lk.cat.LoadView(ctx, id); err == nil {
+		exists := false
+		if tv != nil {
+			exists = tv.cur != nil
+		} else if _, err := s.lk.cat.LoadView(ctx, id); err == nil {
+			exists = true
+		}
+		if exists {
 			return noticeResult([]string{fmt.Sprintf("view %q already exists, skipping", displayName(id))}), nil
 		}
+	}
+	if tv != nil && tv.cur != nil && !st.OrReplace {
+		return nil, &sentinelError{ErrTableExists, fmt.Errorf("view %s already exists; use CREATE OR REPLACE VIEW", displayName(id))}
 	}
 	ps, err := s.planner(now).Plan(ctx, st.Query, true)
 	if err != nil {
@@ -70,6 +87,13 @@ func (s *Session) createView(ctx context.Context, st *parser.CreateView, now tim
 	if err != nil {
 		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("create view %s: %w", displayName(id), err)}
 	}
+	if tv != nil {
+		if err := s.tx.stageView(ctx, tv, st.Query.String(), isch); err != nil {
+			return nil, translate(err)
+		}
+		s.lastStaged = !s.tx.implicit
+		return emptyResult(), nil
+	}
 	if _, err := s.lk.cat.CreateView(ctx, id, st.Query.String(), viewDialect, isch, st.OrReplace); err != nil {
 		return nil, translate(err)
 	}
@@ -78,15 +102,20 @@ func (s *Session) createView(ctx context.Context, st *parser.CreateView, now tim
 
 // dropView runs DROP VIEW.
 func (s *Session) dropView(ctx context.Context, st *parser.DropView) (*Result, error) {
-	if s.tx != nil {
-		return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("drop view %s: views cannot be dropped inside a transaction yet; run it outside BEGIN … COMMIT", st.Name)}
-	}
 	id, err := s.lk.ident(tableName(st.Name))
 	if err != nil {
 		return nil, err
 	}
-	found, err := s.lk.cat.DropView(ctx, id)
-	if err != nil {
+	var found bool
+	if s.tx != nil {
+		tv, err := s.tx.view(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		found = tv.cur != nil
+		tv.cur = nil
+		s.lastStaged = found && !s.tx.implicit
+	} else if found, err = s.lk.cat.DropView(ctx, id); err != nil {
 		return nil, err
 	}
 	if !found {
@@ -105,12 +134,24 @@ func (c sessionCatalog) LookupView(ctx context.Context, name []string) (string, 
 	if err != nil {
 		return "", nil, false, nil // not a view name; the table lookup says why
 	}
-	v, err := c.s.lk.cat.LoadView(ctx, id)
-	if errors.Is(err, catalog.ErrViewNotFound) {
-		return "", nil, false, nil
+	var v *catalog.View
+	if c.s.tx != nil {
+		tv, err := c.s.tx.view(ctx, id)
+		if err != nil {
+			return "", nil, false, err
+		}
+		v = tv.cur
+	} else {
+		v, err = c.s.lk.cat.LoadView(ctx, id)
+		if errors.Is(err, catalog.ErrViewNotFound) {
+			return "", nil, false, nil
+		}
+		if err != nil {
+			return "", nil, false, err
+		}
 	}
-	if err != nil {
-		return "", nil, false, err
+	if v == nil {
+		return "", nil, false, nil
 	}
 	var cols []string
 	if sch := v.Metadata.CurrentSchema(); sch != nil {
