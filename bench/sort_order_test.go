@@ -13,9 +13,10 @@ import (
 // TABLE … WRITE ORDERED BY ts) buys a time-window DELETE. Two tables get
 // the same 2M rows in 4 INSERTs whose timestamps are scattered over the
 // whole range, with a 256 KiB target file size; one declares the order, so
-// each INSERT writes files that each hold a narrow range of ts. Each op
-// clones both tables (a metadata-only clone) and deletes the same 1% time
-// window from each clone, unsorted then sorted, in one loop, and reports
+// each INSERT writes files that each hold a narrow range of ts; a third
+// declares it and is then compacted into 1 MB files, which compaction
+// sorts as a whole. Each op clones the tables (a metadata-only clone) and deletes the same 1% time
+// window from each clone, unsorted, sorted, compacted, in one loop, and reports
 // the bytes each read (rchar) and their time, and the ratios.
 //
 //	go test -run '^$' -bench SortOrderPruning -benchtime 5x ./bench
@@ -28,10 +29,11 @@ func BenchmarkSortOrderPruning(b *testing.B) {
 	defer lk.Close()
 	s := lk.Session()
 	const rows, inserts = 2_000_000, 4
-	for _, name := range []string{"unsorted", "sorted"} {
+	names := []string{"unsorted", "sorted", "compacted"}
+	for _, name := range names {
 		mustSQL(b, s, fmt.Sprintf(`CREATE TABLE %s (id BIGINT, ts TIMESTAMP, v VARCHAR) WITH ('write.target-file-size-bytes' = '262144')`, name))
-		if name == "sorted" {
-			mustSQL(b, s, `ALTER TABLE sorted WRITE ORDERED BY ts`)
+		if name != "unsorted" {
+			mustSQL(b, s, `ALTER TABLE `+name+` WRITE ORDERED BY ts`)
 		}
 		per := rows / inserts
 		for i := 0; i < inserts; i++ {
@@ -41,16 +43,19 @@ func BenchmarkSortOrderPruning(b *testing.B) {
 				FROM range(%d, %d)`, name, rows, i*per, (i+1)*per))
 		}
 	}
+	// compaction sorts each partition as a whole: 16 files that each hold
+	// a quarter of the range become files that each hold a 1/N-th
+	mustSQL(b, s, `ALTER TABLE compacted EXECUTE compact(target_file_size_bytes => 1000000)`)
 	files := map[string]string{}
-	for _, name := range []string{"unsorted", "sorted"} {
+	for _, name := range names {
 		files[name] = queryOne(b, s, "SELECT count(*) FROM "+name+"$files")
 	}
 	window := rows / 100
-	var read, took [2]float64
+	var read, took [3]float64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		lo := (i * 7 % 90) * window
-		for k, name := range []string{"unsorted", "sorted"} {
+		for k, name := range names {
 			clone := fmt.Sprintf("%s_%d", name, i)
 			mustSQL(b, s, fmt.Sprintf("CREATE TABLE %s CLONE %s", clone, name))
 			q := fmt.Sprintf(`DELETE FROM %s WHERE ts >= TIMESTAMP '2024-01-01' + %d * INTERVAL '1 second' AND ts < TIMESTAMP '2024-01-01' + %d * INTERVAL '1 second'`, clone, lo, lo+window)
@@ -74,9 +79,13 @@ func BenchmarkSortOrderPruning(b *testing.B) {
 	b.ReportMetric(read[1]/n/1e6, "sorted_read_MB/op")
 	b.ReportMetric(took[0]/n, "unsorted_ms/op")
 	b.ReportMetric(took[1]/n, "sorted_ms/op")
+	b.ReportMetric(read[2]/n/1e6, "compacted_read_MB/op")
+	b.ReportMetric(took[2]/n, "compacted_ms/op")
 	b.ReportMetric(read[1]/read[0], "sorted/unsorted_read")
 	b.ReportMetric(took[1]/took[0], "sorted/unsorted_time")
-	b.Logf("data files: unsorted %s, sorted %s", files["unsorted"], files["sorted"])
+	b.ReportMetric(read[2]/read[0], "compacted/unsorted_read")
+	b.ReportMetric(took[2]/took[0], "compacted/unsorted_time")
+	b.Logf("data files: unsorted %s, sorted %s, sorted and compacted %s", files["unsorted"], files["sorted"], files["compacted"])
 }
 
 // queryOne runs a query whose result is one value and renders it.

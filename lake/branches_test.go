@@ -218,3 +218,56 @@ func TestInsertFollowsSortOrder(t *testing.T) {
 		t.Errorf("the first rows of the ordered table: %v", got)
 	}
 }
+
+// TestCompactionFollowsSortOrder: compaction of a table with a declared
+// order writes each group sorted, so files that each spanned the key
+// range become files that each hold a narrow range; contents and row
+// lineage stay.
+func TestCompactionFollowsSortOrder(t *testing.T) {
+	for _, version := range []string{"2", "3"} {
+		t.Run("v"+version, func(t *testing.T) {
+			lk := sqlLake(t)
+			s := lk.Session()
+			mustExec(t, s, "CREATE TABLE c (id BIGINT, k BIGINT, v VARCHAR) WITH ('format-version' = '"+version+"', 'write.delete.mode' = 'merge-on-read', 'write.parquet.row-group-limit' = '1000')")
+			for i := 0; i < 8; i++ {
+				// before the order is declared: every file spans all of k
+				mustExec(t, s, fmt.Sprintf("INSERT INTO c SELECT range, (range * 7919) %% 40000, 'p' || range FROM range(%d, %d)", i*5000, (i+1)*5000))
+			}
+			mustExec(t, s, "DELETE FROM c WHERE id % 100 = 0; ALTER TABLE c WRITE ORDERED BY k")
+			before := query(t, s, "SELECT count(*), sum(k), count(DISTINCT id) FROM c")
+			var lineage []string
+			if version == "3" {
+				lineage = query(t, s, "SELECT sum(_row_id), count(DISTINCT _row_id) FROM c")
+			}
+			scanned := func() string {
+				plan := strings.Join(query(t, s, "EXPLAIN SELECT count(*) FROM c WHERE k = 1234"), "\n")
+				i := strings.Index(plan, "files scanned=")
+				if i < 0 {
+					t.Fatalf("no file counts in\n%s", plan)
+				}
+				return strings.Fields(plan[i+len("files scanned="):])[0]
+			}
+			if n := scanned(); n != "8" {
+				t.Fatalf("before compaction one key reads %s files, want all 8", n)
+			}
+			mustExec(t, s, "ALTER TABLE c EXECUTE compact(target_file_size_bytes => 65536)")
+			if got := query(t, s, "SELECT count(*) > 2 FROM c$files"); got[0] != "true" {
+				t.Fatalf("compaction wrote one file: %v", got)
+			}
+			if n := scanned(); n != "1" {
+				t.Errorf("after compaction one key reads %s files, want 1", n)
+			}
+			if got := query(t, s, "SELECT count(*), sum(k), count(DISTINCT id) FROM c"); strings.Join(got, ",") != strings.Join(before, ",") {
+				t.Errorf("compaction changed the rows: %v, was %v", got, before)
+			}
+			if got := query(t, s, "SELECT count(*) FROM c$delete_files"); got[0] != "0" {
+				t.Errorf("delete files left after compaction: %v", got)
+			}
+			if version == "3" {
+				if got := query(t, s, "SELECT sum(_row_id), count(DISTINCT _row_id) FROM c"); strings.Join(got, ",") != strings.Join(lineage, ",") {
+					t.Errorf("row lineage after compaction: %v, was %v", got, lineage)
+				}
+			}
+		})
+	}
+}

@@ -127,7 +127,15 @@ func (t *Table) compactOnce(ctx context.Context, opts CompactOptions) (*Table, C
 	rewritten := map[string]struct{}{}
 	reads := map[string]int64{} // the files to rewrite and their rows, for Progress
 	cur := int32(meta.DefaultPartitionSpec())
-	for _, g := range plan.Groups {
+	sorted := !meta.SortOrder().IsUnsorted()
+	planned := plan.Groups
+	if sorted {
+		// sorted: one group per partition, so that its files are sorted
+		// as a whole and not per size bin (which would leave every bin
+		// spanning the whole key range)
+		planned = mergeByPartition(planned)
+	}
+	for _, g := range planned {
 		// A lone small file with no deletes in the current spec would be
 		// rewritten into the same file again: skip it, so that compacting
 		// twice is a no-op.
@@ -155,6 +163,7 @@ func (t *Table) compactOnce(ctx context.Context, opts CompactOptions) (*Table, C
 	if len(old.Tasks) > 0 {
 		groups = append(groups, old)
 	}
+
 	fsys, err := t.tbl.FS(ctx)
 	if err != nil {
 		return nil, res, fmt.Errorf("compact %s: %w", t.Name(), err)
@@ -184,11 +193,24 @@ func (t *Table) compactOnce(ctx context.Context, opts CompactOptions) (*Table, C
 
 	props := iceberg.Properties{"skade.operation": "compact"}
 	out, err := t.commitCompaction(ctx, reads, func(txn *table.Transaction) error {
-		r, err := txn.RewriteDataFiles(ctx, groups, table.RewriteDataFilesOptions{
+		ropts := table.RewriteDataFilesOptions{
 			SnapshotProps:            props,
 			ExtraDeleteFilesToRemove: dead,
 			GroupOptions:             []table.CompactionGroupOption{table.WithCompactionTargetFileSize(target)},
-		})
+		}
+		var r *table.RewriteResult
+		var err error
+		if meta.SortOrder().IsUnsorted() {
+			r, err = txn.RewriteDataFiles(ctx, groups, ropts)
+		} else {
+			// a declared sort order: each group is written sorted, through
+			// the transaction's table, whose IO tracks what it writes
+			st, serr := txn.StagedTable()
+			if serr != nil {
+				return serr
+			}
+			r, err = rewriteSorted(ctx, txn, st.Table, groups, ropts, target, exec.NewBudget(t.lk.opts.memoryLimit))
+		}
 		if err != nil {
 			return err
 		}
@@ -312,4 +334,21 @@ func checkCompaction(ctx context.Context, t *Table, txn *table.Transaction, grou
 		}
 	}
 	return ledger.CheckWritten(ctx, removed, written, 0 /* deleted */, 0 /* inserted */)
+}
+
+// mergeByPartition merges the planned groups of each partition into one.
+func mergeByPartition(groups []compaction.Group) []compaction.Group {
+	var out []compaction.Group
+	at := map[string]int{}
+	for _, g := range groups {
+		if i, ok := at[g.PartitionKey]; ok {
+			out[i].Tasks = append(out[i].Tasks, g.Tasks...)
+			out[i].TotalSizeBytes += g.TotalSizeBytes
+			out[i].DeleteFileCount += g.DeleteFileCount
+			continue
+		}
+		at[g.PartitionKey] = len(out)
+		out = append(out, g)
+	}
+	return out
 }

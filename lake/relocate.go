@@ -181,11 +181,10 @@ func (l *Lake) checkRelocated(ctx context.Context) error {
 				if err := check("manifest", m.FilePath()); err != nil {
 					return err
 				}
-				entries, err := m.FetchEntries(fsys, false)
-				if err != nil {
-					return fmt.Errorf("relocate: %s: %w", name, err)
-				}
-				for _, e := range entries {
+				for e, err := range m.Entries(fsys, false) {
+					if err != nil {
+						return fmt.Errorf("relocate: %s: %w", name, err)
+					}
 					df := e.DataFile()
 					if err := check("file", df.FilePath()); err != nil {
 						return err

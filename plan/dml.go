@@ -233,13 +233,57 @@ func (p *Planner) Insert(ctx context.Context, ins *parser.Insert, target *TableR
 // preserve order (bucket, void), since what follows it could not narrow
 // the files. The sort spills past the memory budget like any other.
 func sortedForWrite(meta table.Metadata, root Node) Node {
-	order := meta.SortOrder()
-	if order.IsUnsorted() {
-		return root
-	}
-	schema := meta.CurrentSchema()
 	cols := root.Columns()
 	var keys []SortKey
+	for _, k := range writeOrder(meta) {
+		idx := -1
+		for i, c := range cols {
+			if c.Name == k.name {
+				idx = i
+			}
+		}
+		if idx < 0 {
+			break
+		}
+		c := cols[idx]
+		keys = append(keys, SortKey{Expr: &ColRef{ID: c.ID, Typ: c.Type, Name: c.Name}, Desc: k.desc, NullsFirst: k.nullsFirst})
+	}
+	if len(keys) == 0 {
+		return root
+	}
+	return &Sort{Input: root, Keys: keys}
+}
+
+// WriteSortKeys are the sort keys of the table's declared order over the
+// columns of schema (by name), as sortedForWrite uses them: compaction
+// sorts by them.
+func WriteSortKeys(meta table.Metadata, schema *arrow.Schema) []exec.SortKey {
+	var keys []exec.SortKey
+	for _, k := range writeOrder(meta) {
+		idx := schema.FieldIndices(k.name)
+		if len(idx) != 1 {
+			break
+		}
+		f := schema.Field(idx[0])
+		keys = append(keys, exec.SortKey{Expr: &exec.Column{Index: idx[0], Type: f.Type}, Descending: k.desc, NullsFirst: k.nullsFirst})
+	}
+	return keys
+}
+
+type writeKey struct {
+	name             string
+	desc, nullsFirst bool
+}
+
+// writeOrder is the table's declared sort order as column keys, up to
+// the first key that does not preserve order.
+func writeOrder(meta table.Metadata) []writeKey {
+	order := meta.SortOrder()
+	if order.IsUnsorted() {
+		return nil
+	}
+	schema := meta.CurrentSchema()
+	var keys []writeKey
 	for _, f := range order.Fields() {
 		if len(f.SourceIDs) != 1 || !orderPreserving(f.Transform) {
 			break
@@ -248,23 +292,9 @@ func sortedForWrite(meta table.Metadata, root Node) Node {
 		if !ok {
 			break
 		}
-		idx := -1
-		for i, c := range cols {
-			if c.Name == field.Name {
-				idx = i
-			}
-		}
-		if idx < 0 {
-			break
-		}
-		c := cols[idx]
-		keys = append(keys, SortKey{Expr: &ColRef{ID: c.ID, Typ: c.Type, Name: c.Name},
-			Desc: f.Direction == table.SortDESC, NullsFirst: f.NullOrder == table.NullsFirst})
+		keys = append(keys, writeKey{name: field.Name, desc: f.Direction == table.SortDESC, nullsFirst: f.NullOrder == table.NullsFirst})
 	}
-	if len(keys) == 0 {
-		return root
-	}
-	return &Sort{Input: root, Keys: keys}
+	return keys
 }
 
 // orderPreserving reports whether sorting by a column sorts by t of it.
