@@ -57,7 +57,11 @@ func (c *Catalog) Repoint(ctx context.Context, from, to string) (int, error) {
 			moved := map[string][]byte{}
 			if err := bk.ForEach(func(k, v []byte) error {
 				loc := string(v)
-				rel, ok := strings.CutPrefix(strings.TrimPrefix(loc, "file://"), from+"/")
+				p, err := localPath(loc)
+				if err != nil {
+					return err
+				}
+				rel, ok := strings.CutPrefix(p, from+"/")
 				switch {
 				case ok:
 					moved[string(k)] = []byte(to + "/" + rel)

@@ -54,7 +54,7 @@ func (l *Lake) Relocate(ctx context.Context, from string) (RelocateResult, error
 			return res, nil
 		}
 	}
-	from = filepath.Clean(strings.TrimPrefix(from, "file://"))
+	from = filepath.Clean(snapshot.LocalPath(from))
 	if from == root {
 		return res, &sentinelError{ErrInvalidArgument, fmt.Errorf("relocate: the lake is already at %s", root)}
 	}
@@ -101,7 +101,7 @@ func (l *Lake) Relocate(ctx context.Context, from string) (RelocateResult, error
 func copiedFrom(root string, ptrs map[string]string) (string, error) {
 	found := ""
 	for k, loc := range ptrs {
-		p := filepath.Clean(strings.TrimPrefix(loc, "file://"))
+		p := filepath.Clean(snapshot.LocalPath(loc))
 		if within(root, p) {
 			continue
 		}
@@ -126,7 +126,7 @@ func copiedFrom(root string, ptrs map[string]string) (string, error) {
 
 // mapUnder is loc (a path or file:// URI) moved from from to root.
 func mapUnder(from, root, loc string) (string, bool) {
-	rest, ok := strings.CutPrefix(strings.TrimPrefix(loc, "file://"), from+"/")
+	rest, ok := strings.CutPrefix(snapshot.LocalPath(loc), from+"/")
 	if !ok {
 		return "", false
 	}
@@ -160,7 +160,7 @@ func (l *Lake) checkRelocated(ctx context.Context) error {
 			return err
 		}
 		check := func(what, p string) error {
-			lp := strings.TrimPrefix(p, "file://")
+			lp := snapshot.LocalPath(p)
 			if !within(root, lp) {
 				return fmt.Errorf("relocate: %s: %s %s is outside the lake after relocating", name, what, p)
 			}
@@ -197,7 +197,7 @@ func (l *Lake) checkRelocated(ctx context.Context) error {
 					if e.Status() == iceberg.EntryStatusDELETED { // may be gone
 						continue
 					}
-					if _, err := os.Stat(strings.TrimPrefix(df.FilePath(), "file://")); errors.Is(err, os.ErrNotExist) {
+					if _, err := os.Stat(snapshot.LocalPath(df.FilePath())); errors.Is(err, os.ErrNotExist) {
 						return fmt.Errorf("relocate: %s: snapshot %d reads %s, which the copy does not have", name, s.SnapshotID, df.FilePath())
 					}
 				}

@@ -49,7 +49,7 @@ const posDeletePathField = 2147483546
 // mapPath returns s moved from From to To, and whether it was under From
 // (as a path or a file:// URI).
 func (r Relocator) mapPath(s string) (string, bool) {
-	for _, pre := range []string{"", "file://"} {
+	for _, pre := range []string{"", "file://", "file:"} { // file:/x is Hadoop's spelling
 		if rest, ok := strings.CutPrefix(s, pre+r.From+"/"); ok {
 			return pre + r.To + "/" + rest, true
 		}
@@ -57,8 +57,16 @@ func (r Relocator) mapPath(s string) (string, bool) {
 	return s, false
 }
 
-// local is the file a (possibly file://) path names.
-func local(p string) string { return strings.TrimPrefix(p, "file://") }
+// LocalPath is the file a path, file:///path or file:/path names.
+func LocalPath(p string) string { return local(p) }
+
+// local is LocalPath.
+func local(p string) string {
+	if rest, ok := strings.CutPrefix(p, "file://"); ok {
+		return rest
+	}
+	return strings.TrimPrefix(p, "file:")
+}
 
 // Table relocates the table whose files lie under dir (in the copy).
 func (r Relocator) Table(ctx context.Context, dir string) (RelocateStats, error) {
