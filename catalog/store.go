@@ -54,8 +54,12 @@ func urlPath(loc string) (base, key string) {
 // is not within.
 func locWithin(root, loc string) bool {
 	if !IsURL(root) {
+		r, err := localPath(root) // a table location may be a file:// URI
+		if err != nil {
+			return false
+		}
 		p, err := localPath(loc)
-		return err == nil && within(root, p)
+		return err == nil && within(r, p)
 	}
 	if !IsURL(loc) {
 		return false

@@ -188,7 +188,10 @@ func (s *Session) vanished(ctx context.Context, stmt parser.Stmt, err error) boo
 	if lerr != nil {
 		return false
 	}
-	return strings.Contains(err.Error(), strings.TrimSuffix(tbl.tbl.Location(), "/")+"/")
+	msg := err.Error()
+	loc := strings.TrimSuffix(tbl.tbl.Location(), "/") + "/"
+	// the message may name the file by path where the location is a URI
+	return strings.Contains(msg, loc) || strings.Contains(msg, strings.TrimSuffix(snapshot.NormalizePath(loc), "/")+"/")
 }
 
 // targetOf is the table a write statement changes.

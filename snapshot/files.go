@@ -27,12 +27,11 @@ func (s FileSet) Has(p string) bool {
 }
 
 // NormalizePath turns a location as Iceberg metadata records it (a plain
-// path or a file:// URI) into a clean local path, so that paths from
+// path, a file:/// URI or Hadoop's file:/path) into a clean local path, so that paths from
 // manifests and paths from a directory walk compare equal.
 func NormalizePath(p string) string {
-	if rest, ok := strings.CutPrefix(p, "file://"); ok {
-		p = rest
-	}
+	p = local(p) // file:///path and Hadoop's file:/path
+
 	if catalog.IsURL(p) {
 		// an object-store location names its key as it is
 		return p
