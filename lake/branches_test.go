@@ -191,12 +191,18 @@ func TestInsertFollowsSortOrder(t *testing.T) {
 	lk := sqlLake(t)
 	s := lk.Session()
 	scanned := map[string]string{}
-	for _, name := range []string{"plain", "ordered"} {
+	for _, name := range []string{"plain", "ordered", "merged"} {
 		mustExec(t, s, "CREATE TABLE "+name+" (id BIGINT, k BIGINT, v VARCHAR) WITH ('write.target-file-size-bytes' = '16384', 'write.parquet.row-group-limit' = '2000')")
-		if name == "ordered" {
-			mustExec(t, s, "ALTER TABLE ordered WRITE ORDERED BY k DESC NULLS LAST")
+		if name != "plain" {
+			mustExec(t, s, "ALTER TABLE "+name+" WRITE ORDERED BY k DESC NULLS LAST")
 		}
-		mustExec(t, s, "INSERT INTO "+name+" SELECT range, (range * 7919) % 200000, 'payload-' || range FROM range(200000)")
+		rows := "SELECT range AS id, (range * 7919) % 200000 AS k, 'payload-' || range AS v FROM range(200000)"
+		if name == "merged" {
+			// MERGE's inserted rows are sorted as an INSERT's
+			mustExec(t, s, "MERGE INTO merged USING ("+rows+") src ON merged.id = src.id WHEN NOT MATCHED THEN INSERT VALUES (src.id, src.k, src.v)")
+		} else {
+			mustExec(t, s, "INSERT INTO "+name+" "+rows)
+		}
 		if got := query(t, s, "SELECT count(*) > 4 FROM "+name+"$files"); got[0] != "true" {
 			t.Fatalf("%s: want several files, got %v", name, got)
 		}
@@ -207,8 +213,8 @@ func TestInsertFollowsSortOrder(t *testing.T) {
 		}
 		scanned[name] = strings.Fields(plan[i+len("files scanned="):])[0]
 	}
-	if scanned["ordered"] != "1" || scanned["plain"] == "1" {
-		t.Errorf("files scanned for one key: ordered %s, plain %s", scanned["ordered"], scanned["plain"])
+	if scanned["ordered"] != "1" || scanned["merged"] != "1" || scanned["plain"] == "1" {
+		t.Errorf("files scanned for one key: ordered %s, merged %s, plain %s", scanned["ordered"], scanned["merged"], scanned["plain"])
 	}
 	// the rows come back whole, in the declared order within the file
 	if got := query(t, s, "SELECT count(*), count(DISTINCT id), sum(k) = (SELECT sum(k) FROM plain) FROM ordered"); got[0] != "200000|200000|true" {

@@ -12,7 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/exec"
-	"github.com/skadedb/skade/plan"
+	"github.com/skadedb/skade/mergeinto"
 )
 
 // rewriteSorted is Transaction.RewriteDataFiles for a table with a
@@ -104,7 +104,7 @@ func sortedGroup(ctx context.Context, tbl *table.Table, group table.CompactionTa
 		}
 		writeOpts = append(writeOpts, table.WithPreserveRowLineage(projected))
 	}
-	keys := plan.WriteSortKeys(tbl.Metadata(), schema)
+	keys := mergeinto.WriteSortKeys(tbl.Metadata(), schema)
 	if len(keys) > 0 {
 		next, stop := iter.Pull2(records)
 		defer stop()

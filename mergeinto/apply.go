@@ -666,6 +666,16 @@ func (m *merger) insertUnmatched(ctx context.Context) (err error) {
 	start := time.Now()
 	defer func() { m.res.Metrics.InsertTime = time.Since(start) }()
 	var w *fileWriter
+	// a table with a declared sort order gets its inserted rows sorted
+	// (as an INSERT's are); they are few next to the source, which the
+	// join holds already
+	schema := m.p.target
+	if m.lin != nil {
+		schema = m.lin.schema
+	}
+	keys := WriteSortKeys(m.spec.Target.Metadata(), schema)
+	var held []arrow.RecordBatch
+	defer func() { releaseBatches(held) }()
 	jt := m.src.Table
 	total := int32(m.src.Rows)
 	idx := make([]int32, 0, m.opts.BatchSize)
@@ -686,12 +696,30 @@ func (m *merger) insertUnmatched(ctx context.Context) (err error) {
 		if err != nil {
 			return err
 		}
+		if len(keys) > 0 {
+			held = append(held, batches...)
+			continue
+		}
 		for i, b := range batches {
 			if w == nil {
 				w = m.newWriter(ctx)
 			}
 			if err := w.push(ctx, b); err != nil {
 				releaseBatches(batches[i+1:])
+				return err
+			}
+		}
+	}
+	if len(held) > 0 {
+		sorted, err := sortBatches(ctx, held[0].Schema(), held, keys, exec.SortOptions{Mem: m.opts.Mem})
+		held = nil // sortBatches took them
+		if err != nil {
+			return fmt.Errorf("merge into %s: sorting inserted rows: %w", m.p.name, err)
+		}
+		w = m.newWriter(ctx)
+		for i, b := range sorted {
+			if err := w.push(ctx, b); err != nil {
+				releaseBatches(sorted[i+1:])
 				return err
 			}
 		}

@@ -235,10 +235,10 @@ func (p *Planner) Insert(ctx context.Context, ins *parser.Insert, target *TableR
 func sortedForWrite(meta table.Metadata, root Node) Node {
 	cols := root.Columns()
 	var keys []SortKey
-	for _, k := range writeOrder(meta) {
+	for _, k := range mergeinto.WriteOrder(meta) {
 		idx := -1
 		for i, c := range cols {
-			if c.Name == k.name {
+			if c.Name == k.Column {
 				idx = i
 			}
 		}
@@ -246,65 +246,12 @@ func sortedForWrite(meta table.Metadata, root Node) Node {
 			break
 		}
 		c := cols[idx]
-		keys = append(keys, SortKey{Expr: &ColRef{ID: c.ID, Typ: c.Type, Name: c.Name}, Desc: k.desc, NullsFirst: k.nullsFirst})
+		keys = append(keys, SortKey{Expr: &ColRef{ID: c.ID, Typ: c.Type, Name: c.Name}, Desc: k.Desc, NullsFirst: k.NullsFirst})
 	}
 	if len(keys) == 0 {
 		return root
 	}
 	return &Sort{Input: root, Keys: keys}
-}
-
-// WriteSortKeys are the sort keys of the table's declared order over the
-// columns of schema (by name), as sortedForWrite uses them: compaction
-// sorts by them.
-func WriteSortKeys(meta table.Metadata, schema *arrow.Schema) []exec.SortKey {
-	var keys []exec.SortKey
-	for _, k := range writeOrder(meta) {
-		idx := schema.FieldIndices(k.name)
-		if len(idx) != 1 {
-			break
-		}
-		f := schema.Field(idx[0])
-		keys = append(keys, exec.SortKey{Expr: &exec.Column{Index: idx[0], Type: f.Type}, Descending: k.desc, NullsFirst: k.nullsFirst})
-	}
-	return keys
-}
-
-type writeKey struct {
-	name             string
-	desc, nullsFirst bool
-}
-
-// writeOrder is the table's declared sort order as column keys, up to
-// the first key that does not preserve order.
-func writeOrder(meta table.Metadata) []writeKey {
-	order := meta.SortOrder()
-	if order.IsUnsorted() {
-		return nil
-	}
-	schema := meta.CurrentSchema()
-	var keys []writeKey
-	for _, f := range order.Fields() {
-		if len(f.SourceIDs) != 1 || !orderPreserving(f.Transform) {
-			break
-		}
-		field, ok := schema.FindFieldByID(f.SourceIDs[0])
-		if !ok {
-			break
-		}
-		keys = append(keys, writeKey{name: field.Name, desc: f.Direction == table.SortDESC, nullsFirst: f.NullOrder == table.NullsFirst})
-	}
-	return keys
-}
-
-// orderPreserving reports whether sorting by a column sorts by t of it.
-func orderPreserving(t iceberg.Transform) bool {
-	switch t.(type) {
-	case iceberg.IdentityTransform, iceberg.YearTransform, iceberg.MonthTransform, iceberg.DayTransform,
-		iceberg.HourTransform, iceberg.TruncateTransform:
-		return true
-	}
-	return false
 }
 
 // insertValues binds INSERT … VALUES so that each value takes its target
