@@ -424,20 +424,15 @@ func pgTablesRows(ctx context.Context, c *conn) ([][]any, error) {
 }
 
 func pgViewsRows(ctx context.Context, c *conn) ([][]any, error) {
-	tables, err := c.tables(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var rows [][]any
-	for _, t := range tables {
-		if t.view {
-			rows = append(rows, []any{t.ns, t.name, "skade", t.sql})
-		}
-	}
-	return rows, nil
+	return viewRows(ctx, c, func(t lakeTable) []any { return []any{t.ns, t.name, "skade", t.sql} })
 }
 
 func infoViewsRows(ctx context.Context, c *conn) ([][]any, error) {
+	return viewRows(ctx, c, func(t lakeTable) []any { return []any{c.dbname, t.ns, t.name, t.sql} })
+}
+
+// viewRows is a row per view, as row lays it out.
+func viewRows(ctx context.Context, c *conn, row func(lakeTable) []any) ([][]any, error) {
 	tables, err := c.tables(ctx)
 	if err != nil {
 		return nil, err
@@ -445,7 +440,7 @@ func infoViewsRows(ctx context.Context, c *conn) ([][]any, error) {
 	var rows [][]any
 	for _, t := range tables {
 		if t.view {
-			rows = append(rows, []any{c.dbname, t.ns, t.name, t.sql})
+			rows = append(rows, row(t))
 		}
 	}
 	return rows, nil

@@ -142,13 +142,23 @@ func exists(w http.ResponseWriter, ok bool, err error) {
 	}
 }
 
-func (s *Server) listTables(w http.ResponseWriter, r *http.Request) {
+// namespaceOf is the request's namespace, after answering 404 (and
+// returning ok false) when it does not exist.
+func (s *Server) namespaceOf(w http.ResponseWriter, r *http.Request) (table.Identifier, bool) {
 	ns := namespace(r)
 	if ok, err := s.cat.CheckNamespaceExists(r.Context(), ns); err != nil || !ok {
 		if err == nil {
 			err = fmt.Errorf("namespace %v: %w", ns, icecatalog.ErrNoSuchNamespace)
 		}
 		fail(w, err)
+		return nil, false
+	}
+	return ns, true
+}
+
+func (s *Server) listTables(w http.ResponseWriter, r *http.Request) {
+	ns, ok := s.namespaceOf(w, r)
+	if !ok {
 		return
 	}
 	out := []tableIdent{}
@@ -379,12 +389,8 @@ func (s *Server) commitTransaction(w http.ResponseWriter, r *http.Request) {
 // listViews is the spec's ListViews: skade's views, read only over REST
 // (skade creates them with CREATE VIEW).
 func (s *Server) listViews(w http.ResponseWriter, r *http.Request) {
-	ns := namespace(r)
-	if ok, err := s.cat.CheckNamespaceExists(r.Context(), ns); err != nil || !ok {
-		if err == nil {
-			err = fmt.Errorf("namespace %v: %w", ns, icecatalog.ErrNoSuchNamespace)
-		}
-		fail(w, err)
+	ns, ok := s.namespaceOf(w, r)
+	if !ok {
 		return
 	}
 	names, err := s.cat.ListViews(r.Context(), strings.Join(ns, "."))
