@@ -52,6 +52,8 @@ type Catalog struct {
 	dir         string // absolute, cleaned directory of the catalog file
 	dbPath      string
 	lockTimeout time.Duration
+	// fileURIs: new local tables get file:// locations (WithFileURIs)
+	fileURIs bool
 	// root is where tables live: dir itself for a local lake, or an
 	// object-store URL (see OpenStore).
 	root string
@@ -115,6 +117,7 @@ type options struct {
 	lockTimeout time.Duration
 	store       Store
 	dbPath      string
+	fileURIs    bool
 }
 
 // Option configures Open.
@@ -129,6 +132,14 @@ func WithLockTimeout(d time.Duration) Option {
 		}
 	}
 }
+
+// WithFileURIs gives the tables a local lake creates file:// URI
+// locations (file:///lake/main/t-…), so that every path their metadata,
+// manifests and delete files hold is a URI, as the Iceberg spec words
+// it: for readers that resolve a path without a scheme against another
+// default file system (Hadoop's fs.defaultFS). Existing tables keep
+// their locations.
+func WithFileURIs() Option { return func(o *options) { o.fileURIs = true } }
 
 // Open opens the lake at lakeDir, creating the directory, catalog.db and the
 // namespace "main" when absent.
@@ -185,6 +196,7 @@ func open(lakeDir string, repair bool, opts ...Option) (*Catalog, error) {
 		dir:         abs,
 		dbPath:      filepath.Join(abs, DBFile),
 		lockTimeout: o.lockTimeout,
+		fileURIs:    o.fileURIs,
 		root:        abs,
 		fs:          o.store,
 	}

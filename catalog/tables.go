@@ -76,6 +76,9 @@ func (c *Catalog) NewTableLocation(ident table.Identifier) (string, error) {
 	if !locWithin(c.root, loc) {
 		panic(fmt.Sprintf("catalog: broken invariant: validated name %v resolved outside the lake %q", ident, c.root))
 	}
+	if c.fileURIs && !IsURL(loc) {
+		loc = "file://" + loc
+	}
 
 	return loc, nil
 }

@@ -12,7 +12,10 @@ import (
 
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
+
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/skadedb/skade/lake"
 )
 
 // hadoopWriter is another writer's catalog: iceberg-go committing to a
@@ -154,5 +157,78 @@ func TestTableOfAnotherWriter(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestFileURILake: a lake opened WithFileURIs locates its tables by
+// file:// URIs, and every maintenance path works on them: writes in both
+// modes, compaction, expiry, orphan cleanup, a clone, a drop with purge,
+// and relocating a copy.
+func TestFileURILake(t *testing.T) {
+	ctx := context.Background()
+	base := t.TempDir()
+	dir := filepath.Join(base, "lake")
+	lk, err := lake.Open(ctx, dir, lake.WithFileURIs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := lk.Session()
+	mustExec(t, s, `CREATE TABLE u (id BIGINT, v VARCHAR) WITH ('write.delete.mode' = 'merge-on-read');
+INSERT INTO u SELECT range, 'v' || range FROM range(1000);
+INSERT INTO u SELECT range, 'w' || range FROM range(1000, 1100);
+DELETE FROM u WHERE id % 10 = 0;
+UPDATE u SET v = 'u' WHERE id % 10 = 1;
+MERGE INTO u USING (SELECT range AS id FROM range(1095, 1105)) s ON u.id = s.id WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT VALUES (s.id, 'new')`)
+	want := query(t, s, "SELECT count(*), sum(id), count(*) FILTER (WHERE v = 'u') FROM u")
+	if got := query(t, s, "SELECT count(*) FROM u$files WHERE file_path NOT LIKE 'file:///%'"); got[0] != "0" {
+		t.Fatalf("%s files of u have plain paths", got[0])
+	}
+	tbl, err := lk.Table(ctx, "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loc := tbl.Iceberg().Location(); !strings.HasPrefix(loc, "file:///") {
+		t.Fatalf("u's location %s", loc)
+	}
+	stray := filepath.Join(strings.TrimPrefix(tbl.Iceberg().Location(), "file://"), "data", "stray.parquet")
+	if err := os.WriteFile(stray, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, s, `CREATE TABLE uc CLONE u;
+ALTER TABLE u EXECUTE compact;
+ALTER TABLE u EXECUTE expire_snapshots(older_than => '2200-01-01 00:00:00', retain_last => 1);
+ALTER TABLE u EXECUTE remove_orphan_files(older_than => '2200-01-01 00:00:00')`)
+	if _, err := os.Stat(stray); !os.IsNotExist(err) {
+		t.Errorf("the stray file survived orphan cleanup: %v", err)
+	}
+	for _, q := range []string{"SELECT count(*), sum(id), count(*) FILTER (WHERE v = 'u') FROM u", "SELECT count(*), sum(id), count(*) FILTER (WHERE v = 'u') FROM uc"} {
+		if got := query(t, s, q); !slices.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", q, got, want)
+		}
+	}
+	mustExec(t, s, "DROP TABLE u")
+	if got := query(t, s, "SELECT count(*), sum(id), count(*) FILTER (WHERE v = 'u') FROM uc"); !slices.Equal(got, want) {
+		t.Errorf("the clone after its source was purged: %v, want %v", got, want)
+	}
+	if err := lk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cp := filepath.Join(base, "copy")
+	if err := os.CopyFS(cp, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	lk2, err := lake.Open(ctx, cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk2.Close()
+	if _, err := lk2.Relocate(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := query(t, lk2.Session(), "SELECT count(*), sum(id), count(*) FILTER (WHERE v = 'u') FROM uc"); !slices.Equal(got, want) {
+		t.Errorf("the relocated copy: %v, want %v", got, want)
 	}
 }

@@ -40,6 +40,7 @@ type Lake struct {
 
 type options struct {
 	lockTimeout   time.Duration
+	fileURIs      bool
 	memoryLimit   int64
 	tableDefaults map[string]string
 	// runtimeMemoryLimit lets statements set the Go soft memory limit
@@ -101,6 +102,12 @@ func WithTableDefaults(props map[string]string) Option {
 // <dir>/catalog.db.
 func WithCatalogFile(path string) Option { return func(o *options) { o.catalogFile = path } }
 
+// WithFileURIs gives the tables a local lake creates file:// URI
+// locations, so every path their metadata and manifests hold is a URI
+// (catalog.WithFileURIs). Plain paths are the default; docs/sql.md,
+// "Plain paths and file:// URIs", says which readers care.
+func WithFileURIs() Option { return func(o *options) { o.fileURIs = true } }
+
 // WithObjectStore tunes the object store client of an s3:// lake
 // (retries, part size); the zero Config is the default.
 func WithObjectStore(cfg objstore.Config) Option { return func(o *options) { o.store = cfg } }
@@ -136,7 +143,11 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Lake, error) {
 			return nil, err
 		}
 	}
-	cat, err := catalog.Open(abs, catalog.WithLockTimeout(o.lockTimeout))
+	copts := []catalog.Option{catalog.WithLockTimeout(o.lockTimeout)}
+	if o.fileURIs {
+		copts = append(copts, catalog.WithFileURIs())
+	}
+	cat, err := catalog.Open(abs, copts...)
 	if err != nil {
 		return nil, translate(fmt.Errorf("open lake %q: %w", dir, err))
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/apache/iceberg-go"
@@ -60,35 +59,24 @@ func (l *Lake) Relocate(ctx context.Context, from string) (RelocateResult, error
 	}
 	res.From = from
 	r := snapshot.Relocator{From: from, To: root}
-	keys := make([]string, 0, len(ptrs))
-	for k := range ptrs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		loc, ok := mapUnder(from, root, ptrs[k])
-		if !ok {
+	for k, loc := range ptrs {
+		if _, ok := mapUnder(from, root, loc); !ok {
 			continue
 		}
-		// <dir>/metadata/<file>: the table's or view's directory
-		dir := filepath.Dir(filepath.Dir(loc))
-		if !within(root, dir) {
-			return res, fmt.Errorf("relocate: %s's metadata %s is not in a directory of the lake", k, loc)
-		}
-		st, err := r.Table(ctx, dir)
-		if err != nil {
-			return res, err
-		}
-		res.MetadataFiles += st.MetadataFiles
-		res.ManifestLists += st.ManifestLists
-		res.Manifests += st.Manifests
-		res.DeleteFiles += st.DeleteFiles
 		if strings.HasPrefix(k, "view ") {
 			res.Views++
 		} else {
 			res.Tables++
 		}
 	}
+	// The whole lake directory, not only the tables' own: a clone reads
+	// its source's manifests and files, which stay in the source's
+	// directory after the source is dropped.
+	st, err := r.Table(ctx, root)
+	if err != nil {
+		return res, err
+	}
+	res.RelocateStats = st
 	if _, err := l.cat.Repoint(ctx, from, root); err != nil {
 		return res, err
 	}

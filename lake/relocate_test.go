@@ -39,7 +39,12 @@ INSERT INTO dv SELECT range, 'v' || range FROM range(200);
 DELETE FROM dv WHERE id % 7 = 0;
 ALTER TABLE dv CREATE BRANCH b;
 DELETE FROM dv.branch_b WHERE id < 50;
-CREATE VIEW vw AS SELECT count(*) AS n FROM mor`)
+CREATE VIEW vw AS SELECT count(*) AS n FROM mor;
+CREATE TABLE src (id BIGINT) WITH ('write.delete.mode' = 'merge-on-read');
+INSERT INTO src SELECT range FROM range(100);
+DELETE FROM src WHERE id < 10;
+CREATE TABLE cl CLONE src;
+DROP TABLE src`)
 	queries := []string{
 		"SELECT count(*), sum(id), count(*) FILTER (WHERE v = 'u'), count(*) FILTER (WHERE v = 'new') FROM cow",
 		"SELECT count(*), sum(id), count(*) FILTER (WHERE v = 'u') FROM mor",
@@ -48,6 +53,9 @@ CREATE VIEW vw AS SELECT count(*) AS n FROM mor`)
 		"SELECT * FROM vw",
 		"SELECT count(*) FROM mor$metadata_log_entries",
 		"SELECT count(*) FROM cow$snapshots",
+		// a clone whose source was dropped: its manifests and files stay in
+		// the source's directory
+		"SELECT count(*), sum(id) FROM cl",
 	}
 	want := map[string][]string{}
 	for _, q := range queries {
@@ -73,7 +81,7 @@ CREATE VIEW vw AS SELECT count(*) AS n FROM mor`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.From != orig || res.Tables != 3 || res.Views != 1 || res.DeleteFiles == 0 || res.Manifests == 0 {
+	if res.From != orig || res.Tables != 4 || res.Views != 1 || res.DeleteFiles == 0 || res.Manifests == 0 {
 		t.Errorf("relocate: %+v", res)
 	}
 	s2 := lk2.Session()

@@ -152,3 +152,13 @@ SELECT 1
 		t.Fatalf("rewrite changed the file:\n%s\n--- want\n%s", got, text)
 	}
 }
+
+// TestSQLFileURIs runs the corpus on lakes whose tables are located by
+// file:// URIs (lake.WithFileURIs), so every path in their metadata,
+// manifests and delete files is a URI. Results must be the same as with
+// plain paths.
+func TestSQLFileURIs(t *testing.T) {
+	runCorpusWith(t, nil, func(t *testing.T, dir string, opts ...lake.Option) (*lake.Lake, error) {
+		return lake.Open(context.Background(), dir, append(opts, lake.WithFileURIs())...)
+	})
+}
