@@ -30,9 +30,12 @@ func (s *Session) write(ctx context.Context, tbl *Table, op string, rebase func(
 	if err := tbl.checkWritable(); err != nil {
 		return err
 	}
-	if wb := s.writeBranch(); wb != "" && wb != table.MainBranch && tbl.branch == "" && op != "alter table" {
+	if wb := s.writeBranch(); wb != "" && wb != table.MainBranch && tbl.branch == "" && op != "alter table" && tbl.tbl.CurrentSnapshot() != nil {
 		// reads of a table without the branch see main; a write there
-		// would publish what the session meant to stage
+		// would publish what the session meant to stage. A table with
+		// no snapshot yet (CREATE TABLE … AS, or the first INSERT into
+		// a new table) cannot have a branch: its first write goes to
+		// main, as its creation did.
 		return &sentinelError{ErrRefNotFound, fmt.Errorf("%s %s: the session writes to branch %q (SET write_branch), and the table has no such branch; "+
 			"create it with ALTER TABLE %s CREATE BRANCH %s, or RESET write_branch to write main", op, tbl.Name(), wb, tbl.Name(), wb)}
 	}
