@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -272,6 +275,63 @@ func TestCompactionFollowsSortOrder(t *testing.T) {
 			if version == "3" {
 				if got := query(t, s, "SELECT sum(_row_id), count(DISTINCT _row_id) FROM c"); strings.Join(got, ",") != strings.Join(lineage, ",") {
 					t.Errorf("row lineage after compaction: %v, was %v", got, lineage)
+				}
+			}
+		})
+	}
+}
+
+// TestBranchWritesAgreeWithMain runs random INSERT, UPDATE, DELETE and
+// MERGE sequences on one table's main branch and, statement for
+// statement, on a branch of a second table with the same starting rows:
+// after every step the branch must read as the first table's main, and
+// the second table's main must still hold the starting rows. Both write
+// modes, v2 and v3, with multi-split files on every other sequence.
+func TestBranchWritesAgreeWithMain(t *testing.T) {
+	lk := sqlLake(t)
+	for seq := 0; seq < 12; seq++ {
+		t.Run(strconv.Itoa(seq), func(t *testing.T) {
+			t.Parallel()
+			r := rand.New(rand.NewPCG(11, uint64(seq)))
+			s := lk.Session()
+			a, b := fmt.Sprintf("a%d", seq), fmt.Sprintf("b%d", seq)
+			props := fmt.Sprintf("'format-version' = '%d'", 2+seq%2)
+			if seq%4 >= 2 {
+				props += ", 'write.merge.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read', 'write.delete.mode' = 'merge-on-read'"
+			}
+			if seq%3 == 0 {
+				props += ", 'write.parquet.row-group-limit' = '2', 'read.split.target-size' = '1'"
+			}
+			for _, n := range []string{a, b} {
+				mustExec(t, s, fmt.Sprintf("CREATE TABLE %s (id BIGINT, g BIGINT, v VARCHAR) WITH (%s); INSERT INTO %s SELECT range, range %% 4, 'v' || range FROM range(20)", n, props, n))
+			}
+			mustExec(t, s, "ALTER TABLE "+b+" CREATE BRANCH x")
+			start := query(t, s, "SELECT * FROM "+b+" ORDER BY id, g, v")
+			var log []string
+			for step := 0; step < 8; step++ {
+				k := r.IntN(30)
+				var stmt string
+				switch r.IntN(5) {
+				case 0:
+					stmt = fmt.Sprintf("INSERT INTO $T VALUES (%d, %d, 'i%d'), (%d, %d, NULL)", 100+step, r.IntN(4), step, k, r.IntN(4))
+				case 1:
+					stmt = fmt.Sprintf("UPDATE $T SET v = 'u%d', g = g + 1 WHERE id %% %d = %d", step, 2+r.IntN(3), r.IntN(2))
+				case 2:
+					stmt = fmt.Sprintf("DELETE FROM $T WHERE id = %d OR g = %d", k, r.IntN(6))
+				case 3:
+					stmt = fmt.Sprintf("MERGE INTO $T t USING (SELECT range AS id FROM range(%d, %d)) s ON t.id = s.id WHEN MATCHED AND t.g %% 2 = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET v = 'm%d' WHEN NOT MATCHED THEN INSERT VALUES (s.id, 9, 'n%d')", k, k+5, step, step)
+				default:
+					stmt = fmt.Sprintf("DELETE FROM $T WHERE id IN (SELECT id FROM $T WHERE g = %d)", r.IntN(5))
+				}
+				log = append(log, stmt)
+				mustExec(t, s, strings.ReplaceAll(stmt, "$T", a))
+				mustExec(t, s, strings.ReplaceAll(stmt, "$T", b+".branch_x"))
+				want := query(t, s, "SELECT * FROM "+a+" ORDER BY id, g, v")
+				if got := query(t, s, "SELECT * FROM "+b+".branch_x ORDER BY id, g, v"); !slices.Equal(got, want) {
+					t.Fatalf("after %s\nthe branch reads %v\nmain of the twin %v\n%s", stmt, got, want, strings.Join(log, "\n"))
+				}
+				if got := query(t, s, "SELECT * FROM "+b+" ORDER BY id, g, v"); !slices.Equal(got, start) {
+					t.Fatalf("after %s main of %s changed: %v\n%s", stmt, b, got, strings.Join(log, "\n"))
 				}
 			}
 		})
