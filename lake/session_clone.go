@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/skadedb/skade/parser"
+	"github.com/skadedb/skade/snapshot"
 )
 
 // cloneTable runs CREATE [OR REPLACE] TABLE [IF NOT EXISTS] dst CLONE src
@@ -42,8 +43,19 @@ func (s *Session) cloneTable(ctx context.Context, st *parser.CreateTable) (*Resu
 	if st.OrReplace {
 		opts = append(opts, cloneOrReplace())
 	}
+	if exists, err := s.tableExists(ctx, src); err == nil && !exists {
+		// a branch or tag (src.branch_b, src.tag_v): the table at the
+		// ref's snapshot
+		if ref, lerr := (sessionCatalog{s}).LookupTable(ctx, strings.Split(src, ".")); lerr == nil && (ref.Branch != "" || ref.Tag != "") {
+			if st.Clone.AsOf != nil {
+				return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("%s: a branch or tag names a snapshot already; drop FOR … AS OF", what)}
+			}
+			src = ref.Ident[0] + "." + ref.Ident[1]
+			opts = append(opts, CloneAt(ref.Table.CurrentSnapshot().SnapshotID))
+		}
+	}
 	if asOf := st.Clone.AsOf; asOf != nil {
-		opt, err := s.cloneAsOf(ctx, asOf)
+		opt, err := s.cloneAsOf(ctx, asOf, src)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
@@ -64,7 +76,7 @@ func (s *Session) cloneTable(ctx context.Context, st *parser.CreateTable) (*Resu
 // cloneAsOf evaluates the FOR VERSION / TIMESTAMP AS OF of a CLONE, a
 // constant expression (a literal, a parameter, now() - INTERVAL …), by
 // running it as SELECT expr.
-func (s *Session) cloneAsOf(ctx context.Context, asOf *parser.AsOf) (CloneOption, error) {
+func (s *Session) cloneAsOf(ctx context.Context, asOf *parser.AsOf, src string) (CloneOption, error) {
 	e := asOf.Value
 	if asOf.Kind == parser.AsOfTimestamp {
 		e = &parser.Cast{Pos: asOf.Pos, X: e, Type: &parser.TypeName{Pos: asOf.Pos, Name: "TIMESTAMPTZ"}}
@@ -102,6 +114,17 @@ func (s *Session) cloneAsOf(ctx context.Context, asOf *parser.AsOf) (CloneOption
 	}
 	var id int64
 	switch c := col.(type) {
+	case *array.String:
+		// a branch or tag of the source, as Spark's VERSION AS OF 'name'
+		tbl, err := s.table(ctx, src)
+		if err != nil {
+			return nil, err
+		}
+		r, err := snapshot.Ref(tbl.tbl.Metadata(), tbl.Name(), c.Value(0))
+		if err != nil {
+			return nil, err
+		}
+		id = r.SnapshotID
 	case *array.Int64:
 		id = c.Value(0)
 	case *array.Int32:
@@ -111,7 +134,7 @@ func (s *Session) cloneAsOf(ctx context.Context, asOf *parser.AsOf) (CloneOption
 	case *array.Int8:
 		id = int64(c.Value(0))
 	default:
-		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("FOR VERSION AS OF needs a snapshot id (an integer), not type %s", col.DataType())}
+		return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("FOR VERSION AS OF needs a snapshot id (an integer) or a branch or tag name (a string), not type %s", col.DataType())}
 	}
 	return CloneAt(id), nil
 }
