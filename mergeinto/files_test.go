@@ -82,6 +82,23 @@ func TestFileRewrites(t *testing.T) {
 			t.Fatalf("metrics %s", m)
 		}
 	})
+	t.Run("more exact keys than iceberg-go evaluates in one IN", func(t *testing.T) {
+		// 300 distinct keys (under ExactKeyLimit's 1000) in files 3, 4
+		// and 8: iceberg-go's evaluators give up on an IN of more than 200
+		// values, so the set must go as several INs
+		var ids []int64
+		for id := int64(300); id < 500; id++ {
+			ids = append(ids, id)
+		}
+		for id := int64(800); id < 900; id++ {
+			ids = append(ids, id)
+		}
+		f := tenFiles(t)
+		res := f.mustMerge(kvUpdate(t, ids, mergeinto.Options{}))
+		if m := res.Metrics; m.FilesScanned != 3 || m.FilesSkipped != 7 {
+			t.Fatalf("metrics %s", m)
+		}
+	})
 	t.Run("small buffer re-reads the unchanged prefix", func(t *testing.T) {
 		f := tenFiles(t)
 		res := f.mustMerge(kvUpdate(t, []int64{150, 199}, mergeinto.Options{BatchSize: 10, BufferLimit: 1}))

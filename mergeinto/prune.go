@@ -178,7 +178,18 @@ func build[T iceberg.LiteralType](ref iceberg.Reference, n int, isNull func(int)
 		if len(set) == 1 {
 			return iceberg.EqualTo(ref, set[0])
 		}
-		return iceberg.IsIn(ref, set...)
+		if len(set) <= icebergInLimit {
+			return iceberg.IsIn(ref, set...)
+		}
+		// iceberg-go's evaluators give up on an IN of more than 200
+		// values (every file might match), so a larger set is an OR of
+		// INs of neighbouring values, each of which prunes
+		slices.SortFunc(set, compare)
+		var ors []iceberg.BooleanExpression
+		for lo := 0; lo < len(set); lo += icebergInLimit {
+			ors = append(ors, iceberg.IsIn(ref, set[lo:min(lo+icebergInLimit, len(set))]...))
+		}
+		return iceberg.NewOr(ors[0], ors[1], ors[2:]...)
 	}
 	if gap == nil {
 		return between(ref, lo, hi, compare)
@@ -205,6 +216,11 @@ func build[T iceberg.LiteralType](ref iceberg.Reference, n int, isNull func(int)
 	}
 	return iceberg.NewOr(ors[0], ors[1], ors[2:]...)
 }
+
+// icebergInLimit is the most values iceberg-go's metrics and partition
+// evaluators check an IN against (inPredicateLimit); past it they answer
+// "might match".
+const icebergInLimit = 200
 
 // maxIntervals bounds the disjuncts of a range filter.
 const maxIntervals = 16
