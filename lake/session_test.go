@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -486,5 +487,27 @@ func TestSessionRun(t *testing.T) {
 	res.Close()
 	if _, err := s.Run(ctx, nil); !errors.Is(err, lake.ErrInvalidArgument) {
 		t.Fatalf("nil statement: %v", err)
+	}
+}
+
+// An IN list longer than iceberg-go checks in one set (200 values) still
+// prunes files: it is pushed as several INs.
+func TestSQLPruningWithALongInList(t *testing.T) {
+	lk := sqlLake(t)
+	s := lk.Session()
+	mustExec(t, s, "CREATE TABLE ids (id BIGINT)")
+	for i := 0; i < 4; i++ {
+		mustExec(t, s, fmt.Sprintf("INSERT INTO ids SELECT range FROM range(%d, %d)", i*1000, (i+1)*1000))
+	}
+	var vals []string
+	for id := 1500; id < 1800; id++ {
+		vals = append(vals, strconv.Itoa(id))
+	}
+	plan := strings.Join(query(t, s, "EXPLAIN SELECT count(*) FROM ids WHERE id IN ("+strings.Join(vals, ", ")+")"), "\n")
+	if !strings.Contains(plan, "files scanned=1 skipped=3") {
+		t.Errorf("300 keys of one file:\n%s", plan)
+	}
+	if got := query(t, s, "SELECT count(*) FROM ids WHERE id IN ("+strings.Join(vals, ", ")+")"); got[0] != "300" {
+		t.Errorf("count %v", got)
 	}
 }
