@@ -58,8 +58,9 @@ func resetPeak(b *testing.B) {
 //   - merge1000spread: a 1,000-row MERGE of keys spread over every file.
 //
 // It reports, per case, the bytes the statement read (rchar: data files,
-// manifests, metadata) and the process's peak RSS during it (VmHWM after
-// a reset). Statistics should keep the first three to the one file their
+// manifests, metadata), the process's peak RSS during it (VmHWM after a
+// reset, which starts from the resident set the table's generation left)
+// and how far the peak rose above that start. Statistics should keep the first three to the one file their
 // keys can be in; the spread MERGE rewrites every file by design.
 //
 //	go test -run '^$' -bench SmallChangeIntoBigTable -benchtime 3x -timeout 60m ./bench
@@ -106,6 +107,7 @@ func BenchmarkSmallChangeIntoBigTable(b *testing.B) {
 	}
 	read := make([]float64, len(cases))
 	peak := make([]float64, len(cases))
+	base := make([]float64, len(cases))
 	took := make([]float64, len(cases))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -113,6 +115,7 @@ func BenchmarkSmallChangeIntoBigTable(b *testing.B) {
 			clone := fmt.Sprintf("big_%s_%d", c.name, i)
 			mustSQL(b, s, "CREATE TABLE "+clone+" CLONE big")
 			resetPeak(b)
+			base[k] = max(base[k], float64(peakRSS(b))) // the resident set the window starts from
 			before := readChars(b)
 			start := time.Now()
 			if err := c.run(i, clone); err != nil {
@@ -129,6 +132,7 @@ func BenchmarkSmallChangeIntoBigTable(b *testing.B) {
 		b.ReportMetric(read[k]/n/1e6, c.name+"_read_MB/op")
 		b.ReportMetric(took[k]/n, c.name+"_ms/op")
 		b.ReportMetric(peak[k]/1e6, c.name+"_peak_RSS_MB")
+		b.ReportMetric((peak[k]-base[k])/1e6, c.name+"_RSS_growth_MB")
 	}
 	b.Logf("%d rows in %s data files, %.0f MB", rows, files, float64(size)/1e6)
 }
