@@ -15,21 +15,29 @@ import (
 // readChars is the bytes this process has read through read(2) and
 // pread(2) so far (rchar in /proc/self/io): page-cache hits count, so it
 // measures what a statement reads whatever the cache holds.
-func readChars(b *testing.B) int64 {
-	raw, err := os.ReadFile("/proc/self/io")
+func readChars(b *testing.B) int64 { return procField(b, "/proc/self/io", "rchar:") }
+
+// procField is the first number after key on a line of the /proc file
+// name; the benchmark is skipped where the file or the line is missing.
+func procField(b *testing.B, name, key string) int64 {
+	raw, err := os.ReadFile(name)
 	if err != nil {
-		b.Skipf("no /proc/self/io: %v", err)
+		b.Skipf("no %s: %v", name, err)
 	}
 	for _, line := range bytes.Split(raw, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(line, []byte("rchar: ")); ok {
-			n, err := strconv.ParseInt(string(v), 10, 64)
+		if v, ok := bytes.CutPrefix(line, []byte(key)); ok {
+			f := bytes.Fields(v)
+			if len(f) == 0 {
+				break
+			}
+			n, err := strconv.ParseInt(string(f[0]), 10, 64)
 			if err != nil {
 				b.Fatal(err)
 			}
 			return n
 		}
 	}
-	b.Skip("no rchar in /proc/self/io")
+	b.Skipf("no %s in %s", key, name)
 	return 0
 }
 

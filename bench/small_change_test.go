@@ -1,12 +1,10 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -21,24 +19,7 @@ var bigRows = flag.Int("bigtable.rows", 10_000_000, "rows of BenchmarkSmallChang
 
 // peakRSS is this process's peak resident set since the last resetPeak
 // (VmHWM), in bytes.
-func peakRSS(b *testing.B) int64 {
-	raw, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		b.Skipf("no /proc/self/status: %v", err)
-	}
-	for _, line := range bytes.Split(raw, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(line, []byte("VmHWM:")); ok {
-			f := bytes.Fields(v)
-			n, err := strconv.ParseInt(string(f[0]), 10, 64)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return n << 10
-		}
-	}
-	b.Skip("no VmHWM")
-	return 0
-}
+func peakRSS(b *testing.B) int64 { return procField(b, "/proc/self/status", "VmHWM:") << 10 }
 
 // resetPeak starts a new peak-RSS window (Linux: clear_refs 5).
 func resetPeak(b *testing.B) {
