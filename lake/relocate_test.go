@@ -44,7 +44,10 @@ CREATE TABLE src (id BIGINT) WITH ('write.delete.mode' = 'merge-on-read');
 INSERT INTO src SELECT range FROM range(100);
 DELETE FROM src WHERE id < 10;
 CREATE TABLE cl CLONE src;
-DROP TABLE src`)
+DROP TABLE src;
+CREATE TABLE lt (id BIGINT, ts TIMESTAMP, d DATE, amount DECIMAL(10,2), tz TIMESTAMPTZ, s VARCHAR) PARTITIONED BY (day(ts), d, amount, hour(tz), truncate(2, s)) WITH ('write.delete.mode' = 'merge-on-read');
+INSERT INTO lt SELECT i, TIMESTAMP '2026-01-01' + i * INTERVAL '7 hour', DATE '2026-01-01' + (i % 5)::INT, (i % 3) * 1.25, TIMESTAMPTZ '2026-01-01 00:00:00+00' + i * INTERVAL '1 hour', 'k' || (i % 4) FROM range(40) r(i);
+DELETE FROM lt WHERE id % 6 = 0`)
 	queries := []string{
 		"SELECT count(*), sum(id), count(*) FILTER (WHERE v = 'u'), count(*) FILTER (WHERE v = 'new') FROM cow",
 		"SELECT count(*), sum(id), count(*) FILTER (WHERE v = 'u') FROM mor",
@@ -56,6 +59,9 @@ DROP TABLE src`)
 		// a clone whose source was dropped: its manifests and files stay in
 		// the source's directory
 		"SELECT count(*), sum(id) FROM cl",
+		// partition values of every logical type go through the Avro round trip
+		"SELECT count(*), sum(id), sum(amount), min(ts), max(d), min(tz), max(s) FROM lt",
+		"SELECT count(*) FROM lt WHERE ts >= TIMESTAMP '2026-01-05' AND d = DATE '2026-01-03' AND amount = 1.25",
 	}
 	want := map[string][]string{}
 	for _, q := range queries {
@@ -81,7 +87,7 @@ DROP TABLE src`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.From != orig || res.Tables != 4 || res.Views != 1 || res.DeleteFiles == 0 || res.Manifests == 0 {
+	if res.From != orig || res.Tables != 5 || res.Views != 1 || res.DeleteFiles == 0 || res.Manifests == 0 {
 		t.Errorf("relocate: %+v", res)
 	}
 	s2 := lk2.Session()
