@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -162,21 +161,18 @@ func SetRef(meta table.Metadata, tableName, name string, kind table.RefType, sna
 	if ret.MinSnapshots < 0 {
 		return nil, fmt.Errorf("WITH SNAPSHOT RETENTION needs a positive number of snapshots")
 	}
-	if exists && replace && ret == (Retention{}) {
+	upd := table.Update(table.NewSetSnapshotRefUpdate(name, snapID, kind,
+		ret.MaxRefAge.Milliseconds(), ret.MaxSnapshotAge.Milliseconds(), ret.MinSnapshots))
+	if exists && ret == (Retention{}) {
 		// REPLACE keeps the retention the ref had, as Spark does
-		if existing.MaxRefAgeMs != nil {
-			ret.MaxRefAge = time.Duration(*existing.MaxRefAgeMs) * time.Millisecond
+		bld, err := table.MetadataBuilderFromBase(meta, "")
+		if err != nil {
+			return nil, err
 		}
-		if existing.MaxSnapshotAgeMs != nil {
-			ret.MaxSnapshotAge = time.Duration(*existing.MaxSnapshotAgeMs) * time.Millisecond
-		}
-		if existing.MinSnapshotsToKeep != nil {
-			ret.MinSnapshots = *existing.MinSnapshotsToKeep
-		}
+		upd = bld.NewRetainingSnapshotRefUpdate(name, snapID, kind)
 	}
 	return &RefChange{
-		Updates: []table.Update{table.NewSetSnapshotRefUpdate(name, snapID, kind,
-			ret.MaxRefAge.Milliseconds(), ret.MaxSnapshotAge.Milliseconds(), ret.MinSnapshots)},
+		Updates:      []table.Update{upd},
 		Requirements: []table.Requirement{table.AssertTableUUID(meta.TableUUID()), assertRef(meta, name)},
 	}, nil
 }
@@ -217,11 +213,9 @@ func FastForward(meta table.Metadata, tableName, branch, to string) (*RefChange,
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	if target.SnapshotRefType != table.BranchRef {
-		// a tag's snapshot is as good a target as a branch's head
-		if meta.SnapshotByID(target.SnapshotID) == nil {
-			return nil, 0, 0, fmt.Errorf("table %s: tag %q points at a missing snapshot", tableName, to)
-		}
+	// a tag's snapshot is as good a target as a branch's head
+	if meta.SnapshotByID(target.SnapshotID) == nil {
+		return nil, 0, 0, fmt.Errorf("table %s: %s %q points at a missing snapshot", tableName, target.SnapshotRefType, to)
 	}
 	reqs := []table.Requirement{table.AssertTableUUID(meta.TableUUID()), assertRef(meta, branch), assertRef(meta, to)}
 	cur, err := Ref(meta, tableName, branch)
@@ -243,24 +237,13 @@ func FastForward(meta table.Metadata, tableName, branch, to string) (*RefChange,
 			branch, cur.SnapshotID, to, target.SnapshotID, tableName, branch, to,
 			to, branch, tableName, to, cur.SnapshotID)
 	}
-	upd := table.NewSetSnapshotRefUpdate(branch, target.SnapshotID, table.BranchRef,
-		ms(cur.MaxRefAgeMs), ms(cur.MaxSnapshotAgeMs), int(ms(intPtr64(cur.MinSnapshotsToKeep))))
+	// the branch keeps its retention settings
+	bld, err := table.MetadataBuilderFromBase(meta, "")
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	upd := bld.NewRetainingSnapshotRefUpdate(branch, target.SnapshotID, table.BranchRef)
 	return &RefChange{Updates: []table.Update{upd}, Requirements: reqs}, cur.SnapshotID, target.SnapshotID, nil
-}
-
-func ms(p *int64) int64 {
-	if p == nil {
-		return 0
-	}
-	return *p
-}
-
-func intPtr64(p *int) *int64 {
-	if p == nil {
-		return nil
-	}
-	v := int64(*p)
-	return &v
 }
 
 // IsAncestor reports whether snapshot a is b or one of b's ancestors in
@@ -279,14 +262,4 @@ func IsAncestor(meta table.Metadata, a, b int64) bool {
 		id = *s.ParentSnapshotID
 	}
 	return false
-}
-
-// RefNames lists meta's branches and tags, sorted, for messages.
-func RefNames(meta table.Metadata) []string {
-	var out []string
-	for n := range meta.Refs() {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
 }
