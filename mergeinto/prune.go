@@ -178,18 +178,11 @@ func build[T iceberg.LiteralType](ref iceberg.Reference, n int, isNull func(int)
 		if len(set) == 1 {
 			return iceberg.EqualTo(ref, set[0])
 		}
-		if len(set) <= icebergInLimit {
-			return iceberg.IsIn(ref, set...)
+		lits := make([]iceberg.Literal, len(set))
+		for i, v := range set {
+			lits[i] = iceberg.NewLiteral(v)
 		}
-		// iceberg-go's evaluators give up on an IN of more than 200
-		// values (every file might match), so a larger set is an OR of
-		// INs of neighbouring values, each of which prunes
-		slices.SortFunc(set, compare)
-		var ors []iceberg.BooleanExpression
-		for lo := 0; lo < len(set); lo += icebergInLimit {
-			ors = append(ors, iceberg.IsIn(ref, set[lo:min(lo+icebergInLimit, len(set))]...))
-		}
-		return iceberg.NewOr(ors[0], ors[1], ors[2:]...)
+		return InFilter(ref, lits)
 	}
 	if gap == nil {
 		return between(ref, lo, hi, compare)
@@ -221,6 +214,21 @@ func build[T iceberg.LiteralType](ref iceberg.Reference, n int, isNull func(int)
 // evaluators check an IN against (inPredicateLimit); past it they answer
 // "might match".
 const icebergInLimit = 200
+
+// InFilter is ref IN lits for iceberg-go's planner: an OR of INs of at
+// most icebergInLimit values when there are more, since each of those
+// prunes and one long IN does not. Every value is checked on its own
+// against a file's bounds, so how the values are grouped does not matter.
+func InFilter(ref iceberg.Reference, lits []iceberg.Literal) iceberg.BooleanExpression {
+	if len(lits) <= icebergInLimit {
+		return iceberg.SetPredicate(iceberg.OpIn, ref, lits)
+	}
+	var ors []iceberg.BooleanExpression
+	for lo := 0; lo < len(lits); lo += icebergInLimit {
+		ors = append(ors, iceberg.SetPredicate(iceberg.OpIn, ref, lits[lo:min(lo+icebergInLimit, len(lits))]))
+	}
+	return iceberg.NewOr(ors[0], ors[1], ors[2:]...)
+}
 
 // maxIntervals bounds the disjuncts of a range filter.
 const maxIntervals = 16

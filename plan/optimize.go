@@ -8,6 +8,7 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/mergeinto"
 )
 
 // optimize rewrites a bound plan: predicates move down to the scans
@@ -410,27 +411,10 @@ func toIceberg(s *Scan, e Expr) iceberg.BooleanExpression {
 		if len(lits) > maxPushedSetSize {
 			return nil // see maxPushedSetSize
 		}
-		return inPredicate(name, lits)
+		return mergeinto.InFilter(iceberg.Reference(name), lits)
 	}
 	return nil
 }
-
-// inPredicate is name IN lits for iceberg-go: an OR of INs of at most
-// icebergInLimit values, since its evaluators do not check a longer IN
-// against statistics or partitions (every file might match).
-func inPredicate(name string, lits []iceberg.Literal) iceberg.BooleanExpression {
-	if len(lits) <= icebergInLimit {
-		return iceberg.SetPredicate(iceberg.OpIn, iceberg.Reference(name), lits)
-	}
-	var ors []iceberg.BooleanExpression
-	for lo := 0; lo < len(lits); lo += icebergInLimit {
-		ors = append(ors, iceberg.SetPredicate(iceberg.OpIn, iceberg.Reference(name), lits[lo:min(lo+icebergInLimit, len(lits))]))
-	}
-	return iceberg.NewOr(ors[0], ors[1], ors[2:]...)
-}
-
-// icebergInLimit is iceberg-go's inPredicateLimit.
-const icebergInLimit = 200
 
 // maxPushedSetSize bounds an IN list handed to iceberg-go, which binds
 // and evaluates the set again for every file it plans (1,000,000 values
@@ -508,7 +492,7 @@ func orToIceberg(s *Scan, f *Func) iceberg.BooleanExpression {
 			rest = append(rest, iceberg.LiteralPredicate(iceberg.OpEQ, iceberg.Reference(name), lits[0]))
 			continue
 		}
-		rest = append(rest, inPredicate(name, lits))
+		rest = append(rest, mergeinto.InFilter(iceberg.Reference(name), lits))
 	}
 	if len(rest) > maxPushedDisjuncts {
 		return nil
