@@ -60,7 +60,7 @@ func (l *Lake) Relocate(ctx context.Context, from string) (RelocateResult, error
 	res.From = from
 	r := snapshot.Relocator{From: from, To: root}
 	for k, loc := range ptrs {
-		if _, ok := mapUnder(from, root, loc); !ok {
+		if _, ok := r.MapPath(loc); !ok {
 			continue
 		}
 		if strings.HasPrefix(k, "view ") {
@@ -110,15 +110,6 @@ func copiedFrom(root string, ptrs map[string]string) (string, error) {
 		found = cand
 	}
 	return found, nil
-}
-
-// mapUnder is loc (a path or file:// URI) moved from from to root.
-func mapUnder(from, root, loc string) (string, bool) {
-	rest, ok := strings.CutPrefix(snapshot.LocalPath(loc), from+"/")
-	if !ok {
-		return "", false
-	}
-	return filepath.Join(root, rest), true
 }
 
 func within(root, p string) bool {

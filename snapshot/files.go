@@ -30,7 +30,7 @@ func (s FileSet) Has(p string) bool {
 // path, a file:/// URI or Hadoop's file:/path) into a clean local path, so that paths from
 // manifests and paths from a directory walk compare equal.
 func NormalizePath(p string) string {
-	p = local(p) // file:///path and Hadoop's file:/path
+	p = LocalPath(p) // file:///path and Hadoop's file:/path
 
 	if catalog.IsURL(p) {
 		// an object-store location names its key as it is

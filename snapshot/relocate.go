@@ -46,9 +46,9 @@ type RelocateStats struct {
 // posDeletePathField is the field id of a position delete file's file_path.
 const posDeletePathField = 2147483546
 
-// mapPath returns s moved from From to To, and whether it was under From
+// MapPath returns s moved from From to To, and whether it was under From
 // (as a path or a file:// URI).
-func (r Relocator) mapPath(s string) (string, bool) {
+func (r Relocator) MapPath(s string) (string, bool) {
 	for _, pre := range []string{"", "file://", "file:"} { // file:/x is Hadoop's spelling
 		if rest, ok := strings.CutPrefix(s, pre+r.From+"/"); ok {
 			return pre + r.To + "/" + rest, true
@@ -58,10 +58,7 @@ func (r Relocator) mapPath(s string) (string, bool) {
 }
 
 // LocalPath is the file a path, file:///path or file:/path names.
-func LocalPath(p string) string { return local(p) }
-
-// local is LocalPath.
-func local(p string) string {
+func LocalPath(p string) string {
 	if rest, ok := strings.CutPrefix(p, "file://"); ok {
 		return rest
 	}
@@ -134,7 +131,7 @@ func (r Relocator) Table(ctx context.Context, dir string) (RelocateStats, error)
 				changed = true
 			}
 			if p, ok := m["manifest_path"].(string); ok {
-				if fi, err := os.Stat(local(p)); err == nil && m["manifest_length"] != fi.Size() {
+				if fi, err := os.Stat(LocalPath(p)); err == nil && m["manifest_length"] != fi.Size() {
 					m["manifest_length"] = fi.Size()
 					changed = true
 				}
@@ -196,7 +193,7 @@ func (r Relocator) manifest(af *avroFile) (bool, error) {
 			df[key] = kept
 		}
 		if p, ok := df["file_path"].(string); ok {
-			if fi, err := os.Stat(local(p)); err == nil && df["file_size_in_bytes"] != fi.Size() {
+			if fi, err := os.Stat(LocalPath(p)); err == nil && df["file_size_in_bytes"] != fi.Size() {
 				df["file_size_in_bytes"] = fi.Size()
 				changed = true
 			}
@@ -216,16 +213,16 @@ func (r Relocator) deleteFiles(af *avroFile) (int, error) {
 			continue
 		}
 		p, _ := df["file_path"].(string)
-		p, _ = r.mapPath(p)
-		if _, err := os.Stat(local(p)); errors.Is(err, fs.ErrNotExist) {
+		p, _ = r.MapPath(p)
+		if _, err := os.Stat(LocalPath(p)); errors.Is(err, fs.ErrNotExist) {
 			continue // an entry of a file already deleted
 		}
 		var changed bool
 		var err error
 		if strings.EqualFold(fmt.Sprint(df["file_format"]), "PUFFIN") {
-			changed, err = r.puffin(local(p))
+			changed, err = r.puffin(LocalPath(p))
 		} else {
-			changed, err = r.positionDeletes(local(p))
+			changed, err = r.positionDeletes(LocalPath(p))
 		}
 		if err != nil {
 			return n, fmt.Errorf("relocate delete file %s: %w", p, err)
@@ -245,7 +242,7 @@ func (r Relocator) replaceAll(v any) bool {
 	case map[string]any:
 		for k, e := range x {
 			if s, ok := e.(string); ok {
-				if m, ok := r.mapPath(s); ok {
+				if m, ok := r.MapPath(s); ok {
 					x[k] = m
 					changed = true
 				}
@@ -258,7 +255,7 @@ func (r Relocator) replaceAll(v any) bool {
 	case []any:
 		for i, e := range x {
 			if s, ok := e.(string); ok {
-				if m, ok := r.mapPath(s); ok {
+				if m, ok := r.MapPath(s); ok {
 					x[i] = m
 					changed = true
 				}
@@ -482,7 +479,7 @@ func (r Relocator) positionDeletes(p string) (bool, error) {
 				b.AppendNull()
 				continue
 			}
-			m, ok := r.mapPath(s.Value(i))
+			m, ok := r.MapPath(s.Value(i))
 			changed = changed || ok
 			b.Append(m)
 		}

@@ -2,7 +2,7 @@ package snapshot
 
 import "testing"
 
-// mapPath moves plain paths and both file URI spellings, and nothing that
+// MapPath moves plain paths and both file URI spellings, and nothing that
 // only shares a prefix with the old directory.
 func TestRelocatorMapPath(t *testing.T) {
 	r := Relocator{From: "/old/lake", To: "/new/place"}
@@ -14,15 +14,15 @@ func TestRelocatorMapPath(t *testing.T) {
 		"/other/old/lake/main/t/data/a.parquet":      "",
 		"s3://bucket/old/lake/main/t/data/a.parquet": "",
 	} {
-		got, ok := r.mapPath(in)
+		got, ok := r.MapPath(in)
 		if want == "" {
 			if ok {
-				t.Errorf("mapPath(%q) moved it to %q", in, got)
+				t.Errorf("MapPath(%q) moved it to %q", in, got)
 			}
 			continue
 		}
 		if !ok || got != want {
-			t.Errorf("mapPath(%q) = %q, %v; want %q", in, got, ok, want)
+			t.Errorf("MapPath(%q) = %q, %v; want %q", in, got, ok, want)
 		}
 	}
 	for in, want := range map[string]string{"/a/b": "/a/b", "file:///a/b": "/a/b", "file:/a/b": "/a/b"} {
