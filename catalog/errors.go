@@ -82,20 +82,24 @@ type ConflictError struct {
 	Ident    table.Identifier
 	Expected string // "" = the table was expected not to exist
 	Found    string // "" = the table does not exist
+	View     bool   // the pointer is a view's
 }
 
 func (e *ConflictError) Error() string {
-	name := identString(e.Ident)
+	name, kind := identString(e.Ident), "table"
+	if e.View {
+		kind = "view"
+	}
 	switch {
 	case e.Expected == "" && e.Found != "":
-		return fmt.Sprintf("commit to table %s failed: the table already exists; "+
-			"choose another name, or drop the table first", name)
+		return fmt.Sprintf("commit to %s %s failed: the %s already exists; "+
+			"choose another name, or drop the %s first", kind, name, kind, kind)
 	case e.Expected != "" && e.Found == "":
-		return fmt.Sprintf("commit to table %s failed: the table was dropped concurrently; "+
-			"reload the table and retry", name)
+		return fmt.Sprintf("commit to %s %s failed: the %s was dropped concurrently; "+
+			"reload the %s and retry", kind, name, kind, kind)
 	default:
-		return fmt.Sprintf("commit to table %s failed: a concurrent commit moved its metadata from %s to %s; "+
-			"reload the table and retry", name, e.Expected, e.Found)
+		return fmt.Sprintf("commit to %s %s failed: a concurrent commit moved its metadata from %s to %s; "+
+			"reload the %s and retry", kind, name, e.Expected, e.Found, kind)
 	}
 }
 

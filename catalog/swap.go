@@ -109,7 +109,7 @@ func applySwaps(tx *bolt.Tx, swaps []PointerSwap) error {
 	for _, s := range swaps {
 		found := string(bucket(s).Get(tableKey(s.Ident)))
 		if found != s.Expected {
-			return &ConflictError{Ident: slices.Clone(s.Ident), Expected: s.Expected, Found: found}
+			return &ConflictError{Ident: slices.Clone(s.Ident), Expected: s.Expected, Found: found, View: s.View}
 		}
 		if s.Expected == "" && s.New != "" && namespaces.Get([]byte(s.Ident[0])) == nil {
 			return errNoSuchNamespace(s.Ident[0])
@@ -118,7 +118,7 @@ func applySwaps(tx *bolt.Tx, swaps []PointerSwap) error {
 			return newError([]error{icecatalog.ErrTableAlreadyExists}, "table %s: a view has that name; a name is a table's or a view's", identString(s.Ident))
 		}
 		if s.Expected == "" && s.New != "" && s.View && tables.Get(tableKey(s.Ident)) != nil {
-			return newError([]error{icecatalog.ErrTableAlreadyExists}, "view %s: a table has that name; a name is a table's or a view's", identString(s.Ident))
+			return newError([]error{icecatalog.ErrTableAlreadyExists}, "create view %s: a table has that name; a name is a table's or a view's", identString(s.Ident))
 		}
 	}
 	for _, s := range swaps {

@@ -77,19 +77,11 @@ func (c *Catalog) CreateView(ctx context.Context, ident table.Identifier, sql, d
 	if old != nil {
 		expected = old.MetadataLocation
 	}
-	err = c.update(ctx, func(tx *bolt.Tx) error {
-		if tx.Bucket(bucketTables).Get(tableKey(ident)) != nil {
-			return newError([]error{icecatalog.ErrTableAlreadyExists}, "create view %s: a table has that name; a name is a table's or a view's", identString(ident))
-		}
-		views, err := tx.CreateBucketIfNotExists(bucketViews)
-		if err != nil {
-			return err
-		}
-		if got := string(views.Get(tableKey(ident))); got != expected {
-			return newError([]error{table.ErrCommitFailed}, "create view %s: the view changed while this statement ran; run it again", identString(ident))
-		}
-		return views.Put(tableKey(ident), []byte(metaLoc))
-	})
+	err = c.SwapPointers(ctx, []PointerSwap{{Ident: ident, Expected: expected, New: metaLoc, View: true}})
+	var ce *ConflictError
+	if errors.As(err, &ce) {
+		err = newError([]error{table.ErrCommitFailed}, "create view %s: the view changed while this statement ran; run it again", identString(ident))
+	}
 	if err != nil {
 		if !errors.Is(err, ErrCommitStateUnknown) {
 			discard()
