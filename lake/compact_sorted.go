@@ -161,10 +161,11 @@ type pullReader struct {
 	next   func() (arrow.RecordBatch, error, bool)
 	cur    arrow.RecordBatch
 	err    error
-	refs   int64
 }
 
-func (r *pullReader) Retain()               { r.refs++ }
+// Retain is a no-op: the one ReaderSource that holds the reader releases
+// it once, at Close.
+func (r *pullReader) Retain()               {}
 func (r *pullReader) Release()              { r.release() }
 func (r *pullReader) Schema() *arrow.Schema { return r.schema }
 func (r *pullReader) Err() error            { return r.err }
