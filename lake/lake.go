@@ -282,6 +282,19 @@ type TableOption func(*tableConfig) error
 type tableConfig struct {
 	partitions []Partition
 	props      iceberg.Properties
+	// identifier are the schema's identifier fields (a PRIMARY KEY's
+	// columns).
+	identifier []string
+}
+
+// withIdentifierFields makes the columns the new table's identifier
+// fields: CREATE TABLE's PRIMARY KEY, whose constraint property the
+// planner sets.
+func withIdentifierFields(cols []string) TableOption {
+	return func(c *tableConfig) error {
+		c.identifier = cols
+		return nil
+	}
 }
 
 // PartitionBy partitions a new table. Each spec is "col", "year(ts)",
@@ -383,6 +396,17 @@ func tableSpec(schema *arrow.Schema, cfg tableConfig) (*iceberg.Schema, *iceberg
 	ischema, err := table.ArrowSchemaToIcebergWithFreshIDs(schema, true /* downcastNsTimestamp */)
 	if err != nil {
 		return nil, nil, nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("unsupported schema: %w", err)}
+	}
+	if len(cfg.identifier) > 0 {
+		ids := make([]int, len(cfg.identifier))
+		for i, c := range cfg.identifier {
+			f, ok := ischema.FindFieldByName(c)
+			if !ok {
+				return nil, nil, nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("identifier column %q is not a column of the table", c)}
+			}
+			ids[i] = f.ID
+		}
+		ischema = iceberg.NewSchemaWithIdentifiers(ischema.ID, ids, ischema.Fields()...)
 	}
 	for k := range cfg.props {
 		if err := plan.CheckPropertyName(k); err != nil {

@@ -72,6 +72,17 @@ func (s *Session) alterTable(ctx context.Context, st *parser.AlterTable) (*Resul
 	changes, props, unset, upgrade := alter.Schema, alter.Props, alter.Unset, alter.Upgrade
 	specChanges, order := alter.Spec, alter.SortOrder
 	err = s.write(ctx, tbl, "alter table", nil, func(txn *table.Transaction) error {
+		if len(alter.AddConstraints) > 0 && tbl.tbl.CurrentSnapshot() != nil {
+			// the rows checked are the rows the constraint starts on: a
+			// write landing first is a conflict, not a row left unchecked
+			ref := tbl.branch
+			if ref == "" {
+				ref = table.MainBranch
+			}
+			if err := txn.AssertRefSnapshotID(ref); err != nil {
+				return err
+			}
+		}
 		if upgrade > 0 {
 			if err := txn.UpgradeFormatVersion(upgrade); err != nil {
 				return err
@@ -106,7 +117,12 @@ func (s *Session) alterTable(ctx context.Context, st *parser.AlterTable) (*Resul
 			}
 		}
 		if len(unset) > 0 {
-			return txn.RemoveProperties(unset)
+			if err := txn.RemoveProperties(unset); err != nil {
+				return err
+			}
+		}
+		if len(alter.AddConstraints) > 0 {
+			return validateConstraints(ctx, tbl.Name(), tbl.branch, txn, alter.AddConstraints)
 		}
 		return nil
 	})

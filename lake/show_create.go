@@ -27,6 +27,9 @@ func (t *Table) CreateStatement() string {
 	fmt.Fprintf(&b, "CREATE TABLE %s (\n", quoteName(t.Name()))
 	sch := t.icebergSchema()
 	fields := t.Schema().Fields()
+	// a table whose constraint properties do not parse shows none of them
+	// as constraints: they stay in WITH
+	cons, cerr := plan.TableConstraints(t.tbl.Metadata().Properties())
 	for i, f := range fields {
 		fmt.Fprintf(&b, "    %s %s", parser.QuoteIdent(f.Name), strings.ToUpper(exec.TypeName(f.Type)))
 		if sch.Fields()[i].Required {
@@ -35,7 +38,14 @@ func (t *Table) CreateStatement() string {
 		if d := t.tbl.Metadata().Properties()[plan.DefaultProperty(f.Name)]; d != "" {
 			b.WriteString(" DEFAULT " + d)
 		}
-		if i < len(fields)-1 {
+		if i < len(fields)-1 || len(cons) > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n")
+	}
+	for i, c := range cons {
+		fmt.Fprintf(&b, "    CONSTRAINT %s %s", parser.QuoteIdent(c.Name), c.SQL())
+		if i < len(cons)-1 {
 			b.WriteString(",")
 		}
 		b.WriteString("\n")
@@ -68,6 +78,9 @@ func (t *Table) CreateStatement() string {
 		}
 		if strings.HasPrefix(k, plan.DefaultProperty("")) {
 			continue // a column's DEFAULT, written with the column
+		}
+		if strings.HasPrefix(k, plan.ConstraintProperty("")) && cerr == nil {
+			continue // written as a CONSTRAINT
 		}
 		keys = append(keys, k)
 	}

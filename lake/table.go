@@ -255,7 +255,18 @@ func (t *Table) commitWrite(ctx context.Context, op string, cfg writeConfig, sta
 	if err := t.checkWritable(); err != nil {
 		return nil, err
 	}
-	committed, err := snapshot.Commit(ctx, t.lk.cat, t.tbl, op+" "+t.Name(), snapshot.CommitOptions{Assert: cfg.assert, Rebase: cfg.rebase, Branch: t.branch}, stage,
+	if hasUniqueConstraint(t.tbl.Metadata()) {
+		// the keys were checked against this snapshot: a lost race runs
+		// the statement again instead of replaying it on another head
+		cfg.assert, cfg.rebase = true, nil
+	}
+	checked := func(txn *table.Transaction) error {
+		if err := stage(txn); err != nil {
+			return err
+		}
+		return checkConstraints(ctx, t.Name(), t.tbl, t.branch, txn)
+	}
+	committed, err := snapshot.Commit(ctx, t.lk.cat, t.tbl, op+" "+t.Name(), snapshot.CommitOptions{Assert: cfg.assert, Rebase: cfg.rebase, Branch: t.branch}, checked,
 		func(ctx context.Context) (*table.Table, error) { return t.lk.load(ctx, t.id) })
 	if err != nil {
 		return nil, translate(err)

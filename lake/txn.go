@@ -232,6 +232,9 @@ func (tx *txn) write(ctx context.Context, tbl *Table, op string, assert bool, st
 	if err := stage(itxn); err != nil {
 		return translate(tbl.opError(op, err))
 	}
+	if err := checkConstraints(ctx, tbl.Name(), base, tbl.branch, itxn); err != nil {
+		return translate(tbl.opError(op, err))
+	}
 	committed, err := itxn.Commit(ctx)
 	if err != nil {
 		return translate(tbl.opError(op, err))

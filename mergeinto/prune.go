@@ -272,3 +272,11 @@ func widestGaps[T any](sorted []T, k int, gap func(a, b T) float64) []int {
 	slices.Sort(out)
 	return out
 }
+
+// KeyFilter is the filter on column f that a set of key values implies:
+// f IN (values) for at most exactLimit distinct ones, else ranges
+// between them; none when every value is NULL. Files it rules out hold no
+// row whose f equals one of the values. nil: f's type is not pruned on.
+func KeyFilter(f arrow.Field, vals arrow.Array, exactLimit int) (expr iceberg.BooleanExpression, none bool) {
+	return keyFilter(f, vals, exactLimit)
+}

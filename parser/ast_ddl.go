@@ -14,9 +14,47 @@ type CreateTable struct {
 	Properties  []*Property
 	AsQuery     *Query
 	Clone       *TableName // CLONE src [FOR VERSION AS OF …]
+	// Constraints are the table constraints among the columns:
+	// [CONSTRAINT name] CHECK (e) | UNIQUE (cols) | PRIMARY KEY (cols).
+	Constraints []*Constraint
 }
 
-// ColumnDef is col type [NOT NULL | NULL] [DEFAULT e] [PRIMARY KEY].
+// ConstraintKind is what a table constraint requires.
+type ConstraintKind uint8
+
+// Constraint kinds.
+const (
+	ConstraintCheck ConstraintKind = iota + 1
+	ConstraintUnique
+	ConstraintPrimaryKey
+)
+
+// Constraint is [CONSTRAINT Name] CHECK (Check) | UNIQUE (Columns) |
+// PRIMARY KEY (Columns), a table constraint or, with Columns holding the
+// column alone, a column's. Name is empty when the SQL gave none.
+type Constraint struct {
+	Pos
+	Name    Ident
+	Kind    ConstraintKind
+	Check   Expr
+	Columns []Ident
+}
+
+// AddConstraint is ALTER TABLE … ADD constraint.
+type AddConstraint struct {
+	Pos
+	Constraint *Constraint
+}
+
+// DropConstraint is ALTER TABLE … DROP CONSTRAINT [IF EXISTS] name.
+type DropConstraint struct {
+	Pos
+	IfExists bool
+	Name     Ident
+}
+
+// ColumnDef is col type [NOT NULL | NULL] [DEFAULT e] [PRIMARY KEY], and
+// column constraints, [CONSTRAINT name] CHECK (e) | UNIQUE | PRIMARY KEY.
 type ColumnDef struct {
 	Pos
 	Name       Ident
@@ -24,6 +62,10 @@ type ColumnDef struct {
 	NotNull    bool
 	Default    Expr
 	PrimaryKey bool
+	// Constraints are the column's CHECK, UNIQUE and PRIMARY KEY
+	// constraints, each with Columns holding the column (a PRIMARY KEY
+	// is also PrimaryKey).
+	Constraints []*Constraint
 }
 
 // Transform is an Iceberg partition transform.
@@ -273,6 +315,8 @@ func (*CreateView) stmtNode()   {}
 func (*DropView) stmtNode()     {}
 
 func (*AddColumn) alterAction()             {}
+func (*AddConstraint) alterAction()         {}
+func (*DropConstraint) alterAction()        {}
 func (*DropColumn) alterAction()            {}
 func (*RenameColumn) alterAction()          {}
 func (*AlterColumnDefault) alterAction()    {}

@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -214,6 +215,10 @@ func (x *CreateTable) format(w *writer) {
 			}
 			c.format(w)
 		}
+		for _, c := range x.Constraints {
+			w.WriteString(", ")
+			c.format(w)
+		}
 		w.WriteByte(')')
 	}
 	if x.PartitionBy != nil {
@@ -247,9 +252,54 @@ func (x *ColumnDef) format(w *writer) {
 		w.WriteString(" DEFAULT ")
 		w.exprP(x.Default, precOther)
 	}
-	if x.PrimaryKey {
+	if x.PrimaryKey && !slices.ContainsFunc(x.Constraints, func(c *Constraint) bool { return c.Kind == ConstraintPrimaryKey }) {
 		w.WriteString(" PRIMARY KEY")
 	}
+	for _, c := range x.Constraints {
+		w.WriteByte(' ')
+		c.formatAs(w, true)
+	}
+}
+
+func (x *Constraint) format(w *writer) { x.formatAs(w, false) }
+
+// formatAs writes the constraint, without its column list when it is a
+// column's.
+func (x *Constraint) formatAs(w *writer, column bool) {
+	if x.Name.Name != "" {
+		w.WriteString("CONSTRAINT ")
+		w.ident(x.Name)
+		w.WriteByte(' ')
+	}
+	switch x.Kind {
+	case ConstraintCheck:
+		w.WriteString("CHECK (")
+		x.Check.format(w)
+		w.WriteByte(')')
+		return
+	case ConstraintUnique:
+		w.WriteString("UNIQUE")
+	case ConstraintPrimaryKey:
+		w.WriteString("PRIMARY KEY")
+	}
+	if !column {
+		w.WriteString(" (")
+		w.idents(x.Columns)
+		w.WriteByte(')')
+	}
+}
+
+func (x *AddConstraint) format(w *writer) {
+	w.WriteString("ADD ")
+	x.Constraint.format(w)
+}
+
+func (x *DropConstraint) format(w *writer) {
+	w.WriteString("DROP CONSTRAINT ")
+	if x.IfExists {
+		w.WriteString("IF EXISTS ")
+	}
+	w.ident(x.Name)
 }
 
 func (x *PartitionField) format(w *writer) {
@@ -710,6 +760,9 @@ func (x *MergeInsert) String() string           { return str(x) }
 func (x *MergeDoNothing) String() string        { return str(x) }
 func (x *CreateTable) String() string           { return str(x) }
 func (x *ColumnDef) String() string             { return str(x) }
+func (x *Constraint) String() string            { return str(x) }
+func (x *AddConstraint) String() string         { return str(x) }
+func (x *DropConstraint) String() string        { return str(x) }
 func (x *PartitionField) String() string        { return str(x) }
 func (x *Property) String() string              { return str(x) }
 func (x *DropTable) String() string             { return str(x) }

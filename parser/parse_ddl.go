@@ -61,7 +61,11 @@ func (p *parser) create() Stmt {
 	if p.isOp("(") && !p.peekQueryAfterParen() {
 		p.next()
 		for {
-			c.Columns = append(c.Columns, p.columnDef())
+			if p.isKw("CONSTRAINT") || p.isKw("CHECK") || p.isKw("UNIQUE") || p.isKw("PRIMARY") {
+				c.Constraints = append(c.Constraints, p.tableConstraint())
+			} else {
+				c.Columns = append(c.Columns, p.columnDef())
+			}
 			if !p.acceptOp(",") {
 				break
 			}
@@ -99,27 +103,76 @@ func (p *parser) ifExists() bool {
 	return false
 }
 
-// columnDef parses name type [NOT NULL | NULL] [DEFAULT e] [PRIMARY KEY] in
-// any order.
+// columnDef parses name type [NOT NULL | NULL] [DEFAULT e] and column
+// constraints, [CONSTRAINT name] PRIMARY KEY | UNIQUE | CHECK (e), in any
+// order.
 func (p *parser) columnDef() *ColumnDef {
 	d := &ColumnDef{Pos: p.tok.pos(), Name: p.ident("column name")}
 	d.Type = p.typeName()
 	for {
+		pos := p.tok.pos()
+		var name Ident
+		if p.acceptKw("CONSTRAINT") {
+			name = p.ident("constraint name")
+		}
 		switch {
-		case p.acceptKw("NOT"):
+		case name.Name == "" && p.acceptKw("NOT"):
 			p.expectKw("NULL")
 			d.NotNull = true
-		case p.acceptKw("NULL"):
+		case name.Name == "" && p.acceptKw("NULL"):
 			d.NotNull = false
-		case p.acceptKw("DEFAULT"):
+		case name.Name == "" && p.acceptKw("DEFAULT"):
 			d.Default = p.expr(precOther)
 		case p.acceptKw("PRIMARY"):
 			p.expectKw("KEY")
 			d.PrimaryKey = true
+			d.Constraints = append(d.Constraints, &Constraint{Pos: pos, Name: name, Kind: ConstraintPrimaryKey, Columns: []Ident{d.Name}})
+		case p.acceptKw("UNIQUE"):
+			d.Constraints = append(d.Constraints, &Constraint{Pos: pos, Name: name, Kind: ConstraintUnique, Columns: []Ident{d.Name}})
+		case p.acceptKw("CHECK"):
+			d.Constraints = append(d.Constraints, &Constraint{Pos: pos, Name: name, Kind: ConstraintCheck, Check: p.checkExpr()})
 		default:
+			if name.Name != "" {
+				p.note("PRIMARY KEY")
+				p.note("UNIQUE")
+				p.note("CHECK")
+				p.fail()
+			}
 			return d
 		}
 	}
+}
+
+// tableConstraint parses [CONSTRAINT name] CHECK (e) | UNIQUE (cols) |
+// PRIMARY KEY (cols).
+func (p *parser) tableConstraint() *Constraint {
+	c := &Constraint{Pos: p.tok.pos()}
+	if p.acceptKw("CONSTRAINT") {
+		c.Name = p.ident("constraint name")
+	}
+	switch {
+	case p.acceptKw("CHECK"):
+		c.Kind, c.Check = ConstraintCheck, p.checkExpr()
+	case p.acceptKw("UNIQUE"):
+		c.Kind, c.Columns = ConstraintUnique, p.parenIdentList("column name")
+	case p.acceptKw("PRIMARY"):
+		p.expectKw("KEY")
+		c.Kind, c.Columns = ConstraintPrimaryKey, p.parenIdentList("column name")
+	default:
+		p.note("CHECK")
+		p.note("UNIQUE")
+		p.note("PRIMARY KEY")
+		p.fail()
+	}
+	return c
+}
+
+// checkExpr parses CHECK's ( e ).
+func (p *parser) checkExpr() Expr {
+	p.expectOp("(")
+	e := p.expr(0)
+	p.expectOp(")")
+	return e
 }
 
 // partitionTransforms maps the accepted transform spellings (Iceberg's and
@@ -449,6 +502,15 @@ func (p *parser) alterAction() AlterAction {
 		(p.peek(2).kind == tWord || p.peek(2).kind == tQIdent), // not DROP branch, a column
 		p.isKw("CREATE") && p.peek(1).isKw("OR") && p.peek(2).isKw("REPLACE") && (p.peek(3).isKw("BRANCH") || p.peek(3).isKw("TAG")):
 		return p.refAction(pos)
+	case p.isKw("ADD") && (p.peek(1).isKw("CONSTRAINT") || p.peek(1).isKw("CHECK") || p.peek(1).isKw("UNIQUE") || p.peek(1).isKw("PRIMARY")):
+		p.next()
+		return &AddConstraint{Pos: pos, Constraint: p.tableConstraint()}
+	case p.isKw("DROP") && p.peek(1).isKw("CONSTRAINT"):
+		p.next()
+		p.next()
+		d := &DropConstraint{Pos: pos, IfExists: p.ifExists()}
+		d.Name = p.ident("constraint name")
+		return d
 	case p.acceptKw("ADD"):
 		p.acceptKw("COLUMN")
 		return &AddColumn{Pos: pos, IfNotExists: p.ifNotExists(), Column: p.columnDef()}

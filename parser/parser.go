@@ -434,3 +434,26 @@ func editDistance(a, b string) int {
 	}
 	return d[len(a)][len(b)]
 }
+
+// ParseConstraint parses one table constraint, [CONSTRAINT name] CHECK (e)
+// | UNIQUE (cols) | PRIMARY KEY (cols), as a table's metadata keeps it.
+func ParseConstraint(sql string) (c *Constraint, err error) {
+	p, err := newParser(sql)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			b, ok := r.(bailout)
+			if !ok {
+				panic(r)
+			}
+			c, err = nil, b.err
+		}
+	}()
+	c = p.tableConstraint()
+	if p.tok.kind != tEOF {
+		p.fail()
+	}
+	return c, nil
+}

@@ -286,10 +286,20 @@ func Children(n Node) []Node {
 		for _, pr := range x.Properties {
 			c.add(pr)
 		}
+		for _, k := range x.Constraints {
+			c.add(k)
+		}
 		c.add(x.AsQuery, x.Clone)
 	case *ColumnDef:
 		c.add(x.Type)
 		c.expr(x.Default)
+		for _, k := range x.Constraints {
+			c.add(k)
+		}
+	case *Constraint:
+		c.expr(x.Check)
+	case *AddConstraint:
+		c.add(x.Constraint)
 	case *Property:
 		c.expr(x.Value)
 	case *AlterTable:

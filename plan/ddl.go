@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -37,12 +38,15 @@ type Alter struct {
 	Spec []func(*table.UpdateSpec)
 	// SortOrder, when set, replaces the default sort order (WRITE …).
 	SortOrder *table.SortOrder
+	// AddConstraints are ADD CONSTRAINT's constraints (also in Props),
+	// which the rows already there must meet.
+	AddConstraints []TableConstraint
 }
 
 // Empty reports whether the statement changes nothing (IF [NOT] EXISTS
 // actions that found nothing to do).
 func (a *Alter) Empty() bool {
-	return len(a.Schema) == 0 && len(a.Props) == 0 && len(a.Unset) == 0 && a.Upgrade == 0 &&
+	return len(a.Schema) == 0 && len(a.Props) == 0 && len(a.Unset) == 0 && a.Upgrade == 0 && len(a.AddConstraints) == 0 &&
 		len(a.Spec) == 0 && a.SortOrder == nil
 }
 
@@ -73,6 +77,29 @@ func (p *Planner) AlterTable(ctx context.Context, st *parser.AlterTable, target 
 		return fail(id.Pos, "column %q does not exist%s", identName(id), didYouMean(identName(id), names))
 	}
 	out := &Alter{Target: target, Props: iceberg.Properties{}}
+	cons, err := TableConstraints(target.Table.Metadata().Properties())
+	if err != nil {
+		return fail(st.Pos, "%v", err)
+	}
+	// dropConstraint removes constraint i, which an earlier action of
+	// this statement may have added
+	dropConstraint := func(i int) {
+		c := cons[i]
+		key := ConstraintProperty(c.Name)
+		if _, added := out.Props[key]; added {
+			delete(out.Props, key)
+			out.AddConstraints = slices.DeleteFunc(out.AddConstraints, func(x TableConstraint) bool { return x.Name == c.Name })
+		} else {
+			out.Unset = append(out.Unset, key)
+		}
+		if c.Kind == parser.ConstraintPrimaryKey {
+			out.Schema = append(out.Schema, func(u *table.UpdateSchema) { u.SetIdentifierField(nil) })
+		}
+		cons = slices.Delete(cons, i, i+1)
+	}
+	usesColumn := func(c TableConstraint, col string) bool {
+		return slices.ContainsFunc(c.Columns, func(x string) bool { return strings.EqualFold(x, col) })
+	}
 	// the partition fields as the actions so far leave them, by name
 	specFields := map[string]bool{}
 	curSpec := target.Table.Metadata().PartitionSpec()
@@ -108,6 +135,12 @@ func (p *Planner) AlterTable(ctx context.Context, st *parser.AlterTable, target 
 				}
 				return noColumn(a.Name)
 			}
+			// as in PostgreSQL, the constraints on the column go with it
+			for i := len(cons) - 1; i >= 0; i-- {
+				if usesColumn(cons[i], f.Name) {
+					dropConstraint(i)
+				}
+			}
 			out.Schema = append(out.Schema, func(u *table.UpdateSchema) { u.DeleteColumn([]string{f.Name}) })
 			props := target.Table.Metadata().Properties()
 			for _, k := range []string{DefaultProperty(f.Name), dictionaryProperty(f.Name)} {
@@ -134,6 +167,45 @@ func (p *Planner) AlterTable(ctx context.Context, st *parser.AlterTable, target 
 					out.Props[key(to)] = v
 				}
 			}
+			// and the constraints name it anew
+			for i, c := range cons {
+				if usesColumn(c, f.Name) {
+					cons[i] = c.renameColumn(f.Name, to)
+					out.Props[ConstraintProperty(c.Name)] = cons[i].SQL()
+				}
+			}
+		case *parser.AddConstraint:
+			cols, err := TargetColumns(target)
+			if err != nil {
+				return nil, err
+			}
+			bound, err := p.bindConstraintList(ctx, target.Ident[len(target.Ident)-1], []*parser.Constraint{a.Constraint}, cols, cons)
+			if err != nil {
+				return nil, prefixError("alter table "+name+": ", err)
+			}
+			c := bound[0]
+			if c.Kind == parser.ConstraintPrimaryKey {
+				var ids [][]string
+				for _, col := range c.Columns {
+					if f, _ := has(col); !f.Required {
+						return fail(a.Pos, "column %q of a PRIMARY KEY must be NOT NULL, and this one may hold NULLs (SET NOT NULL is not supported: existing data files are not checked); create the table with the key", col)
+					}
+					ids = append(ids, []string{col})
+				}
+				out.Schema = append(out.Schema, func(u *table.UpdateSchema) { u.SetIdentifierField(ids) })
+			}
+			out.Props[ConstraintProperty(c.Name)] = c.SQL()
+			out.AddConstraints = append(out.AddConstraints, c)
+			cons = append(cons, c)
+		case *parser.DropConstraint:
+			i := slices.IndexFunc(cons, func(c TableConstraint) bool { return c.Name == identName(a.Name) })
+			if i < 0 {
+				if a.IfExists {
+					continue
+				}
+				return nil, &Error{Pos: a.Name.Pos, Msg: fmt.Sprintf("alter table %s: constraint %q of relation %q does not exist", name, identName(a.Name), target.Ident[len(target.Ident)-1]), Err: SQLState("42704")}
+			}
+			dropConstraint(i)
 		case *parser.AlterColumnDefault:
 			f, ok := has(identName(a.Column))
 			if !ok {
@@ -177,6 +249,9 @@ func (p *Planner) AlterTable(ctx context.Context, st *parser.AlterTable, target 
 			if a.Set {
 				return fail(a.Column.Pos, "SET NOT NULL is not supported: existing data files are not checked")
 			}
+			if slices.ContainsFunc(cons, func(c TableConstraint) bool { return c.Kind == parser.ConstraintPrimaryKey && usesColumn(c, f.Name) }) {
+				return fail(a.Column.Pos, "column %q is in a primary key", f.Name)
+			}
 			out.Schema = append(out.Schema, func(u *table.UpdateSchema) {
 				u.UpdateColumn([]string{f.Name}, table.ColumnUpdate{Required: iceberg.Optional[bool]{Val: false, Valid: true}})
 			})
@@ -190,7 +265,7 @@ func (p *Planner) AlterTable(ctx context.Context, st *parser.AlterTable, target 
 				if k, ok := trinoProperties[key]; ok {
 					key = k
 				}
-				if err := CheckPropertyName(key); err != nil {
+				if err := checkUserProperty(key); err != nil {
 					return fail(p.Pos, "%v", err)
 				}
 				if key == "format-version" {
@@ -213,6 +288,9 @@ func (p *Planner) AlterTable(ctx context.Context, st *parser.AlterTable, target 
 			for _, k := range a.Keys {
 				if k == "format-version" {
 					return fail(a.Pos, "the table property format-version cannot be unset; a table's format version only moves up")
+				}
+				if err := checkUserProperty(k); err != nil {
+					return fail(a.Pos, "%v", err)
 				}
 				if _, ok := target.Table.Metadata().Properties()[k]; !ok {
 					if a.IfExists {
@@ -343,6 +421,9 @@ type Create struct {
 	Query      *Plan
 	Partitions []PartitionField
 	Props      map[string]string
+	// PrimaryKey are the PRIMARY KEY's columns, the schema's identifier
+	// fields; nil for none.
+	PrimaryKey []string
 }
 
 // PartitionField is one bound PARTITIONED BY entry.
@@ -371,7 +452,7 @@ func (p *Planner) CreateTable(ctx context.Context, st *parser.CreateTable) (*Cre
 			if err != nil {
 				return fail(pr.Value.Position(), "%v", err)
 			}
-			if err := CheckPropertyName(pr.Key); err != nil {
+			if err := checkUserProperty(pr.Key); err != nil {
 				return fail(pr.Pos, "%v", err)
 			}
 			out.Props[pr.Key] = v
@@ -403,6 +484,29 @@ func (p *Planner) CreateTable(ctx context.Context, st *parser.CreateTable) (*Cre
 			fields[i] = arrow.Field{Name: c.Name.Name, Type: t, Nullable: !c.NotNull && !c.PrimaryKey}
 		}
 		out.Schema = arrow.NewSchema(fields, nil)
+		cols := make([]TargetColumn, len(fields))
+		for i, f := range fields {
+			cols[i] = TargetColumn{Name: f.Name, Type: canonical(f.Type), Required: !f.Nullable}
+		}
+		cons, err := p.bindConstraints(ctx, identName(st.Name.Last()), st, cols, nil)
+		if err != nil {
+			return nil, prefixError("create table "+name+": ", err)
+		}
+		for _, c := range cons {
+			if out.Props == nil {
+				out.Props = map[string]string{}
+			}
+			out.Props[ConstraintProperty(c.Name)] = c.SQL()
+			if c.Kind == parser.ConstraintPrimaryKey {
+				out.PrimaryKey = c.Columns
+				for i, f := range fields {
+					if slices.Contains(c.Columns, f.Name) {
+						fields[i].Nullable = false
+					}
+				}
+				out.Schema = arrow.NewSchema(fields, nil)
+			}
+		}
 	} else {
 		// The query is bound first, so a bad query creates nothing. It may
 		// read the table it replaces: its scans hold the table as it was.

@@ -102,3 +102,20 @@ func didYouMean(name string, candidates []string) string {
 	}
 	return ""
 }
+
+// SQLState is an error class by PostgreSQL's SQLSTATE code, for errors
+// whose message alone does not name it: an Error's Err, or wrapped by the
+// lake.
+type SQLState string
+
+func (s SQLState) Error() string    { return "SQLSTATE " + string(s) }
+func (s SQLState) SQLState() string { return string(s) }
+
+// prefixError puts prefix before a binder error's message, keeping its
+// position and class.
+func prefixError(prefix string, err error) error {
+	if e, ok := err.(*Error); ok {
+		return &Error{Pos: e.Pos, Msg: prefix + e.Msg, Err: e.Err}
+	}
+	return fmt.Errorf("%s%w", prefix, err)
+}

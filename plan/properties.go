@@ -18,6 +18,16 @@ func CheckPropertyName(key string) error {
 	return fmt.Errorf("table property %q is not an Iceberg read or write property%s", key, didYouMean(key, snapshot.PropertyNames()))
 }
 
+// checkUserProperty is CheckPropertyName for a property SQL sets or
+// unsets by name: a constraint's is set by its own syntax, which checks
+// it (and the rows already there).
+func checkUserProperty(key string) error {
+	if name, ok := strings.CutPrefix(key, constraintPrefix); ok {
+		return fmt.Errorf("table property %q holds constraint %q; use ALTER TABLE … ADD CONSTRAINT or DROP CONSTRAINT %s", key, name, name)
+	}
+	return CheckPropertyName(key)
+}
+
 // trinoProperties maps Trino's Iceberg table property names to Iceberg's.
 var trinoProperties = map[string]string{"format_version": "format-version"}
 

@@ -156,8 +156,11 @@ func pgStmt(v any) string {
 		rel, _ := f["relation"].(m)
 		var cols, props []string
 		for _, e := range items(f, "tableElts") {
-			if k, cf := node(e); k == "ColumnDef" {
+			switch k, cf := node(e); k {
+			case "ColumnDef":
 				cols = append(cols, pgColumn(cf))
+			case "Constraint":
+				cols = append(cols, pgConstraint(cf, true))
 			}
 		}
 		for _, o := range items(f, "options") {
@@ -417,6 +420,7 @@ func pgMergeClause(f m) string {
 func pgColumn(f m) string {
 	notNull, pk := false, false
 	def := ""
+	var cons []string
 	for _, c := range items(f, "constraints") {
 		_, cf := node(c)
 		switch str(cf, "contype") {
@@ -424,11 +428,28 @@ func pgColumn(f m) string {
 			notNull = true
 		case "CONSTR_PRIMARY":
 			pk = true
+			cons = append(cons, pgConstraint(cf, false))
 		case "CONSTR_DEFAULT":
 			def = pgExpr(cf["raw_expr"])
+		case "CONSTR_UNIQUE", "CONSTR_CHECK":
+			cons = append(cons, pgConstraint(cf, false))
 		}
 	}
-	return sx("col", str(f, "colname"), pgType(f["typeName"]), flagIf("not-null", notNull), opt("default", def), flagIf("pk", pk))
+	return sx("col", str(f, "colname"), pgType(f["typeName"]), flagIf("not-null", notNull), opt("default", def), flagIf("pk", pk), list("constraints", cons))
+}
+
+// pgConstraint is a CHECK, UNIQUE or PRIMARY KEY constraint's shape; a
+// column's lists no keys.
+func pgConstraint(f m, table bool) string {
+	kind := map[string]string{"CONSTR_CHECK": "check", "CONSTR_UNIQUE": "unique", "CONSTR_PRIMARY": "primary-key"}[str(f, "contype")]
+	var keys []string
+	if table {
+		for _, k := range items(f, "keys") {
+			_, kf := node(k)
+			keys = append(keys, str(kf, "sval"))
+		}
+	}
+	return sx("constraint", opt("name", str(f, "conname")), kind, opt("check", pgExpr(f["raw_expr"])), list("keys", keys))
 }
 
 func pgType(v any) string {
@@ -462,6 +483,11 @@ func pgAlterCmd(f m) string {
 		return sx("add", flagIf("if-not-exists", boolean(f, "missing_ok")), pgColumn(cf))
 	case "AT_DropColumn":
 		return sx("drop", flagIf("if-exists", boolean(f, "missing_ok")), str(f, "name"))
+	case "AT_AddConstraint":
+		_, cf := node(f["def"])
+		return sx("add", pgConstraint(cf, true))
+	case "AT_DropConstraint":
+		return sx("drop-constraint", flagIf("if-exists", boolean(f, "missing_ok")), str(f, "name"))
 	case "AT_AlterColumnType":
 		_, cf := node(f["def"])
 		return sx("type", str(f, "name"), pgType(cf["typeName"]))

@@ -68,6 +68,9 @@ func SkadeShape(s parser.Stmt) string {
 		for _, c := range x.Columns {
 			cols = append(cols, skColumn(c))
 		}
+		for _, c := range x.Constraints {
+			cols = append(cols, skConstraint(c, true))
+		}
 		for _, p := range x.Properties {
 			props = append(props, strings.ToLower(p.Key))
 		}
@@ -310,8 +313,25 @@ func skMergeClause(c *parser.MergeClause) string {
 }
 
 func skColumn(c *parser.ColumnDef) string {
+	var cons []string
+	for _, k := range c.Constraints {
+		cons = append(cons, skConstraint(k, false))
+	}
 	return sx("col", skIdent(c.Name), skType(c.Type), flagIf("not-null", c.NotNull),
-		opt("default", skExpr(c.Default)), flagIf("pk", c.PrimaryKey))
+		opt("default", skExpr(c.Default)), flagIf("pk", c.PrimaryKey), list("constraints", cons))
+}
+
+func skConstraint(c *parser.Constraint, table bool) string {
+	kind := map[parser.ConstraintKind]string{parser.ConstraintCheck: "check", parser.ConstraintUnique: "unique", parser.ConstraintPrimaryKey: "primary-key"}[c.Kind]
+	var keys []string
+	if table {
+		keys = skIdents(c.Columns)
+	}
+	check := ""
+	if c.Check != nil {
+		check = skExpr(c.Check)
+	}
+	return sx("constraint", opt("name", skIdent(c.Name)), kind, opt("check", check), list("keys", keys))
 }
 
 func skType(t *parser.TypeName) string {
@@ -332,6 +352,10 @@ func skAlter(a parser.AlterAction) string {
 		return sx("add", flagIf("if-not-exists", x.IfNotExists), skColumn(x.Column))
 	case *parser.DropColumn:
 		return sx("drop", flagIf("if-exists", x.IfExists), skIdent(x.Name))
+	case *parser.AddConstraint:
+		return sx("add", skConstraint(x.Constraint, true))
+	case *parser.DropConstraint:
+		return sx("drop-constraint", flagIf("if-exists", x.IfExists), skIdent(x.Name))
 	case *parser.RenameColumn:
 		return sx("rename-column", skIdent(x.Old), skIdent(x.New))
 	case *parser.AlterColumnType:
