@@ -385,7 +385,13 @@ func icebergType(t *parser.TypeName) (iceberg.Type, error) {
 	if err != nil {
 		return nil, err
 	}
-	return table.ArrowTypeToIceberg(at, true /* downcastNsTimestamp */)
+	// through a one-column schema, which numbers a list's element (the
+	// ids are placeholders: ADD COLUMN assigns the table's own)
+	sch, err := table.ArrowSchemaToIcebergWithFreshIDs(arrow.NewSchema([]arrow.Field{{Name: "c", Type: at, Nullable: true}}, nil), true /* downcastNsTimestamp */)
+	if err != nil {
+		return nil, err
+	}
+	return sch.Field(0).Type, nil
 }
 
 // IcebergType is icebergType for lake's CREATE TABLE.
