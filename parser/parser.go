@@ -152,10 +152,17 @@ func ParseOne(sql string) (Stmt, error) {
 }
 
 // ParseExpr parses a lone scalar expression.
-func ParseExpr(sql string) (e Expr, err error) {
+func ParseExpr(sql string) (Expr, error) {
+	return parseWhole(sql, func(p *parser) Expr { return p.expr(0) })
+}
+
+// parseWhole parses sql with f, which must read all of it, turning a
+// bailout into an error.
+func parseWhole[T any](sql string, f func(*parser) T) (out T, err error) {
+	var zero T
 	p, err := newParser(sql)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -163,14 +170,14 @@ func ParseExpr(sql string) (e Expr, err error) {
 			if !ok {
 				panic(r)
 			}
-			e, err = nil, b.err
+			out, err = zero, b.err
 		}
 	}()
-	e = p.expr(0)
+	out = f(p)
 	if p.tok.kind != tEOF {
 		p.fail()
 	}
-	return e, nil
+	return out, nil
 }
 
 // statementRecover parses one statement and its terminator, turning a
@@ -437,23 +444,6 @@ func editDistance(a, b string) int {
 
 // ParseConstraint parses one table constraint, [CONSTRAINT name] CHECK (e)
 // | UNIQUE (cols) | PRIMARY KEY (cols), as a table's metadata keeps it.
-func ParseConstraint(sql string) (c *Constraint, err error) {
-	p, err := newParser(sql)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			b, ok := r.(bailout)
-			if !ok {
-				panic(r)
-			}
-			c, err = nil, b.err
-		}
-	}()
-	c = p.tableConstraint()
-	if p.tok.kind != tEOF {
-		p.fail()
-	}
-	return c, nil
+func ParseConstraint(sql string) (*Constraint, error) {
+	return parseWhole(sql, (*parser).tableConstraint)
 }
