@@ -472,9 +472,3 @@ func rowText(b arrow.RecordBatch, cols []string, r int) string {
 	}
 	return "(" + strings.Join(names, ", ") + ") = (" + strings.Join(vals, ", ") + ")"
 }
-
-// isConstraintError reports whether err is a constraint violation.
-func isConstraintError(err error) bool {
-	var ce *ConstraintError
-	return errors.As(err, &ce)
-}
