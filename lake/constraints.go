@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -52,12 +53,11 @@ func (e *ConstraintError) SQLState() string { return e.State }
 // hasUniqueConstraint reports whether the table has a UNIQUE or PRIMARY
 // KEY constraint; writes to it commit asserting their snapshot.
 func hasUniqueConstraint(meta table.Metadata) bool {
-	for k, v := range meta.Properties() {
-		if strings.HasPrefix(k, plan.ConstraintProperty("")) && !strings.HasPrefix(strings.ToUpper(strings.TrimSpace(v)), "CHECK") {
-			return true
-		}
+	cons, err := plan.TableConstraints(meta.Properties())
+	if err != nil {
+		return true // unreadable: the check refuses the write anyway
 	}
-	return false
+	return slices.ContainsFunc(cons, plan.TableConstraint.Unique)
 }
 
 // checkConstraints checks the constraints of the table txn writes over
@@ -155,7 +155,6 @@ type constraintCheck struct {
 	snap       *table.Snapshot
 	cons       []plan.TableConstraint
 
-	cols   []plan.TargetColumn
 	fields []string // the columns read from the added files
 	read   *arrow.Schema
 	checks []*plan.CheckEval
@@ -178,7 +177,6 @@ func (c *constraintCheck) prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c.cols = cols
 	typeOf := map[string]arrow.DataType{}
 	for _, tc := range cols {
 		typeOf[tc.Name] = tc.Type
