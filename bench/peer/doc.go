@@ -9,6 +9,16 @@
 //
 //	go test -run '^$' -bench . -benchtime 1x -timeout 60m
 //
+// BenchmarkWrites is issue 14's table: copy-on-write MERGE (spread and
+// range) against DuckDB's native MERGE and against DuckDB rewriting the
+// same Parquet files, merge-on-read MERGE against DuckDB writing position
+// deletes, the equality-delete upsert against DuckDB writing equality
+// deletes, and scans, with peak RSS. SKADE_PEER_ROWS sets the target's
+// rows (default 1,000,000; the issue's targets are at 10,000,000) and
+// SKADE_PEER_CASES picks cases by name prefix:
+//
+//	SKADE_PEER_ROWS=10000000 go test -run '^$' -bench Writes -benchtime 1x -timeout 120m
+//
 // SKADE_PEER_CSV_MB sets the CSV file's size (default 256; the issue's
 // comparison uses 1024), SKADE_PEER_ROUNDS the rounds per case (default
 // 5). BENCHMARKS.md records the results with the machine and commit.
