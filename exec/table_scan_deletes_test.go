@@ -328,7 +328,7 @@ func rowStrings(b arrow.RecordBatch, fields []string) []string {
 		for i, c := range cols {
 			parts[i] = c.ValueStr(r)
 		}
-		out[r] = strings.Join(parts, "|")
+		out[r] = strings.Clone(strings.Join(parts, "|")) // b is released after
 	}
 	return out
 }

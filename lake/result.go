@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/scan"
 )
 
 // Result is a statement's result. A query's result streams: read it with
@@ -137,7 +138,7 @@ func (r *Result) next(ctx context.Context) (arrow.RecordBatch, error) {
 		}
 		b := r.batches[0]
 		r.batches = r.batches[1:]
-		return b, nil
+		return scan.Detached(b), nil
 	}
 	b, err := r.op.Next(ctx)
 	if err != nil {
@@ -147,7 +148,9 @@ func (r *Result) next(ctx context.Context) (arrow.RecordBatch, error) {
 		}
 		return nil, statementError(translate(err), "")
 	}
-	b = exec.NormalizeBatch(b)
+	// INVARIANT: nothing a caller gets shares memory a scan's buffer pool
+	// will reuse (scan.BufferPool).
+	b = scan.Detached(exec.NormalizeBatch(b))
 	if b.Schema().Equal(r.schema) {
 		return b, nil
 	}

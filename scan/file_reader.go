@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/iceberg-go/table"
 )
 
@@ -105,7 +106,7 @@ func (r *fileReader) read(ctx context.Context, i int) {
 		}
 		filter = &deleteFilter{fd: fd}
 	}
-	_, seq, err := f.scan.ReadTasks(ctx, []table.FileScanTask{f.task})
+	_, seq, err := f.scan.ReadTasks(compute.WithAllocator(ctx, ReadBuffers), []table.FileScanTask{f.task})
 	if err != nil {
 		send(fileItem{err: err})
 		return

@@ -1,0 +1,145 @@
+package scan
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+func TestBufferPool(t *testing.T) {
+	p := NewBufferPool()
+	aligned := func(b []byte) bool { return uintptr(unsafe.Pointer(unsafe.SliceData(b)))&63 == 0 }
+	a := p.Allocate(100_000)
+	if len(a) != 100_000 || cap(a) != 100_000 || !aligned(a) {
+		t.Fatalf("Allocate(100000): len %d cap %d aligned %v; want both 100000, aligned", len(a), cap(a), aligned(a))
+	}
+	for i := range a {
+		a[i] = 7
+	}
+	addr := unsafe.SliceData(a)
+	p.Free(a)
+	if !p.poison {
+		t.Fatal("a test binary runs the pool in poison mode")
+	}
+	if a[0] != poisonByte || a[len(a)-1] != poisonByte {
+		t.Fatalf("a freed buffer is not poisoned: %x … %x", a[0], a[len(a)-1])
+	}
+	// the freed buffer (class 16: 65,536 bytes and more) serves a request
+	// that fits, zeroed, with capacity equal to its length
+	var reused bool
+	for range 100 { // sync.Pool may drop entries; retry with fresh frees
+		b := p.Allocate(60_000)
+		if len(b) != 60_000 || cap(b) != 60_000 || !aligned(b) {
+			t.Fatalf("Allocate(60000): len %d cap %d", len(b), cap(b))
+		}
+		for i, v := range b {
+			if v != 0 {
+				t.Fatalf("Allocate gave a non-zero byte %x at %d", v, i)
+			}
+		}
+		if unsafe.SliceData(b) == addr {
+			reused = true
+			break
+		}
+		p.Free(b)
+	}
+	if !reused {
+		t.Fatal("a freed buffer was never handed out again")
+	}
+	// Reallocate keeps contents; growing moves, shrinking does not
+	c := p.Allocate(1000)
+	c[999] = 9
+	d := p.Reallocate(5000, c)
+	if len(d) != 5000 || d[999] != 9 || d[4999] != 0 {
+		t.Fatalf("Reallocate grow: len %d, d[999]=%d d[4999]=%d", len(d), d[999], d[4999])
+	}
+	if e := p.Reallocate(10, d); len(e) != 10 || unsafe.SliceData(e) != unsafe.SliceData(d) {
+		t.Fatal("Reallocate shrink moved the buffer")
+	}
+	// a slice the pool did not align is left alone
+	odd := make([]byte, 4096+1)[1:]
+	if aligned(odd) {
+		odd = odd[1:]
+	}
+	p.Free(odd)
+	if odd[0] == poisonByte {
+		t.Fatal("Free poisoned an unaligned foreign slice")
+	}
+}
+
+// A batch built in pooled memory and detached keeps its values after the
+// original is released and its buffers poisoned.
+func TestDetached(t *testing.T) {
+	p := NewBufferPool()
+	ib := array.NewInt64Builder(p)
+	sb := array.NewStringBuilder(p)
+	lb := array.NewListBuilder(p, arrow.PrimitiveTypes.Int32)
+	db := array.NewDictionaryBuilder(p, &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.BinaryTypes.String}).(*array.BinaryDictionaryBuilder)
+	for i := range 1000 {
+		ib.Append(int64(i))
+		if i%7 == 0 {
+			sb.AppendNull()
+		} else {
+			sb.Append("value-" + string(rune('a'+i%26)))
+		}
+		lb.Append(true)
+		lb.ValueBuilder().(*array.Int32Builder).AppendValues([]int32{int32(i), int32(i * 2)}, nil)
+		if err := db.AppendString([]string{"x", "y", "z"}[i%3]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cols := []arrow.Array{ib.NewArray(), sb.NewArray(), lb.NewArray(), db.NewArray()}
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "i", Type: cols[0].DataType()}, {Name: "s", Type: cols[1].DataType(), Nullable: true},
+		{Name: "l", Type: cols[2].DataType()}, {Name: "d", Type: cols[3].DataType()},
+	}, nil)
+	rec := array.NewRecordBatch(schema, cols, 1000)
+	sliced := rec.NewSlice(10, 900) // offsets not zero
+	for _, c := range cols {
+		c.Release()
+	}
+	rec.Release()
+	want := make([]string, 4)
+	for i := range want {
+		want[i] = sliced.Column(i).String()
+	}
+	orig := map[*byte]bool{}
+	for _, c := range sliced.Columns() {
+		bufferAddrs(c.Data(), orig)
+	}
+	out := Detached(sliced) // releases sliced: the pooled buffers are freed and poisoned
+	defer out.Release()
+	if out.NumRows() != 890 {
+		t.Fatalf("rows %d, want 890", out.NumRows())
+	}
+	copied := map[*byte]bool{}
+	for _, c := range out.Columns() {
+		bufferAddrs(c.Data(), copied)
+	}
+	for a := range copied {
+		if orig[a] {
+			t.Fatal("the detached batch shares a buffer with the original")
+		}
+	}
+	for i := range want {
+		if got := out.Column(i).String(); got != want[i] {
+			t.Fatalf("column %d after the original was freed:\n got %.200s\nwant %.200s", i, got, want[i])
+		}
+	}
+}
+
+func bufferAddrs(d arrow.ArrayData, into map[*byte]bool) {
+	for _, b := range d.Buffers() {
+		if b != nil && b.Len() > 0 {
+			into[unsafe.SliceData(b.Bytes())] = true
+		}
+	}
+	for _, c := range d.Children() {
+		bufferAddrs(c, into)
+	}
+	if dict, ok := d.Dictionary().(*array.Data); ok && dict != nil {
+		bufferAddrs(dict, into)
+	}
+}
