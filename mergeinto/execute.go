@@ -351,7 +351,7 @@ func (m *merger) readFile(ctx context.Context, task table.FileScanTask, fn func(
 		return &Error{State: StateInternal, Msg: err.Error()}
 	}
 	m.res.Metrics.BytesRead += task.File.FileSizeBytes()
-	_, seq, err := m.readScan.ReadTasks(ctx, []table.FileScanTask{task})
+	_, seq, err := m.readScan.ReadTasks(compute.WithAllocator(ctx, scan.ReadBuffers), []table.FileScanTask{task})
 	if err != nil {
 		return fmt.Errorf("%s: reading data file %s: %w", m.what(), m.relPath(task.File.FilePath()), err)
 	}
