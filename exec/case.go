@@ -70,9 +70,10 @@ func NewCase(whens []When, elseExpr Expr) (Expr, error) {
 	return c, nil
 }
 
-// usedColumns lists the input columns the expressions read, or nil when
-// an expression of a kind this file does not know hides its inputs.
-func usedColumns(es ...Expr) []int {
+// UsedColumns lists the input columns the expressions read (unordered),
+// or nil when an expression of a kind this file does not know hides its
+// inputs: a caller must then assume every column is read.
+func UsedColumns(es ...Expr) []int {
 	seen := map[int]bool{}
 	var walk func(e Expr) bool
 	walk = func(e Expr) bool {
@@ -155,7 +156,7 @@ func (c *Case) Eval(ec *EvalContext, batch arrow.RecordBatch) (arrow.Array, erro
 	if !slices.ContainsFunc(parts, canFail) {
 		return c.evalEager(ec, batch)
 	}
-	return c.evalLazy(ec, batch, usedColumns(parts...))
+	return c.evalLazy(ec, batch, UsedColumns(parts...))
 }
 
 // evalLazy evaluates each arm only on the rows that reach it.
@@ -460,7 +461,7 @@ func (c *Coalesce) DataType() arrow.DataType { return c.typ }
 func (c *Coalesce) String() string { return "coalesce(" + joinExprs(c.Args) + ")" }
 
 func (c *Coalesce) Eval(ec *EvalContext, batch arrow.RecordBatch) (arrow.Array, error) {
-	p := newPiecewise(ec, batch, c.typ, usedColumns(c.Args...))
+	p := newPiecewise(ec, batch, c.typ, UsedColumns(c.Args...))
 	defer p.release()
 	for i, a := range c.Args {
 		if p.remaining.NumRows() == 0 {

@@ -341,7 +341,7 @@ func TestCaseLazyMatchesEager(t *testing.T) {
 			for _, w := range ce.Whens {
 				parts = append(parts, w.Cond, w.Then)
 			}
-			used = usedColumns(parts...)
+			used = UsedColumns(parts...)
 		}
 		lazy, err := ce.evalLazy(env.ec, b, used)
 		if err != nil {

@@ -114,7 +114,7 @@ func evalShortCircuit(c *Call, ec *EvalContext, batch arrow.RecordBatch) (arrow.
 		defer r.Release()
 		return kleene(isAnd)(ec, []arrow.Array{l, r}, n)
 	}
-	sub, err := narrowBatch(ec, batch, undecided, usedColumns(c.Args[1]))
+	sub, err := narrowBatch(ec, batch, undecided, UsedColumns(c.Args[1]))
 	if err != nil {
 		return nil, err
 	}

@@ -304,6 +304,8 @@ func (m *merger) scanTarget(ctx context.Context) error {
 		ropts = append(ropts, table.WithSelectedFields(names...))
 	} else if m.lin != nil {
 		ropts = append(ropts, table.WithRowLineage())
+	} else if names := m.morReadColumns(); names != nil {
+		ropts = append(ropts, table.WithSelectedFields(names...))
 	}
 	m.readScan = m.spec.Target.Scan(ropts...)
 	prog := exec.ProgressFrom(ctx)
@@ -324,6 +326,60 @@ func (m *merger) scanTarget(ctx context.Context) error {
 		}
 	}
 	return m.settle(0)
+}
+
+// morReadColumns names the target columns a merge-on-read merge reads, or
+// nil for all of them. A merge-on-read merge writes position deletes for
+// the rows it changes and new rows for their new versions; it never copies
+// a row it leaves alone, so of each target row it needs only the ON keys,
+// what the conditions and expressions read, and the columns an UPDATE
+// carries over (those its SET does not assign). conform fills the columns
+// not read with NULL, which nothing then reads. Copy-on-write reads every
+// column (it rewrites the rows it keeps), and so does a merge with
+// RETURNING (it returns old rows whole).
+func (m *merger) morReadColumns() []string {
+	if !m.mor || m.rw != nil || len(m.spec.Returning) > 0 {
+		return nil
+	}
+	n := m.p.target.NumFields()
+	need := make([]bool, n)
+	for _, c := range m.p.keyCols {
+		need[c] = true
+	}
+	exprs := []exec.Expr{m.spec.On}
+	for _, cl := range m.spec.Clauses {
+		exprs = append(exprs, cl.Cond)
+		exprs = append(exprs, cl.Action.Values...)
+		if cl.Action.Kind == ActionUpdate {
+			set := make([]bool, n)
+			for _, a := range cl.Action.Set {
+				set[a.Column] = true
+				exprs = append(exprs, a.Expr)
+			}
+			for i, s := range set {
+				need[i] = need[i] || !s
+			}
+		}
+	}
+	used := exec.UsedColumns(exprs...)
+	if used == nil {
+		return nil // an expression hides what it reads
+	}
+	for _, c := range used {
+		if c < n {
+			need[c] = true
+		}
+	}
+	var names []string
+	for i, ok := range need {
+		if ok {
+			names = append(names, m.p.target.Field(i).Name)
+		}
+	}
+	if len(names) == n {
+		return nil
+	}
+	return names
 }
 
 // snapshotOpts selects the snapshot to read. The head is read as a live
