@@ -28,4 +28,8 @@
 //     which leaves out what iceberg-go's statistics cannot judge soundly
 //     (plan_filter.go); it is implied by the filter, which is evaluated
 //     exactly above the scan.
+//   - INVARIANT: table data is read into ReadBuffers (buffer_pool.go),
+//     whose freed buffers serve later reads. Whoever holds a batch from a
+//     scan holds a reference to it while reading it; what leaves the
+//     engine goes through Detached first (lake.Result does this).
 package scan
