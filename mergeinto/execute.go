@@ -294,18 +294,10 @@ func (m *merger) scanTarget(ctx context.Context) error {
 	start = time.Now()
 	defer func() { mt.ScanTime = time.Since(start) }()
 	ropts := append(m.snapshotOpts(), table.WithArrowBatchSize(m.opts.BatchSize))
-	if !m.canChange && m.spec.On == nil {
-		// Target rows are only probed (an insert-only merge): read the key
-		// columns alone; conform fills the others with NULL.
-		var names []string
-		for _, c := range m.p.keyCols {
-			names = append(names, m.p.target.Field(c).Name)
-		}
+	if names := m.readColumns(); names != nil {
 		ropts = append(ropts, table.WithSelectedFields(names...))
 	} else if m.lin != nil {
 		ropts = append(ropts, table.WithRowLineage())
-	} else if names := m.morReadColumns(); names != nil {
-		ropts = append(ropts, table.WithSelectedFields(names...))
 	}
 	m.readScan = m.spec.Target.Scan(ropts...)
 	prog := exec.ProgressFrom(ctx)
@@ -328,17 +320,25 @@ func (m *merger) scanTarget(ctx context.Context) error {
 	return m.settle(0)
 }
 
-// morReadColumns names the target columns a merge-on-read merge reads, or
-// nil for all of them. A merge-on-read merge writes position deletes for
-// the rows it changes and new rows for their new versions; it never copies
-// a row it leaves alone, so of each target row it needs only the ON keys,
-// what the conditions and expressions read, and the columns an UPDATE
-// carries over (those its SET does not assign). conform fills the columns
-// not read with NULL, which nothing then reads. Copy-on-write reads every
-// column (it rewrites the rows it keeps), and so does a merge with
-// RETURNING (it returns old rows whole).
-func (m *merger) morReadColumns() []string {
-	if !m.mor || m.rw != nil || len(m.spec.Returning) > 0 {
+// readColumns names the target columns the merge reads, or nil for all
+// of them; conform fills the columns not read with NULL, which nothing
+// then reads.
+//
+//   - An insert-only merge (no clause changes a target row, no ON
+//     residual) only probes target rows: the ON keys alone.
+//   - A merge-on-read merge writes position deletes for the rows it
+//     changes and new rows for their new versions; it never copies a row
+//     it leaves alone, so it needs the ON keys, what the conditions and
+//     expressions read, and the columns an UPDATE carries over (those its
+//     SET does not assign). Not with RETURNING (it returns old rows
+//     whole), nor on a v3 table, whose lineage columns are read with the
+//     whole row.
+//   - Copy-on-write reads every column: it rewrites the rows it keeps.
+func (m *merger) readColumns() []string {
+	if !m.canChange && m.spec.On == nil {
+		return m.columnNames(m.p.keyCols)
+	}
+	if !m.mor || m.lin != nil || m.rw != nil || len(m.spec.Returning) > 0 {
 		return nil
 	}
 	n := m.p.target.NumFields()
@@ -370,14 +370,23 @@ func (m *merger) morReadColumns() []string {
 			need[c] = true
 		}
 	}
-	var names []string
+	var cols []int
 	for i, ok := range need {
 		if ok {
-			names = append(names, m.p.target.Field(i).Name)
+			cols = append(cols, i)
 		}
 	}
-	if len(names) == n {
+	if len(cols) == n {
 		return nil
+	}
+	return m.columnNames(cols)
+}
+
+// columnNames names target columns by index.
+func (m *merger) columnNames(cols []int) []string {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = m.p.target.Field(c).Name
 	}
 	return names
 }
