@@ -246,7 +246,7 @@ func (s *htSumInt) finish(_ context.Context, n int) (arrow.Array, error) {
 		vals := make([]float64, n)
 		for g := range vals {
 			if valid[g] {
-				vals[g] = (float64(s.hi[g])*(1<<64) + float64(s.lo[g])) / float64(s.cnt[g])
+				vals[g] = int128Float(s.hi[g], s.lo[g]) / float64(s.cnt[g])
 			}
 		}
 		return htBuildFixed(s.mem, arrow.PrimitiveTypes.Float64, vals, valid), nil
@@ -269,6 +269,16 @@ func (s *htSumInt) finish(_ context.Context, n int) (arrow.Array, error) {
 		}
 		return htBuildFixed(s.mem, s.out, vals, valid), nil
 	}
+}
+
+// int128Float is the two's-complement 128-bit integer hi:lo as a float.
+// Adding float64(hi)·2⁶⁴ and float64(lo) would not do: for a small
+// negative sum both halves round to ±2⁶⁴ and cancel to 0.
+func int128Float(hi int64, lo uint64) float64 {
+	if hi == int64(lo)>>63 {
+		return float64(int64(lo)) // fits in 64 bits
+	}
+	return decimal128.New(hi, lo).ToFloat64(0)
 }
 
 // htSumFloat is sum and avg of floats, in float64.

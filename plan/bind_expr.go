@@ -616,6 +616,12 @@ func (b *binder) bindAggregate(e *parser.FuncCall, name string, ec *exprCtx) (Ex
 	} else if name != "count" {
 		return nil, errorf(e.Pos, "%s(*) is not allowed; only count(*)", name)
 	}
+	if outerAggregate(args, ec.agg.input) {
+		// SQL gives such an aggregate to the enclosing query (SELECT
+		// (SELECT max(o.x) FROM t) FROM o aggregates o); computing it
+		// over the subquery's rows would answer differently
+		return nil, errorf(e.Pos, "%s reads only columns of an enclosing query, which makes it that query's aggregate; that is not supported yet: aggregate in the enclosing query instead", e.String())
+	}
 	var filter Expr
 	if e.Filter != nil {
 		f, err := b.bindExpr(e.Filter, &exprCtx{sc: ec.agg.input, clause: "FILTER", marks: ec.agg.marks})
@@ -651,6 +657,35 @@ func (b *binder) bindAggregate(e *parser.FuncCall, name string, ec *exprCtx) (Ex
 	ref := &ColRef{ID: col.ID, Typ: col.Type, Name: col.Name}
 	ec.agg.aggKeys[e.String()] = ref
 	return ref, nil
+}
+
+// outerAggregate reports whether an aggregate's arguments reference
+// columns, and all of them columns of queries enclosing the one whose
+// input is sc. (A column of neither, such as a subquery's result, counts
+// as the query's own.)
+func outerAggregate(args []Expr, sc *scope) bool {
+	if sc == nil || sc.parent == nil {
+		return false
+	}
+	used := map[ColumnID]bool{}
+	for _, a := range args {
+		exprCols(a, used)
+	}
+	if len(used) == 0 {
+		return false
+	}
+	outer := map[ColumnID]bool{}
+	for s := sc.parent; s != nil; s = s.parent {
+		for _, c := range s.cols {
+			outer[c.ID] = true
+		}
+	}
+	for id := range used {
+		if !outer[id] {
+			return false
+		}
+	}
+	return true
 }
 
 func sortKey(x Expr, o *parser.OrderItem) SortKey {

@@ -398,6 +398,18 @@ func (b *binder) scanNode(ref *TableRef, t *parser.TableName) (*Scan, error) {
 	return s, nil
 }
 
+// containsQuery reports whether e holds a subquery.
+func containsQuery(e parser.Node) bool {
+	found := false
+	parser.Inspect(e, func(x parser.Node) bool {
+		if _, ok := x.(*parser.Query); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
 func (b *binder) bindJoin(j *parser.Join, outer *scope) (_ Node, _ *scope, err error) {
 	var join *Join
 	l, lsc, err := b.bindTableExpr(j.Left, outer)
@@ -462,6 +474,12 @@ func (b *binder) bindJoin(j *parser.Join, outer *scope) (_ Node, _ *scope, err e
 			return join, sc, nil // NATURAL JOIN without common columns is a cross join
 		}
 	}
+	if j.On != nil && kind == exec.JoinInner && containsQuery(j.On) {
+		// an inner join's condition filters the cross product, so its
+		// subqueries plan as WHERE's do (semi, anti and mark joins)
+		n, err := b.bindFilter(join, sc, j.On, "JOIN/ON", "JOIN conditions")
+		return n, sc, err
+	}
 	if j.On != nil {
 		var marks []*Join
 		on, err := b.bindExpr(j.On, &exprCtx{sc: sc, clause: "JOIN conditions", marks: &marks})
@@ -469,7 +487,7 @@ func (b *binder) bindJoin(j *parser.Join, outer *scope) (_ Node, _ *scope, err e
 			return nil, nil, err
 		}
 		if len(marks) > 0 {
-			return nil, nil, errorf(j.On.Position(), "IN (subquery) in a join condition is not supported yet; move it to WHERE")
+			return nil, nil, errorf(j.On.Position(), "IN (subquery) in the condition of a LEFT, RIGHT or FULL join is not supported yet; compute it in a derived table of the joined side")
 		}
 		if !arrow.TypeEqual(on.Type(), tBool) && on.Type().ID() != arrow.NULL {
 			return nil, nil, errorf(j.On.Position(), "argument of JOIN/ON must be type boolean, not type %s", exec.TypeName(on.Type()))

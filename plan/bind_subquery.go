@@ -31,11 +31,18 @@ func (b *binder) bindSubquery(q *parser.Query, sc *scope) (Node, bool, error) {
 // conjuncts become semi, null-aware anti and anti joins; the rest a
 // Filter.
 func (b *binder) bindWhere(input Node, sc *scope, where parser.Expr) (Node, error) {
+	return b.bindFilter(input, sc, where, "WHERE", "WHERE")
+}
+
+// bindFilter is bindWhere for a condition of clause (named as PostgreSQL
+// names it in its messages: aggClause for aggregates, clause for the
+// type check).
+func (b *binder) bindFilter(input Node, sc *scope, where parser.Expr, clause, aggClause string) (Node, error) {
 	var preds []Expr
 	var marks []*Join
 	for _, c := range splitAnd(where) {
 		if containsAggregate(c) {
-			return nil, errorf(c.Position(), "aggregate functions are not allowed in WHERE")
+			return nil, errorf(c.Position(), "aggregate functions are not allowed in %s", aggClause)
 		}
 		joined, ok, err := b.subqueryJoin(input, sc, c)
 		if err != nil {
@@ -45,11 +52,11 @@ func (b *binder) bindWhere(input Node, sc *scope, where parser.Expr) (Node, erro
 			input = joined
 			continue
 		}
-		x, err := b.bindExpr(c, &exprCtx{sc: sc, clause: "WHERE", marks: &marks})
+		x, err := b.bindExpr(c, &exprCtx{sc: sc, clause: aggClause, marks: &marks})
 		if err != nil {
 			return nil, err
 		}
-		if err := checkBool(x, c.Position(), "WHERE"); err != nil {
+		if err := checkBool(x, c.Position(), clause); err != nil {
 			return nil, err
 		}
 		preds = append(preds, x)
@@ -767,9 +774,23 @@ func (b *binder) decorrelateScalar(sub Node, ec *exprCtx) (Expr, bool, error) {
 	if !ok || len(pulled) == 0 || len(freeCols(in)) > 0 {
 		return nil, false, nil
 	}
-	innerKeys, outerKeys, ok := splitCorrelation(pulled, idSet(in.Columns()))
+	own := idSet(in.Columns())
+	innerKeys, outerKeys, ok := splitCorrelation(pulled, own)
 	if !ok {
 		return nil, false, nil // a dependent join (dependentScalar)
+	}
+	// grouping by the inner keys leaves no outer row to read: aggregates
+	// of outer columns (max(i.c + o.c)) need the dependent join
+	for _, a := range agg.Aggs {
+		xs := append([]Expr{a.Filter}, a.Args...)
+		for _, k := range a.OrderBy {
+			xs = append(xs, k.Expr)
+		}
+		for _, x := range xs {
+			if x != nil && !refsOnly(x, own) {
+				return nil, false, nil // a dependent join (dependentScalar)
+			}
+		}
 	}
 	// the select expression may use the aggregates only
 	aggIDs := map[ColumnID]bool{}

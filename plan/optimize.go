@@ -375,7 +375,9 @@ func toIceberg(s *Scan, e Expr) iceberg.BooleanExpression {
 			col, k, op = k, col, flipped[op]
 		}
 		name, typ, ok := fieldOf(s, col)
-		if !ok {
+		if !ok || (op != "=" && typ.ID() == arrow.BOOL) {
+			// iceberg-go also filters rows with the predicate, through
+			// Arrow compute, which has no ordering of booleans
 			return nil
 		}
 		lit, ok := icebergLiteral(k, typ)
@@ -385,7 +387,7 @@ func toIceberg(s *Scan, e Expr) iceberg.BooleanExpression {
 		return iceberg.LiteralPredicate(icebergOps[op], iceberg.Reference(name), lit)
 	case "between":
 		name, typ, ok := fieldOf(s, f.Args[0])
-		if !ok {
+		if !ok || typ.ID() == arrow.BOOL {
 			return nil
 		}
 		lo, ok1 := icebergLiteral(f.Args[1], typ)
