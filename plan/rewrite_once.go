@@ -85,7 +85,8 @@ func releaseAll(rows []arrow.RecordBatch) {
 
 // onceSubtrees wraps in Once every input of a join or set operation that
 // neither contains src, the rewrite's per-file source, nor references its
-// columns, and returns the Once nodes.
+// columns, nor reads a dependent join's outer rows (DelimScan), and
+// returns the Once nodes.
 func onceSubtrees(n Node, src Node) []*Once {
 	if !contains(n, src) {
 		return nil // src was replaced: nothing is known to be independent
@@ -97,7 +98,10 @@ func onceSubtrees(n Node, src Node) []*Once {
 		switch x := n.(type) {
 		case *Join, *SetOp:
 			setChildren(x, func(c Node) Node {
-				if contains(c, src) || refsAnyCol(freeCols(c), srcCols) {
+				// a DelimScan reads the outer rows of its dependent
+				// join, which come from src: such a subtree differs
+				// per file
+				if contains(c, src) || refsAnyCol(freeCols(c), srcCols) || containsDelimScan(c) {
 					walk(c)
 					return c
 				}
@@ -114,6 +118,18 @@ func onceSubtrees(n Node, src Node) []*Once {
 	}
 	walk(n)
 	return out
+}
+
+func containsDelimScan(n Node) bool {
+	if _, ok := n.(*DelimScan); ok {
+		return true
+	}
+	for _, c := range n.Children() {
+		if containsDelimScan(c) {
+			return true
+		}
+	}
+	return false
 }
 
 func refsAnyCol(cols, set map[ColumnID]bool) bool {
