@@ -398,6 +398,49 @@ func (b *binder) scanNode(ref *TableRef, t *parser.TableName) (*Scan, error) {
 	return s, nil
 }
 
+// sideMarks attaches the joins that compute an outer join condition's
+// subqueries (marks, in binding order) to the side whose columns each
+// reads: a subquery of one side's columns is a value of that side's row,
+// computed before the join as WHERE computes it before filtering. It
+// reports false, attaching nothing, when one reads both sides.
+func sideMarks(join *Join, lsc, rsc *scope, marks []*Join) bool {
+	lIDs, rIDs := map[ColumnID]bool{}, map[ColumnID]bool{}
+	for _, c := range lsc.cols {
+		lIDs[c.ID] = true
+	}
+	for _, c := range rsc.cols {
+		rIDs[c.ID] = true
+	}
+	var lm, rm []*Join
+	for _, m := range marks {
+		used := map[ColumnID]bool{}
+		for _, e := range []Expr{m.On, m.Residual} {
+			if e != nil {
+				exprCols(e, used)
+			}
+		}
+		for id := range freeCols(m.Right) {
+			used[id] = true
+		}
+		usesL, usesR := refsAnyCol(used, lIDs), refsAnyCol(used, rIDs)
+		side := lIDs
+		switch {
+		case usesL && usesR:
+			return false
+		case usesR:
+			rm, side = append(rm, m), rIDs
+		default:
+			lm = append(lm, m)
+		}
+		for _, c := range m.Right.Columns() {
+			side[c.ID] = true // a later mark may read this one's value
+		}
+	}
+	join.Left = applyMarks(join.Left, lm)
+	join.Right = applyMarks(join.Right, rm)
+	return true
+}
+
 // containsQuery reports whether e holds a subquery.
 func containsQuery(e parser.Node) bool {
 	found := false
@@ -487,7 +530,9 @@ func (b *binder) bindJoin(j *parser.Join, outer *scope) (_ Node, _ *scope, err e
 			return nil, nil, err
 		}
 		if len(marks) > 0 {
-			return nil, nil, errorf(j.On.Position(), "IN (subquery) in the condition of a LEFT, RIGHT or FULL join is not supported yet; compute it in a derived table of the joined side")
+			if !sideMarks(join, lsc, rsc, marks) {
+				return nil, nil, errorf(j.On.Position(), "a subquery in the condition of a LEFT, RIGHT or FULL join that reads columns of both sides is not supported yet; compute it in WHERE or in a derived table")
+			}
 		}
 		if !arrow.TypeEqual(on.Type(), tBool) && on.Type().ID() != arrow.NULL {
 			return nil, nil, errorf(j.On.Position(), "argument of JOIN/ON must be type boolean, not type %s", exec.TypeName(on.Type()))
