@@ -97,10 +97,12 @@ func (g *Gen) Schema() *Schema {
 			s.Setup = append(s.Setup, fmt.Sprintf("INSERT INTO %s VALUES %s", t.Name, strings.Join(rows, ", ")))
 		}
 	}
-	for range g.n(4) {
+	for range g.n(5) {
 		t := s.Tables[g.n(len(s.Tables))]
 		sc := g.scope(t, "")
-		if g.chance(50) {
+		if g.chance(35) {
+			s.Setup = append(s.Setup, g.merge(t))
+		} else if g.chance(50) {
 			c := t.Cols[g.n(len(t.Cols))]
 			s.Setup = append(s.Setup, fmt.Sprintf("UPDATE %s SET %s = %s WHERE %s", t.Name, c.Name, g.expr(c.Type, sc, 2), g.expr(Bool, sc, 2)))
 		} else {
@@ -108,6 +110,85 @@ func (g *Gen) Schema() *Schema {
 		}
 	}
 	return s
+}
+
+// merge is a MERGE into t from a derived table over a random table:
+// its key k and one value vN per column of t, grouped by k half the time
+// (so that no target row matches twice; otherwise PostgreSQL and skade
+// must both refuse a doubly matched row).
+func (g *Gen) merge(t Table) string {
+	src := g.s.Tables[g.n(len(g.s.Tables))]
+	ssc := g.scope(src, "ms")
+	kc := t.Cols[g.n(len(t.Cols))]
+	// the MERGE contract refuses ON keys of different types (a numeric
+	// literal is numeric, not double precision): cast the key
+	items := []string{fmt.Sprintf("CAST(%s AS %s) AS k", g.ownExpr(kc.Type, ssc), kc.Type)}
+	for i, c := range t.Cols {
+		items = append(items, fmt.Sprintf("CAST(%s AS %s) AS v%d", g.expr(c.Type, ssc, 1), c.Type, i))
+	}
+	source := fmt.Sprintf("SELECT %s FROM %s AS ms", strings.Join(items, ", "), src.Name)
+	if g.chance(50) {
+		source += " WHERE " + g.pred(ssc, 1)
+	}
+	if g.chance(50) {
+		aggs := []string{"k"}
+		for i, c := range t.Cols {
+			f := []string{"min", "max"}[g.n(2)]
+			if c.Type == Bool {
+				f = []string{"bool_and", "bool_or"}[g.n(2)]
+			}
+			aggs = append(aggs, fmt.Sprintf("%s(v%d) AS v%d", f, i, i))
+		}
+		source = fmt.Sprintf("SELECT %s FROM (%s) AS mg GROUP BY k", strings.Join(aggs, ", "), source)
+	}
+	both := &Scope{}
+	srcOnly := &Scope{Cols: []Ref{{"s.k", kc.Type}}}
+	for i, c := range t.Cols {
+		both.Cols = append(both.Cols, Ref{"tt." + c.Name, c.Type})
+		srcOnly.Cols = append(srcOnly.Cols, Ref{fmt.Sprintf("s.v%d", i), c.Type})
+	}
+	both.Cols = append(both.Cols, srcOnly.Cols...)
+	on := fmt.Sprintf("tt.%s = s.k", kc.Name)
+	if g.chance(30) {
+		on += " AND " + g.pred(both, 1)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "MERGE INTO %s AS tt USING (%s) AS s ON %s", t.Name, source, on)
+	for range 1 + g.n(3) {
+		if g.chance(55) {
+			b.WriteString(" WHEN MATCHED")
+			if g.chance(50) {
+				b.WriteString(" AND " + g.pred(both, 1))
+			}
+			if g.chance(25) {
+				b.WriteString(" THEN DELETE")
+				continue
+			}
+			var sets []string
+			for _, c := range t.Cols {
+				if len(sets) == 0 || g.chance(40) {
+					sets = append(sets, fmt.Sprintf("%s = %s", c.Name, g.expr(c.Type, both, 1)))
+				}
+			}
+			b.WriteString(" THEN UPDATE SET " + strings.Join(sets, ", "))
+			continue
+		}
+		b.WriteString(" WHEN NOT MATCHED")
+		if g.chance(50) {
+			b.WriteString(" AND " + g.pred(srcOnly, 1))
+		}
+		if g.chance(15) {
+			b.WriteString(" THEN DO NOTHING")
+			continue
+		}
+		var cols, vals []string
+		for i, c := range t.Cols {
+			cols = append(cols, c.Name)
+			vals = append(vals, fmt.Sprintf("s.v%d", i))
+		}
+		fmt.Fprintf(&b, " THEN INSERT (%s) VALUES (%s)", strings.Join(cols, ", "), strings.Join(vals, ", "))
+	}
+	return b.String()
 }
 
 // value is a literal of t from a small pool, a quarter of them NULL, so

@@ -207,18 +207,35 @@ func (r *run) setup() bool {
 		}
 	}
 	for i, s := range r.schema.Setup {
+		var pgErr error
 		if r.pg != nil {
-			if err := r.pg.Exec(r.ctx, s); err != nil {
-				r.skip("postgres refused setup", err)
-				return false
-			}
+			pgErr = r.pg.Exec(r.ctx, s)
 		}
-		if err := r.sk.Exec(r.ctx, s); err != nil {
-			if r.pg != nil {
-				r.find("postgres", "skade failed a setup statement PostgreSQL ran: "+err.Error(), r.schema.Setup[i])
-			} else {
-				r.skip("setup", err)
+		skErr := r.sk.Exec(r.ctx, s)
+		switch {
+		case r.pg == nil:
+			if skErr != nil {
+				// a failed statement changes nothing; go on without it
+				r.skip("setup", skErr)
 			}
+		case pgErr == nil && skErr == nil:
+			if w, _, _ := strings.Cut(s, " "); w != "CREATE" && w != "INSERT" {
+				r.rep.Checks["postgres "+strings.ToLower(w)]++ // compared below, with the tables
+			}
+		case pgErr == nil && refused(skErr):
+			r.skip("skade refused setup", skErr)
+			return false
+		case pgErr == nil:
+			r.find("postgres", "skade failed a setup statement PostgreSQL ran: "+skErr.Error(), r.schema.Setup[:i+1]...)
+			return false
+		case skErr != nil:
+			// both refused it, so both tables are unchanged
+			r.skip("setup refused by both", pgErr)
+		case pgCode(pgErr) == "21000":
+			r.find("postgres", "skade ran a statement PostgreSQL refused ("+pgErr.Error()+")", r.schema.Setup[:i+1]...)
+			return false
+		default:
+			r.skip("postgres refused setup", pgErr)
 			return false
 		}
 	}
