@@ -111,7 +111,9 @@ func (b *binder) subqueryJoin(input Node, sc *scope, c parser.Expr) (Node, bool,
 		}
 		return &Join{Kind: kind, Left: input, Right: sub, On: andAll(b, pulled)}, true, nil
 	case *parser.InExpr:
-		if c.Query == nil {
+		if c.Query == nil || containsQuery(c.X) {
+			// a subquery on IN's left side needs marks of its own: the
+			// general path (bindInSubquery) gives them
 			return nil, false, nil
 		}
 		if row, ok := c.X.(*parser.RowExpr); ok {

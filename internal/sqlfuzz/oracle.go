@@ -78,11 +78,13 @@ func (f Finding) String() string {
 type Report struct {
 	Checks   map[string]int // oracle -> comparisons made
 	Skipped  map[string]int // why a check was skipped -> how often
+	// Examples holds the first statement skipped for each reason.
+	Examples map[string]string
 	Findings []Finding
 }
 
 func newReport() *Report {
-	return &Report{Checks: map[string]int{}, Skipped: map[string]int{}}
+	return &Report{Checks: map[string]int{}, Skipped: map[string]int{}, Examples: map[string]string{}}
 }
 
 // Add merges o into r.
@@ -92,6 +94,11 @@ func (r *Report) Add(o *Report) {
 	}
 	for k, v := range o.Skipped {
 		r.Skipped[k] += v
+	}
+	for k, v := range o.Examples {
+		if _, ok := r.Examples[k]; !ok {
+			r.Examples[k] = v
+		}
 	}
 	r.Findings = append(r.Findings, o.Findings...)
 }
@@ -123,6 +130,9 @@ func (r *Report) Summary() string {
 			break
 		}
 		fmt.Fprintf(&b, "skipped %d× %s\n", e.v, e.k)
+		if ex := r.Examples[e.k]; ex != "" && strings.Contains(e.k, "skade") {
+			fmt.Fprintf(&b, "    e.g. %s\n", ex)
+		}
 	}
 	return b.String()
 }
@@ -180,7 +190,7 @@ func (r *run) find(oracle, detail string, queries ...string) {
 
 // skip records why a check was not made, by the error's first line with
 // numbers and quoted text masked, so that reasons group.
-func (r *run) skip(what string, err error) {
+func (r *run) skip(what string, err error, stmt ...string) {
 	msg := err.Error()
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		msg = msg[:i]
@@ -189,7 +199,11 @@ func (r *run) skip(what string, err error) {
 	if len(msg) > 120 {
 		msg = msg[:120]
 	}
-	r.rep.Skipped[what+": "+msg]++
+	key := what + ": " + msg
+	r.rep.Skipped[key]++
+	if _, ok := r.rep.Examples[key]; !ok && len(stmt) > 0 {
+		r.rep.Examples[key] = stmt[0]
+	}
 }
 
 var posRE = regexp.MustCompile(`\(line \d+, column \d+\)`)
@@ -223,7 +237,7 @@ func (r *run) setup() bool {
 				r.rep.Checks["postgres "+strings.ToLower(w)]++ // compared below, with the tables
 			}
 		case pgErr == nil && refused(skErr):
-			r.skip("skade refused setup", skErr)
+			r.skip("skade refused setup", skErr, s)
 			return false
 		case pgErr == nil:
 			r.find("postgres", "skade failed a setup statement PostgreSQL ran: "+skErr.Error(), r.schema.Setup[:i+1]...)
@@ -442,7 +456,7 @@ func (r *run) pgQuery(q Select) string {
 func (r *run) compareSelf(oracle, a, b string) {
 	ra, err := r.sk.Query(r.ctx, a)
 	if err != nil {
-		r.skip(oracle+" base", err)
+		r.skip(oracle+" base (skade)", err, a)
 		if r.pg != nil {
 			r.compareWithPG(a)
 		}
@@ -450,7 +464,7 @@ func (r *run) compareSelf(oracle, a, b string) {
 	}
 	rb, err := r.sk.Query(r.ctx, b)
 	if err != nil {
-		r.skip(oracle+" partitioned", err)
+		r.skip(oracle+" partitioned (skade)", err, b)
 		if r.pg != nil {
 			r.compareWithPG(b)
 		}
@@ -482,7 +496,7 @@ func (r *run) compareWithPG(sql string) {
 	}
 	got, err := r.sk.Query(r.ctx, sql)
 	if refused(err) {
-		r.skip("skade refused", err)
+		r.skip("skade refused", err, sql)
 		return
 	}
 	r.rep.Checks["postgres"]++
