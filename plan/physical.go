@@ -521,6 +521,19 @@ func (b *binder) buildJoin(j *Join) (exec.Operator, error) {
 		}
 	}
 	if j.Residual != nil {
+		if j.Kind == exec.JoinMark || j.Kind == exec.JoinNullAwareAnti {
+			// ON holds the correlation, which selects the candidate rows
+			// in two-valued logic (a NULL selects none, as a NULL hash
+			// key does); only the residual, the IN comparison, is three-
+			// valued: a NULL there makes the mark NULL
+			for i, c := range residual {
+				x, err := b.call(parserPos, "is_true", c)
+				if err != nil {
+					return nil, err
+				}
+				residual[i] = x
+			}
+		}
 		residual = append(residual, conjuncts(j.Residual)...)
 	}
 	left, err := b.build(j.Left)
