@@ -186,8 +186,11 @@ func (d *dependent) push(n Node) (Node, []Column, error) {
 			}
 			j.Right, dc, err = d.push(x.Right)
 		default: // the left side, or only the condition, reads it
+			// each keeps or extends the left rows, and D rides along on
+			// them; NOT IN's null-aware anti join too: its right side,
+			// whose NULLs and emptiness it judges, does not read D
 			switch x.Kind {
-			case exec.JoinInner, exec.JoinLeft, exec.JoinSemi, exec.JoinAnti, exec.JoinMark:
+			case exec.JoinInner, exec.JoinLeft, exec.JoinSemi, exec.JoinAnti, exec.JoinMark, exec.JoinNullAwareAnti:
 			default:
 				return nil, nil, errNotDecorrelated{fmt.Sprintf("a %s join in it reads the outer row", x.Kind)}
 			}
