@@ -432,8 +432,12 @@ func sideMarks(join *Join, lsc, rsc *scope, marks []*Join) bool {
 		default:
 			lm = append(lm, m)
 		}
+		// a later mark may read this one's value
 		for _, c := range m.Right.Columns() {
-			side[c.ID] = true // a later mark may read this one's value
+			side[c.ID] = true
+		}
+		if m.Mark != nil {
+			side[m.Mark.ID] = true
 		}
 	}
 	join.Left = applyMarks(join.Left, lm)

@@ -154,10 +154,14 @@ func (g *Gen) merge(t Table) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "MERGE INTO %s AS tt USING (%s) AS s ON %s", t.Name, source, on)
-	for range 1 + g.n(3) {
+	nc := 1 + g.n(3)
+	for i := range nc {
+		// only the last clause may go without a condition: PostgreSQL
+		// refuses a clause after an unconditional one of its kind
+		cond := i < nc-1 || g.chance(50)
 		if g.chance(55) {
 			b.WriteString(" WHEN MATCHED")
-			if g.chance(50) {
+			if cond {
 				b.WriteString(" AND " + g.pred(both, 1))
 			}
 			if g.chance(25) {
@@ -174,7 +178,7 @@ func (g *Gen) merge(t Table) string {
 			continue
 		}
 		b.WriteString(" WHEN NOT MATCHED")
-		if g.chance(50) {
+		if cond {
 			b.WriteString(" AND " + g.pred(srcOnly, 1))
 		}
 		if g.chance(15) {
@@ -282,7 +286,17 @@ func (g *Gen) expr(t Type, sc *Scope, depth int) string {
 	d := depth - 1
 	switch t {
 	case Int, BigInt:
-		switch g.n(11) {
+		switch g.n(15) {
+		case 11:
+			// division and modulo by a non-zero constant (PostgreSQL
+			// truncates toward zero; the remainder takes the dividend's
+			// sign)
+			k := []string{"2", "3", "-2", "5"}[g.n(4)]
+			return fmt.Sprintf("(%s %s %s)", g.expr(t, sc, d), []string{"/", "%"}[g.n(2)], k)
+		case 12:
+			return fmt.Sprintf("%s(%s, %s)", []string{"greatest", "least"}[g.n(2)], g.expr(t, sc, d), g.expr(t, sc, d))
+		case 13:
+			return fmt.Sprintf("strpos(%s, %s)", g.expr(Text, sc, d), g.expr(Text, sc, d))
 		case 0:
 			return fmt.Sprintf("(%s + %s)", g.expr(t, sc, d), g.expr(t, sc, d))
 		case 1:
@@ -311,7 +325,11 @@ func (g *Gen) expr(t Type, sc *Scope, depth int) string {
 			return g.expr(t, sc, d)
 		}
 	case Text:
-		switch g.n(8) {
+		switch g.n(10) {
+		case 8:
+			return fmt.Sprintf("replace(%s, %s, %s)", g.expr(Text, sc, d), g.literal(Text), g.expr(Text, sc, d))
+		case 9:
+			return fmt.Sprintf("%s(%s)", []string{"trim", "ltrim", "rtrim"}[g.n(3)], g.expr(Text, sc, d))
 		case 0:
 			return fmt.Sprintf("(%s || %s)", g.expr(Text, sc, d), g.expr(Text, sc, d))
 		case 1:

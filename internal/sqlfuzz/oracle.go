@@ -76,8 +76,8 @@ func (f Finding) String() string {
 
 // Report is what one or more seeds checked and found.
 type Report struct {
-	Checks   map[string]int // oracle -> comparisons made
-	Skipped  map[string]int // why a check was skipped -> how often
+	Checks  map[string]int // oracle -> comparisons made
+	Skipped map[string]int // why a check was skipped -> how often
 	// Examples holds the first statement skipped for each reason.
 	Examples map[string]string
 	Findings []Finding
@@ -410,11 +410,29 @@ func (r *run) norec(q Select, p string) {
 func (r *run) pgQuery(q Select) string {
 	g := r.g
 	sc := q.From.Scope
-	switch g.n(5) {
+	switch g.n(6) {
+	case 5:
+		// a total order over the select list makes LIMIT's rows
+		// determined (ties are equal rows)
+		var keys []string
+		for i := range q.Items {
+			keys = append(keys, fmt.Sprintf("%d%s", i+1, []string{"", " DESC", " NULLS FIRST", " DESC NULLS LAST"}[g.n(4)]))
+		}
+		return fmt.Sprintf("%s ORDER BY %s LIMIT %d", q.SQL("", ""), strings.Join(keys, ", "), g.n(6))
 	case 0:
 		q.GroupBy = groupKeys(g, sc, &q)
 		arg := g.expr([]Type{Int, BigInt, Real}[g.n(3)], sc, 1)
-		q.Items = append(q.Items, Item{fmt.Sprintf("%s(%s)", []string{"sum", "avg", "count", "min", "max"}[g.n(5)], arg), Real})
+		agg := fmt.Sprintf("%s(%s)", []string{"sum", "avg", "count", "min", "max"}[g.n(5)], arg)
+		switch g.n(5) {
+		case 0:
+			agg = fmt.Sprintf("count(DISTINCT %s)", g.expr(g.anyType(), sc, 1))
+		case 1:
+			x := g.expr(Text, sc, 1)
+			agg = fmt.Sprintf("string_agg(%s, ',' ORDER BY %s)", x, x)
+		case 2:
+			agg = fmt.Sprintf("%s(%s)", []string{"bool_and", "bool_or"}[g.n(2)], g.pred(sc, 1))
+		}
+		q.Items = append(q.Items, Item{agg, Real})
 		if g.chance(40) {
 			q.Having = g.havingPred(sc)
 		}
