@@ -102,6 +102,8 @@ func (g *Gen) Schema() *Schema {
 		sc := g.scope(t, "")
 		if g.chance(35) {
 			s.Setup = append(s.Setup, g.merge(t))
+		} else if g.chance(20) {
+			s.Setup = append(s.Setup, g.insertSelect(t))
 		} else if g.chance(50) {
 			c := t.Cols[g.n(len(t.Cols))]
 			s.Setup = append(s.Setup, fmt.Sprintf("UPDATE %s SET %s = %s WHERE %s", t.Name, c.Name, g.expr(c.Type, sc, 2), g.expr(Bool, sc, 2)))
@@ -193,6 +195,22 @@ func (g *Gen) merge(t Table) string {
 		fmt.Fprintf(&b, " THEN INSERT (%s) VALUES (%s)", strings.Join(cols, ", "), strings.Join(vals, ", "))
 	}
 	return b.String()
+}
+
+// insertSelect is an INSERT … SELECT into t from a random join.
+func (g *Gen) insertSelect(t Table) string {
+	g.alias = 0
+	f := g.from()
+	var cols, vals []string
+	for _, c := range t.Cols {
+		cols = append(cols, c.Name)
+		vals = append(vals, fmt.Sprintf("CAST(%s AS %s)", g.expr(c.Type, f.Scope, 2), c.Type))
+	}
+	q := fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s", t.Name, strings.Join(cols, ", "), strings.Join(vals, ", "), f.SQL)
+	if g.chance(70) {
+		q += " WHERE " + g.pred(f.Scope, 2)
+	}
+	return q
 }
 
 // value is a literal of t from a small pool, a quarter of them NULL, so
