@@ -249,7 +249,12 @@ func pruneColumns(root Node) {
 			}
 			if len(cols) == 0 && len(x.Cols) > 0 {
 				exprs, cols = x.Exprs[:1], x.Cols[:1]
-				exprCols(exprs[0], used)
+			}
+			// the kept expressions' inputs stay: a projection kept only
+			// by the rule above (count(*) over nested derived tables)
+			// must find its column below, which collect did not mark
+			for _, e := range exprs {
+				exprCols(e, used)
 			}
 			x.Exprs, x.Cols = exprs, cols
 		}

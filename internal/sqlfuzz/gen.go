@@ -474,12 +474,45 @@ func (g *Gen) cmp(sc *Scope, d int) string {
 }
 
 // subTable picks a table for a subquery and gives it a fresh alias.
-func (g *Gen) subTable(outer *Scope) (Table, *Scope, string) {
+func (g *Gen) subTable(outer *Scope) (string, *Scope, string) {
 	t := g.s.Tables[g.n(len(g.s.Tables))]
 	a := g.alias1("s")
 	sc := g.scope(t, a)
 	sc.Outer = outer
-	return t, sc, a
+	return g.source(t), sc, a
+}
+
+// source is t's name, or now and then a derived table with t's column
+// names and types computed from t's rows (uncorrelated, as PostgreSQL
+// allows a FROM item without LATERAL).
+func (g *Gen) source(t Table) string {
+	if g.nested >= 2 || !g.chance(15) {
+		return t.Name
+	}
+	g.nested++
+	defer func() { g.nested-- }()
+	in := g.alias1("d")
+	sc := g.scope(t, in)
+	var items []string
+	for _, c := range t.Cols {
+		items = append(items, fmt.Sprintf("CAST(%s AS %s) AS %s", g.expr(c.Type, sc, 1), c.Type, c.Name))
+	}
+	q := fmt.Sprintf("(SELECT %s FROM %s AS %s", strings.Join(items, ", "), t.Name, in)
+	if g.chance(50) {
+		q += " WHERE " + g.pred(sc, 1)
+	}
+	if g.chance(20) {
+		q += " UNION ALL SELECT " + strings.Join(names(t), ", ") + " FROM " + t.Name
+	}
+	return q + ")"
+}
+
+func names(t Table) []string {
+	var out []string
+	for _, c := range t.Cols {
+		out = append(out, c.Name)
+	}
+	return out
 }
 
 // subqueryPred is EXISTS, IN or a quantified comparison over a subquery
@@ -490,22 +523,28 @@ func (g *Gen) subqueryPred(outer *Scope) string {
 	}
 	g.nested++
 	defer func() { g.nested-- }()
-	t, sc, a := g.subTable(outer)
+	src, sc, a := g.subTable(outer)
 	where := ""
 	if g.chance(85) {
 		where = " WHERE " + g.pred(sc, 2)
 	}
 	switch g.n(4) {
 	case 0, 1:
-		return fmt.Sprintf("(%sEXISTS (SELECT 1 FROM %s AS %s%s))", not(g), t.Name, a, where)
+		return fmt.Sprintf("(%sEXISTS (SELECT 1 FROM %s AS %s%s))", not(g), src, a, where)
 	case 2:
 		ct := g.cmpType()
-		return fmt.Sprintf("(%s %sIN (SELECT %s FROM %s AS %s%s))", g.expr(ct, outer, 1), not(g), g.expr(ct, sc, 1), t.Name, a, where)
+		sub := fmt.Sprintf("SELECT %s FROM %s AS %s%s", g.expr(ct, sc, 1), src, a, where)
+		if g.chance(20) {
+			// a set operation inside IN
+			src2, sc2, a2 := g.subTable(outer)
+			sub += fmt.Sprintf(" %s SELECT %s FROM %s AS %s", []string{"UNION", "UNION ALL", "EXCEPT", "INTERSECT"}[g.n(4)], g.expr(ct, sc2, 1), src2, a2)
+		}
+		return fmt.Sprintf("(%s %sIN (%s))", g.expr(ct, outer, 1), not(g), sub)
 	default:
 		ct := g.cmpType()
 		op := []string{"=", "<>", "<", ">="}[g.n(4)]
 		q := []string{"ANY", "ALL", "SOME"}[g.n(3)]
-		return fmt.Sprintf("(%s %s %s (SELECT %s FROM %s AS %s%s))", g.expr(ct, outer, 1), op, q, g.expr(ct, sc, 1), t.Name, a, where)
+		return fmt.Sprintf("(%s %s %s (SELECT %s FROM %s AS %s%s))", g.expr(ct, outer, 1), op, q, g.expr(ct, sc, 1), src, a, where)
 	}
 }
 
@@ -517,7 +556,7 @@ func (g *Gen) scalarSubquery(t Type, outer *Scope) string {
 	}
 	g.nested++
 	defer func() { g.nested-- }()
-	tb, sc, a := g.subTable(outer)
+	src, sc, a := g.subTable(outer)
 	where := ""
 	if g.chance(85) {
 		where = " WHERE " + g.pred(sc, 2)
@@ -538,7 +577,7 @@ func (g *Gen) scalarSubquery(t Type, outer *Scope) string {
 	default:
 		sel = fmt.Sprintf("%s(%s)", []string{"min", "max"}[g.n(2)], g.ownExpr(t, own))
 	}
-	return fmt.Sprintf("(SELECT %s FROM %s AS %s%s)", sel, tb.Name, a, where)
+	return fmt.Sprintf("(SELECT %s FROM %s AS %s%s)", sel, src, a, where)
 }
 
 // ownExpr is an expression of type t that reads at least one column of
@@ -570,7 +609,7 @@ func (g *Gen) from() From {
 	t := g.s.Tables[g.n(len(g.s.Tables))]
 	a := g.alias1("a")
 	sc := g.scope(t, a)
-	sql := fmt.Sprintf("%s AS %s", t.Name, a)
+	sql := fmt.Sprintf("%s AS %s", g.source(t), a)
 	for range g.n(3) {
 		if g.chance(40) {
 			break
@@ -578,18 +617,19 @@ func (g *Gen) from() From {
 		t2 := g.s.Tables[g.n(len(g.s.Tables))]
 		a2 := g.alias1("a")
 		sc2 := g.scope(t2, a2)
+		src2 := g.source(t2)
 		both := &Scope{Cols: append(append([]Ref{}, sc.Cols...), sc2.Cols...)}
 		switch k := g.n(5); k {
 		case 0:
-			sql += fmt.Sprintf(" CROSS JOIN %s AS %s", t2.Name, a2)
+			sql += fmt.Sprintf(" CROSS JOIN %s AS %s", src2, a2)
 		case 1:
 			// PostgreSQL runs FULL JOIN only on hash- or merge-joinable
 			// conditions: an equality of two columns
 			l, r := sameTypedPair(g, sc, sc2)
 			if l == "" {
-				sql += fmt.Sprintf(" CROSS JOIN %s AS %s", t2.Name, a2)
+				sql += fmt.Sprintf(" CROSS JOIN %s AS %s", src2, a2)
 			} else {
-				sql += fmt.Sprintf(" FULL JOIN %s AS %s ON %s = %s", t2.Name, a2, l, r)
+				sql += fmt.Sprintf(" FULL JOIN %s AS %s ON %s = %s", src2, a2, l, r)
 			}
 		default:
 			kind := []string{"", "JOIN", "LEFT JOIN", "RIGHT JOIN", "JOIN"}[k]
@@ -600,7 +640,7 @@ func (g *Gen) from() From {
 					on += " AND " + g.pred(both, 1)
 				}
 			}
-			sql += fmt.Sprintf(" %s %s AS %s ON %s", kind, t2.Name, a2, on)
+			sql += fmt.Sprintf(" %s %s AS %s ON %s", kind, src2, a2, on)
 		}
 		sc = both
 	}
