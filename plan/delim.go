@@ -271,6 +271,31 @@ func (d *dependent) push(n Node) (Node, []Column, error) {
 		return &Distinct{Input: in}, dc, nil
 	case *Limit:
 		return d.pushLimit(x)
+	case *SetOp:
+		// D goes into both sides (a side that does not read the outer
+		// row is crossed with D), and the rows compared are the side's
+		// row plus its D values: one set operation per outer value
+		side := func(in Node) (Node, error) {
+			p, dc, err := d.push(in)
+			if err != nil {
+				return nil, err
+			}
+			cols := append(append([]Column(nil), in.Columns()...), dc...)
+			return &Project{Input: p, Exprs: colRefs(cols), Cols: cols}, nil
+		}
+		l, err := side(x.Left)
+		if err != nil {
+			return nil, nil, err
+		}
+		r, err := side(x.Right)
+		if err != nil {
+			return nil, nil, err
+		}
+		var out []Column
+		for _, o := range d.outer {
+			out = append(out, d.b.newCol(o.Name, "", o.Type, true))
+		}
+		return &SetOp{Op: x.Op, All: x.All, Left: l, Right: r, Cols: append(append([]Column(nil), x.Cols...), out...)}, out, nil
 	}
 	return nil, nil, errNotDecorrelated{fmt.Sprintf("it reads the outer row inside %s", n.String())}
 }
