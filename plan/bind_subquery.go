@@ -300,7 +300,22 @@ func (b *binder) bindInSubquery(e *parser.InExpr, ec *exprCtx) (Expr, error) {
 		return b.bindRowInSubquery(e, row, ec)
 	}
 	if ec.marks == nil {
-		return nil, errorf(e.Pos, "IN (subquery) is not supported in %s yet", ec.clause)
+		// no mark joins here (a MERGE clause): an uncorrelated subquery
+		// runs once, as x = ANY (ARRAY(q)), which has IN's NULL rules
+		inits := len(b.inits)
+		_, corr, err := b.bindSubquery(e.Query, ec.sc)
+		b.inits = b.inits[:inits]
+		if err != nil {
+			return nil, err
+		}
+		if corr {
+			return nil, errorf(e.Pos, "a correlated IN (subquery) is not supported in %s yet", ec.clause)
+		}
+		var q parser.Expr = &parser.Quantified{Pos: e.Pos, X: e.X, Op: parser.OpEq, Array: &parser.ArraySubquery{Pos: e.Pos, Query: e.Query}}
+		if e.Not {
+			q = &parser.UnaryExpr{Pos: e.Pos, Op: parser.OpNot, X: q}
+		}
+		return b.bindExpr(q, ec)
 	}
 	x, err := b.bindExpr(e.X, ec)
 	if err != nil {
