@@ -302,90 +302,84 @@ func (g *Gen) expr(t Type, sc *Scope, depth int) string {
 		return g.literal(t)
 	}
 	d := depth - 1
-	switch t {
-	case Int, BigInt:
-		switch g.n(15) {
-		case 11:
-			// division and modulo by a non-zero constant (PostgreSQL
-			// truncates toward zero; the remainder takes the dividend's
-			// sign)
-			k := []string{"2", "3", "-2", "5"}[g.n(4)]
-			return fmt.Sprintf("(%s %s %s)", g.expr(t, sc, d), []string{"/", "%"}[g.n(2)], k)
-		case 12:
-			return fmt.Sprintf("%s(%s, %s)", []string{"greatest", "least"}[g.n(2)], g.expr(t, sc, d), g.expr(t, sc, d))
-		case 13:
-			return fmt.Sprintf("strpos(%s, %s)", g.expr(Text, sc, d), g.expr(Text, sc, d))
+	if t == Bool {
+		return g.pred(sc, depth)
+	}
+	// the forms every value type has, then arithmetic, then each type's own
+	switch g.n(8) {
+	case 0:
+		return g.caseExpr(t, sc, d)
+	case 1:
+		return fmt.Sprintf("COALESCE(%s, %s)", g.expr(t, sc, d), g.expr(t, sc, d))
+	case 2:
+		if t != Real {
+			return g.subqueryOr(t, sc, d)
+		}
+	}
+	if t != Text {
+		switch g.n(6) {
 		case 0:
 			return fmt.Sprintf("(%s + %s)", g.expr(t, sc, d), g.expr(t, sc, d))
 		case 1:
 			return fmt.Sprintf("(%s - %s)", g.expr(t, sc, d), g.expr(t, sc, d))
 		case 2:
-			return fmt.Sprintf("(%s * %s)", g.expr(t, sc, d), g.literal(t))
-		case 3:
-			return fmt.Sprintf("(- %s)", g.expr(t, sc, d))
-		case 4:
 			return fmt.Sprintf("abs(%s)", g.expr(t, sc, d))
+		}
+	}
+	switch t {
+	case Int, BigInt:
+		switch g.n(8) {
+		case 0:
+			// division and modulo by a non-zero constant (PostgreSQL
+			// truncates toward zero; the remainder takes the dividend's
+			// sign)
+			k := []string{"2", "3", "-2", "5"}[g.n(4)]
+			return fmt.Sprintf("(%s %s %s)", g.expr(t, sc, d), []string{"/", "%"}[g.n(2)], k)
+		case 1:
+			return fmt.Sprintf("%s(%s, %s)", []string{"greatest", "least"}[g.n(2)], g.expr(t, sc, d), g.expr(t, sc, d))
+		case 2:
+			return fmt.Sprintf("strpos(%s, %s)", g.expr(Text, sc, d), g.expr(Text, sc, d))
+		case 3:
+			return fmt.Sprintf("(%s * %s)", g.expr(t, sc, d), g.literal(t))
+		case 4:
+			return fmt.Sprintf("(- %s)", g.expr(t, sc, d))
 		case 5:
-			return g.caseExpr(t, sc, d)
-		case 6:
-			return fmt.Sprintf("COALESCE(%s, %s)", g.expr(t, sc, d), g.expr(t, sc, d))
-		case 7:
 			return fmt.Sprintf("NULLIF(%s, %s)", g.expr(t, sc, d), g.expr(t, sc, d))
-		case 8:
+		case 6:
 			return fmt.Sprintf("length(%s)", g.expr(Text, sc, d))
-		case 9:
+		default:
 			// PostgreSQL casts booleans to integer only
 			return fmt.Sprintf("CAST(%s AS INTEGER)", g.expr(Bool, sc, d))
-		default:
-			if q := g.scalarSubquery(t, sc); q != "" {
-				return q
-			}
-			return g.expr(t, sc, d)
 		}
 	case Text:
-		switch g.n(10) {
-		case 8:
+		switch g.n(8) {
+		case 0:
 			return fmt.Sprintf("replace(%s, %s, %s)", g.expr(Text, sc, d), g.literal(Text), g.expr(Text, sc, d))
-		case 9:
+		case 1:
 			return fmt.Sprintf("%s(%s)", []string{"trim", "ltrim", "rtrim"}[g.n(3)], g.expr(Text, sc, d))
-		case 0:
+		case 2:
 			return fmt.Sprintf("(%s || %s)", g.expr(Text, sc, d), g.expr(Text, sc, d))
-		case 1:
+		case 3:
 			return fmt.Sprintf("upper(%s)", g.expr(Text, sc, d))
-		case 2:
+		case 4:
 			return fmt.Sprintf("lower(%s)", g.expr(Text, sc, d))
-		case 3:
-			return fmt.Sprintf("substr(%s, %d, %d)", g.expr(Text, sc, d), 1+g.n(3), g.n(3))
-		case 4:
-			return g.caseExpr(t, sc, d)
 		case 5:
-			return fmt.Sprintf("COALESCE(%s, %s)", g.expr(Text, sc, d), g.expr(Text, sc, d))
-		case 6:
+			return fmt.Sprintf("substr(%s, %d, %d)", g.expr(Text, sc, d), 1+g.n(3), g.n(3))
+		default:
 			return fmt.Sprintf("CAST(%s AS TEXT)", g.expr(Int, sc, d))
-		default:
-			if q := g.scalarSubquery(t, sc); q != "" {
-				return q
-			}
-			return g.expr(t, sc, d)
 		}
-	case Real:
-		switch g.n(6) {
-		case 0:
-			return fmt.Sprintf("(%s + %s)", g.expr(Real, sc, d), g.expr(Real, sc, d))
-		case 1:
-			return fmt.Sprintf("(%s - %s)", g.expr(Real, sc, d), g.expr(Real, sc, d))
-		case 2:
-			return fmt.Sprintf("abs(%s)", g.expr(Real, sc, d))
-		case 3:
-			return fmt.Sprintf("CAST(%s AS DOUBLE PRECISION)", g.expr(Int, sc, d))
-		case 4:
-			return g.caseExpr(t, sc, d)
-		default:
-			return fmt.Sprintf("COALESCE(%s, %s)", g.expr(Real, sc, d), g.expr(Real, sc, d))
-		}
-	default:
-		return g.pred(sc, depth)
+	default: // Real
+		return fmt.Sprintf("CAST(%s AS DOUBLE PRECISION)", g.expr(Int, sc, d))
 	}
+}
+
+// subqueryOr is a scalar subquery of type t, or, nested deep enough, an
+// expression.
+func (g *Gen) subqueryOr(t Type, sc *Scope, d int) string {
+	if q := g.scalarSubquery(t, sc); q != "" {
+		return q
+	}
+	return g.expr(t, sc, d)
 }
 
 func (g *Gen) caseExpr(t Type, sc *Scope, d int) string {
@@ -515,6 +509,16 @@ func names(t Table) []string {
 	return out
 }
 
+// subFrom is a subquery's FROM item (subTable) and, usually, a WHERE
+// clause (" WHERE …") over it and the outer scope.
+func (g *Gen) subFrom(outer *Scope) (src string, sc *Scope, alias, where string) {
+	src, sc, alias = g.subTable(outer)
+	if g.chance(85) {
+		where = " WHERE " + g.pred(sc, 2)
+	}
+	return src, sc, alias, where
+}
+
 // subqueryPred is EXISTS, IN or a quantified comparison over a subquery
 // that is correlated with the enclosing scope more often than not.
 func (g *Gen) subqueryPred(outer *Scope) string {
@@ -523,11 +527,7 @@ func (g *Gen) subqueryPred(outer *Scope) string {
 	}
 	g.nested++
 	defer func() { g.nested-- }()
-	src, sc, a := g.subTable(outer)
-	where := ""
-	if g.chance(85) {
-		where = " WHERE " + g.pred(sc, 2)
-	}
+	src, sc, a, where := g.subFrom(outer)
 	switch g.n(4) {
 	case 0, 1:
 		return fmt.Sprintf("(%sEXISTS (SELECT 1 FROM %s AS %s%s))", not(g), src, a, where)
@@ -556,11 +556,7 @@ func (g *Gen) scalarSubquery(t Type, outer *Scope) string {
 	}
 	g.nested++
 	defer func() { g.nested-- }()
-	src, sc, a := g.subTable(outer)
-	where := ""
-	if g.chance(85) {
-		where = " WHERE " + g.pred(sc, 2)
-	}
+	src, sc, a, where := g.subFrom(outer)
 	// an aggregate's argument reads the subquery's own columns: one over
 	// outer columns only would be the outer query's aggregate (which
 	// skade refuses)
