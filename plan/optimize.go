@@ -404,7 +404,9 @@ func toIceberg(s *Scan, e Expr) iceberg.BooleanExpression {
 			iceberg.LiteralPredicate(iceberg.OpLTEQ, iceberg.Reference(name), hi))
 	case "in":
 		name, typ, ok := fieldOf(s, f.Args[0])
-		if !ok {
+		if !ok || typ.ID() == arrow.BOOL {
+			// iceberg-go's row filter drops rows of a boolean IN set
+			// (c IN (true, false) kept one of two TRUE rows)
 			return nil
 		}
 		var lits []iceberg.Literal
@@ -463,8 +465,8 @@ func orToIceberg(s *Scan, f *Func) iceberg.BooleanExpression {
 			}
 		}
 		name, typ, ok := fieldOf(s, col)
-		if !ok {
-			return false
+		if !ok || typ.ID() == arrow.BOOL {
+			return false // as in toIceberg's "in"
 		}
 		var lits []iceberg.Literal
 		for _, k := range ks {
