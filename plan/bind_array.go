@@ -80,14 +80,8 @@ func (b *binder) bindQuantified(e *parser.Quantified, ec *exprCtx) (Expr, error)
 	if _, ok := e.X.(*parser.RowExpr); ok {
 		return nil, errorf(e.Pos, "a row %s %s (subquery) is not supported yet; only = ANY and <> ALL are", op, quantWord(e.All))
 	}
-	sc := ec.sc
-	if ec.agg != nil {
-		sc = ec.agg.input
-	}
 	// probe the subquery for its width; the rewrite below binds it again
-	inits := len(b.inits)
-	sub, _, err := b.bindSubquery(e.Query, sc)
-	b.inits = b.inits[:inits]
+	sub, _, err := b.probeSubquery(e.Query, ec)
 	if err != nil {
 		return nil, err
 	}

@@ -414,10 +414,8 @@ func sideMarks(join *Join, lsc, rsc *scope, marks []*Join) bool {
 	var lm, rm []*Join
 	for _, m := range marks {
 		used := map[ColumnID]bool{}
-		for _, e := range []Expr{m.On, m.Residual} {
-			if e != nil {
-				exprCols(e, used)
-			}
+		for _, e := range nodeExprs(m) {
+			exprCols(e, used)
 		}
 		for id := range freeCols(m.Right) {
 			used[id] = true

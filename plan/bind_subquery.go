@@ -27,6 +27,21 @@ func (b *binder) bindSubquery(q *parser.Query, sc *scope) (Node, bool, error) {
 	return n, len(freeCols(n)) > 0, nil
 }
 
+// probeSubquery binds q where ec would (the aggregate's input above a
+// GROUP BY), for what the binding tells (its width, its correlation), and
+// forgets the init plans it recorded: the caller binds q again in the
+// form it plans.
+func (b *binder) probeSubquery(q *parser.Query, ec *exprCtx) (Node, bool, error) {
+	sc := ec.sc
+	if ec.agg != nil {
+		sc = ec.agg.input
+	}
+	inits := len(b.inits)
+	sub, corr, err := b.bindSubquery(q, sc)
+	b.inits = b.inits[:inits]
+	return sub, corr, err
+}
+
 // bindWhere binds a WHERE clause over input: IN, NOT IN and [NOT] EXISTS
 // conjuncts become semi, null-aware anti and anti joins; the rest a
 // Filter.
@@ -302,9 +317,7 @@ func (b *binder) bindInSubquery(e *parser.InExpr, ec *exprCtx) (Expr, error) {
 	if ec.marks == nil {
 		// no mark joins here (a MERGE clause): an uncorrelated subquery
 		// runs once, as x = ANY (ARRAY(q)), which has IN's NULL rules
-		inits := len(b.inits)
-		_, corr, err := b.bindSubquery(e.Query, ec.sc)
-		b.inits = b.inits[:inits]
+		_, corr, err := b.probeSubquery(e.Query, ec)
 		if err != nil {
 			return nil, err
 		}
@@ -797,16 +810,11 @@ func (b *binder) decorrelateScalar(sub Node, ec *exprCtx) (Expr, bool, error) {
 		return nil, false, nil // a dependent join (dependentScalar)
 	}
 	// grouping by the inner keys leaves no outer row to read: aggregates
-	// of outer columns (max(i.c + o.c)) need the dependent join
-	for _, a := range agg.Aggs {
-		xs := append([]Expr{a.Filter}, a.Args...)
-		for _, k := range a.OrderBy {
-			xs = append(xs, k.Expr)
-		}
-		for _, x := range xs {
-			if x != nil && !refsOnly(x, own) {
-				return nil, false, nil // a dependent join (dependentScalar)
-			}
+	// of outer columns (max(i.c + o.c)) need the dependent join (agg has
+	// no GROUP BY, so these are its aggregates' expressions)
+	for _, x := range nodeExprs(agg) {
+		if !refsOnly(x, own) {
+			return nil, false, nil // a dependent join (dependentScalar)
 		}
 	}
 	// the select expression may use the aggregates only

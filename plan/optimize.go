@@ -380,9 +380,7 @@ func toIceberg(s *Scan, e Expr) iceberg.BooleanExpression {
 			col, k, op = k, col, flipped[op]
 		}
 		name, typ, ok := fieldOf(s, col)
-		if !ok || (op != "=" && typ.ID() == arrow.BOOL) {
-			// iceberg-go also filters rows with the predicate, through
-			// Arrow compute, which has no ordering of booleans
+		if !ok || !pushableOn(typ, op) {
 			return nil
 		}
 		lit, ok := icebergLiteral(k, typ)
@@ -392,7 +390,7 @@ func toIceberg(s *Scan, e Expr) iceberg.BooleanExpression {
 		return iceberg.LiteralPredicate(icebergOps[op], iceberg.Reference(name), lit)
 	case "between":
 		name, typ, ok := fieldOf(s, f.Args[0])
-		if !ok || typ.ID() == arrow.BOOL {
+		if !ok || !pushableOn(typ, "between") {
 			return nil
 		}
 		lo, ok1 := icebergLiteral(f.Args[1], typ)
@@ -404,9 +402,7 @@ func toIceberg(s *Scan, e Expr) iceberg.BooleanExpression {
 			iceberg.LiteralPredicate(iceberg.OpLTEQ, iceberg.Reference(name), hi))
 	case "in":
 		name, typ, ok := fieldOf(s, f.Args[0])
-		if !ok || typ.ID() == arrow.BOOL {
-			// iceberg-go's row filter drops rows of a boolean IN set
-			// (c IN (true, false) kept one of two TRUE rows)
+		if !ok || !pushableOn(typ, "in") {
 			return nil
 		}
 		var lits []iceberg.Literal
@@ -423,6 +419,16 @@ func toIceberg(s *Scan, e Expr) iceberg.BooleanExpression {
 		return mergeinto.InFilter(iceberg.Reference(name), lits)
 	}
 	return nil
+}
+
+// pushableOn reports whether a predicate op ("=", "<", …, "between",
+// "in") on a column of type typ may go to iceberg-go, which also filters
+// rows with it, through Arrow compute. For a boolean column only an
+// equality may: Arrow has no ordering of booleans (<, BETWEEN failed),
+// and iceberg-go's row filter dropped rows of a boolean IN set (c IN
+// (true, false) kept one of two TRUE rows).
+func pushableOn(typ arrow.DataType, op string) bool {
+	return typ.ID() != arrow.BOOL || op == "="
 }
 
 // maxPushedSetSize bounds an IN list handed to iceberg-go, which binds
@@ -465,8 +471,8 @@ func orToIceberg(s *Scan, f *Func) iceberg.BooleanExpression {
 			}
 		}
 		name, typ, ok := fieldOf(s, col)
-		if !ok || typ.ID() == arrow.BOOL {
-			return false // as in toIceberg's "in"
+		if !ok || !pushableOn(typ, "in") {
+			return false
 		}
 		var lits []iceberg.Literal
 		for _, k := range ks {

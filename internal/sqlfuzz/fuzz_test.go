@@ -152,14 +152,17 @@ func startPostgres(t *testing.T) *pgx.Conn {
 			t.Fatal(err)
 		}
 	}
-	run := func(name string, args ...string) {
+	command := func(name string, args ...string) *exec.Cmd {
 		cmd := exec.Command(filepath.Join(bin, name), args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "LC_ALL=C")
 		if cred != nil {
 			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 		}
-		if out, err := cmd.CombinedOutput(); err != nil {
+		return cmd
+	}
+	run := func(name string, args ...string) {
+		if out, err := command(name, args...).CombinedOutput(); err != nil {
 			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 		}
 	}
@@ -168,13 +171,7 @@ func startPostgres(t *testing.T) *pgx.Conn {
 	port := freePort(t)
 	run("pg_ctl", "-D", data, "-l", filepath.Join(dir, "log"), "-w", "-t", "60", "-o",
 		fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c synchronous_commit=off", port, dir), "start")
-	t.Cleanup(func() {
-		cmd := exec.Command(filepath.Join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "stop")
-		if cred != nil {
-			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-		}
-		cmd.Run()
-	})
+	t.Cleanup(func() { command("pg_ctl", "-D", data, "-m", "immediate", "stop").Run() })
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port))
 	if err != nil {
