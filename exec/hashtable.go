@@ -21,7 +21,9 @@ import (
 // of every row: independent loads the CPU overlaps, where a one-key-at-a-
 // time loop waits for each cache miss in turn. Prefer them for large tables.
 //
-// A HashTable is not safe for concurrent use.
+// A HashTable is not safe for concurrent use, except that once sealed
+// (Seal) any number of goroutines may call Find and FindRows on it, each
+// with its own RowKeys.
 //
 // INVARIANT: the hash passed with a key is HashKey(key), as RowKeys
 // computes it; tables of short keys recompute it when they grow.
@@ -41,7 +43,15 @@ type HashTable struct {
 	inline bool
 	arena  []byte
 	offs   []int // len Len()+1 when width == 0
-	sink   uint64
+
+	// filter is a blocked Bloom filter over the keys' hashes, built by
+	// Seal on large tables: three bits in one word per key. A probe whose
+	// word lacks a bit misses without reading the slot array, which on a
+	// large table is a cache miss. filterN is Len() when it was built;
+	// FindRows uses it only while they agree.
+	filter  []uint64
+	fmask   uint64
+	filterN int
 }
 
 // htSlot is a slot of a table of short keys: the key itself, zero
@@ -101,7 +111,7 @@ func (t *HashTable) Len() int { return t.n }
 
 // Bytes is the memory the table holds, for Budget accounting.
 func (t *HashTable) Bytes() int64 {
-	return int64(len(t.slots))*8 + int64(len(t.islots))*16 + int64(cap(t.arena)) + int64(cap(t.offs))*8
+	return int64(len(t.slots))*8 + int64(len(t.islots))*16 + int64(cap(t.arena)) + int64(cap(t.offs))*8 + int64(len(t.filter))*8
 }
 
 // GrowBytes is the memory that inserting extra new keys of keyBytes bytes
@@ -309,7 +319,7 @@ func (t *HashTable) grow() {
 // loads are independent, so the CPU overlaps their cache misses, which a
 // probe loop with branches on each loaded slot cannot; on large tables
 // this is most of the cost of a lookup. It only pays for large tables.
-func (t *HashTable) touch(hashes []uint64) {
+func (t *HashTable) touch(hashes []uint64, sink *uint64) {
 	if t.numSlots() < htTouchMin {
 		return
 	}
@@ -323,11 +333,57 @@ func (t *HashTable) touch(hashes []uint64) {
 			x += t.slots[h>>t.shift]
 		}
 	}
-	t.sink += x // keeps the loads from being optimized away
+	*sink += x // keeps the loads from being optimized away
 }
 
 // htTouchMin is the slot count from which touch pays: about 4 MiB of slots.
 const htTouchMin = 1 << 18
+
+// htFilterBitsPerKey sizes Seal's filter (rounded up to a power of two):
+// with three bits per key in one word, 8–16 bits per key let through
+// about 1–3% of absent keys.
+const htFilterBitsPerKey = 8
+
+// Seal is called once the table's keys are all inserted; probes that
+// follow (FindRows) go faster. On a table large enough that its slots
+// fall out of the CPU caches it builds a Bloom filter of the keys, about
+// one byte per key, so that a probe for an absent key mostly reads the
+// filter alone. An insert after Seal turns the filter off.
+func (t *HashTable) Seal() {
+	t.filter, t.filterN = nil, -1
+	if t.numSlots() < htTouchMin || t.n == 0 {
+		return
+	}
+	words := 1
+	for words*64 < t.n*htFilterBitsPerKey {
+		words *= 2
+	}
+	t.filter = make([]uint64, words)
+	t.fmask = uint64(words - 1)
+	add := func(h uint64) {
+		t.filter[(h>>18)&t.fmask] |= htFilterBits(h)
+	}
+	if t.inline {
+		for _, s := range t.islots {
+			if s.id != 0 {
+				add(htMix(s.k0, uint64(s.k1), t.width))
+			}
+		}
+	} else {
+		for id := 0; id < t.n; id++ {
+			add(HashKey(t.Key(int32(id))))
+		}
+	}
+	t.filterN = t.n
+}
+
+// htFilterBits is the word of a hash's three filter bits, from hash bits
+// 0–17; bits 18 up pick the word. The slot index and tag use the top
+// bits, so the filter is independent of them for tables up to 2^25
+// filter words.
+func htFilterBits(h uint64) uint64 {
+	return 1<<(h&63) | 1<<((h>>6)&63) | 1<<((h>>12)&63)
+}
 
 // FindOrInsertRows assigns a group id to every row of keys, writing it to
 // ids (len >= keys.N), and returns how many groups were new. Rows with a
@@ -335,7 +391,7 @@ const htTouchMin = 1 << 18
 // other value otherwise (GROUP BY, DISTINCT, set operations).
 func (t *HashTable) FindOrInsertRows(keys *RowKeys, ids []int32, skipNull bool) int {
 	before := t.Len()
-	t.touch(keys.Hashes[:keys.N])
+	t.touch(keys.Hashes[:keys.N], &keys.sink)
 	for r := 0; r < keys.N; r++ {
 		if skipNull && keys.AnyNull && keys.Null[r] {
 			ids[r] = -1
@@ -349,13 +405,56 @@ func (t *HashTable) FindOrInsertRows(keys *RowKeys, ids []int32, skipNull bool) 
 // FindRows looks up every row of keys, writing its group id or -1 (absent,
 // or a NULL key when skipNull is set) to ids.
 func (t *HashTable) FindRows(keys *RowKeys, ids []int32, skipNull bool) {
-	t.touch(keys.Hashes[:keys.N])
+	if t.filter != nil && t.filterN == t.n {
+		t.findFiltered(keys, ids, skipNull)
+		return
+	}
+	t.touch(keys.Hashes[:keys.N], &keys.sink)
 	for r := 0; r < keys.N; r++ {
 		if skipNull && keys.AnyNull && keys.Null[r] {
 			ids[r] = -1
 			continue
 		}
 		ids[r], _ = t.Find(keys.Key(r), keys.Hashes[r])
+	}
+}
+
+// findFiltered is FindRows through the filter: rows the filter rules out
+// get -1 at once; the rest are touched and looked up.
+func (t *HashTable) findFiltered(keys *RowKeys, ids []int32, skipNull bool) {
+	hs := keys.Hashes[:keys.N]
+	sel := keys.sel[:0]
+	f, fm := t.filter, t.fmask
+	for r, h := range hs {
+		m := htFilterBits(h)
+		if f[(h>>18)&fm]&m != m {
+			ids[r] = -1
+			continue
+		}
+		sel = append(sel, int32(r))
+	}
+	keys.sel = sel
+	if len(sel) > len(hs)/2 {
+		t.touch(hs, &keys.sink)
+	} else {
+		var x uint64
+		if t.inline {
+			for _, r := range sel {
+				x += uint64(t.islots[hs[r]>>t.shift].id)
+			}
+		} else {
+			for _, r := range sel {
+				x += t.slots[hs[r]>>t.shift]
+			}
+		}
+		keys.sink += x
+	}
+	for _, r := range sel {
+		if skipNull && keys.AnyNull && keys.Null[r] {
+			ids[r] = -1
+			continue
+		}
+		ids[r], _ = t.Find(keys.Key(int(r)), hs[r])
 	}
 }
 

@@ -37,10 +37,9 @@ type JoinBuild struct {
 	// Rows is the number of build rows.
 	Rows int
 
-	enc   *KeyEncoder
-	res   htReservation
-	pkeys RowKeys
-	ids   []int32
+	enc *KeyEncoder
+	res htReservation
+	own Prober // Probe's
 }
 
 // BuildJoin drains op, which the caller has opened (and closes), and builds
@@ -101,6 +100,10 @@ func BuildJoin(ctx context.Context, op Operator, keys []Expr, opts HashOptions, 
 				return nil, err
 			}
 		}
+		jb.Table.Seal()
+		if err := jb.res.setTo(batchBytes + jb.Table.Bytes()); err != nil {
+			return nil, err
+		}
 	}
 	if jb.Columns, err = htConcatBatches(opts.Mem, op.Schema(), batches); err != nil {
 		return nil, err
@@ -111,8 +114,31 @@ func BuildJoin(ctx context.Context, op Operator, keys []Expr, opts HashOptions, 
 // Probe evaluates keys (types equal to the build keys) on batch and
 // returns each row's group in Table, -1 when the key is absent or has a
 // NULL, plus the encoded probe keys (their Null flags tell which rows had
-// NULL keys). Both results are reused by the next Probe.
+// NULL keys). Both results are reused by the next Probe. Probe is for one
+// goroutine; others probe the same build through their own Prober.
 func (jb *JoinBuild) Probe(ec *EvalContext, batch arrow.RecordBatch, keys []Expr) ([]int32, *RowKeys, error) {
+	return jb.own.probe(jb, ec, batch, keys)
+}
+
+// Prober probes a JoinBuild with its own scratch space, so that several
+// goroutines can probe one build at once, each through its own Prober,
+// as long as nothing marks or inserts meanwhile (the table is read only).
+type Prober struct {
+	jb    *JoinBuild
+	pkeys RowKeys
+	ids   []int32
+}
+
+// NewProber returns a Prober of jb.
+func (jb *JoinBuild) NewProber() *Prober { return &Prober{jb: jb} }
+
+// Probe is JoinBuild.Probe. The keys must not hold state that evaluation
+// changes: columns, and casts and arithmetic of them.
+func (p *Prober) Probe(ec *EvalContext, batch arrow.RecordBatch, keys []Expr) ([]int32, *RowKeys, error) {
+	return p.probe(p.jb, ec, batch, keys)
+}
+
+func (p *Prober) probe(jb *JoinBuild, ec *EvalContext, batch arrow.RecordBatch, keys []Expr) ([]int32, *RowKeys, error) {
 	if jb.Table == nil {
 		return nil, nil, fmt.Errorf("exec: probing a join build that has no keys (planner bug)")
 	}
@@ -120,14 +146,14 @@ func (jb *JoinBuild) Probe(ec *EvalContext, batch arrow.RecordBatch, keys []Expr
 	if err != nil {
 		return nil, nil, err
 	}
-	err = jb.enc.Encode(cols, &jb.pkeys)
+	err = jb.enc.Encode(cols, &p.pkeys)
 	htReleaseArrays(cols)
 	if err != nil {
 		return nil, nil, err
 	}
-	jb.ids = htGrow(jb.ids, jb.pkeys.N)
-	jb.Table.Probe(&jb.pkeys, jb.ids)
-	return jb.ids[:jb.pkeys.N], &jb.pkeys, nil
+	p.ids = htGrow(p.ids, p.pkeys.N)
+	jb.Table.Probe(&p.pkeys, p.ids)
+	return p.ids[:p.pkeys.N], &p.pkeys, nil
 }
 
 // Reserve adds n bytes to the build's reservation, for state a caller

@@ -45,7 +45,9 @@ type RowKeys struct {
 	Null    []bool
 	AnyNull bool
 
-	pos []int // write cursors for variable-width encoding
+	pos  []int   // write cursors for variable-width encoding
+	sel  []int32 // scratch of HashTable.FindRows: the rows its filter passes
+	sink uint64  // HashTable.touch's loads land here
 }
 
 // Key returns row i's key. It aliases Data.
