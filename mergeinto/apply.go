@@ -21,7 +21,8 @@ import (
 type batchOut struct {
 	changed bool
 	// out replaces the input batch when changed: its kept rows (when there
-	// are any), then the updated rows. Owned by the receiver.
+	// are any, and not in merge-on-read, which never writes them), then
+	// the updated rows. Owned by the receiver.
 	out  []arrow.RecordBatch
 	kept int64
 	// changedPos holds the file positions (among live rows) of the rows
@@ -43,27 +44,67 @@ type fileSink interface {
 
 var _ fileSink = (*fileRewrite)(nil)
 
-// mergeFile reads one candidate data file, applies the clauses to its
-// rows, and rewrites it when a row changed.
-func (m *merger) mergeFile(ctx context.Context, task table.FileScanTask) error {
+// mergeFile reads one candidate data file through read, applies the
+// clauses to its rows, and rewrites it when a row changed.
+func (m *merger) mergeFile(ctx context.Context, task table.FileScanTask, read batchReader) error {
 	var fr fileSink = &fileRewrite{m: m, task: task}
 	if m.mor {
 		fr = &morSink{m: m, fd: m.pd.File(task)}
 	}
 	defer fr.releaseBuffer()
 	var pos int64
-	err := m.readFile(ctx, task, func(b arrow.RecordBatch) (bool, error) {
-		o, err := m.applyBatch(b, task, pos)
+	err := read(func(b arrow.RecordBatch, groups []int32) error {
+		o, err := m.applyBatch(b, groups, task, pos)
 		pos += b.NumRows()
 		if err != nil {
-			return false, err
+			return err
 		}
-		return true, fr.emit(ctx, b, o)
+		return fr.emit(ctx, b, o)
 	})
 	if err != nil {
 		return err
 	}
 	return fr.finish(pos)
+}
+
+// batchReader calls fn with each batch of one target file, in order, and
+// the source group each row's key probes to (fn owns neither), until fn
+// fails.
+type batchReader func(fn func(b arrow.RecordBatch, groups []int32) error) error
+
+// reader reads task here and now, probing each batch.
+func (m *merger) reader(ctx context.Context, task table.FileScanTask) batchReader {
+	return func(fn func(arrow.RecordBatch, []int32) error) error {
+		return m.readFile(ctx, task, func(b arrow.RecordBatch) (bool, error) {
+			groups, _, err := m.src.Probe(m.ec, b, m.p.probeKeys)
+			if err != nil {
+				return false, m.probeError(err)
+			}
+			return true, fn(b, groups)
+		})
+	}
+}
+
+// reader takes file i's batches from the workers.
+func (ra *readAhead) reader(i int) batchReader {
+	return func(fn func(arrow.RecordBatch, []int32) error) error {
+		ra.m.res.Metrics.BytesRead += ra.feeds[i].task.File.FileSizeBytes()
+		for {
+			it, ok, err := ra.take(i)
+			if !ok {
+				return err
+			}
+			err = fn(it.b, it.groups)
+			it.b.Release()
+			if err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (m *merger) probeError(err error) error {
+	return fmt.Errorf("merge into %s: probing: %w", m.p.name, err)
 }
 
 // fileRewrite is the copy-on-write state of one data file.
@@ -239,15 +280,12 @@ func (m *merger) addFiles(files []iceberg.DataFile) {
 	}
 }
 
-// applyBatch joins one target batch with the source and applies the
-// MATCHED and NOT MATCHED BY SOURCE clauses. pos is the position of b's
+// applyBatch joins one target batch with the source (groups: each row's
+// source group, -1 for none) and applies the MATCHED and NOT MATCHED BY
+// SOURCE clauses. pos is the position of b's
 // first row in its file.
-func (m *merger) applyBatch(b arrow.RecordBatch, task table.FileScanTask, pos int64) (o batchOut, err error) {
+func (m *merger) applyBatch(b arrow.RecordBatch, groups []int32, task table.FileScanTask, pos int64) (o batchOut, err error) {
 	n := int(b.NumRows())
-	groups, _, err := m.src.Probe(m.ec, b, m.p.probeKeys)
-	if err != nil {
-		return o, fmt.Errorf("merge into %s: probing: %w", m.p.name, err)
-	}
 	match, multi, err := m.match(b, groups)
 	if err == nil && len(multi) > 0 {
 		err = m.resolveMulti(b, match, multi, task, pos)
@@ -310,6 +348,13 @@ func (m *merger) applyBatch(b arrow.RecordBatch, task table.FileScanTask, pos in
 		if drop[r] {
 			o.changedPos = append(o.changedPos, pos+int64(r))
 		}
+	}
+	if m.mor {
+		// Merge-on-read never writes a row it keeps: the file stays, and
+		// position deletes hide the changed rows. out holds only the
+		// updated rows.
+		o.out = o.out[1:]
+		return o, nil
 	}
 	if len(keep) > 0 {
 		kb, err := m.takeBatch(b, keep)

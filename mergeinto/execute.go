@@ -303,11 +303,21 @@ func (m *merger) scanTarget(ctx context.Context) error {
 	prog := exec.ProgressFrom(ctx)
 	prog.Planned(int64(len(tasks)))
 	prog.PlannedRows(scan.DistinctRows(tasks))
-	for _, task := range tasks {
+	var ra *readAhead
+	if w := m.readAheadWorkers(len(tasks)); w > 0 {
+		if ra = m.startReadAhead(ctx, tasks, w); ra != nil {
+			defer ra.stop()
+		}
+	}
+	for i, task := range tasks {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := m.mergeFile(ctx, task); err != nil {
+		next := m.reader(ctx, task)
+		if ra != nil {
+			next = ra.reader(i)
+		}
+		if err := m.mergeFile(ctx, task, next); err != nil {
 			return err
 		}
 		prog.FileDone()
@@ -409,13 +419,19 @@ func (m *merger) readFile(ctx context.Context, task table.FileScanTask, fn func(
 	if m.rw != nil {
 		return m.rw.readRows(ctx, m, task, fn)
 	}
+	m.res.Metrics.BytesRead += task.File.FileSizeBytes()
+	return m.readTask(ctx, task, fn)
+}
+
+// readTask is readFile's read, which a read-ahead worker calls too: it
+// touches no state of m that it does not only read.
+func (m *merger) readTask(ctx context.Context, task table.FileScanTask, fn func(arrow.RecordBatch) (bool, error)) error {
 	// The task may carry the early filter's residual; the file is read
 	// whole.
 	task.Residual = nil
 	if err := scan.CheckWhole(m.what(), task); err != nil {
 		return &Error{State: StateInternal, Msg: err.Error()}
 	}
-	m.res.Metrics.BytesRead += task.File.FileSizeBytes()
 	_, seq, err := m.readScan.ReadTasks(compute.WithAllocator(ctx, scan.ReadBuffers), []table.FileScanTask{task})
 	if err != nil {
 		return fmt.Errorf("%s: reading data file %s: %w", m.what(), m.relPath(task.File.FilePath()), err)

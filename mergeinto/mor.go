@@ -11,8 +11,10 @@ import (
 	"io"
 	"io/fs"
 	"iter"
+	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -356,21 +358,56 @@ func (d *PositionDeletes) Write(ctx context.Context) (int64, error) {
 		err := d.writeDVs(ctx, wfs)
 		return d.bytes, err
 	}
+	// The files are independent: they are encoded and written on every
+	// core, and recorded in d.files' order.
 	meta := d.tbl.Metadata()
+	var todo []*FileDeletes
 	for _, f := range d.files {
-		if len(f.pos) == 0 {
+		if len(f.pos) > 0 {
+			todo = append(todo, f)
+		}
+	}
+	type out struct {
+		path string
+		df   iceberg.DataFile
+		err  error
+	}
+	outs := make([]out, len(todo))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(todo)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				o := &outs[i]
+				if o.err = ctx.Err(); o.err == nil {
+					o.path = d.newPath("deletes.parquet")
+					o.df, o.err = d.writePositionDeleteFile(wfs, meta, o.path, todo[i].task.File, todo[i].pos)
+				}
+			}
+		}()
+	}
+	for i := range todo {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	var errs []error
+	for i, o := range outs {
+		if o.path != "" {
+			// Recorded even when the write failed: it may have left a
+			// partial file for Abort to remove.
+			d.written = append(d.written, o.path)
+		}
+		if o.err != nil {
+			errs = append(errs, fmt.Errorf("%s: writing position deletes for %s: %w", d.what, d.relPath(todo[i].task.File.FilePath()), o.err))
 			continue
 		}
-		if err := ctx.Err(); err != nil {
-			return d.bytes, err
-		}
-		df, err := d.writePositionDeleteFile(wfs, meta, f.task.File, f.pos)
-		if err != nil {
-			return d.bytes, fmt.Errorf("%s: writing position deletes for %s: %w", d.what, d.relPath(f.task.File.FilePath()), err)
-		}
-		d.bytes += df.FileSizeBytes()
+		d.added = append(d.added, o.df)
+		d.bytes += o.df.FileSizeBytes()
 	}
-	return d.bytes, nil
+	return d.bytes, errors.Join(errs...)
 }
 
 // writeDVs writes one deletion vector per changed data file, holding the
@@ -569,10 +606,7 @@ func (s *morSink) emit(ctx context.Context, _ arrow.RecordBatch, o batchOut) err
 	if err := s.fd.Add(ctx, o.changedPos); err != nil {
 		return err
 	}
-	updated := out
-	if o.kept > 0 {
-		updated = out[1:]
-	}
+	updated := out // merge-on-read leaves the kept rows out (applyBatch)
 	for i, b := range updated {
 		updated[i] = nil
 		if b.NumRows() == 0 {
@@ -651,12 +685,13 @@ var posDeleteArrowSchema = arrow.NewSchema([]arrow.Field{
 // writePositionDeleteFile writes the position delete file of one data
 // file, with the data file's partition and file_path bounds equal to its
 // path (so readers and compaction treat it as scoped to that one file).
-func (d *PositionDeletes) writePositionDeleteFile(wfs iceio.WriteFileIO, meta table.Metadata, data iceberg.DataFile, pos []int64) (iceberg.DataFile, error) {
-	path := d.newPath("deletes.parquet")
+func (d *PositionDeletes) writePositionDeleteFile(wfs iceio.WriteFileIO, meta table.Metadata, path string, data iceberg.DataFile, pos []int64) (iceberg.DataFile, error) {
 
 	bld := array.NewRecordBuilder(d.mem, posDeleteArrowSchema)
 	defer bld.Release()
 	paths := bld.Field(0).(*array.StringBuilder)
+	paths.Reserve(len(pos))
+	paths.ReserveData(len(pos) * len(data.FilePath()))
 	for range pos {
 		paths.Append(data.FilePath())
 	}
@@ -665,7 +700,10 @@ func (d *PositionDeletes) writePositionDeleteFile(wfs iceio.WriteFileIO, meta ta
 	defer rec.Release()
 
 	var buf bytes.Buffer
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDictionaryDefault(false))
+	// file_path is one value repeated: a dictionary of one entry and run
+	// lengths, instead of the path once per row for zstd to find again.
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithDictionaryDefault(false), parquet.WithDictionaryFor("file_path", true))
 	w, err := pqarrow.NewFileWriter(posDeleteArrowSchema, &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
 		return nil, err
@@ -677,7 +715,6 @@ func (d *PositionDeletes) writePositionDeleteFile(wfs iceio.WriteFileIO, meta ta
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
-	d.written = append(d.written, path)
 	if err := wfs.WriteFile(path, buf.Bytes()); err != nil {
 		return nil, err
 	}
@@ -697,9 +734,7 @@ func (d *PositionDeletes) writePositionDeleteFile(wfs iceio.WriteFileIO, meta ta
 	}
 	b.LowerBoundValues(map[int][]byte{posDeletePathID: pathBound, posDeletePosID: posLo}).
 		UpperBoundValues(map[int][]byte{posDeletePathID: pathBound, posDeletePosID: posHi})
-	df := b.Build()
-	d.added = append(d.added, df)
-	return df, nil
+	return b.Build(), nil
 }
 
 // finishMergeOnRead collects the updated rows' data files and writes the
