@@ -443,6 +443,13 @@ func TestDifferential(t *testing.T) {
 		base := f.table()
 		for c := 0; c < perBase; c++ {
 			cases++
+			// The target files are read in turn, or ahead by 1–3 workers,
+			// with the read-ahead limit at its default or at one byte
+			// (every worker but the apply loop's waits after each batch).
+			ra := []struct {
+				workers int
+				bytes   int64
+			}{{0, 0}, {1, 0}, {2, 0}, {3, 1}, {2, 1}}[g.r.IntN(5)]
 			source := g.sourceRows(g.r.IntN(20), g.r.IntN(3) == 0)
 			clauses := g.clauses()
 			composite := g.r.IntN(4) == 0
@@ -462,7 +469,7 @@ func TestDifferential(t *testing.T) {
 				for _, c := range clauses {
 					s = append(s, c.String())
 				}
-				return fmt.Sprintf("base %d case %d\n target %v\n source %v\n %s", b, c, target, source, strings.Join(s, "\n "))
+				return fmt.Sprintf("base %d case %d (read-ahead %+v)\n target %v\n source %v\n %s", b, c, ra, target, source, strings.Join(s, "\n "))
 			}
 			want, wantCount, wantErr := reference(target, source, composite, on, clauses)
 
@@ -496,7 +503,9 @@ func TestDifferential(t *testing.T) {
 			if r.tbl.MetadataLocation() != base.MetadataLocation() {
 				t.Fatal("base moved")
 			}
+			restore := mergeinto.SetReadAhead(ra.workers, ra.bytes)
 			res, err := mergeinto.Execute(ctx, spec, r.txn)
+			restore()
 			if wantErr != nil {
 				var ce *mergeinto.CardinalityError
 				if !errors.As(err, &ce) {

@@ -29,8 +29,13 @@ import (
 // most readAheadBytes (reserved in the budget up front); the worker of
 // that file is never held back, so the loop always progresses.
 
-// readAheadBytes bounds the batches read ahead of the apply loop.
-const readAheadBytes = 64 << 20
+// readAheadBytes bounds the batches read ahead of the apply loop;
+// readAheadWorkersSet, when not negative, overrides the worker count. Tests
+// change both (export_test.go).
+var (
+	readAheadBytes      int64 = 64 << 20
+	readAheadWorkersSet       = -1
+)
 
 // probed is one target batch and the source group of each of its rows.
 type probed struct {
@@ -69,6 +74,9 @@ func (m *merger) readAheadWorkers(files int) int {
 	if m.rw != nil || files < 2 {
 		return 0
 	}
+	if readAheadWorkersSet >= 0 {
+		return min(readAheadWorkersSet, files)
+	}
 	n := min(runtime.GOMAXPROCS(0), 4, files)
 	if n < 2 {
 		return 0
@@ -79,7 +87,7 @@ func (m *merger) readAheadWorkers(files int) int {
 // startReadAhead starts workers reading tasks ahead. It returns nil when
 // the budget cannot hold the read-ahead; the caller then reads in turn.
 func (m *merger) startReadAhead(ctx context.Context, tasks []table.FileScanTask, workers int) *readAhead {
-	if m.spec.Budget.Reserve(readAheadBytes, "merge read-ahead") != nil {
+	if workers < 1 || m.spec.Budget.Reserve(readAheadBytes, "merge read-ahead") != nil {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)

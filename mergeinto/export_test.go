@@ -1,0 +1,13 @@
+package mergeinto
+
+// SetReadAhead makes MERGE read ahead with workers goroutines (0: not at
+// all; -1: as many as it would) and at most bytes read ahead (0: the
+// default), for a test; the returned func restores both.
+func SetReadAhead(workers int, bytes int64) (restore func()) {
+	w, b := readAheadWorkersSet, readAheadBytes
+	readAheadWorkersSet = workers
+	if bytes > 0 {
+		readAheadBytes = bytes
+	}
+	return func() { readAheadWorkersSet, readAheadBytes = w, b }
+}
