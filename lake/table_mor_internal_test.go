@@ -37,6 +37,8 @@ func TestCheckUniqueKeys(t *testing.T) {
 		{"composite unique", []string{"id", "k"}, []arrow.RecordBatch{batch([]int64{1, 1, 2}, nil, []string{"a", "b", "a"}, nil)}, ""},
 		{"composite duplicate", []string{"id", "k"}, []arrow.RecordBatch{batch([]int64{1, 2, 1}, nil, []string{"a", "b", "a"}, nil)}, "id=1, k=a"},
 		{"across batches", []string{"k"}, []arrow.RecordBatch{batch([]int64{1}, nil, []string{"x"}, nil), batch([]int64{2}, nil, []string{"x"}, nil)}, "k=x"},
+		{"many unique", []string{"id"}, manyKeys(300_000, -1), ""},
+		{"many, one repeated", []string{"id"}, manyKeys(300_000, 123_457), "id=123457"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &materialized{schema: schema, batches: tc.batches}
@@ -55,4 +57,36 @@ func TestCheckUniqueKeys(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyKeys is n distinct ids (spread over the int64 range) in batches of
+// 4,096, plus id again at the end when id >= 0.
+func manyKeys(n int, id int64) []arrow.RecordBatch {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "k", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	var out []arrow.RecordBatch
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	flush := func() {
+		out = append(out, b.NewRecordBatch())
+	}
+	for i := 0; i < n; i++ {
+		v := int64(i) * 7919
+		if i == n/2 && id >= 0 {
+			v = id // the repeated key, first seen mid-way
+		}
+		b.Field(0).(*array.Int64Builder).Append(v)
+		b.Field(1).(*array.StringBuilder).Append("x")
+		if (i+1)%4096 == 0 {
+			flush()
+		}
+	}
+	if id >= 0 {
+		b.Field(0).(*array.Int64Builder).Append(id)
+		b.Field(1).(*array.StringBuilder).Append("x")
+	}
+	flush()
+	return out
 }

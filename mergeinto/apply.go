@@ -96,6 +96,7 @@ func (ra *readAhead) reader(i int) batchReader {
 			}
 			err = fn(it.b, it.groups)
 			it.b.Release()
+			ra.done(it)
 			if err != nil {
 				return err
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"runtime"
-	"slices"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -64,18 +63,27 @@ type readAhead struct {
 	head    int // the file the apply loop is on
 	bytes   int64
 	stopped bool
+	// free holds group slices the apply loop is done with, for the
+	// workers to reuse: fresh ones cost page faults and collections.
+	free [][]int32
 }
 
 // readAheadWorkers is how many goroutines read ahead for a merge over
-// files candidate files: one per core, at most 4, at most one per file;
-// 0 when reading ahead does not apply (a single file, one core, or the
-// DELETE/UPDATE rewrite path, which reads through its own plan).
+// files candidate files: one per core, at most 4, at most one per file.
+// It is 0 when reading ahead does not apply: a single file, one core, the
+// DELETE/UPDATE rewrite path (which reads through its own plan), and a
+// merge that reads whole rows. Copy-on-write reads whole rows to rewrite
+// them, and its writers' encoding already keeps the cores busy; there,
+// reading ahead only held more memory and was slower (BENCHMARKS.md).
 func (m *merger) readAheadWorkers(files int) int {
 	if m.rw != nil || files < 2 {
 		return 0
 	}
 	if readAheadWorkersSet >= 0 {
-		return min(readAheadWorkersSet, files)
+		return min(readAheadWorkersSet, files) // a test's, in any mode
+	}
+	if m.readColumns() == nil {
+		return 0
 	}
 	n := min(runtime.GOMAXPROCS(0), 4, files)
 	if n < 2 {
@@ -124,9 +132,13 @@ func (ra *readAhead) work(ctx context.Context) {
 				return false, m.probeError(err)
 			}
 			b.Retain()
-			it := probed{b: b, groups: slices.Clone(groups), size: exec.BatchBytes(b)}
+			it := probed{b: b, size: exec.BatchBytes(b)}
 			ra.mu.Lock()
 			defer ra.mu.Unlock()
+			if k := len(ra.free); k > 0 {
+				it.groups, ra.free = ra.free[k-1], ra.free[:k-1]
+			}
+			it.groups = append(it.groups[:0], groups...)
 			for i != ra.head && ra.bytes+it.size > readAheadBytes && !ra.stopped {
 				ra.cond.Wait()
 			}
@@ -171,6 +183,13 @@ func (ra *readAhead) take(i int) (it probed, ok bool, err error) {
 	ra.bytes -= it.size
 	ra.cond.Broadcast()
 	return it, true, nil
+}
+
+// done gives back the groups of a batch take returned.
+func (ra *readAhead) done(it probed) {
+	ra.mu.Lock()
+	ra.free = append(ra.free, it.groups)
+	ra.mu.Unlock()
 }
 
 // stop ends the workers, waits for them and releases what they read that
