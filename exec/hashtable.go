@@ -557,6 +557,15 @@ func (j *JoinTable) SetMatched(row int32) { j.matched[row>>6] |= 1 << (uint(row)
 // Matched reports whether build row row was marked.
 func (j *JoinTable) Matched(row int32) bool { return j.matched[row>>6]&(1<<(uint(row)&63)) != 0 }
 
+// UnmatchedRows is the number of build rows never marked.
+func (j *JoinTable) UnmatchedRows() int {
+	n := len(j.next)
+	for _, w := range j.matched {
+		n -= bits.OnesCount64(w)
+	}
+	return n
+}
+
 // AppendUnmatched appends to dst up to max build rows >= from that were
 // never marked, and returns dst and the row to resume from (Rows() when
 // done).

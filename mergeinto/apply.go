@@ -3,6 +3,7 @@ package mergeinto
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -711,7 +712,11 @@ func (m *merger) insertUnmatched(ctx context.Context) (err error) {
 	}
 	start := time.Now()
 	defer func() { m.res.Metrics.InsertTime = time.Since(start) }()
-	var w *fileWriter
+	// A large insert is written by several writers at once, each taking
+	// a contiguous share of the source rows, so that encoding and
+	// compression run on every core; each writes its own files.
+	var ws []*fileWriter
+	writers, share := 1, 0
 	// a table with a declared sort order gets its inserted rows sorted
 	// (as an INSERT's are); they are few next to the source, which the
 	// join holds already
@@ -724,6 +729,13 @@ func (m *merger) insertUnmatched(ctx context.Context) (err error) {
 	defer func() { releaseBatches(held) }()
 	jt := m.src.Table
 	total := int32(m.src.Rows)
+	if len(keys) == 0 {
+		n := jt.UnmatchedRows()
+		writers = min(runtime.GOMAXPROCS(0), 4, max(1, n/insertRowsPerWriter))
+		share = (n + writers - 1) / writers
+	}
+	ws = make([]*fileWriter, writers)
+	seen := 0
 	idx := make([]int32, 0, m.opts.BatchSize)
 	for from := int32(0); from < total; {
 		if err := ctx.Err(); err != nil {
@@ -746,11 +758,16 @@ func (m *merger) insertUnmatched(ctx context.Context) (err error) {
 			held = append(held, batches...)
 			continue
 		}
+		k := 0
+		if writers > 1 {
+			k = min(seen/share, writers-1)
+		}
+		seen += len(idx)
 		for i, b := range batches {
-			if w == nil {
-				w = m.newWriter(ctx)
+			if ws[k] == nil {
+				ws[k] = m.newWriter(ctx)
 			}
-			if err := w.push(ctx, b); err != nil {
+			if err := ws[k].push(ctx, b); err != nil {
 				releaseBatches(batches[i+1:])
 				return err
 			}
@@ -762,24 +779,30 @@ func (m *merger) insertUnmatched(ctx context.Context) (err error) {
 		if err != nil {
 			return fmt.Errorf("merge into %s: sorting inserted rows: %w", m.p.name, err)
 		}
-		w = m.newWriter(ctx)
+		ws[0] = m.newWriter(ctx)
 		for i, b := range sorted {
-			if err := w.push(ctx, b); err != nil {
+			if err := ws[0].push(ctx, b); err != nil {
 				releaseBatches(sorted[i+1:])
 				return err
 			}
 		}
 	}
-	if w == nil {
-		return nil
+	for _, w := range ws {
+		if w == nil {
+			continue
+		}
+		files, err := w.finish()
+		if err != nil {
+			return fmt.Errorf("merge into %s: writing inserted rows: %w", m.p.name, err)
+		}
+		m.addFiles(files)
 	}
-	files, err := w.finish()
-	if err != nil {
-		return fmt.Errorf("merge into %s: writing inserted rows: %w", m.p.name, err)
-	}
-	m.addFiles(files)
 	return nil
 }
+
+// insertRowsPerWriter is how many inserted rows make another writer
+// worth its extra file. Tests lower it (export_test.go).
+var insertRowsPerWriter = 400_000
 
 // insertRows applies the NOT MATCHED clauses to joined rows j.
 func (m *merger) insertRows(j arrow.RecordBatch) (out []arrow.RecordBatch, err error) {

@@ -504,8 +504,14 @@ func TestDifferential(t *testing.T) {
 				t.Fatal("base moved")
 			}
 			restore := mergeinto.SetReadAhead(ra.workers, ra.bytes)
+			// and the inserts, on most cases, by a writer per 2 rows
+			restoreW := func() {}
+			if c%4 != 0 {
+				restoreW = mergeinto.SetInsertRowsPerWriter(2)
+			}
 			res, err := mergeinto.Execute(ctx, spec, r.txn)
 			restore()
+			restoreW()
 			if wantErr != nil {
 				var ce *mergeinto.CardinalityError
 				if !errors.As(err, &ce) {

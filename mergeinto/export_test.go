@@ -11,3 +11,11 @@ func SetReadAhead(workers int, bytes int64) (restore func()) {
 	}
 	return func() { readAheadWorkersSet, readAheadBytes = w, b }
 }
+
+// SetInsertRowsPerWriter sets how many inserted rows make another insert
+// writer, for a test; the returned func restores it.
+func SetInsertRowsPerWriter(n int) (restore func()) {
+	old := insertRowsPerWriter
+	insertRowsPerWriter = n
+	return func() { insertRowsPerWriter = old }
+}
