@@ -32,7 +32,7 @@ import (
 // readAheadWorkersSet, when not negative, overrides the worker count. Tests
 // change both (export_test.go).
 var (
-	readAheadBytes      int64 = 64 << 20
+	readAheadBytes      int64 = 16 << 20
 	readAheadWorkersSet       = -1
 )
 
