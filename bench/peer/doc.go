@@ -21,7 +21,9 @@
 //
 // SKADE_PEER_CSV_MB sets the CSV file's size (default 256; the issue's
 // comparison uses 1024), SKADE_PEER_ROUNDS the rounds per case (default
-// 5). BENCHMARKS.md records the results with the machine and commit.
+// 5). SKADE_PEER_WARM=1 keeps the Go heap between statements instead of
+// returning it to the OS before each (see BenchmarkWrites). BENCHMARKS.md
+// records the results with the machine and commit.
 //
 // Layer: peer imports lake and nothing below it; nothing imports peer.
 package peer

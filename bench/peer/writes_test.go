@@ -41,6 +41,13 @@ import (
 // debug.FreeOSMemory and a reset of the peak (clear_refs 5); "growth" is
 // how far it rose above the resident set at the start.
 //
+// Returning the Go heap to the OS before each statement makes every
+// statement start cold: each page skade's heap grows into is a fresh page
+// fault, which costs much on a virtual machine, while DuckDB's allocator
+// keeps what it had. SKADE_PEER_WARM=1 skips debug.FreeOSMemory (the GC
+// stays), as in a process that runs statements one after another; growth
+// is then measured above a resident set that holds the freed heap too.
+//
 // SKADE_PEER_CASES picks cases by name (comma-separated prefixes).
 func BenchmarkWrites(b *testing.B) {
 	n, rounds := envInt("SKADE_PEER_ROWS", 1_000_000), envInt("SKADE_PEER_ROUNDS", 5)
@@ -312,7 +319,9 @@ func (w *world) measure(s side) sample {
 		s.prep()
 	}
 	runtime.GC()
-	debug.FreeOSMemory()
+	if os.Getenv("SKADE_PEER_WARM") != "1" {
+		debug.FreeOSMemory()
+	}
 	canPeak := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
 	before := procKB("VmRSS:")
 	start := time.Now()
