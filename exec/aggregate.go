@@ -62,7 +62,8 @@ const (
 )
 
 // AggregateNames lists the aggregate functions NewAggregate knows.
-var AggregateNames = []string{"any_value", "array_agg", "avg", "bool_and", "bool_or", "count", "max", "min", "string_agg", "sum"}
+// list is DuckDB's name for array_agg.
+var AggregateNames = []string{"any_value", "array_agg", "avg", "bool_and", "bool_or", "count", "list", "max", "min", "string_agg", "sum"}
 
 // NewAggregate resolves an aggregate call. count(*) is count with no
 // arguments. orderBy matters to string_agg and array_agg and is accepted
@@ -156,7 +157,7 @@ func NewAggregate(name string, args []Expr, distinct bool, filter Expr, orderBy 
 			return nil, noMatch()
 		}
 		a.kind, a.typ = aggStringAgg, t
-	case "array_agg":
+	case "array_agg", "list":
 		if !one {
 			return nil, noMatch()
 		}
