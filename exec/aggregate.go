@@ -136,7 +136,9 @@ func NewAggregate(name string, args []Expr, distinct bool, filter Expr, orderBy 
 		if !one {
 			return nil, noMatch()
 		}
-		if err := htOrderable(t); err != nil {
+		// arrays order (ORDER BY, an aggregate's ORDER BY) but have no
+		// min/max state
+		if err := htOrderable(t); err != nil || t.ID() == arrow.LIST {
 			return nil, noMatch()
 		}
 		a.kind, a.typ = aggMin, t

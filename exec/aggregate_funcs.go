@@ -791,6 +791,8 @@ func htOrderable(t arrow.DataType) error {
 		return nil
 	case arrow.EXTENSION:
 		return htOrderable(t.(arrow.ExtensionType).StorageType())
+	case arrow.LIST:
+		return htOrderable(t.(*arrow.ListType).Elem())
 	}
 	return fmt.Errorf("type %s is not orderable", htSQLType(t))
 }
@@ -847,6 +849,31 @@ func htCmpArray(a arrow.Array) func(i, j int) int {
 	case arrow.DECIMAL128:
 		vs := htFixedValues[decimal128.Num](a)
 		return func(i, j int) int { return vs[i].Cmp(vs[j]) }
+	case arrow.LIST:
+		// as skListVals: element by element, NULL elements last, a
+		// prefix first
+		l := a.(*array.List)
+		child := l.ListValues()
+		elem := htCmpArray(child)
+		return func(i, j int) int {
+			alo, ahi := l.ValueOffsets(i)
+			blo, bhi := l.ValueOffsets(j)
+			for x, y := alo, blo; x < ahi && y < bhi; x, y = x+1, y+1 {
+				xn, yn := child.IsNull(int(x)), child.IsNull(int(y))
+				switch {
+				case xn && yn:
+					continue
+				case xn:
+					return 1
+				case yn:
+					return -1
+				}
+				if c := elem(int(x), int(y)); c != 0 {
+					return c
+				}
+			}
+			return cmp.Compare(ahi-alo, bhi-blo)
+		}
 	}
 	return func(i, j int) int { return bytes.Compare(htBytesAt(a, i), htBytesAt(a, j)) }
 }

@@ -106,6 +106,12 @@ func newSkVals(dt arrow.DataType) (skVals, error) {
 		return &skIntervalVals{}, nil
 	case arrow.NULL:
 		return skNullVals{}, nil
+	case arrow.LIST:
+		inner, err := newSkVals(dt.(*arrow.ListType).Elem())
+		if err != nil {
+			return nil, err
+		}
+		return &skListVals{elem: inner}, nil
 	}
 	return nil, fmt.Errorf("cannot order values of type %s", dt)
 }
@@ -568,3 +574,67 @@ func skRadixSort(es, tmp []skSortEntry) {
 		copy(es, src)
 	}
 }
+
+// skListVals orders arrays as PostgreSQL does: element by element, a NULL
+// element after every non-NULL one (and equal to a NULL), and a shorter
+// array before a longer one it is a prefix of.
+type skListVals struct {
+	offs  [][]int32 // per batch: the list offsets, from the array's first row
+	valid [][]byte  // per batch: the elements' validity; nil when none is NULL
+	voff  []int
+	elem  skVals // the elements, one "batch" per batch
+}
+
+func (s *skListVals) add(a arrow.Array) {
+	l := a.(*array.List)
+	d := l.Data()
+	s.offs = append(s.offs, arrow.GetOffsets[int32](d, 1))
+	child := l.ListValues()
+	var bits []byte
+	if child.NullN() > 0 {
+		if buf := child.Data().Buffers()[0]; buf != nil {
+			bits = buf.Bytes()
+		} else { // the Null type has no bitmap: every bit is clear
+			bits = make([]byte, bitutil.BytesForBits(int64(child.Data().Offset()+child.Len())))
+		}
+	}
+	s.valid = append(s.valid, bits)
+	s.voff = append(s.voff, child.Data().Offset())
+	s.elem.add(child)
+}
+
+func (s *skListVals) truncate(n int) {
+	clear(s.offs[n:])
+	clear(s.valid[n:])
+	s.offs, s.valid, s.voff = s.offs[:n], s.valid[:n], s.voff[:n]
+	s.elem.truncate(n)
+}
+
+func (s *skListVals) drop(i int) {
+	s.offs[i], s.valid[i] = nil, nil
+	s.elem.drop(i)
+}
+
+func (s *skListVals) cmp(ab, ar, bb, br int32) int {
+	ao, bo := s.offs[ab], s.offs[bb]
+	alo, ahi, blo, bhi := ao[ar], ao[ar+1], bo[br], bo[br+1]
+	for i, j := alo, blo; i < ahi && j < bhi; i, j = i+1, j+1 {
+		an := s.valid[ab] != nil && !bitutil.BitIsSet(s.valid[ab], s.voff[ab]+int(i))
+		bn := s.valid[bb] != nil && !bitutil.BitIsSet(s.valid[bb], s.voff[bb]+int(j))
+		switch {
+		case an && bn:
+			continue
+		case an:
+			return 1
+		case bn:
+			return -1
+		}
+		if c := s.elem.cmp(ab, i, bb, j); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(ahi-alo, bhi-blo)
+}
+
+func (s *skListVals) prefix(b, r int32) uint64 { return 0 }
+func (s *skListVals) exact() bool              { return false }
