@@ -410,6 +410,10 @@ func deriveName(e parser.Expr) string {
 }
 
 func (b *binder) bindSelect(sel *parser.Select, orderBy []*parser.OrderItem, outer *scope) (Node, error) {
+	sel, err := srfSelect(sel)
+	if err != nil {
+		return nil, err
+	}
 	// named windows (WINDOW w AS (…)) are visible to this SELECT only
 	savedWindows := b.windows
 	defer func() { b.windows = savedWindows }()
@@ -434,6 +438,11 @@ func (b *binder) bindSelect(sel *parser.Select, orderBy []*parser.OrderItem, out
 		input, sc, err = b.bindFromList(sel.From, outer)
 		if err != nil {
 			return nil, err
+		}
+		for i := range sc.cols {
+			if sc.cols[i].Table == srfQualifier {
+				sc.cols[i].hidden = true // a select-list unnest's: not in *
+			}
 		}
 	}
 	if sel.Where != nil {
