@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -27,11 +28,17 @@ func (b *binder) bindFromList(items []parser.TableExpr, outer *scope) (Node, *sc
 	for _, it := range items {
 		if lat, ok := it.(*parser.SubqueryRef); ok && lat.Lateral && node != nil {
 			// LATERAL sees the items before it
-			n, isc, on, err := b.bindLateral(lat, sc, outer)
+			n, isc, on, dep, err := b.bindLateral(lat, sc, outer)
 			if err != nil {
 				return nil, nil, err
 			}
-			node = &Join{Kind: exec.JoinInner, Left: node, Right: n, On: on}
+			if dep != nil {
+				if node, err = b.dependentLateralJoin(node, n, on, dep, nil, false, lat.Pos); err != nil {
+					return nil, nil, err
+				}
+			} else {
+				node = &Join{Kind: exec.JoinInner, Left: node, Right: n, On: on}
+			}
 			if err := sc.merge(isc, it.Position()); err != nil {
 				return nil, nil, err
 			}
@@ -106,7 +113,7 @@ func (b *binder) bindTableExpr(t parser.TableExpr, outer *scope) (Node, *scope, 
 		return b.bindTableName(t, outer)
 	case *parser.SubqueryRef:
 		if t.Lateral {
-			if _, _, on, err := b.bindLateral(t, newScope(nil, outer), outer); err != nil || on != nil {
+			if _, _, on, dep, err := b.bindLateral(t, newScope(nil, outer), outer); err != nil || on != nil || dep != nil {
 				if err != nil {
 					return nil, nil, err
 				}
@@ -469,13 +476,17 @@ func (b *binder) bindJoin(j *parser.Join, outer *scope) (_ Node, _ *scope, err e
 	var r Node
 	var rsc *scope
 	var latOn Expr
+	var dep *lateralDep
 	if lat, ok := j.Right.(*parser.SubqueryRef); ok && lat.Lateral {
-		r, rsc, latOn, err = b.bindLateral(lat, lsc, outer)
+		r, rsc, latOn, dep, err = b.bindLateral(lat, lsc, outer)
 	} else {
 		r, rsc, err = b.bindTableExpr(j.Right, outer)
 	}
 	if err != nil {
 		return nil, nil, err
+	}
+	if dep != nil {
+		return b.bindDependentJoin(j, l, lsc, r, rsc, latOn, dep, outer)
 	}
 	defer func() {
 		// a LATERAL's correlation joins the ON condition
@@ -960,31 +971,151 @@ func (b *binder) timeSeries(name string, pos []*exec.Literal, at parser.Pos) (No
 // bindLateral binds LATERAL (subquery) that may refer to the columns of
 // left (the FROM items before it). It is decorrelated when the references
 // are equalities or other conditions in a WHERE clause over plain rows (no
-// aggregation or LIMIT in between): they become the join condition.
-func (b *binder) bindLateral(t *parser.SubqueryRef, left *scope, outer *scope) (Node, *scope, Expr, error) {
-	n, err := b.bindQuery(t.Query, &scope{cols: left.cols, parent: outer})
+// aggregation or LIMIT in between): they become the join condition. Other
+// shapes (GROUP BY, ORDER BY … LIMIT, DISTINCT, window functions over the
+// outer row) become a dependent join (delim.go), returned as dep: the
+// caller joins left to n as dep says (dependentLateralJoin).
+func (b *binder) bindLateral(t *parser.SubqueryRef, left *scope, outer *scope) (Node, *scope, Expr, *lateralDep, error) {
+	lsc := &scope{cols: left.cols, parent: outer}
+	n, err := b.bindQuery(t.Query, lsc)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
+	own := len(n.Columns())
 	var on Expr
+	var dep *lateralDep
 	if free := freeCols(n); len(free) > 0 {
 		in, pulled, ok := pullCorrelated(n)
-		if !ok || len(freeCols(in)) > 0 {
-			return nil, nil, nil, errorf(t.Pos, "this LATERAL subquery is not supported yet; only references in its WHERE clause over plain rows are (no aggregation or LIMIT)")
+		if ok && len(freeCols(in)) == 0 {
+			n, on = in, andConj(pulled)
+		} else {
+			if n, on, dep, err = b.lateralDependent(n, left, lsc, t.Pos); err != nil {
+				return nil, nil, nil, nil, err
+			}
 		}
-		n, on = in, andConj(pulled)
 	}
 	sc, err := aliased(n.Columns(), "", t.Alias, outer)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	// the extra columns pullCorrelated exposed stay hidden
+	// the extra columns pullCorrelated or the dependent join exposed stay
+	// hidden
+	visible := visibleCols(t, n)
+	if dep != nil {
+		visible = min(visible, own)
+	}
 	for i := range sc.cols {
-		if i >= len(sc.cols)-(len(n.Columns())-visibleCols(t, n)) {
+		if i >= len(sc.cols)-(len(n.Columns())-visible) {
 			sc.cols[i].hidden = true
 		}
 	}
-	return n, sc, on, nil
+	return n, sc, on, dep, nil
+}
+
+// bindDependentJoin binds left JOIN LATERAL (…) r, r a dependent join.
+func (b *binder) bindDependentJoin(j *parser.Join, l Node, lsc *scope, r Node, rsc *scope, on Expr, dep *lateralDep, outer *scope) (Node, *scope, error) {
+	if j.Kind != parser.InnerJoin && j.Kind != parser.LeftJoin && j.Kind != parser.CrossJoin {
+		return nil, nil, errorf(j.Pos, "the combining JOIN type must be INNER or LEFT for a LATERAL reference")
+	}
+	if j.Natural || len(j.Using) > 0 {
+		return nil, nil, errorf(j.Pos, "this LATERAL subquery is not supported yet with NATURAL or USING; join ON its columns")
+	}
+	sc := newScope(nil, outer)
+	sc.cols = append(sc.cols, lsc.cols...)
+	if err := sc.merge(rsc, j.Right.Position()); err != nil {
+		return nil, nil, err
+	}
+	var cond Expr
+	if j.On != nil {
+		if containsQuery(j.On) {
+			return nil, nil, errorf(j.On.Position(), "a subquery in the condition of a join to this LATERAL subquery is not supported yet; compute it in WHERE")
+		}
+		c, err := b.bindExpr(j.On, &exprCtx{sc: sc, clause: "JOIN conditions"})
+		if err != nil {
+			return nil, nil, err
+		}
+		if !arrow.TypeEqual(c.Type(), tBool) && c.Type().ID() != arrow.NULL {
+			return nil, nil, errorf(j.On.Position(), "argument of JOIN/ON must be type boolean, not type %s", exec.TypeName(c.Type()))
+		}
+		cond = c
+	}
+	n, err := b.dependentLateralJoin(l, r, on, dep, cond, j.Kind == parser.LeftJoin, j.Pos)
+	if err != nil {
+		return nil, nil, err
+	}
+	return n, sc, nil
+}
+
+// lateralDep is a LATERAL subquery planned as a dependent join: left
+// join the FROM items before it to the subquery's rows per outer value
+// (Delim), and Mark, TRUE on every subquery row, tells the rows that
+// matched (an inner LATERAL keeps only those).
+type lateralDep struct {
+	delim *Delim
+	mark  Column
+}
+
+// lateralDependent rewrites the LATERAL subquery n, which reads columns of
+// left, into a dependent join: n over D, the distinct values of those
+// columns, with the columns that carry them and a match marker after n's
+// own. on joins them to left's columns.
+func (b *binder) lateralDependent(n Node, left, lsc *scope, pos parser.Pos) (Node, Expr, *lateralDep, error) {
+	refuse := func(why string) error {
+		return errorf(pos, "this LATERAL subquery is not supported yet: %s", why)
+	}
+	if isScalarAgg(stripProject(n)) {
+		return nil, nil, nil, refuse("an aggregate without GROUP BY over the outer row; write it as a scalar subquery in the select list")
+	}
+	d, ok := b.newDependent(n, lsc)
+	if !ok {
+		return nil, nil, nil, refuse("it reads a column it cannot see")
+	}
+	mine := map[ColumnID]bool{}
+	for _, c := range left.cols {
+		mine[c.ID] = true
+	}
+	for _, o := range d.outer {
+		if !mine[o.ID] {
+			return nil, nil, nil, refuse("it reads a column of an enclosing query as well")
+		}
+	}
+	q, dc, err := d.push(n)
+	if err != nil {
+		var nd errNotDecorrelated
+		if errors.As(err, &nd) {
+			return nil, nil, nil, refuse(nd.what)
+		}
+		return nil, nil, nil, err
+	}
+	// n's columns, then the outer values, then the marker
+	cols := append(append([]Column(nil), n.Columns()...), dc...)
+	t, _ := exec.NewLiteral(true)
+	mark := b.newCol("lateral_match", "", tBool, true)
+	q = &Project{Input: q, Exprs: append(colRefs(cols), constLit(t)), Cols: append(cols, mark)}
+	var conds []Expr
+	for i, o := range d.outer {
+		eq, err := b.call(pos, "is_not_distinct_from", colRef(o), colRef(dc[i]))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		conds = append(conds, eq)
+	}
+	return q, andConj(conds), &lateralDep{delim: &Delim{N: len(conds), Scans: d.scans}, mark: mark}, nil
+}
+
+// dependentLateralJoin joins left to a dependent LATERAL subquery r: a left
+// dependent join on the outer values, with cond (the JOIN's ON, or nil)
+// checked per pair; an inner join keeps the rows that matched.
+func (b *binder) dependentLateralJoin(left, r Node, on Expr, dep *lateralDep, cond Expr, leftJoin bool, pos parser.Pos) (Node, error) {
+	join := &Join{Kind: exec.JoinLeft, Left: left, Right: r, On: on, Residual: cond, Delim: dep.delim}
+	if leftJoin {
+		return join, nil
+	}
+	matched, err := b.call(pos, "is_not_null", colRef(dep.mark))
+	if err != nil {
+		return nil, err
+	}
+	return &Filter{Input: join, Pred: matched}, nil
 }
 
 // visibleCols is the number of the subquery's own select-list columns.
