@@ -994,7 +994,11 @@ func (b *binder) bindLateral(t *parser.SubqueryRef, left *scope, outer *scope) (
 			}
 		}
 	}
-	sc, err := aliased(n.Columns(), "", t.Alias, outer)
+	cols := n.Columns()
+	if dep != nil && dep.post != nil {
+		cols = append(append([]Column(nil), dep.postCols...), cols...)
+	}
+	sc, err := aliased(cols, "", t.Alias, outer)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -1005,7 +1009,7 @@ func (b *binder) bindLateral(t *parser.SubqueryRef, left *scope, outer *scope) (
 		visible = min(visible, own)
 	}
 	for i := range sc.cols {
-		if i >= len(sc.cols)-(len(n.Columns())-visible) {
+		if i >= visible {
 			sc.cols[i].hidden = true
 		}
 	}
@@ -1026,7 +1030,9 @@ func (b *binder) bindDependentJoin(j *parser.Join, l Node, lsc *scope, r Node, r
 		return nil, nil, err
 	}
 	var cond Expr
-	if j.On != nil {
+	if lit, isLit := j.On.(*parser.Literal); isLit && lit.Kind == parser.LitBool && lit.Value == "true" {
+		// ON TRUE: no condition
+	} else if j.On != nil {
 		if containsQuery(j.On) {
 			return nil, nil, errorf(j.On.Position(), "a subquery in the condition of a join to this LATERAL subquery is not supported yet; compute it in WHERE")
 		}
@@ -1038,6 +1044,9 @@ func (b *binder) bindDependentJoin(j *parser.Join, l Node, lsc *scope, r Node, r
 			return nil, nil, errorf(j.On.Position(), "argument of JOIN/ON must be type boolean, not type %s", exec.TypeName(c.Type()))
 		}
 		cond = c
+	}
+	if dep.post != nil && cond != nil && j.Kind == parser.LeftJoin {
+		return nil, nil, errorf(j.On.Position(), "LEFT JOIN to this LATERAL aggregate supports only ON TRUE yet; it has a row for every left row, so an inner JOIN … ON or a WHERE says the same")
 	}
 	n, err := b.dependentLateralJoin(l, r, on, dep, cond, j.Kind == parser.LeftJoin, j.Pos)
 	if err != nil {
@@ -1053,6 +1062,11 @@ func (b *binder) bindDependentJoin(j *parser.Join, l Node, lsc *scope, r Node, r
 type lateralDep struct {
 	delim *Delim
 	mark  Column
+	// post, for an aggregate without GROUP BY, is its select list,
+	// computed above the left join as postCols (every outer row has its
+	// one row; mark is unset)
+	post     []Expr
+	postCols []Column
 }
 
 // lateralDependent rewrites the LATERAL subquery n, which reads columns of
@@ -1062,9 +1076,6 @@ type lateralDep struct {
 func (b *binder) lateralDependent(n Node, left, lsc *scope, pos parser.Pos) (Node, Expr, *lateralDep, error) {
 	refuse := func(why string) error {
 		return errorf(pos, "this LATERAL subquery is not supported yet: %s", why)
-	}
-	if isScalarAgg(stripProject(n)) {
-		return nil, nil, nil, refuse("an aggregate without GROUP BY over the outer row; write it as a scalar subquery in the select list")
 	}
 	d, ok := b.newDependent(n, lsc)
 	if !ok {
@@ -1078,6 +1089,9 @@ func (b *binder) lateralDependent(n Node, left, lsc *scope, pos parser.Pos) (Nod
 		if !mine[o.ID] {
 			return nil, nil, nil, refuse("it reads a column of an enclosing query as well")
 		}
+	}
+	if isScalarAgg(stripProject(n)) {
+		return b.lateralScalarAgg(d, n, refuse, pos)
 	}
 	q, dc, err := d.push(n)
 	if err != nil {
@@ -1103,11 +1117,82 @@ func (b *binder) lateralDependent(n Node, left, lsc *scope, pos parser.Pos) (Nod
 	return q, andConj(conds), &lateralDep{delim: &Delim{N: len(conds), Scans: d.scans}, mark: mark}, nil
 }
 
+// lateralScalarAgg is lateralDependent for an aggregate without GROUP BY,
+// which yields one row per outer row even where no row matches: the
+// aggregates grouped by the outer values are left joined, and the
+// subquery's select list is computed above the join (dep.post), a count
+// of no rows coalesced to 0.
+func (b *binder) lateralScalarAgg(d *dependent, n Node, refuse func(string) error, pos parser.Pos) (Node, Expr, *lateralDep, error) {
+	var exprs []Expr
+	var outCols []Column
+	agg := stripProject(n).(*Aggregate)
+	if p, ok := n.(*Project); ok {
+		exprs, outCols = p.Exprs, p.Cols
+	} else {
+		exprs, outCols = colRefs(agg.Columns()), agg.Columns()
+	}
+	q, dc, err := d.push(agg.Input)
+	if err != nil {
+		var nd errNotDecorrelated
+		if errors.As(err, &nd) {
+			return nil, nil, nil, refuse(nd.what)
+		}
+		return nil, nil, nil, err
+	}
+	aggs, err := d.substAggs(agg.Aggs, dc)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	g, keys := d.groupByOuter(q, dc, aggs)
+	// the select list reads the original aggregate columns: theirs now,
+	// a count coalesced to 0 for an outer value without rows
+	subst := map[ColumnID]Expr{}
+	zero, _ := exec.NewLiteral(int64(0))
+	for i, a := range agg.Aggs {
+		var x Expr = colRef(aggs[i].Col)
+		if a.Name == "count" {
+			if x, err = b.newFunc("coalesce", []Expr{x, constLit(zero)}, func(a []exec.Expr) (exec.Expr, error) { return exec.NewCoalesce(a...) }); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+		subst[a.Col.ID] = x
+	}
+	post := make([]Expr, len(exprs))
+	for i, e := range exprs {
+		x, ok := substitute(e, subst)
+		if !ok {
+			return nil, nil, nil, refuse("its select list cannot be computed above the join")
+		}
+		post[i] = x
+	}
+	var conds []Expr
+	for i, o := range d.outer {
+		eq, err := b.call(pos, "is_not_distinct_from", colRef(o), colRef(keys[i]))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		conds = append(conds, eq)
+	}
+	return g, andConj(conds), &lateralDep{delim: &Delim{N: len(conds), Scans: d.scans}, post: post, postCols: outCols}, nil
+}
+
 // dependentLateralJoin joins left to a dependent LATERAL subquery r: a left
 // dependent join on the outer values, with cond (the JOIN's ON, or nil)
 // checked per pair; an inner join keeps the rows that matched.
 func (b *binder) dependentLateralJoin(left, r Node, on Expr, dep *lateralDep, cond Expr, leftJoin bool, pos parser.Pos) (Node, error) {
 	join := &Join{Kind: exec.JoinLeft, Left: left, Right: r, On: on, Residual: cond, Delim: dep.delim}
+	if dep.post != nil {
+		// one row per outer row: the select list over the left join,
+		// then the join condition as a filter (refused for LEFT JOIN by
+		// the caller unless it is absent)
+		join.Residual = nil
+		cols := join.Columns()
+		var out Node = &Project{Input: join, Exprs: append(colRefs(cols), dep.post...), Cols: append(cols, dep.postCols...)}
+		if cond != nil {
+			out = &Filter{Input: out, Pred: cond}
+		}
+		return out, nil
+	}
 	if leftJoin {
 		return join, nil
 	}
