@@ -315,6 +315,7 @@ func TestREPLLongAndMultiLineInput(t *testing.T) {
 	sh.expect("AS answer;")
 	sh.send("\r")
 	sh.expect("42")
+	sh.expect("skade> ") // Ctrl-D before the prompt is back can be lost
 	sh.exit()
 
 	data, err := os.ReadFile(filepath.Join(home, historyFile))
@@ -333,6 +334,7 @@ func TestREPLLongAndMultiLineInput(t *testing.T) {
 	sh.expect("SELECT 40 + 2 AS answer;")
 	sh.send("\r")
 	sh.expect("42")
+	sh.expect("skade> ") // Ctrl-D before the prompt is back can be lost
 	sh.exit()
 }
 

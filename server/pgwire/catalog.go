@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skadedb/skade/lake"
+	"github.com/skadedb/skade/parser"
+	"github.com/skadedb/skade/plan"
 )
 
 // PostgreSQL's catalog, as clients read it: pg_catalog's relations and
@@ -21,8 +23,10 @@ import (
 // Relations describe what skade has: tables (relkind 'r') and views
 // (relkind 'v', with pg_views and information_schema.views) with their
 // columns, one role ("skade", oid 10) owning everything, one database
-// (the one the client connected to), no indexes, constraints other than
-// NOT NULL, comments or ACLs. The relations of features skade lacks are
+// (the one the client connected to), their PRIMARY KEY, UNIQUE and CHECK
+// constraints (pg_constraint, information_schema.table_constraints,
+// key_column_usage and check_constraints; NOT NULL is attnotnull), and no
+// indexes, comments or ACLs. The relations of features skade lacks are
 // there and empty, so that queries joining them run. OIDs of namespaces
 // and tables are hashes of their names: stable across connections and
 // restarts while the name stays.
@@ -120,8 +124,13 @@ func (r *catalogRelation) batch(ctx context.Context, c *conn) (arrow.RecordBatch
 				fb.Append(v.(string))
 			case *array.ListBuilder:
 				fb.Append(true)
-				for _, s := range v.([]string) {
-					fb.ValueBuilder().(*array.StringBuilder).Append(s)
+				switch vb := fb.ValueBuilder().(type) {
+				case *array.StringBuilder:
+					vb.AppendValues(v.([]string), nil)
+				case *array.Int16Builder:
+					vb.AppendValues(v.([]int16), nil)
+				default:
+					return nil, fmt.Errorf("pg_catalog: a list of %s (bug)", vb.Type())
 				}
 			}
 		}
@@ -177,18 +186,21 @@ var pgCatalog = map[string]*catalogRelation{
 		{"indisreplident", "bool"}, {"indkey", "text"}, {"indexprs", "text"}, {"indpred", "text"}}, rows: empty},
 	"pg_description": {cols: []catCol{{"objoid", "int8"}, {"classoid", "int8"}, {"objsubid", "int4"}, {"description", "text"}}, rows: empty},
 	"pg_attrdef":     {cols: []catCol{{"oid", "int8"}, {"adrelid", "int8"}, {"adnum", "int4"}, {"adbin", "text"}}, rows: empty},
-	"pg_constraint":  {cols: []catCol{{"oid", "int8"}, {"conname", "text"}, {"connamespace", "int8"}, {"contype", "char"}, {"conrelid", "int8"}, {"confrelid", "int8"}, {"conindid", "int8"}}, rows: empty},
-	"pg_inherits":    {cols: []catCol{{"inhrelid", "int8"}, {"inhparent", "int8"}, {"inhseqno", "int4"}, {"inhdetachpending", "bool"}}, rows: empty},
-	"pg_proc":        {cols: []catCol{{"oid", "int8"}, {"proname", "text"}, {"pronamespace", "int8"}, {"proowner", "int8"}, {"prokind", "char"}, {"prorettype", "int8"}}, rows: empty},
-	"pg_collation":   {cols: []catCol{{"oid", "int8"}, {"collname", "text"}, {"collnamespace", "int8"}}, rows: empty},
-	"pg_tablespace":  {cols: []catCol{{"oid", "int8"}, {"spcname", "text"}, {"spcowner", "int8"}}, rows: empty},
-	"pg_extension":   {cols: []catCol{{"oid", "int8"}, {"extname", "text"}, {"extowner", "int8"}, {"extnamespace", "int8"}, {"extversion", "text"}}, rows: empty},
-	"pg_views":       {cols: []catCol{{"schemaname", "text"}, {"viewname", "text"}, {"viewowner", "text"}, {"definition", "text"}}, rows: pgViewsRows},
-	"pg_matviews":    {cols: []catCol{{"schemaname", "text"}, {"matviewname", "text"}, {"matviewowner", "text"}, {"definition", "text"}}, rows: empty},
-	"pg_sequence":    {cols: []catCol{{"seqrelid", "int8"}, {"seqtypid", "int8"}}, rows: empty},
-	"pg_trigger":     {cols: []catCol{{"oid", "int8"}, {"tgrelid", "int8"}, {"tgname", "text"}}, rows: empty},
-	"pg_enum":        {cols: []catCol{{"oid", "int8"}, {"enumtypid", "int8"}, {"enumsortorder", "float8"}, {"enumlabel", "text"}}, rows: empty},
-	"pg_range":       {cols: []catCol{{"rngtypid", "int8"}, {"rngsubtype", "int8"}}, rows: empty},
+	"pg_constraint": {cols: []catCol{{"oid", "int8"}, {"conname", "text"}, {"connamespace", "int8"}, {"contype", "char"},
+		{"condeferrable", "bool"}, {"condeferred", "bool"}, {"convalidated", "bool"}, {"conrelid", "int8"}, {"contypid", "int8"},
+		{"conindid", "int8"}, {"conparentid", "int8"}, {"confrelid", "int8"}, {"conislocal", "bool"}, {"coninhcount", "int4"},
+		{"connoinherit", "bool"}, {"conkey", "int2[]"}}, rows: constraintRows},
+	"pg_inherits":   {cols: []catCol{{"inhrelid", "int8"}, {"inhparent", "int8"}, {"inhseqno", "int4"}, {"inhdetachpending", "bool"}}, rows: empty},
+	"pg_proc":       {cols: []catCol{{"oid", "int8"}, {"proname", "text"}, {"pronamespace", "int8"}, {"proowner", "int8"}, {"prokind", "char"}, {"prorettype", "int8"}}, rows: empty},
+	"pg_collation":  {cols: []catCol{{"oid", "int8"}, {"collname", "text"}, {"collnamespace", "int8"}}, rows: empty},
+	"pg_tablespace": {cols: []catCol{{"oid", "int8"}, {"spcname", "text"}, {"spcowner", "int8"}}, rows: empty},
+	"pg_extension":  {cols: []catCol{{"oid", "int8"}, {"extname", "text"}, {"extowner", "int8"}, {"extnamespace", "int8"}, {"extversion", "text"}}, rows: empty},
+	"pg_views":      {cols: []catCol{{"schemaname", "text"}, {"viewname", "text"}, {"viewowner", "text"}, {"definition", "text"}}, rows: pgViewsRows},
+	"pg_matviews":   {cols: []catCol{{"schemaname", "text"}, {"matviewname", "text"}, {"matviewowner", "text"}, {"definition", "text"}}, rows: empty},
+	"pg_sequence":   {cols: []catCol{{"seqrelid", "int8"}, {"seqtypid", "int8"}}, rows: empty},
+	"pg_trigger":    {cols: []catCol{{"oid", "int8"}, {"tgrelid", "int8"}, {"tgname", "text"}}, rows: empty},
+	"pg_enum":       {cols: []catCol{{"oid", "int8"}, {"enumtypid", "int8"}, {"enumsortorder", "float8"}, {"enumlabel", "text"}}, rows: empty},
+	"pg_range":      {cols: []catCol{{"rngtypid", "int8"}, {"rngsubtype", "int8"}}, rows: empty},
 	// no row security, extended statistics or publications: psql's \d
 	// asks for them
 	"pg_policy": {cols: []catCol{{"oid", "int8"}, {"polname", "text"}, {"polrelid", "int8"}, {"polcmd", "char"}, {"polpermissive", "bool"},
@@ -219,6 +231,14 @@ var informationSchema = map[string]*catalogRelation{
 		{"character_maximum_length", "int4"}, {"numeric_precision", "int4"}, {"numeric_scale", "int4"}, {"datetime_precision", "int4"},
 		{"udt_name", "text"}}, rows: infoColumnsRows},
 	"views": {cols: []catCol{{"table_catalog", "text"}, {"table_schema", "text"}, {"table_name", "text"}, {"view_definition", "text"}}, rows: infoViewsRows},
+	"table_constraints": {cols: []catCol{{"constraint_catalog", "text"}, {"constraint_schema", "text"}, {"constraint_name", "text"},
+		{"table_catalog", "text"}, {"table_schema", "text"}, {"table_name", "text"}, {"constraint_type", "text"},
+		{"is_deferrable", "text"}, {"initially_deferred", "text"}, {"enforced", "text"}}, rows: infoTableConstraintsRows},
+	"key_column_usage": {cols: []catCol{{"constraint_catalog", "text"}, {"constraint_schema", "text"}, {"constraint_name", "text"},
+		{"table_catalog", "text"}, {"table_schema", "text"}, {"table_name", "text"}, {"column_name", "text"},
+		{"ordinal_position", "int4"}}, rows: infoKeyColumnsRows},
+	"check_constraints": {cols: []catCol{{"constraint_catalog", "text"}, {"constraint_schema", "text"}, {"constraint_name", "text"},
+		{"check_clause", "text"}}, rows: infoCheckConstraintsRows},
 }
 
 // systemTables is the session's lake.SystemTables for connection c.
@@ -245,6 +265,8 @@ type lakeTable struct {
 	schema   *arrow.Schema
 	view     bool
 	sql      string
+	// cons are a table's PRIMARY KEY, UNIQUE and CHECK constraints
+	cons []plan.TableConstraint
 }
 
 func (t lakeTable) oid() int64 { return objectOID("table", t.ns+"."+t.name) }
@@ -267,7 +289,11 @@ func (c *conn) tables(ctx context.Context) ([]lakeTable, error) {
 		if i := strings.LastIndexByte(n, '.'); i >= 0 {
 			ns, name = n[:i], n[i+1:]
 		}
-		out = append(out, lakeTable{ns: ns, name: name, schema: tbl.Schema()})
+		cons, err := plan.TableConstraints(tbl.Iceberg().Metadata().Properties())
+		if err != nil {
+			cons = nil // unreadable: the table's writes refuse with the reason
+		}
+		out = append(out, lakeTable{ns: ns, name: name, schema: tbl.Schema(), cons: cons})
 	}
 	views, err := lk.Views(ctx)
 	if err != nil {
@@ -585,4 +611,101 @@ func (c *conn) relationOID(name string) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// constraintOID is the stable OID of a table's constraint.
+func constraintOID(t lakeTable, name string) int64 {
+	return objectOID("constraint", t.ns+"."+t.name+"."+name)
+}
+
+// constraintType is PostgreSQL's contype and information_schema's
+// constraint_type of k.
+func constraintType(k parser.ConstraintKind) (contype, name string) {
+	switch k {
+	case parser.ConstraintPrimaryKey:
+		return "p", "PRIMARY KEY"
+	case parser.ConstraintUnique:
+		return "u", "UNIQUE"
+	}
+	return "c", "CHECK"
+}
+
+// constraintRows are the tables' PRIMARY KEY, UNIQUE and CHECK
+// constraints; NOT NULL is pg_attribute's attnotnull, as in PostgreSQL
+// before 18. conkey numbers a key's columns (a CHECK's: those it reads)
+// as pg_attribute's attnum.
+func constraintRows(ctx context.Context, c *conn) ([][]any, error) {
+	tables, err := c.tables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rows [][]any
+	for _, t := range tables {
+		for _, k := range t.cons {
+			contype, _ := constraintType(k.Kind)
+			var key []int16
+			for _, col := range k.Columns {
+				if idx := t.schema.FieldIndices(col); len(idx) > 0 {
+					key = append(key, int16(idx[0]+1))
+				}
+			}
+			rows = append(rows, []any{constraintOID(t, k.Name), k.Name, namespaceOID(t.ns), contype,
+				false, false, true, t.oid(), 0,
+				0, 0, 0, true, 0,
+				true, key})
+		}
+	}
+	return rows, nil
+}
+
+func infoTableConstraintsRows(ctx context.Context, c *conn) ([][]any, error) {
+	tables, err := c.tables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rows [][]any
+	for _, t := range tables {
+		for _, k := range t.cons {
+			_, typ := constraintType(k.Kind)
+			rows = append(rows, []any{c.dbname, t.ns, k.Name, c.dbname, t.ns, t.name, typ, "NO", "NO", "YES"})
+		}
+	}
+	return rows, nil
+}
+
+// infoKeyColumnsRows are the columns of the PRIMARY KEY and UNIQUE
+// constraints, in key order.
+func infoKeyColumnsRows(ctx context.Context, c *conn) ([][]any, error) {
+	tables, err := c.tables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rows [][]any
+	for _, t := range tables {
+		for _, k := range t.cons {
+			if k.Kind == parser.ConstraintCheck {
+				continue
+			}
+			for i, col := range k.Columns {
+				rows = append(rows, []any{c.dbname, t.ns, k.Name, c.dbname, t.ns, t.name, col, i + 1})
+			}
+		}
+	}
+	return rows, nil
+}
+
+func infoCheckConstraintsRows(ctx context.Context, c *conn) ([][]any, error) {
+	tables, err := c.tables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rows [][]any
+	for _, t := range tables {
+		for _, k := range t.cons {
+			if k.Kind == parser.ConstraintCheck {
+				rows = append(rows, []any{c.dbname, t.ns, k.Name, k.Check})
+			}
+		}
+	}
+	return rows, nil
 }

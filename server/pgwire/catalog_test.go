@@ -106,3 +106,43 @@ func TestViewsInCatalogs(t *testing.T) {
 		}
 	}
 }
+
+// A table's PRIMARY KEY, UNIQUE and CHECK constraints appear where tools
+// look for them: pg_constraint (contype, conkey as attnums, joined to
+// pg_class and pg_attribute) and information_schema.table_constraints,
+// key_column_usage and check_constraints.
+func TestConstraintsInCatalogs(t *testing.T) {
+	ts := startServer(t, pgwire.Config{})
+	ctx := context.Background()
+	c := ts.connect(t, "")
+	for _, q := range []string{
+		"CREATE TABLE orders (region VARCHAR NOT NULL, id BIGINT NOT NULL, code VARCHAR, qty INT, PRIMARY KEY (region, id), CONSTRAINT code_uq UNIQUE (code), CONSTRAINT qty_pos CHECK (qty > 0))",
+		"CREATE TABLE plain (x INT)",
+	} {
+		if _, err := c.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct{ q, want string }{
+		{"SELECT string_agg(conname || ':' || contype, ',' ORDER BY conname) FROM pg_constraint c JOIN pg_class r ON r.oid = c.conrelid WHERE r.relname = 'orders'",
+			"code_uq:u,orders_pkey:p,qty_pos:c"},
+		// the primary key's columns through conkey, in key order
+		{"SELECT string_agg(a.attname, ',' ORDER BY k.i) FROM pg_constraint c, unnest(c.conkey) WITH ORDINALITY AS k(n, i), pg_attribute a WHERE c.contype = 'p' AND a.attrelid = c.conrelid AND a.attnum = k.n",
+			"region,id"},
+		{"SELECT count(*)::text FROM pg_constraint c JOIN pg_class r ON r.oid = c.conrelid WHERE r.relname = 'plain'", "0"},
+		{"SELECT string_agg(constraint_name || ':' || constraint_type, ',' ORDER BY constraint_name) FROM information_schema.table_constraints WHERE table_name = 'orders'",
+			"code_uq:UNIQUE,orders_pkey:PRIMARY KEY,qty_pos:CHECK"},
+		{"SELECT string_agg(column_name || ordinal_position::text, ',' ORDER BY constraint_name, ordinal_position) FROM information_schema.key_column_usage WHERE table_name = 'orders'",
+			"code1,region1,id2"},
+		{"SELECT constraint_name || ':' || check_clause FROM information_schema.check_constraints", "qty_pos:qty > 0"},
+	} {
+		var got string
+		if err := c.QueryRow(ctx, tc.q).Scan(&got); err != nil {
+			t.Errorf("%s: %v", tc.q, err)
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.q, got, tc.want)
+		}
+	}
+}
