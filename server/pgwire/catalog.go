@@ -630,82 +630,68 @@ func constraintType(k parser.ConstraintKind) (contype, name string) {
 	return "c", "CHECK"
 }
 
+// eachConstraint calls fn with every table constraint, table by table.
+func eachConstraint(ctx context.Context, c *conn, fn func(t lakeTable, k plan.TableConstraint) [][]any) ([][]any, error) {
+	tables, err := c.tables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rows [][]any
+	for _, t := range tables {
+		for _, k := range t.cons {
+			rows = append(rows, fn(t, k)...)
+		}
+	}
+	return rows, nil
+}
+
 // constraintRows are the tables' PRIMARY KEY, UNIQUE and CHECK
 // constraints; NOT NULL is pg_attribute's attnotnull, as in PostgreSQL
 // before 18. conkey numbers a key's columns (a CHECK's: those it reads)
 // as pg_attribute's attnum.
 func constraintRows(ctx context.Context, c *conn) ([][]any, error) {
-	tables, err := c.tables(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var rows [][]any
-	for _, t := range tables {
-		for _, k := range t.cons {
-			contype, _ := constraintType(k.Kind)
-			var key []int16
-			for _, col := range k.Columns {
-				if idx := t.schema.FieldIndices(col); len(idx) > 0 {
-					key = append(key, int16(idx[0]+1))
-				}
+	return eachConstraint(ctx, c, func(t lakeTable, k plan.TableConstraint) [][]any {
+		contype, _ := constraintType(k.Kind)
+		var key []int16
+		for _, col := range k.Columns {
+			if idx := t.schema.FieldIndices(col); len(idx) > 0 {
+				key = append(key, int16(idx[0]+1))
 			}
-			rows = append(rows, []any{constraintOID(t, k.Name), k.Name, namespaceOID(t.ns), contype,
-				false, false, true, t.oid(), 0,
-				0, 0, 0, true, 0,
-				true, key})
 		}
-	}
-	return rows, nil
+		return [][]any{{constraintOID(t, k.Name), k.Name, namespaceOID(t.ns), contype,
+			false, false, true, t.oid(), 0,
+			0, 0, 0, true, 0,
+			true, key}}
+	})
 }
 
 func infoTableConstraintsRows(ctx context.Context, c *conn) ([][]any, error) {
-	tables, err := c.tables(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var rows [][]any
-	for _, t := range tables {
-		for _, k := range t.cons {
-			_, typ := constraintType(k.Kind)
-			rows = append(rows, []any{c.dbname, t.ns, k.Name, c.dbname, t.ns, t.name, typ, "NO", "NO", "YES"})
-		}
-	}
-	return rows, nil
+	return eachConstraint(ctx, c, func(t lakeTable, k plan.TableConstraint) [][]any {
+		_, typ := constraintType(k.Kind)
+		return [][]any{{c.dbname, t.ns, k.Name, c.dbname, t.ns, t.name, typ, "NO", "NO", "YES"}}
+	})
 }
 
 // infoKeyColumnsRows are the columns of the PRIMARY KEY and UNIQUE
 // constraints, in key order.
 func infoKeyColumnsRows(ctx context.Context, c *conn) ([][]any, error) {
-	tables, err := c.tables(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var rows [][]any
-	for _, t := range tables {
-		for _, k := range t.cons {
-			if k.Kind == parser.ConstraintCheck {
-				continue
-			}
-			for i, col := range k.Columns {
-				rows = append(rows, []any{c.dbname, t.ns, k.Name, c.dbname, t.ns, t.name, col, i + 1})
-			}
+	return eachConstraint(ctx, c, func(t lakeTable, k plan.TableConstraint) [][]any {
+		if k.Kind == parser.ConstraintCheck {
+			return nil
 		}
-	}
-	return rows, nil
+		var rows [][]any
+		for i, col := range k.Columns {
+			rows = append(rows, []any{c.dbname, t.ns, k.Name, c.dbname, t.ns, t.name, col, i + 1})
+		}
+		return rows
+	})
 }
 
 func infoCheckConstraintsRows(ctx context.Context, c *conn) ([][]any, error) {
-	tables, err := c.tables(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var rows [][]any
-	for _, t := range tables {
-		for _, k := range t.cons {
-			if k.Kind == parser.ConstraintCheck {
-				rows = append(rows, []any{c.dbname, t.ns, k.Name, k.Check})
-			}
+	return eachConstraint(ctx, c, func(t lakeTable, k plan.TableConstraint) [][]any {
+		if k.Kind != parser.ConstraintCheck {
+			return nil
 		}
-	}
-	return rows, nil
+		return [][]any{{c.dbname, t.ns, k.Name, k.Check}}
+	})
 }

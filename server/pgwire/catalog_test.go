@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/skadedb/skade/server/pgwire"
 )
 
@@ -88,23 +90,14 @@ func TestViewsInCatalogs(t *testing.T) {
 	if _, err := c.Exec(ctx, "CREATE VIEW v AS SELECT id AS key FROM t"); err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ q, want string }{
+	wantValues(t, c, []struct{ q, want string }{
 		{"SELECT string_agg(table_name || ':' || table_type, ',' ORDER BY table_name) FROM information_schema.tables WHERE table_schema = 'main'", "t:BASE TABLE,v:VIEW"},
 		{"SELECT table_name || ':' || view_definition FROM information_schema.views", "v:SELECT id AS key FROM t"},
 		{"SELECT viewname || ':' || definition FROM pg_views WHERE schemaname = 'main'", "v:SELECT id AS key FROM t"},
 		{"SELECT string_agg(column_name, ',') FROM information_schema.columns WHERE table_name = 'v'", "key"},
 		{"SELECT relkind FROM pg_class WHERE relname = 'v'", "v"},
 		{"SELECT count(*)::text FROM pg_tables WHERE tablename = 'v'", "0"},
-	} {
-		var got string
-		if err := c.QueryRow(ctx, tc.q).Scan(&got); err != nil {
-			t.Errorf("%s: %v", tc.q, err)
-			continue
-		}
-		if got != tc.want {
-			t.Errorf("%s: %q, want %q", tc.q, got, tc.want)
-		}
-	}
+	})
 }
 
 // A table's PRIMARY KEY, UNIQUE and CHECK constraints appear where tools
@@ -123,7 +116,7 @@ func TestConstraintsInCatalogs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, tc := range []struct{ q, want string }{
+	wantValues(t, c, []struct{ q, want string }{
 		{"SELECT string_agg(conname || ':' || contype, ',' ORDER BY conname) FROM pg_constraint c JOIN pg_class r ON r.oid = c.conrelid WHERE r.relname = 'orders'",
 			"code_uq:u,orders_pkey:p,qty_pos:c"},
 		// the primary key's columns through conkey, in key order
@@ -135,9 +128,15 @@ func TestConstraintsInCatalogs(t *testing.T) {
 		{"SELECT string_agg(column_name || ordinal_position::text, ',' ORDER BY constraint_name, ordinal_position) FROM information_schema.key_column_usage WHERE table_name = 'orders'",
 			"code1,region1,id2"},
 		{"SELECT constraint_name || ':' || check_clause FROM information_schema.check_constraints", "qty_pos:qty > 0"},
-	} {
+	})
+}
+
+// wantValues runs each query, which returns one text value, and compares.
+func wantValues(t *testing.T, c *pgx.Conn, cases []struct{ q, want string }) {
+	t.Helper()
+	for _, tc := range cases {
 		var got string
-		if err := c.QueryRow(ctx, tc.q).Scan(&got); err != nil {
+		if err := c.QueryRow(context.Background(), tc.q).Scan(&got); err != nil {
 			t.Errorf("%s: %v", tc.q, err)
 			continue
 		}
