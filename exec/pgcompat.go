@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -37,9 +38,35 @@ func init() {
 	for _, name := range []string{"pg_table_size", "pg_total_relation_size", "pg_relation_size", "pg_indexes_size"} {
 		register(name, rowFunc(types(tInt64), tInt64, noSize))
 	}
-	for _, name := range []string{"pg_get_function_result", "pg_get_function_arguments", "pg_get_viewdef", "pg_get_indexdef", "pg_get_constraintdef"} {
+	for _, name := range []string{"pg_get_function_result", "pg_get_function_arguments", "pg_get_viewdef", "pg_get_indexdef"} {
 		register(name, rowFunc(types(tInt64), tString, none))
 	}
+	// a constraint's definition, from the catalog the statement's context
+	// carries (the PostgreSQL server's); NULL without one
+	constraintDef := func(ec *EvalContext, a []arrow.Array, n int) (arrow.Array, error) {
+		defs, _ := ec.Ctx.Value(catalogDefsKey{}).(CatalogDefs)
+		b := array.NewStringBuilder(ec.Mem)
+		defer b.Release()
+		oids := a[0].(*array.Int64)
+		for i := 0; i < n; i++ {
+			if defs == nil || oids.IsNull(i) {
+				b.AppendNull()
+				continue
+			}
+			pretty := len(a) > 1 && a[1].IsValid(i) && a[1].(*array.Boolean).Value(i)
+			def, ok, err := defs.ConstraintDef(ec.Ctx, oids.Value(i), pretty)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				b.AppendNull()
+				continue
+			}
+			b.Append(def)
+		}
+		return b.NewArray(), nil
+	}
+	register("pg_get_constraintdef", sig(types(tInt64), tString, constraintDef), sig(types(tInt64, tBool), tString, constraintDef))
 	register("pg_size_pretty", rowFunc(types(tInt64), tString, func(a []arrow.Array, i int) (any, bool) {
 		return sizePretty(a[0].(*array.Int64).Value(i)), true
 	}))
@@ -259,4 +286,21 @@ func init() {
 			return nullArray(ec.Mem, tNull, n), nil
 		}, formFunc, msg), nil
 	})
+}
+
+// CatalogDefs gives the definitions of catalog objects by OID, for
+// pg_get_constraintdef. The PostgreSQL server puts one in each statement's
+// context (WithCatalogDefs).
+type CatalogDefs interface {
+	// ConstraintDef is the definition of constraint oid, as PostgreSQL
+	// prints it ("PRIMARY KEY (a, b)", "CHECK ((x > 0))", or with pretty
+	// "CHECK (x > 0)"); false when no constraint has that OID.
+	ConstraintDef(ctx context.Context, oid int64, pretty bool) (string, bool, error)
+}
+
+type catalogDefsKey struct{}
+
+// WithCatalogDefs returns ctx carrying d for pg_get_constraintdef.
+func WithCatalogDefs(ctx context.Context, d CatalogDefs) context.Context {
+	return context.WithValue(ctx, catalogDefsKey{}, d)
 }

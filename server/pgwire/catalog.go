@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -336,10 +337,16 @@ func classRows(ctx context.Context, c *conn) ([][]any, error) {
 		if t.view {
 			kind, am = "v", 0
 		}
+		checks := 0
+		for _, k := range t.cons {
+			if k.Kind == parser.ConstraintCheck {
+				checks++
+			}
+		}
 		rows = append(rows, []any{t.oid(), t.name, namespaceOID(t.ns), 0, 0,
 			oidRoleSkade, am, 0, 0, 0, -1.0,
 			0, 0, false, false, "p",
-			kind, t.schema.NumFields(), 0, t.view, false,
+			kind, t.schema.NumFields(), checks, t.view, false,
 			false, false, false, true,
 			"d", false, 0, 0, 0,
 			nil, nil, nil})
@@ -628,6 +635,33 @@ func constraintType(k parser.ConstraintKind) (contype, name string) {
 		return "u", "UNIQUE"
 	}
 	return "c", "CHECK"
+}
+
+// stmtDefs answers pg_get_constraintdef for one statement
+// (exec.CatalogDefs), reading the lake's constraints once, on first use.
+type stmtDefs struct {
+	c    *conn
+	once sync.Once
+	defs map[int64]plan.TableConstraint
+	err  error
+}
+
+func (d *stmtDefs) ConstraintDef(ctx context.Context, oid int64, pretty bool) (string, bool, error) {
+	d.once.Do(func() {
+		d.defs = map[int64]plan.TableConstraint{}
+		_, d.err = eachConstraint(ctx, d.c, func(t lakeTable, k plan.TableConstraint) [][]any {
+			d.defs[constraintOID(t, k.Name)] = k
+			return nil
+		})
+	})
+	k, ok := d.defs[oid]
+	if !ok {
+		return "", false, d.err
+	}
+	if k.Kind == parser.ConstraintCheck && !pretty {
+		return "CHECK ((" + k.Check + "))", true, nil // as PostgreSQL prints it
+	}
+	return k.SQL(), true, nil
 }
 
 // eachConstraint calls fn with every table constraint, table by table.

@@ -128,6 +128,11 @@ func TestConstraintsInCatalogs(t *testing.T) {
 		{"SELECT string_agg(column_name || ordinal_position::text, ',' ORDER BY constraint_name, ordinal_position) FROM information_schema.key_column_usage WHERE table_name = 'orders'",
 			"code1,region1,id2"},
 		{"SELECT constraint_name || ':' || check_clause FROM information_schema.check_constraints", "qty_pos:qty > 0"},
+		// definitions as PostgreSQL prints them, pretty (psql's \d) or not
+		{"SELECT string_agg(pg_get_constraintdef(c.oid), '; ' ORDER BY conname) FROM pg_constraint c", "UNIQUE (code); PRIMARY KEY (region, id); CHECK ((qty > 0))"},
+		{"SELECT pg_get_constraintdef(oid, true) FROM pg_constraint WHERE contype = 'c'", "CHECK (qty > 0)"},
+		{"SELECT coalesce(pg_get_constraintdef(12345), 'none')", "none"},
+		{"SELECT relchecks::text FROM pg_class WHERE relname = 'orders'", "1"},
 	})
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/lake"
 	"github.com/skadedb/skade/parser"
 )
@@ -356,6 +357,8 @@ func (c *conn) fatal(code, msg string) {
 // CancelRequest, the statement timeout or shutdown.
 func (c *conn) statementContext() (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
+	// pg_get_constraintdef reads the lake's constraints
+	ctx = exec.WithCatalogDefs(ctx, &stmtDefs{c: c})
 	var stop func() bool
 	if c.timeout > 0 {
 		t := time.AfterFunc(c.timeout, func() { cancel(errStatementTimeout) })

@@ -207,6 +207,8 @@ CREATE VIEW cheap AS SELECT id, name FROM shapes WHERE price < 10;
 \dT
 \dx
 \db
+CREATE TABLE checked (id INT NOT NULL PRIMARY KEY, qty INT, CONSTRAINT qty_pos CHECK (qty > 0));
+\d checked
 `
 	cmd := exec.Command(psql, "-X", "-v", "ON_ERROR_STOP=1", "-h", host, "-p", port, "-U", "skade", "-d", "lake", "-f", "-")
 	cmd.Stdin = strings.NewReader(script)
@@ -232,7 +234,9 @@ CREATE VIEW cheap AS SELECT id, name FROM shapes WHERE price < 10;
 	}
 	for _, w := range []string{"List of roles", " skade     | Superuser", "Access privileges", "List of schemas", " main   | shapes | table | skade",
 		// the view: in \d's and \dv's lists, and described by \d cheap
-		" main   | cheap  | view  | skade", `View "main.cheap"`, " name   | text    |"} {
+		" main   | cheap  | view  | skade", `View "main.cheap"`, " name   | text    |",
+		// a CHECK constraint, as PostgreSQL's psql prints it
+		"Check constraints:\n    \"qty_pos\" CHECK (qty > 0)"} {
 		if !strings.Contains(string(out), w) {
 			t.Errorf("psql output lacks %q:\n%s", w, out)
 		}
