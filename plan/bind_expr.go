@@ -68,19 +68,22 @@ func isAggregateCall(f *parser.FuncCall) bool {
 
 // containsAggregate reports whether e calls an aggregate outside any
 // subquery.
-func containsAggregate(n parser.Node) bool {
-	found := false
+func containsAggregate(n parser.Node) bool { return findCall(n, isAggregateCall) != nil }
+
+// findCall returns a call in n, outside any subquery, that is reports
+// true for, or nil.
+func findCall(n parser.Node, is func(*parser.FuncCall) bool) *parser.FuncCall {
+	var found *parser.FuncCall
 	parser.Inspect(n, func(x parser.Node) bool {
 		switch x := x.(type) {
 		case *parser.Query:
 			return false
 		case *parser.FuncCall:
-			if isAggregateCall(x) {
-				found = true
-				return false
+			if is(x) {
+				found = x
 			}
 		}
-		return !found
+		return found == nil
 	})
 	return found
 }

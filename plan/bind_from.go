@@ -1030,9 +1030,7 @@ func (b *binder) bindDependentJoin(j *parser.Join, l Node, lsc *scope, r Node, r
 		return nil, nil, err
 	}
 	var cond Expr
-	if lit, isLit := j.On.(*parser.Literal); isLit && lit.Kind == parser.LitBool && lit.Value == "true" {
-		// ON TRUE: no condition
-	} else if j.On != nil {
+	if !onTrue(j.On) {
 		if containsQuery(j.On) {
 			return nil, nil, errorf(j.On.Position(), "a subquery in the condition of a join to this LATERAL subquery is not supported yet; compute it in WHERE")
 		}
@@ -1090,10 +1088,15 @@ func (b *binder) lateralDependent(n Node, left, lsc *scope, pos parser.Pos) (Nod
 			return nil, nil, nil, refuse("it reads a column of an enclosing query as well")
 		}
 	}
+	var r Node
+	var keys []Column
+	dep := &lateralDep{}
+	var err error
 	if isScalarAgg(stripProject(n)) {
-		return b.lateralScalarAgg(d, n, refuse, pos)
+		r, keys, err = b.lateralScalarAgg(d, n, dep)
+	} else {
+		r, keys, err = b.lateralRows(d, n, dep)
 	}
-	q, dc, err := d.push(n)
 	if err != nil {
 		var nd errNotDecorrelated
 		if errors.As(err, &nd) {
@@ -1101,20 +1104,26 @@ func (b *binder) lateralDependent(n Node, left, lsc *scope, pos parser.Pos) (Nod
 		}
 		return nil, nil, nil, err
 	}
-	// n's columns, then the outer values, then the marker
+	on, delim, err := d.joinOn(keys)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	dep.delim = delim
+	return r, on, dep, nil
+}
+
+// lateralRows is lateralDependent for a subquery of any number of rows
+// per outer row: n over D, its columns then the outer values (keys) and
+// the match marker (dep.mark).
+func (b *binder) lateralRows(d *dependent, n Node, dep *lateralDep) (Node, []Column, error) {
+	q, dc, err := d.push(n)
+	if err != nil {
+		return nil, nil, err
+	}
 	cols := append(append([]Column(nil), n.Columns()...), dc...)
 	t, _ := exec.NewLiteral(true)
-	mark := b.newCol("lateral_match", "", tBool, true)
-	q = &Project{Input: q, Exprs: append(colRefs(cols), constLit(t)), Cols: append(cols, mark)}
-	var conds []Expr
-	for i, o := range d.outer {
-		eq, err := b.call(pos, "is_not_distinct_from", colRef(o), colRef(dc[i]))
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		conds = append(conds, eq)
-	}
-	return q, andConj(conds), &lateralDep{delim: &Delim{N: len(conds), Scans: d.scans}, mark: mark}, nil
+	dep.mark = b.newCol("lateral_match", "", tBool, true)
+	return &Project{Input: q, Exprs: append(colRefs(cols), constLit(t)), Cols: append(cols, dep.mark)}, dc, nil
 }
 
 // lateralScalarAgg is lateralDependent for an aggregate without GROUP BY,
@@ -1122,58 +1131,31 @@ func (b *binder) lateralDependent(n Node, left, lsc *scope, pos parser.Pos) (Nod
 // aggregates grouped by the outer values are left joined, and the
 // subquery's select list is computed above the join (dep.post), a count
 // of no rows coalesced to 0.
-func (b *binder) lateralScalarAgg(d *dependent, n Node, refuse func(string) error, pos parser.Pos) (Node, Expr, *lateralDep, error) {
-	var exprs []Expr
-	var outCols []Column
+func (b *binder) lateralScalarAgg(d *dependent, n Node, dep *lateralDep) (Node, []Column, error) {
 	agg := stripProject(n).(*Aggregate)
+	exprs, outCols := colRefs(agg.Columns()), agg.Columns()
 	if p, ok := n.(*Project); ok {
 		exprs, outCols = p.Exprs, p.Cols
-	} else {
-		exprs, outCols = colRefs(agg.Columns()), agg.Columns()
 	}
-	q, dc, err := d.push(agg.Input)
+	g, keys, subst, err := d.groupScalarAgg(agg)
 	if err != nil {
-		var nd errNotDecorrelated
-		if errors.As(err, &nd) {
-			return nil, nil, nil, refuse(nd.what)
-		}
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	aggs, err := d.substAggs(agg.Aggs, dc)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	g, keys := d.groupByOuter(q, dc, aggs)
-	// the select list reads the original aggregate columns: theirs now,
-	// a count coalesced to 0 for an outer value without rows
-	subst := map[ColumnID]Expr{}
-	zero, _ := exec.NewLiteral(int64(0))
-	for i, a := range agg.Aggs {
-		var x Expr = colRef(aggs[i].Col)
-		if a.Name == "count" {
-			if x, err = b.newFunc("coalesce", []Expr{x, constLit(zero)}, func(a []exec.Expr) (exec.Expr, error) { return exec.NewCoalesce(a...) }); err != nil {
-				return nil, nil, nil, err
-			}
-		}
-		subst[a.Col.ID] = x
-	}
-	post := make([]Expr, len(exprs))
+	dep.post, dep.postCols = make([]Expr, len(exprs)), outCols
 	for i, e := range exprs {
 		x, ok := substitute(e, subst)
 		if !ok {
-			return nil, nil, nil, refuse("its select list cannot be computed above the join")
+			return nil, nil, errNotDecorrelated{"its select list cannot be computed above the join"}
 		}
-		post[i] = x
+		dep.post[i] = x
 	}
-	var conds []Expr
-	for i, o := range d.outer {
-		eq, err := b.call(pos, "is_not_distinct_from", colRef(o), colRef(keys[i]))
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		conds = append(conds, eq)
-	}
-	return g, andConj(conds), &lateralDep{delim: &Delim{N: len(conds), Scans: d.scans}, post: post, postCols: outCols}, nil
+	return g, keys, nil
+}
+
+// onTrue reports whether a join condition is absent or the literal TRUE.
+func onTrue(on parser.Expr) bool {
+	lit, isLit := on.(*parser.Literal)
+	return on == nil || isLit && lit.Kind == parser.LitBool && lit.Value == "true"
 }
 
 // dependentLateralJoin joins left to a dependent LATERAL subquery r: a left

@@ -89,35 +89,11 @@ func isUnnestCall(e parser.Expr) bool {
 
 // findUnnest finds an unnest call in e outside subqueries.
 func findUnnest(e parser.Expr) *parser.FuncCall {
-	var found *parser.FuncCall
-	parser.Inspect(e, func(n parser.Node) bool {
-		switch x := n.(type) {
-		case *parser.Query:
-			return false
-		case *parser.FuncCall:
-			if isUnnestCall(x) {
-				found = x
-			}
-		}
-		return found == nil
-	})
-	return found
+	return findCall(e, func(f *parser.FuncCall) bool { return isUnnestCall(f) })
 }
 
 // containsWindowCall reports whether e calls a window function outside
 // subqueries.
 func containsWindowCall(e parser.Expr) bool {
-	found := false
-	parser.Inspect(e, func(n parser.Node) bool {
-		switch x := n.(type) {
-		case *parser.Query:
-			return false
-		case *parser.FuncCall:
-			if x.Over != nil || !x.OverName.Empty() {
-				found = true
-			}
-		}
-		return !found
-	})
-	return found
+	return findCall(e, func(f *parser.FuncCall) bool { return f.Over != nil || !f.OverName.Empty() }) != nil
 }

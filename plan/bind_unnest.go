@@ -139,10 +139,7 @@ func (b *binder) lateralJoin(j *parser.Join, tf *parser.TableFunc, l Node, lsc *
 	if err := sc.merge(fsc, j.Right.Position()); err != nil {
 		return nil, nil, true, err
 	}
-	trueOn := j.On == nil
-	if lit, isLit := j.On.(*parser.Literal); isLit && lit.Kind == parser.LitBool && lit.Value == "true" {
-		trueOn = true
-	}
+	trueOn := onTrue(j.On)
 	switch j.Kind {
 	case parser.LeftJoin:
 		if !trueOn {

@@ -334,16 +334,54 @@ func (d *dependent) substAggs(aggs []*AggCall, dc []Column) ([]*AggCall, error) 
 // join records the dependent left join of the outer rows to r, whose
 // columns keys carry the outer values.
 func (d *dependent) join(r Node, keys []Column, ec *exprCtx) error {
+	on, delim, err := d.joinOn(keys)
+	if err != nil {
+		return err
+	}
+	*ec.marks = append(*ec.marks, &Join{Kind: exec.JoinLeft, Right: r, On: on, Delim: delim})
+	return nil
+}
+
+// joinOn is the condition and the Delim of the dependent join of the
+// outer rows to a node whose columns keys carry the outer values.
+func (d *dependent) joinOn(keys []Column) (Expr, *Delim, error) {
 	var on []Expr
 	for i, o := range d.outer {
 		eq, err := d.b.call(parserPos, "is_not_distinct_from", colRef(o), colRef(keys[i]))
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		on = append(on, eq)
 	}
-	*ec.marks = append(*ec.marks, &Join{Kind: exec.JoinLeft, Right: r, On: andConj(on), Delim: &Delim{N: len(on), Scans: d.scans}})
-	return nil
+	return andConj(on), &Delim{N: len(on), Scans: d.scans}, nil
+}
+
+// groupScalarAgg decorrelates agg, an aggregate without GROUP BY: its
+// input over D, grouped by the outer values (keys). An outer value with
+// no rows has no group, so subst maps each count's column to the count
+// coalesced to 0, for the expressions read above the join.
+func (d *dependent) groupScalarAgg(agg *Aggregate) (g Node, keys []Column, subst map[ColumnID]Expr, err error) {
+	q, dc, err := d.push(agg.Input)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	aggs, err := d.substAggs(agg.Aggs, dc)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	g, keys = d.groupByOuter(q, dc, aggs)
+	subst = map[ColumnID]Expr{}
+	zero, _ := exec.NewLiteral(int64(0))
+	for _, a := range aggs {
+		if a.Name == "count" {
+			x, err := d.b.newFunc("coalesce", []Expr{colRef(a.Col), constLit(zero)}, func(a []exec.Expr) (exec.Expr, error) { return exec.NewCoalesce(a...) })
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			subst[a.Col.ID] = x
+		}
+	}
+	return g, keys, subst, nil
 }
 
 // groupByOuter groups q (over D, dc carrying the outer values) by the
@@ -368,31 +406,14 @@ func (b *binder) dependentScalar(sub Node, ec *exprCtx, sc *scope) (Expr, bool, 
 		return nil, false, nil
 	}
 	if proj, ok := sub.(*Project); ok && isScalarAgg(proj.Input) {
-		agg := proj.Input.(*Aggregate)
-		q, dc, err := d.push(agg.Input)
+		g, keys, subst, err := d.groupScalarAgg(proj.Input.(*Aggregate))
 		if err != nil {
 			return nil, false, err
 		}
-		aggs, err := d.substAggs(agg.Aggs, dc)
-		if err != nil {
-			return nil, false, err
-		}
-		g, keys := d.groupByOuter(q, dc, aggs)
 		if err := d.join(g, keys, ec); err != nil {
 			return nil, false, err
 		}
 		// an outer value without a group: the aggregates over no rows
-		subst := map[ColumnID]Expr{}
-		zero, _ := exec.NewLiteral(int64(0))
-		for _, a := range aggs {
-			if a.Name == "count" {
-				x, err := b.newFunc("coalesce", []Expr{colRef(a.Col), constLit(zero)}, func(a []exec.Expr) (exec.Expr, error) { return exec.NewCoalesce(a...) })
-				if err != nil {
-					return nil, false, err
-				}
-				subst[a.Col.ID] = x
-			}
-		}
 		v, ok := substitute(proj.Exprs[0], subst)
 		if !ok {
 			return nil, false, nil
