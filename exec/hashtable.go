@@ -336,6 +336,21 @@ func (t *HashTable) touch(hashes []uint64, sink *uint64) {
 	*sink += x // keeps the loads from being optimized away
 }
 
+// touchSel is touch for the rows of hashes that sel names.
+func (t *HashTable) touchSel(hashes []uint64, sel []int32, sink *uint64) {
+	var x uint64
+	if t.inline {
+		for _, r := range sel {
+			x += uint64(t.islots[hashes[r]>>t.shift].id)
+		}
+	} else {
+		for _, r := range sel {
+			x += t.slots[hashes[r]>>t.shift]
+		}
+	}
+	*sink += x
+}
+
 // htTouchMin is the slot count from which touch pays: about 4 MiB of slots.
 const htTouchMin = 1 << 18
 
@@ -434,21 +449,7 @@ func (t *HashTable) findFiltered(keys *RowKeys, ids []int32, skipNull bool) {
 		sel = append(sel, int32(r))
 	}
 	keys.sel = sel
-	if len(sel) > len(hs)/2 {
-		t.touch(hs, &keys.sink)
-	} else {
-		var x uint64
-		if t.inline {
-			for _, r := range sel {
-				x += uint64(t.islots[hs[r]>>t.shift].id)
-			}
-		} else {
-			for _, r := range sel {
-				x += t.slots[hs[r]>>t.shift]
-			}
-		}
-		keys.sink += x
-	}
+	t.touchSel(hs, sel, &keys.sink)
 	for _, r := range sel {
 		if skipNull && keys.AnyNull && keys.Null[r] {
 			ids[r] = -1

@@ -48,6 +48,7 @@ type JoinBuild struct {
 func BuildJoin(ctx context.Context, op Operator, keys []Expr, opts HashOptions, what string) (_ *JoinBuild, err error) {
 	opts = opts.withDefaults()
 	jb := &JoinBuild{Schema: op.Schema(), res: htReservation{budget: opts.Budget, what: what}}
+	jb.own.jb = jb
 	defer func() {
 		if err != nil {
 			jb.Release()
@@ -117,7 +118,7 @@ func BuildJoin(ctx context.Context, op Operator, keys []Expr, opts HashOptions, 
 // NULL keys). Both results are reused by the next Probe. Probe is for one
 // goroutine; others probe the same build through their own Prober.
 func (jb *JoinBuild) Probe(ec *EvalContext, batch arrow.RecordBatch, keys []Expr) ([]int32, *RowKeys, error) {
-	return jb.own.probe(jb, ec, batch, keys)
+	return jb.own.Probe(ec, batch, keys)
 }
 
 // Prober probes a JoinBuild with its own scratch space, so that several
@@ -135,10 +136,7 @@ func (jb *JoinBuild) NewProber() *Prober { return &Prober{jb: jb} }
 // Probe is JoinBuild.Probe. The keys must not hold state that evaluation
 // changes: columns, and casts and arithmetic of them.
 func (p *Prober) Probe(ec *EvalContext, batch arrow.RecordBatch, keys []Expr) ([]int32, *RowKeys, error) {
-	return p.probe(p.jb, ec, batch, keys)
-}
-
-func (p *Prober) probe(jb *JoinBuild, ec *EvalContext, batch arrow.RecordBatch, keys []Expr) ([]int32, *RowKeys, error) {
+	jb := p.jb
 	if jb.Table == nil {
 		return nil, nil, fmt.Errorf("exec: probing a join build that has no keys (planner bug)")
 	}

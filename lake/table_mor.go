@@ -206,9 +206,7 @@ func (d *RowDelta) commit(ctx context.Context, op string, opts []WriteOption) (*
 			if m.rows == 0 {
 				continue
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				o := &outs[i]
 				if m.keyIDs != nil {
 					spec := t.tbl.Metadata().PartitionSpec()
@@ -232,7 +230,7 @@ func (d *RowDelta) commit(ctx context.Context, op string, opts []WriteOption) (*
 					}
 					o.files = append(o.files, df)
 				}
-			}()
+			})
 		}
 		wg.Wait()
 		n := 0

@@ -712,11 +712,6 @@ func (m *merger) insertUnmatched(ctx context.Context) (err error) {
 	}
 	start := time.Now()
 	defer func() { m.res.Metrics.InsertTime = time.Since(start) }()
-	// A large insert is written by several writers at once, each taking
-	// a contiguous share of the source rows, so that encoding and
-	// compression run on every core; each writes its own files.
-	var ws []*fileWriter
-	writers, share := 1, 0
 	// a table with a declared sort order gets its inserted rows sorted
 	// (as an INSERT's are); they are few next to the source, which the
 	// join holds already
@@ -729,12 +724,16 @@ func (m *merger) insertUnmatched(ctx context.Context) (err error) {
 	defer func() { releaseBatches(held) }()
 	jt := m.src.Table
 	total := int32(m.src.Rows)
+	// A large insert is written by several writers at once, each taking
+	// a contiguous share of the source rows, so that encoding and
+	// compression run on every core; each writes its own files.
+	writers, share := 1, 0
 	if len(keys) == 0 {
 		n := jt.UnmatchedRows()
 		writers = min(runtime.GOMAXPROCS(0), 4, max(1, n/insertRowsPerWriter))
 		share = (n + writers - 1) / writers
 	}
-	ws = make([]*fileWriter, writers)
+	ws := make([]*fileWriter, writers)
 	seen := 0
 	idx := make([]int32, 0, m.opts.BatchSize)
 	for from := int32(0); from < total; {

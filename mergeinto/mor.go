@@ -373,25 +373,19 @@ func (d *PositionDeletes) Write(ctx context.Context) (int64, error) {
 		err  error
 	}
 	outs := make([]out, len(todo))
-	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(todo)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				o := &outs[i]
-				if o.err = ctx.Err(); o.err == nil {
-					o.path = d.newPath("deletes.parquet")
-					o.df, o.err = d.writePositionDeleteFile(wfs, meta, o.path, todo[i].task.File, todo[i].pos)
-				}
+	sem := make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))
+	for i, f := range todo {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			o := &outs[i]
+			if o.err = ctx.Err(); o.err == nil {
+				o.path = d.newPath("deletes.parquet")
+				o.df, o.err = d.writePositionDeleteFile(wfs, meta, o.path, f.task.File, f.pos)
 			}
-		}()
+		})
 	}
-	for i := range todo {
-		next <- i
-	}
-	close(next)
 	wg.Wait()
 	var errs []error
 	for i, o := range outs {
@@ -606,9 +600,10 @@ func (s *morSink) emit(ctx context.Context, _ arrow.RecordBatch, o batchOut) err
 	if err := s.fd.Add(ctx, o.changedPos); err != nil {
 		return err
 	}
-	updated := out // merge-on-read leaves the kept rows out (applyBatch)
-	for i, b := range updated {
-		updated[i] = nil
+	// out holds only the updated rows: merge-on-read leaves the kept rows
+	// out (applyBatch)
+	for i, b := range out {
+		out[i] = nil
 		if b.NumRows() == 0 {
 			b.Release()
 			continue
@@ -686,7 +681,6 @@ var posDeleteArrowSchema = arrow.NewSchema([]arrow.Field{
 // file, with the data file's partition and file_path bounds equal to its
 // path (so readers and compaction treat it as scoped to that one file).
 func (d *PositionDeletes) writePositionDeleteFile(wfs iceio.WriteFileIO, meta table.Metadata, path string, data iceberg.DataFile, pos []int64) (iceberg.DataFile, error) {
-
 	bld := array.NewRecordBuilder(d.mem, posDeleteArrowSchema)
 	defer bld.Release()
 	paths := bld.Field(0).(*array.StringBuilder)

@@ -95,7 +95,7 @@ func (m *merger) readAheadWorkers(files int) int {
 // startReadAhead starts workers reading tasks ahead. It returns nil when
 // the budget cannot hold the read-ahead; the caller then reads in turn.
 func (m *merger) startReadAhead(ctx context.Context, tasks []table.FileScanTask, workers int) *readAhead {
-	if workers < 1 || m.spec.Budget.Reserve(readAheadBytes, "merge read-ahead") != nil {
+	if m.spec.Budget.Reserve(readAheadBytes, "merge read-ahead") != nil {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -104,15 +104,13 @@ func (m *merger) startReadAhead(ctx context.Context, tasks []table.FileScanTask,
 	for i, t := range tasks {
 		ra.feeds[i] = &feed{task: t}
 	}
-	ra.wg.Add(workers)
 	for range workers {
-		go ra.work(ctx)
+		ra.wg.Go(func() { ra.work(ctx) })
 	}
 	return ra
 }
 
 func (ra *readAhead) work(ctx context.Context) {
-	defer ra.wg.Done()
 	m := ra.m
 	pr := m.src.NewProber()
 	ec := &exec.EvalContext{Ctx: compute.WithAllocator(ctx, m.opts.Mem), Mem: m.opts.Mem, Now: m.opts.Now}
