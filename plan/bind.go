@@ -45,6 +45,9 @@ type binder struct {
 	// subqueries counts the expression subqueries being bound around the
 	// current point (a recursive CTE's self-reference must not be in one).
 	subqueries int
+	// subplans are the MERGE clause subplans (clauseSubplan), for their
+	// names and EXPLAIN
+	subplans []*clauseSubplan
 	// inits are the uncorrelated scalar and EXISTS subqueries bound so
 	// far: init plans, which the optimizer (foldInits) runs, never the
 	// binder.

@@ -27,6 +27,10 @@ type exprCtx struct {
 	// marks, when set, collects mark joins for IN (subquery) tests; the
 	// caller joins them onto its input before using the expression.
 	marks *[]*Join
+	// inOnce runs an uncorrelated IN (subquery) once, as = ANY (ARRAY
+	// (subquery)), rather than as a mark join: in a MERGE clause, whose
+	// mark joins would run once per batch of joined rows.
+	inOnce bool
 	// mergeAction allows merge_action() (MERGE … RETURNING).
 	mergeAction bool
 	// filterIn holds the positive (a, b, …) IN (subquery) tests that are

@@ -314,21 +314,24 @@ func (b *binder) bindInSubquery(e *parser.InExpr, ec *exprCtx) (Expr, error) {
 	if row, ok := e.X.(*parser.RowExpr); ok {
 		return b.bindRowInSubquery(e, row, ec)
 	}
-	if ec.marks == nil {
-		// no mark joins here (a MERGE clause): an uncorrelated subquery
-		// runs once, as x = ANY (ARRAY(q)), which has IN's NULL rules
+	if ec.marks == nil || ec.inOnce {
+		// no mark joins here, or a MERGE clause (evaluated on batches of
+		// joined rows): an uncorrelated subquery runs once, as x = ANY
+		// (ARRAY(q)), which has IN's NULL rules
 		_, corr, err := b.probeSubquery(e.Query, ec)
 		if err != nil {
 			return nil, err
 		}
-		if corr {
+		if corr && ec.marks == nil {
 			return nil, errorf(e.Pos, "a correlated IN (subquery) is not supported in %s yet", ec.clause)
 		}
-		var q parser.Expr = &parser.Quantified{Pos: e.Pos, X: e.X, Op: parser.OpEq, Array: &parser.ArraySubquery{Pos: e.Pos, Query: e.Query}}
-		if e.Not {
-			q = &parser.UnaryExpr{Pos: e.Pos, Op: parser.OpNot, X: q}
+		if !corr {
+			var q parser.Expr = &parser.Quantified{Pos: e.Pos, X: e.X, Op: parser.OpEq, Array: &parser.ArraySubquery{Pos: e.Pos, Query: e.Query}}
+			if e.Not {
+				q = &parser.UnaryExpr{Pos: e.Pos, Op: parser.OpNot, X: q}
+			}
+			return b.bindExpr(q, ec)
 		}
-		return b.bindExpr(q, ec)
 	}
 	x, err := b.bindExpr(e.X, ec)
 	if err != nil {

@@ -208,6 +208,8 @@ func compile(e Expr, l *layout) (exec.Expr, error) {
 			return e.value.Lit, nil
 		}
 		return &initPlanExpr{ip: e}, nil
+	case *mergeSubplan:
+		return e.b.newClauseSubplan(e.X, e.Marks, e.joined, e.explain)
 	case *Func:
 		args := make([]exec.Expr, len(e.Args))
 		for i, a := range e.Args {

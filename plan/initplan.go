@@ -227,6 +227,7 @@ func (e *initPlanExpr) Eval(ec *exec.EvalContext, batch arrow.RecordBatch) (arro
 // writeInits renders the binder's init plans for EXPLAIN: their plans when
 // not run, their values when run (EXPLAIN ANALYZE ran them first).
 func writeInits(sb *strings.Builder, b *binder, indent string) {
+	defer writeSubplans(sb, b, indent)
 	for _, ip := range b.inits {
 		what := "scalar subquery"
 		if ip.Exists {

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/skadedb/skade/exec"
@@ -91,6 +92,34 @@ func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 	jl := layoutOf(append(append([]Column(nil), tcols...), scols...))
 	sl := layoutOf(scols)
 	tset, sset := idSet(tcols), idSet(scols)
+	// srcMarked: joins of correlated subqueries reading only the source
+	// row were added onto src, whose columns they extend.
+	srcMarked := false
+	// subCols are the columns those joins added
+	subCols := map[ColumnID]bool{}
+	// takeMarks places the joins the correlated subqueries of clause
+	// expression x became: onto the source when they read none of the
+	// target's columns, so that they run once; otherwise x becomes a
+	// mergeSubplan, run over the joined rows (merge_subplan.go).
+	takeMarks := func(x Expr, marks []*Join) Expr {
+		if len(marks) == 0 {
+			return x
+		}
+		if refsAnyCol(marksRead(marks), tset) {
+			joinedCols := append(append([]Column(nil), tcols...), scols...)
+			return &mergeSubplan{X: x, Marks: marks, joined: joinedCols, explain: explain, b: b}
+		}
+		src = applyMarks(src, marks)
+		srcMarked = true
+		scols = src.Columns()
+		for _, c := range scols {
+			if !sset[c.ID] {
+				sset[c.ID], subCols[c.ID] = true, true
+			}
+		}
+		jl = layoutOf(append(append([]Column(nil), tcols...), scols...))
+		return x
+	}
 	// kind is the clause being bound (set in the clause loop below).
 	var kind parser.MatchKind
 	// bindClause binds a clause's expression. As in PostgreSQL, a WHEN NOT
@@ -107,12 +136,20 @@ func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 		case parser.NotMatchedBySource:
 			only = tsc
 		}
+		bind := func(sc *scope) (Expr, error) {
+			var marks []*Join
+			x, err := b.bindExpr(e, &exprCtx{sc: sc, clause: clause, marks: &marks, inOnce: true})
+			if err != nil {
+				return nil, err
+			}
+			return takeMarks(x, marks), nil
+		}
 		if only != nil {
-			if x, err := b.bindExpr(e, &exprCtx{sc: only, clause: clause}); err == nil {
+			if x, err := bind(only); err == nil {
 				return x, nil
 			}
 		}
-		return b.bindExpr(e, &exprCtx{sc: joined, clause: clause})
+		return bind(joined)
 	}
 	bindBool := func(e parser.Expr, clause string, check func(Expr, parser.Pos) error) (exec.Expr, error) {
 		x, err := bindClause(e, clause)
@@ -132,21 +169,32 @@ func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 		Budget: p.Options.Budget, Options: mergeinto.Options{Mem: p.Options.Mem, Now: b.now}}
 
 	// ON: target.col = <source expression> conjuncts become keys
-	on, err := b.bindExpr(m.On, &exprCtx{sc: joined, clause: "ON"})
+	var onMarks []*Join
+	on, err := b.bindExpr(m.On, &exprCtx{sc: joined, clause: "ON", marks: &onMarks, inOnce: true})
 	if err != nil {
 		return nil, err
 	}
 	if err := checkBool(on, m.On.Position(), "ON"); err != nil {
 		return nil, err
 	}
-	var residual []Expr
+	// ON's subqueries that read the target row are evaluated on the
+	// candidate pairs, with the residual conjuncts that read their values
+	var onSub *mergeSubplan
+	var onSubCols map[ColumnID]bool
+	if len(onMarks) > 0 && refsAnyCol(marksRead(onMarks), tset) {
+		onSub = takeMarks(on, onMarks).(*mergeSubplan)
+		onSubCols = marksMade(onMarks)
+	} else {
+		takeMarks(on, onMarks)
+	}
+	var residual, subResidual []Expr
 	for _, c := range conjuncts(on) {
 		if f, ok := c.(*Func); ok && f.Name == "=" {
 			l, r := f.Args[0], f.Args[1]
 			if lc, ok := l.(*ColRef); !ok || !tset[lc.ID] || !refsOnly(r, sset) {
 				l, r = r, l
 			}
-			if lc, ok := l.(*ColRef); ok && tset[lc.ID] && refsOnly(r, sset) && !isConst(r) {
+			if lc, ok := l.(*ColRef); ok && tset[lc.ID] && refsOnly(r, sset) && !isConst(r) && !refsAnyExpr(r, onSubCols) {
 				ks, err := comp(r, sl)
 				if err != nil {
 					return nil, err
@@ -155,7 +203,15 @@ func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 				continue
 			}
 		}
+		if refsAnyExpr(c, onSubCols) {
+			subResidual = append(subResidual, c)
+			continue
+		}
 		residual = append(residual, c)
+	}
+	if len(subResidual) > 0 {
+		onSub.X = andConj(subResidual)
+		residual = append(residual, onSub)
 	}
 	if len(residual) > 0 {
 		if spec.On, err = comp(andConj(residual), jl); err != nil {
@@ -227,14 +283,30 @@ func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 			return nil
 		}
 		var bad *ColRef
-		walkExpr(x, func(e Expr) {
-			if c, ok := e.(*ColRef); ok && set[c.ID] && bad == nil {
-				bad = c
+		var badSub bool
+		var visit func(e Expr)
+		visit = func(e Expr) {
+			switch y := e.(type) {
+			case *ColRef:
+				if set[y.ID] && bad == nil {
+					bad = y
+				}
+			case *mergeSubplan:
+				badSub = badSub || refsAnyCol(marksRead(y.Marks), set)
+				walkExpr(y.X, visit)
 			}
-		})
+		}
+		walkExpr(x, visit)
+		if bad != nil && subCols[bad.ID] {
+			bad, badSub = nil, true
+		}
 		if bad != nil {
 			return errorf(pos, "column %q is a %s column, and a WHEN %s clause has no %s row; use only %s columns there",
 				bad.Name, side, what, side, other)
+		}
+		if badSub {
+			return errorf(pos, "a subquery here reads the %s row, and a WHEN %s clause has no %s row; use only %s columns there",
+				side, what, side, other)
 		}
 		return nil
 	}
@@ -428,6 +500,18 @@ func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 			spec.ReturningNames = append(spec.ReturningNames, it.name)
 		}
 	}
+	if srcMarked {
+		if !explain {
+			if err := b.foldInits(src); err != nil {
+				return nil, err
+			}
+		}
+		before := src.Columns()
+		src = optimize(b, src)
+		if !sameColumnIDs(before, src.Columns()) {
+			return nil, fmt.Errorf("plan: merge into %s: the source's columns moved when its subqueries were planned (planner bug)", target.Name)
+		}
+	}
 	op, err := b.build(src)
 	if err != nil {
 		return nil, err
@@ -441,4 +525,42 @@ func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 		return nil, err
 	}
 	return spec, nil
+}
+
+func sameColumnIDs(a, b []Column) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].ID != b[i].ID {
+			return false
+		}
+	}
+	return true
+}
+
+// marksMade are the columns marks add to the rows they join.
+func marksMade(marks []*Join) map[ColumnID]bool {
+	made := map[ColumnID]bool{}
+	for _, m := range marks {
+		if m.Mark != nil {
+			made[m.Mark.ID] = true
+		}
+		if m.Kind != exec.JoinMark {
+			for _, c := range m.Right.Columns() {
+				made[c.ID] = true
+			}
+		}
+	}
+	return made
+}
+
+// refsAnyExpr reports whether e reads a column of set.
+func refsAnyExpr(e Expr, set map[ColumnID]bool) bool {
+	if len(set) == 0 {
+		return false
+	}
+	used := map[ColumnID]bool{}
+	exprCols(e, used)
+	return refsAnyCol(used, set)
 }
