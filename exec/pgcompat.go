@@ -38,7 +38,7 @@ func init() {
 	for _, name := range []string{"pg_table_size", "pg_total_relation_size", "pg_relation_size", "pg_indexes_size"} {
 		register(name, rowFunc(types(tInt64), tInt64, noSize))
 	}
-	for _, name := range []string{"pg_get_function_result", "pg_get_function_arguments", "pg_get_viewdef", "pg_get_indexdef"} {
+	for _, name := range []string{"pg_get_function_result", "pg_get_function_arguments", "pg_get_viewdef"} {
 		register(name, rowFunc(types(tInt64), tString, none))
 	}
 	// a constraint's definition, from the catalog the statement's context
@@ -67,6 +67,34 @@ func init() {
 		return b.NewArray(), nil
 	}
 	register("pg_get_constraintdef", sig(types(tInt64), tString, constraintDef), sig(types(tInt64, tBool), tString, constraintDef))
+	// an index's definition (column 0) or one of its columns'
+	indexDef := func(ec *EvalContext, a []arrow.Array, n int) (arrow.Array, error) {
+		defs, _ := ec.Ctx.Value(catalogDefsKey{}).(CatalogDefs)
+		b := array.NewStringBuilder(ec.Mem)
+		defer b.Release()
+		oids := a[0].(*array.Int64)
+		for i := 0; i < n; i++ {
+			if defs == nil || oids.IsNull(i) || len(a) > 1 && a[1].IsNull(i) {
+				b.AppendNull()
+				continue
+			}
+			column := int64(0)
+			if len(a) > 1 {
+				column = a[1].(*array.Int64).Value(i)
+			}
+			def, ok, err := defs.IndexDef(ec.Ctx, oids.Value(i), column)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				b.AppendNull()
+				continue
+			}
+			b.Append(def)
+		}
+		return b.NewArray(), nil
+	}
+	register("pg_get_indexdef", sig(types(tInt64), tString, indexDef), sig(types(tInt64, tInt64, tBool), tString, indexDef))
 	register("pg_size_pretty", rowFunc(types(tInt64), tString, func(a []arrow.Array, i int) (any, bool) {
 		return sizePretty(a[0].(*array.Int64).Value(i)), true
 	}))
@@ -296,6 +324,10 @@ type CatalogDefs interface {
 	// prints it ("PRIMARY KEY (a, b)", "CHECK ((x > 0))", or with pretty
 	// "CHECK (x > 0)"); false when no constraint has that OID.
 	ConstraintDef(ctx context.Context, oid int64, pretty bool) (string, bool, error)
+	// IndexDef is, for column 0, the CREATE INDEX statement of index oid,
+	// as pg_get_indexdef prints it; for column k > 0, its k-th column;
+	// false when no index has that OID or no such column.
+	IndexDef(ctx context.Context, oid int64, column int64) (string, bool, error)
 }
 
 type catalogDefsKey struct{}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -38,6 +39,7 @@ const (
 	oidInfoSchema  = 13000
 	oidRoleSkade   = 10
 	oidHeapAM      = 2
+	oidBtreeAM     = 403
 	oidDatabase    = 16384
 	firstObjectOID = 16385
 )
@@ -184,7 +186,7 @@ var pgCatalog = map[string]*catalogRelation{
 	"pg_settings": {cols: []catCol{{"name", "text"}, {"setting", "text"}, {"unit", "text"}, {"category", "text"}, {"short_desc", "text"}, {"context", "text"}, {"vartype", "text"}, {"source", "text"}}, rows: settingRows},
 	"pg_index": {cols: []catCol{{"indexrelid", "int8"}, {"indrelid", "int8"}, {"indnatts", "int4"}, {"indnkeyatts", "int4"}, {"indisunique", "bool"},
 		{"indisprimary", "bool"}, {"indisexclusion", "bool"}, {"indimmediate", "bool"}, {"indisclustered", "bool"}, {"indisvalid", "bool"},
-		{"indisreplident", "bool"}, {"indkey", "text"}, {"indexprs", "text"}, {"indpred", "text"}}, rows: empty},
+		{"indisreplident", "bool"}, {"indkey", "text"}, {"indexprs", "text"}, {"indpred", "text"}, {"indnullsnotdistinct", "bool"}}, rows: indexRows},
 	"pg_description": {cols: []catCol{{"objoid", "int8"}, {"classoid", "int8"}, {"objsubid", "int4"}, {"description", "text"}}, rows: empty},
 	"pg_attrdef":     {cols: []catCol{{"oid", "int8"}, {"adrelid", "int8"}, {"adnum", "int4"}, {"adbin", "text"}}, rows: empty},
 	"pg_constraint": {cols: []catCol{{"oid", "int8"}, {"conname", "text"}, {"connamespace", "int8"}, {"contype", "char"},
@@ -272,6 +274,39 @@ type lakeTable struct {
 
 func (t lakeTable) oid() int64 { return objectOID("table", t.ns+"."+t.name) }
 
+// keys are the table's PRIMARY KEY and UNIQUE constraints. Each is shown
+// as PostgreSQL shows the unique btree index that enforces one there (an
+// index of the constraint's name, in pg_class and pg_index), so that
+// psql's \d lists it under "Indexes"; skade has no such index.
+func (t lakeTable) keys() []plan.TableConstraint {
+	var out []plan.TableConstraint
+	for _, k := range t.cons {
+		if k.Kind != parser.ConstraintCheck {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// indexOID is the stable OID of the index standing for key constraint name.
+func indexOID(t lakeTable, name string) int64 {
+	return objectOID("index", t.ns+"."+t.name+"."+name)
+}
+
+// keyColumns are a key's columns as attribute numbers of t (pg_attribute's
+// attnum), and their fields.
+func (t lakeTable) keyColumns(k plan.TableConstraint) ([]int16, []arrow.Field) {
+	var nums []int16
+	var fields []arrow.Field
+	for _, col := range k.Columns {
+		if idx := t.schema.FieldIndices(col); len(idx) > 0 {
+			nums = append(nums, int16(idx[0]+1))
+			fields = append(fields, t.schema.Field(idx[0]))
+		}
+	}
+	return nums, fields
+}
+
 // tables lists the lake's tables with their schemas, sorted.
 func (c *conn) tables(ctx context.Context) ([]lakeTable, error) {
 	lk := c.srv.cfg.Lake
@@ -343,13 +378,23 @@ func classRows(ctx context.Context, c *conn) ([][]any, error) {
 				checks++
 			}
 		}
+		keys := t.keys()
 		rows = append(rows, []any{t.oid(), t.name, namespaceOID(t.ns), 0, 0,
 			oidRoleSkade, am, 0, 0, 0, -1.0,
-			0, 0, false, false, "p",
+			0, 0, len(keys) > 0, false, "p",
 			kind, t.schema.NumFields(), checks, t.view, false,
 			false, false, false, true,
 			"d", false, 0, 0, 0,
 			nil, nil, nil})
+		for _, k := range keys {
+			rows = append(rows, []any{indexOID(t, k.Name), k.Name, namespaceOID(t.ns), 0, 0,
+				oidRoleSkade, int64(oidBtreeAM), 0, 0, 0, -1.0,
+				0, 0, false, false, "p",
+				"i", len(k.Columns), 0, false, false,
+				false, false, false, true,
+				"n", false, 0, 0, 0,
+				nil, nil, nil})
+		}
 	}
 	return rows, nil
 }
@@ -360,14 +405,24 @@ func attributeRows(ctx context.Context, c *conn) ([][]any, error) {
 		return nil, err
 	}
 	var rows [][]any
+	attribute := func(rel int64, f arrow.Field, num int, notNull bool) []any {
+		oid, size, mod := pgType(f.Type)
+		return []any{rel, f.Name, oid, -1, int(size),
+			num, 0, -1, int(mod), size > 0 && size <= 8, "i",
+			"p", "", notNull, false, false,
+			"", "", false, true, 0,
+			0, nil, nil}
+	}
 	for _, t := range tables {
 		for i, f := range t.schema.Fields() {
-			oid, size, mod := pgType(f.Type)
-			rows = append(rows, []any{t.oid(), f.Name, oid, -1, int(size),
-				i + 1, 0, -1, int(mod), size > 0 && size <= 8, "i",
-				"p", "", !f.Nullable, false, false,
-				"", "", false, true, 0,
-				0, nil, nil})
+			rows = append(rows, attribute(t.oid(), f, i+1, !f.Nullable))
+		}
+		// a key's index has the key's columns
+		for _, k := range t.keys() {
+			_, fields := t.keyColumns(k)
+			for i, f := range fields {
+				rows = append(rows, attribute(indexOID(t, k.Name), f, i+1, false))
+			}
 		}
 	}
 	return rows, nil
@@ -410,7 +465,7 @@ func databaseRows(_ context.Context, c *conn) ([][]any, error) {
 }
 
 func amRows(context.Context, *conn) ([][]any, error) {
-	return [][]any{{oidHeapAM, "heap", "heap_tableam_handler", "t"}}, nil
+	return [][]any{{oidHeapAM, "heap", "heap_tableam_handler", "t"}, {oidBtreeAM, "btree", "bthandler", "i"}}, nil
 }
 
 func roleRows(context.Context, *conn) ([][]any, error) {
@@ -637,31 +692,68 @@ func constraintType(k parser.ConstraintKind) (contype, name string) {
 	return "c", "CHECK"
 }
 
-// stmtDefs answers pg_get_constraintdef for one statement
-// (exec.CatalogDefs), reading the lake's constraints once, on first use.
+// stmtDefs answers pg_get_constraintdef and pg_get_indexdef for one
+// statement (exec.CatalogDefs), reading the lake's constraints once, on
+// first use.
 type stmtDefs struct {
-	c    *conn
-	once sync.Once
-	defs map[int64]plan.TableConstraint
-	err  error
+	c       *conn
+	once    sync.Once
+	defs    map[int64]plan.TableConstraint
+	indexes map[int64]tableKey
+	err     error
 }
 
-func (d *stmtDefs) ConstraintDef(ctx context.Context, oid int64, pretty bool) (string, bool, error) {
+// tableKey is a key constraint and its table.
+type tableKey struct {
+	t lakeTable
+	k plan.TableConstraint
+}
+
+func (d *stmtDefs) load(ctx context.Context) error {
 	d.once.Do(func() {
-		d.defs = map[int64]plan.TableConstraint{}
+		d.defs, d.indexes = map[int64]plan.TableConstraint{}, map[int64]tableKey{}
 		_, d.err = eachConstraint(ctx, d.c, func(t lakeTable, k plan.TableConstraint) [][]any {
 			d.defs[constraintOID(t, k.Name)] = k
+			if k.Kind != parser.ConstraintCheck {
+				d.indexes[indexOID(t, k.Name)] = tableKey{t, k}
+			}
 			return nil
 		})
 	})
+	return d.err
+}
+
+func (d *stmtDefs) ConstraintDef(ctx context.Context, oid int64, pretty bool) (string, bool, error) {
+	err := d.load(ctx)
 	k, ok := d.defs[oid]
 	if !ok {
-		return "", false, d.err
+		return "", false, err
 	}
 	if k.Kind == parser.ConstraintCheck && !pretty {
 		return "CHECK ((" + k.Check + "))", true, nil // as PostgreSQL prints it
 	}
 	return k.SQL(), true, nil
+}
+
+func (d *stmtDefs) IndexDef(ctx context.Context, oid int64, column int64) (string, bool, error) {
+	err := d.load(ctx)
+	x, ok := d.indexes[oid]
+	if !ok {
+		return "", false, err
+	}
+	_, fields := x.t.keyColumns(x.k)
+	cols := make([]string, len(fields))
+	for i, f := range fields {
+		cols[i] = parser.QuoteIdent(f.Name)
+	}
+	switch {
+	case column == 0:
+		return fmt.Sprintf("CREATE UNIQUE INDEX %s ON %s.%s USING btree (%s)", parser.QuoteIdent(x.k.Name),
+			parser.QuoteIdent(x.t.ns), parser.QuoteIdent(x.t.name), strings.Join(cols, ", ")), true, nil
+	case column > 0 && column <= int64(len(cols)):
+		return cols[column-1], true, nil
+	}
+	return "", false, nil
 }
 
 // eachConstraint calls fn with every table constraint, table by table.
@@ -686,15 +778,14 @@ func eachConstraint(ctx context.Context, c *conn, fn func(t lakeTable, k plan.Ta
 func constraintRows(ctx context.Context, c *conn) ([][]any, error) {
 	return eachConstraint(ctx, c, func(t lakeTable, k plan.TableConstraint) [][]any {
 		contype, _ := constraintType(k.Kind)
-		var key []int16
-		for _, col := range k.Columns {
-			if idx := t.schema.FieldIndices(col); len(idx) > 0 {
-				key = append(key, int16(idx[0]+1))
-			}
+		key, _ := t.keyColumns(k)
+		var index int64
+		if k.Kind != parser.ConstraintCheck {
+			index = indexOID(t, k.Name)
 		}
 		return [][]any{{constraintOID(t, k.Name), k.Name, namespaceOID(t.ns), contype,
 			false, false, true, t.oid(), 0,
-			0, 0, 0, true, 0,
+			index, 0, 0, true, 0,
 			true, key}}
 	})
 }
@@ -727,5 +818,23 @@ func infoCheckConstraintsRows(ctx context.Context, c *conn) ([][]any, error) {
 			return nil
 		}
 		return [][]any{{c.dbname, t.ns, k.Name, k.Check}}
+	})
+}
+
+// indexRows are the indexes standing for the tables' PRIMARY KEY and
+// UNIQUE constraints (lakeTable.keys): unique, valid, immediate btrees.
+func indexRows(ctx context.Context, c *conn) ([][]any, error) {
+	return eachConstraint(ctx, c, func(t lakeTable, k plan.TableConstraint) [][]any {
+		if k.Kind == parser.ConstraintCheck {
+			return nil
+		}
+		key, _ := t.keyColumns(k)
+		nums := make([]string, len(key))
+		for i, n := range key {
+			nums[i] = strconv.Itoa(int(n))
+		}
+		return [][]any{{indexOID(t, k.Name), t.oid(), len(key), len(key), true,
+			k.Kind == parser.ConstraintPrimaryKey, false, true, false, true,
+			false, strings.Join(nums, " "), nil, nil, false}}
 	})
 }

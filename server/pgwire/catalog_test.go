@@ -133,6 +133,18 @@ func TestConstraintsInCatalogs(t *testing.T) {
 		{"SELECT pg_get_constraintdef(oid, true) FROM pg_constraint WHERE contype = 'c'", "CHECK (qty > 0)"},
 		{"SELECT coalesce(pg_get_constraintdef(12345), 'none')", "none"},
 		{"SELECT relchecks::text FROM pg_class WHERE relname = 'orders'", "1"},
+		// each key as the unique index PostgreSQL would make for it: in
+		// pg_class (relkind i), pg_index (its table, columns as indkey)
+		// and pg_constraint.conindid
+		{"SELECT string_agg(relname || ':' || relhasindex::text, ',' ORDER BY relname) FROM pg_class WHERE relkind = 'r'", "orders:true,plain:false"},
+		{"SELECT string_agg(x.relname || ':' || i.indisprimary::text || ':' || i.indisunique::text || ':' || i.indkey || ':' || r.relname, ',' ORDER BY x.relname) FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid JOIN pg_class r ON r.oid = i.indrelid",
+			"code_uq:false:true:3:orders,orders_pkey:true:true:1 2:orders"},
+		{"SELECT string_agg(c.conname, ',' ORDER BY c.conname) FROM pg_constraint c JOIN pg_index i ON i.indexrelid = c.conindid", "code_uq,orders_pkey"},
+		{"SELECT string_agg(pg_get_indexdef(indexrelid), '; ' ORDER BY indisprimary) FROM pg_index",
+			"CREATE UNIQUE INDEX code_uq ON main.orders USING btree (code); CREATE UNIQUE INDEX orders_pkey ON main.orders USING btree (region, id)"},
+		{"SELECT string_agg(a.attname || '=' || pg_get_indexdef(a.attrelid, a.attnum::int, true), ',' ORDER BY a.attnum) FROM pg_attribute a JOIN pg_class x ON x.oid = a.attrelid WHERE x.relname = 'orders_pkey'",
+			"region=region,id=id"},
+		{"SELECT coalesce(pg_get_indexdef(12345), 'none') || coalesce(pg_get_indexdef(indexrelid, 3, true), 'none') FROM pg_index WHERE indisprimary", "nonenone"},
 	})
 }
 

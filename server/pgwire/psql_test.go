@@ -207,8 +207,10 @@ CREATE VIEW cheap AS SELECT id, name FROM shapes WHERE price < 10;
 \dT
 \dx
 \db
-CREATE TABLE checked (id INT NOT NULL PRIMARY KEY, qty INT, CONSTRAINT qty_pos CHECK (qty > 0));
+CREATE TABLE checked (id INT NOT NULL PRIMARY KEY, qty INT, code TEXT UNIQUE, CONSTRAINT qty_pos CHECK (qty > 0));
 \d checked
+\di
+\d checked_pkey
 `
 	cmd := exec.Command(psql, "-X", "-v", "ON_ERROR_STOP=1", "-h", host, "-p", port, "-U", "skade", "-d", "lake", "-f", "-")
 	cmd.Stdin = strings.NewReader(script)
@@ -235,8 +237,12 @@ CREATE TABLE checked (id INT NOT NULL PRIMARY KEY, qty INT, CONSTRAINT qty_pos C
 	for _, w := range []string{"List of roles", " skade     | Superuser", "Access privileges", "List of schemas", " main   | shapes | table | skade",
 		// the view: in \d's and \dv's lists, and described by \d cheap
 		" main   | cheap  | view  | skade", `View "main.cheap"`, " name   | text    |",
-		// a CHECK constraint, as PostgreSQL's psql prints it
-		"Check constraints:\n    \"qty_pos\" CHECK (qty > 0)"} {
+		// CHECK, PRIMARY KEY and UNIQUE constraints, as PostgreSQL's psql
+		// prints them (keys as the indexes PostgreSQL would make)
+		"Check constraints:\n    \"qty_pos\" CHECK (qty > 0)",
+		"Indexes:\n    \"checked_pkey\" PRIMARY KEY, btree (id)\n    \"checked_code_key\" UNIQUE CONSTRAINT, btree (code)\n",
+		" main   | checked_pkey     | index | skade | checked",
+		"Index \"main.checked_pkey\"\n Column |  Type   | Key? | Definition \n--------+---------+------+------------\n id     | integer | yes  | id\nprimary key, btree, for table \"main.checked\""} {
 		if !strings.Contains(string(out), w) {
 			t.Errorf("psql output lacks %q:\n%s", w, out)
 		}
