@@ -93,6 +93,11 @@ func castFunc(from, to arrow.DataType) castFn {
 	if fl, tl := listOf(from), listOf(to); fl != nil && tl != nil {
 		return listCast(fl, tl)
 	}
+	if fs, ok := from.(*arrow.StructType); ok {
+		if ts, ok := to.(*arrow.StructType); ok {
+			return structCast(fs, ts)
+		}
+	}
 	if isString(to) {
 		f := textFormatter(from)
 		if f == nil {
@@ -626,8 +631,76 @@ func textFormatter(dt arrow.DataType) func(a arrow.Array) appender {
 				return append(b, '}')
 			}
 		}
+	case arrow.STRUCT:
+		// PostgreSQL's record text: (1,abc,,"a b"), a NULL field empty
+		st := dt.(*arrow.StructType)
+		fields := make([]func(arrow.Array) appender, st.NumFields())
+		for i, f := range st.Fields() {
+			if fields[i] = textFormatter(f.Type); fields[i] == nil {
+				return nil
+			}
+		}
+		return func(a arrow.Array) appender {
+			sa := a.(*array.Struct)
+			apps := make([]appender, len(fields))
+			for i, f := range fields {
+				apps[i] = f(sa.Field(i))
+			}
+			return func(b []byte, i int) []byte {
+				b = append(b, '(')
+				for k, app := range apps {
+					if k > 0 {
+						b = append(b, ',')
+					}
+					if sa.Field(k).IsNull(i) {
+						continue
+					}
+					from := len(b)
+					b = app(b, i)
+					b = quoteRecordElem(b, from)
+				}
+				return append(b, ')')
+			}
+		}
 	}
 	return nil
+}
+
+// quoteRecordElem double-quotes b[from:] as PostgreSQL's record output
+// does when it is empty or holds a quote, backslash, comma, parenthesis
+// or space (doubling quotes and backslashes).
+func quoteRecordElem(b []byte, from int) []byte {
+	elem := b[from:]
+	need := len(elem) == 0
+	for _, c := range elem {
+		switch c {
+		case '"', '\\', ',', '(', ')', ' ', '\t', '\n', '\r':
+			need = true
+		}
+	}
+	if !need {
+		return b
+	}
+	s := string(elem)
+	b = append(b[:from], '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' || s[i] == '\\' {
+			b = append(b, s[i])
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '"')
+}
+
+// TextAppender returns, for an array of type dt, a function appending its
+// row i as CAST(… AS text) renders it (PostgreSQL's text forms: arrays as
+// {1,2}, structs as (1,x)); nil when dt has no text form.
+func TextAppender(dt arrow.DataType) func(a arrow.Array) func(b []byte, i int) []byte {
+	f := textFormatter(dt)
+	if f == nil {
+		return nil
+	}
+	return func(a arrow.Array) func(b []byte, i int) []byte { return f(a) }
 }
 
 func intAppender[T signed](a arrow.Array) appender {

@@ -285,6 +285,11 @@ func commonPair(a, b arrow.DataType) (arrow.DataType, bool) {
 		}
 		return nil, false
 	}
+	if sa, ok := a.(*arrow.StructType); ok {
+		if sb, ok := b.(*arrow.StructType); ok {
+			return commonStruct(sa, sb)
+		}
+	}
 	if isDateLike(a) && isDateLike(b) {
 		switch {
 		case isTimestampTZ(a) || isTimestampTZ(b):
@@ -322,6 +327,11 @@ func canImplicit(from, to arrow.DataType) bool {
 	}
 	if lf, lt := listOf(from), listOf(to); lf != nil && lt != nil {
 		return canImplicit(lf.Elem(), lt.Elem())
+	}
+	if sf, ok := from.(*arrow.StructType); ok {
+		if st, ok := to.(*arrow.StructType); ok {
+			return canImplicitStruct(sf, st)
+		}
 	}
 	if isDateLike(from) && isTimestamp(to) {
 		if from.ID() == arrow.DATE32 {

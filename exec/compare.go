@@ -74,6 +74,9 @@ func compareKernelFor(op string, t arrow.DataType, l, r Expr) (kernel, bool, boo
 	if lt := listOf(t); lt != nil {
 		return listCompareKernel(op, lt), false, false
 	}
+	if st, ok := t.(*arrow.StructType); ok {
+		return structCompareKernel(op, st), false, false
+	}
 	var raw func(mem memory.Allocator, a, b arrow.Array, n int) *memory.Buffer
 	distinct := op == "is_distinct_from" || op == "is_not_distinct_from"
 	if distinct {

@@ -112,8 +112,19 @@ func newSkVals(dt arrow.DataType) (skVals, error) {
 			return nil, err
 		}
 		return &skListVals{elem: inner}, nil
+	case arrow.STRUCT:
+		st := dt.(*arrow.StructType)
+		s := &skStructVals{fields: make([]skVals, st.NumFields())}
+		for i, f := range st.Fields() {
+			v, err := newSkVals(f.Type)
+			if err != nil {
+				return nil, err
+			}
+			s.fields[i] = v
+		}
+		return s, nil
 	}
-	return nil, fmt.Errorf("cannot order values of type %s", dt)
+	return nil, fmt.Errorf("cannot order values of type %s", TypeName(dt))
 }
 
 // newSkRowKeys returns a comparator for keys of the given types.
@@ -638,3 +649,71 @@ func (s *skListVals) cmp(ab, ar, bb, br int32) int {
 
 func (s *skListVals) prefix(b, r int32) uint64 { return 0 }
 func (s *skListVals) exact() bool              { return false }
+
+// skStructVals orders structs as PostgreSQL orders rows: field by field,
+// a NULL field after every non-NULL one (and equal to a NULL).
+type skStructVals struct {
+	fields []skVals
+	valid  [][][]byte // per field, per batch: the field's validity; nil when none is NULL
+	voff   [][]int    // per field, per batch: the field array's offset
+}
+
+func (s *skStructVals) add(a arrow.Array) {
+	st := a.(*array.Struct)
+	if s.valid == nil {
+		s.valid, s.voff = make([][][]byte, len(s.fields)), make([][]int, len(s.fields))
+	}
+	for k, f := range s.fields {
+		// the field's row r is the struct's row r
+		child := st.Field(k)
+		var bits []byte
+		if child.NullN() > 0 {
+			if buf := child.Data().Buffers()[0]; buf != nil {
+				bits = buf.Bytes()
+			} else { // the Null type has no bitmap: every bit is clear
+				bits = make([]byte, bitutil.BytesForBits(int64(child.Data().Offset()+child.Len())))
+			}
+		}
+		s.valid[k] = append(s.valid[k], bits)
+		s.voff[k] = append(s.voff[k], child.Data().Offset())
+		f.add(child)
+	}
+}
+
+func (s *skStructVals) truncate(n int) {
+	for k, f := range s.fields {
+		clear(s.valid[k][n:])
+		s.valid[k], s.voff[k] = s.valid[k][:n], s.voff[k][:n]
+		f.truncate(n)
+	}
+}
+
+func (s *skStructVals) drop(i int) {
+	for k, f := range s.fields {
+		s.valid[k][i] = nil
+		f.drop(i)
+	}
+}
+
+func (s *skStructVals) cmp(ab, ar, bb, br int32) int {
+	for k, f := range s.fields {
+		av, bv := s.valid[k][ab], s.valid[k][bb]
+		an := av != nil && !bitutil.BitIsSet(av, s.voff[k][ab]+int(ar))
+		bn := bv != nil && !bitutil.BitIsSet(bv, s.voff[k][bb]+int(br))
+		switch {
+		case an && bn:
+			continue
+		case an:
+			return 1
+		case bn:
+			return -1
+		}
+		if c := f.cmp(ab, ar, bb, br); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+func (s *skStructVals) prefix(b, r int32) uint64 { return 0 }
+func (s *skStructVals) exact() bool              { return false }

@@ -367,6 +367,27 @@ type Subscript struct {
 	Index Expr
 }
 
+// StructExpr is DuckDB's struct literal {'a': 1, 'b': x}: named fields.
+type StructExpr struct {
+	Pos
+	Fields []StructField
+}
+
+// StructField is one name: value of a StructExpr.
+type StructField struct {
+	Name  Ident
+	Value Expr
+}
+
+// FieldAccess is X.Field on a value that is not a name: (s).a, f(x).a,
+// a[1].b. A dotted name (s.a) stays a ColumnRef; the binder reads it as
+// a field when its prefix names a struct column rather than a table.
+type FieldAccess struct {
+	Pos
+	X     Expr
+	Field Ident
+}
+
 // Default is the DEFAULT keyword used as a value in INSERT or UPDATE SET.
 type Default struct {
 	Pos
@@ -403,5 +424,7 @@ func (*FuncCall) exprNode()        {}
 func (*NamedArg) exprNode()        {}
 func (*ArrayExpr) exprNode()       {}
 func (*Subscript) exprNode()       {}
+func (*StructExpr) exprNode()      {}
+func (*FieldAccess) exprNode()     {}
 func (*Default) exprNode()         {}
 func (*RowExpr) exprNode()         {}

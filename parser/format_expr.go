@@ -22,7 +22,7 @@ func exprPrec(e Expr) int {
 		if strings.HasPrefix(x.Value, "-") {
 			return precUnary
 		}
-	case *Subscript:
+	case *Subscript, *FieldAccess:
 		return precPostfix
 	}
 	return precPrimary
@@ -451,6 +451,28 @@ func (x *Subscript) format(w *writer) {
 	w.WriteByte(']')
 }
 
+func (x *StructExpr) format(w *writer) {
+	w.WriteByte('{')
+	for i, f := range x.Fields {
+		if i > 0 {
+			w.WriteString(", ")
+		}
+		w.stringLit(f.Name.Name)
+		w.WriteString(": ")
+		f.Value.format(w)
+	}
+	w.WriteByte('}')
+}
+
+func (x *FieldAccess) format(w *writer) {
+	// always parenthesised: a bare name before the dot would read back
+	// as a qualified column reference
+	w.WriteByte('(')
+	x.X.format(w)
+	w.WriteString(").")
+	w.ident(x.Field)
+}
+
 func (x *Default) format(w *writer) { w.WriteString("DEFAULT") }
 
 func (x *RowExpr) format(w *writer) {
@@ -513,6 +535,8 @@ func (x *Frame) String() string           { return str(x) }
 func (x *FrameBound) String() string      { return str(x) }
 func (x *ArrayExpr) String() string       { return str(x) }
 func (x *Subscript) String() string       { return str(x) }
+func (x *StructExpr) String() string      { return str(x) }
+func (x *FieldAccess) String() string     { return str(x) }
 func (x *Default) String() string         { return str(x) }
 func (x *RowExpr) String() string         { return str(x) }
 func (x *OrderItem) String() string       { return str(x) }

@@ -402,7 +402,7 @@ func (p *parser) postfix(x Expr) Expr {
 	entered := 0
 	defer func() { p.depth -= entered }()
 	for {
-		if p.isOp("::") || p.isOp("[") {
+		if p.isOp("::") || p.isOp("[") || p.isOp(".") {
 			p.enter()
 			entered++
 		}
@@ -415,6 +415,10 @@ func (p *parser) postfix(x Expr) Expr {
 			idx := p.expr(0)
 			p.expectOp("]")
 			x = &Subscript{Pos: x.Position(), X: x, Index: idx}
+		case p.isOp(".") && (p.peek(1).kind == tWord || p.peek(1).kind == tQIdent):
+			// (s).a, f(x).a: a field of a struct value
+			p.next()
+			x = &FieldAccess{Pos: x.Position(), X: x, Field: p.label("field name")}
 		default:
 			return x
 		}
@@ -476,6 +480,8 @@ func (p *parser) primary() Expr {
 			}
 			p.expectOp("]")
 			return a
+		case "{":
+			return p.structExpr()
 		}
 	case tWord:
 		if e := p.keywordExpr(); e != nil {
@@ -766,4 +772,27 @@ func (p *parser) caseExpr() Expr {
 	}
 	p.expectKw("END")
 	return c
+}
+
+// structExpr parses DuckDB's struct literal {'a': 1, b: 2}: each field
+// named by a string or an identifier.
+func (p *parser) structExpr() Expr {
+	x := &StructExpr{Pos: p.tok.pos()}
+	p.expectOp("{")
+	for !p.isOp("}") {
+		var name Ident
+		if p.tok.kind == tString {
+			name = Ident{Pos: p.tok.pos(), Name: p.tok.val, Quoted: true}
+			p.next()
+		} else {
+			name = p.label("field name")
+		}
+		p.expectOp(":")
+		x.Fields = append(x.Fields, StructField{Name: name, Value: p.expr(0)})
+		if !p.acceptOp(",") {
+			break
+		}
+	}
+	p.expectOp("}")
+	return x
 }

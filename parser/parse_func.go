@@ -126,10 +126,10 @@ func (p *parser) argList() []Expr {
 }
 
 func (p *parser) arg() Expr {
-	if (p.tok.kind == tWord || p.tok.kind == tQIdent) && p.peek(1).isOp("=>") {
+	if (p.tok.kind == tWord || p.tok.kind == tQIdent) && (p.peek(1).isOp("=>") || p.peek(1).isOp(":=")) {
 		pos := p.tok.pos()
 		name := p.label("argument name")
-		p.next() // =>
+		p.next() // => or :=
 		return &NamedArg{Pos: pos, Name: name, Value: p.expr(0)}
 	}
 	return p.expr(0)

@@ -175,6 +175,12 @@ func Children(n Node) []Node {
 	case *Subscript:
 		c.expr(x.X)
 		c.expr(x.Index)
+	case *StructExpr:
+		for _, f := range x.Fields {
+			c.expr(f.Value)
+		}
+	case *FieldAccess:
+		c.expr(x.X)
 	case *RowExpr:
 		c.exprs(x.Elems)
 	case *OrderItem:

@@ -29,6 +29,9 @@ func (b *binder) bindSubscript(e *parser.Subscript, ec *exprCtx) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, ok := x.Type().(*arrow.StructType); ok {
+		return b.structSubscript(e, x)
+	}
 	if _, ok := x.Type().(*arrow.ListType); !ok {
 		return nil, errorf(e.Pos, "cannot subscript type %s because it is not an array", exec.TypeName(x.Type()))
 	}

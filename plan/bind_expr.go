@@ -197,7 +197,13 @@ func (b *binder) bindExpr(e parser.Expr, ec *exprCtx) (Expr, error) {
 			}
 			return nil, errorf(e.Pos, "column %q must appear in the GROUP BY clause or be used in an aggregate function", c.Name)
 		}
-		return b.resolve(ec.sc, e)
+		x, err := b.resolve(ec.sc, e)
+		if err != nil && len(e.Name) > 1 {
+			if fx, ok, ferr := b.structPath(e, ec); ok {
+				return fx, ferr
+			}
+		}
+		return x, err
 	case *parser.Star:
 		return nil, errorf(e.Pos, "* is only allowed in a select list or count(*)")
 	case *parser.UnaryExpr:
@@ -323,6 +329,10 @@ func (b *binder) bindExpr(e parser.Expr, ec *exprCtx) (Expr, error) {
 		return b.bindArrayExpr(e, ec)
 	case *parser.Subscript:
 		return b.bindSubscript(e, ec)
+	case *parser.StructExpr:
+		return b.bindStructExpr(e, ec)
+	case *parser.FieldAccess:
+		return b.bindFieldAccess(e, ec)
 	case *parser.Cast:
 		x, err := b.bindExpr(e.X, ec)
 		if err != nil {
@@ -567,6 +577,21 @@ func (b *binder) bindFuncCall(e *parser.FuncCall, ec *exprCtx) (Expr, error) {
 	}
 	if e.Distinct || e.Filter != nil || len(e.OrderBy) > 0 || e.Star {
 		return nil, errorf(e.Pos, "%s is not an aggregate function; DISTINCT, FILTER, ORDER BY and * apply to aggregates only", name)
+	}
+	switch name {
+	case "struct_pack", "row":
+		return b.bindStructFunc(e, name, ec)
+	case "struct_extract":
+		if len(e.Args) == 2 {
+			if lit, ok := e.Args[1].(*parser.Literal); ok && lit.Kind == parser.LitString {
+				x, err := b.bindExpr(e.Args[0], ec)
+				if err != nil {
+					return nil, err
+				}
+				return b.fieldOf(e.Pos, x, parser.Ident{Pos: lit.Pos, Name: lit.Value, Quoted: true})
+			}
+		}
+		return nil, errorf(e.Pos, "struct_extract takes a struct and a field name in quotes: struct_extract(s, 'a')")
 	}
 	for _, a := range e.Args {
 		if na, ok := a.(*parser.NamedArg); ok {

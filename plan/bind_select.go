@@ -397,7 +397,12 @@ func deriveName(e parser.Expr) string {
 	case *parser.ArrayExpr, *parser.ArraySubquery:
 		return "array"
 	case *parser.Subscript:
+		if lit, ok := e.Index.(*parser.Literal); ok && lit.Kind == parser.LitString {
+			return lit.Value // s['a']: a struct's field
+		}
 		return deriveName(e.X)
+	case *parser.FieldAccess:
+		return e.Field.Name
 	case *parser.SubqueryExpr:
 		if sel, ok := e.Query.Body.(*parser.Select); ok && len(sel.Items) == 1 {
 			if sel.Items[0].Alias.Empty() {

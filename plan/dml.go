@@ -83,7 +83,7 @@ func (b *binder) assign(e Expr, col TargetColumn, tableName string, pos parser.P
 		// (in the session's time zone, UTC): the scd strategy sets a
 		// TIMESTAMP column to now()
 		if isNumericType(from) && isNumericType(to) || to.ID() == arrow.STRING || (isConst && from.ID() == arrow.STRING) ||
-			isDateTimeType(from) && isDateTimeType(to) {
+			isDateTimeType(from) && isDateTimeType(to) || from.ID() == arrow.STRUCT && to.ID() == arrow.STRUCT {
 			x, err := b.newFunc("cast", []Expr{e}, func(a []exec.Expr) (exec.Expr, error) { return exec.NewCast(a[0], to, false) })
 			if err != nil {
 				return nil, errorf(pos, "column %q is of type %s: %v", col.Name, exec.TypeName(to), err)

@@ -36,6 +36,33 @@ func ArrowType(t *parser.TypeName) (arrow.DataType, error) {
 		return arrow.ListOf(et), nil
 	}
 	switch strings.ToUpper(t.Name) {
+	case "STRUCT":
+		if len(t.Fields) == 0 {
+			return nil, errorf(t.Pos, "STRUCT needs at least one field: STRUCT(a INTEGER, …)")
+		}
+		fs := make([]arrow.Field, len(t.Fields))
+		seen := map[string]bool{}
+		for i, f := range t.Fields {
+			ft, err := ArrowType(f.Type)
+			if err != nil {
+				return nil, err
+			}
+			name := identName(f.Name)
+			if seen[strings.ToLower(name)] {
+				return nil, errorf(f.Pos, "struct field %q appears twice", name)
+			}
+			seen[strings.ToLower(name)] = true
+			fs[i] = arrow.Field{Name: name, Type: ft, Nullable: true}
+		}
+		return arrow.StructOf(fs...), nil
+	case "LIST":
+		if len(t.Elem) == 1 {
+			et, err := ArrowType(t.Elem[0])
+			if err != nil {
+				return nil, err
+			}
+			return arrow.ListOf(et), nil
+		}
 	case "REGCLASS":
 		// a relation's OID (a name cast to it is looked up: bindRegClass)
 		return arrow.PrimitiveTypes.Int64, nil
@@ -85,7 +112,7 @@ func ArrowType(t *parser.TypeName) (arrow.DataType, error) {
 	case "INTERVAL":
 		return arrow.FixedWidthTypes.MonthDayNanoInterval, nil
 	}
-	return nil, errorf(t.Pos, "type %q does not exist; use one of BOOLEAN, TINYINT, SMALLINT, INTEGER, BIGINT, REAL, DOUBLE, DECIMAL(p,s), VARCHAR, BLOB, DATE, TIME, TIMESTAMP, TIMESTAMPTZ, UUID", strings.ToLower(t.Name))
+	return nil, errorf(t.Pos, "type %q does not exist; use one of BOOLEAN, TINYINT, SMALLINT, INTEGER, BIGINT, REAL, DOUBLE, DECIMAL(p,s), VARCHAR, BLOB, DATE, TIME, TIMESTAMP, TIMESTAMPTZ, UUID, STRUCT(a T, …), T[]", strings.ToLower(t.Name))
 }
 
 // canonical maps an Arrow type read from a file or a registered batch to

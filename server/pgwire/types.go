@@ -16,6 +16,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/skadedb/skade/exec"
 )
 
 // PostgreSQL type OIDs (pg_type.oid) of the types skade's values take.
@@ -461,8 +463,15 @@ func newEncoder(arr arrow.Array, declared arrow.DataType, binaryFormat bool) (en
 			return listEncoder(l, binaryFormat)
 		}
 	}
-	// structs, maps, nested lists, NULL: skade's text form, which is
-	// also the binary form of text
+	if _, ok := arr.(*array.Struct); ok {
+		// PostgreSQL's record text, (1,"a b",), as text
+		if f := exec.TextAppender(arr.DataType()); f != nil {
+			app := f(arr)
+			return func(buf []byte, i int) ([]byte, error) { return app(buf, i), nil }, nil
+		}
+	}
+	// maps, nested lists, NULL: skade's text form, which is also the
+	// binary form of text
 	return func(buf []byte, i int) ([]byte, error) { return append(buf, arr.ValueStr(i)...), nil }, nil
 }
 
