@@ -636,6 +636,11 @@ func textFormatter(dt arrow.DataType) func(a arrow.Array) appender {
 		st := dt.(*arrow.StructType)
 		fields := make([]func(arrow.Array) appender, st.NumFields())
 		for i, f := range st.Fields() {
+			if isNull(f.Type) {
+				// every value NULL: never formatted
+				fields[i] = func(arrow.Array) appender { return func(b []byte, _ int) []byte { return b } }
+				continue
+			}
 			if fields[i] = textFormatter(f.Type); fields[i] == nil {
 				return nil
 			}
@@ -652,8 +657,8 @@ func textFormatter(dt arrow.DataType) func(a arrow.Array) appender {
 					if k > 0 {
 						b = append(b, ',')
 					}
-					if sa.Field(k).IsNull(i) {
-						continue
+					if f := sa.Field(k); isNull(f.DataType()) || f.IsNull(i) {
+						continue // (a Null array has no bitmap to say so)
 					}
 					from := len(b)
 					b = app(b, i)

@@ -83,7 +83,7 @@ func (b *binder) assign(e Expr, col TargetColumn, tableName string, pos parser.P
 		// (in the session's time zone, UTC): the scd strategy sets a
 		// TIMESTAMP column to now()
 		if isNumericType(from) && isNumericType(to) || to.ID() == arrow.STRING || (isConst && from.ID() == arrow.STRING) ||
-			isDateTimeType(from) && isDateTimeType(to) || from.ID() == arrow.STRUCT && to.ID() == arrow.STRUCT {
+			isDateTimeType(from) && isDateTimeType(to) || nestedAssign(from, to) {
 			x, err := b.newFunc("cast", []Expr{e}, func(a []exec.Expr) (exec.Expr, error) { return exec.NewCast(a[0], to, false) })
 			if err != nil {
 				return nil, errorf(pos, "column %q is of type %s: %v", col.Name, exec.TypeName(to), err)
@@ -689,4 +689,17 @@ func refuseDMLWith(c *parser.CTE) error {
 		return nil
 	}
 	return errorf(c.Pos, "WITH %s AS (%s …): a data-modifying WITH is supported only at the top of a SELECT statement", identName(c.Name), StatementKind(c.DML))
+}
+
+// nestedAssign: a struct assigns to a struct, and an array to an array,
+// when their fields or elements do (as an assignment casts them).
+func nestedAssign(from, to arrow.DataType) bool {
+	switch {
+	case from.ID() == arrow.STRUCT && to.ID() == arrow.STRUCT:
+		return true
+	case from.ID() == arrow.LIST && to.ID() == arrow.LIST:
+		f, t := from.(*arrow.ListType).Elem(), to.(*arrow.ListType).Elem()
+		return nestedAssign(f, t) || isNumericType(f) && isNumericType(t) || t.ID() == arrow.STRING || isDateTimeType(f) && isDateTimeType(t)
+	}
+	return false
 }
