@@ -152,25 +152,31 @@ type AlterAction interface {
 type AddColumn struct {
 	Pos
 	IfNotExists bool
-	Column      *ColumnDef
+	// Parent is the path of the struct column the new field goes in
+	// (ADD COLUMN s.inner.c INT); empty for a column of the table.
+	Parent []Ident
+	Column *ColumnDef
 }
 
 // DropColumn is DROP [COLUMN] [IF EXISTS] name.
 type DropColumn struct {
 	Pos
 	IfExists bool
+	Parent   []Ident // the struct path of a nested field (s.c)
 	Name     Ident
 }
 
 // RenameColumn is RENAME [COLUMN] Old TO New.
 type RenameColumn struct {
 	Pos
+	Parent   []Ident // the struct path of a nested field (s.a TO b)
 	Old, New Ident
 }
 
 // AlterColumnType is ALTER [COLUMN] col [SET DATA] TYPE type.
 type AlterColumnType struct {
 	Pos
+	Parent []Ident // the struct path of a nested field (s.a TYPE BIGINT)
 	Column Ident
 	Type   *TypeName
 }

@@ -384,11 +384,20 @@ func (x *AlterTable) format(w *writer) {
 	}
 }
 
+// path writes a struct path and the dot after it (nothing when empty).
+func (w *writer) path(parent []Ident) {
+	for _, id := range parent {
+		w.ident(id)
+		w.WriteByte('.')
+	}
+}
+
 func (x *AddColumn) format(w *writer) {
 	w.WriteString("ADD COLUMN ")
 	if x.IfNotExists {
 		w.WriteString("IF NOT EXISTS ")
 	}
+	w.path(x.Parent)
 	x.Column.format(w)
 }
 
@@ -397,11 +406,13 @@ func (x *DropColumn) format(w *writer) {
 	if x.IfExists {
 		w.WriteString("IF EXISTS ")
 	}
+	w.path(x.Parent)
 	w.ident(x.Name)
 }
 
 func (x *RenameColumn) format(w *writer) {
 	w.WriteString("RENAME COLUMN ")
+	w.path(x.Parent)
 	w.ident(x.Old)
 	w.WriteString(" TO ")
 	w.ident(x.New)
@@ -409,6 +420,7 @@ func (x *RenameColumn) format(w *writer) {
 
 func (x *AlterColumnType) format(w *writer) {
 	w.WriteString("ALTER COLUMN ")
+	w.path(x.Parent)
 	w.ident(x.Column)
 	w.WriteString(" TYPE ")
 	w.typeName(x.Type)

@@ -106,8 +106,24 @@ func (p *parser) ifExists() bool {
 // columnDef parses name type [NOT NULL | NULL] [DEFAULT e] and column
 // constraints, [CONSTRAINT name] PRIMARY KEY | UNIQUE | CHECK (e), in any
 // order.
-func (p *parser) columnDef() *ColumnDef {
-	d := &ColumnDef{Pos: p.tok.pos(), Name: p.ident("column name")}
+func (p *parser) columnDef() *ColumnDef { return p.columnDefNamed(p.ident("column name")) }
+
+// columnPath parses a column name, or the dotted path of a struct's field
+// (s.inner.c): the struct path, then the last name.
+func (p *parser) columnPath() ([]Ident, Ident) {
+	var path []Ident
+	name := p.ident("column name")
+	for p.isOp(".") {
+		p.next()
+		path = append(path, name)
+		name = p.label("field name")
+	}
+	return path, name
+}
+
+// columnDefNamed parses a column definition after its name.
+func (p *parser) columnDefNamed(name Ident) *ColumnDef {
+	d := &ColumnDef{Pos: name.Pos, Name: name}
 	d.Type = p.typeName()
 	for {
 		pos := p.tok.pos()
@@ -454,7 +470,8 @@ func (p *parser) alterTable() Stmt {
 		return a
 	case p.acceptKw("RENAME"):
 		p.acceptKw("COLUMN")
-		r := &RenameColumn{Pos: pos, Old: p.ident("column name")}
+		r := &RenameColumn{Pos: pos}
+		r.Parent, r.Old = p.columnPath()
 		p.expectKw("TO")
 		r.New = p.ident("column name")
 		a.Actions = []AlterAction{r}
@@ -513,23 +530,32 @@ func (p *parser) alterAction() AlterAction {
 		return d
 	case p.acceptKw("ADD"):
 		p.acceptKw("COLUMN")
-		return &AddColumn{Pos: pos, IfNotExists: p.ifNotExists(), Column: p.columnDef()}
+		a := &AddColumn{Pos: pos, IfNotExists: p.ifNotExists()}
+		var name Ident
+		a.Parent, name = p.columnPath()
+		a.Column = p.columnDefNamed(name)
+		return a
 	case p.acceptKw("DROP"):
 		p.acceptKw("COLUMN")
-		return &DropColumn{Pos: pos, IfExists: p.ifExists(), Name: p.ident("column name")}
+		d := &DropColumn{Pos: pos, IfExists: p.ifExists()}
+		d.Parent, d.Name = p.columnPath()
+		return d
 	case p.acceptKw("ALTER"):
 		p.acceptKw("COLUMN")
-		col := p.ident("column name")
+		parent, col := p.columnPath()
+		if len(parent) > 0 && !p.isKw("TYPE") && !(p.isKw("SET") && p.peek(1).isKw("DATA")) {
+			p.failMsg("only the type of a struct's field can be altered (ALTER COLUMN s.a TYPE …)")
+		}
 		switch {
 		case p.acceptKw("TYPE"):
-			return &AlterColumnType{Pos: pos, Column: col, Type: p.typeName()}
+			return &AlterColumnType{Pos: pos, Parent: parent, Column: col, Type: p.typeName()}
 		case p.acceptKw("SET"):
 			if p.acceptKw("DEFAULT") {
 				return &AlterColumnDefault{Pos: pos, Column: col, Default: p.expr(0)}
 			}
 			if p.acceptKw("DATA") {
 				p.expectKw("TYPE")
-				return &AlterColumnType{Pos: pos, Column: col, Type: p.typeName()}
+				return &AlterColumnType{Pos: pos, Parent: parent, Column: col, Type: p.typeName()}
 			}
 			p.expectKw("NOT")
 			p.expectKw("NULL")

@@ -106,7 +106,53 @@ func (p *Planner) AlterTable(ctx context.Context, st *parser.AlterTable, target 
 	for _, f := range curSpec.Fields() {
 		specFields[strings.ToLower(f.Name)] = true
 	}
+	// nested resolves a struct path (s.inner) to its fields' names as the
+	// schema spells them, and the struct's fields
+	nested := func(parent []parser.Ident) ([]string, []iceberg.NestedField, error) {
+		fields := schema.Fields()
+		var names []string
+		for _, id := range parent {
+			var found *iceberg.NestedField
+			for i := range fields {
+				if sameName(id, fields[i].Name) {
+					found = &fields[i]
+				}
+			}
+			if found == nil {
+				if len(names) == 0 {
+					_, err := noColumn(id)
+					return nil, nil, err
+				}
+				_, err := fail(id.Pos, "struct %s has no field %q", strings.Join(names, "."), identName(id))
+				return nil, nil, err
+			}
+			st, ok := found.Type.(*iceberg.StructType)
+			if !ok {
+				_, err := fail(id.Pos, "column %s is of type %s, not a struct", strings.Join(append(names, found.Name), "."), found.Type)
+				return nil, nil, err
+			}
+			names = append(names, found.Name)
+			fields = st.FieldList
+		}
+		return names, fields, nil
+	}
+	fieldIn := func(fields []iceberg.NestedField, id parser.Ident) (iceberg.NestedField, bool) {
+		for _, f := range fields {
+			if sameName(id, f.Name) {
+				return f, true
+			}
+		}
+		return iceberg.NestedField{}, false
+	}
+	// fields dropped from each struct path by this statement's actions
+	dropped := map[string]int{}
 	for _, a := range st.Actions {
+		if err := nestedAction(a, nested, fieldIn, fail, out, dropped); err != nil || nestedPath(a) {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
 		switch a := a.(type) {
 		case *parser.AddColumn:
 			col := identName(a.Column.Name)
@@ -630,4 +676,110 @@ func bindWriteOrder(schema *iceberg.Schema, w *parser.WriteOrder, names []string
 	}
 	order, err := table.NewSortOrder(1, fields)
 	return order, mode, err
+}
+
+// nestedPath reports whether a is an action on a struct's field.
+func nestedPath(a parser.AlterAction) bool {
+	switch a := a.(type) {
+	case *parser.AddColumn:
+		return len(a.Parent) > 0
+	case *parser.DropColumn:
+		return len(a.Parent) > 0
+	case *parser.RenameColumn:
+		return len(a.Parent) > 0
+	case *parser.AlterColumnType:
+		return len(a.Parent) > 0
+	}
+	return false
+}
+
+// nestedAction binds ADD, DROP, RENAME and ALTER TYPE of a struct's field
+// (a nestedPath action; others are left alone): Iceberg evolves a field
+// by its id, so data files written before read the added field as NULL
+// and no longer read a dropped one.
+func nestedAction(a parser.AlterAction,
+	nested func([]parser.Ident) ([]string, []iceberg.NestedField, error),
+	fieldIn func([]iceberg.NestedField, parser.Ident) (iceberg.NestedField, bool),
+	fail func(parser.Pos, string, ...any) (*Alter, error), out *Alter, dropped map[string]int) error {
+	if !nestedPath(a) {
+		return nil
+	}
+	failErr := func(pos parser.Pos, format string, args ...any) error {
+		_, err := fail(pos, format, args...)
+		return err
+	}
+	switch a := a.(type) {
+	case *parser.AddColumn:
+		path, fields, err := nested(a.Parent)
+		if err != nil {
+			return err
+		}
+		col := identName(a.Column.Name)
+		if _, ok := fieldIn(fields, a.Column.Name); ok {
+			if a.IfNotExists {
+				return nil
+			}
+			return failErr(a.Column.Name.Pos, "struct %s already has a field %q", strings.Join(path, "."), col)
+		}
+		if a.Column.NotNull || a.Column.PrimaryKey || a.Column.Default != nil || len(a.Column.Constraints) > 0 {
+			return failErr(a.Column.Name.Pos, "a struct's new field %q takes no constraint or default; add it nullable", col)
+		}
+		t, err := icebergType(a.Column.Type)
+		if err != nil {
+			return failErr(a.Column.Type.Pos, "%s", errMsg(err))
+		}
+		out.Schema = append(out.Schema, func(u *table.UpdateSchema) { u.AddColumn(append(path, col), t, "", false, nil) })
+	case *parser.DropColumn:
+		path, fields, err := nested(a.Parent)
+		if err != nil {
+			return err
+		}
+		f, ok := fieldIn(fields, a.Name)
+		if !ok {
+			if a.IfExists {
+				return nil
+			}
+			return failErr(a.Name.Pos, "struct %s has no field %q", strings.Join(path, "."), identName(a.Name))
+		}
+		key := strings.ToLower(strings.Join(path, "."))
+		if len(fields)-dropped[key] <= 1 {
+			return failErr(a.Name.Pos, "cannot drop %q, the last field of struct %s; drop the struct column", f.Name, strings.Join(path, "."))
+		}
+		dropped[key]++
+		out.Schema = append(out.Schema, func(u *table.UpdateSchema) { u.DeleteColumn(append(path, f.Name)) })
+	case *parser.RenameColumn:
+		path, fields, err := nested(a.Parent)
+		if err != nil {
+			return err
+		}
+		f, ok := fieldIn(fields, a.Old)
+		if !ok {
+			return failErr(a.Old.Pos, "struct %s has no field %q", strings.Join(path, "."), identName(a.Old))
+		}
+		if _, taken := fieldIn(fields, a.New); taken {
+			return failErr(a.New.Pos, "struct %s already has a field %q", strings.Join(path, "."), identName(a.New))
+		}
+		to := identName(a.New)
+		out.Schema = append(out.Schema, func(u *table.UpdateSchema) { u.RenameColumn(append(path, f.Name), to) })
+	case *parser.AlterColumnType:
+		path, fields, err := nested(a.Parent)
+		if err != nil {
+			return err
+		}
+		f, ok := fieldIn(fields, a.Column)
+		if !ok {
+			return failErr(a.Column.Pos, "struct %s has no field %q", strings.Join(path, "."), identName(a.Column))
+		}
+		t, err := icebergType(a.Type)
+		if err != nil {
+			return failErr(a.Type.Pos, "%s", errMsg(err))
+		}
+		if !f.Type.Equals(t) && !widens(f.Type, t) {
+			return failErr(a.Column.Pos, "cannot change field %s.%s from %s to %s: only widening (int to bigint, float to double, a larger decimal precision) keeps the data files valid", strings.Join(path, "."), f.Name, f.Type, t)
+		}
+		out.Schema = append(out.Schema, func(u *table.UpdateSchema) {
+			u.UpdateColumn(append(path, f.Name), table.ColumnUpdate{FieldType: iceberg.Optional[iceberg.Type]{Val: t, Valid: true}})
+		})
+	}
+	return nil
 }
