@@ -98,6 +98,9 @@ func castFunc(from, to arrow.DataType) castFn {
 			return structCast(fs, ts)
 		}
 	}
+	if fm, tm := mapOf(from), mapOf(to); fm != nil && tm != nil {
+		return mapToMapCast(fm, tm)
+	}
 	if isString(to) {
 		f := textFormatter(from)
 		if f == nil {
@@ -631,6 +634,8 @@ func textFormatter(dt arrow.DataType) func(a arrow.Array) appender {
 				return append(b, '}')
 			}
 		}
+	case arrow.MAP:
+		return mapFormatter(dt.(*arrow.MapType))
 	case arrow.STRUCT:
 		// PostgreSQL's record text: (1,abc,,"a b"), a NULL field empty
 		st := dt.(*arrow.StructType)

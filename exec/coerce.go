@@ -290,6 +290,27 @@ func commonPair(a, b arrow.DataType) (arrow.DataType, bool) {
 			return commonStruct(sa, sb)
 		}
 	}
+	if ma, mb := mapOf(a), mapOf(b); ma != nil && mb != nil {
+		// an empty map's Null key and value types give way
+		part := func(x, y arrow.DataType) (arrow.DataType, bool) {
+			switch {
+			case isNull(x):
+				return y, true
+			case isNull(y):
+				return x, true
+			}
+			return commonPair(x, y)
+		}
+		k, ok := part(ma.KeyType(), mb.KeyType())
+		if !ok {
+			return nil, false
+		}
+		v, ok := part(ma.ItemType(), mb.ItemType())
+		if !ok {
+			return nil, false
+		}
+		return arrow.MapOf(k, v), true
+	}
 	if isDateLike(a) && isDateLike(b) {
 		switch {
 		case isTimestampTZ(a) || isTimestampTZ(b):
@@ -332,6 +353,9 @@ func canImplicit(from, to arrow.DataType) bool {
 		if st, ok := to.(*arrow.StructType); ok {
 			return canImplicitStruct(sf, st)
 		}
+	}
+	if mf, mt := mapOf(from), mapOf(to); mf != nil && mt != nil {
+		return canImplicit(mf.KeyType(), mt.KeyType()) && canImplicit(mf.ItemType(), mt.ItemType())
 	}
 	if isDateLike(from) && isTimestamp(to) {
 		if from.ID() == arrow.DATE32 {

@@ -379,6 +379,12 @@ type StructField struct {
 	Value Expr
 }
 
+// MapExpr is DuckDB's map literal MAP {k: v, …}.
+type MapExpr struct {
+	Pos
+	Keys, Values []Expr
+}
+
 // FieldAccess is X.Field on a value that is not a name: (s).a, f(x).a,
 // a[1].b. A dotted name (s.a) stays a ColumnRef; the binder reads it as
 // a field when its prefix names a struct column rather than a table.
@@ -426,5 +432,6 @@ func (*ArrayExpr) exprNode()       {}
 func (*Subscript) exprNode()       {}
 func (*StructExpr) exprNode()      {}
 func (*FieldAccess) exprNode()     {}
+func (*MapExpr) exprNode()         {}
 func (*Default) exprNode()         {}
 func (*RowExpr) exprNode()         {}

@@ -464,6 +464,19 @@ func (x *StructExpr) format(w *writer) {
 	w.WriteByte('}')
 }
 
+func (x *MapExpr) format(w *writer) {
+	w.WriteString("MAP {")
+	for i := range x.Keys {
+		if i > 0 {
+			w.WriteString(", ")
+		}
+		x.Keys[i].format(w)
+		w.WriteString(": ")
+		x.Values[i].format(w)
+	}
+	w.WriteByte('}')
+}
+
 func (x *FieldAccess) format(w *writer) {
 	// always parenthesised: a bare name before the dot would read back
 	// as a qualified column reference
@@ -537,6 +550,7 @@ func (x *ArrayExpr) String() string       { return str(x) }
 func (x *Subscript) String() string       { return str(x) }
 func (x *StructExpr) String() string      { return str(x) }
 func (x *FieldAccess) String() string     { return str(x) }
+func (x *MapExpr) String() string         { return str(x) }
 func (x *Default) String() string         { return str(x) }
 func (x *RowExpr) String() string         { return str(x) }
 func (x *OrderItem) String() string       { return str(x) }

@@ -574,6 +574,23 @@ func (p *parser) keywordExpr() Expr {
 				return &IntervalLiteral{Pos: pos, Value: v, Unit: unit}
 			}
 		}
+	case "MAP":
+		if next.isOp("{") {
+			// DuckDB's MAP {k: v, …}
+			p.next()
+			p.next()
+			m := &MapExpr{Pos: pos}
+			for !p.isOp("}") {
+				m.Keys = append(m.Keys, p.expr(0))
+				p.expectOp(":")
+				m.Values = append(m.Values, p.expr(0))
+				if !p.acceptOp(",") {
+					break
+				}
+			}
+			p.expectOp("}")
+			return m
+		}
 	case "ARRAY":
 		if next.isOp("[") {
 			p.next()

@@ -134,7 +134,7 @@ func init() {
 		}
 	}
 	for _, k := range []string{"TRY_CAST", "EXISTS", "EXTRACT", "INTERVAL", "UNKNOWN",
-		"ESCAPE", "BETWEEN"} {
+		"ESCAPE", "BETWEEN", "MAP"} {
 		interned[k] = k
 	}
 	for k := range intervalUnits {

@@ -181,6 +181,9 @@ func Children(n Node) []Node {
 		}
 	case *FieldAccess:
 		c.expr(x.X)
+	case *MapExpr:
+		c.exprs(x.Keys)
+		c.exprs(x.Values)
 	case *RowExpr:
 		c.exprs(x.Elems)
 	case *OrderItem:

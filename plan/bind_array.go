@@ -32,6 +32,13 @@ func (b *binder) bindSubscript(e *parser.Subscript, ec *exprCtx) (Expr, error) {
 	if _, ok := x.Type().(*arrow.StructType); ok {
 		return b.structSubscript(e, x)
 	}
+	if _, ok := x.Type().(*arrow.MapType); ok {
+		k, err := b.bindExpr(e.Index, ec)
+		if err != nil {
+			return nil, err
+		}
+		return b.call(e.Pos, "element_at", x, k)
+	}
 	if _, ok := x.Type().(*arrow.ListType); !ok {
 		return nil, errorf(e.Pos, "cannot subscript type %s because it is not an array", exec.TypeName(x.Type()))
 	}

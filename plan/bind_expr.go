@@ -333,6 +333,16 @@ func (b *binder) bindExpr(e parser.Expr, ec *exprCtx) (Expr, error) {
 		return b.bindStructExpr(e, ec)
 	case *parser.FieldAccess:
 		return b.bindFieldAccess(e, ec)
+	case *parser.MapExpr:
+		keys, err := b.bindArrayExpr(&parser.ArrayExpr{Pos: e.Pos, Elems: e.Keys}, ec)
+		if err != nil {
+			return nil, err
+		}
+		vals, err := b.bindArrayExpr(&parser.ArrayExpr{Pos: e.Pos, Elems: e.Values}, ec)
+		if err != nil {
+			return nil, err
+		}
+		return b.call(e.Pos, "map", keys, vals)
 	case *parser.Cast:
 		x, err := b.bindExpr(e.X, ec)
 		if err != nil {

@@ -695,7 +695,7 @@ func refuseDMLWith(c *parser.CTE) error {
 // when their fields or elements do (as an assignment casts them).
 func nestedAssign(from, to arrow.DataType) bool {
 	switch {
-	case from.ID() == arrow.STRUCT && to.ID() == arrow.STRUCT:
+	case from.ID() == arrow.STRUCT && to.ID() == arrow.STRUCT, from.ID() == arrow.MAP && to.ID() == arrow.MAP:
 		return true
 	case from.ID() == arrow.LIST && to.ID() == arrow.LIST:
 		f, t := from.(*arrow.ListType).Elem(), to.(*arrow.ListType).Elem()

@@ -55,6 +55,19 @@ func ArrowType(t *parser.TypeName) (arrow.DataType, error) {
 			fs[i] = arrow.Field{Name: name, Type: ft, Nullable: true}
 		}
 		return arrow.StructOf(fs...), nil
+	case "MAP":
+		if len(t.Elem) != 2 {
+			return nil, errorf(t.Pos, "MAP needs a key and a value type: MAP(VARCHAR, INTEGER)")
+		}
+		kt, err := ArrowType(t.Elem[0])
+		if err != nil {
+			return nil, err
+		}
+		vt, err := ArrowType(t.Elem[1])
+		if err != nil {
+			return nil, err
+		}
+		return arrow.MapOf(kt, vt), nil
 	case "LIST":
 		if len(t.Elem) == 1 {
 			et, err := ArrowType(t.Elem[0])
