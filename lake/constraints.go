@@ -470,3 +470,57 @@ func rowText(b arrow.RecordBatch, cols []string, r int) string {
 	}
 	return "(" + strings.Join(names, ", ") + ") = (" + strings.Join(vals, ", ") + ")"
 }
+
+// validateNotNull refuses SET NOT NULL on a column that holds a NULL in
+// the rows the transaction's staged snapshot holds (their deletes
+// applied), as PostgreSQL does (23502).
+func validateNotNull(ctx context.Context, name, branch string, txn *table.Transaction, cols []string) error {
+	staged, err := txn.StagedTable()
+	if err != nil {
+		return err
+	}
+	ref := branch
+	if ref == "" {
+		ref = table.MainBranch
+	}
+	snap := staged.Metadata().SnapshotByName(ref)
+	if snap == nil {
+		return nil
+	}
+	tcols, err := plan.TargetColumns(&plan.TableRef{Name: name, Table: staged.Table})
+	if err != nil {
+		return err
+	}
+	for _, col := range cols {
+		var typ arrow.DataType
+		for _, tc := range tcols {
+			if tc.Name == col {
+				typ = tc.Type
+			}
+		}
+		if typ == nil {
+			return fmt.Errorf("%s: no column %q (bug)", name, col)
+		}
+		// the files whose statistics say they may hold a NULL
+		tasks, err := staged.Table.Scan(table.WithSnapshotID(snap.SnapshotID), table.WithRowFilter(iceberg.IsNull(iceberg.Reference(col)))).PlanFiles(ctx)
+		if err != nil {
+			return err
+		}
+		c := &constraintCheck{name: name, tbl: staged.Table, snap: snap}
+		read := arrow.NewSchema([]arrow.Field{{Name: col, Type: typ, Nullable: true}}, nil)
+		errFound := errors.New("found")
+		err = c.scan(ctx, tasks, nil, []string{col}, read, func(b arrow.RecordBatch) error {
+			if b.Column(0).NullN() > 0 {
+				return errFound
+			}
+			return nil
+		})
+		if errors.Is(err, errFound) {
+			return &ConstraintError{State: "23502", Msg: fmt.Sprintf("column %q of relation %q contains null values", col, name)}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

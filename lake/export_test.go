@@ -16,6 +16,15 @@ func SetTestHookBeforePublish(f func() error) (restore func()) {
 	return func() { testHookBeforePublish = old }
 }
 
+// SetTestHookAfterStage makes every autocommit write call f after staging
+// and checking its change, before committing it; the returned func
+// restores the hook.
+func SetTestHookAfterStage(f func()) (restore func()) {
+	old := testHookAfterStage
+	testHookAfterStage = f
+	return func() { testHookAfterStage = old }
+}
+
 // SetRefForTest points ref name of table at its current snapshot with
 // retention ret, through the catalog, as another engine could: tests use
 // it for retentions SQL cannot spell (a ref that ages in milliseconds).

@@ -72,7 +72,7 @@ func (s *Session) alterTable(ctx context.Context, st *parser.AlterTable) (*Resul
 	changes, props, unset, upgrade := alter.Schema, alter.Props, alter.Unset, alter.Upgrade
 	specChanges, order := alter.Spec, alter.SortOrder
 	err = s.write(ctx, tbl, "alter table", nil, func(txn *table.Transaction) error {
-		if len(alter.AddConstraints) > 0 && tbl.tbl.CurrentSnapshot() != nil {
+		if (len(alter.AddConstraints) > 0 || len(alter.SetNotNull) > 0) && tbl.tbl.CurrentSnapshot() != nil {
 			// the rows checked are the rows the constraint starts on: a
 			// write landing first is a conflict, not a row left unchecked
 			ref := tbl.branch
@@ -88,8 +88,17 @@ func (s *Session) alterTable(ctx context.Context, st *parser.AlterTable) (*Resul
 				return err
 			}
 		}
+		if len(alter.SetNotNull) > 0 {
+			// on the rows as they are before the schema says required
+			if err := validateNotNull(ctx, tbl.Name(), tbl.branch, txn, alter.SetNotNull); err != nil {
+				return err
+			}
+		}
 		if len(changes) > 0 {
-			u := txn.UpdateSchema(false /* caseSensitive */, false /* allowIncompatibleChanges */)
+			// making a column required is what Iceberg calls incompatible:
+			// allowed once the rows were checked (the planner refuses
+			// every other incompatible change)
+			u := txn.UpdateSchema(false /* caseSensitive */, len(alter.SetNotNull) > 0 /* allowIncompatibleChanges */)
 			for _, c := range changes {
 				c(u)
 			}

@@ -251,6 +251,11 @@ func (t *Table) opError(op string, err error) error {
 
 // commitWrite runs one write transaction whose new files all go through a
 // Tracker, so that a commit that fails removes exactly what it wrote.
+// testHookAfterStage, when set, runs in every autocommit write after it
+// staged and checked its change and before it commits: tests race another
+// write into that window.
+var testHookAfterStage func()
+
 func (t *Table) commitWrite(ctx context.Context, op string, cfg writeConfig, stage func(*table.Transaction) error) (*Table, error) {
 	if err := t.checkWritable(); err != nil {
 		return nil, err
@@ -264,7 +269,13 @@ func (t *Table) commitWrite(ctx context.Context, op string, cfg writeConfig, sta
 		if err := stage(txn); err != nil {
 			return err
 		}
-		return checkConstraints(ctx, t.Name(), t.tbl, t.branch, txn)
+		if err := checkConstraints(ctx, t.Name(), t.tbl, t.branch, txn); err != nil {
+			return err
+		}
+		if hook := testHookAfterStage; hook != nil {
+			hook()
+		}
+		return nil
 	}
 	committed, err := snapshot.Commit(ctx, t.lk.cat, t.tbl, op+" "+t.Name(), snapshot.CommitOptions{Assert: cfg.assert, Rebase: cfg.rebase, Branch: t.branch}, checked,
 		func(ctx context.Context) (*table.Table, error) { return t.lk.load(ctx, t.id) })

@@ -41,12 +41,16 @@ type Alter struct {
 	// AddConstraints are ADD CONSTRAINT's constraints (also in Props),
 	// which the rows already there must meet.
 	AddConstraints []TableConstraint
+	// SetNotNull are the columns ALTER COLUMN … SET NOT NULL makes
+	// required (a change in Schema too), in which the rows already there
+	// must hold no NULL.
+	SetNotNull []string
 }
 
 // Empty reports whether the statement changes nothing (IF [NOT] EXISTS
 // actions that found nothing to do).
 func (a *Alter) Empty() bool {
-	return len(a.Schema) == 0 && len(a.Props) == 0 && len(a.Unset) == 0 && a.Upgrade == 0 && len(a.AddConstraints) == 0 &&
+	return len(a.Schema) == 0 && len(a.Props) == 0 && len(a.Unset) == 0 && a.Upgrade == 0 && len(a.AddConstraints) == 0 && len(a.SetNotNull) == 0 &&
 		len(a.Spec) == 0 && a.SortOrder == nil
 }
 
@@ -233,8 +237,8 @@ func (p *Planner) AlterTable(ctx context.Context, st *parser.AlterTable, target 
 			if c.Kind == parser.ConstraintPrimaryKey {
 				var ids [][]string
 				for _, col := range c.Columns {
-					if f, _ := has(col); !f.Required {
-						return fail(a.Pos, "column %q of a PRIMARY KEY must be NOT NULL, and this one may hold NULLs (SET NOT NULL is not supported: existing data files are not checked); create the table with the key", col)
+					if f, _ := has(col); !f.Required && !slices.ContainsFunc(out.SetNotNull, func(s string) bool { return strings.EqualFold(s, col) }) {
+						return fail(a.Pos, "column %q of a PRIMARY KEY must be NOT NULL; first ALTER COLUMN %s SET NOT NULL", col, col)
 					}
 					ids = append(ids, []string{col})
 				}
@@ -293,7 +297,19 @@ func (p *Planner) AlterTable(ctx context.Context, st *parser.AlterTable, target 
 				return noColumn(a.Column)
 			}
 			if a.Set {
-				return fail(a.Column.Pos, "SET NOT NULL is not supported: existing data files are not checked")
+				if f.Required {
+					continue
+				}
+				if _, ok := f.Type.(iceberg.NestedType); ok {
+					// (iceberg-go cannot plan the IS NULL scan of one)
+					return fail(a.Column.Pos, "SET NOT NULL on a struct, array or map column %q is not supported yet", f.Name)
+				}
+				name := f.Name
+				out.SetNotNull = append(out.SetNotNull, name)
+				out.Schema = append(out.Schema, func(u *table.UpdateSchema) {
+					u.UpdateColumn([]string{name}, table.ColumnUpdate{Required: iceberg.Optional[bool]{Val: true, Valid: true}})
+				})
+				continue
 			}
 			if slices.ContainsFunc(cons, func(c TableConstraint) bool { return c.Kind == parser.ConstraintPrimaryKey && usesColumn(c, f.Name) }) {
 				return fail(a.Column.Pos, "column %q is in a primary key", f.Name)
