@@ -285,6 +285,17 @@ type tableConfig struct {
 	// identifier are the schema's identifier fields (a PRIMARY KEY's
 	// columns).
 	identifier []string
+	// writeDefaults are fields' Iceberg write-defaults, by column.
+	writeDefaults map[string]iceberg.Literal
+}
+
+// withWriteDefaults sets the new table's fields' write-defaults (a v3
+// table's constant DEFAULTs, which the planner also keeps as properties).
+func withWriteDefaults(d map[string]iceberg.Literal) TableOption {
+	return func(c *tableConfig) error {
+		c.writeDefaults = d
+		return nil
+	}
 }
 
 // withIdentifierFields makes the columns the new table's identifier
@@ -396,6 +407,15 @@ func tableSpec(schema *arrow.Schema, cfg tableConfig) (*iceberg.Schema, *iceberg
 	ischema, err := table.ArrowSchemaToIcebergWithFreshIDs(schema, true /* downcastNsTimestamp */)
 	if err != nil {
 		return nil, nil, nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("unsupported schema: %w", err)}
+	}
+	if len(cfg.writeDefaults) > 0 {
+		fields := ischema.Fields()
+		for i, f := range fields {
+			if lit, ok := cfg.writeDefaults[f.Name]; ok {
+				fields[i].WriteDefault = lit.Any()
+			}
+		}
+		ischema = iceberg.NewSchemaWithIdentifiers(ischema.ID, ischema.IdentifierFieldIDs, fields...)
 	}
 	if len(cfg.identifier) > 0 {
 		ids := make([]int, len(cfg.identifier))

@@ -98,7 +98,7 @@ func (s *Session) alterTable(ctx context.Context, st *parser.AlterTable) (*Resul
 			// making a column required is what Iceberg calls incompatible:
 			// allowed once the rows were checked (the planner refuses
 			// every other incompatible change)
-			u := txn.UpdateSchema(false /* caseSensitive */, len(alter.SetNotNull) > 0 /* allowIncompatibleChanges */)
+			u := txn.UpdateSchema(false /* caseSensitive */, len(alter.SetNotNull) > 0 || alter.ClearRequiredDefault /* allowIncompatibleChanges */)
 			for _, c := range changes {
 				c(u)
 			}

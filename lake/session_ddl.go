@@ -88,6 +88,9 @@ func (s *Session) createTableTx(ctx context.Context, st *parser.CreateTable, now
 	if c.PrimaryKey != nil {
 		opts = append(opts, withIdentifierFields(c.PrimaryKey))
 	}
+	if c.WriteDefaults != nil {
+		opts = append(opts, withWriteDefaults(c.WriteDefaults))
+	}
 	if _, ok := s.sources[strings.ToLower(name)]; ok && len(st.Name) == 1 {
 		return nil, &sentinelError{ErrTableExists, fmt.Errorf("create table %s: the name is registered as a source in this session, which would shadow the table; choose another name or Unregister the source", name)}
 	}

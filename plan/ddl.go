@@ -45,6 +45,9 @@ type Alter struct {
 	// required (a change in Schema too), in which the rows already there
 	// must hold no NULL.
 	SetNotNull []string
+	// ClearRequiredDefault: a required column's write-default is cleared,
+	// which iceberg-go calls an incompatible change.
+	ClearRequiredDefault bool
 }
 
 // Empty reports whether the statement changes nothing (IF [NOT] EXISTS
@@ -169,14 +172,30 @@ func (p *Planner) AlterTable(ctx context.Context, st *parser.AlterTable, target 
 			if a.Column.NotNull || a.Column.PrimaryKey {
 				return fail(a.Column.Name.Pos, "cannot add NOT NULL column %q: existing rows would hold NULL; add it nullable", col)
 			}
-			if a.Column.Default != nil {
-				return nil, &Error{Pos: a.Column.Default.Position(), Err: ErrNotSupported, Msg: fmt.Sprintf("alter table %s: ADD COLUMN %s … DEFAULT is not supported yet: the rows already there would read NULL, not the default; add the column, then ALTER COLUMN %s SET DEFAULT for the rows written after", name, col, col)}
-			}
 			t, err := icebergType(a.Column.Type)
 			if err != nil {
 				return fail(a.Column.Type.Pos, "%s", errMsg(err))
 			}
-			out.Schema = append(out.Schema, func(u *table.UpdateSchema) { u.AddColumn([]string{col}, t, "", false, nil) })
+			var initial iceberg.Literal
+			if a.Column.Default != nil {
+				// the rows already there read the default only where Iceberg
+				// keeps it: a v3 table's initial-default, a constant
+				at, err := ArrowType(a.Column.Type)
+				if err != nil {
+					return fail(a.Column.Type.Pos, "%s", errMsg(err))
+				}
+				text, v, err := p.binder(ctx).checkDefaultValue(a.Column.Default, TargetColumn{Name: col, Type: canonical(at)}, name)
+				if err != nil {
+					return fail(a.Column.Default.Position(), "column %q: DEFAULT: %s", col, errMsg(err))
+				}
+				lit, ok := icebergDefault(v, t)
+				if !ok || !constantDefault(a.Column.Default) || target.Table.Metadata().Version() < 3 {
+					return nil, &Error{Pos: a.Column.Default.Position(), Err: ErrNotSupported, Msg: fmt.Sprintf("alter table %s: ADD COLUMN %s … DEFAULT needs a format-version 3 table and a constant default of a boolean, integer, floating-point or text column, kept as Iceberg's initial-default for the rows already there; otherwise add the column, then ALTER COLUMN %s SET DEFAULT for the rows written after", name, col, col)}
+				}
+				initial = lit
+				out.Props[DefaultProperty(col)] = text
+			}
+			out.Schema = append(out.Schema, func(u *table.UpdateSchema) { u.AddColumn([]string{col}, t, "", false, initial) })
 		case *parser.DropColumn:
 			f, ok := has(identName(a.Name))
 			if !ok {
@@ -261,21 +280,41 @@ func (p *Planner) AlterTable(ctx context.Context, st *parser.AlterTable, target 
 			if !ok {
 				return noColumn(a.Column)
 			}
+			// a v3 table keeps a constant default as the field's Iceberg
+			// write-default too, for other engines; any other clears it
+			colName := f.Name
+			setWrite := func(lit iceberg.Literal) {
+				if lit == nil && f.WriteDefault == nil {
+					return
+				}
+				out.ClearRequiredDefault = out.ClearRequiredDefault || lit == nil && f.Required
+				out.Schema = append(out.Schema, func(u *table.UpdateSchema) {
+					u.UpdateColumn([]string{colName}, table.ColumnUpdate{WriteDefault: iceberg.Optional[iceberg.Literal]{Val: lit, Valid: true}})
+				})
+			}
 			if a.Default == nil {
 				if columnDefault(target.Table.Metadata().Properties(), f.Name) != "" {
 					out.Unset = append(out.Unset, DefaultProperty(f.Name))
 				}
+				setWrite(nil)
 				continue
 			}
 			t, err := table.SchemaToArrowSchema(iceberg.NewSchema(0, f), nil, false, false)
 			if err != nil {
 				return nil, err
 			}
-			text, err := p.binder(ctx).checkDefault(a.Default, TargetColumn{Name: f.Name, Type: canonical(t.Field(0).Type), Required: f.Required}, name)
+			text, v, err := p.binder(ctx).checkDefaultValue(a.Default, TargetColumn{Name: f.Name, Type: canonical(t.Field(0).Type), Required: f.Required}, name)
 			if err != nil {
 				return fail(a.Default.Position(), "column %q: DEFAULT: %s", f.Name, errMsg(err))
 			}
 			out.Props[DefaultProperty(f.Name)] = text
+			if target.Table.Metadata().Version() >= 3 {
+				var lit iceberg.Literal
+				if constantDefault(a.Default) {
+					lit, _ = icebergDefault(v, f.Type)
+				}
+				setWrite(lit)
+			}
 		case *parser.AlterColumnType:
 			f, ok := has(identName(a.Column))
 			if !ok {
@@ -492,6 +531,9 @@ type Create struct {
 	// PrimaryKey are the PRIMARY KEY's columns, the schema's identifier
 	// fields; nil for none.
 	PrimaryKey []string
+	// WriteDefaults are the constant DEFAULTs a format-version 3 table
+	// also keeps as its fields' Iceberg write-default, by column.
+	WriteDefaults map[string]iceberg.Literal
 }
 
 // PartitionField is one bound PARTITIONED BY entry.
@@ -540,7 +582,7 @@ func (p *Planner) CreateTable(ctx context.Context, st *parser.CreateTable) (*Cre
 				return fail(c.Type.Pos, "%s", errMsg(err))
 			}
 			if c.Default != nil {
-				text, err := p.binder(ctx).checkDefault(c.Default, TargetColumn{Name: col, Type: canonical(t), Required: c.NotNull || c.PrimaryKey}, name)
+				text, v, err := p.binder(ctx).checkDefaultValue(c.Default, TargetColumn{Name: col, Type: canonical(t), Required: c.NotNull || c.PrimaryKey}, name)
 				if err != nil {
 					return fail(c.Default.Position(), "column %q: DEFAULT: %s", col, errMsg(err))
 				}
@@ -548,6 +590,16 @@ func (p *Planner) CreateTable(ctx context.Context, st *parser.CreateTable) (*Cre
 					out.Props = map[string]string{}
 				}
 				out.Props[DefaultProperty(col)] = text
+				if out.Props["format-version"] == "3" && constantDefault(c.Default) {
+					if it, err := icebergType(c.Type); err == nil {
+						if lit, ok := icebergDefault(v, it); ok {
+							if out.WriteDefaults == nil {
+								out.WriteDefaults = map[string]iceberg.Literal{}
+							}
+							out.WriteDefaults[col] = lit
+						}
+					}
+				}
 			}
 			fields[i] = arrow.Field{Name: c.Name.Name, Type: t, Nullable: !c.NotNull && !c.PrimaryKey}
 		}

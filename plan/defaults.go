@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 
+	"github.com/apache/arrow-go/v18/arrow/scalar"
 	"github.com/apache/iceberg-go"
 
 	"github.com/skadedb/skade/exec"
@@ -15,8 +16,10 @@ import (
 // afresh in each statement that needs it: an INSERT that leaves the
 // column out, DEFAULT in VALUES, UPDATE SET and MERGE, INSERT … DEFAULT
 // VALUES. So now() is the statement's time, as in PostgreSQL. A default
-// applies to rows written after it is set; it never fills rows already
-// there, which is why ADD COLUMN … DEFAULT is refused.
+// applies to rows written after it is set. On a v3 table a constant one
+// (icebergDefault) is also the field's Iceberg write-default, and ADD
+// COLUMN … DEFAULT's its initial-default, which the rows already there
+// read; elsewhere ADD COLUMN … DEFAULT is refused.
 
 // defaultPrefix starts the property of a column's DEFAULT.
 const defaultPrefix = "skade.column-default."
@@ -44,14 +47,73 @@ func (b *binder) defaultValue(tc TargetColumn) (Expr, error) {
 // checkDefault binds a DEFAULT expression for column col (no column
 // references, assignable to its type) and returns its canonical text.
 func (b *binder) checkDefault(e parser.Expr, col TargetColumn, table string) (string, error) {
+	text, _, err := b.checkDefaultValue(e, col, table)
+	return text, err
+}
+
+// checkDefaultValue is checkDefault, also returning the default converted
+// to the column's type (a Const when it is a constant).
+func (b *binder) checkDefaultValue(e parser.Expr, col TargetColumn, table string) (string, Expr, error) {
 	x, err := b.bindExpr(e, &exprCtx{sc: newScope(nil, nil), clause: "DEFAULT"})
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	if _, err := b.assign(x, col, table, e.Position()); err != nil {
-		return "", err
+	v, err := b.assign(x, col, table, e.Position())
+	if err != nil {
+		return "", nil, err
 	}
-	return e.String(), nil
+	return e.String(), v, nil
+}
+
+// constantDefault reports whether a DEFAULT expression is the same for
+// every row whenever it is written: no function call (now() and the
+// like are the statement's time, folded to a constant within one
+// statement only).
+func constantDefault(e parser.Expr) bool {
+	ok := true
+	parser.Inspect(e, func(n parser.Node) bool {
+		if _, call := n.(*parser.FuncCall); call {
+			ok = false
+		}
+		return ok
+	})
+	return ok
+}
+
+// icebergDefault is a constant, non-NULL DEFAULT v as an Iceberg literal
+// of type t, for a v3 table's write-default and initial-default; false
+// when v is not such a constant (now(), NULL) or t has no literal here
+// (decimal, uuid, binary, dates and times, nested types): those defaults
+// stay skade's own (DefaultProperty).
+func icebergDefault(v Expr, t iceberg.Type) (iceberg.Literal, bool) {
+	c, ok := v.(*Const)
+	if !ok || c.IsNull() {
+		return nil, false
+	}
+	var lit iceberg.Literal
+	switch s := c.Lit.Value.(type) {
+	case *scalar.Boolean:
+		lit = iceberg.NewLiteral(s.Value)
+	case *scalar.Int32:
+		lit = iceberg.NewLiteral(s.Value)
+	case *scalar.Int64:
+		lit = iceberg.NewLiteral(s.Value)
+	case *scalar.Float32:
+		lit = iceberg.NewLiteral(s.Value)
+	case *scalar.Float64:
+		lit = iceberg.NewLiteral(s.Value)
+	case *scalar.String:
+		lit = iceberg.NewLiteral(string(s.Data()))
+	default:
+		// dates, times and timestamps too: iceberg-go v0.7.0 writes their
+		// defaults as numbers where the spec has ISO strings, which other
+		// engines would refuse to read
+		return nil, false
+	}
+	if !lit.Type().Equals(t) {
+		return nil, false // (a timestamptz column: iceberg-go's literal is a timestamp's)
+	}
+	return lit, true
 }
 
 // dictionaryProperty is the dictionary-encoding property of column col
