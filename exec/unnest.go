@@ -40,19 +40,35 @@ type Unnest struct {
 
 var _ Operator = (*Unnest)(nil)
 
-// UnnestType is the type of the values fn yields for arguments of types
-// args, or an error naming what fn takes.
-func UnnestType(fn string, args []arrow.DataType) (arrow.DataType, error) {
+// UnnestTypes are the types of the values fn yields for arguments of
+// types args (one per array for unnest, which zips several as PostgreSQL
+// does: as many rows as the longest, NULLs past the end of the others),
+// or an error naming what fn takes.
+func UnnestTypes(fn string, args []arrow.DataType) ([]arrow.DataType, error) {
+	if fn == "unnest" {
+		if len(args) == 0 {
+			return nil, fmt.Errorf("unnest takes one or more array arguments")
+		}
+		out := make([]arrow.DataType, len(args))
+		for i, a := range args {
+			lt, ok := a.(*arrow.ListType)
+			if !ok {
+				return nil, fmt.Errorf("function unnest(%s) does not exist; its arguments must be arrays", typeNames(args))
+			}
+			out[i] = lt.Elem()
+		}
+		return out, nil
+	}
+	t, err := unnestType(fn, args)
+	if err != nil {
+		return nil, err
+	}
+	return []arrow.DataType{t}, nil
+}
+
+// unnestType is UnnestTypes' one type of the functions other than unnest.
+func unnestType(fn string, args []arrow.DataType) (arrow.DataType, error) {
 	switch fn {
-	case "unnest":
-		if len(args) != 1 {
-			return nil, fmt.Errorf("unnest takes one array argument")
-		}
-		lt, ok := args[0].(*arrow.ListType)
-		if !ok {
-			return nil, fmt.Errorf("function unnest(%s) does not exist; its argument must be an array", TypeName(args[0]))
-		}
-		return lt.Elem(), nil
 	case "generate_series", "range":
 		if len(args) < 1 || len(args) > 3 || fn == "generate_series" && len(args) == 1 {
 			return nil, fmt.Errorf("%s takes (start, stop[, step]) integers", fn)
@@ -67,17 +83,20 @@ func UnnestType(fn string, args []arrow.DataType) (arrow.DataType, error) {
 	return nil, fmt.Errorf("%s is not a set-returning function skade knows", fn)
 }
 
-// NewUnnest applies fn to args (over child's rows) per row; name and, with
-// ordinality, "ordinality" name the new columns. Integer arguments are
-// cast to BIGINT by the caller.
-func NewUnnest(child Operator, fn string, args []Expr, name string, ordinality, outer bool, opts HashOptions) (*Unnest, error) {
+// NewUnnest applies fn to args (over child's rows) per row; names (one
+// per value column: UnnestTypes) and, with ordinality, "ordinality" name
+// the new columns. Integer arguments are cast to BIGINT by the caller.
+func NewUnnest(child Operator, fn string, args []Expr, names []string, ordinality, outer bool, opts HashOptions) (*Unnest, error) {
 	types := make([]arrow.DataType, len(args))
 	for i, a := range args {
 		types[i] = a.DataType()
 	}
-	vt, err := UnnestType(fn, types)
+	vts, err := UnnestTypes(fn, types)
 	if err != nil {
 		return nil, err
+	}
+	if len(names) != len(vts) {
+		return nil, fmt.Errorf("exec: %s yields %d columns, and %d names were given (planner bug)", fn, len(vts), len(names))
 	}
 	if fn != "unnest" {
 		for _, a := range args {
@@ -87,7 +106,9 @@ func NewUnnest(child Operator, fn string, args []Expr, name string, ordinality, 
 		}
 	}
 	fields := append([]arrow.Field(nil), child.Schema().Fields()...)
-	fields = append(fields, arrow.Field{Name: name, Type: vt, Nullable: true})
+	for i, vt := range vts {
+		fields = append(fields, arrow.Field{Name: names[i], Type: vt, Nullable: true})
+	}
 	if ordinality {
 		fields = append(fields, arrow.Field{Name: "ordinality", Type: tInt64, Nullable: outer})
 	}
@@ -187,12 +208,17 @@ func (u *Unnest) series(i int) (start, stop, step int64, ok bool) {
 
 func (u *Unnest) rowCount(i int) (int64, error) {
 	if u.fn == "unnest" {
-		l := u.vals[0].(*array.List)
-		if l.IsNull(i) {
-			return 0, nil
+		// the longest array's length
+		var n int64
+		for _, v := range u.vals {
+			l := v.(*array.List)
+			if l.IsNull(i) {
+				continue
+			}
+			s, e := l.ValueOffsets(i)
+			n = max(n, e-s)
 		}
-		s, e := l.ValueOffsets(i)
-		return e - s, nil
+		return n, nil
 	}
 	start, stop, step, ok := u.series(i)
 	if !ok {
@@ -257,7 +283,10 @@ func (u *Unnest) Next(ctx context.Context) (arrow.RecordBatch, error) {
 func (u *Unnest) emit() (arrow.RecordBatch, error) {
 	n := int(u.in.NumRows())
 	var rows []int32
-	var elems []int32 // unnest: positions in the list values
+	var elems [][]int32 // unnest: per array, positions in its values (-1: past its end)
+	if u.fn == "unnest" {
+		elems = make([][]int32, len(u.vals))
+	}
 	var ints []int64  // series: the values
 	var ords []int64  // 1-based positions
 	var nulls []int   // output rows of NULL-extended input rows (outer)
@@ -266,7 +295,9 @@ func (u *Unnest) emit() (arrow.RecordBatch, error) {
 		if c == 0 && u.outer && u.k == 0 {
 			// the row's one NULL-extended row
 			rows = append(rows, int32(u.row))
-			elems = append(elems, -1)
+			for k := range elems {
+				elems[k] = append(elems[k], -1)
+			}
 			ints = append(ints, 0)
 			nulls = append(nulls, len(rows)-1)
 			ords = append(ords, 0)
@@ -278,17 +309,27 @@ func (u *Unnest) emit() (arrow.RecordBatch, error) {
 			continue
 		}
 		take := min(c-u.k, int64(u.batchRows-len(rows)))
-		var base int64
 		var start, step int64
 		if u.fn == "unnest" {
-			s, _ := u.vals[0].(*array.List).ValueOffsets(u.row)
-			base = s
+			for k, v := range u.vals {
+				l := v.(*array.List)
+				s, e := l.ValueOffsets(u.row)
+				if l.IsNull(u.row) {
+					s, e = 0, 0
+				}
+				for j := u.k; j < u.k+take; j++ {
+					p := int32(-1)
+					if j < e-s {
+						p = int32(s + j)
+					}
+					elems[k] = append(elems[k], p)
+				}
+			}
 		} else {
 			start, _, step, _ = u.series(u.row)
 		}
 		for j := u.k; j < u.k+take; j++ {
 			rows = append(rows, int32(u.row))
-			elems = append(elems, int32(base+j))
 			ints = append(ints, start+j*step)
 			ords = append(ords, j+1)
 		}
@@ -307,11 +348,13 @@ func (u *Unnest) emit() (arrow.RecordBatch, error) {
 		cols = append(cols, c)
 	}
 	if u.fn == "unnest" {
-		v, err := takeArray(u.mem, u.vals[0].(*array.List).ListValues(), elems)
-		if err != nil {
-			return nil, err
+		for k, v := range u.vals {
+			x, err := takeArray(u.mem, v.(*array.List).ListValues(), elems[k])
+			if err != nil {
+				return nil, err
+			}
+			cols = append(cols, x)
 		}
-		cols = append(cols, v)
 	} else {
 		cols = append(cols, int64Column(u.mem, ints, nulls))
 	}

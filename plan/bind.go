@@ -45,6 +45,9 @@ type binder struct {
 	// subqueries counts the expression subqueries being bound around the
 	// current point (a recursive CTE's self-reference must not be in one).
 	subqueries int
+	// srfCols maps the text of each unnest call in the select list being
+	// bound to the hidden column that holds its elements (srfSelect)
+	srfCols map[string]string
 	// subplans are the MERGE clause subplans (clauseSubplan), for their
 	// names and EXPLAIN
 	subplans []*clauseSubplan

@@ -562,6 +562,9 @@ func (b *binder) bindFuncCall(e *parser.FuncCall, ec *exprCtx) (Expr, error) {
 		return nil, errorf(e.Pos, "function %s does not exist", e.Name)
 	}
 	name := strings.ToLower(e.Name[0].Name)
+	if col, ok := b.srfCols[e.String()]; ok && isUnnestCall(e) {
+		return b.bindExpr(&parser.ColumnRef{Pos: e.Pos, Name: parser.Name{{Pos: e.Pos, Name: srfQualifier, Quoted: true}, {Pos: e.Pos, Name: col, Quoted: true}}}, ec)
+	}
 	if name == "grouping" && e.Over == nil {
 		return b.bindGrouping(e, ec)
 	}

@@ -415,10 +415,14 @@ func deriveName(e parser.Expr) string {
 }
 
 func (b *binder) bindSelect(sel *parser.Select, orderBy []*parser.OrderItem, outer *scope) (Node, error) {
-	sel, err := srfSelect(sel)
+	sel, srf, err := srfSelect(sel)
 	if err != nil {
 		return nil, err
 	}
+	// the select list's unnest calls read the hidden FROM item's columns
+	savedSRF := b.srfCols
+	defer func() { b.srfCols = savedSRF }()
+	b.srfCols = srf
 	// named windows (WINDOW w AS (…)) are visible to this SELECT only
 	savedWindows := b.windows
 	defer func() { b.windows = savedWindows }()

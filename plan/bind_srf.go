@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/skadedb/skade/parser"
@@ -10,76 +11,102 @@ import (
 // target list): each input row yields one row per element, and none when
 // the array is NULL or empty.
 //
-//	SELECT id, unnest(tags) AS tag FROM t WHERE …
+//	SELECT id, unnest(tags) AS tag, unnest(ns) + 1 FROM t WHERE …
 //
 // binds as
 //
-//	SELECT id, "unnest#".tag AS tag FROM t, unnest(tags) AS "unnest#"(tag) WHERE …
+//	SELECT id, "unnest#".c1 AS tag, "unnest#".c2 + 1
+//	FROM t, unnest(tags, ns) AS "unnest#"(c1, c2) WHERE …
 //
-// which is the same query: WHERE cannot name the unnested column, and
-// DISTINCT, ORDER BY and LIMIT apply to the expanded rows in both. It is
-// refused where the two differ: with aggregates, GROUP BY, HAVING or
-// window functions (PostgreSQL expands after those), with more than one
-// unnest (PostgreSQL zips them), and for an unnest inside an expression.
+// which is the same query: WHERE cannot name the unnested columns, and
+// DISTINCT, ORDER BY and LIMIT apply to the expanded rows in both. Several
+// unnests are zipped, as PostgreSQL zips them (as many rows as the
+// longest array, NULLs past the end of the others); the same call written
+// twice is one. An unnest may sit inside an expression, but not inside
+// CASE or COALESCE (PostgreSQL refuses those too) nor inside another
+// unnest's argument. It is refused where the two queries differ: with
+// aggregates, GROUP BY, HAVING or window functions (PostgreSQL expands
+// after those).
 
-// srfQualifier names the FROM item an unnest moves to; no user alias can
+// srfQualifier names the FROM item the unnests move to; no user alias can
 // collide with it unquoted.
 const srfQualifier = "unnest#"
 
-// srfSelect rewrites sel when its select list calls unnest, returning
-// the select to bind instead (sel itself is not changed), or sel.
-func srfSelect(sel *parser.Select) (*parser.Select, error) {
-	var whole []int // items that are an unnest call
-	var nested *parser.FuncCall
-	for i, it := range sel.Items {
-		if isUnnestCall(it.Expr) {
-			whole = append(whole, i)
-			for _, a := range it.Expr.(*parser.FuncCall).Args {
-				if f := findUnnest(a); f != nil && nested == nil {
-					nested = f
-				}
+// srfSelect rewrites sel when its select list calls unnest, returning the
+// select to bind instead (sel itself is not changed) and, by each call's
+// text, the hidden column that replaces it (bindFuncCall reads b.srfCols);
+// or sel and nil.
+func srfSelect(sel *parser.Select) (*parser.Select, map[string]string, error) {
+	var calls []*parser.FuncCall
+	cols := map[string]string{}
+	var bad error
+	for _, it := range sel.Items {
+		parser.Inspect(it.Expr, func(n parser.Node) bool {
+			if bad != nil {
+				return false
 			}
-			continue
-		}
-		if f := findUnnest(it.Expr); f != nil && nested == nil {
-			nested = f
-		}
+			switch x := n.(type) {
+			case *parser.Query:
+				return false
+			case *parser.CaseExpr:
+				if f := findUnnest(x); f != nil {
+					bad = errorf(f.Pos, "set-returning functions are not allowed in CASE; unnest in FROM: FROM t, unnest(t.a) AS u(x)")
+				}
+				return false
+			case *parser.FuncCall:
+				if !isUnnestCall(x) {
+					if len(x.Name) == 1 && strings.EqualFold(x.Name[0].Name, "coalesce") {
+						if f := findUnnest(x); f != nil {
+							bad = errorf(f.Pos, "set-returning functions are not allowed in COALESCE; unnest in FROM: FROM t, unnest(t.a) AS u(x)")
+							return false
+						}
+					}
+					return true
+				}
+				if len(x.Args) != 1 || x.Star || x.Distinct || len(x.OrderBy) > 0 || x.Filter != nil {
+					bad = errorf(x.Pos, "unnest in the select list takes one array argument; unnest several in FROM: FROM t, unnest(t.a, t.b) AS u(x, y)")
+					return false
+				}
+				if f := findUnnest(x.Args[0]); f != nil {
+					bad = errorf(f.Pos, "unnest inside unnest's argument is not supported; unnest in FROM, one after the other")
+					return false
+				}
+				key := x.String()
+				if _, seen := cols[key]; !seen {
+					cols[key] = "c" + strconv.Itoa(len(calls)+1)
+					calls = append(calls, x)
+				}
+				return false
+			}
+			return true
+		})
 	}
-	if nested != nil {
-		return nil, errorf(nested.Pos, "unnest in the select list must be a whole select item (SELECT unnest(a) AS x …); inside an expression, move it to FROM: FROM t, unnest(t.a) AS u(x)")
+	if bad != nil {
+		return nil, nil, bad
 	}
-	if len(whole) == 0 {
-		return sel, nil
+	if len(calls) == 0 {
+		return sel, nil, nil
 	}
-	at := sel.Items[whole[0]].Pos
-	if len(whole) > 1 {
-		return nil, errorf(sel.Items[whole[1]].Pos, "more than one unnest in a select list is not supported; unnest them in FROM: FROM t, unnest(t.a) WITH ORDINALITY AS x(v, i) …")
-	}
-	call := sel.Items[whole[0]].Expr.(*parser.FuncCall)
-	if len(call.Args) != 1 || call.Star || call.Distinct || len(call.OrderBy) > 0 || call.Filter != nil {
-		return nil, errorf(call.Pos, "unnest takes one array argument")
-	}
+	at := calls[0].Pos
 	if len(sel.GroupBy) > 0 || sel.GroupByAll || sel.Having != nil || len(sel.Windows) > 0 || sel.Qualify != nil {
-		return nil, errorf(at, "unnest in the select list of a query with GROUP BY, HAVING, WINDOW or QUALIFY is not supported; unnest in a subquery or in FROM")
+		return nil, nil, errorf(at, "unnest in the select list of a query with GROUP BY, HAVING, WINDOW or QUALIFY is not supported; unnest in a subquery or in FROM")
 	}
 	for _, it := range sel.Items {
 		if containsAggregate(it.Expr) || containsWindowCall(it.Expr) {
-			return nil, errorf(at, "unnest in the select list beside an aggregate or window function is not supported; unnest in a subquery or in FROM")
+			return nil, nil, errorf(at, "unnest in the select list beside an aggregate or window function is not supported; unnest in a subquery or in FROM")
 		}
 	}
-	item := sel.Items[whole[0]]
-	col := item.Alias
-	if col.Empty() {
-		col = parser.Ident{Pos: item.Pos, Name: "unnest", Quoted: true}
+	args := make([]parser.Expr, len(calls))
+	names := make([]parser.Ident, len(calls))
+	for i, c := range calls {
+		args[i] = c.Args[0]
+		names[i] = parser.Ident{Pos: c.Pos, Name: cols[c.String()], Quoted: true}
 	}
 	out := *sel
-	out.Items = append([]*parser.SelectItem(nil), sel.Items...)
-	out.Items[whole[0]] = &parser.SelectItem{Pos: item.Pos, Alias: col, Expr: &parser.ColumnRef{Pos: item.Pos,
-		Name: parser.Name{{Pos: item.Pos, Name: srfQualifier, Quoted: true}, col}}}
-	fn := &parser.TableFunc{Pos: call.Pos, Name: call.Name, Args: call.Args,
-		Alias: &parser.Alias{Pos: call.Pos, Name: parser.Ident{Pos: call.Pos, Name: srfQualifier, Quoted: true}, Columns: []parser.Ident{col}}}
+	fn := &parser.TableFunc{Pos: at, Name: parser.Name{{Pos: at, Name: "unnest"}}, Args: args,
+		Alias: &parser.Alias{Pos: at, Name: parser.Ident{Pos: at, Name: srfQualifier, Quoted: true}, Columns: names}}
 	out.From = append(append([]parser.TableExpr(nil), sel.From...), fn)
-	return &out, nil
+	return &out, cols, nil
 }
 
 func isUnnestCall(e parser.Expr) bool {

@@ -68,7 +68,7 @@ func (b *binder) lateralFunc(t *parser.TableFunc, left Node, sc *scope) (Node, *
 	for i, a := range args {
 		types[i] = a.Type()
 	}
-	vt, err := exec.UnnestType(name, types)
+	vts, err := exec.UnnestTypes(name, types)
 	if err != nil {
 		return nil, nil, true, errorf(t.Pos, "%s", err.Error())
 	}
@@ -95,24 +95,37 @@ func (b *binder) lateralFunc(t *parser.TableFunc, left Node, sc *scope) (Node, *
 			// alias (DuckDB's range keeps its column name)
 			colName = qual
 		}
-		if len(t.Alias.Columns) > 0 {
-			colName = identName(t.Alias.Columns[0])
+		if len(vts) > 1 {
+			colName = name // several arrays: each column is unnest
 		}
-		ncols := 1
+		ncols := len(vts)
 		if t.Ordinality {
-			ncols = 2
+			ncols++
 		}
 		if len(t.Alias.Columns) > ncols {
 			return nil, nil, true, errorf(t.Alias.Pos, "table %q has %d columns available but %d columns specified", qual, ncols, len(t.Alias.Columns))
 		}
 	}
-	u := &Unnest{Input: left, Func: name, Args: args, Col: b.newCol(colName, qual, vt, true)}
+	// the value columns, named by the alias's column list as far as it goes
+	colNames := make([]string, len(vts))
+	for i := range vts {
+		colNames[i] = colName
+		if t.Alias != nil && i < len(t.Alias.Columns) {
+			colNames[i] = identName(t.Alias.Columns[i])
+		}
+	}
+	u := &Unnest{Input: left, Func: name, Args: args, Col: b.newCol(colNames[0], qual, vts[0], true)}
 	fsc := newScope(nil, sc.parent)
 	fsc.cols = append(fsc.cols, scopeCol{Column: u.Col})
+	for i := 1; i < len(vts); i++ {
+		c := b.newCol(colNames[i], qual, vts[i], true)
+		u.More = append(u.More, c)
+		fsc.cols = append(fsc.cols, scopeCol{Column: c})
+	}
 	if t.Ordinality {
 		ordName := "ordinality"
-		if t.Alias != nil && len(t.Alias.Columns) > 1 {
-			ordName = identName(t.Alias.Columns[1])
+		if t.Alias != nil && len(t.Alias.Columns) > len(vts) {
+			ordName = identName(t.Alias.Columns[len(vts)])
 		}
 		ord := b.newCol(ordName, qual, tInt64, false)
 		u.Ord = &ord

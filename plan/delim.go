@@ -166,7 +166,7 @@ func (d *dependent) push(n Node) (Node, []Column, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		return &Unnest{Input: in, Func: x.Func, Args: args, Col: x.Col, Ord: x.Ord, Outer: x.Outer}, dc, nil
+		return &Unnest{Input: in, Func: x.Func, Args: args, Col: x.Col, More: x.More, Ord: x.Ord, Outer: x.Outer}, dc, nil
 	case *Join:
 		dl, dr := d.depends(x.Left), d.depends(x.Right)
 		if x.Delim != nil && dr {

@@ -368,7 +368,10 @@ type Unnest struct {
 	Func  string
 	Args  []Expr
 	Col   Column
-	Ord   *Column
+	// More are the columns of unnest's further arrays (unnest(a, b)
+	// zips them: Col is a's elements, More[0] b's).
+	More []Column
+	Ord  *Column
 	// Outer keeps an input row whose function yields no rows, with NULLs
 	// (LEFT JOIN … ON TRUE).
 	Outer bool
@@ -376,6 +379,7 @@ type Unnest struct {
 
 func (u *Unnest) Columns() []Column {
 	out := append(append([]Column(nil), u.Input.Columns()...), u.Col)
+	out = append(out, u.More...)
 	if u.Ord != nil {
 		out = append(out, *u.Ord)
 	}

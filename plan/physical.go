@@ -131,7 +131,11 @@ func (b *binder) buildSerial(n Node) (exec.Operator, error) {
 			in.Close()
 			return nil, err
 		}
-		op, err := exec.NewUnnest(in, n.Func, args, n.Col.Name, n.Ord != nil, n.Outer, b.hashOpts())
+		names := []string{n.Col.Name}
+		for _, c := range n.More {
+			names = append(names, c.Name)
+		}
+		op, err := exec.NewUnnest(in, n.Func, args, names, n.Ord != nil, n.Outer, b.hashOpts())
 		if err != nil {
 			in.Close()
 			return nil, err
