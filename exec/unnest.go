@@ -287,9 +287,9 @@ func (u *Unnest) emit() (arrow.RecordBatch, error) {
 	if u.fn == "unnest" {
 		elems = make([][]int32, len(u.vals))
 	}
-	var ints []int64  // series: the values
-	var ords []int64  // 1-based positions
-	var nulls []int   // output rows of NULL-extended input rows (outer)
+	var ints []int64 // series: the values
+	var ords []int64 // 1-based positions
+	var nulls []int  // output rows of NULL-extended input rows (outer)
 	for u.row < n && len(rows) < u.batchRows {
 		c := u.count[u.row]
 		if c == 0 && u.outer && u.k == 0 {

@@ -44,15 +44,10 @@ func (b *binder) defaultValue(tc TargetColumn) (Expr, error) {
 	return b.bindExpr(e, &exprCtx{sc: newScope(nil, nil), clause: "DEFAULT"})
 }
 
-// checkDefault binds a DEFAULT expression for column col (no column
-// references, assignable to its type) and returns its canonical text.
-func (b *binder) checkDefault(e parser.Expr, col TargetColumn, table string) (string, error) {
-	text, _, err := b.checkDefaultValue(e, col, table)
-	return text, err
-}
-
-// checkDefaultValue is checkDefault, also returning the default converted
-// to the column's type (a Const when it is a constant).
+// checkDefaultValue binds a DEFAULT expression for column col (no column
+// references, assignable to its type) and returns its canonical text and
+// the default converted to the column's type (a Const when it is a
+// constant).
 func (b *binder) checkDefaultValue(e parser.Expr, col TargetColumn, table string) (string, Expr, error) {
 	x, err := b.bindExpr(e, &exprCtx{sc: newScope(nil, nil), clause: "DEFAULT"})
 	if err != nil {
