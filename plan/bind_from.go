@@ -464,6 +464,7 @@ func containsQuery(e parser.Node) bool {
 
 func (b *binder) bindJoin(j *parser.Join, outer *scope) (_ Node, _ *scope, err error) {
 	var join *Join
+	inits := len(b.inits)
 	l, lsc, err := b.bindTableExpr(j.Left, outer)
 	if err != nil {
 		return nil, nil, err
@@ -544,7 +545,12 @@ func (b *binder) bindJoin(j *parser.Join, outer *scope) (_ Node, _ *scope, err e
 		}
 		if len(marks) > 0 {
 			if !sideMarks(join, lsc, rsc, marks) {
-				return nil, nil, errorf(j.On.Position(), "a subquery in the condition of a LEFT, RIGHT or FULL join that reads columns of both sides is not supported yet; compute it in WHERE or in a derived table")
+				if lj, ok := lateralOn(j); ok {
+					// bound again from the start, as the lateral form
+					b.inits = b.inits[:inits]
+					return b.bindJoin(lj, outer)
+				}
+				return nil, nil, errorf(j.On.Position(), "a subquery in the condition of a RIGHT or FULL join (or a LEFT join to a join) that reads columns of both sides is not supported yet; compute it in WHERE or in a derived table")
 			}
 		}
 		if !arrow.TypeEqual(on.Type(), tBool) && on.Type().ID() != arrow.NULL {
@@ -1004,13 +1010,15 @@ func (b *binder) bindLateral(t *parser.SubqueryRef, left *scope, outer *scope) (
 	}
 	// the extra columns pullCorrelated or the dependent join exposed stay
 	// hidden
-	visible := visibleCols(t, n)
-	if dep != nil {
-		visible = min(visible, own)
-	}
+	// (own: the subquery's columns before either added any, which with
+	// SELECT * is all its visible ones)
+	visible := min(visibleCols(t, n), own)
 	for i := range sc.cols {
 		if i >= visible {
+			// not even by a qualified name (a hidden column still answers
+			// to one): the subquery's own column of that name is meant
 			sc.cols[i].hidden = true
+			sc.cols[i].Table, sc.cols[i].Name = "", "#lateral"
 		}
 	}
 	return n, sc, on, dep, nil
@@ -1256,4 +1264,44 @@ func (b *binder) bindView(t *parser.TableName, parts []string, outer *scope) (No
 	}
 	sc, err = aliased(named, "", t.Alias, outer)
 	return n, sc, true, err
+}
+
+// lateralOn rewrites l LEFT JOIN r ON c, where c holds a subquery that
+// reads both sides, as the same join in its lateral form,
+//
+//	l LEFT JOIN LATERAL (SELECT * FROM r WHERE c) AS r ON TRUE
+//
+// whose dependent join plans any correlation: r's rows that meet c for an
+// l row are that row's matches, and an l row with none keeps NULLs. r must
+// be a table or an aliased subquery, so that the derived table keeps its
+// name and columns; false otherwise.
+func lateralOn(j *parser.Join) (*parser.Join, bool) {
+	if j.Kind != parser.LeftJoin || j.Natural || len(j.Using) > 0 || j.On == nil {
+		return nil, false
+	}
+	var alias parser.Ident
+	switch r := j.Right.(type) {
+	case *parser.TableName:
+		alias = r.Name.Last()
+		if r.Alias != nil {
+			if len(r.Alias.Columns) > 0 {
+				return nil, false
+			}
+			alias = r.Alias.Name
+		}
+	case *parser.SubqueryRef:
+		if r.Lateral || r.Alias == nil || len(r.Alias.Columns) > 0 {
+			return nil, false
+		}
+		alias = r.Alias.Name
+	default:
+		return nil, false
+	}
+	pos := j.On.Position()
+	sub := &parser.SubqueryRef{Pos: j.Right.Position(), Lateral: true, Alias: &parser.Alias{Pos: pos, Name: alias},
+		Query: &parser.Query{Pos: pos, Body: &parser.Select{Pos: pos,
+			Items: []*parser.SelectItem{{Pos: pos, Expr: &parser.Star{Pos: pos}}},
+			From:  []parser.TableExpr{j.Right}, Where: j.On}}}
+	return &parser.Join{Pos: j.Pos, Kind: parser.LeftJoin, Left: j.Left, Right: sub,
+		On: &parser.Literal{Pos: pos, Kind: parser.LitBool, Value: "true"}}, true
 }
