@@ -784,24 +784,31 @@ func listCompareKernel(op string, lt *arrow.ListType) kernel {
 				}
 			}
 		}
-		distinct := op == "is_distinct_from" || op == "is_not_distinct_from"
-		out := newBoolOut(ec.Mem, n, true)
-		for i := 0; i < n; i++ {
-			ln, rn := l.IsNull(i), r.IsNull(i)
-			switch {
-			case ln || rn:
-				if distinct {
-					same := ln && rn
-					out.set(i, same == (op == "is_not_distinct_from"))
-				}
-			case op == "=" || op == "is_not_distinct_from":
-				out.set(i, eq[i])
-			default:
-				out.set(i, !eq[i])
-			}
-		}
-		return out.finish(n), nil
+		return equalityResult(ec, op, l, r, eq, n), nil
 	}
+}
+
+// equalityResult is the answer of op (= <> IS [NOT] DISTINCT FROM) on
+// rows of l and r whose values are equal where eq says (non-NULL rows):
+// a NULL side makes = and <> NULL, and IS DISTINCT FROM compares the
+// NULLs.
+func equalityResult(ec *EvalContext, op string, l, r arrow.Array, eq []bool, n int) arrow.Array {
+	distinct := op == "is_distinct_from" || op == "is_not_distinct_from"
+	out := newBoolOut(ec.Mem, n, true)
+	for i := 0; i < n; i++ {
+		ln, rn := l.IsNull(i), r.IsNull(i)
+		switch {
+		case ln || rn:
+			if distinct {
+				out.set(i, (ln && rn) == (op == "is_not_distinct_from"))
+			}
+		case op == "=" || op == "is_not_distinct_from":
+			out.set(i, eq[i])
+		default:
+			out.set(i, !eq[i])
+		}
+	}
+	return out.finish(n)
 }
 
 // comparePairs applies the comparison kernel cmp to a[ai[k]] and b[bi[k]]

@@ -43,57 +43,22 @@ func init() {
 	}
 	// a constraint's definition, from the catalog the statement's context
 	// carries (the PostgreSQL server's); NULL without one
-	constraintDef := func(ec *EvalContext, a []arrow.Array, n int) (arrow.Array, error) {
-		defs, _ := ec.Ctx.Value(catalogDefsKey{}).(CatalogDefs)
-		b := array.NewStringBuilder(ec.Mem)
-		defer b.Release()
-		oids := a[0].(*array.Int64)
-		for i := 0; i < n; i++ {
-			if defs == nil || oids.IsNull(i) {
-				b.AppendNull()
-				continue
-			}
-			pretty := len(a) > 1 && a[1].IsValid(i) && a[1].(*array.Boolean).Value(i)
-			def, ok, err := defs.ConstraintDef(ec.Ctx, oids.Value(i), pretty)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				b.AppendNull()
-				continue
-			}
-			b.Append(def)
-		}
-		return b.NewArray(), nil
-	}
+	constraintDef := catalogDefKernel(func(ctx context.Context, defs CatalogDefs, a []arrow.Array, i int) (string, bool, error) {
+		pretty := len(a) > 1 && a[1].IsValid(i) && a[1].(*array.Boolean).Value(i)
+		return defs.ConstraintDef(ctx, a[0].(*array.Int64).Value(i), pretty)
+	})
 	register("pg_get_constraintdef", sig(types(tInt64), tString, constraintDef), sig(types(tInt64, tBool), tString, constraintDef))
 	// an index's definition (column 0) or one of its columns'
-	indexDef := func(ec *EvalContext, a []arrow.Array, n int) (arrow.Array, error) {
-		defs, _ := ec.Ctx.Value(catalogDefsKey{}).(CatalogDefs)
-		b := array.NewStringBuilder(ec.Mem)
-		defer b.Release()
-		oids := a[0].(*array.Int64)
-		for i := 0; i < n; i++ {
-			if defs == nil || oids.IsNull(i) || len(a) > 1 && a[1].IsNull(i) {
-				b.AppendNull()
-				continue
+	indexDef := catalogDefKernel(func(ctx context.Context, defs CatalogDefs, a []arrow.Array, i int) (string, bool, error) {
+		column := int64(0)
+		if len(a) > 1 {
+			if a[1].IsNull(i) {
+				return "", false, nil
 			}
-			column := int64(0)
-			if len(a) > 1 {
-				column = a[1].(*array.Int64).Value(i)
-			}
-			def, ok, err := defs.IndexDef(ec.Ctx, oids.Value(i), column)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				b.AppendNull()
-				continue
-			}
-			b.Append(def)
+			column = a[1].(*array.Int64).Value(i)
 		}
-		return b.NewArray(), nil
-	}
+		return defs.IndexDef(ctx, a[0].(*array.Int64).Value(i), column)
+	})
 	register("pg_get_indexdef", sig(types(tInt64), tString, indexDef), sig(types(tInt64, tInt64, tBool), tString, indexDef))
 	register("pg_size_pretty", rowFunc(types(tInt64), tString, func(a []arrow.Array, i int) (any, bool) {
 		return sizePretty(a[0].(*array.Int64).Value(i)), true
@@ -314,6 +279,33 @@ func init() {
 			return nullArray(ec.Mem, tNull, n), nil
 		}, formFunc, msg), nil
 	})
+}
+
+// catalogDefKernel is a function of an OID (argument 0) that def answers
+// from the statement's CatalogDefs: NULL for a NULL OID, without a
+// catalog, or when def finds nothing.
+func catalogDefKernel(def func(ctx context.Context, defs CatalogDefs, a []arrow.Array, i int) (string, bool, error)) kernel {
+	return func(ec *EvalContext, a []arrow.Array, n int) (arrow.Array, error) {
+		defs, _ := ec.Ctx.Value(catalogDefsKey{}).(CatalogDefs)
+		b := array.NewStringBuilder(ec.Mem)
+		defer b.Release()
+		for i := 0; i < n; i++ {
+			if defs == nil || a[0].IsNull(i) {
+				b.AppendNull()
+				continue
+			}
+			s, ok, err := def(ec.Ctx, defs, a, i)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				b.AppendNull()
+				continue
+			}
+			b.Append(s)
+		}
+		return b.NewArray(), nil
+	}
 }
 
 // CatalogDefs gives the definitions of catalog objects by OID, for

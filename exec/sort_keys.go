@@ -601,15 +601,7 @@ func (s *skListVals) add(a arrow.Array) {
 	d := l.Data()
 	s.offs = append(s.offs, arrow.GetOffsets[int32](d, 1))
 	child := l.ListValues()
-	var bits []byte
-	if child.NullN() > 0 {
-		if buf := child.Data().Buffers()[0]; buf != nil {
-			bits = buf.Bytes()
-		} else { // the Null type has no bitmap: every bit is clear
-			bits = make([]byte, bitutil.BytesForBits(int64(child.Data().Offset()+child.Len())))
-		}
-	}
-	s.valid = append(s.valid, bits)
+	s.valid = append(s.valid, skValidity(child))
 	s.voff = append(s.voff, child.Data().Offset())
 	s.elem.add(child)
 }
@@ -630,17 +622,11 @@ func (s *skListVals) cmp(ab, ar, bb, br int32) int {
 	ao, bo := s.offs[ab], s.offs[bb]
 	alo, ahi, blo, bhi := ao[ar], ao[ar+1], bo[br], bo[br+1]
 	for i, j := alo, blo; i < ahi && j < bhi; i, j = i+1, j+1 {
-		an := s.valid[ab] != nil && !bitutil.BitIsSet(s.valid[ab], s.voff[ab]+int(i))
-		bn := s.valid[bb] != nil && !bitutil.BitIsSet(s.valid[bb], s.voff[bb]+int(j))
-		switch {
-		case an && bn:
-			continue
-		case an:
-			return 1
-		case bn:
-			return -1
+		c, decided := skNullsLast(s.valid[ab], s.voff[ab]+int(i), s.valid[bb], s.voff[bb]+int(j))
+		if !decided {
+			c = s.elem.cmp(ab, i, bb, j)
 		}
-		if c := s.elem.cmp(ab, i, bb, j); c != 0 {
+		if c != 0 {
 			return c
 		}
 	}
@@ -649,6 +635,37 @@ func (s *skListVals) cmp(ab, ar, bb, br int32) int {
 
 func (s *skListVals) prefix(b, r int32) uint64 { return 0 }
 func (s *skListVals) exact() bool              { return false }
+
+// skNullsLast orders two nested values (an array's elements, a struct's
+// fields) by NULL alone, a NULL after every other and equal to a NULL:
+// decided is false when neither is NULL (av, bv: validity bitmaps, nil
+// when none is NULL; a, b: bit positions).
+func skNullsLast(av []byte, a int, bv []byte, b int) (c int, decided bool) {
+	an := av != nil && !bitutil.BitIsSet(av, a)
+	bn := bv != nil && !bitutil.BitIsSet(bv, b)
+	switch {
+	case an && bn:
+		return 0, true
+	case an:
+		return 1, true
+	case bn:
+		return -1, true
+	}
+	return 0, false
+}
+
+// skValidity is a's validity bitmap for ordering its values, nil when
+// none is NULL.
+func skValidity(a arrow.Array) []byte {
+	if a.NullN() == 0 {
+		return nil
+	}
+	if buf := a.Data().Buffers()[0]; buf != nil {
+		return buf.Bytes()
+	}
+	// the Null type has no bitmap: every bit is clear
+	return make([]byte, bitutil.BytesForBits(int64(a.Data().Offset()+a.Len())))
+}
 
 // skStructVals orders structs as PostgreSQL orders rows: field by field,
 // a NULL field after every non-NULL one (and equal to a NULL).
@@ -666,15 +683,7 @@ func (s *skStructVals) add(a arrow.Array) {
 	for k, f := range s.fields {
 		// the field's row r is the struct's row r
 		child := st.Field(k)
-		var bits []byte
-		if child.NullN() > 0 {
-			if buf := child.Data().Buffers()[0]; buf != nil {
-				bits = buf.Bytes()
-			} else { // the Null type has no bitmap: every bit is clear
-				bits = make([]byte, bitutil.BytesForBits(int64(child.Data().Offset()+child.Len())))
-			}
-		}
-		s.valid[k] = append(s.valid[k], bits)
+		s.valid[k] = append(s.valid[k], skValidity(child))
 		s.voff[k] = append(s.voff[k], child.Data().Offset())
 		f.add(child)
 	}
@@ -697,18 +706,11 @@ func (s *skStructVals) drop(i int) {
 
 func (s *skStructVals) cmp(ab, ar, bb, br int32) int {
 	for k, f := range s.fields {
-		av, bv := s.valid[k][ab], s.valid[k][bb]
-		an := av != nil && !bitutil.BitIsSet(av, s.voff[k][ab]+int(ar))
-		bn := bv != nil && !bitutil.BitIsSet(bv, s.voff[k][bb]+int(br))
-		switch {
-		case an && bn:
-			continue
-		case an:
-			return 1
-		case bn:
-			return -1
+		c, decided := skNullsLast(s.valid[k][ab], s.voff[k][ab]+int(ar), s.valid[k][bb], s.voff[k][bb]+int(br))
+		if !decided {
+			c = f.cmp(ab, ar, bb, br)
 		}
-		if c := f.cmp(ab, ar, bb, br); c != 0 {
+		if c != 0 {
 			return c
 		}
 	}

@@ -257,22 +257,7 @@ func structCompareKernel(op string, st *arrow.StructType) kernel {
 			}
 			res.Release()
 		}
-		distinct := op == "is_distinct_from" || op == "is_not_distinct_from"
-		out := newBoolOut(ec.Mem, n, true)
-		for i := 0; i < n; i++ {
-			ln, rn := l.IsNull(i), r.IsNull(i)
-			switch {
-			case ln || rn:
-				if distinct {
-					out.set(i, (ln && rn) == (op == "is_not_distinct_from"))
-				}
-			case op == "=" || op == "is_not_distinct_from":
-				out.set(i, eq[i])
-			default:
-				out.set(i, !eq[i])
-			}
-		}
-		return out.finish(n), nil
+		return equalityResult(ec, op, l, r, eq, n), nil
 	}
 }
 

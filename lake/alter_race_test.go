@@ -10,6 +10,15 @@ import (
 	"github.com/skadedb/skade/lake"
 )
 
+// alterRaces are ALTER TABLE statements that check the rows there, each
+// with a write that breaks what it adds and a query counting such rows.
+var alterRaces = []struct{ name, alter, racer, check string }{
+	{"set not null", "ALTER TABLE t ALTER COLUMN v SET NOT NULL", "INSERT INTO t VALUES (9, NULL)",
+		"SELECT count(*) FROM t WHERE v IS NULL"},
+	{"check", "ALTER TABLE t ADD CONSTRAINT short CHECK (length(v) < 3)", "INSERT INTO t VALUES (9, 'long')",
+		"SELECT count(*) FROM t WHERE length(v) >= 3"},
+}
+
 // A constraint added by ALTER TABLE (SET NOT NULL, a CHECK) is checked on
 // the rows the transaction sees; a write committed after that check must
 // not slip under it. The ALTER's commit asserts the snapshot it checked:
@@ -17,12 +26,7 @@ import (
 // again and refuses. Either way no committed row breaks a constraint.
 func TestAlterConstraintRacesAWrite(t *testing.T) {
 	ctx := context.Background()
-	for _, tc := range []struct{ name, alter, racer, check string }{
-		{"set not null", "ALTER TABLE t ALTER COLUMN v SET NOT NULL", "INSERT INTO t VALUES (9, NULL)",
-			"SELECT count(*) FROM t WHERE v IS NULL"},
-		{"check", "ALTER TABLE t ADD CONSTRAINT short CHECK (length(v) < 3)", "INSERT INTO t VALUES (9, 'long')",
-			"SELECT count(*) FROM t WHERE length(v) >= 3"},
-	} {
+	for _, tc := range alterRaces {
 		t.Run(tc.name, func(t *testing.T) {
 			lk, _, s := txLake(t)
 			alterer := lk.Session()
@@ -56,12 +60,7 @@ func TestAlterConstraintRacesAWrite(t *testing.T) {
 // there): it fails with a conflict, or checks the new rows and refuses.
 func TestAlterConstraintRacesAWriteAutocommit(t *testing.T) {
 	ctx := context.Background()
-	for _, tc := range []struct{ name, alter, racer, check string }{
-		{"set not null", "ALTER TABLE t ALTER COLUMN v SET NOT NULL", "INSERT INTO t VALUES (9, NULL)",
-			"SELECT count(*) FROM t WHERE v IS NULL"},
-		{"check", "ALTER TABLE t ADD CONSTRAINT short CHECK (length(v) < 3)", "INSERT INTO t VALUES (9, 'long')",
-			"SELECT count(*) FROM t WHERE length(v) >= 3"},
-	} {
+	for _, tc := range alterRaces {
 		t.Run(tc.name, func(t *testing.T) {
 			lk, _, s := txLake(t)
 			racer := lk.Session()

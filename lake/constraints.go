@@ -122,17 +122,9 @@ func checkConstraints(ctx context.Context, name string, before *table.Table, bra
 // validateConstraints checks new constraints over every row the staged
 // table holds: ALTER TABLE … ADD CONSTRAINT.
 func validateConstraints(ctx context.Context, name, branch string, txn *table.Transaction, cons []plan.TableConstraint) error {
-	staged, err := txn.StagedTable()
-	if err != nil {
+	staged, snap, err := stagedHead(txn, branch)
+	if err != nil || snap == nil {
 		return err
-	}
-	ref := branch
-	if ref == "" {
-		ref = table.MainBranch
-	}
-	snap := staged.Metadata().SnapshotByName(ref)
-	if snap == nil {
-		return nil
 	}
 	tasks, err := staged.Table.Scan(table.WithSnapshotID(snap.SnapshotID)).PlanFiles(ctx)
 	if err != nil || len(tasks) == 0 {
@@ -475,17 +467,9 @@ func rowText(b arrow.RecordBatch, cols []string, r int) string {
 // the rows the transaction's staged snapshot holds (their deletes
 // applied), as PostgreSQL does (23502).
 func validateNotNull(ctx context.Context, name, branch string, txn *table.Transaction, cols []string) error {
-	staged, err := txn.StagedTable()
-	if err != nil {
+	staged, snap, err := stagedHead(txn, branch)
+	if err != nil || snap == nil {
 		return err
-	}
-	ref := branch
-	if ref == "" {
-		ref = table.MainBranch
-	}
-	snap := staged.Metadata().SnapshotByName(ref)
-	if snap == nil {
-		return nil
 	}
 	tcols, err := plan.TargetColumns(&plan.TableRef{Name: name, Table: staged.Table})
 	if err != nil {
@@ -523,4 +507,19 @@ func validateNotNull(ctx context.Context, name, branch string, txn *table.Transa
 		}
 	}
 	return nil
+}
+
+// stagedHead is the transaction's staged table and the snapshot its
+// branch (main when "") points at there: the rows an ALTER checks; a nil
+// snapshot when the table has none yet.
+func stagedHead(txn *table.Transaction, branch string) (*table.StagedTable, *table.Snapshot, error) {
+	staged, err := txn.StagedTable()
+	if err != nil {
+		return nil, nil, err
+	}
+	ref := branch
+	if ref == "" {
+		ref = table.MainBranch
+	}
+	return staged, staged.Metadata().SnapshotByName(ref), nil
 }

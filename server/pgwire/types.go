@@ -463,15 +463,17 @@ func newEncoder(arr arrow.Array, declared arrow.DataType, binaryFormat bool) (en
 			return listEncoder(l, binaryFormat)
 		}
 	}
-	if _, ok := arr.(*array.Struct); ok {
-		// PostgreSQL's record text, (1,"a b",), as text
+	switch arr.(type) {
+	case *array.Struct, *array.Map:
+		// PostgreSQL's record text, (1,"a b",), and DuckDB's map text,
+		// {a=1, b=NULL}, as text
 		if f := exec.TextAppender(arr.DataType()); f != nil {
 			app := f(arr)
 			return func(buf []byte, i int) ([]byte, error) { return app(buf, i), nil }, nil
 		}
 	}
-	// maps, nested lists, NULL: skade's text form, which is also the
-	// binary form of text
+	// nested lists, NULL: skade's text form, which is also the binary
+	// form of text
 	return func(buf []byte, i int) ([]byte, error) { return append(buf, arr.ValueStr(i)...), nil }, nil
 }
 
