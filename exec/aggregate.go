@@ -136,9 +136,7 @@ func NewAggregate(name string, args []Expr, distinct bool, filter Expr, orderBy 
 		if !one {
 			return nil, noMatch()
 		}
-		// arrays order (ORDER BY, an aggregate's ORDER BY) but have no
-		// min/max state
-		if err := htOrderable(t); err != nil || t.ID() == arrow.LIST {
+		if err := htOrderable(t); err != nil {
 			return nil, noMatch()
 		}
 		a.kind, a.typ = aggMin, t

@@ -89,6 +89,8 @@ func newAggState(a *Aggregate, mem memory.Allocator) (htAggState, error) {
 			return &htBool{and: !isMax, mem: mem}, nil
 		case arrow.STRING, arrow.BINARY, arrow.LARGE_STRING, arrow.LARGE_BINARY, arrow.FIXED_SIZE_BINARY, arrow.EXTENSION:
 			return &htMinMaxBytes{dt: t, isMax: isMax, mem: mem}, nil
+		case arrow.LIST, arrow.STRUCT:
+			return &htMinMaxNested{dt: t, isMax: isMax, mem: mem}, nil
 		}
 	case aggBoolAnd, aggBoolOr:
 		return &htBool{and: a.kind == aggBoolAnd, mem: mem}, nil
@@ -793,6 +795,13 @@ func htOrderable(t arrow.DataType) error {
 		return htOrderable(t.(arrow.ExtensionType).StorageType())
 	case arrow.LIST:
 		return htOrderable(t.(*arrow.ListType).Elem())
+	case arrow.STRUCT:
+		for _, f := range t.(*arrow.StructType).Fields() {
+			if err := htOrderable(f.Type); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	return fmt.Errorf("type %s is not orderable", htSQLType(t))
 }
@@ -874,6 +883,32 @@ func htCmpArray(a arrow.Array) func(i, j int) int {
 			}
 			return cmp.Compare(ahi-alo, bhi-blo)
 		}
+	case arrow.STRUCT:
+		// as skStructVals: field by field, NULL fields last
+		st := a.(*array.Struct)
+		fields := make([]arrow.Array, st.NumField())
+		cmps := make([]func(i, j int) int, st.NumField())
+		for k := range fields {
+			fields[k] = st.Field(k)
+			cmps[k] = htCmpArray(fields[k])
+		}
+		return func(i, j int) int {
+			for k, f := range fields {
+				xn, yn := f.IsNull(i), f.IsNull(j)
+				switch {
+				case xn && yn:
+					continue
+				case xn:
+					return 1
+				case yn:
+					return -1
+				}
+				if c := cmps[k](i, j); c != 0 {
+					return c
+				}
+			}
+			return 0
+		}
 	}
 	return func(i, j int) int { return bytes.Compare(htBytesAt(a, i), htBytesAt(a, j)) }
 }
@@ -883,4 +918,116 @@ func htFloatAt(a arrow.Array, i int) float64 {
 		return float64(f.Value(i))
 	}
 	return a.(*array.Float64).Value(i)
+}
+
+// htMinMaxNested is min or max of arrays or structs (in htCmpArray's
+// order): each group keeps a copy of its best value so far, a one-row
+// array. Each batch first finds every group's best row among its own,
+// so a group compares against its kept value once per batch.
+type htMinMaxNested struct {
+	dt    arrow.DataType
+	isMax bool
+	best  []arrow.Array // per group; nil before its first value
+	size  int64
+	mem   memory.Allocator
+}
+
+func (s *htMinMaxNested) resize(n int)      { s.best = htGrowTo(s.best, n) }
+func (s *htMinMaxNested) groupBytes() int64 { return 16 }
+func (s *htMinMaxNested) bytes() int64      { return int64(cap(s.best))*16 + s.size }
+
+func (s *htMinMaxNested) release() {
+	for i, b := range s.best {
+		if b != nil {
+			b.Release()
+			s.best[i] = nil
+		}
+	}
+	s.size = 0
+}
+
+// better reports whether c (a comparison of a new value with the kept
+// one) makes the new value the group's.
+func (s *htMinMaxNested) better(c int) bool { return s.isMax && c > 0 || !s.isMax && c < 0 }
+
+func (s *htMinMaxNested) update(_ context.Context, ids []int32, args []arrow.Array, sel []bool) error {
+	a := args[0]
+	cmpRows := htCmpArray(a)
+	cand := map[int32]int{}
+	for r, g := range ids {
+		if (sel != nil && !sel[r]) || a.IsNull(r) {
+			continue
+		}
+		if c, ok := cand[g]; !ok || s.better(cmpRows(r, c)) {
+			cand[g] = r
+		}
+	}
+	for g, r := range cand {
+		row := array.NewSlice(a, int64(r), int64(r)+1)
+		if kept := s.best[g]; kept != nil {
+			pair, err := array.Concatenate([]arrow.Array{kept, row}, s.mem)
+			if err != nil {
+				row.Release()
+				return err
+			}
+			c := htCmpArray(pair)(1, 0)
+			pair.Release()
+			if !s.better(c) {
+				row.Release()
+				continue
+			}
+		}
+		// a copy, so that the batch's buffers are not kept
+		own, err := array.Concatenate([]arrow.Array{row}, s.mem)
+		row.Release()
+		if err != nil {
+			return err
+		}
+		if kept := s.best[g]; kept != nil {
+			s.size -= htArrayBytes(kept)
+			kept.Release()
+		}
+		s.best[g] = own
+		s.size += htArrayBytes(own)
+	}
+	return nil
+}
+
+func (s *htMinMaxNested) finish(_ context.Context, n int) (arrow.Array, error) {
+	parts := make([]arrow.Array, n)
+	for g := range n {
+		if s.best[g] != nil {
+			parts[g] = s.best[g]
+			parts[g].Retain()
+		} else {
+			parts[g] = array.MakeArrayOfNull(s.mem, s.dt, 1)
+		}
+	}
+	defer func() {
+		for _, p := range parts {
+			p.Release()
+		}
+	}()
+	if n == 0 {
+		return array.MakeArrayOfNull(s.mem, s.dt, 0), nil
+	}
+	return array.Concatenate(parts, s.mem)
+}
+
+// htArrayBytes is the memory an array's buffers hold.
+func htArrayBytes(a arrow.Array) int64 {
+	var n int64
+	var walk func(d arrow.ArrayData)
+	walk = func(d arrow.ArrayData) {
+		for _, b := range d.Buffers() {
+			if b != nil {
+				n += int64(b.Len())
+			}
+		}
+		for _, c := range d.Children() {
+			walk(c)
+		}
+	}
+	walk(a.Data())
+	return n
 }

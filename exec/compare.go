@@ -72,10 +72,16 @@ func compareKernel(op string, t arrow.DataType) kernel {
 // which arguments need not be evaluated. IS [NOT] DISTINCT FROM reads both.
 func compareKernelFor(op string, t arrow.DataType, l, r Expr) (kernel, bool, bool) {
 	if lt := listOf(t); lt != nil {
-		return listCompareKernel(op, lt), false, false
+		if k := listCompareKernel(op, lt); k != nil {
+			return k, false, false
+		}
+		return nestedOrderKernel(op, t), false, false
 	}
 	if st, ok := t.(*arrow.StructType); ok {
-		return structCompareKernel(op, st), false, false
+		if k := structCompareKernel(op, st); k != nil {
+			return k, false, false
+		}
+		return nestedOrderKernel(op, t), false, false
 	}
 	var raw func(mem memory.Allocator, a, b arrow.Array, n int) *memory.Buffer
 	distinct := op == "is_distinct_from" || op == "is_not_distinct_from"

@@ -308,3 +308,44 @@ func structCast(from, to *arrow.StructType) castFn {
 		return newStruct(to, st.Len(), valid, cols), nil
 	}
 }
+
+// nestedOrderKernel compares arrays or structs of type t with < <= > >=
+// in the order ORDER BY gives them (htCmpArray: element or field by
+// element, NULLs after every value, as PostgreSQL compares arrays and
+// composite values); NULL when either side is. nil for another operator
+// or a type without that order.
+func nestedOrderKernel(op string, t arrow.DataType) kernel {
+	var holds func(c int) bool
+	switch op {
+	case "<":
+		holds = func(c int) bool { return c < 0 }
+	case "<=":
+		holds = func(c int) bool { return c <= 0 }
+	case ">":
+		holds = func(c int) bool { return c > 0 }
+	case ">=":
+		holds = func(c int) bool { return c >= 0 }
+	default:
+		return nil
+	}
+	if htOrderable(t) != nil {
+		return nil
+	}
+	return func(ec *EvalContext, a []arrow.Array, n int) (arrow.Array, error) {
+		// both sides in one array, so that one comparator reads them
+		both, err := array.Concatenate([]arrow.Array{a[0], a[1]}, ec.Mem)
+		if err != nil {
+			return nil, err
+		}
+		defer both.Release()
+		cmpRows := htCmpArray(both)
+		out := newBoolOut(ec.Mem, n, true)
+		for i := range n {
+			if a[0].IsNull(i) || a[1].IsNull(i) {
+				continue
+			}
+			out.set(i, holds(cmpRows(i, n+i)))
+		}
+		return out.finish(n), nil
+	}
+}
