@@ -98,6 +98,14 @@ func (b *binder) newClauseSubplan(e Expr, marks []*Join, joined []Column, explai
 	feed.Cols = append(feed.Cols, row)
 	feed.Open = s.openFeed
 	s.feed = feed
+	for _, m := range marks {
+		// a join's right side that reads nothing of the rows (the hash
+		// side of a decorrelated subquery: its own tables, grouped) is
+		// the same for every batch: run it once
+		if len(freeCols(m.Right)) == 0 && !containsDelimScan(m.Right) {
+			m.Right = b.keptOnce(m.Right)
+		}
+	}
 	var node Node = &Project{
 		Input: applyMarks(feed, marks),
 		Exprs: []Expr{e, &ColRef{ID: row.ID, Typ: row.Type, Name: row.Name}},
@@ -230,6 +238,58 @@ func (s *clauseSubplan) run(ec *exec.EvalContext) (arrow.Array, arrow.Array, err
 		return nil, nil, err
 	}
 	return v, r, nil
+}
+
+// keptOnce is n run on first use and its rows kept for every later use,
+// for the lifetime of the statement (a clauseSubplan builds its operators
+// once per batch). The rows live on the Go heap until the statement's
+// plan is dropped.
+func (b *binder) keptOnce(n Node) Node {
+	all := n.Columns()
+	src := &SourceScan{Name: "kept " + n.String(), Cols: append([]Column(nil), all...)}
+	var rows []arrow.RecordBatch
+	var schema *arrow.Schema
+	done := false
+	src.Open = func() (exec.Operator, error) {
+		if !done {
+			op, err := b.physical(n)
+			if err != nil {
+				return nil, err
+			}
+			schema = op.Schema()
+			if rows, err = exec.Drain(b.ctx, op); err != nil {
+				return nil, err
+			}
+			done = true
+		}
+		// the columns the scan still has (pruning may drop some), by id
+		pos := make(map[ColumnID]int, len(all))
+		for i, c := range all {
+			pos[c.ID] = i
+		}
+		idx := make([]int, len(src.Cols))
+		fields := make([]arrow.Field, len(src.Cols))
+		for i, c := range src.Cols {
+			idx[i] = pos[c.ID]
+			fields[i] = schema.Field(idx[i])
+		}
+		out := arrow.NewSchema(fields, nil)
+		batches := make([]arrow.RecordBatch, len(rows))
+		for k, r := range rows {
+			cols := make([]arrow.Array, len(idx))
+			for i, j := range idx {
+				cols[i] = r.Column(j)
+			}
+			batches[k] = array.NewRecordBatch(out, cols, r.NumRows())
+		}
+		defer func() {
+			for _, r := range batches {
+				r.Release()
+			}
+		}()
+		return exec.NewValues(out, batches)
+	}
+	return src
 }
 
 // writeSubplans renders the binder's MERGE clause subplans for EXPLAIN.
