@@ -550,7 +550,15 @@ func (b *binder) bindJoin(j *parser.Join, outer *scope) (_ Node, _ *scope, err e
 					b.inits = b.inits[:inits]
 					return b.bindJoin(lj, outer)
 				}
-				return nil, nil, errorf(j.On.Position(), "a subquery in the condition of a RIGHT or FULL join (or a LEFT join to a join) that reads columns of both sides is not supported yet; compute it in WHERE or in a derived table")
+				if j.Kind == parser.RightJoin && !j.Natural && len(j.Using) == 0 {
+					// l RIGHT JOIN r is r LEFT JOIN l, columns put back in order
+					swapped := &parser.Join{Pos: j.Pos, Kind: parser.LeftJoin, Left: j.Right, Right: j.Left, On: j.On}
+					if lj, ok := lateralOn(swapped); ok {
+						b.inits = b.inits[:inits]
+						return b.bindSwapped(lj, j.Right, outer)
+					}
+				}
+				return nil, nil, errorf(j.On.Position(), "a subquery in the condition of a FULL join (or an outer join to a join) that reads columns of both sides is not supported yet; compute it in WHERE or in a derived table")
 			}
 		}
 		if !arrow.TypeEqual(on.Type(), tBool) && on.Type().ID() != arrow.NULL {
@@ -1264,6 +1272,32 @@ func (b *binder) bindView(t *parser.TableName, parts []string, outer *scope) (No
 	}
 	sc, err = aliased(named, "", t.Alias, outer)
 	return n, sc, true, err
+}
+
+// bindSwapped binds swapped, a LEFT join whose left side is right (the
+// right side of the RIGHT join it stands for), and puts the columns of
+// the original left side first again.
+func (b *binder) bindSwapped(swapped *parser.Join, right parser.TableExpr, outer *scope) (Node, *scope, error) {
+	inits := len(b.inits)
+	_, rsc, err := b.bindTableExpr(right, outer)
+	if err != nil {
+		return nil, nil, err
+	}
+	b.inits = b.inits[:inits]
+	nr := len(rsc.cols)
+	n, sc, err := b.bindJoin(swapped, outer)
+	if err != nil {
+		return nil, nil, err
+	}
+	cols := append(append([]scopeCol(nil), sc.cols[nr:]...), sc.cols[:nr]...)
+	proj := &Project{Input: n}
+	out := newScope(nil, outer)
+	for _, c := range cols {
+		proj.Exprs = append(proj.Exprs, &ColRef{ID: c.ID, Typ: c.Type, Name: c.Name})
+		proj.Cols = append(proj.Cols, c.Column)
+		out.cols = append(out.cols, c)
+	}
+	return proj, out, nil
 }
 
 // lateralOn rewrites l LEFT JOIN r ON c, where c holds a subquery that
