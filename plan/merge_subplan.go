@@ -242,8 +242,9 @@ func (s *clauseSubplan) run(ec *exec.EvalContext) (arrow.Array, arrow.Array, err
 
 // keptOnce is n run on first use and its rows kept for every later use,
 // for the lifetime of the statement (a clauseSubplan builds its operators
-// once per batch). The rows live on the Go heap until the statement's
-// plan is dropped.
+// once per batch). The kept rows hold the statement's memory budget;
+// when it has no room for them they are used once and n runs again next
+// time, as rewrite's Once does.
 func (b *binder) keptOnce(n Node) Node {
 	all := n.Columns()
 	src := &SourceScan{Name: "kept " + n.String(), Cols: append([]Column(nil), all...)}
@@ -260,7 +261,17 @@ func (b *binder) keptOnce(n Node) Node {
 			if rows, err = exec.Drain(b.ctx, op); err != nil {
 				return nil, err
 			}
-			done = true
+			var size int64
+			for _, r := range rows {
+				size += exec.BatchBytes(r)
+			}
+			done = b.opts.Budget == nil || b.opts.Budget.Reserve(size, "a MERGE clause subquery's rows, kept for every batch") == nil
+			if !done {
+				defer func() {
+					releaseAll(rows)
+					rows = nil
+				}()
+			}
 		}
 		// the columns the scan still has (pruning may drop some), by id
 		pos := make(map[ColumnID]int, len(all))
