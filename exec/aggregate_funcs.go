@@ -811,6 +811,21 @@ func htCmpFixed[T cmp.Ordered](a arrow.Array) func(i, j int) int {
 	return func(i, j int) int { return cmp.Compare(vs[i], vs[j]) }
 }
 
+// htCmpNullsLast compares values x and y of a, the elements or fields of
+// nested values, by cmp, a NULL after every value and equal to a NULL.
+func htCmpNullsLast(a arrow.Array, x, y int, cmp func(x, y int) int) int {
+	xn, yn := a.IsNull(x), a.IsNull(y)
+	switch {
+	case xn && yn:
+		return 0
+	case xn:
+		return 1
+	case yn:
+		return -1
+	}
+	return cmp(x, y)
+}
+
 // htCmpArray compares two non-NULL values of a; a's type must pass
 // htOrderable.
 func htCmpArray(a arrow.Array) func(i, j int) int {
@@ -868,16 +883,7 @@ func htCmpArray(a arrow.Array) func(i, j int) int {
 			alo, ahi := l.ValueOffsets(i)
 			blo, bhi := l.ValueOffsets(j)
 			for x, y := alo, blo; x < ahi && y < bhi; x, y = x+1, y+1 {
-				xn, yn := child.IsNull(int(x)), child.IsNull(int(y))
-				switch {
-				case xn && yn:
-					continue
-				case xn:
-					return 1
-				case yn:
-					return -1
-				}
-				if c := elem(int(x), int(y)); c != 0 {
+				if c := htCmpNullsLast(child, int(x), int(y), elem); c != 0 {
 					return c
 				}
 			}
@@ -894,16 +900,7 @@ func htCmpArray(a arrow.Array) func(i, j int) int {
 		}
 		return func(i, j int) int {
 			for k, f := range fields {
-				xn, yn := f.IsNull(i), f.IsNull(j)
-				switch {
-				case xn && yn:
-					continue
-				case xn:
-					return 1
-				case yn:
-					return -1
-				}
-				if c := cmps[k](i, j); c != 0 {
+				if c := htCmpNullsLast(f, i, j, cmps[k]); c != 0 {
 					return c
 				}
 			}
