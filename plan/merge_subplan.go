@@ -1,9 +1,7 @@
 package plan
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 
@@ -20,12 +18,12 @@ import (
 //
 //   - a subquery that reads only the source row is a value of that row:
 //     its joins go onto the source, once, before the MERGE joins it to the
-//     target, and the clause reads the columns they add (mergeSideMarks);
+//     target, and the clause reads the columns they add (takeMarks in merge.go);
 //   - one that reads the target row (a MERGE joins target and source
 //     rows itself, in mergeinto) is a clauseSubplan: for each batch of
 //     joined rows the clause is evaluated on, its joins run over that
-//     batch, as a dependent join runs over its outer rows. The
-//     subquery's own inputs are read once per such batch.
+//     batch, as a dependent join runs over its outer rows. A join's
+//     side that reads nothing of those rows runs once (Once).
 
 // marksRead are the columns the joins a subquery became read from outside
 // themselves (the outer row's columns, and earlier marks').
@@ -71,7 +69,6 @@ type clauseSubplan struct {
 	node Node // Project [value, row] over the marks over feed
 	feed *SourceScan
 	at   map[ColumnID]int // each joined column's position in the batch
-	row  ColumnID         // the feed's row-number column
 	typ  arrow.DataType
 
 	mu   sync.Mutex // one evaluation at a time: node's operators are built per batch
@@ -94,7 +91,6 @@ func (b *binder) newClauseSubplan(e Expr, marks []*Join, joined []Column, explai
 		feed.Cols = append(feed.Cols, c)
 	}
 	row := b.newCol("#row", "", arrow.PrimitiveTypes.Int32, false)
-	s.row = row.ID
 	feed.Cols = append(feed.Cols, row)
 	feed.Open = s.openFeed
 	s.feed = feed
@@ -103,7 +99,14 @@ func (b *binder) newClauseSubplan(e Expr, marks []*Join, joined []Column, explai
 		// side of a decorrelated subquery: its own tables, grouped) is
 		// the same for every batch: run it once
 		if len(freeCols(m.Right)) == 0 && !containsDelimScan(m.Right) {
-			m.Right = b.keptOnce(m.Right)
+			// (its init plans folded and optimized now, as physical
+			// would: the optimizer does not look inside a Once)
+			if !explain {
+				if err := b.foldInits(m.Right); err != nil {
+					return nil, err
+				}
+			}
+			m.Right = &Once{Input: optimize(b, m.Right), Per: "batch"}
 		}
 	}
 	var node Node = &Project{
@@ -123,21 +126,17 @@ func (b *binder) newClauseSubplan(e Expr, marks []*Join, joined []Column, explai
 func (s *clauseSubplan) DataType() arrow.DataType { return s.typ }
 func (s *clauseSubplan) String() string           { return fmt.Sprintf("$subplan%d", s.n) }
 
-// openFeed yields the batch being evaluated, as the feed's (possibly
-// pruned) columns.
+// openFeed yields the batch being evaluated, numbered: its first
+// len(at) columns (the joined ones the subplan was bound over; later
+// clauses may have added source columns after them) and the row number.
 func (s *clauseSubplan) openFeed() (exec.Operator, error) {
-	cols := make([]arrow.Array, len(s.feed.Cols))
-	fields := make([]arrow.Field, len(s.feed.Cols))
+	n := len(s.at)
+	if int(s.cur.NumCols()) < n {
+		return nil, fmt.Errorf("plan: %s reads %d columns of merged rows that have %d (planner bug)", s, n, s.cur.NumCols())
+	}
+	cols := append(append([]arrow.Array(nil), s.cur.Columns()[:n]...), s.rows)
+	fields := make([]arrow.Field, len(cols))
 	for i, c := range s.feed.Cols {
-		if c.ID == s.row {
-			cols[i] = s.rows
-		} else {
-			k, ok := s.at[c.ID]
-			if !ok || k >= int(s.cur.NumCols()) {
-				return nil, fmt.Errorf("plan: %s reads column %s, which the merged rows lack (planner bug)", s, c.Name)
-			}
-			cols[i] = s.cur.Column(k)
-		}
 		fields[i] = arrow.Field{Name: c.Name, Type: cols[i].DataType(), Nullable: true}
 	}
 	schema := arrow.NewSchema(fields, nil)
@@ -154,6 +153,7 @@ func (s *clauseSubplan) Eval(ec *exec.EvalContext, batch arrow.RecordBatch) (arr
 		return array.MakeArrayOfNull(ec.Mem, s.typ, 0), nil
 	}
 	rb := array.NewInt32Builder(ec.Mem)
+	defer rb.Release()
 	rb.Reserve(n)
 	for i := range n {
 		rb.UnsafeAppend(int32(i))
@@ -200,30 +200,14 @@ func (s *clauseSubplan) run(ec *exec.EvalContext) (arrow.Array, arrow.Array, err
 	if err != nil {
 		return nil, nil, err
 	}
-	defer op.Close()
-	if err := op.Open(ec.Ctx); err != nil {
+	batches, err := exec.Drain(ec.Ctx, op)
+	if err != nil {
 		return nil, nil, err
 	}
+	defer releaseAll(batches)
 	var vals, rows []arrow.Array
-	defer func() {
-		for i := range vals {
-			vals[i].Release()
-			rows[i].Release()
-		}
-	}()
-	for {
-		b, err := op.Next(ec.Ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		vals = append(vals, b.Column(0))
-		rows = append(rows, b.Column(1))
-		b.Column(0).Retain()
-		b.Column(1).Retain()
-		b.Release()
+	for _, b := range batches {
+		vals, rows = append(vals, b.Column(0)), append(rows, b.Column(1))
 	}
 	if len(vals) == 0 {
 		return array.MakeArrayOfNull(ec.Mem, s.typ, 0), array.MakeArrayOfNull(ec.Mem, arrow.PrimitiveTypes.Int32, 0), nil
@@ -238,69 +222,6 @@ func (s *clauseSubplan) run(ec *exec.EvalContext) (arrow.Array, arrow.Array, err
 		return nil, nil, err
 	}
 	return v, r, nil
-}
-
-// keptOnce is n run on first use and its rows kept for every later use,
-// for the lifetime of the statement (a clauseSubplan builds its operators
-// once per batch). The kept rows hold the statement's memory budget;
-// when it has no room for them they are used once and n runs again next
-// time, as rewrite's Once does.
-func (b *binder) keptOnce(n Node) Node {
-	all := n.Columns()
-	src := &SourceScan{Name: "kept " + n.String(), Cols: append([]Column(nil), all...)}
-	var rows []arrow.RecordBatch
-	var schema *arrow.Schema
-	done := false
-	src.Open = func() (exec.Operator, error) {
-		if !done {
-			op, err := b.physical(n)
-			if err != nil {
-				return nil, err
-			}
-			schema = op.Schema()
-			if rows, err = exec.Drain(b.ctx, op); err != nil {
-				return nil, err
-			}
-			var size int64
-			for _, r := range rows {
-				size += exec.BatchBytes(r)
-			}
-			done = b.opts.Budget == nil || b.opts.Budget.Reserve(size, "a MERGE clause subquery's rows, kept for every batch") == nil
-			if !done {
-				defer func() {
-					releaseAll(rows)
-					rows = nil
-				}()
-			}
-		}
-		// the columns the scan still has (pruning may drop some), by id
-		pos := make(map[ColumnID]int, len(all))
-		for i, c := range all {
-			pos[c.ID] = i
-		}
-		idx := make([]int, len(src.Cols))
-		fields := make([]arrow.Field, len(src.Cols))
-		for i, c := range src.Cols {
-			idx[i] = pos[c.ID]
-			fields[i] = schema.Field(idx[i])
-		}
-		out := arrow.NewSchema(fields, nil)
-		batches := make([]arrow.RecordBatch, len(rows))
-		for k, r := range rows {
-			cols := make([]arrow.Array, len(idx))
-			for i, j := range idx {
-				cols[i] = r.Column(j)
-			}
-			batches[k] = array.NewRecordBatch(out, cols, r.NumRows())
-		}
-		defer func() {
-			for _, r := range batches {
-				r.Release()
-			}
-		}()
-		return exec.NewValues(out, batches)
-	}
-	return src
 }
 
 // writeSubplans renders the binder's MERGE clause subplans for EXPLAIN.

@@ -14,11 +14,17 @@ import (
 // scan the whole target once per target file, and a subquery over a
 // registered reader, which can be read once, would fail on the second
 // file. Once runs its input for the first file and hands the rows to the
-// others from memory.
+// others from memory. A MERGE clause's subplan, which runs per batch of
+// merged rows, keeps the hash sides of its joins the same way (Per
+// "batch").
 //
-// INVARIANT: Input does not reference the rewrite's per-file source.
+// INVARIANT: Input does not reference the rewrite's per-file source (the
+// subplan's merged rows).
 type Once struct {
 	Input Node
+	// Per names what the input would otherwise run for each of; "" is
+	// "data file".
+	Per string
 	// rows are the input's rows once computed; nil before.
 	rows   []arrow.RecordBatch
 	schema *arrow.Schema
@@ -31,7 +37,14 @@ type Once struct {
 func (o *Once) Columns() []Column { return o.Input.Columns() }
 func (o *Once) Children() []Node  { return []Node{o.Input} }
 func (o *Once) String() string {
-	return "Once (computed for the first data file, kept in memory for the others)"
+	return "Once (computed for the first " + o.per() + ", kept in memory for the others)"
+}
+
+func (o *Once) per() string {
+	if o.Per == "" {
+		return "data file"
+	}
+	return o.Per
 }
 
 // operator returns the rows of o's input, running it on the first call.
@@ -59,7 +72,7 @@ func (o *Once) operator(b *binder) (exec.Operator, error) {
 		releaseAll(rows)
 		return nil, err
 	}
-	if b.opts.Budget != nil && b.opts.Budget.Reserve(n, "a subquery of DELETE or UPDATE, kept for every data file") != nil {
+	if b.opts.Budget != nil && b.opts.Budget.Reserve(n, "a subquery's rows, kept for every "+o.per()) != nil {
 		releaseAll(rows) // out holds its own references
 		return out, nil
 	}
