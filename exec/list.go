@@ -548,12 +548,8 @@ func listCast(from, to *arrow.ListType) castFn {
 	return func(mem memory.Allocator, in arrow.Array, try bool) (arrow.Array, error) {
 		l := in.(*array.List)
 		n := l.Len()
-		offs := l.Offsets()
 		// only the elements the rows reach, rebased to 0
-		first, last := int64(0), int64(0)
-		if n > 0 {
-			first, last = int64(offs[0]), int64(offs[n])
-		}
+		first, last := spanOf(l.Offsets(), n)
 		vals := array.NewSlice(l.ListValues(), first, last)
 		defer vals.Release()
 		cv, err := elem(mem, vals, try)
@@ -561,17 +557,39 @@ func listCast(from, to *arrow.ListType) castFn {
 			return nil, err
 		}
 		defer cv.Release()
-		offBuf, newOffs := newFixed[int32](mem, n+1)
-		for i := range newOffs {
-			newOffs[i] = offs[i] - int32(first)
-		}
-		var valid *memory.Buffer
-		if bits, off := validBits(l); bits != nil {
-			valid = newBitmap(mem, n)
-			bitutil.CopyBitmap(bits, off, n, valid.Bytes(), 0)
-		}
-		return newList(to, n, valid, offBuf, cv), nil
+		return newList(to, n, validityCopy(mem, l), rebasedOffsets(mem, l.Offsets(), n), cv), nil
 	}
+}
+
+// spanOf is the range of child values the n rows of list offsets offs
+// reach.
+func spanOf(offs []int32, n int) (first, last int64) {
+	if n == 0 {
+		return 0, 0
+	}
+	return int64(offs[0]), int64(offs[n])
+}
+
+// rebasedOffsets are n rows' list offsets made to start at 0, for their
+// values sliced to spanOf.
+func rebasedOffsets(mem memory.Allocator, offs []int32, n int) *memory.Buffer {
+	buf, out := newFixed[int32](mem, n+1)
+	for i := range out {
+		out[i] = offs[i] - offs[0]
+	}
+	return buf
+}
+
+// validityCopy is a's validity as a bitmap from offset 0, nil when no row
+// is NULL.
+func validityCopy(mem memory.Allocator, a arrow.Array) *memory.Buffer {
+	bits, off := validBits(a)
+	if bits == nil {
+		return nil
+	}
+	valid := newBitmap(mem, a.Len())
+	bitutil.CopyBitmap(bits, off, a.Len(), valid.Bytes(), 0)
+	return valid
 }
 
 // parseArrayCast reads PostgreSQL's array text ({1,2,NULL}, {"a b",c},

@@ -108,15 +108,21 @@ func resolveMap(name string, args []Expr) (Expr, error) {
 	}, formFunc, args...), nil
 }
 
-// newMap assembles a map array from its validity, offsets (both of which
-// it takes over) and its entries' keys and values (which it retains).
+// newMap assembles a map array from its validity (nil: no NULL map),
+// offsets (both of which it takes over) and its entries' keys and values
+// (which it retains).
 func newMap(mt *arrow.MapType, n int, valid, offsets *memory.Buffer, keys, vals arrow.Array) arrow.Array {
 	entries := array.NewData(mt.Elem(), keys.Len(), []*memory.Buffer{nil}, []arrow.ArrayData{keys.Data(), vals.Data()}, 0, 0)
 	defer entries.Release()
-	nulls := n - bitutil.CountSetBits(valid.Bytes(), 0, n)
+	nulls := 0
+	if valid != nil {
+		nulls = n - bitutil.CountSetBits(valid.Bytes(), 0, n)
+	}
 	data := array.NewData(mt, n, []*memory.Buffer{valid, offsets}, []arrow.ArrayData{entries}, nulls, 0)
 	defer data.Release()
-	valid.Release()
+	if valid != nil {
+		valid.Release()
+	}
 	offsets.Release()
 	return array.MakeFromData(data)
 }
@@ -139,23 +145,10 @@ func mapPart(keys bool) overload {
 			if keys {
 				part = m.Keys()
 			}
-			offs := m.Offsets()
-			first, last := int32(0), int32(0)
-			if n > 0 {
-				first, last = offs[0], offs[n]
-			}
-			vals := array.NewSlice(part, int64(first), int64(last))
+			first, last := spanOf(m.Offsets(), n)
+			vals := array.NewSlice(part, first, last)
 			defer vals.Release()
-			offBuf, newOffs := newFixed[int32](ec.Mem, n+1)
-			for i := range newOffs {
-				newOffs[i] = offs[i] - first
-			}
-			var valid *memory.Buffer
-			if bits, off := validBits(m); bits != nil {
-				valid = newBitmap(ec.Mem, n)
-				bitutil.CopyBitmap(bits, off, n, valid.Bytes(), 0)
-			}
-			return newList(lt, n, valid, offBuf, vals), nil
+			return newList(lt, n, validityCopy(ec.Mem, m), rebasedOffsets(ec.Mem, m.Offsets(), n), vals), nil
 		}, formFunc, args...), nil
 	}
 }
@@ -248,14 +241,10 @@ func mapToMapCast(from, to *arrow.MapType) castFn {
 	return func(mem memory.Allocator, in arrow.Array, try bool) (arrow.Array, error) {
 		m := in.(*array.Map)
 		n := m.Len()
-		offs := m.Offsets()
-		first, last := int32(0), int32(0)
-		if n > 0 {
-			first, last = offs[0], offs[n]
-		}
-		ks := array.NewSlice(m.Keys(), int64(first), int64(last))
+		first, last := spanOf(m.Offsets(), n)
+		ks := array.NewSlice(m.Keys(), first, last)
 		defer ks.Release()
-		vs := array.NewSlice(m.Items(), int64(first), int64(last))
+		vs := array.NewSlice(m.Items(), first, last)
 		defer vs.Release()
 		keys, err := kc(mem, ks, false) // a key that does not convert is an error even in TRY_CAST
 		if err != nil {
@@ -270,17 +259,7 @@ func mapToMapCast(from, to *arrow.MapType) castFn {
 			return nil, err
 		}
 		defer vals.Release()
-		offBuf, newOffs := newFixed[int32](mem, n+1)
-		for i := range newOffs {
-			newOffs[i] = offs[i] - first
-		}
-		valid := newBitmap(mem, n)
-		for i := range n {
-			if m.IsValid(i) {
-				bitutil.SetBit(valid.Bytes(), i)
-			}
-		}
-		return newMap(to, n, valid, offBuf, keys, vals), nil
+		return newMap(to, n, validityCopy(mem, m), rebasedOffsets(mem, m.Offsets(), n), keys, vals), nil
 	}
 }
 

@@ -300,12 +300,7 @@ func structCast(from, to *arrow.StructType) castFn {
 			}
 			cols[i] = c
 		}
-		var valid *memory.Buffer
-		if bits, off := validBits(st); bits != nil {
-			valid = newBitmap(mem, st.Len())
-			bitutil.CopyBitmap(bits, off, st.Len(), valid.Bytes(), 0)
-		}
-		return newStruct(to, st.Len(), valid, cols), nil
+		return newStruct(to, st.Len(), validityCopy(mem, st), cols), nil
 	}
 }
 
