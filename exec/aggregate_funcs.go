@@ -89,7 +89,7 @@ func newAggState(a *Aggregate, mem memory.Allocator) (htAggState, error) {
 			return &htBool{and: !isMax, mem: mem}, nil
 		case arrow.STRING, arrow.BINARY, arrow.LARGE_STRING, arrow.LARGE_BINARY, arrow.FIXED_SIZE_BINARY, arrow.EXTENSION:
 			return &htMinMaxBytes{dt: t, isMax: isMax, mem: mem}, nil
-		case arrow.LIST, arrow.STRUCT:
+		case arrow.LIST, arrow.MAP, arrow.STRUCT:
 			return &htMinMaxNested{dt: t, isMax: isMax, mem: mem}, nil
 		}
 	case aggBoolAnd, aggBoolOr:
@@ -795,6 +795,8 @@ func htOrderable(t arrow.DataType) error {
 		return htOrderable(t.(arrow.ExtensionType).StorageType())
 	case arrow.LIST:
 		return htOrderable(t.(*arrow.ListType).Elem())
+	case arrow.MAP:
+		return htOrderable(t.(*arrow.MapType).Elem())
 	case arrow.STRUCT:
 		for _, f := range t.(*arrow.StructType).Fields() {
 			if err := htOrderable(f.Type); err != nil {
@@ -873,10 +875,13 @@ func htCmpArray(a arrow.Array) func(i, j int) int {
 	case arrow.DECIMAL128:
 		vs := htFixedValues[decimal128.Num](a)
 		return func(i, j int) int { return vs[i].Cmp(vs[j]) }
-	case arrow.LIST:
-		// as skListVals: element by element, NULL elements last, a
-		// prefix first
-		l := a.(*array.List)
+	case arrow.LIST, arrow.MAP:
+		// as skListVals: element by element (a map's entries in their
+		// order), NULL elements last, a prefix first
+		l, ok := a.(*array.List)
+		if !ok {
+			l = a.(*array.Map).List
+		}
 		child := l.ListValues()
 		elem := htCmpArray(child)
 		return func(i, j int) int {

@@ -77,6 +77,16 @@ func compareKernelFor(op string, t arrow.DataType, l, r Expr) (kernel, bool, boo
 		}
 		return nestedOrderKernel(op, t), false, false
 	}
+	if mt, ok := t.(*arrow.MapType); ok {
+		// a map compares as the list of its entries, in their order, as
+		// it hashes (DISTINCT, GROUP BY) and as DuckDB compares maps
+		if k := listCompareKernel(op, arrow.ListOfField(mt.ElemField())); k != nil {
+			return func(ec *EvalContext, a []arrow.Array, n int) (arrow.Array, error) {
+				return k(ec, []arrow.Array{a[0].(*array.Map).List, a[1].(*array.Map).List}, n)
+			}, false, false
+		}
+		return nestedOrderKernel(op, t), false, false
+	}
 	if st, ok := t.(*arrow.StructType); ok {
 		if k := structCompareKernel(op, st); k != nil {
 			return k, false, false

@@ -112,6 +112,13 @@ func newSkVals(dt arrow.DataType) (skVals, error) {
 			return nil, err
 		}
 		return &skListVals{elem: inner}, nil
+	case arrow.MAP:
+		// the list of its entries, in their order
+		inner, err := newSkVals(dt.(*arrow.MapType).Elem())
+		if err != nil {
+			return nil, err
+		}
+		return &skListVals{elem: inner}, nil
 	case arrow.STRUCT:
 		st := dt.(*arrow.StructType)
 		s := &skStructVals{fields: make([]skVals, st.NumFields())}
@@ -597,7 +604,10 @@ type skListVals struct {
 }
 
 func (s *skListVals) add(a arrow.Array) {
-	l := a.(*array.List)
+	l, ok := a.(*array.List)
+	if !ok {
+		l = a.(*array.Map).List
+	}
 	d := l.Data()
 	s.offs = append(s.offs, arrow.GetOffsets[int32](d, 1))
 	child := l.ListValues()

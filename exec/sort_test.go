@@ -379,10 +379,11 @@ func TestSortRejectsBadKeys(t *testing.T) {
 	mem := opsTestMem(t)
 	v := opsTestValues(t, mem, sortTestSchema, nil, 1)
 	defer v.Close()
-	// arrays and structs order (skListVals, skStructVals); a map does not
-	mapType := arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int64)
+	// arrays, maps and structs order (skListVals, skStructVals); a map
+	// whose values have no order does not
+	mapType := arrow.MapOf(arrow.BinaryTypes.String, arrow.FixedWidthTypes.MonthInterval)
 	_, err := NewSort(v, []SortKey{{Expr: &Column{Index: 0, Type: mapType, Name: "l"}}}, SortOptions{})
-	if err == nil || err.Error() != "ORDER BY l: cannot order values of type map(text, bigint)" {
+	if err == nil || !strings.HasPrefix(err.Error(), "ORDER BY l: cannot order values of type ") {
 		t.Fatalf("got %v", err)
 	}
 	if _, err := NewSort(v, nil, SortOptions{}); err == nil {
