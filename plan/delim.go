@@ -177,24 +177,21 @@ func (d *dependent) push(n Node) (Node, []Column, error) {
 		j := &Join{Kind: x.Kind, Left: x.Left, Right: x.Right, Mark: x.Mark, Delim: x.Delim}
 		var dc []Column
 		var err error
+		leftKeeps := false // each join row extends one left row, so D rides along
+		switch x.Kind {
+		case exec.JoinInner, exec.JoinLeft, exec.JoinSemi, exec.JoinAnti, exec.JoinMark, exec.JoinNullAwareAnti:
+			leftKeeps = true
+		}
 		switch {
-		case dl && dr:
-			return nil, nil, errNotDecorrelated{"both sides of a join in it read the outer row"}
-		case dr:
-			if x.Kind != exec.JoinInner {
-				return nil, nil, errNotDecorrelated{fmt.Sprintf("the inner side of a %s join in it reads the outer row", x.Kind)}
-			}
+		case dr && x.Kind == exec.JoinInner && !dl:
 			j.Right, dc, err = d.push(x.Right)
-		default: // the left side, or only the condition, reads it
-			// each keeps or extends the left rows, and D rides along on
-			// them; NOT IN's null-aware anti join too: its right side,
-			// whose NULLs and emptiness it judges, does not read D
-			switch x.Kind {
-			case exec.JoinInner, exec.JoinLeft, exec.JoinSemi, exec.JoinAnti, exec.JoinMark, exec.JoinNullAwareAnti:
-			default:
-				return nil, nil, errNotDecorrelated{fmt.Sprintf("a %s join in it reads the outer row", x.Kind)}
-			}
+		case !dr && leftKeeps:
+			// the left side, or only the condition, reads it; NOT IN's
+			// null-aware anti join too: its right side, whose NULLs and
+			// emptiness it judges, does not read D
 			j.Left, dc, err = d.push(x.Left)
+		default:
+			return d.pushJoinBoth(x)
 		}
 		if err != nil {
 			return nil, nil, err
@@ -298,6 +295,78 @@ func (d *dependent) push(n Node) (Node, []Column, error) {
 		return &SetOp{Op: x.Op, All: x.All, Left: l, Right: r, Cols: append(append([]Column(nil), x.Cols...), out...)}, out, nil
 	}
 	return nil, nil, errNotDecorrelated{fmt.Sprintf("it reads the outer row inside %s", n.String())}
+}
+
+// pushJoinBoth pushes D into both sides of x (a side that does not read
+// the outer row is crossed with D), and a row joins only rows of its own
+// outer value: the condition also compares the two sides' D columns IS NOT
+// DISTINCT FROM, so the join runs once per outer value, as in the paper's
+// rule for a dependent join whose both sides (or whose preserved side)
+// read the outer row. A full join's D is each row's present side.
+func (d *dependent) pushJoinBoth(x *Join) (Node, []Column, error) {
+	if x.Delim != nil {
+		return nil, nil, errNotDecorrelated{"a subquery nested in it reads the outermost row"}
+	}
+	switch x.Kind {
+	case exec.JoinInner, exec.JoinLeft, exec.JoinRight, exec.JoinFull, exec.JoinSemi, exec.JoinAnti:
+	default:
+		// a mark or NOT IN join judges NULLs over the whole right side,
+		// which would need them per outer value
+		return nil, nil, errNotDecorrelated{fmt.Sprintf("the right side of a %s join in it reads the outer row", x.Kind)}
+	}
+	l, dl, err := d.push(x.Left)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, dr, err := d.push(x.Right)
+	if err != nil {
+		return nil, nil, err
+	}
+	// a pair joins only when both carry the same outer value, so the
+	// condition reads it from either side
+	on, err := d.subst(x.On, dl)
+	if err != nil {
+		return nil, nil, err
+	}
+	conj := conjuncts(on)
+	for i := range dl {
+		eq, err := d.b.call(parserPos, "is_not_distinct_from", colRef(dl[i]), colRef(dr[i]))
+		if err != nil {
+			return nil, nil, err
+		}
+		conj = append(conj, eq)
+	}
+	j := &Join{Kind: x.Kind, Left: l, Right: r, On: andConj(conj)}
+	if j.Residual, err = d.subst(x.Residual, dl); err != nil {
+		return nil, nil, err
+	}
+	switch x.Kind {
+	case exec.JoinRight:
+		return j, dr, nil
+	case exec.JoinFull:
+	default:
+		return j, dl, nil
+	}
+	drop := map[ColumnID]bool{}
+	for i := range dl {
+		drop[dl[i].ID], drop[dr[i].ID] = true, true
+	}
+	p := &Project{Input: j}
+	for _, c := range j.Columns() {
+		if !drop[c.ID] {
+			p.Exprs, p.Cols = append(p.Exprs, colRef(c)), append(p.Cols, c)
+		}
+	}
+	var out []Column
+	for i := range dl {
+		co, err := d.b.newFunc("coalesce", []Expr{colRef(dl[i]), colRef(dr[i])}, func(a []exec.Expr) (exec.Expr, error) { return exec.NewCoalesce(a...) })
+		if err != nil {
+			return nil, nil, err
+		}
+		c := d.b.newCol(dl[i].Name, "", dl[i].Type, true)
+		p.Exprs, p.Cols, out = append(p.Exprs, co), append(p.Cols, c), append(out, c)
+	}
+	return p, out, nil
 }
 
 func (d *dependent) substKeys(ks []SortKey, dc []Column) ([]SortKey, error) {
