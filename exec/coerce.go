@@ -190,15 +190,18 @@ func asDecimal(dt arrow.DataType) *arrow.Decimal128Type {
 	return &arrow.Decimal128Type{Precision: intDigits(dt), Scale: 0}
 }
 
+// maxDecimalPrecision is the widest numeric (decimal128).
+const maxDecimalPrecision = 38
+
 // decimalOf builds a decimal type, capping the precision at 38 and keeping
 // the scale (Postgres's numeric has no cap, so losing scale would be a
 // silent change of value; capping precision fails loudly on overflow).
 func decimalOf(p, s int32) *arrow.Decimal128Type {
-	if s > 38 {
-		s = 38
+	if s > maxDecimalPrecision {
+		s = maxDecimalPrecision
 	}
-	if p > 38 {
-		p = 38
+	if p > maxDecimalPrecision {
+		p = maxDecimalPrecision
 	}
 	if p < s {
 		p = s
@@ -336,13 +339,18 @@ func canImplicit(from, to arrow.DataType) bool {
 		return true
 	}
 	if isNumeric(from) && isNumeric(to) {
+		// A numeric at the widest precision (38) is what a common type
+		// that would need more is clamped to (numeric(38,0) and
+		// numeric(38,1) meet at numeric(38,1)); PostgreSQL's numeric has
+		// no bound, so the coercion is allowed and a value that does not
+		// fit fails at run time (numeric field overflow), not the query.
 		if isDecimal(from) && isDecimal(to) {
 			f, t := from.(*arrow.Decimal128Type), to.(*arrow.Decimal128Type)
-			return t.Scale >= f.Scale && t.Precision-t.Scale >= f.Precision-f.Scale
+			return t.Scale >= f.Scale && (t.Precision-t.Scale >= f.Precision-f.Scale || t.Precision == maxDecimalPrecision)
 		}
 		if isDecimal(to) && isInteger(from) {
 			t := to.(*arrow.Decimal128Type)
-			return t.Precision-t.Scale >= intDigits(from)
+			return t.Precision-t.Scale >= intDigits(from) || t.Precision == maxDecimalPrecision
 		}
 		return numericRank(from) < numericRank(to)
 	}

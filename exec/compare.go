@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/decimal256"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 )
@@ -36,6 +37,9 @@ func resolveCompare(op string, args []Expr) (Expr, error) {
 	l, r, err := unknownPair(args[0], args[1])
 	if err != nil {
 		return nil, err
+	}
+	if c, err := wideDecimalCompare(op, l, r); c != nil || err != nil {
+		return c, err
 	}
 	t, err := CommonType(l.DataType(), r.DataType())
 	if err != nil {
@@ -183,6 +187,14 @@ func compareKernelFor(op string, t arrow.DataType, l, r Expr) (kernel, bool, boo
 			return nil, false, false
 		}
 	}
+	return rawCompareKernel(op, raw), lc, rc
+}
+
+// rawCompareKernel makes raw, which compares two arrays' values, a
+// comparison kernel: NULL where either side is, or for IS [NOT] DISTINCT
+// FROM, NULLs compared as values.
+func rawCompareKernel(op string, raw func(mem memory.Allocator, a, b arrow.Array, n int) *memory.Buffer) kernel {
+	distinct := op == "is_distinct_from" || op == "is_not_distinct_from"
 	return func(ec *EvalContext, args []arrow.Array, n int) (arrow.Array, error) {
 		a, b := args[0], args[1]
 		vals := raw(ec.Mem, a, b, n)
@@ -206,7 +218,43 @@ func compareKernelFor(op string, t arrow.DataType, l, r Expr) (kernel, bool, boo
 			}
 		}
 		return makeArray(tBool, n, nil, 0, vals), nil
-	}, lc, rc
+	}
+}
+
+// wideDecimalCompare compares numerics exactly where their common numeric
+// would need more than 38 digits (numeric(38,0) against numeric(38,1), a
+// bigint against numeric(38,20)), which coercing both to it cannot hold:
+// both sides are scaled to the larger scale in 256 bits. nil when the
+// sides are not such a pair.
+func wideDecimalCompare(op string, l, r Expr) (Expr, error) {
+	lt, rt := l.DataType(), r.DataType()
+	if !isDecimal(lt) && !isDecimal(rt) || !isDecimal(lt) && !isInteger(lt) || !isDecimal(rt) && !isInteger(rt) {
+		return nil, nil
+	}
+	dl, dr := asDecimal(lt), asDecimal(rt)
+	if max(dl.Precision-dl.Scale, dr.Precision-dr.Scale)+max(dl.Scale, dr.Scale) <= maxDecimalPrecision {
+		return nil, nil
+	}
+	var err error
+	if l, err = Coerce(l, dl); err != nil {
+		return nil, err
+	}
+	if r, err = Coerce(r, dr); err != nil {
+		return nil, err
+	}
+	sl, sr := dl.Scale, dr.Scale
+	s := max(sl, sr)
+	raw := func(mem memory.Allocator, a, b arrow.Array, n int) *memory.Buffer {
+		x, y := values[decimal128.Num](a), values[decimal128.Num](b)
+		cs := make([]int8, n)
+		for i := range cs {
+			xv := decimal256.FromDecimal128(x[i]).IncreaseScaleBy(s - sl)
+			yv := decimal256.FromDecimal128(y[i]).IncreaseScaleBy(s - sr)
+			cs[i] = int8(xv.Cmp(yv))
+		}
+		return bitsFromCmp(mem, op, cs)
+	}
+	return newCall(op, tBool, rawCompareKernel(op, raw), formInfix, l, r), nil
 }
 
 // constStr is the bytes of a non-NULL string literal, or nil.
