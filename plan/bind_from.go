@@ -558,7 +558,16 @@ func (b *binder) bindJoin(j *parser.Join, outer *scope) (_ Node, _ *scope, err e
 						return b.bindSwapped(lj, j.Right, outer)
 					}
 				}
-				return nil, nil, errorf(j.On.Position(), "a subquery in the condition of a FULL join (or an outer join to a join) that reads columns of both sides is not supported yet; compute it in WHERE or in a derived table")
+				if j.Kind == parser.FullJoin && !j.Natural && len(j.Using) == 0 && !volatileCall(j.On) {
+					left := &parser.Join{Pos: j.Pos, Kind: parser.LeftJoin, Left: j.Left, Right: j.Right, On: j.On}
+					if lj, ok := lateralOn(left); ok {
+						b.inits = b.inits[:inits]
+						if n, sc, ok, err := b.bindFullAsUnion(lj, j, outer); ok || err != nil {
+							return n, sc, err
+						}
+					}
+				}
+				return nil, nil, errorf(j.On.Position(), "a subquery in the condition of an outer join to a join, or of a FULL join calling a volatile function, that reads columns of both sides is not supported yet; compute it in WHERE or in a derived table")
 			}
 		}
 		if !arrow.TypeEqual(on.Type(), tBool) && on.Type().ID() != arrow.NULL {
@@ -1026,11 +1035,15 @@ func (b *binder) bindLateral(t *parser.SubqueryRef, left *scope, outer *scope) (
 			// not even by a qualified name (a hidden column still answers
 			// to one): the subquery's own column of that name is meant
 			sc.cols[i].hidden = true
-			sc.cols[i].Table, sc.cols[i].Name = "", "#lateral"
+			sc.cols[i].Table, sc.cols[i].Name = "", lateralExtra
 		}
 	}
 	return n, sc, on, dep, nil
 }
+
+// lateralExtra names the extra columns a lateral subquery's correlation
+// exposes, a name no query can write.
+const lateralExtra = "#lateral"
 
 // bindDependentJoin binds left JOIN LATERAL (…) r, r a dependent join.
 func (b *binder) bindDependentJoin(j *parser.Join, l Node, lsc *scope, r Node, rsc *scope, on Expr, dep *lateralDep, outer *scope) (Node, *scope, error) {
@@ -1298,6 +1311,86 @@ func (b *binder) bindSwapped(swapped *parser.Join, right parser.TableExpr, outer
 		out.cols = append(out.cols, c)
 	}
 	return proj, out, nil
+}
+
+// bindFullAsUnion binds j, l FULL JOIN r ON c where c holds a subquery
+// that reads both sides, as the rows of its LEFT join (lj, in lateral
+// form) and then the r rows no l row meets, with NULLs for l's columns:
+//
+//	l LEFT JOIN LATERAL (SELECT * FROM r WHERE c) r ON TRUE
+//	UNION ALL
+//	SELECT NULL, …, r.* FROM r WHERE NOT EXISTS (SELECT 1 FROM l WHERE c)
+//
+// c is evaluated by both parts, so it must not call a volatile function
+// (the caller checks). false (and no error) when the two parts' columns
+// do not line up, which the caller reports as unsupported.
+func (b *binder) bindFullAsUnion(lj, j *parser.Join, outer *scope) (Node, *scope, bool, error) {
+	a, asc, err := b.bindJoin(lj, outer)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	pos := j.On.Position()
+	alias := lj.Right.(*parser.SubqueryRef).Alias
+	anti := &parser.SubqueryRef{Pos: j.Right.Position(), Alias: alias,
+		Query: &parser.Query{Pos: pos, Body: &parser.Select{Pos: pos,
+			Items: []*parser.SelectItem{{Pos: pos, Expr: &parser.Star{Pos: pos}}},
+			From:  []parser.TableExpr{j.Right},
+			Where: &parser.UnaryExpr{Pos: pos, Op: parser.OpNot, X: &parser.Exists{Pos: pos, Query: &parser.Query{Pos: pos, Body: &parser.Select{Pos: pos,
+				Items: []*parser.SelectItem{{Pos: pos, Expr: &parser.Literal{Pos: pos, Kind: parser.LitInteger, Value: "1"}}},
+				From:  []parser.TableExpr{j.Left}, Where: j.On}}}}}}}
+	r, rsc, err := b.bindTableExpr(anti, outer)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	// the lateral form's extra columns (the values its correlation
+	// carries) answer to no name: leave them out
+	acols := make([]scopeCol, 0, len(asc.cols))
+	for _, c := range asc.cols {
+		if !(c.hidden && c.Name == lateralExtra) {
+			acols = append(acols, c)
+		}
+	}
+	asc = &scope{cols: acols, parent: asc.parent}
+	nl := len(asc.cols) - len(rsc.cols)
+	if nl < 0 {
+		return nil, nil, false, nil
+	}
+	for i, rc := range rsc.cols {
+		ac := asc.cols[nl+i]
+		if ac.hidden != rc.hidden || !strings.EqualFold(ac.Name, rc.Name) || !arrow.TypeEqual(ac.Type, rc.Type) {
+			return nil, nil, false, nil
+		}
+	}
+	lp, rp := &Project{Input: a}, &Project{Input: r}
+	u := &SetOp{Op: "union", All: true, Left: lp, Right: rp}
+	out := newScope(nil, outer)
+	for i, c := range asc.cols {
+		lp.Exprs, lp.Cols = append(lp.Exprs, colRef(c.Column)), append(lp.Cols, c.Column)
+		var re Expr
+		if i < nl {
+			re = constLit(exec.NewNullLiteral(c.Type))
+		} else {
+			re = colRef(rsc.cols[i-nl].Column)
+		}
+		rp.Exprs, rp.Cols = append(rp.Exprs, re), append(rp.Cols, b.newCol(c.Name, c.Table, c.Type, true))
+		uc := b.newCol(c.Name, c.Table, c.Type, true)
+		u.Cols = append(u.Cols, uc)
+		out.cols = append(out.cols, scopeCol{Column: uc, hidden: c.hidden, meta: c.meta})
+	}
+	return u, out, true, nil
+}
+
+// volatileCall reports whether e calls a function whose value changes
+// from call to call.
+func volatileCall(e parser.Node) bool {
+	found := false
+	parser.Inspect(e, func(x parser.Node) bool {
+		if f, ok := x.(*parser.FuncCall); ok && volatileFuncs[strings.ToLower(f.Name.Last().Name)] {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // lateralOn rewrites l LEFT JOIN r ON c, where c holds a subquery that
