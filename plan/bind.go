@@ -55,6 +55,21 @@ type binder struct {
 	// far: init plans, which the optimizer (foldInits) runs, never the
 	// binder.
 	inits []*InitPlan
+	// aggOf is the aggregation of each SELECT whose select list, HAVING
+	// or ORDER BY is being bound, by its input scope: an aggregate in a
+	// subquery there that reads only that query's columns is its
+	// aggregate (outerLevelAggregate). selOf is each SELECT by its input
+	// scope, and forceAgg the SELECTs such an aggregate makes aggregates.
+	aggOf    map[*scope]*aggState
+	selOf    map[*scope]*parser.Select
+	forceAgg map[*parser.Select]bool
+	// outerAggIn are the SELECTs that hold such an aggregate, aggOnlyOuter
+	// those among them that aggregated only because of them (no GROUP BY,
+	// HAVING or aggregate of their own), and noAgg those bound again as
+	// queries that do not aggregate.
+	outerAggIn   map[*parser.Select]bool
+	aggOnlyOuter map[*parser.Select]bool
+	noAgg        map[*parser.Select]bool
 }
 
 type cteDef struct {

@@ -51,6 +51,9 @@ type aggState struct {
 	// sets, in one branch of GROUP BY GROUPING SETS/ROLLUP/CUBE, says
 	// which grouping expressions this branch does not group by (NULL here)
 	sets *groupingBranch
+	// outerAggs are the aggregates subqueries gave this query (their
+	// columns, which the subqueries read as outer references)
+	outerAggs map[ColumnID]bool
 }
 
 // winState collects window functions.
@@ -640,6 +643,18 @@ func (b *binder) bindFuncCall(e *parser.FuncCall, ec *exprCtx) (Expr, error) {
 }
 
 func (b *binder) bindAggregate(e *parser.FuncCall, name string, ec *exprCtx) (Expr, error) {
+	if ec.agg == nil && ec.sc != nil && ec.sc.parent != nil && !e.Star {
+		// a subquery's clause that does not aggregate may still hold an
+		// aggregate of an enclosing query's columns
+		inits := len(b.inits)
+		args, err := b.bindExprs(e.Args, &exprCtx{sc: ec.sc, clause: "aggregate function calls"})
+		b.inits = b.inits[:inits]
+		if err == nil && outerAggregate(args, ec.sc) {
+			if ref, ok := b.outerLevelAggregate(e, name, args, ec.sc); ok {
+				return ref, nil
+			}
+		}
+	}
 	if ec.agg == nil {
 		clause := ec.clause
 		if clause == "" {
@@ -665,7 +680,10 @@ func (b *binder) bindAggregate(e *parser.FuncCall, name string, ec *exprCtx) (Ex
 		// SQL gives such an aggregate to the enclosing query (SELECT
 		// (SELECT max(o.x) FROM t) FROM o aggregates o); computing it
 		// over the subquery's rows would answer differently
-		return nil, errorf(e.Pos, "%s reads only columns of an enclosing query, which makes it that query's aggregate; that is not supported yet: aggregate in the enclosing query instead", e.String())
+		if ref, ok := b.outerLevelAggregate(e, name, args, ec.agg.input); ok {
+			return ref, nil
+		}
+		return nil, errorf(e.Pos, "%s reads only columns of an enclosing query, which makes it that query's aggregate; that is only supported in the select list, HAVING and ORDER BY of a query whose columns it reads: aggregate in the enclosing query instead", e.String())
 	}
 	var filter Expr
 	if e.Filter != nil {
@@ -732,6 +750,82 @@ func outerAggregate(args []Expr, sc *scope) bool {
 	}
 	return true
 }
+
+// outerLevelAggregate binds e, an aggregate in a subquery whose arguments
+// read only columns of one enclosing query, as that query's aggregate, as
+// SQL has it: the enclosing query computes it (over its own rows, per
+// group), and the subquery reads its value as an outer reference, through
+// a hidden column of the enclosing query's input scope. When that query
+// does not aggregate yet it is marked to be bound again as one (forceAgg),
+// and ok is false, as it is where no select list, HAVING or ORDER BY of
+// that query is being bound.
+//
+// in is the scope of the subquery the aggregate is written in; that
+// query is marked (outerAggIn) so that, if it aggregated only because of
+// such aggregates, it is bound again as a query that does not aggregate.
+func (b *binder) outerLevelAggregate(e *parser.FuncCall, name string, args []Expr, in *scope) (*ColRef, bool) {
+	used := map[ColumnID]bool{}
+	for _, a := range args {
+		exprCols(a, used)
+	}
+	var owner *scope
+	for s := in.parent; s != nil && owner == nil; s = s.parent {
+		for _, c := range s.cols {
+			if used[c.ID] {
+				owner = s
+				break
+			}
+		}
+	}
+	if owner == nil {
+		return nil, false
+	}
+	own := map[ColumnID]bool{}
+	for _, c := range owner.cols {
+		own[c.ID] = true
+	}
+	for id := range used {
+		if !own[id] {
+			return nil, false // columns of several enclosing queries
+		}
+	}
+	ag := b.aggOf[owner]
+	if ag == nil {
+		if sel := b.selOf[owner]; sel != nil && !b.forceAgg[sel] {
+			if b.forceAgg == nil {
+				b.forceAgg = map[*parser.Select]bool{}
+			}
+			b.forceAgg[sel] = true
+		}
+		return nil, false
+	}
+	x, err := b.bindAggregate(e, name, &exprCtx{sc: owner, agg: ag, clause: "SELECT", marks: ag.marks})
+	if err != nil {
+		return nil, false
+	}
+	ref, ok := x.(*ColRef)
+	if !ok {
+		return nil, false
+	}
+	if ag.outerAggs == nil {
+		ag.outerAggs = map[ColumnID]bool{}
+	}
+	if !ag.outerAggs[ref.ID] {
+		ag.outerAggs[ref.ID] = true
+		owner.cols = append(owner.cols, scopeCol{Column: Column{ID: ref.ID, Name: outerAggName, Type: ref.Typ, Nullable: true}, hidden: true})
+	}
+	if sel := b.selOf[in]; sel != nil {
+		if b.outerAggIn == nil {
+			b.outerAggIn = map[*parser.Select]bool{}
+		}
+		b.outerAggIn[sel] = true
+	}
+	return ref, true
+}
+
+// outerAggName names the hidden scope columns outerLevelAggregate adds,
+// a name no query can write.
+const outerAggName = "#aggregate"
 
 func sortKey(x Expr, o *parser.OrderItem) SortKey {
 	k := SortKey{Expr: x, Desc: o.Desc}

@@ -415,6 +415,41 @@ func deriveName(e parser.Expr) string {
 }
 
 func (b *binder) bindSelect(sel *parser.Select, orderBy []*parser.OrderItem, outer *scope) (Node, error) {
+	inits := len(b.inits)
+	n, err := b.bindSelectOnce(sel, orderBy, outer)
+	if err != nil && b.forceAgg[sel] {
+		// a subquery's aggregate of this query's columns makes it an
+		// aggregating query (outerLevelAggregate): bound again as one
+		b.inits = b.inits[:inits]
+		n, err = b.bindSelectOnce(sel, orderBy, outer)
+		delete(b.forceAgg, sel)
+	}
+	if b.outerAggIn[sel] && (err != nil || b.aggOnlyOuter[sel]) {
+		// its aggregates belong to an enclosing query: it does not
+		// aggregate itself, as SQL has it (SELECT (SELECT count(o.x) FROM
+		// t) FROM o gives one row per t row, for each o group)
+		delete(b.outerAggIn, sel)
+		delete(b.aggOnlyOuter, sel)
+		if b.noAgg == nil {
+			b.noAgg = map[*parser.Select]bool{}
+		}
+		b.noAgg[sel] = true
+		mark := len(b.inits)
+		n2, err2 := b.bindSelectOnce(sel, orderBy, outer)
+		delete(b.noAgg, sel)
+		if err2 == nil {
+			return n2, nil
+		}
+		b.inits = b.inits[:mark]
+		if err == nil {
+			return nil, err2
+		}
+	}
+	return n, err
+}
+
+func (b *binder) bindSelectOnce(sel *parser.Select, orderBy []*parser.OrderItem, outer *scope) (Node, error) {
+	orig := sel
 	sel, srf, err := srfSelect(sel)
 	if err != nil {
 		return nil, err
@@ -466,7 +501,13 @@ func (b *binder) bindSelect(sel *parser.Select, orderBy []*parser.OrderItem, out
 		return nil, err
 	}
 	branch := b.groupingBranches[sel]
-	isAgg := len(sel.GroupBy) > 0 || sel.GroupByAll || sel.Having != nil || branch != nil
+	ownAgg := len(sel.GroupBy) > 0 || sel.GroupByAll || sel.Having != nil || branch != nil || b.forceAgg[orig]
+	isAgg := ownAgg
+	if b.selOf == nil {
+		b.selOf = map[*scope]*parser.Select{}
+	}
+	b.selOf[sc] = orig
+	defer delete(b.selOf, sc)
 	for _, it := range items {
 		if it.ast != nil && containsAggregate(it.ast) {
 			isAgg = true
@@ -476,6 +517,9 @@ func (b *binder) bindSelect(sel *parser.Select, orderBy []*parser.OrderItem, out
 		if containsAggregate(o.Expr) {
 			isAgg = true
 		}
+	}
+	if b.noAgg[orig] && !ownAgg {
+		isAgg = false
 	}
 	var preMarks, postMarks []*Join
 	win := &winState{}
@@ -570,6 +614,11 @@ func (b *binder) bindSelect(sel *parser.Select, orderBy []*parser.OrderItem, out
 			addGroup(g.String(), x, deriveName(g))
 		}
 		ec.agg = ag
+		if b.aggOf == nil {
+			b.aggOf = map[*scope]*aggState{}
+		}
+		b.aggOf[sc] = ag
+		defer delete(b.aggOf, sc)
 	}
 	// select list
 	outExprs := make([]Expr, len(items))
@@ -668,6 +717,12 @@ func (b *binder) bindSelect(sel *parser.Select, orderBy []*parser.OrderItem, out
 	if ag != nil {
 		node = applyMarks(node, preMarks)
 		node = &Aggregate{Input: node, GroupBy: groupExprs, Groups: groupCols, Aggs: ag.aggs}
+		if !ownAgg && len(ag.aggs) == 0 && b.outerAggIn[orig] {
+			if b.aggOnlyOuter == nil {
+				b.aggOnlyOuter = map[*parser.Select]bool{}
+			}
+			b.aggOnlyOuter[orig] = true
+		}
 	}
 	node = applyMarks(node, postMarks)
 	if having != nil {

@@ -56,7 +56,9 @@ func (b *binder) bindFilter(input Node, sc *scope, where parser.Expr, clause, ag
 	var preds []Expr
 	var marks []*Join
 	for _, c := range splitAnd(where) {
-		if containsAggregate(c) {
+		if containsAggregate(c) && sc.parent == nil {
+			// (in a subquery, an aggregate of an enclosing query's
+			// columns is that query's, which bindAggregate tells)
 			return nil, errorf(c.Position(), "aggregate functions are not allowed in %s", aggClause)
 		}
 		joined, ok, err := b.subqueryJoin(input, sc, c)
@@ -905,7 +907,7 @@ func regroup(ec *exprCtx, from int) error {
 			}
 			var bad string
 			walkExpr(x, func(y Expr) {
-				if c, isCol := y.(*ColRef); isCol && bad == "" && !isOuter(ec.agg.input, c.ID) {
+				if c, isCol := y.(*ColRef); isCol && bad == "" && !isOuter(ec.agg.input, c.ID) && !ec.agg.outerAggs[c.ID] {
 					bad = c.Name
 				}
 			})
