@@ -558,16 +558,13 @@ func (b *binder) bindJoin(j *parser.Join, outer *scope) (_ Node, _ *scope, err e
 						return b.bindSwapped(lj, j.Right, outer)
 					}
 				}
-				if j.Kind == parser.FullJoin && !j.Natural && len(j.Using) == 0 && !volatileCall(j.On) {
-					left := &parser.Join{Pos: j.Pos, Kind: parser.LeftJoin, Left: j.Left, Right: j.Right, On: j.On}
-					if lj, ok := lateralOn(left); ok {
-						b.inits = b.inits[:inits]
-						if n, sc, ok, err := b.bindFullAsUnion(lj, j, outer); ok || err != nil {
-							return n, sc, err
-						}
+				if !j.Natural && len(j.Using) == 0 && !volatileCall(j.On) {
+					b.inits = b.inits[:inits]
+					if n, sc, ok, err := b.bindOuterAsUnion(j, outer); ok || err != nil {
+						return n, sc, err
 					}
 				}
-				return nil, nil, errorf(j.On.Position(), "a subquery in the condition of an outer join to a join, or of a FULL join calling a volatile function, that reads columns of both sides is not supported yet; compute it in WHERE or in a derived table")
+				return nil, nil, errorf(j.On.Position(), "a subquery in the condition of an outer join that calls a volatile function and reads columns of both sides is not supported yet; compute it in WHERE or in a derived table")
 			}
 		}
 		if !arrow.TypeEqual(on.Type(), tBool) && on.Type().ID() != arrow.NULL {
@@ -1313,72 +1310,130 @@ func (b *binder) bindSwapped(swapped *parser.Join, right parser.TableExpr, outer
 	return proj, out, nil
 }
 
-// bindFullAsUnion binds j, l FULL JOIN r ON c where c holds a subquery
-// that reads both sides, as the rows of its LEFT join (lj, in lateral
-// form) and then the r rows no l row meets, with NULLs for l's columns:
+// bindOuterAsUnion binds j, an outer join l LEFT|RIGHT|FULL JOIN r ON c
+// where c holds a subquery that reads both sides and the lateral form
+// does not apply, as the union of its parts: the pairs c holds for, then
+// (LEFT, FULL) the l rows no r row meets, NULLs for r's columns, then
+// (RIGHT, FULL) the r rows no l row meets, NULLs for l's columns:
 //
-//	l LEFT JOIN LATERAL (SELECT * FROM r WHERE c) r ON TRUE
-//	UNION ALL
-//	SELECT NULL, …, r.* FROM r WHERE NOT EXISTS (SELECT 1 FROM l WHERE c)
+//	l JOIN r ON c
+//	UNION ALL SELECT l.*, NULL, … FROM l WHERE NOT EXISTS (SELECT 1 FROM r WHERE c)
+//	UNION ALL SELECT NULL, …, r.* FROM r WHERE NOT EXISTS (SELECT 1 FROM l WHERE c)
 //
-// c is evaluated by both parts, so it must not call a volatile function
-// (the caller checks). false (and no error) when the two parts' columns
-// do not line up, which the caller reports as unsupported.
-func (b *binder) bindFullAsUnion(lj, j *parser.Join, outer *scope) (Node, *scope, bool, error) {
-	a, asc, err := b.bindJoin(lj, outer)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	pos := j.On.Position()
-	alias := lj.Right.(*parser.SubqueryRef).Alias
-	anti := &parser.SubqueryRef{Pos: j.Right.Position(), Alias: alias,
-		Query: &parser.Query{Pos: pos, Body: &parser.Select{Pos: pos,
-			Items: []*parser.SelectItem{{Pos: pos, Expr: &parser.Star{Pos: pos}}},
-			From:  []parser.TableExpr{j.Right},
-			Where: &parser.UnaryExpr{Pos: pos, Op: parser.OpNot, X: &parser.Exists{Pos: pos, Query: &parser.Query{Pos: pos, Body: &parser.Select{Pos: pos,
-				Items: []*parser.SelectItem{{Pos: pos, Expr: &parser.Literal{Pos: pos, Kind: parser.LitInteger, Value: "1"}}},
-				From:  []parser.TableExpr{j.Left}, Where: j.On}}}}}}}
-	r, rsc, err := b.bindTableExpr(anti, outer)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	// the lateral form's extra columns (the values its correlation
-	// carries) answer to no name: leave them out
-	acols := make([]scopeCol, 0, len(asc.cols))
-	for _, c := range asc.cols {
-		if !(c.hidden && c.Name == lateralExtra) {
-			acols = append(acols, c)
+// c is evaluated by each part, so it must not call a volatile function
+// (the caller checks). The join's scope keeps l's and r's visible
+// columns, under their names; false (and no error) when the parts'
+// columns do not line up, which the caller reports as unsupported.
+func (b *binder) bindOuterAsUnion(j *parser.Join, outer *scope) (Node, *scope, bool, error) {
+	inits := len(b.inits)
+	visible := func(sc *scope) []scopeCol {
+		var out []scopeCol
+		for _, c := range sc.cols {
+			if !c.hidden && !c.meta {
+				out = append(out, c)
+			}
 		}
+		return out
 	}
-	asc = &scope{cols: acols, parent: asc.parent}
-	nl := len(asc.cols) - len(rsc.cols)
-	if nl < 0 {
+	// how many columns each side shows
+	_, lsc, err := b.bindTableExpr(j.Left, outer)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	_, rsc, err := b.bindTableExpr(j.Right, outer)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	b.inits = b.inits[:inits]
+	nl, nr := len(visible(lsc)), len(visible(rsc))
+	pairs, psc, err := b.bindJoin(&parser.Join{Pos: j.Pos, Kind: parser.InnerJoin, Left: j.Left, Right: j.Right, On: j.On}, outer)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	cols := visible(psc)
+	if len(cols) != nl+nr {
 		return nil, nil, false, nil
 	}
-	for i, rc := range rsc.cols {
-		ac := asc.cols[nl+i]
-		if ac.hidden != rc.hidden || !strings.EqualFold(ac.Name, rc.Name) || !arrow.TypeEqual(ac.Type, rc.Type) {
+	pos := j.On.Position()
+	// unmatched binds the rows of side that no row of other meets, or false
+	// when its columns do not line up with cols[from:from+n]
+	unmatched := func(side, other parser.TableExpr, from, n int) (Node, []Column, bool, error) {
+		sub := &parser.SubqueryRef{Pos: side.Position(), Alias: &parser.Alias{Pos: pos, Name: parser.Ident{Pos: pos, Name: unmatchedAlias, Quoted: true}},
+			Query: &parser.Query{Pos: pos, Body: &parser.Select{Pos: pos,
+				Items: []*parser.SelectItem{{Pos: pos, Expr: &parser.Star{Pos: pos}}},
+				From:  []parser.TableExpr{side},
+				Where: &parser.UnaryExpr{Pos: pos, Op: parser.OpNot, X: &parser.Exists{Pos: pos, Query: &parser.Query{Pos: pos, Body: &parser.Select{Pos: pos,
+					Items: []*parser.SelectItem{{Pos: pos, Expr: &parser.Literal{Pos: pos, Kind: parser.LitInteger, Value: "1"}}},
+					From:  []parser.TableExpr{other}, Where: j.On}}}}}}}
+		node, sc, err := b.bindTableExpr(sub, outer)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		got := visible(sc)
+		if len(got) != n {
 			return nil, nil, false, nil
 		}
-	}
-	lp, rp := &Project{Input: a}, &Project{Input: r}
-	u := &SetOp{Op: "union", All: true, Left: lp, Right: rp}
-	out := newScope(nil, outer)
-	for i, c := range asc.cols {
-		lp.Exprs, lp.Cols = append(lp.Exprs, colRef(c.Column)), append(lp.Cols, c.Column)
-		var re Expr
-		if i < nl {
-			re = constLit(exec.NewNullLiteral(c.Type))
-		} else {
-			re = colRef(rsc.cols[i-nl].Column)
+		out := make([]Column, n)
+		for i, c := range got {
+			want := cols[from+i]
+			if !strings.EqualFold(c.Name, want.Name) || !arrow.TypeEqual(c.Type, want.Type) {
+				return nil, nil, false, nil
+			}
+			out[i] = c.Column
 		}
-		rp.Exprs, rp.Cols = append(rp.Exprs, re), append(rp.Cols, b.newCol(c.Name, c.Table, c.Type, true))
-		uc := b.newCol(c.Name, c.Table, c.Type, true)
-		u.Cols = append(u.Cols, uc)
-		out.cols = append(out.cols, scopeCol{Column: uc, hidden: c.hidden, meta: c.meta})
+		return node, out, true, nil
+	}
+	// part projects node's columns into the union's order: own at from,
+	// NULLs elsewhere
+	part := func(node Node, own []Column, from int) Node {
+		p := &Project{Input: node}
+		for i, c := range cols {
+			var e Expr
+			if i >= from && i < from+len(own) {
+				e = colRef(own[i-from])
+			} else {
+				e = constLit(exec.NewNullLiteral(c.Type))
+			}
+			p.Exprs, p.Cols = append(p.Exprs, e), append(p.Cols, b.newCol(c.Name, c.Table, c.Type, true))
+		}
+		return p
+	}
+	own := make([]Column, len(cols))
+	for i, c := range cols {
+		own[i] = c.Column
+	}
+	var u Node = part(pairs, own, 0)
+	union := func(n Node) {
+		var uc []Column
+		for _, c := range cols {
+			uc = append(uc, b.newCol(c.Name, c.Table, c.Type, true))
+		}
+		u = &SetOp{Op: "union", All: true, Left: u, Right: n, Cols: uc}
+	}
+	if j.Kind == parser.LeftJoin || j.Kind == parser.FullJoin {
+		n, c, ok, err := unmatched(j.Left, j.Right, 0, nl)
+		if !ok || err != nil {
+			return nil, nil, false, err
+		}
+		union(part(n, c, 0))
+	}
+	if j.Kind == parser.RightJoin || j.Kind == parser.FullJoin {
+		n, c, ok, err := unmatched(j.Right, j.Left, nl, nr)
+		if !ok || err != nil {
+			return nil, nil, false, err
+		}
+		union(part(n, c, nl))
+	}
+	out := newScope(nil, outer)
+	for i, c := range u.Columns() {
+		out.cols = append(out.cols, scopeCol{Column: Column{ID: c.ID, Name: cols[i].Name, Table: cols[i].Table, Type: c.Type, Nullable: true}})
 	}
 	return u, out, true, nil
 }
+
+// unmatchedAlias names the derived tables bindOuterAsUnion makes, a name
+// no query can write.
+const unmatchedAlias = "#unmatched"
 
 // volatileCall reports whether e calls a function whose value changes
 // from call to call.
