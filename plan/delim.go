@@ -205,7 +205,7 @@ func (d *dependent) push(n Node) (Node, []Column, error) {
 		return j, dc, nil
 	case *Aggregate:
 		if len(x.GroupBy) == 0 {
-			return nil, nil, errNotDecorrelated{"it nests a correlated aggregate without GROUP BY"}
+			return d.pushScalarAgg(x)
 		}
 		in, dc, err := d.push(x.Input)
 		if err != nil {
@@ -295,6 +295,56 @@ func (d *dependent) push(n Node) (Node, []Column, error) {
 		return &SetOp{Op: x.Op, All: x.All, Left: l, Right: r, Cols: append(append([]Column(nil), x.Cols...), out...)}, out, nil
 	}
 	return nil, nil, errNotDecorrelated{fmt.Sprintf("it reads the outer row inside %s", n.String())}
+}
+
+// pushScalarAgg pushes D into x, an aggregate without GROUP BY nested in
+// the subquery: one row per outer value even where its input has no rows.
+// Its input over D is grouped by the outer values, and D (a DelimScan) is
+// left-joined to the groups, so an outer value without rows gets the
+// aggregates over no rows: NULL, or 0 for a count.
+func (d *dependent) pushScalarAgg(x *Aggregate) (Node, []Column, error) {
+	q, dc, err := d.push(x.Input)
+	if err != nil {
+		return nil, nil, err
+	}
+	aggs, err := d.substAggs(x.Aggs, dc)
+	if err != nil {
+		return nil, nil, err
+	}
+	// the groups' aggregates get columns of their own; the projection
+	// above gives x's columns their values
+	inner := make([]*AggCall, len(aggs))
+	for i, a := range aggs {
+		c := *a
+		c.Col = d.b.newCol(a.Col.Name, "", a.Col.Type, true)
+		inner[i] = &c
+	}
+	g, keys := d.groupByOuter(q, dc, inner)
+	s, sc := d.scan()
+	var on []Expr
+	for i := range sc {
+		eq, err := d.b.call(parserPos, "is_not_distinct_from", colRef(sc[i]), colRef(keys[i]))
+		if err != nil {
+			return nil, nil, err
+		}
+		on = append(on, eq)
+	}
+	j := &Join{Kind: exec.JoinLeft, Left: s, Right: g, On: andConj(on)}
+	p := &Project{Input: j}
+	zero, _ := exec.NewLiteral(int64(0))
+	for i, a := range aggs {
+		var e Expr = colRef(inner[i].Col)
+		if a.Name == "count" {
+			if e, err = d.b.newFunc("coalesce", []Expr{e, constLit(zero)}, func(a []exec.Expr) (exec.Expr, error) { return exec.NewCoalesce(a...) }); err != nil {
+				return nil, nil, err
+			}
+		}
+		p.Exprs, p.Cols = append(p.Exprs, e), append(p.Cols, a.Col)
+	}
+	for _, c := range sc {
+		p.Exprs, p.Cols = append(p.Exprs, colRef(c)), append(p.Cols, c)
+	}
+	return p, sc, nil
 }
 
 // pushJoinBoth pushes D into both sides of x (a side that does not read
