@@ -81,6 +81,9 @@ type cteDef struct {
 	// is bound, where a self-reference reads the working table.
 	recursive bool
 	work      *workTable
+	// outer is the scope around the WITH: a CTE of a correlated subquery
+	// may read the enclosing query's columns, as the subquery may
+	outer *scope
 }
 
 func (b *binder) newID() ColumnID {

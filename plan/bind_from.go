@@ -191,11 +191,11 @@ func (b *binder) bindTableName(t *parser.TableName, outer *scope) (Node, *scope,
 				n, ok, err = b.bindRecursiveCTE(c, t.Pos)
 				if err == nil && !ok {
 					b.ctes = b.ctes[:i]
-					n, err = b.bindQuery(c.query, nil)
+					n, err = b.bindQuery(c.query, c.outer)
 				}
 			} else {
 				b.ctes = b.ctes[:i] // a CTE sees only the ones before it
-				n, err = b.bindQuery(c.query, nil)
+				n, err = b.bindQuery(c.query, c.outer)
 			}
 			b.ctes = saved
 			c.binding = false

@@ -25,7 +25,7 @@ func (b *binder) bindQuery(q *parser.Query, outer *scope) (Node, error) {
 				return nil, err
 			}
 			seen[name] = true
-			b.ctes = append(b.ctes, &cteDef{name: name, cols: c.Columns, query: c.Query, recursive: q.With.Recursive})
+			b.ctes = append(b.ctes, &cteDef{name: name, cols: c.Columns, query: c.Query, recursive: q.With.Recursive, outer: outer})
 		}
 	}
 	var node Node

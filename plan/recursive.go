@@ -54,7 +54,7 @@ func (b *binder) bindRecursiveCTE(c *cteDef, pos parser.Pos) (Node, bool, error)
 	if !ok || so.Op != parser.Union || len(c.query.OrderBy) > 0 || c.query.Limit != nil || c.query.Offset != nil {
 		return nil, false, nil
 	}
-	anchor, err := b.bindBody(so.Left, nil)
+	anchor, err := b.bindBody(so.Left, c.outer)
 	if err != nil {
 		return nil, false, err
 	}
@@ -83,7 +83,7 @@ func (b *binder) bindRecursiveCTE(c *cteDef, pos parser.Pos) (Node, bool, error)
 	}
 	work := &workTable{schema: arrow.NewSchema(fields, nil), depth: b.subqueries}
 	c.work = work
-	rec, err := b.bindBody(so.Right, nil)
+	rec, err := b.bindBody(so.Right, c.outer)
 	c.work = nil
 	if err != nil {
 		return nil, false, err
