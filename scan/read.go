@@ -82,6 +82,7 @@ func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (
 			}
 		}
 	}
+	groupSplits(files)
 	rd.r = startFileReader(ctx, files)
 	return rd, nil
 }
