@@ -213,7 +213,7 @@ func (b *binder) bindArraySubquery(e *parser.ArraySubquery, ec *exprCtx) (Expr, 
 		if err != nil {
 			return nil, err
 		}
-		r, err := b.newFunc("coalesce", []Expr{ip, constLit(empty)}, func(a []exec.Expr) (exec.Expr, error) { return exec.NewCoalesce(a...) })
+		r, err := b.coalesce(ip, constLit(empty))
 		return r, atPos(e.Pos, err)
 	}
 	b.inits = b.inits[:inits]

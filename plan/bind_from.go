@@ -603,7 +603,7 @@ func (b *binder) bindJoin(j *parser.Join, outer *scope) (_ Node, _ *scope, err e
 		case exec.JoinRight:
 			m = rref
 		case exec.JoinFull:
-			m, err = b.newFunc("coalesce", []Expr{lref, rref}, func(a []exec.Expr) (exec.Expr, error) { return exec.NewCoalesce(a...) })
+			m, err = b.coalesce(lref, rref)
 			if err != nil {
 				return nil, nil, atPos(u.Pos, err)
 			}

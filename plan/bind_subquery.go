@@ -871,7 +871,7 @@ func (b *binder) decorrelateScalar(sub Node, ec *exprCtx) (Expr, bool, error) {
 	var out Expr = &ColRef{ID: value.ID, Typ: value.Type, Name: "subquery"}
 	if bareCount {
 		zero, _ := exec.NewLiteral(int64(0))
-		x, err := b.newFunc("coalesce", []Expr{out, constLit(zero)}, func(a []exec.Expr) (exec.Expr, error) { return exec.NewCoalesce(a...) })
+		x, err := b.coalesce(out, constLit(zero))
 		if err != nil {
 			return nil, false, err
 		}
@@ -1178,8 +1178,7 @@ func (b *binder) existsMark(sub Node, ec *exprCtx) (Expr, bool, error) {
 	mark := b.newCol("mark", "", tBool, true)
 	*ec.marks = append(*ec.marks, &Join{Kind: exec.JoinMark, Right: in, On: andAll(b, pulled), Mark: &mark})
 	f, _ := exec.NewLiteral(false)
-	x, err := b.newFunc("coalesce", []Expr{&ColRef{ID: mark.ID, Typ: tBool, Name: "exists"}, constLit(f)},
-		func(a []exec.Expr) (exec.Expr, error) { return exec.NewCoalesce(a...) })
+	x, err := b.coalesce(&ColRef{ID: mark.ID, Typ: tBool, Name: "exists"}, constLit(f))
 	if err != nil {
 		return nil, false, err
 	}

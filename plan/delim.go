@@ -299,45 +299,33 @@ func (d *dependent) push(n Node) (Node, []Column, error) {
 
 // pushScalarAgg pushes D into x, an aggregate without GROUP BY nested in
 // the subquery: one row per outer value even where its input has no rows.
-// Its input over D is grouped by the outer values, and D (a DelimScan) is
-// left-joined to the groups, so an outer value without rows gets the
-// aggregates over no rows: NULL, or 0 for a count.
+// Its input over D is grouped by the outer values (groupScalarAgg), and D
+// (a DelimScan) is left-joined to the groups, so an outer value without
+// rows gets the aggregates over no rows: NULL, or 0 for a count.
 func (d *dependent) pushScalarAgg(x *Aggregate) (Node, []Column, error) {
-	q, dc, err := d.push(x.Input)
-	if err != nil {
-		return nil, nil, err
-	}
-	aggs, err := d.substAggs(x.Aggs, dc)
-	if err != nil {
-		return nil, nil, err
-	}
 	// the groups' aggregates get columns of their own; the projection
 	// above gives x's columns their values
-	inner := make([]*AggCall, len(aggs))
-	for i, a := range aggs {
+	inner := *x
+	inner.Aggs = make([]*AggCall, len(x.Aggs))
+	for i, a := range x.Aggs {
 		c := *a
 		c.Col = d.b.newCol(a.Col.Name, "", a.Col.Type, true)
-		inner[i] = &c
+		inner.Aggs[i] = &c
 	}
-	g, keys := d.groupByOuter(q, dc, inner)
+	g, keys, subst, err := d.groupScalarAgg(&inner)
+	if err != nil {
+		return nil, nil, err
+	}
 	s, sc := d.scan()
-	var on []Expr
-	for i := range sc {
-		eq, err := d.b.call(parserPos, "is_not_distinct_from", colRef(sc[i]), colRef(keys[i]))
-		if err != nil {
-			return nil, nil, err
-		}
-		on = append(on, eq)
+	on, err := d.notDistinct(sc, keys)
+	if err != nil {
+		return nil, nil, err
 	}
-	j := &Join{Kind: exec.JoinLeft, Left: s, Right: g, On: andConj(on)}
-	p := &Project{Input: j}
-	zero, _ := exec.NewLiteral(int64(0))
-	for i, a := range aggs {
-		var e Expr = colRef(inner[i].Col)
-		if a.Name == "count" {
-			if e, err = d.b.newFunc("coalesce", []Expr{e, constLit(zero)}, func(a []exec.Expr) (exec.Expr, error) { return exec.NewCoalesce(a...) }); err != nil {
-				return nil, nil, err
-			}
+	p := &Project{Input: &Join{Kind: exec.JoinLeft, Left: s, Right: g, On: andConj(on)}}
+	for i, a := range x.Aggs {
+		var e Expr = colRef(inner.Aggs[i].Col)
+		if z, ok := subst[inner.Aggs[i].Col.ID]; ok {
+			e = z
 		}
 		p.Exprs, p.Cols = append(p.Exprs, e), append(p.Cols, a.Col)
 	}
@@ -345,6 +333,20 @@ func (d *dependent) pushScalarAgg(x *Aggregate) (Node, []Column, error) {
 		p.Exprs, p.Cols = append(p.Exprs, colRef(c)), append(p.Cols, c)
 	}
 	return p, sc, nil
+}
+
+// notDistinct is the conjuncts a[i] IS NOT DISTINCT FROM b[i]: the two
+// column lists carry the same outer values.
+func (d *dependent) notDistinct(a, b []Column) ([]Expr, error) {
+	out := make([]Expr, len(a))
+	for i := range a {
+		eq, err := d.b.call(parserPos, "is_not_distinct_from", colRef(a[i]), colRef(b[i]))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = eq
+	}
+	return out, nil
 }
 
 // pushJoinBoth pushes D into both sides of x (a side that does not read
@@ -378,15 +380,11 @@ func (d *dependent) pushJoinBoth(x *Join) (Node, []Column, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	conj := conjuncts(on)
-	for i := range dl {
-		eq, err := d.b.call(parserPos, "is_not_distinct_from", colRef(dl[i]), colRef(dr[i]))
-		if err != nil {
-			return nil, nil, err
-		}
-		conj = append(conj, eq)
+	same, err := d.notDistinct(dl, dr)
+	if err != nil {
+		return nil, nil, err
 	}
-	j := &Join{Kind: x.Kind, Left: l, Right: r, On: andConj(conj)}
+	j := &Join{Kind: x.Kind, Left: l, Right: r, On: andConj(append(conjuncts(on), same...))}
 	if j.Residual, err = d.subst(x.Residual, dl); err != nil {
 		return nil, nil, err
 	}
@@ -409,7 +407,7 @@ func (d *dependent) pushJoinBoth(x *Join) (Node, []Column, error) {
 	}
 	var out []Column
 	for i := range dl {
-		co, err := d.b.newFunc("coalesce", []Expr{colRef(dl[i]), colRef(dr[i])}, func(a []exec.Expr) (exec.Expr, error) { return exec.NewCoalesce(a...) })
+		co, err := d.b.coalesce(colRef(dl[i]), colRef(dr[i]))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -464,13 +462,9 @@ func (d *dependent) join(r Node, keys []Column, ec *exprCtx) error {
 // joinOn is the condition and the Delim of the dependent join of the
 // outer rows to a node whose columns keys carry the outer values.
 func (d *dependent) joinOn(keys []Column) (Expr, *Delim, error) {
-	var on []Expr
-	for i, o := range d.outer {
-		eq, err := d.b.call(parserPos, "is_not_distinct_from", colRef(o), colRef(keys[i]))
-		if err != nil {
-			return nil, nil, err
-		}
-		on = append(on, eq)
+	on, err := d.notDistinct(d.outer, keys)
+	if err != nil {
+		return nil, nil, err
 	}
 	return andConj(on), &Delim{N: len(on), Scans: d.scans}, nil
 }
@@ -493,7 +487,7 @@ func (d *dependent) groupScalarAgg(agg *Aggregate) (g Node, keys []Column, subst
 	zero, _ := exec.NewLiteral(int64(0))
 	for _, a := range aggs {
 		if a.Name == "count" {
-			x, err := d.b.newFunc("coalesce", []Expr{colRef(a.Col), constLit(zero)}, func(a []exec.Expr) (exec.Expr, error) { return exec.NewCoalesce(a...) })
+			x, err := d.b.coalesce(colRef(a.Col), constLit(zero))
 			if err != nil {
 				return nil, nil, nil, err
 			}
@@ -578,7 +572,7 @@ func (b *binder) dependentExists(sub Node, ec *exprCtx, sc *scope) (Expr, bool, 
 		return nil, false, err
 	}
 	f, _ := exec.NewLiteral(false)
-	x, err := b.newFunc("coalesce", []Expr{colRef(mark), constLit(f)}, func(a []exec.Expr) (exec.Expr, error) { return exec.NewCoalesce(a...) })
+	x, err := b.coalesce(colRef(mark), constLit(f))
 	if err != nil {
 		return nil, false, err
 	}

@@ -661,8 +661,7 @@ func (b *binder) usingMark(src Node, un Node, pred Expr, marks *[]*Join, pos par
 	mark := b.newCol("mark", "", tBool, true)
 	*marks = append(*marks, &Join{Kind: exec.JoinMark, Right: un, On: andConj(cross), Mark: &mark})
 	f, _ := exec.NewLiteral(false)
-	has, err := b.newFunc("coalesce", []Expr{&ColRef{ID: mark.ID, Typ: tBool, Name: "using"}, constLit(f)},
-		func(a []exec.Expr) (exec.Expr, error) { return exec.NewCoalesce(a...) })
+	has, err := b.coalesce(&ColRef{ID: mark.ID, Typ: tBool, Name: "using"}, constLit(f))
 	if err != nil {
 		return nil, err
 	}

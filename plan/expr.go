@@ -115,6 +115,11 @@ func namedPlaceholders(args []Expr) []exec.Expr {
 
 // newFunc checks a call by building it once over placeholders, and folds
 // it to a constant when every argument is constant.
+// coalesce is COALESCE(args...).
+func (b *binder) coalesce(args ...Expr) (Expr, error) {
+	return b.newFunc("coalesce", args, func(a []exec.Expr) (exec.Expr, error) { return exec.NewCoalesce(a...) })
+}
+
 func (b *binder) newFunc(name string, args []Expr, build func([]exec.Expr) (exec.Expr, error)) (Expr, error) {
 	e, err := build(placeholders(args))
 	if err != nil {
