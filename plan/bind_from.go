@@ -1325,7 +1325,6 @@ func (b *binder) bindSwapped(swapped *parser.Join, right parser.TableExpr, outer
 // columns, under their names; false (and no error) when the parts'
 // columns do not line up, which the caller reports as unsupported.
 func (b *binder) bindOuterAsUnion(j *parser.Join, outer *scope) (Node, *scope, bool, error) {
-	inits := len(b.inits)
 	visible := func(sc *scope) []scopeCol {
 		var out []scopeCol
 		for _, c := range sc.cols {
@@ -1335,29 +1334,15 @@ func (b *binder) bindOuterAsUnion(j *parser.Join, outer *scope) (Node, *scope, b
 		}
 		return out
 	}
-	// how many columns each side shows
-	_, lsc, err := b.bindTableExpr(j.Left, outer)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	_, rsc, err := b.bindTableExpr(j.Right, outer)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	b.inits = b.inits[:inits]
-	nl, nr := len(visible(lsc)), len(visible(rsc))
 	pairs, psc, err := b.bindJoin(&parser.Join{Pos: j.Pos, Kind: parser.InnerJoin, Left: j.Left, Right: j.Right, On: j.On}, outer)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	cols := visible(psc)
-	if len(cols) != nl+nr {
-		return nil, nil, false, nil
-	}
+	cols := visible(psc) // l's, then r's
 	pos := j.On.Position()
-	// unmatched binds the rows of side that no row of other meets, or false
-	// when its columns do not line up with cols[from:from+n]
-	unmatched := func(side, other parser.TableExpr, from, n int) (Node, []Column, bool, error) {
+	// unmatched binds the rows of side that no row of other meets, with
+	// the columns it shows
+	unmatched := func(side, other parser.TableExpr) (Node, []scopeCol, error) {
 		sub := &parser.SubqueryRef{Pos: side.Position(), Alias: &parser.Alias{Pos: pos, Name: parser.Ident{Pos: pos, Name: unmatchedAlias, Quoted: true}},
 			Query: &parser.Query{Pos: pos, Body: &parser.Select{Pos: pos,
 				Items: []*parser.SelectItem{{Pos: pos, Expr: &parser.Star{Pos: pos}}},
@@ -1367,21 +1352,43 @@ func (b *binder) bindOuterAsUnion(j *parser.Join, outer *scope) (Node, *scope, b
 					From:  []parser.TableExpr{other}, Where: j.On}}}}}}}
 		node, sc, err := b.bindTableExpr(sub, outer)
 		if err != nil {
-			return nil, nil, false, err
+			return nil, nil, err
 		}
-		got := visible(sc)
-		if len(got) != n {
-			return nil, nil, false, nil
+		return node, visible(sc), nil
+	}
+	// lines reports whether got are the columns cols shows from from on
+	lines := func(got []scopeCol, from int) bool {
+		if from < 0 || from+len(got) > len(cols) {
+			return false
 		}
-		out := make([]Column, n)
 		for i, c := range got {
 			want := cols[from+i]
 			if !strings.EqualFold(c.Name, want.Name) || !arrow.TypeEqual(c.Type, want.Type) {
-				return nil, nil, false, nil
+				return false
 			}
-			out[i] = c.Column
 		}
-		return node, out, true, nil
+		return true
+	}
+	var lNode, rNode Node
+	var lCols, rCols []scopeCol
+	if j.Kind == parser.LeftJoin || j.Kind == parser.FullJoin {
+		if lNode, lCols, err = unmatched(j.Left, j.Right); err != nil {
+			return nil, nil, false, err
+		}
+	}
+	if j.Kind == parser.RightJoin || j.Kind == parser.FullJoin {
+		if rNode, rCols, err = unmatched(j.Right, j.Left); err != nil {
+			return nil, nil, false, err
+		}
+	}
+	// where r's columns start among cols: after l's, which a part that
+	// reads l shows, or before r's
+	nl := len(lCols)
+	if lNode == nil {
+		nl = len(cols) - len(rCols)
+	}
+	if lNode != nil && !lines(lCols, 0) || rNode != nil && (!lines(rCols, nl) || nl+len(rCols) != len(cols)) {
+		return nil, nil, false, nil
 	}
 	// part projects node's columns into the union's order: own at from,
 	// NULLs elsewhere
@@ -1398,11 +1405,14 @@ func (b *binder) bindOuterAsUnion(j *parser.Join, outer *scope) (Node, *scope, b
 		}
 		return p
 	}
-	own := make([]Column, len(cols))
-	for i, c := range cols {
-		own[i] = c.Column
+	columns := func(sc []scopeCol) []Column {
+		out := make([]Column, len(sc))
+		for i, c := range sc {
+			out[i] = c.Column
+		}
+		return out
 	}
-	var u Node = part(pairs, own, 0)
+	var u Node = part(pairs, columns(cols), 0)
 	union := func(n Node) {
 		var uc []Column
 		for _, c := range cols {
@@ -1410,19 +1420,11 @@ func (b *binder) bindOuterAsUnion(j *parser.Join, outer *scope) (Node, *scope, b
 		}
 		u = &SetOp{Op: "union", All: true, Left: u, Right: n, Cols: uc}
 	}
-	if j.Kind == parser.LeftJoin || j.Kind == parser.FullJoin {
-		n, c, ok, err := unmatched(j.Left, j.Right, 0, nl)
-		if !ok || err != nil {
-			return nil, nil, false, err
-		}
-		union(part(n, c, 0))
+	if lNode != nil {
+		union(part(lNode, columns(lCols), 0))
 	}
-	if j.Kind == parser.RightJoin || j.Kind == parser.FullJoin {
-		n, c, ok, err := unmatched(j.Right, j.Left, nl, nr)
-		if !ok || err != nil {
-			return nil, nil, false, err
-		}
-		union(part(n, c, nl))
+	if rNode != nil {
+		union(part(rNode, columns(rCols), nl))
 	}
 	out := newScope(nil, outer)
 	for i, c := range u.Columns() {
