@@ -911,10 +911,7 @@ func htCmpArray(a arrow.Array) func(i, j int) int {
 	case arrow.LIST, arrow.MAP:
 		// as skListVals: element by element (a map's entries in their
 		// order), NULL elements last, a prefix first
-		l, ok := a.(*array.List)
-		if !ok {
-			l = a.(*array.Map).List
-		}
+		l := listArray(a)
 		child := l.ListValues()
 		elem := htCmpArray(child)
 		return func(i, j int) int {

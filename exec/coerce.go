@@ -190,6 +190,15 @@ func asDecimal(dt arrow.DataType) *arrow.Decimal128Type {
 	return &arrow.Decimal128Type{Precision: intDigits(dt), Scale: 0}
 }
 
+// decimalHolding is the precision and scale of the numeric that holds
+// every value of a and of b: as many integer digits as the wider, as many
+// fraction digits as the finer. The precision may pass 38 (decimalOf caps
+// it).
+func decimalHolding(a, b *arrow.Decimal128Type) (p, s int32) {
+	s = max(a.Scale, b.Scale)
+	return max(a.Precision-a.Scale, b.Precision-b.Scale) + s, s
+}
+
 // maxDecimalPrecision is the widest numeric (decimal128).
 const maxDecimalPrecision = 38
 
@@ -266,10 +275,7 @@ func commonPair(a, b arrow.DataType) (arrow.DataType, bool) {
 				}
 				return b, true
 			}
-			da, db := asDecimal(a), asDecimal(b)
-			s := max(da.Scale, db.Scale)
-			p := max(da.Precision-da.Scale, db.Precision-db.Scale) + s
-			return decimalOf(p, s), true
+			return decimalOf(decimalHolding(asDecimal(a), asDecimal(b))), true
 		}
 		if ra >= rb {
 			return a, true

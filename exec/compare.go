@@ -86,7 +86,7 @@ func compareKernelFor(op string, t arrow.DataType, l, r Expr) (kernel, bool, boo
 		// it hashes (DISTINCT, GROUP BY) and as DuckDB compares maps
 		if k := listCompareKernel(op, arrow.ListOfField(mt.ElemField())); k != nil {
 			return func(ec *EvalContext, a []arrow.Array, n int) (arrow.Array, error) {
-				return k(ec, []arrow.Array{a[0].(*array.Map).List, a[1].(*array.Map).List}, n)
+				return k(ec, []arrow.Array{listArray(a[0]), listArray(a[1])}, n)
 			}, false, false
 		}
 		return nestedOrderKernel(op, t), false, false
@@ -232,7 +232,8 @@ func wideDecimalCompare(op string, l, r Expr) (Expr, error) {
 		return nil, nil
 	}
 	dl, dr := asDecimal(lt), asDecimal(rt)
-	if max(dl.Precision-dl.Scale, dr.Precision-dr.Scale)+max(dl.Scale, dr.Scale) <= maxDecimalPrecision {
+	p, s := decimalHolding(dl, dr)
+	if p <= maxDecimalPrecision {
 		return nil, nil
 	}
 	var err error
@@ -243,7 +244,6 @@ func wideDecimalCompare(op string, l, r Expr) (Expr, error) {
 		return nil, err
 	}
 	sl, sr := dl.Scale, dr.Scale
-	s := max(sl, sr)
 	raw := func(mem memory.Allocator, a, b arrow.Array, n int) *memory.Buffer {
 		x, y := values[decimal128.Num](a), values[decimal128.Num](b)
 		cs := make([]int8, n)

@@ -207,6 +207,15 @@ func listOf(dt arrow.DataType) *arrow.ListType {
 	return lt
 }
 
+// listArray is a list array, or a map array as the list of its entries
+// (which is how it is laid out).
+func listArray(a arrow.Array) *array.List {
+	if m, ok := a.(*array.Map); ok {
+		return m.List
+	}
+	return a.(*array.List)
+}
+
 // newList wraps offsets (n+1 values), a validity bitmap (nil: no NULLs)
 // and the element values into a list array, taking over the buffers.
 func newList(dt *arrow.ListType, n int, valid *memory.Buffer, offsets *memory.Buffer, values arrow.Array) arrow.Array {

@@ -604,10 +604,7 @@ type skListVals struct {
 }
 
 func (s *skListVals) add(a arrow.Array) {
-	l, ok := a.(*array.List)
-	if !ok {
-		l = a.(*array.Map).List
-	}
+	l := listArray(a)
 	d := l.Data()
 	s.offs = append(s.offs, arrow.GetOffsets[int32](d, 1))
 	child := l.ListValues()
