@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
@@ -39,7 +40,7 @@ type batchOut struct {
 type fileSink interface {
 	emit(ctx context.Context, in arrow.RecordBatch, o batchOut) error
 	// finish ends the file; read is how many live rows it yielded.
-	finish(read int64) error
+	finish(ctx context.Context, read int64) error
 	releaseBuffer()
 }
 
@@ -48,24 +49,42 @@ var _ fileSink = (*fileRewrite)(nil)
 // mergeFile reads one candidate data file through read, applies the
 // clauses to its rows, and rewrites it when a row changed.
 func (m *merger) mergeFile(ctx context.Context, task table.FileScanTask, read batchReader) error {
-	var fr fileSink = &fileRewrite{m: m, task: task}
+	var fr fileSink
+	var rw *fileRewrite
 	if m.mor {
 		fr = &morSink{m: m, fd: m.pd.File(task)}
+	} else {
+		rw = m.newFileRewrite(ctx, task)
+		fr = rw
 	}
 	defer fr.releaseBuffer()
 	var pos int64
-	err := read(func(b arrow.RecordBatch, groups []int32) error {
+	apply := func(b arrow.RecordBatch, groups []int32) error {
 		o, err := m.applyBatch(b, groups, task, pos)
 		pos += b.NumRows()
 		if err != nil {
 			return err
 		}
 		return fr.emit(ctx, b, o)
+	}
+	err := read(func(b arrow.RecordBatch, groups []int32) error {
+		if rw == nil || rw.ends == nil {
+			return apply(b, groups)
+		}
+		// a batch spanning row groups goes in pieces, one per group
+		return rw.cut(pos, b.NumRows(), func(lo, hi int64) error {
+			if lo == 0 && hi == b.NumRows() {
+				return apply(b, groups)
+			}
+			s := b.NewSlice(lo, hi)
+			defer s.Release()
+			return apply(s, groups[lo:hi])
+		})
 	})
 	if err != nil {
 		return err
 	}
-	return fr.finish(pos)
+	return fr.finish(ctx, pos)
 }
 
 // batchReader calls fn with each batch of one target file, in order, and
@@ -111,21 +130,60 @@ func (m *merger) probeError(err error) error {
 
 // fileRewrite is the copy-on-write state of one data file.
 //
-// Until the first changed row the file's batches are only buffered (up to
-// Options.BufferLimit bytes, then let go and re-read if needed), so that a
-// file with no change is never written. From the first changed row on,
-// everything streams into a writer.
+// The file is read as groups of rows: its row groups when the unchanged
+// ones may be copied verbatim (rgcopy.go; batches then never span two),
+// else the whole file as one group. Until a group's first changed row,
+// its batches are only buffered (up to Options.BufferLimit bytes, then
+// let go and re-read if needed). From that row on, the rest of the group
+// streams into a writer. A group that ends unchanged is let go, and
+// listed for the copy; a file in which no group changed is not written.
 type fileRewrite struct {
 	m       *merger
 	task    table.FileScanTask
-	touched bool
+	touched bool // some group changed: the file is replaced
+
+	meta     *metadata.FileMetaData // the footer, when groups are row groups
+	ends     []int64                // each row group's end (rows); nil: one group
+	g        int                    // the group being read
+	gStart   int64                  // where it starts
+	gChanged bool
+	pos      int64 // rows read so far
+	copyRGs  []int // unchanged row groups, to copy verbatim
 
 	buf      []arrow.RecordBatch
 	bufBytes int64
-	replay   int64 // rows of the unchanged prefix let go; re-read on touch
+	replay   int64 // rows of the group's unchanged prefix let go; re-read on change
 	copied   int64
 
 	w *fileWriter
+}
+
+// newFileRewrite starts the copy-on-write of task's file.
+func (m *merger) newFileRewrite(ctx context.Context, task table.FileScanTask) *fileRewrite {
+	f := &fileRewrite{m: m, task: task}
+	if m.canChange {
+		f.meta, f.ends = m.rowGroupLayout(ctx, task)
+	}
+	return f
+}
+
+// cut calls fn with the pieces of a batch of n rows that starts at the
+// file's row pos, cut where a row group ends: [lo, hi) within the batch.
+func (f *fileRewrite) cut(pos, n int64, fn func(lo, hi int64) error) error {
+	lo := int64(0)
+	for _, end := range f.ends {
+		if end <= pos+lo {
+			continue
+		}
+		if end >= pos+n {
+			break
+		}
+		if err := fn(lo, end-pos); err != nil {
+			return err
+		}
+		lo = end - pos
+	}
+	return fn(lo, n)
 }
 
 func (f *fileRewrite) releaseBuffer() {
@@ -134,12 +192,27 @@ func (f *fileRewrite) releaseBuffer() {
 	f.buf, f.bufBytes = nil, 0
 }
 
+// advance closes the groups that end at or before the current row.
+func (f *fileRewrite) advance() {
+	for f.g < len(f.ends) && f.pos >= f.ends[f.g] {
+		if !f.gChanged && f.ends[f.g] > f.gStart {
+			f.copyRGs = append(f.copyRGs, f.g)
+		}
+		f.releaseBuffer()
+		f.replay = 0
+		f.gStart, f.gChanged = f.ends[f.g], false
+		f.g++
+	}
+}
+
 func (f *fileRewrite) emit(ctx context.Context, in arrow.RecordBatch, o batchOut) error {
 	if !f.m.canChange {
 		return nil
 	}
+	f.advance()
+	f.pos += in.NumRows()
 	if !o.changed {
-		if f.touched {
+		if f.gChanged {
 			in.Retain()
 			f.copied += in.NumRows()
 			return f.push(ctx, in)
@@ -162,12 +235,13 @@ func (f *fileRewrite) emit(ctx context.Context, in arrow.RecordBatch, o batchOut
 	}
 	out := o.out
 	defer func() { releaseBatches(out) }()
-	if !f.touched {
-		f.touched = true
+	if !f.gChanged {
+		f.gChanged, f.touched = true, true
 		if f.replay > 0 {
-			if err := f.replayPrefix(ctx); err != nil {
+			if err := f.replayRows(ctx, [][2]int64{{f.gStart, f.gStart + f.replay}}); err != nil {
 				return err
 			}
+			f.replay = 0
 		}
 		buf := f.buf
 		f.m.spec.Budget.Release(f.bufBytes)
@@ -190,24 +264,36 @@ func (f *fileRewrite) emit(ctx context.Context, in arrow.RecordBatch, o batchOut
 	return nil
 }
 
-// replayPrefix re-reads the first f.replay rows of the file (unchanged,
-// let go from the buffer) and writes them.
-func (f *fileRewrite) replayPrefix(ctx context.Context) error {
-	var n int64
+// replayRows re-reads the file's rows in ranges ([from, to) positions,
+// ascending, apart), unchanged rows let go earlier, and writes them.
+func (f *fileRewrite) replayRows(ctx context.Context, ranges [][2]int64) error {
+	var pos, n, want int64
+	for _, r := range ranges {
+		want += r[1] - r[0]
+	}
+	last := ranges[len(ranges)-1][1]
 	err := f.m.readFile(ctx, f.task, func(b arrow.RecordBatch) (bool, error) {
-		take := min(b.NumRows(), f.replay-n)
-		s := b.NewSlice(0, take)
-		n += take
-		return n < f.replay, f.push(ctx, s)
+		lo, hi := pos, pos+b.NumRows()
+		pos = hi
+		for _, r := range ranges {
+			a, z := max(lo, r[0]), min(hi, r[1])
+			if a >= z {
+				continue
+			}
+			n += z - a
+			if err := f.push(ctx, b.NewSlice(a-lo, z-lo)); err != nil {
+				return false, err
+			}
+		}
+		return pos < last, nil
 	})
 	if err != nil {
 		return err
 	}
-	if n != f.replay {
-		return fmt.Errorf("%s: data file %s yielded %d rows on a second read, %d on the first (broken invariant)", f.m.what(), f.m.relPath(f.task.File.FilePath()), n, f.replay)
+	if n != want {
+		return fmt.Errorf("%s: data file %s yielded %d of the %d rows to write again on a second read (broken invariant)", f.m.what(), f.m.relPath(f.task.File.FilePath()), n, want)
 	}
 	f.copied += n
-	f.replay = 0
 	return nil
 }
 
@@ -218,18 +304,32 @@ func (f *fileRewrite) push(ctx context.Context, b arrow.RecordBatch) error {
 		return nil
 	}
 	if f.w == nil {
-		if rw := f.m.rw; rw != nil && rw.spec.RefuseRewrite != nil {
+		if err := f.refused(); err != nil {
 			b.Release()
-			return rw.spec.RefuseRewrite
+			return err
 		}
 		f.w = f.m.newWriter(ctx)
 	}
 	return f.w.push(ctx, b)
 }
 
-func (f *fileRewrite) finish(read int64) error {
+// refused is the rewrite's refusal to write rows (RewriteSpec.RefuseRewrite).
+func (f *fileRewrite) refused() error {
+	if rw := f.m.rw; rw != nil {
+		return rw.spec.RefuseRewrite
+	}
+	return nil
+}
+
+func (f *fileRewrite) finish(ctx context.Context, read int64) error {
+	f.advance()
 	if !f.touched {
 		return nil
+	}
+	if len(f.copyRGs) > 0 {
+		if err := f.copyGroups(ctx); err != nil {
+			return err
+		}
 	}
 	f.m.ledger.Read(f.task, read)
 	mt := &f.m.res.Metrics
@@ -238,12 +338,45 @@ func (f *fileRewrite) finish(read int64) error {
 	mt.FilesRemoved++
 	mt.RowsCopied += f.copied
 	if f.w == nil {
-		return nil // every row deleted: the file goes, nothing replaces it
+		// no row written: the copy, if any, replaces the file
+		if len(f.copyRGs) > 0 {
+			mt.FilesRewritten++
+		}
+		return nil
 	}
 	// The writer is closed (and its last row group compressed) while the
 	// next file is read; settle collects it.
 	f.m.pending = append(f.m.pending, f)
 	return nil
+}
+
+// copyGroups copies the unchanged row groups into a new data file; when
+// that fails (but not on cancellation), their rows are read again and
+// written like the changed groups' rows.
+func (f *fileRewrite) copyGroups(ctx context.Context) error {
+	if err := f.refused(); err != nil {
+		return err
+	}
+	df, err := f.m.copyRowGroups(ctx, f.task, f.meta, f.copyRGs)
+	if err == nil {
+		mt := &f.m.res.Metrics
+		mt.RowGroupsCopied += int64(len(f.copyRGs))
+		mt.BytesCopied += df.FileSizeBytes()
+		f.copied += df.Count()
+		f.m.addFiles([]iceberg.DataFile{df})
+		return nil
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	ranges := make([][2]int64, len(f.copyRGs))
+	for i, g := range f.copyRGs {
+		ranges[i] = [2]int64{0, f.ends[g]}
+		if g > 0 {
+			ranges[i][0] = f.ends[g-1]
+		}
+	}
+	return f.replayRows(ctx, ranges)
 }
 
 // settle waits for all but the last keep rewrites still being written and

@@ -87,6 +87,7 @@ type merger struct {
 	readScan *table.Scan
 	wopts    []table.WriteRecordOption
 	writers  []*fileWriter  // every writer started, for abort
+	copies   []string       // row-group copies written (rgcopy.go), for abort
 	pending  []*fileRewrite // rewrites read but still being written
 	removed  []iceberg.DataFile
 	added    []iceberg.DataFile
@@ -162,7 +163,7 @@ func (m *merger) what() string {
 
 // abort stops the writers and removes every data file this merge wrote.
 func (m *merger) abort() error {
-	var paths []string
+	paths := m.copies
 	for _, w := range m.writers {
 		w.stop(true)
 		for _, df := range w.written() {

@@ -182,6 +182,17 @@ func assignFirstRowIDs(txn *table.Transaction, files []iceberg.DataFile) ([]iceb
 
 // withFirstRowID is df with first_row_id id, everything else the same.
 func withFirstRowID(df iceberg.DataFile, spec iceberg.PartitionSpec, schema *iceberg.Schema, id int64) (iceberg.DataFile, error) {
+	return rebuildDataFile(df, spec, schema, df.Partition(), func(b *iceberg.DataFileBuilder) {
+		b.FirstRowID(id)
+		if s := df.SortOrderID(); s != nil {
+			b.SortOrderID(*s)
+		}
+	})
+}
+
+// rebuildDataFile is df's entry (path, format, counts, metrics, split
+// offsets, key metadata) in spec with partition, then edited by edit.
+func rebuildDataFile(df iceberg.DataFile, spec iceberg.PartitionSpec, schema *iceberg.Schema, partition map[int]any, edit func(*iceberg.DataFileBuilder)) (iceberg.DataFile, error) {
 	logical := map[int]string{}
 	for _, f := range spec.Fields() {
 		src, ok := schema.FindFieldByID(f.SourceID())
@@ -201,18 +212,16 @@ func withFirstRowID(df iceberg.DataFile, spec iceberg.PartitionSpec, schema *ice
 			logical[f.FieldID] = "uuid"
 		}
 	}
-	b, err := iceberg.NewDataFileBuilder(spec, df.ContentType(), df.FilePath(), df.FileFormat(), df.Partition(), logical, nil, df.Count(), df.FileSizeBytes())
+	b, err := iceberg.NewDataFileBuilder(spec, df.ContentType(), df.FilePath(), df.FileFormat(), partition, logical, nil, df.Count(), df.FileSizeBytes())
 	if err != nil {
 		return nil, fmt.Errorf("data file %s: %w", df.FilePath(), err)
 	}
 	b.ColumnSizes(df.ColumnSizes()).ValueCounts(df.ValueCounts()).NullValueCounts(df.NullValueCounts()).
 		NaNValueCounts(df.NaNValueCounts()).LowerBoundValues(df.LowerBoundValues()).UpperBoundValues(df.UpperBoundValues()).
-		SplitOffsets(df.SplitOffsets()).FirstRowID(id)
+		SplitOffsets(df.SplitOffsets())
 	if k := df.KeyMetadata(); k != nil {
 		b.KeyMetadata(k)
 	}
-	if s := df.SortOrderID(); s != nil {
-		b.SortOrderID(*s)
-	}
+	edit(b)
 	return b.Build(), nil
 }

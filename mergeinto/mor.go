@@ -618,7 +618,7 @@ func (s *morSink) emit(ctx context.Context, _ arrow.RecordBatch, o batchOut) err
 	return nil
 }
 
-func (s *morSink) finish(int64) error { return nil }
+func (s *morSink) finish(context.Context, int64) error { return nil }
 
 // readPositions appends the positions that the position delete file at
 // deletePath deletes from the data file at dataPath.

@@ -53,6 +53,10 @@ type Metrics struct {
 	// RowsCopied are unchanged rows copied into rewritten files: the
 	// write amplification of copy-on-write.
 	RowsCopied int64
+	// RowGroupsCopied are unchanged row groups of rewritten files copied
+	// verbatim into new files (their rows count in RowsCopied, their
+	// bytes in BytesCopied and BytesWritten).
+	RowGroupsCopied int64
 
 	FilesScanned   int64 // data files read (candidates after pruning)
 	FilesSkipped   int64 // data files of the snapshot pruning left out
@@ -62,6 +66,7 @@ type Metrics struct {
 
 	BytesRead    int64 // data file bytes read, re-reads included
 	BytesWritten int64 // data file bytes written
+	BytesCopied  int64 // of BytesWritten, those copied without decoding
 
 	// Time per phase.
 	BuildTime  time.Duration // drain the source, build the hash table
@@ -75,23 +80,25 @@ type Metrics struct {
 // EXPLAIN ANALYZE; times are in nanoseconds.
 func (m Metrics) Map() map[string]int64 {
 	return map[string]int64{
-		"source_rows":     m.SourceRows,
-		"rows_inserted":   m.RowsInserted,
-		"rows_updated":    m.RowsUpdated,
-		"rows_deleted":    m.RowsDeleted,
-		"rows_copied":     m.RowsCopied,
-		"files_scanned":   m.FilesScanned,
-		"files_skipped":   m.FilesSkipped,
-		"files_rewritten": m.FilesRewritten,
-		"files_removed":   m.FilesRemoved,
-		"files_added":     m.FilesAdded,
-		"bytes_read":      m.BytesRead,
-		"bytes_written":   m.BytesWritten,
-		"build_ns":        int64(m.BuildTime),
-		"prune_ns":        int64(m.PruneTime),
-		"scan_ns":         int64(m.ScanTime),
-		"insert_ns":       int64(m.InsertTime),
-		"stage_ns":        int64(m.StageTime),
+		"source_rows":       m.SourceRows,
+		"rows_inserted":     m.RowsInserted,
+		"rows_updated":      m.RowsUpdated,
+		"rows_deleted":      m.RowsDeleted,
+		"rows_copied":       m.RowsCopied,
+		"row_groups_copied": m.RowGroupsCopied,
+		"files_scanned":     m.FilesScanned,
+		"files_skipped":     m.FilesSkipped,
+		"files_rewritten":   m.FilesRewritten,
+		"files_removed":     m.FilesRemoved,
+		"files_added":       m.FilesAdded,
+		"bytes_read":        m.BytesRead,
+		"bytes_written":     m.BytesWritten,
+		"bytes_copied":      m.BytesCopied,
+		"build_ns":          int64(m.BuildTime),
+		"prune_ns":          int64(m.PruneTime),
+		"scan_ns":           int64(m.ScanTime),
+		"insert_ns":         int64(m.InsertTime),
+		"stage_ns":          int64(m.StageTime),
 	}
 }
 

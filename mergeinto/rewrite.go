@@ -200,23 +200,35 @@ func HasDeletes(task table.FileScanTask) bool {
 // rewriteFile runs the statement over one file and hands each batch to
 // the copy-on-write sink.
 func (m *merger) rewriteFile(ctx context.Context, task table.FileScanTask) error {
-	fr := &fileRewrite{m: m, task: task}
+	fr := m.newFileRewrite(ctx, task)
 	defer fr.releaseBuffer()
 	var read int64
-	err := m.rw.run(ctx, m, task, func(b arrow.RecordBatch) (bool, error) {
+	apply := func(b arrow.RecordBatch) error {
 		read += b.NumRows()
 		in, o, err := m.rw.apply(m, b)
 		if err != nil {
-			return false, err
+			return err
 		}
 		err = fr.emit(ctx, in, o)
 		in.Release()
+		return err
+	}
+	err := m.rw.run(ctx, m, task, func(b arrow.RecordBatch) (bool, error) {
+		// a batch spanning row groups goes in pieces, one per group
+		err := fr.cut(read, b.NumRows(), func(lo, hi int64) error {
+			if lo == 0 && hi == b.NumRows() {
+				return apply(b)
+			}
+			s := b.NewSlice(lo, hi)
+			defer s.Release()
+			return apply(s)
+		})
 		return err == nil, err
 	})
 	if err != nil {
 		return err
 	}
-	return fr.finish(read)
+	return fr.finish(ctx, read)
 }
 
 // run drains the statement's operator over task, calling fn with each

@@ -320,6 +320,10 @@ func (w *Write) Summary(res *mergeinto.Result) string {
 	if res.Count == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s %s (copy-on-write): %d rows\n  data files: %d in the snapshot, %d skipped by pruning, %d dropped unread, %d read, %d rewritten, %d removed, %d added\n",
+	out := fmt.Sprintf("%s %s (copy-on-write): %d rows\n  data files: %d in the snapshot, %d skipped by pruning, %d dropped unread, %d read, %d rewritten, %d removed, %d added\n",
 		op, w.Target.Name, res.Count, w.Total, w.Total-int64(w.Planned), len(w.Drop), len(w.Files), mt.FilesRewritten, mt.FilesRemoved, mt.FilesAdded)
+	if mt.RowGroupsCopied > 0 {
+		out += fmt.Sprintf("  unchanged row groups copied verbatim: %d (%d bytes)\n", mt.RowGroupsCopied, mt.BytesCopied)
+	}
+	return out
 }

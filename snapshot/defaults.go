@@ -52,6 +52,23 @@ const (
 	ManifestMinMergeCount = 16
 )
 
+// PropCopyRowGroups turns off (with "false") the verbatim copy of the
+// unchanged row groups of a file a copy-on-write statement rewrites
+// (mergeinto's rgcopy.go). It is on by default; the switch exists to
+// compare the two and as an escape hatch.
+const PropCopyRowGroups = "skade.write.copy-row-groups"
+
+// CopyRowGroups reports whether p lets copy-on-write copy unchanged row
+// groups verbatim.
+func CopyRowGroups(p iceberg.Properties) bool {
+	v, ok := p[PropCopyRowGroups]
+	if !ok {
+		return true
+	}
+	b, err := strconv.ParseBool(v)
+	return err != nil || b
+}
+
 // Write modes, Iceberg's own names, so Spark and Trino users know them.
 const (
 	ModeCopyOnWrite = "copy-on-write"
@@ -190,6 +207,11 @@ func Validate(p iceberg.Properties) error {
 	}
 	if err := validateCompression(p, "write.delete.parquet.compression-codec", "write.delete.parquet.compression-level"); err != nil {
 		return err
+	}
+	if v, ok := p[PropCopyRowGroups]; ok {
+		if _, err := strconv.ParseBool(v); err != nil {
+			return fmt.Errorf("table property %s = %q must be true or false", PropCopyRowGroups, v)
+		}
 	}
 	for _, k := range []string{table.WriteTargetFileSizeBytesKey, table.ParquetRowGroupLimitKey, table.ParquetRowGroupSizeBytesKey, table.CommitNumRetriesKey} {
 		if v, ok := p[k]; ok {
