@@ -108,6 +108,9 @@ func (m Metrics) String() string {
 	fmt.Fprintf(&b, "rows: +%d ~%d -%d copied=%d source=%d; ", m.RowsInserted, m.RowsUpdated, m.RowsDeleted, m.RowsCopied, m.SourceRows)
 	fmt.Fprintf(&b, "files: scanned=%d skipped=%d rewritten=%d removed=%d added=%d; ", m.FilesScanned, m.FilesSkipped, m.FilesRewritten, m.FilesRemoved, m.FilesAdded)
 	fmt.Fprintf(&b, "bytes: read=%d written=%d; ", m.BytesRead, m.BytesWritten)
+	if m.RowGroupsCopied > 0 {
+		fmt.Fprintf(&b, "row groups copied verbatim: %d (%d bytes); ", m.RowGroupsCopied, m.BytesCopied)
+	}
 	r := func(d time.Duration) time.Duration { return d.Round(time.Microsecond) }
 	fmt.Fprintf(&b, "time: build=%s prune=%s scan=%s insert=%s stage=%s", r(m.BuildTime), r(m.PruneTime), r(m.ScanTime), r(m.InsertTime), r(m.StageTime))
 	return b.String()

@@ -51,6 +51,11 @@ import (
 // indexes and bloom filters are not carried over. If the copy cannot be
 // made, its rows are read again and written like the others.
 
+// TestHookRowGroupCopy, when set (by tests only), is called with the path
+// of each row-group copy once its bytes are written; an error it returns
+// fails the copy.
+var TestHookRowGroupCopy func(path string) error
+
 // rowGroupLayout returns the footer of task's file and the row count at
 // the end of each of its row groups when the file's unchanged row groups
 // may be copied (see above); nil when not, or when it has one row group.
@@ -176,6 +181,9 @@ func (m *merger) copyRowGroups(ctx context.Context, task table.FileScanTask, met
 	}()
 	bw := &countingWriter{w: bufio.NewWriterSize(w, 1<<20)}
 	werr := writeRowGroups(ctx, bw, src, out)
+	if TestHookRowGroupCopy != nil && werr == nil {
+		werr = TestHookRowGroupCopy(dst)
+	}
 	if werr == nil {
 		werr = bw.w.Flush()
 	}

@@ -79,6 +79,11 @@ MERGE INTO br.branch_audit t USING (SELECT range * 2 AS id FROM range(6)) s ON t
   WHEN MATCHED THEN UPDATE SET v = 'merged' WHEN NOT MATCHED THEN INSERT VALUES (s.id, 'new');
 DELETE FROM br.branch_audit WHERE id = 1;
 INSERT INTO br VALUES (100, 'main only');
+CREATE TABLE rgc (id BIGINT, v VARCHAR) WITH ('write.parquet.row-group-limit' = '10');
+INSERT INTO rgc SELECT range, 'v' || range FROM range(50);
+MERGE INTO rgc USING (SELECT 23 AS id UNION ALL SELECT 60) s ON rgc.id = s.id
+  WHEN MATCHED THEN UPDATE SET v = 'merged' WHEN NOT MATCHED THEN INSERT VALUES (s.id, 'new');
+DELETE FROM rgc WHERE id BETWEEN 40 AND 44;
 `
 	if err := s.Exec(ctx, script); err != nil {
 		t.Fatal(err)
@@ -100,7 +105,7 @@ INSERT INTO br VALUES (100, 'main only');
 	}
 	// br: a branch with a merge-on-read MERGE and DELETE, a tag, and a
 	// write on main after them; each ref read on its own (name@ref)
-	tables := []string{"main.ins", "main.cow", "main.mor", "main.eq", "main.evo", "main.lin", "main.br", "main.br@audit", "main.br@before"}
+	tables := []string{"main.ins", "main.cow", "main.mor", "main.eq", "main.evo", "main.lin", "main.br", "main.br@audit", "main.br@before", "main.rgc"}
 	// read what skade sees, then serve a relocated copy of the lake with
 	// the original gone: icebird reads every path the copy's metadata,
 	// manifests and delete files hold
@@ -111,6 +116,9 @@ INSERT INTO br VALUES (100, 'main only');
 			from = base + " FOR VERSION AS OF '" + ref + "'"
 		}
 		want[name] = count(t, lk, "SELECT id, coalesce(v, 'NULL') FROM "+from+" ORDER BY id")
+	}
+	if n := count(t, lk, "SELECT count(*) FROM rgc$files WHERE file_path LIKE '%-rgcopy.parquet'"); n == "0" {
+		t.Fatal("rgc has no row-group copy")
 	}
 	if err := lk.Close(); err != nil {
 		t.Fatal(err)
@@ -136,6 +144,8 @@ INSERT INTO br VALUES (100, 'main only');
 	}
 	hs := httptest.NewServer(srv.Handler())
 	defer hs.Close()
+	// rgc: copy-on-write rewrites whose unchanged row groups were copied
+	// verbatim into files with a footer skade wrote
 	// evo: data files of two partition specs and position deletes; lin: a
 	// v3 table whose copy-on-write rewrites carry _row_id and
 	// _last_updated_sequence_number columns, which a reader must ignore

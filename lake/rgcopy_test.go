@@ -1,0 +1,207 @@
+package lake_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/iceberg-go"
+
+	"github.com/skadedb/skade/lake"
+	"github.com/skadedb/skade/mergeinto"
+)
+
+// Copy-on-write copies the row groups of a rewritten file in which no row
+// changed verbatim into a new file (mergeinto/rgcopy.go). The
+// differential test: the same statements on a twin table with the copy
+// turned off leave the same rows, and every copied file's Iceberg entry
+// (record count, value, null and NaN counts, bounds, partition) is what
+// the plain writer gives the same rows. Tables of several 50-row row
+// groups, with NULLs, NaNs and strings past the 16-character bound
+// truncation; unpartitioned, identity- and bucket-partitioned.
+func TestRowGroupCopyMatchesThePlainRewrite(t *testing.T) {
+	for _, tc := range []struct{ name, part string }{
+		{"unpartitioned", ""}, {"identity", "PARTITIONED BY (p)"}, {"bucket", "PARTITIONED BY (bucket(3, id))"},
+	} {
+		part := tc.part
+		t.Run(tc.name, func(t *testing.T) {
+			lk, _ := openLake(t)
+			s := lk.Session()
+			for _, tc := range []struct{ name, props string }{
+				{"a", ""},
+				{"b", ", 'skade.write.copy-row-groups' = 'false'"},
+			} {
+				mustExec(t, s, fmt.Sprintf(`CREATE TABLE %s (id BIGINT, p INT, v DOUBLE, s TEXT, d DATE) %s
+					WITH ('write.parquet.row-group-limit' = '50'%s)`, tc.name, part, tc.props))
+				mustExec(t, s, fmt.Sprintf(`INSERT INTO %s SELECT i, i %% 3,
+					CASE WHEN i %% 97 = 0 THEN 'NaN'::double WHEN i %% 89 = 0 THEN NULL ELSE i * 0.5 END,
+					CASE WHEN i %% 83 = 0 THEN NULL ELSE 'a string longer than sixteen characters ' || (10000 - i) END,
+					DATE '2026-01-01' + (i %% 400)::int
+					FROM range(3000) r(i)`, tc.name))
+			}
+			steps := []string{
+				// two row groups hit, an insert, a delete
+				`MERGE INTO %[1]s t USING (SELECT 1234 AS id, 0 AS k UNION ALL SELECT 2701, 1 UNION ALL SELECT 5000, 0) src ON t.id = src.id
+				 WHEN MATCHED AND src.k = 1 THEN DELETE WHEN MATCHED THEN UPDATE SET v = -1, s = NULL
+				 WHEN NOT MATCHED THEN INSERT VALUES (src.id, 2, 0.25, 'new', DATE '2027-01-01')`,
+				`UPDATE %[1]s SET s = 'z' WHERE id IN (7, 1500, 2999)`,
+				// whole row groups deleted, others untouched
+				`DELETE FROM %[1]s WHERE id BETWEEN 100 AND 349`,
+				`MERGE INTO %[1]s t USING (SELECT i AS id FROM range(600, 3000, 700) r(i)) src ON t.id = src.id
+				 WHEN MATCHED THEN UPDATE SET d = NULL`,
+				// a position delete, then a copy-on-write rewrite of the
+				// files it applies to: their row groups are not copied
+				// (a copy would bring the deleted rows back)
+				`ALTER TABLE %[1]s SET TBLPROPERTIES ('write.delete.mode' = 'merge-on-read');
+				 DELETE FROM %[1]s WHERE id %% 250 = 3;
+				 ALTER TABLE %[1]s SET TBLPROPERTIES ('write.delete.mode' = 'copy-on-write')`,
+				`UPDATE %[1]s SET v = 2 WHERE id %% 500 = 11`,
+				`DELETE FROM %[1]s WHERE id %% 700 = 12`,
+			}
+			for _, step := range steps {
+				for _, name := range []string{"a", "b"} {
+					mustExec(t, s, fmt.Sprintf(step, name))
+				}
+				got, want := query(t, s, "SELECT * FROM a ORDER BY id"), query(t, s, "SELECT * FROM b ORDER BY id")
+				if !slices.Equal(got, want) {
+					t.Fatalf("after %.60s…: %d rows with the copy, %d without; they differ", step, len(got), len(want))
+				}
+			}
+			copies := rgCopies(t, lk, "a")
+			if len(copies) == 0 {
+				t.Fatal("no row group was copied")
+			}
+			if n := len(rgCopies(t, lk, "b")); n != 0 {
+				t.Fatalf("%d copies with skade.write.copy-row-groups = false", n)
+			}
+			// Each copy against the plain writer's file of the same rows.
+			for i, df := range copies {
+				chk := fmt.Sprintf("chk%d", i)
+				mustExec(t, s, fmt.Sprintf(`CREATE TABLE %s (id BIGINT, p INT, v DOUBLE, s TEXT, d DATE) %s;
+					INSERT INTO %s SELECT id, p, v, s, d FROM read_parquet('%s')`, chk, part, chk, df.FilePath()))
+				plain := tableFiles(t, lk, chk)
+				if len(plain) != 1 {
+					t.Fatalf("the plain writer wrote %d files for one copy's rows", len(plain))
+				}
+				if err := sameEntry(df, plain[0]); err != nil {
+					t.Errorf("copy %s: %v", df.FilePath(), err)
+				}
+			}
+		})
+	}
+}
+
+// rgCopies are the row-group copies among the live data files of table.
+func rgCopies(t *testing.T, lk *lake.Lake, name string) []iceberg.DataFile {
+	var out []iceberg.DataFile
+	for _, df := range tableFiles(t, lk, name) {
+		if strings.HasSuffix(df.FilePath(), "-rgcopy.parquet") {
+			out = append(out, df)
+		}
+	}
+	return out
+}
+
+func tableFiles(t *testing.T, lk *lake.Lake, name string) []iceberg.DataFile {
+	t.Helper()
+	ctx := context.Background()
+	tbl, err := lk.Table(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := tbl.Iceberg().Scan().PlanFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []iceberg.DataFile
+	for _, task := range tasks {
+		out = append(out, task.File)
+	}
+	return out
+}
+
+// sameEntry compares what Iceberg readers prune and count by.
+func sameEntry(got, want iceberg.DataFile) error {
+	var diffs []string
+	cmp := func(what string, a, b any) {
+		if !reflect.DeepEqual(a, b) {
+			diffs = append(diffs, fmt.Sprintf("%s %v, the plain writer's %v", what, a, b))
+		}
+	}
+	cmp("record count", got.Count(), want.Count())
+	cmp("value counts", got.ValueCounts(), want.ValueCounts())
+	cmp("null counts", got.NullValueCounts(), want.NullValueCounts())
+	cmp("NaN counts", nonEmpty(got.NaNValueCounts()), nonEmpty(want.NaNValueCounts()))
+	cmp("lower bounds", got.LowerBoundValues(), want.LowerBoundValues())
+	cmp("upper bounds", got.UpperBoundValues(), want.UpperBoundValues())
+	cmp("partition", got.Partition(), want.Partition())
+	cmp("spec", got.SpecID(), want.SpecID())
+	if len(diffs) > 0 {
+		return fmt.Errorf("%s", strings.Join(diffs, "; "))
+	}
+	return nil
+}
+
+func nonEmpty[M ~map[K]V, K comparable, V any](m M) M {
+	if len(m) == 0 {
+		return nil
+	}
+	return maps.Clone(m)
+}
+
+// A copy that fails is removed and its rows are written like the others;
+// a statement that fails after a copy leaves no copy behind.
+func TestRowGroupCopyFailures(t *testing.T) {
+	lk, dir := openLake(t)
+	s := lk.Session()
+	mustExec(t, s, `CREATE TABLE t (id BIGINT, v BIGINT) WITH ('write.parquet.row-group-limit' = '10');
+		INSERT INTO t SELECT i, i FROM range(100) r(i)`)
+	before := dataFiles(t, dir)
+	var hooked []string
+	mergeinto.TestHookRowGroupCopy = func(path string) error {
+		hooked = append(hooked, path)
+		return errors.New("injected")
+	}
+	defer func() { mergeinto.TestHookRowGroupCopy = nil }()
+	mustExec(t, s, "UPDATE t SET v = -1 WHERE id IN (15, 77)")
+	if len(hooked) != 1 {
+		t.Fatalf("%d copies tried, want 1", len(hooked))
+	}
+	if got := query(t, s, "SELECT count(*), sum(v), count(*) FILTER (WHERE v < 0) FROM t"); !slices.Equal(got, []string{fmt.Sprintf("100|%d|2", 4950-15-77-2)}) {
+		t.Fatalf("after a failed copy: %v", got)
+	}
+	if n := len(rgCopies(t, lk, "t")); n != 0 {
+		t.Fatalf("%d copies in the table", n)
+	}
+	for _, f := range dataFiles(t, dir) {
+		if strings.HasSuffix(f, "-rgcopy.parquet") {
+			t.Fatalf("the failed copy %s is left behind", f)
+		}
+	}
+	// The copy succeeds, then the commit is refused: nothing is left.
+	hooked = nil
+	mergeinto.TestHookRowGroupCopy = func(path string) error {
+		hooked = append(hooked, path)
+		return nil
+	}
+	mergeinto.TestHookLedger = func(written int64) int64 { return written + 1 }
+	defer func() { mergeinto.TestHookLedger = nil }()
+	files := dataFiles(t, dir)
+	if err := s.Exec(context.Background(), "DELETE FROM t WHERE id = 42"); err == nil || !strings.Contains(err.Error(), "refusing to commit") {
+		t.Fatalf("want the ledger's refusal, got %v", err)
+	}
+	if len(hooked) != 1 {
+		t.Fatalf("%d copies made before the refusal, want 1", len(hooked))
+	}
+	if after := dataFiles(t, dir); !slices.Equal(after, files) {
+		t.Fatalf("a failed statement left files: %d before, %d after", len(files), len(after))
+	}
+	if len(files) <= len(before) {
+		t.Fatalf("the first UPDATE wrote no file")
+	}
+}
