@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strconv"
 	"strings"
 	"time"
 
@@ -548,6 +549,11 @@ func (m *merger) stageChange(ctx context.Context, txn *table.Transaction) error 
 	props := iceberg.Properties{}
 	for k, v := range m.opts.SnapshotProperties {
 		props[k] = v
+	}
+	if mt := m.res.Metrics; mt.RowGroupsCopied > 0 {
+		// what the rewrite copied verbatim (rgcopy.go), for $snapshots
+		props["skade.copied-row-groups"] = strconv.FormatInt(mt.RowGroupsCopied, 10)
+		props["skade.copied-files-size"] = strconv.FormatInt(mt.BytesCopied, 10)
 	}
 	if m.mor {
 		if len(m.removed) > 0 {

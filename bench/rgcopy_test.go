@@ -1,0 +1,109 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skadedb/skade/lake"
+)
+
+// BenchmarkWideUpdate is the wide-table case of copying unchanged row
+// groups verbatim (mergeinto/rgcopy.go): a 50-column table of 200,000
+// rows in one data file of 20 row groups, and an UPDATE of 2 columns on
+// 1% of the rows, either spread over every row group (id % 100 = k) or
+// in one contiguous range (one row group hit). Two tables with the same
+// data, one with skade.write.copy-row-groups = false, take the same
+// statement in turn (the order alternates each op), so both see the same
+// machine. It reports per statement the milliseconds and the MB written
+// by encoding (added-files-size − skade.copied-files-size of the
+// snapshot), for each table, and the copy/no-copy ratios.
+//
+//	go test -run '^$' -bench WideUpdate -benchtime 10x ./bench
+func BenchmarkWideUpdate(b *testing.B) {
+	ctx := context.Background()
+	const rows, groupRows, cols = 200_000, 10_000, 50
+	for _, tc := range []struct {
+		name string
+		where func(i int) string
+	}{
+		{"spread", func(i int) string { return fmt.Sprintf("id %% 100 = %d", i%100) }},
+		{"clustered", func(i int) string {
+			lo := (i * 7 % 100) * (rows / 100)
+			return fmt.Sprintf("id BETWEEN %d AND %d", lo, lo+rows/100-1)
+		}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			lk, err := lake.Open(ctx, b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer lk.Close()
+			s := lk.Session()
+			var defs, exprs []string
+			for c := 1; c < cols; c++ {
+				switch c % 3 {
+				case 0:
+					defs = append(defs, fmt.Sprintf("c%d BIGINT", c))
+					exprs = append(exprs, fmt.Sprintf("(i * %d) %% 1000003", c+7))
+				case 1:
+					defs = append(defs, fmt.Sprintf("c%d DOUBLE", c))
+					exprs = append(exprs, fmt.Sprintf("((i * %d) %% 100003) / 7.0", c+3))
+				default:
+					defs = append(defs, fmt.Sprintf("c%d VARCHAR", c))
+					exprs = append(exprs, fmt.Sprintf("'val' || ((i * %d) %% 9973)", c+5))
+				}
+			}
+			for _, t := range []struct{ name, props string }{{"copy", ""}, {"nocopy", ", 'skade.write.copy-row-groups' = 'false'"}} {
+				mustSQL(b, s, fmt.Sprintf("CREATE TABLE %s (id BIGINT, %s) WITH ('write.parquet.row-group-limit' = '%d'%s)",
+					t.name, strings.Join(defs, ", "), groupRows, t.props))
+				mustSQL(b, s, fmt.Sprintf("INSERT INTO %s SELECT i, %s FROM range(%d) r(i)", t.name, strings.Join(exprs, ", "), rows))
+			}
+			var took [2]time.Duration
+			var encoded [2]int64
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for k := range 2 {
+					side := (i + k) % 2
+					name := []string{"copy", "nocopy"}[side]
+					start := time.Now()
+					mustSQL(b, s, fmt.Sprintf("UPDATE %s SET c1 = c1 + 1, c2 = c2 || 'x' WHERE %s", name, tc.where(i)))
+					took[side] += time.Since(start)
+					encoded[side] += encodedBytes(b, s, name)
+				}
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(took[0].Milliseconds())/n, "copy_ms/op")
+			b.ReportMetric(float64(took[1].Milliseconds())/n, "nocopy_ms/op")
+			b.ReportMetric(float64(took[0])/float64(took[1]), "time_ratio")
+			b.ReportMetric(float64(encoded[0])/n/1e6, "copy_encoded_MB/op")
+			b.ReportMetric(float64(encoded[1])/n/1e6, "nocopy_encoded_MB/op")
+		})
+	}
+}
+
+// encodedBytes is what table's last snapshot wrote by encoding: its
+// added files' size less what it copied verbatim.
+func encodedBytes(b *testing.B, s *lake.Session, table string) int64 {
+	b.Helper()
+	res, err := s.SQL(context.Background(), "SELECT summary['added-files-size'], coalesce(summary['skade.copied-files-size'], '0') FROM "+
+		table+"$snapshots ORDER BY committed_at DESC LIMIT 1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer res.Close()
+	bs, err := res.Collect(context.Background())
+	if err != nil || len(bs) == 0 || bs[0].NumRows() != 1 {
+		b.Fatalf("snapshot summary: %v", err)
+	}
+	defer bs[0].Release()
+	added, err1 := strconv.ParseInt(bs[0].Column(0).ValueStr(0), 10, 64)
+	copied, err2 := strconv.ParseInt(bs[0].Column(1).ValueStr(0), 10, 64)
+	if err1 != nil || err2 != nil {
+		b.Fatalf("snapshot summary: %v %v", err1, err2)
+	}
+	return added - copied
+}
