@@ -102,8 +102,11 @@ func TestObjectStoreMatchesDisk(t *testing.T) {
 	}
 
 	keys := srv.Keys(t, "same/")
-	var parquet, metadata, manifests int
+	var parquet, metadata, manifests, copies int
 	for _, k := range keys {
+		if strings.HasSuffix(k, "-rgcopy.parquet") {
+			copies++ // copy-on-write's verbatim row-group copies (rgcopy.go)
+		}
 		switch {
 		case strings.HasSuffix(k, ".parquet"):
 			parquet++
@@ -112,6 +115,9 @@ func TestObjectStoreMatchesDisk(t *testing.T) {
 		case strings.HasSuffix(k, ".avro"):
 			manifests++
 		}
+	}
+	if copies == 0 {
+		t.Fatal("no copy-on-write rewrite copied row groups in the store")
 	}
 	if parquet < 12 || metadata < 10 || manifests < 10 {
 		t.Fatalf("the store holds %d Parquet, %d metadata and %d manifest files; want the tables' files there", parquet, metadata, manifests)

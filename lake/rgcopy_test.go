@@ -61,6 +61,16 @@ func TestRowGroupCopyMatchesThePlainRewrite(t *testing.T) {
 				 DELETE FROM %[1]s WHERE id %% 250 = 3;
 				 ALTER TABLE %[1]s SET TBLPROPERTIES ('write.delete.mode' = 'copy-on-write')`,
 				`UPDATE %[1]s SET v = 2 WHERE id %% 500 = 11`,
+				// composite keys with a residual and clause conditions:
+				// row groups read whole may still end unchanged
+				`MERGE INTO %[1]s t USING (SELECT i AS id, i %% 3 AS p FROM range(1000, 1100) r(i)) src
+				 ON t.id = src.id AND t.p = src.p AND t.v > 530
+				 WHEN MATCHED AND src.id %% 2 = 0 THEN UPDATE SET s = 'even' WHEN MATCHED THEN DELETE`,
+				`MERGE INTO %[1]s t USING (SELECT i AS id FROM range(1000, 1003) r(i)) src ON t.id = src.id
+				 WHEN MATCHED AND t.v < 0 THEN DELETE`,
+				// keys inside the files' ranges that match nothing
+				`MERGE INTO %[1]s t USING (SELECT i AS id FROM range(150, 350, 50) r(i) UNION ALL SELECT NULL) src ON t.id = src.id
+				 WHEN MATCHED THEN DELETE WHEN NOT MATCHED AND src.id IS NOT NULL THEN INSERT (id, s) VALUES (src.id, 'back')`,
 				`DELETE FROM %[1]s WHERE id %% 700 = 12`,
 			}
 			for _, step := range steps {

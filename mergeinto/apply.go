@@ -47,8 +47,10 @@ type fileSink interface {
 var _ fileSink = (*fileRewrite)(nil)
 
 // mergeFile reads one candidate data file through read, applies the
-// clauses to its rows, and rewrites it when a row changed.
-func (m *merger) mergeFile(ctx context.Context, task table.FileScanTask, read batchReader) error {
+// clauses to its rows, and rewrites it when a row changed. direct: read
+// reads the file here and now (no read-ahead), so the merge may read it
+// another way (key columns first, rgcopy.go).
+func (m *merger) mergeFile(ctx context.Context, task table.FileScanTask, read batchReader, direct bool) error {
 	var fr fileSink
 	var rw *fileRewrite
 	if m.mor {
@@ -58,6 +60,9 @@ func (m *merger) mergeFile(ctx context.Context, task table.FileScanTask, read ba
 		fr = rw
 	}
 	defer fr.releaseBuffer()
+	if rw != nil && direct && m.keyFirst(rw) {
+		return m.mergeRowGroups(ctx, task, rw)
+	}
 	var pos int64
 	apply := func(b arrow.RecordBatch, groups []int32) error {
 		o, err := m.applyBatch(b, groups, task, pos)
@@ -190,6 +195,16 @@ func (f *fileRewrite) releaseBuffer() {
 	releaseBatches(f.buf)
 	f.m.spec.Budget.Release(f.bufBytes)
 	f.buf, f.bufBytes = nil, 0
+}
+
+// skipTo moves to the file's row pos, closing the groups before it: the
+// rows between were not read (mergeRowGroups), their groups unchanged.
+func (f *fileRewrite) skipTo(pos int64) {
+	f.advance()
+	if pos > f.pos {
+		f.pos = pos
+		f.advance()
+	}
 }
 
 // advance closes the groups that end at or before the current row.

@@ -86,6 +86,7 @@ type merger struct {
 	canChange bool
 
 	readScan *table.Scan
+	keyScan  *table.Scan // reads the ON key columns alone (rgcopy.go)
 	wopts    []table.WriteRecordOption
 	writers  []*fileWriter  // every writer started, for abort
 	copies   []string       // row-group copies written (rgcopy.go), for abort
@@ -128,6 +129,10 @@ func (m *merger) close() {
 	if m.readScan != nil {
 		m.readScan.Close()
 		m.readScan = nil
+	}
+	if m.keyScan != nil {
+		m.keyScan.Close()
+		m.keyScan = nil
 	}
 }
 
@@ -319,7 +324,7 @@ func (m *merger) scanTarget(ctx context.Context) error {
 		if ra != nil {
 			next = ra.reader(i)
 		}
-		if err := m.mergeFile(ctx, task, next); err != nil {
+		if err := m.mergeFile(ctx, task, next, ra == nil); err != nil {
 			return err
 		}
 		prog.FileDone()

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/iceberg-go"
@@ -19,6 +20,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
+	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/scan"
 	"github.com/skadedb/skade/snapshot"
 )
 
@@ -339,4 +342,176 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// Key columns first. A copy-on-write MERGE over a file whose row groups
+// may be copied reads the file's ON key columns alone and probes them
+// first. The row groups where no key finds a source row cannot change
+// (no NOT MATCHED BY SOURCE clause changes rows here, and every other
+// clause needs a match), so they are copied without their other columns
+// ever being decoded; only the row groups with a hit are read whole, and
+// merged with the probe's results, not probed again. A file with no hit
+// is left as it is after reading its keys only.
+
+// keyFirst reports whether the merge reads f's file key columns first.
+// The row groups are then read by byte ranges, which iceberg-go resolves
+// by the manifest's split offsets when it has one per row group: they
+// must be the footer's.
+func (m *merger) keyFirst(f *fileRewrite) bool {
+	if f.ends == nil || m.rw != nil || m.mor || m.lin != nil || !m.canChange || m.bySourceChanges() || len(m.p.keyCols) == 0 {
+		return false
+	}
+	so := f.task.File.SplitOffsets()
+	return len(so) != len(f.ends) || slices.Equal(so, rowGroupOffsets(f.meta))
+}
+
+// mergeRowGroups is mergeFile for a file read key columns first.
+func (m *merger) mergeRowGroups(ctx context.Context, task table.FileScanTask, f *fileRewrite) error {
+	task.Residual = nil
+	if err := scan.CheckWhole(m.what(), task); err != nil {
+		return &Error{State: StateInternal, Msg: err.Error()}
+	}
+	n := f.ends[len(f.ends)-1]
+	groups, err := m.probeKeys(ctx, task, n, f.meta)
+	if err != nil {
+		return err
+	}
+	// runs of adjacent row groups with a hit, [a, b)
+	var runs [][2]int
+	for g := range f.ends {
+		lo := int64(0)
+		if g > 0 {
+			lo = f.ends[g-1]
+		}
+		if !slices.ContainsFunc(groups[lo:f.ends[g]], func(x int32) bool { return x >= 0 }) {
+			continue
+		}
+		if k := len(runs); k > 0 && runs[k-1][1] == g {
+			runs[k-1][1] = g + 1
+		} else {
+			runs = append(runs, [2]int{g, g + 1})
+		}
+	}
+	if len(runs) == 0 {
+		return nil // no row can change: the file stays
+	}
+	rowAt := func(g int) int64 {
+		if g == 0 {
+			return 0
+		}
+		return f.ends[g-1]
+	}
+	offsets := rowGroupOffsets(f.meta)
+	tasks := make([]table.FileScanTask, len(runs))
+	for i, r := range runs {
+		t := task
+		t.Start = offsets[r[0]]
+		t.Length = task.File.FileSizeBytes() - t.Start
+		if r[1] < len(offsets) {
+			t.Length = offsets[r[1]] - t.Start
+		}
+		m.res.Metrics.BytesRead += t.Length
+		tasks[i] = t
+	}
+	_, seq, err := m.readScan.ReadTasks(compute.WithAllocator(ctx, scan.ReadBuffers), tasks)
+	if err != nil {
+		return fmt.Errorf("%s: reading data file %s: %w", m.what(), m.relPath(task.File.FilePath()), err)
+	}
+	run, pos := 0, rowAt(runs[0][0])
+	f.skipTo(pos)
+	for b, err := range seq {
+		if err != nil {
+			return fmt.Errorf("%s: reading data file %s: %w", m.what(), m.relPath(task.File.FilePath()), err)
+		}
+		exec.ProgressFrom(ctx).AddRows(b.NumRows())
+		tb, err := m.conform(ctx, b)
+		if err != nil {
+			return err
+		}
+		for run < len(runs) && pos == rowAt(runs[run][1]) {
+			if run++; run < len(runs) {
+				pos = rowAt(runs[run][0])
+				f.skipTo(pos)
+			}
+		}
+		rows := tb.NumRows()
+		if run == len(runs) || pos+rows > rowAt(runs[run][1]) {
+			tb.Release()
+			return &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s yielded more rows than its row groups %v hold (broken invariant)", m.what(), m.relPath(task.File.FilePath()), runs)}
+		}
+		err = f.cut(pos, rows, func(lo, hi int64) error {
+			s := tb
+			if lo > 0 || hi < rows {
+				s = tb.NewSlice(lo, hi)
+				defer s.Release()
+			}
+			o, err := m.applyBatch(s, groups[pos+lo:pos+hi], task, pos+lo)
+			if err != nil {
+				return err
+			}
+			return f.emit(ctx, s, o)
+		})
+		tb.Release()
+		if err != nil {
+			return err
+		}
+		pos += rows
+	}
+	if run < len(runs)-1 || pos != rowAt(runs[len(runs)-1][1]) {
+		return &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s yielded fewer rows than its row groups %v hold (broken invariant)", m.what(), m.relPath(task.File.FilePath()), runs)}
+	}
+	f.skipTo(n)
+	return f.finish(ctx, n)
+}
+
+// probeKeys reads the key columns of task's file (n rows) and returns
+// the source group each row's key probes to (-1 for none).
+func (m *merger) probeKeys(ctx context.Context, task table.FileScanTask, n int64, meta *metadata.FileMetaData) ([]int32, error) {
+	if m.keyScan == nil {
+		m.keyScan = m.spec.Target.Scan(append(m.snapshotOpts(), table.WithArrowBatchSize(m.opts.BatchSize),
+			table.WithSelectedFields(m.columnNames(m.p.keyCols)...))...)
+	}
+	keys := m.columnNames(m.p.keyCols)
+	for _, rg := range meta.RowGroups {
+		for _, c := range rg.Columns {
+			if md := c.MetaData; len(md.PathInSchema) > 0 && slices.Contains(keys, md.PathInSchema[0]) {
+				m.res.Metrics.BytesRead += md.TotalCompressedSize
+			}
+		}
+	}
+	_, seq, err := m.keyScan.ReadTasks(compute.WithAllocator(ctx, scan.ReadBuffers), []table.FileScanTask{task})
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading the keys of data file %s: %w", m.what(), m.relPath(task.File.FilePath()), err)
+	}
+	groups := make([]int32, 0, n)
+	for b, err := range seq {
+		if err != nil {
+			return nil, fmt.Errorf("%s: reading the keys of data file %s: %w", m.what(), m.relPath(task.File.FilePath()), err)
+		}
+		tb, err := m.conform(ctx, b)
+		if err != nil {
+			return nil, err
+		}
+		g, _, err := m.src.Probe(m.ec, tb, m.p.probeKeys)
+		tb.Release()
+		if err != nil {
+			return nil, m.probeError(err)
+		}
+		groups = append(groups, g...)
+	}
+	if int64(len(groups)) != n {
+		return nil, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s yielded %d keys for %d rows (broken invariant)", m.what(), m.relPath(task.File.FilePath()), len(groups), n)}
+	}
+	return groups, nil
+}
+
+// rowGroupOffsets are where each row group of meta starts, as iceberg-go
+// selects row groups of a ranged task by it: the first column chunk's
+// dictionary or first data page.
+func rowGroupOffsets(meta *metadata.FileMetaData) []int64 {
+	out := make([]int64, len(meta.RowGroups))
+	for i, rg := range meta.RowGroups {
+		out[i], _, _ = chunkRange(rg.Columns[0].MetaData)
+	}
+	return out
 }
