@@ -27,7 +27,7 @@ func BenchmarkWideUpdate(b *testing.B) {
 	ctx := context.Background()
 	const rows, groupRows, cols = 200_000, 10_000, 50
 	for _, tc := range []struct {
-		name string
+		name  string
 		where func(i int) string
 	}{
 		{"spread", func(i int) string { return fmt.Sprintf("id %% 100 = %d", i%100) }},
