@@ -72,6 +72,11 @@ func TestRowGroupCopyMatchesThePlainRewrite(t *testing.T) {
 				`MERGE INTO %[1]s t USING (SELECT i AS id FROM range(150, 350, 50) r(i) UNION ALL SELECT NULL) src ON t.id = src.id
 				 WHEN MATCHED THEN DELETE WHEN NOT MATCHED AND src.id IS NOT NULL THEN INSERT (id, s) VALUES (src.id, 'back')`,
 				`DELETE FROM %[1]s WHERE id %% 700 = 12`,
+				// correlated subqueries: the statement's plan joins, which
+				// may yield the rows out of file order
+				`UPDATE %[1]s SET v = (SELECT max(x.v) FROM %[1]s x WHERE x.p = %[1]s.p AND x.id < %[1]s.id AND x.id > %[1]s.id - 9) WHERE id %% 400 = 5`,
+				`DELETE FROM %[1]s WHERE EXISTS (SELECT 1 FROM %[1]s x WHERE x.id = %[1]s.id + 1 AND x.p = 2 AND x.id %% 300 = 1)`,
+				`UPDATE %[1]s SET s = 'in' WHERE id IN (SELECT id * 7 FROM %[1]s WHERE id < 400 AND p = 1)`,
 			}
 			for _, step := range steps {
 				for _, name := range []string{"a", "b"} {

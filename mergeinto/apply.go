@@ -207,6 +207,58 @@ func (f *fileRewrite) skipTo(pos int64) {
 	}
 }
 
+// unordered gives the row groups up: the statement yields the file's rows
+// out of file order (a rewrite whose plan joins), so a row's place in
+// the stream is not its place in the file, and a group's rows are not
+// the row group's. The whole file becomes one group, as if read that way
+// from the start: the rows of the groups closed unchanged, let go, are
+// read again (the statement yields the same rows in the same order each
+// run) and written if the file changed, or become the let-go prefix if
+// nothing changed yet.
+func (f *fileRewrite) unordered(ctx context.Context) error {
+	var ranges [][2]int64
+	for _, g := range f.copyRGs {
+		r := [2]int64{0, f.ends[g]}
+		if g > 0 {
+			r[0] = f.ends[g-1]
+		}
+		ranges = append(ranges, r)
+	}
+	f.copyRGs, f.ends, f.meta = nil, nil, nil
+	if !f.touched {
+		// groups closed so far all ended unchanged: [0, gStart) is let go
+		f.replay += f.gStart
+		f.gStart = 0
+		return nil
+	}
+	if len(ranges) > 0 {
+		if err := f.replayRows(ctx, ranges); err != nil {
+			return err
+		}
+	}
+	if f.gChanged {
+		return nil
+	}
+	f.gChanged = true
+	if f.replay > 0 {
+		if err := f.replayRows(ctx, [][2]int64{{f.gStart, f.gStart + f.replay}}); err != nil {
+			return err
+		}
+		f.replay = 0
+	}
+	buf := f.buf
+	f.m.spec.Budget.Release(f.bufBytes)
+	f.buf, f.bufBytes = nil, 0
+	for i, b := range buf {
+		f.copied += b.NumRows()
+		if err := f.push(ctx, b); err != nil {
+			releaseBatches(buf[i+1:])
+			return err
+		}
+	}
+	return nil
+}
+
 // advance closes the groups that end at or before the current row.
 func (f *fileRewrite) advance() {
 	for f.g < len(f.ends) && f.pos >= f.ends[f.g] {

@@ -214,6 +214,11 @@ func (m *merger) rewriteFile(ctx context.Context, task table.FileScanTask) error
 		return err
 	}
 	err := m.rw.run(ctx, m, task, func(b arrow.RecordBatch) (bool, error) {
+		if fr.ends != nil && !inFileOrder(b, read) {
+			if err := fr.unordered(ctx); err != nil {
+				return false, err
+			}
+		}
 		// a batch spanning row groups goes in pieces, one per group
 		err := fr.cut(read, b.NumRows(), func(lo, hi int64) error {
 			if lo == 0 && hi == b.NumRows() {
@@ -229,6 +234,25 @@ func (m *merger) rewriteFile(ctx context.Context, task table.FileScanTask) error
 		return err
 	}
 	return fr.finish(ctx, read)
+}
+
+// inFileOrder reports whether b, an operator batch of the statement,
+// holds the file's rows from position pos on, in order: its last column
+// is each row's position (RewriteSpec.Rows).
+func inFileOrder(b arrow.RecordBatch, pos int64) bool {
+	if b.NumCols() == 0 {
+		return false
+	}
+	p, ok := b.Column(int(b.NumCols()) - 1).(*array.Int64)
+	if !ok || p.NullN() > 0 {
+		return false
+	}
+	for i, v := range p.Int64Values() {
+		if v != pos+int64(i) {
+			return false
+		}
+	}
+	return true
 }
 
 // run drains the statement's operator over task, calling fn with each

@@ -46,7 +46,11 @@ import (
 //   - the footer is plain (not encrypted), written by a writer whose
 //     column chunk sizes are right (not parquet-mr before 1.2.9), and
 //     every column chunk lies inside the file;
-//   - skade.write.copy-row-groups is not false.
+//   - skade.write.copy-row-groups is not false;
+//   - and, for a DELETE or UPDATE, its plan yields the rows in file order:
+//     a plan that joins (a correlated subquery) may not, so each batch's
+//     row positions are checked, and at the first row out of order the
+//     file is taken as one group again (fileRewrite.unordered).
 //
 // The new file's metrics (value, null and NaN counts, bounds, split
 // offsets) are computed by iceberg-go from its footer, as for a file its
