@@ -61,6 +61,10 @@ func TestRowGroupCopyMatchesThePlainRewrite(t *testing.T) {
 				 DELETE FROM %[1]s WHERE id %% 250 = 3;
 				 ALTER TABLE %[1]s SET TBLPROPERTIES ('write.delete.mode' = 'copy-on-write')`,
 				`UPDATE %[1]s SET v = 2 WHERE id %% 500 = 11`,
+				// SET columns only: row groups patched
+				`UPDATE %[1]s SET d = d + 1, s = upper(s) WHERE id %% 97 = 13`,
+				// a partition source column: rows move, no patch
+				`UPDATE %[1]s SET p = 0 WHERE id %% 900 = 1`,
 				// composite keys with a residual and clause conditions:
 				// row groups read whole may still end unchanged
 				`MERGE INTO %[1]s t USING (SELECT i AS id, i %% 3 AS p FROM range(1000, 1100) r(i)) src
@@ -90,6 +94,9 @@ func TestRowGroupCopyMatchesThePlainRewrite(t *testing.T) {
 			copies := rgCopies(t, lk, "a")
 			if len(copies) == 0 {
 				t.Fatal("no row group was copied")
+			}
+			if got := query(t, s, "SELECT sum(summary['skade.patched-row-groups']::int) FROM a$snapshots"); len(got) != 1 || got[0] == "0" || got[0] == "NULL" {
+				t.Fatalf("no row group was patched: %v", got)
 			}
 			if n := len(rgCopies(t, lk, "b")); n != 0 {
 				t.Fatalf("%d copies with skade.write.copy-row-groups = false", n)

@@ -140,8 +140,10 @@ func (m *merger) probeError(err error) error {
 // else the whole file as one group. Until a group's first changed row,
 // its batches are only buffered (up to Options.BufferLimit bytes, then
 // let go and re-read if needed). From that row on, the rest of the group
-// streams into a writer. A group that ends unchanged is let go, and
-// listed for the copy; a file in which no group changed is not written.
+// streams into a writer, or, for an UPDATE that may patch row groups
+// (setLeaf), only the group's SET columns are kept, to be encoded alone
+// when it ends. A group that ends unchanged is let go, and listed for the
+// copy; a file in which no group changed is not written.
 type fileRewrite struct {
 	m       *merger
 	task    table.FileScanTask
@@ -155,6 +157,15 @@ type fileRewrite struct {
 	pos      int64 // rows read so far
 	copyRGs  []int // unchanged row groups, to copy verbatim
 
+	// setLeaf[k] is the file's Parquet leaf column of the UPDATE's k-th
+	// SET column, when row groups may be patched; gCols holds the SET
+	// columns of the group being patched; patches the groups patched.
+	setLeaf  []int
+	gCols    [][]arrow.Array
+	gKept    int64 // rows of the group being patched that keep their values
+	colBytes int64
+	patches  map[int]*patch
+
 	buf      []arrow.RecordBatch
 	bufBytes int64
 	replay   int64 // rows of the group's unchanged prefix let go; re-read on change
@@ -167,7 +178,14 @@ type fileRewrite struct {
 func (m *merger) newFileRewrite(ctx context.Context, task table.FileScanTask) *fileRewrite {
 	f := &fileRewrite{m: m, task: task}
 	if m.canChange {
-		f.meta, f.ends = m.rowGroupLayout(ctx, task)
+		patching := m.patching()
+		f.meta, f.ends = m.rowGroupLayout(ctx, task, patching)
+		if patching && f.meta != nil {
+			f.setLeaf = m.columnLayout(task, f.meta)
+			if f.setLeaf == nil && len(f.ends) < 2 {
+				f.meta, f.ends = nil, nil
+			}
+		}
 	}
 	return f
 }
@@ -195,41 +213,59 @@ func (f *fileRewrite) releaseBuffer() {
 	releaseBatches(f.buf)
 	f.m.spec.Budget.Release(f.bufBytes)
 	f.buf, f.bufBytes = nil, 0
+	f.releaseCols()
 }
 
-// skipTo moves to the file's row pos, closing the groups before it: the
-// rows between were not read (mergeRowGroups), their groups unchanged.
-func (f *fileRewrite) skipTo(pos int64) {
-	f.advance()
-	if pos > f.pos {
-		f.pos = pos
-		f.advance()
+func (f *fileRewrite) releaseCols() {
+	for _, cs := range f.gCols {
+		releaseAll(cs)
 	}
+	f.m.spec.Budget.Release(f.colBytes)
+	f.gCols, f.colBytes = nil, 0
+}
+
+// groupRange is the rows [from, to) of row group g.
+func (f *fileRewrite) groupRange(g int) [2]int64 {
+	r := [2]int64{0, f.ends[g]}
+	if g > 0 {
+		r[0] = f.ends[g-1]
+	}
+	return r
 }
 
 // unordered gives the row groups up: the statement yields the file's rows
 // out of file order (a rewrite whose plan joins), so a row's place in
 // the stream is not its place in the file, and a group's rows are not
 // the row group's. The whole file becomes one group, as if read that way
-// from the start: the rows of the groups closed unchanged, let go, are
-// read again (the statement yields the same rows in the same order each
-// run) and written if the file changed, or become the let-go prefix if
-// nothing changed yet.
+// from the start: the rows of the groups closed unchanged or patched,
+// let go, are read again (the statement yields the same rows in the same
+// order each run) and written if the file changed, or become the let-go
+// prefix if nothing changed yet.
 func (f *fileRewrite) unordered(ctx context.Context) error {
 	var ranges [][2]int64
-	for _, g := range f.copyRGs {
-		r := [2]int64{0, f.ends[g]}
-		if g > 0 {
-			r[0] = f.ends[g-1]
+	for g := range f.ends {
+		if _, ok := f.patches[g]; ok || slices.Contains(f.copyRGs, g) {
+			ranges = append(ranges, f.groupRange(g))
 		}
-		ranges = append(ranges, r)
 	}
-	f.copyRGs, f.ends, f.meta = nil, nil, nil
+	patchedNow := f.gCols != nil
+	f.releaseCols()
+	for _, p := range f.patches {
+		f.copied -= p.kept // replayRows counts every row it writes
+	}
+	if patchedNow {
+		f.copied -= f.gKept
+	}
+	f.copyRGs, f.patches, f.setLeaf, f.ends, f.meta = nil, nil, nil, nil, nil
 	if !f.touched {
 		// groups closed so far all ended unchanged: [0, gStart) is let go
 		f.replay += f.gStart
 		f.gStart = 0
 		return nil
+	}
+	if patchedNow {
+		// the group's rows so far were kept as SET columns only
+		ranges = append(ranges, [2]int64{f.gStart, f.pos})
 	}
 	if len(ranges) > 0 {
 		if err := f.replayRows(ctx, ranges); err != nil {
@@ -239,7 +275,14 @@ func (f *fileRewrite) unordered(ctx context.Context) error {
 	if f.gChanged {
 		return nil
 	}
-	f.gChanged = true
+	return f.startChange(ctx)
+}
+
+// startChange writes what the group kept unchanged so far (its let-go
+// prefix, read again, and its buffer); from here on its rows stream into
+// the writer.
+func (f *fileRewrite) startChange(ctx context.Context) error {
+	f.gChanged, f.touched = true, true
 	if f.replay > 0 {
 		if err := f.replayRows(ctx, [][2]int64{{f.gStart, f.gStart + f.replay}}); err != nil {
 			return err
@@ -259,10 +302,28 @@ func (f *fileRewrite) unordered(ctx context.Context) error {
 	return nil
 }
 
+// skipTo moves to the file's row pos, closing the groups before it: the
+// rows between were not read (mergeRowGroups), their groups unchanged.
+func (f *fileRewrite) skipTo(ctx context.Context, pos int64) error {
+	if err := f.advance(ctx); err != nil {
+		return err
+	}
+	if pos > f.pos {
+		f.pos = pos
+		return f.advance(ctx)
+	}
+	return nil
+}
+
 // advance closes the groups that end at or before the current row.
-func (f *fileRewrite) advance() {
+func (f *fileRewrite) advance(ctx context.Context) error {
 	for f.g < len(f.ends) && f.pos >= f.ends[f.g] {
-		if !f.gChanged && f.ends[f.g] > f.gStart {
+		switch {
+		case f.gCols != nil:
+			if err := f.patchGroup(ctx); err != nil {
+				return err
+			}
+		case !f.gChanged && f.ends[f.g] > f.gStart:
 			f.copyRGs = append(f.copyRGs, f.g)
 		}
 		f.releaseBuffer()
@@ -270,14 +331,92 @@ func (f *fileRewrite) advance() {
 		f.gStart, f.gChanged = f.ends[f.g], false
 		f.g++
 	}
+	return nil
+}
+
+// patchGroup encodes the SET columns of the group ending now (rgcopy.go);
+// if that cannot be done (but not on cancellation), its rows are read
+// again and written whole.
+func (f *fileRewrite) patchGroup(ctx context.Context) error {
+	p, err := f.m.encodePatch(ctx, f.meta, f.setLeaf, f.gCols, f.ends[f.g]-f.gStart)
+	f.releaseCols()
+	if err == nil {
+		p.kept = f.gKept
+		if f.patches == nil {
+			f.patches = map[int]*patch{}
+		}
+		f.patches[f.g] = p
+		return nil
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	f.copied -= f.gKept // replayRows counts every row it writes
+	return f.replayRows(ctx, [][2]int64{f.groupRange(f.g)})
+}
+
+// collect keeps the SET columns of b, one batch of the group being
+// patched; false when the budget cannot hold them.
+func (f *fileRewrite) collect(b arrow.RecordBatch) bool {
+	set := f.m.rw.spec.SetColumns
+	var size int64
+	for _, c := range set {
+		size += int64(b.Column(c).Data().SizeInBytes())
+	}
+	if f.colBytes+size > f.m.opts.BufferLimit || f.m.spec.Budget.Reserve(size, "update column buffer") != nil {
+		return false
+	}
+	f.colBytes += size
+	for k, c := range set {
+		a := b.Column(c)
+		a.Retain()
+		f.gCols[k] = append(f.gCols[k], a)
+	}
+	return true
+}
+
+// unpatch stops patching the group: its rows so far, [gStart, upTo), are
+// read again and written whole, and the rest of it streams as usual.
+func (f *fileRewrite) unpatch(ctx context.Context, upTo int64) error {
+	f.releaseCols()
+	f.copied -= f.gKept // replayRows counts every row it writes
+	if upTo > f.gStart {
+		return f.replayRows(ctx, [][2]int64{{f.gStart, upTo}})
+	}
+	return nil
 }
 
 func (f *fileRewrite) emit(ctx context.Context, in arrow.RecordBatch, o batchOut) error {
 	if !f.m.canChange {
 		return nil
 	}
-	f.advance()
+	if err := f.advance(ctx); err != nil {
+		return err
+	}
+	start := f.pos
 	f.pos += in.NumRows()
+	if f.gCols != nil {
+		// a group being patched keeps its SET columns only; an UPDATE's
+		// out is the batch's every row, in order, with the new values
+		src := in
+		if o.changed {
+			src = o.out[0]
+		}
+		if f.collect(src) {
+			kept := in.NumRows()
+			if o.changed {
+				kept = o.kept
+			}
+			f.copied += kept
+			f.gKept += kept
+			releaseBatches(o.out)
+			return nil
+		}
+		if err := f.unpatch(ctx, start); err != nil {
+			releaseBatches(o.out)
+			return err
+		}
+	}
 	if !o.changed {
 		if f.gChanged {
 			in.Retain()
@@ -303,22 +442,31 @@ func (f *fileRewrite) emit(ctx context.Context, in arrow.RecordBatch, o batchOut
 	out := o.out
 	defer func() { releaseBatches(out) }()
 	if !f.gChanged {
-		f.gChanged, f.touched = true, true
-		if f.replay > 0 {
-			if err := f.replayRows(ctx, [][2]int64{{f.gStart, f.gStart + f.replay}}); err != nil {
-				return err
+		if f.setLeaf != nil && f.replay == 0 && len(out) == 1 && out[0].NumRows() == in.NumRows() {
+			// patch the group: keep the SET columns of its rows so far
+			f.gChanged, f.touched = true, true
+			f.gCols = make([][]arrow.Array, len(f.setLeaf))
+			ok := true
+			for _, b := range f.buf {
+				ok = ok && f.collect(b)
 			}
-			f.replay = 0
+			ok = ok && f.collect(out[0])
+			if ok {
+				f.gKept = o.kept
+				for _, b := range f.buf {
+					f.gKept += b.NumRows()
+				}
+				f.copied += f.gKept
+				releaseBatches(f.buf)
+				f.m.spec.Budget.Release(f.bufBytes)
+				f.buf, f.bufBytes = nil, 0
+				return nil
+			}
+			f.releaseCols()
+			f.gChanged = false
 		}
-		buf := f.buf
-		f.m.spec.Budget.Release(f.bufBytes)
-		f.buf, f.bufBytes = nil, 0
-		for i, b := range buf {
-			f.copied += b.NumRows()
-			if err := f.push(ctx, b); err != nil {
-				releaseBatches(buf[i+1:])
-				return err
-			}
+		if err := f.startChange(ctx); err != nil {
+			return err
 		}
 	}
 	f.copied += o.kept
@@ -332,11 +480,14 @@ func (f *fileRewrite) emit(ctx context.Context, in arrow.RecordBatch, o batchOut
 }
 
 // replayRows re-reads the file's rows in ranges ([from, to) positions,
-// ascending, apart), unchanged rows let go earlier, and writes them.
+// ascending, apart), rows let go earlier, and writes them.
 func (f *fileRewrite) replayRows(ctx context.Context, ranges [][2]int64) error {
 	var pos, n, want int64
 	for _, r := range ranges {
 		want += r[1] - r[0]
+	}
+	if want == 0 {
+		return nil
 	}
 	last := ranges[len(ranges)-1][1]
 	err := f.m.readFile(ctx, f.task, func(b arrow.RecordBatch) (bool, error) {
@@ -389,11 +540,13 @@ func (f *fileRewrite) refused() error {
 }
 
 func (f *fileRewrite) finish(ctx context.Context, read int64) error {
-	f.advance()
+	if err := f.advance(ctx); err != nil {
+		return err
+	}
 	if !f.touched {
 		return nil
 	}
-	if len(f.copyRGs) > 0 {
+	if len(f.copyRGs) > 0 || len(f.patches) > 0 {
 		if err := f.copyGroups(ctx); err != nil {
 			return err
 		}
@@ -406,7 +559,7 @@ func (f *fileRewrite) finish(ctx context.Context, read int64) error {
 	mt.RowsCopied += f.copied
 	if f.w == nil {
 		// no row written: the copy, if any, replaces the file
-		if len(f.copyRGs) > 0 {
+		if len(f.copyRGs)+len(f.patches) > 0 {
 			mt.FilesRewritten++
 		}
 		return nil
@@ -417,31 +570,45 @@ func (f *fileRewrite) finish(ctx context.Context, read int64) error {
 	return nil
 }
 
-// copyGroups copies the unchanged row groups into a new data file; when
-// that fails (but not on cancellation), their rows are read again and
-// written like the changed groups' rows.
+// copyGroups copies the unchanged and the patched row groups into a new
+// data file; when that fails (but not on cancellation), their rows are
+// read again and written like the changed groups' rows.
 func (f *fileRewrite) copyGroups(ctx context.Context) error {
 	if err := f.refused(); err != nil {
 		return err
 	}
-	df, err := f.m.copyRowGroups(ctx, f.task, f.meta, f.copyRGs)
+	rgs := slices.Clone(f.copyRGs)
+	for g := range f.patches {
+		rgs = append(rgs, g)
+	}
+	slices.Sort(rgs)
+	df, err := f.m.copyRowGroups(ctx, f.task, f.meta, rgs, f.patches, f.setLeaf)
 	if err == nil {
 		mt := &f.m.res.Metrics
 		mt.RowGroupsCopied += int64(len(f.copyRGs))
+		mt.RowGroupsPatched += int64(len(f.patches))
 		mt.BytesCopied += df.FileSizeBytes()
-		f.copied += df.Count()
+		for _, p := range f.patches {
+			mt.BytesCopied -= int64(len(p.raw))
+		}
+		for _, g := range f.copyRGs {
+			r := f.groupRange(g)
+			f.copied += r[1] - r[0]
+		}
 		f.m.addFiles([]iceberg.DataFile{df})
 		return nil
 	}
 	if cerr := ctx.Err(); cerr != nil {
 		return cerr
 	}
-	ranges := make([][2]int64, len(f.copyRGs))
-	for i, g := range f.copyRGs {
-		ranges[i] = [2]int64{0, f.ends[g]}
-		if g > 0 {
-			ranges[i][0] = f.ends[g-1]
-		}
+	ranges := make([][2]int64, len(rgs))
+	for i, g := range rgs {
+		ranges[i] = f.groupRange(g)
+	}
+	// the patched groups' rows were counted as copied; replayRows counts
+	// every row it writes
+	for _, p := range f.patches {
+		f.copied -= p.kept
 	}
 	return f.replayRows(ctx, ranges)
 }

@@ -555,9 +555,10 @@ func (m *merger) stageChange(ctx context.Context, txn *table.Transaction) error 
 	for k, v := range m.opts.SnapshotProperties {
 		props[k] = v
 	}
-	if mt := m.res.Metrics; mt.RowGroupsCopied > 0 {
+	if mt := m.res.Metrics; mt.RowGroupsCopied+mt.RowGroupsPatched > 0 {
 		// what the rewrite copied verbatim (rgcopy.go), for $snapshots
 		props["skade.copied-row-groups"] = strconv.FormatInt(mt.RowGroupsCopied, 10)
+		props["skade.patched-row-groups"] = strconv.FormatInt(mt.RowGroupsPatched, 10)
 		props["skade.copied-files-size"] = strconv.FormatInt(mt.BytesCopied, 10)
 	}
 	if m.mor {

@@ -57,6 +57,9 @@ type Metrics struct {
 	// verbatim into new files (their rows count in RowsCopied, their
 	// bytes in BytesCopied and BytesWritten).
 	RowGroupsCopied int64
+	// RowGroupsPatched are row groups of files an UPDATE rewrote whose
+	// SET columns were encoded again and the others copied verbatim.
+	RowGroupsPatched int64
 
 	FilesScanned   int64 // data files read (candidates after pruning)
 	FilesSkipped   int64 // data files of the snapshot pruning left out
@@ -80,25 +83,26 @@ type Metrics struct {
 // EXPLAIN ANALYZE; times are in nanoseconds.
 func (m Metrics) Map() map[string]int64 {
 	return map[string]int64{
-		"source_rows":       m.SourceRows,
-		"rows_inserted":     m.RowsInserted,
-		"rows_updated":      m.RowsUpdated,
-		"rows_deleted":      m.RowsDeleted,
-		"rows_copied":       m.RowsCopied,
-		"row_groups_copied": m.RowGroupsCopied,
-		"files_scanned":     m.FilesScanned,
-		"files_skipped":     m.FilesSkipped,
-		"files_rewritten":   m.FilesRewritten,
-		"files_removed":     m.FilesRemoved,
-		"files_added":       m.FilesAdded,
-		"bytes_read":        m.BytesRead,
-		"bytes_written":     m.BytesWritten,
-		"bytes_copied":      m.BytesCopied,
-		"build_ns":          int64(m.BuildTime),
-		"prune_ns":          int64(m.PruneTime),
-		"scan_ns":           int64(m.ScanTime),
-		"insert_ns":         int64(m.InsertTime),
-		"stage_ns":          int64(m.StageTime),
+		"source_rows":        m.SourceRows,
+		"rows_inserted":      m.RowsInserted,
+		"rows_updated":       m.RowsUpdated,
+		"rows_deleted":       m.RowsDeleted,
+		"rows_copied":        m.RowsCopied,
+		"row_groups_copied":  m.RowGroupsCopied,
+		"row_groups_patched": m.RowGroupsPatched,
+		"files_scanned":      m.FilesScanned,
+		"files_skipped":      m.FilesSkipped,
+		"files_rewritten":    m.FilesRewritten,
+		"files_removed":      m.FilesRemoved,
+		"files_added":        m.FilesAdded,
+		"bytes_read":         m.BytesRead,
+		"bytes_written":      m.BytesWritten,
+		"bytes_copied":       m.BytesCopied,
+		"build_ns":           int64(m.BuildTime),
+		"prune_ns":           int64(m.PruneTime),
+		"scan_ns":            int64(m.ScanTime),
+		"insert_ns":          int64(m.InsertTime),
+		"stage_ns":           int64(m.StageTime),
 	}
 }
 
@@ -108,8 +112,8 @@ func (m Metrics) String() string {
 	fmt.Fprintf(&b, "rows: +%d ~%d -%d copied=%d source=%d; ", m.RowsInserted, m.RowsUpdated, m.RowsDeleted, m.RowsCopied, m.SourceRows)
 	fmt.Fprintf(&b, "files: scanned=%d skipped=%d rewritten=%d removed=%d added=%d; ", m.FilesScanned, m.FilesSkipped, m.FilesRewritten, m.FilesRemoved, m.FilesAdded)
 	fmt.Fprintf(&b, "bytes: read=%d written=%d; ", m.BytesRead, m.BytesWritten)
-	if m.RowGroupsCopied > 0 {
-		fmt.Fprintf(&b, "row groups copied verbatim: %d (%d bytes); ", m.RowGroupsCopied, m.BytesCopied)
+	if m.RowGroupsCopied+m.RowGroupsPatched > 0 {
+		fmt.Fprintf(&b, "row groups copied verbatim: %d, patched: %d (%d bytes copied); ", m.RowGroupsCopied, m.RowGroupsPatched, m.BytesCopied)
 	}
 	r := func(d time.Duration) time.Duration { return d.Round(time.Microsecond) }
 	fmt.Fprintf(&b, "time: build=%s prune=%s scan=%s insert=%s stage=%s", r(m.BuildTime), r(m.PruneTime), r(m.ScanTime), r(m.InsertTime), r(m.StageTime))

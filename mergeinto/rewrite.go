@@ -58,6 +58,10 @@ type RewriteSpec struct {
 	// Update: matched rows are rewritten with their new values; else
 	// they are deleted.
 	Update bool
+	// SetColumns are the columns (Schema indexes) an UPDATE assigns; nil
+	// when not known. With them, a copy-on-write UPDATE may re-encode
+	// only those columns of a row group and copy the others (rgcopy.go).
+	SetColumns []int
 	// Mode is the write path. In MergeOnRead mode the last column of Rows
 	// must be each row's position in its file (BIGINT), since a plan may
 	// reorder rows, and Drop is staged as a snapshot of its own before the

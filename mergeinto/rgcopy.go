@@ -2,6 +2,7 @@ package mergeinto
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -10,11 +11,17 @@ import (
 	"io/fs"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -66,12 +73,15 @@ var TestHookRowGroupCopy func(path string) error
 // rowGroupLayout returns the footer of task's file and the row count at
 // the end of each of its row groups when the file's unchanged row groups
 // may be copied (see above); nil when not, or when it has one row group.
-func (m *merger) rowGroupLayout(ctx context.Context, task table.FileScanTask) (*metadata.FileMetaData, []int64) {
+//
+// With one, a file of a single row group qualifies too (an UPDATE may
+// patch it).
+func (m *merger) rowGroupLayout(ctx context.Context, task table.FileScanTask, one bool) (*metadata.FileMetaData, []int64) {
 	if m.mor || m.lin != nil || HasDeletes(task) || task.File.FileFormat() != iceberg.ParquetFile ||
 		!snapshot.CopyRowGroups(m.spec.Target.Properties()) {
 		return nil, nil
 	}
-	if so := task.File.SplitOffsets(); so != nil && len(so) < 2 {
+	if so := task.File.SplitOffsets(); !one && so != nil && len(so) < 2 {
 		return nil, nil // one row group, by the manifest: no footer read
 	}
 	fsys, err := m.spec.Target.FS(ctx)
@@ -90,7 +100,7 @@ func (m *merger) rowGroupLayout(ctx context.Context, task table.FileScanTask) (*
 	defer pr.Close()
 	meta := pr.MetaData()
 	size := meta.GetSourceFileSize()
-	if meta.NumRowGroups() < 2 || meta.IsSetEncryptionAlgorithm() || meta.FileDecryptor != nil ||
+	if meta.NumRowGroups() < 1 || (!one && meta.NumRowGroups() < 2) || meta.IsSetEncryptionAlgorithm() || meta.FileDecryptor != nil ||
 		meta.WriterVersion().LessThan(metadata.Parquet816FixedVersion) {
 		return nil, nil
 	}
@@ -140,9 +150,10 @@ func chunkRange[M interface {
 }
 
 // copyRowGroups writes the row groups rgs of task's file (meta is its
-// footer) verbatim into a new data file of the table and returns it and
-// its size. On error nothing it wrote is left behind.
-func (m *merger) copyRowGroups(ctx context.Context, task table.FileScanTask, meta *metadata.FileMetaData, rgs []int) (_ iceberg.DataFile, err error) {
+// footer) verbatim into a new data file of the table and returns it; a
+// row group in patches takes its leaf columns setLeaf from its patch
+// instead. On error nothing it wrote is left behind.
+func (m *merger) copyRowGroups(ctx context.Context, task table.FileScanTask, meta *metadata.FileMetaData, rgs []int, patches map[int]*patch, setLeaf []int) (_ iceberg.DataFile, err error) {
 	tbl := m.spec.Target
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
@@ -170,6 +181,31 @@ func (m *merger) copyRowGroups(ctx context.Context, task table.FileScanTask, met
 		return nil, err
 	}
 	defer src.Close()
+	// each column chunk's source: the file, or a patch
+	srcs := make([][]io.ReaderAt, len(rgs))
+	for i, g := range rgs {
+		srcs[i] = make([]io.ReaderAt, len(out.RowGroups[i].Columns))
+		for j := range srcs[i] {
+			srcs[i][j] = src
+		}
+		p := patches[g]
+		if p == nil {
+			continue
+		}
+		rg := out.RowGroups[i]
+		prg := p.meta.RowGroups[0]
+		for k, leaf := range setLeaf {
+			rg.Columns[leaf] = prg.Columns[k]
+			srcs[i][leaf] = bytes.NewReader(p.raw)
+		}
+		var size, compressed int64
+		for _, c := range rg.Columns {
+			size += c.MetaData.TotalUncompressedSize
+			compressed += c.MetaData.TotalCompressedSize
+		}
+		rg.TotalByteSize = size
+		rg.TotalCompressedSize = &compressed
+	}
 	dst, err := m.copyPath(task)
 	if err != nil {
 		return nil, err
@@ -187,7 +223,7 @@ func (m *merger) copyRowGroups(ctx context.Context, task table.FileScanTask, met
 		}
 	}()
 	bw := &countingWriter{w: bufio.NewWriterSize(w, 1<<20)}
-	werr := writeRowGroups(ctx, bw, src, out)
+	werr := writeRowGroups(ctx, bw, srcs, out)
 	if TestHookRowGroupCopy != nil && werr == nil {
 		werr = TestHookRowGroupCopy(dst)
 	}
@@ -204,9 +240,10 @@ func (m *merger) copyRowGroups(ctx context.Context, task table.FileScanTask, met
 }
 
 // writeRowGroups writes a Parquet file holding out's row groups, whose
-// column chunks it copies from src, moving their offsets to where they
-// land, and then out as its footer.
-func writeRowGroups(ctx context.Context, w *countingWriter, src io.ReaderAt, out *metadata.FileMetaData) error {
+// column chunks it copies from srcs (per row group, per column), in
+// column order, moving their offsets to where they land, and then out
+// as its footer.
+func writeRowGroups(ctx context.Context, w *countingWriter, srcs [][]io.ReaderAt, out *metadata.FileMetaData) error {
 	if _, err := w.Write([]byte("PAR1")); err != nil {
 		return err
 	}
@@ -218,11 +255,6 @@ func writeRowGroups(ctx context.Context, w *countingWriter, src io.ReaderAt, out
 		ord := int16(i)
 		rg.Ordinal = &ord
 		out.NumRows += rg.NumRows
-		// The chunks in file order; a run of adjacent ones is one copy.
-		order := make([]int, len(rg.Columns))
-		for j := range order {
-			order[j] = j
-		}
 		starts := make([]int64, len(rg.Columns))
 		lengths := make([]int64, len(rg.Columns))
 		for j, c := range rg.Columns {
@@ -234,25 +266,23 @@ func writeRowGroups(ctx context.Context, w *countingWriter, src io.ReaderAt, out
 				return fmt.Errorf("row group %d, column %d: no pages", i, j)
 			}
 		}
-		slices.SortFunc(order, func(a, b int) int { return int(starts[a] - starts[b]) })
-		for k := 0; k < len(order); {
-			runStart, runEnd := starts[order[k]], starts[order[k]]
-			e := k
-			for ; e < len(order) && starts[order[e]] == runEnd; e++ {
-				runEnd += lengths[order[e]]
-			}
-			if e == k { // overlapping chunks: not a file to copy
-				return fmt.Errorf("row group %d: column chunks overlap", i)
+		// The chunks in column order; a run of adjacent ones of one
+		// source is one copy.
+		for k := 0; k < len(rg.Columns); {
+			runStart, runEnd := starts[k], starts[k]+lengths[k]
+			e := k + 1
+			for ; e < len(rg.Columns) && srcs[i][e] == srcs[i][k] && starts[e] == runEnd; e++ {
+				runEnd += lengths[e]
 			}
 			delta := w.n - runStart
-			n, err := io.Copy(w, io.NewSectionReader(src, runStart, runEnd-runStart))
+			n, err := io.Copy(w, io.NewSectionReader(srcs[i][k], runStart, runEnd-runStart))
 			if err != nil {
 				return err
 			}
 			if n != runEnd-runStart {
 				return fmt.Errorf("row group %d: copied %d bytes of %d", i, n, runEnd-runStart)
 			}
-			for _, j := range order[k:e] {
+			for j := k; j < e; j++ {
 				// Shift the chunk's offsets; drop what points outside it
 				// (page indexes, bloom filter), which is not copied.
 				cc, start, length := rg.Columns[j], starts[j], lengths[j]
@@ -422,7 +452,9 @@ func (m *merger) mergeRowGroups(ctx context.Context, task table.FileScanTask, f 
 		return fmt.Errorf("%s: reading data file %s: %w", m.what(), m.relPath(task.File.FilePath()), err)
 	}
 	run, pos := 0, rowAt(runs[0][0])
-	f.skipTo(pos)
+	if err := f.skipTo(ctx, pos); err != nil {
+		return err
+	}
 	for b, err := range seq {
 		if err != nil {
 			return fmt.Errorf("%s: reading data file %s: %w", m.what(), m.relPath(task.File.FilePath()), err)
@@ -435,7 +467,10 @@ func (m *merger) mergeRowGroups(ctx context.Context, task table.FileScanTask, f 
 		for run < len(runs) && pos == rowAt(runs[run][1]) {
 			if run++; run < len(runs) {
 				pos = rowAt(runs[run][0])
-				f.skipTo(pos)
+				if err := f.skipTo(ctx, pos); err != nil {
+					tb.Release()
+					return err
+				}
 			}
 		}
 		rows := tb.NumRows()
@@ -464,7 +499,9 @@ func (m *merger) mergeRowGroups(ctx context.Context, task table.FileScanTask, f 
 	if run < len(runs)-1 || pos != rowAt(runs[len(runs)-1][1]) {
 		return &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s yielded fewer rows than its row groups %v hold (broken invariant)", m.what(), m.relPath(task.File.FilePath()), runs)}
 	}
-	f.skipTo(n)
+	if err := f.skipTo(ctx, n); err != nil {
+		return err
+	}
 	return f.finish(ctx, n)
 }
 
@@ -518,4 +555,172 @@ func rowGroupOffsets(meta *metadata.FileMetaData) []int64 {
 		out[i], _, _ = chunkRange(rg.Columns[0].MetaData)
 	}
 	return out
+}
+
+// Column patches. An UPDATE changes only the columns its SET assigns, and
+// no row's place. A row group it changes then keeps every other column
+// chunk as it is: only the SET columns of the group's rows (new values on
+// the updated rows, stored ones on the others, in file order) are encoded
+// again, into a one-row-group Parquet file in memory, the patch, and the
+// new data file's row group takes those chunks from the patch and the
+// rest from the source, verbatim. The patch's columns must be the
+// file's exactly (type, annotations, field id), so the UPDATE patches
+// only top-level primitive columns that are not partition sources (a row
+// whose partition value changes moves to another file).
+
+// patch is one row group's SET columns, encoded.
+type patch struct {
+	raw  []byte                 // a Parquet file of one row group
+	meta *metadata.FileMetaData // its footer
+	kept int64                  // rows of the group that kept their values
+}
+
+// patching reports whether the statement is an UPDATE that may patch row
+// groups.
+func (m *merger) patching() bool {
+	return m.rw != nil && m.rw.spec.Update && len(m.rw.spec.SetColumns) > 0 && !m.mor && m.lin == nil
+}
+
+// columnLayout returns the Parquet leaf of each SET column in task's file
+// (meta), when its row groups may be patched; nil when not.
+func (m *merger) columnLayout(task table.FileScanTask, meta *metadata.FileMetaData) []int {
+	tmeta := m.spec.Target.Metadata()
+	schema := tmeta.CurrentSchema()
+	spec := tmeta.PartitionSpecByID(int(task.File.SpecID()))
+	if spec == nil {
+		return nil
+	}
+	sources := map[int]bool{}
+	for _, pf := range spec.Fields() {
+		sources[pf.SourceID()] = true
+	}
+	set := m.rw.spec.SetColumns
+	if len(set) >= meta.Schema.NumColumns() {
+		return nil // every column changes: nothing to copy
+	}
+	leaves := make([]int, len(set))
+	for k, c := range set {
+		if c < 0 || c >= m.p.target.NumFields() {
+			return nil
+		}
+		field, ok := schema.FindFieldByName(m.p.target.Field(c).Name)
+		if !ok || sources[field.ID] {
+			return nil
+		}
+		if _, primitive := field.Type.(iceberg.PrimitiveType); !primitive {
+			return nil
+		}
+		leaves[k] = -1
+		for i := 0; i < meta.Schema.NumColumns(); i++ {
+			col := meta.Schema.Column(i)
+			if col.SchemaNode().FieldID() == int32(field.ID) && len(col.ColumnPath()) == 1 && col.MaxRepetitionLevel() == 0 {
+				leaves[k] = i
+				break
+			}
+		}
+		if leaves[k] < 0 {
+			return nil
+		}
+	}
+	return leaves
+}
+
+// encodePatch encodes one row group's SET columns (cols[k]: the k-th SET
+// column's arrays, rows in file order) as a patch, with the table's
+// Parquet writer settings; it fails when a column does not come out as
+// the file's leaf setLeaf[k] of meta.
+func (m *merger) encodePatch(ctx context.Context, meta *metadata.FileMetaData, setLeaf []int, cols [][]arrow.Array, rows int64) (*patch, error) {
+	set := m.rw.spec.SetColumns
+	fields := make([]arrow.Field, len(set))
+	chunked := make([]arrow.Column, len(set))
+	defer func() {
+		for i := range chunked {
+			chunked[i].Release()
+		}
+	}()
+	for k, c := range set {
+		f := m.p.target.Field(c)
+		id := meta.Schema.Column(setLeaf[k]).SchemaNode().FieldID()
+		fields[k] = arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable,
+			Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(int(id))})}
+		ch := arrow.NewChunked(f.Type, cols[k])
+		if int64(ch.Len()) != rows {
+			ch.Release()
+			return nil, fmt.Errorf("a row group of %d rows has %d values of %s (broken invariant)", rows, ch.Len(), f.Name)
+		}
+		chunked[k] = *arrow.NewColumn(fields[k], ch)
+		ch.Release()
+	}
+	sc := arrow.NewSchema(fields, nil)
+	tbl := array.NewTable(sc, chunked, rows)
+	defer tbl.Release()
+	var buf bytes.Buffer
+	props := patchWriterProps(m.spec.Target.Properties(), fields, rows)
+	w, err := pqarrow.NewFileWriter(sc, &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(m.opts.Mem)))
+	if err != nil {
+		return nil, err
+	}
+	if err := w.WriteTable(tbl, max(rows, 1)); err != nil {
+		w.Close()
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	pr, err := file.NewParquetReader(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		return nil, err
+	}
+	pm := pr.MetaData()
+	pr.Close()
+	if pm.NumRowGroups() != 1 || pm.RowGroups[0].NumRows != rows || pm.Schema.NumColumns() != len(set) {
+		return nil, fmt.Errorf("the patch came out as %d row groups of %d columns", pm.NumRowGroups(), pm.Schema.NumColumns())
+	}
+	for k, leaf := range setLeaf {
+		if !pm.Schema.Column(k).SchemaNode().Equals(meta.Schema.Column(leaf).SchemaNode()) {
+			return nil, fmt.Errorf("column %s encodes as %s, the file has %s", fields[k].Name, pm.Schema.Column(k), meta.Schema.Column(leaf))
+		}
+	}
+	return &patch{raw: buf.Bytes(), meta: pm}, nil
+}
+
+// patchWriterProps are the table's Parquet writer settings, as iceberg-go
+// writes data files with them, for a patch of rows rows of fields.
+func patchWriterProps(p iceberg.Properties, fields []arrow.Field, rows int64) *parquet.WriterProperties {
+	num := func(key string, def int64) int64 {
+		if v, err := strconv.ParseInt(p[key], 10, 64); err == nil {
+			return v
+		}
+		return def
+	}
+	dpv := parquet.DataPageV2
+	if p.Get("write.parquet.page-version", "2") == "1" {
+		dpv = parquet.DataPageV1
+	}
+	codec := map[string]compress.Compression{
+		"zstd": compress.Codecs.Zstd, "snappy": compress.Codecs.Snappy, "gzip": compress.Codecs.Gzip,
+		"brotli": compress.Codecs.Brotli, "lz4": compress.Codecs.Lz4, "lz4raw": compress.Codecs.Lz4Raw,
+		"uncompressed": compress.Codecs.Uncompressed,
+	}[p.Get(table.ParquetCompressionKey, "zstd")]
+	opts := []parquet.WriterProperty{
+		parquet.WithMaxRowGroupLength(max(rows, 1)),
+		parquet.WithDataPageSize(num("write.parquet.page-size-bytes", 1<<20)),
+		parquet.WithDataPageVersion(dpv),
+		parquet.WithBatchSize(num("write.parquet.page-row-limit", 20000)),
+		parquet.WithDictionaryPageSizeLimit(num("write.parquet.dict-size-bytes", 2<<20)),
+		parquet.WithCompression(codec),
+		parquet.WithCompressionLevel(int(num(table.ParquetCompressionLevelKey, -1))),
+		parquet.WithDictionaryDefault(p.Get("parquet.enable.dictionary", "true") == "true"),
+		parquet.WithStats(true),
+	}
+	for _, f := range fields {
+		if v, ok := p["write.parquet.dict-encoding-enabled.column."+f.Name]; ok {
+			opts = append(opts, parquet.WithDictionaryFor(f.Name, strings.EqualFold(v, "true")))
+		}
+		opts = append(opts, parquet.WithDictionaryCostFallbackFor(f.Name, true))
+	}
+	return parquet.NewWriterProperties(opts...)
 }

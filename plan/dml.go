@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -323,6 +324,8 @@ type Rewrite struct {
 	// KeepsOld: after the target's columns come their stored values
 	// again (an UPDATE whose RETURNING reads old.*).
 	KeepsOld bool
+	// Set are the target columns an UPDATE's SET assigns, ascending.
+	Set []int
 	// Lineage: the target keeps row lineage (mergeinto.TracksLineage);
 	// each row's mergeinto.LineageColumns come right before its position,
 	// in the input and the output alike.
@@ -480,6 +483,7 @@ func (p *Planner) rowRewrite(ctx context.Context, target *TableRef, alias parser
 			return nil, errorf(s.Pos, "multiple assignments to same column %q", name.Name)
 		}
 		setSeen[idx] = true
+		rw.Set = append(rw.Set, idx)
 		var v Expr
 		if _, isDef := s.Value.(*parser.Default); isDef {
 			if v, err = b.defaultValue(cols[idx]); err != nil {
@@ -499,6 +503,7 @@ func (p *Planner) rowRewrite(ctx context.Context, target *TableRef, alias parser
 			return nil, atPos(s.Pos, err)
 		}
 	}
+	slices.Sort(rw.Set)
 	node := applyMarks(src, marks)
 	exprs := append([]Expr{match}, values...)
 	if keepOld {

@@ -261,7 +261,7 @@ func (w *Write) Spec(staged *table.Table, budget *exec.Budget) *mergeinto.Rewrit
 	}
 	return &mergeinto.RewriteSpec{
 		Table: w.Target.Name, Target: staged, Snapshot: w.Snapshot, Schema: w.schema,
-		Files: w.Files, Drop: w.Drop, All: w.All, Rows: w.rows, Filter: w.Rewrite.Pushed,
+		Files: w.Files, Drop: w.Drop, All: w.All, Rows: w.rows, Filter: w.Rewrite.Pushed, SetColumns: w.Rewrite.Set,
 		Update: w.Op == WriteUpdate, Returning: w.Returning != nil, ReturningOld: w.Rewrite.KeepsOld, Mode: w.Mode, Lineage: w.Rewrite.Lineage,
 		Budget: budget, Options: mergeinto.Options{SnapshotProperties: props},
 	}
@@ -322,8 +322,8 @@ func (w *Write) Summary(res *mergeinto.Result) string {
 	}
 	out := fmt.Sprintf("%s %s (copy-on-write): %d rows\n  data files: %d in the snapshot, %d skipped by pruning, %d dropped unread, %d read, %d rewritten, %d removed, %d added\n",
 		op, w.Target.Name, res.Count, w.Total, w.Total-int64(w.Planned), len(w.Drop), len(w.Files), mt.FilesRewritten, mt.FilesRemoved, mt.FilesAdded)
-	if mt.RowGroupsCopied > 0 {
-		out += fmt.Sprintf("  unchanged row groups copied verbatim: %d (%d bytes)\n", mt.RowGroupsCopied, mt.BytesCopied)
+	if mt.RowGroupsCopied+mt.RowGroupsPatched > 0 {
+		out += fmt.Sprintf("  row groups: %d unchanged copied verbatim, %d with only the SET columns encoded again (%d bytes copied)\n", mt.RowGroupsCopied, mt.RowGroupsPatched, mt.BytesCopied)
 	}
 	return out
 }
