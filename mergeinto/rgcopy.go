@@ -640,8 +640,10 @@ func (m *merger) encodePatch(ctx context.Context, meta *metadata.FileMetaData, s
 	}()
 	for k, c := range set {
 		f := m.p.target.Field(c)
-		id := meta.Schema.Column(setLeaf[k]).SchemaNode().FieldID()
-		fields[k] = arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable,
+		leaf := meta.Schema.Column(setLeaf[k])
+		id := leaf.SchemaNode().FieldID()
+		// the file's name for the column: it may predate a rename
+		fields[k] = arrow.Field{Name: leaf.Name(), Type: f.Type, Nullable: f.Nullable,
 			Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(int(id))})}
 		ch := arrow.NewChunked(f.Type, cols[k])
 		if int64(ch.Len()) != rows {
