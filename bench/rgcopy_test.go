@@ -12,10 +12,12 @@ import (
 )
 
 // BenchmarkWideUpdate is the wide-table case of copying unchanged row
-// groups verbatim (mergeinto/rgcopy.go): a 50-column table of 200,000
-// rows in one data file of 20 row groups, and an UPDATE of 2 columns on
-// 1% of the rows, either spread over every row group (id % 100 = k) or
-// in one contiguous range (one row group hit). Two tables with the same
+// groups and column chunks verbatim (mergeinto/rgcopy.go): a 50-column
+// table of 200,000 rows in one data file of 20 row groups, and an UPDATE
+// (or a MERGE) of 2 columns on 1% of the rows, either spread over every
+// row group (id % 100 = k) or in one contiguous range (one row group
+// hit). An UPDATE patches the row groups it hits (only the 2 columns
+// encoded again); a MERGE copies the row groups it does not hit. Two tables with the same
 // data, one with skade.write.copy-row-groups = false, take the same
 // statement in turn (the order alternates each op), so both see the same
 // machine. It reports per statement the milliseconds and the MB written
@@ -26,14 +28,28 @@ import (
 func BenchmarkWideUpdate(b *testing.B) {
 	ctx := context.Background()
 	const rows, groupRows, cols = 200_000, 10_000, 50
+	set := "c1 = c1 + 1, c2 = c2 || 'x'"
+	cluster := func(i int) (lo, hi int) {
+		lo = (i * 7 % 100) * (rows / 100)
+		return lo, lo + rows/100
+	}
 	for _, tc := range []struct {
-		name  string
-		where func(i int) string
+		name string
+		stmt func(i int, table string) string
 	}{
-		{"spread", func(i int) string { return fmt.Sprintf("id %% 100 = %d", i%100) }},
-		{"clustered", func(i int) string {
-			lo := (i * 7 % 100) * (rows / 100)
-			return fmt.Sprintf("id BETWEEN %d AND %d", lo, lo+rows/100-1)
+		{"update-spread", func(i int, t string) string {
+			return fmt.Sprintf("UPDATE %s SET %s WHERE id %% 100 = %d", t, set, i%100)
+		}},
+		{"update-clustered", func(i int, t string) string {
+			lo, hi := cluster(i)
+			return fmt.Sprintf("UPDATE %s SET %s WHERE id >= %d AND id < %d", t, set, lo, hi)
+		}},
+		{"merge-spread", func(i int, t string) string {
+			return fmt.Sprintf("MERGE INTO %s t USING (SELECT i * 100 + %d AS id FROM range(0, %d) r(i)) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET %s", t, i%100, rows/100, set)
+		}},
+		{"merge-clustered", func(i int, t string) string {
+			lo, hi := cluster(i)
+			return fmt.Sprintf("MERGE INTO %s t USING (SELECT i AS id FROM range(%d, %d) r(i)) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET %s", t, lo, hi, set)
 		}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
@@ -70,7 +86,7 @@ func BenchmarkWideUpdate(b *testing.B) {
 					side := (i + k) % 2
 					name := []string{"copy", "nocopy"}[side]
 					start := time.Now()
-					mustSQL(b, s, fmt.Sprintf("UPDATE %s SET c1 = c1 + 1, c2 = c2 || 'x' WHERE %s", name, tc.where(i)))
+					mustSQL(b, s, tc.stmt(i, name))
 					took[side] += time.Since(start)
 					encoded[side] += encodedBytes(b, s, name)
 				}

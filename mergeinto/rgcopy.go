@@ -248,6 +248,13 @@ func writeRowGroups(ctx context.Context, w *countingWriter, srcs [][]io.ReaderAt
 		return err
 	}
 	out.NumRows = 0
+	var total int64
+	for _, rg := range out.RowGroups {
+		if rg.TotalCompressedSize != nil {
+			total += *rg.TotalCompressedSize
+		}
+	}
+	buf := make([]byte, min(8<<20, max(total, 64<<10)))
 	for i, rg := range out.RowGroups {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -275,7 +282,8 @@ func writeRowGroups(ctx context.Context, w *countingWriter, srcs [][]io.ReaderAt
 				runEnd += lengths[e]
 			}
 			delta := w.n - runStart
-			n, err := io.Copy(w, io.NewSectionReader(srcs[i][k], runStart, runEnd-runStart))
+			// large reads: on an object store each is a ranged GET
+			n, err := io.CopyBuffer(w, io.NewSectionReader(srcs[i][k], runStart, runEnd-runStart), buf[:min(int64(len(buf)), max(runEnd-runStart, 1))])
 			if err != nil {
 				return err
 			}
@@ -715,7 +723,7 @@ func patchWriterProps(p iceberg.Properties, fields []arrow.Field, rows int64) *p
 		parquet.WithDictionaryPageSizeLimit(num("write.parquet.dict-size-bytes", 2<<20)),
 		parquet.WithCompression(codec),
 		parquet.WithCompressionLevel(int(num(table.ParquetCompressionLevelKey, -1))),
-		parquet.WithDictionaryDefault(p.Get("parquet.enable.dictionary", "true") == "true"),
+		parquet.WithDictionaryDefault(strings.EqualFold(p.Get("parquet.enable.dictionary", "true"), "true")),
 		parquet.WithStats(true),
 	}
 	for _, f := range fields {
