@@ -205,6 +205,8 @@ func (m *merger) copyRowGroups(ctx context.Context, task table.FileScanTask, met
 		}
 		rg.TotalByteSize = size
 		rg.TotalCompressedSize = &compressed
+		// new values may break the rows' order by a patched column
+		rg.SortingColumns = nil
 	}
 	dst, err := m.copyPath(task)
 	if err != nil {
@@ -236,7 +238,7 @@ func (m *merger) copyRowGroups(ctx context.Context, task table.FileScanTask, met
 	if werr != nil {
 		return nil, werr
 	}
-	return m.copiedDataFile(ctx, fsys, task.File, dst)
+	return m.copiedDataFile(ctx, fsys, task.File, dst, len(patches) == 0)
 }
 
 // writeRowGroups writes a Parquet file holding out's row groups, whose
@@ -335,8 +337,9 @@ func writeRowGroups(ctx context.Context, w *countingWriter, srcs [][]io.ReaderAt
 }
 
 // copiedDataFile is the data file entry of the copy at p of src's row
-// groups: metrics from its footer, partition and sort order from src.
-func (m *merger) copiedDataFile(ctx context.Context, fsys iceio.IO, src iceberg.DataFile, p string) (iceberg.DataFile, error) {
+// groups: metrics from its footer, partition from src, and src's sort
+// order with sorted (no patch changed a value).
+func (m *merger) copiedDataFile(ctx context.Context, fsys iceio.IO, src iceberg.DataFile, p string, sorted bool) (iceberg.DataFile, error) {
 	meta := m.spec.Target.Metadata()
 	spec := meta.PartitionSpecByID(int(src.SpecID()))
 	if spec == nil {
@@ -349,7 +352,7 @@ func (m *merger) copiedDataFile(ctx context.Context, fsys iceio.IO, src iceberg.
 		return nil, err
 	}
 	return rebuildDataFile(stats, *spec, meta.CurrentSchema(), src.Partition(), func(b *iceberg.DataFileBuilder) {
-		if s := src.SortOrderID(); s != nil {
+		if s := src.SortOrderID(); s != nil && sorted {
 			b.SortOrderID(*s)
 		}
 	})
