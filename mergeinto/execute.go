@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -87,6 +88,8 @@ type merger struct {
 
 	readScan *table.Scan
 	keyScan  *table.Scan // reads the ON key columns alone (rgcopy.go)
+	nullsMu  sync.Mutex
+	nulls    map[nullKey]arrow.Array // conform's shared NULL columns
 	wopts    []table.WriteRecordOption
 	writers  []*fileWriter  // every writer started, for abort
 	copies   []string       // row-group copies written (rgcopy.go), for abort
@@ -134,6 +137,10 @@ func (m *merger) close() {
 		m.keyScan.Close()
 		m.keyScan = nil
 	}
+	for _, a := range m.nulls {
+		a.Release()
+	}
+	m.nulls = nil
 }
 
 // start sets up what every run of the merger needs: the evaluation
@@ -462,6 +469,31 @@ func (m *merger) readTask(ctx context.Context, task table.FileScanTask, fn func(
 	return nil
 }
 
+// nullArray is an all-NULL array of type dt and length n, shared: a read
+// of a few columns (the keys) conforms every batch to the whole target
+// layout, and making the other columns' NULLs anew for each batch cost
+// more than reading the keys. Safe for the read-ahead workers.
+func (m *merger) nullArray(dt arrow.DataType, n int) arrow.Array {
+	key := nullKey{dt.Fingerprint(), n}
+	m.nullsMu.Lock()
+	defer m.nullsMu.Unlock()
+	a, ok := m.nulls[key]
+	if !ok {
+		a = array.MakeArrayOfNull(m.opts.Mem, dt, n)
+		if m.nulls == nil {
+			m.nulls = map[nullKey]arrow.Array{}
+		}
+		m.nulls[key] = a
+	}
+	a.Retain()
+	return a
+}
+
+type nullKey struct {
+	typ string
+	n   int
+}
+
 // conform makes b match TargetSchema: column order by name, canonical
 // types, NULL for columns the file predates. It releases b.
 func (m *merger) conform(ctx context.Context, b arrow.RecordBatch) (arrow.RecordBatch, error) {
@@ -476,7 +508,7 @@ func (m *merger) conform(ctx context.Context, b arrow.RecordBatch) (arrow.Record
 	for i, f := range ts.Fields() {
 		idx := bs.FieldIndices(f.Name)
 		if len(idx) == 0 {
-			cols[i] = array.MakeArrayOfNull(m.opts.Mem, f.Type, int(b.NumRows()))
+			cols[i] = m.nullArray(f.Type, int(b.NumRows()))
 			continue
 		}
 		c := b.Column(idx[0])

@@ -440,6 +440,28 @@ func (m *merger) mergeRowGroups(ctx context.Context, task table.FileScanTask, f 
 	if len(runs) == 0 {
 		return nil // no row can change: the file stays
 	}
+	if len(runs) == 1 && runs[0] == [2]int{0, len(f.ends)} {
+		// every row group is hit: read the file whole, as one group,
+		// with the probe's results
+		f.meta, f.ends = nil, nil
+		var pos int64
+		err := m.readTask(ctx, task, func(b arrow.RecordBatch) (bool, error) {
+			rows := b.NumRows()
+			if pos+rows > n {
+				return false, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s yielded more rows than its %d keys (broken invariant)", m.what(), m.relPath(task.File.FilePath()), n)}
+			}
+			o, err := m.applyBatch(b, groups[pos:pos+rows], task, pos)
+			pos += rows
+			if err != nil {
+				return false, err
+			}
+			return true, f.emit(ctx, b, o)
+		})
+		if err != nil {
+			return err
+		}
+		return f.finish(ctx, pos)
+	}
 	rowAt := func(g int) int64 {
 		if g == 0 {
 			return 0
