@@ -446,16 +446,30 @@ func (m *merger) readTask(ctx context.Context, task table.FileScanTask, fn func(
 	if err := scan.CheckWhole(m.what(), task); err != nil {
 		return &Error{State: StateInternal, Msg: err.Error()}
 	}
-	_, seq, err := m.readScan.ReadTasks(compute.WithAllocator(ctx, scan.ReadBuffers), []table.FileScanTask{task})
+	return m.readConformed(ctx, m.readScan, []table.FileScanTask{task}, "reading", true, fn)
+}
+
+// readConformed reads tasks, ranges of one data file, through sc, and
+// calls fn with each batch conformed to the target layout (fn does not
+// own it) until fn returns false or an error. doing names the read in
+// errors ("reading"); progress: the rows count in the statement's
+// progress (a file re-read, a rewrite's replayed prefix, counts its rows
+// again).
+func (m *merger) readConformed(ctx context.Context, sc *table.Scan, tasks []table.FileScanTask, doing string, progress bool, fn func(arrow.RecordBatch) (bool, error)) error {
+	fail := func(err error) error {
+		return fmt.Errorf("%s: %s data file %s: %w", m.what(), doing, m.relPath(tasks[0].File.FilePath()), err)
+	}
+	_, seq, err := sc.ReadTasks(compute.WithAllocator(ctx, scan.ReadBuffers), tasks)
 	if err != nil {
-		return fmt.Errorf("%s: reading data file %s: %w", m.what(), m.relPath(task.File.FilePath()), err)
+		return fail(err)
 	}
 	for b, err := range seq {
 		if err != nil {
-			return fmt.Errorf("%s: reading data file %s: %w", m.what(), m.relPath(task.File.FilePath()), err)
+			return fail(err)
 		}
-		// A file re-read (a rewrite's replayed prefix) counts its rows again.
-		exec.ProgressFrom(ctx).AddRows(b.NumRows())
+		if progress {
+			exec.ProgressFrom(ctx).AddRows(b.NumRows())
+		}
 		tb, err := m.conform(ctx, b)
 		if err != nil {
 			return err

@@ -16,7 +16,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -27,7 +26,6 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
-	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/scan"
 	"github.com/skadedb/skade/snapshot"
 )
@@ -495,38 +493,24 @@ func (m *merger) mergeRowGroups(ctx context.Context, task table.FileScanTask, f 
 		m.res.Metrics.BytesRead += t.Length
 		tasks[i] = t
 	}
-	_, seq, err := m.readScan.ReadTasks(compute.WithAllocator(ctx, scan.ReadBuffers), tasks)
-	if err != nil {
-		return fmt.Errorf("%s: reading data file %s: %w", m.what(), m.relPath(task.File.FilePath()), err)
-	}
 	run, pos := 0, rowAt(runs[0][0])
 	if err := f.skipTo(ctx, pos); err != nil {
 		return err
 	}
-	for b, err := range seq {
-		if err != nil {
-			return fmt.Errorf("%s: reading data file %s: %w", m.what(), m.relPath(task.File.FilePath()), err)
-		}
-		exec.ProgressFrom(ctx).AddRows(b.NumRows())
-		tb, err := m.conform(ctx, b)
-		if err != nil {
-			return err
-		}
+	err = m.readConformed(ctx, m.readScan, tasks, "reading", true, func(tb arrow.RecordBatch) (bool, error) {
 		for run < len(runs) && pos == rowAt(runs[run][1]) {
 			if run++; run < len(runs) {
 				pos = rowAt(runs[run][0])
 				if err := f.skipTo(ctx, pos); err != nil {
-					tb.Release()
-					return err
+					return false, err
 				}
 			}
 		}
 		rows := tb.NumRows()
 		if run == len(runs) || pos+rows > rowAt(runs[run][1]) {
-			tb.Release()
-			return &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s yielded more rows than its row groups %v hold (broken invariant)", m.what(), m.relPath(task.File.FilePath()), runs)}
+			return false, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s yielded more rows than its row groups %v hold (broken invariant)", m.what(), m.relPath(task.File.FilePath()), runs)}
 		}
-		err = f.cut(pos, rows, func(lo, hi int64) error {
+		err := f.cut(pos, rows, func(lo, hi int64) error {
 			s := tb
 			if lo > 0 || hi < rows {
 				s = tb.NewSlice(lo, hi)
@@ -538,11 +522,11 @@ func (m *merger) mergeRowGroups(ctx context.Context, task table.FileScanTask, f 
 			}
 			return f.emit(ctx, s, o)
 		})
-		tb.Release()
-		if err != nil {
-			return err
-		}
 		pos += rows
+		return err == nil, err
+	})
+	if err != nil {
+		return err
 	}
 	if run < len(runs)-1 || pos != rowAt(runs[len(runs)-1][1]) {
 		return &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s yielded fewer rows than its row groups %v hold (broken invariant)", m.what(), m.relPath(task.File.FilePath()), runs)}
@@ -568,25 +552,17 @@ func (m *merger) probeKeys(ctx context.Context, task table.FileScanTask, n int64
 			}
 		}
 	}
-	_, seq, err := m.keyScan.ReadTasks(compute.WithAllocator(ctx, scan.ReadBuffers), []table.FileScanTask{task})
-	if err != nil {
-		return nil, fmt.Errorf("%s: reading the keys of data file %s: %w", m.what(), m.relPath(task.File.FilePath()), err)
-	}
 	groups := make([]int32, 0, n)
-	for b, err := range seq {
-		if err != nil {
-			return nil, fmt.Errorf("%s: reading the keys of data file %s: %w", m.what(), m.relPath(task.File.FilePath()), err)
-		}
-		tb, err := m.conform(ctx, b)
-		if err != nil {
-			return nil, err
-		}
+	err := m.readConformed(ctx, m.keyScan, []table.FileScanTask{task}, "reading the keys of", false, func(tb arrow.RecordBatch) (bool, error) {
 		g, _, err := m.src.Probe(m.ec, tb, m.p.probeKeys)
-		tb.Release()
 		if err != nil {
-			return nil, m.probeError(err)
+			return false, m.probeError(err)
 		}
 		groups = append(groups, g...)
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if int64(len(groups)) != n {
 		return nil, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s yielded %d keys for %d rows (broken invariant)", m.what(), m.relPath(task.File.FilePath()), len(groups), n)}
