@@ -31,6 +31,10 @@ type batchOut struct {
 	// updated or deleted, ascending: what a merge-on-read sink turns into
 	// position deletes, writing out[1:] (or out when kept == 0) as new rows.
 	changedPos []int64
+	// updRows: the last len(updRows) batches of out are a MERGE's updated
+	// rows, and updRows[i] the row of the input batch each row of the
+	// i-th of them updates (what a patched row group puts back in place).
+	updRows [][]int32
 }
 
 // fileSink receives one data file's batches and what the clauses made of
@@ -357,22 +361,81 @@ func (f *fileRewrite) patchGroup(ctx context.Context) error {
 
 // collect keeps the SET columns of b, one batch of the group being
 // patched; false when the budget cannot hold them.
-func (f *fileRewrite) collect(b arrow.RecordBatch) bool {
-	set := f.m.rw.spec.SetColumns
+func (f *fileRewrite) collect(cols []arrow.Array) bool {
 	var size int64
-	for _, c := range set {
-		size += int64(b.Column(c).Data().SizeInBytes())
+	for _, a := range cols {
+		size += int64(a.Data().SizeInBytes())
 	}
 	if f.colBytes+size > f.m.opts.BufferLimit || f.m.spec.Budget.Reserve(size, "update column buffer") != nil {
 		return false
 	}
 	f.colBytes += size
-	for k, c := range set {
-		a := b.Column(c)
+	for k, a := range cols {
 		a.Retain()
 		f.gCols[k] = append(f.gCols[k], a)
 	}
 	return true
+}
+
+// setColumns are the SET columns of one batch's rows, in file order, with
+// the new values on the rows updated: of in when nothing changed, of an
+// UPDATE's out (every row, in order), or a MERGE's input with its updated
+// rows put back in place. ok is false when the batch lost rows (a
+// delete), which a patch cannot express. The caller releases the arrays.
+func (f *fileRewrite) setColumns(ctx context.Context, in arrow.RecordBatch, o batchOut) (cols []arrow.Array, ok bool, err error) {
+	set := f.m.setCols
+	n := in.NumRows()
+	src := in
+	switch {
+	case !o.changed:
+	case f.m.rw != nil:
+		if len(o.out) != 1 || o.out[0].NumRows() != n {
+			return nil, false, nil
+		}
+		src = o.out[0]
+	default:
+		upd := o.out[len(o.out)-len(o.updRows):]
+		idx := make([]int32, n)
+		for r := range idx {
+			idx[r] = int32(r)
+		}
+		base, moved := int32(n), int64(0)
+		for i, rows := range o.updRows {
+			for k, r := range rows {
+				idx[r] = base + int32(k)
+			}
+			base += int32(upd[i].NumRows())
+			moved += int64(len(rows))
+		}
+		if moved+o.kept != n {
+			return nil, false, nil
+		}
+		for _, c := range set {
+			parts := []arrow.Array{in.Column(c)}
+			for _, u := range upd {
+				parts = append(parts, u.Column(c))
+			}
+			all, err := array.Concatenate(parts, f.m.opts.Mem)
+			if err != nil {
+				releaseAll(cols)
+				return nil, false, err
+			}
+			placed, err := takeCols(ctx, []arrow.Array{all}, idx)
+			all.Release()
+			if err != nil {
+				releaseAll(cols)
+				return nil, false, err
+			}
+			cols = append(cols, placed[0])
+		}
+		return cols, true, nil
+	}
+	for _, c := range set {
+		a := src.Column(c)
+		a.Retain()
+		cols = append(cols, a)
+	}
+	return cols, true, nil
 }
 
 // unpatch stops patching the group: its rows so far, [gStart, upTo), are
@@ -396,13 +459,15 @@ func (f *fileRewrite) emit(ctx context.Context, in arrow.RecordBatch, o batchOut
 	start := f.pos
 	f.pos += in.NumRows()
 	if f.gCols != nil {
-		// a group being patched keeps its SET columns only; an UPDATE's
-		// out is the batch's every row, in order, with the new values
-		src := in
-		if o.changed {
-			src = o.out[0]
+		// a group being patched keeps its SET columns only
+		cols, ok, err := f.setColumns(ctx, in, o)
+		if err != nil {
+			releaseBatches(o.out)
+			return err
 		}
-		if f.collect(src) {
+		ok = ok && f.collect(cols)
+		releaseAll(cols)
+		if ok {
 			kept := in.NumRows()
 			if o.changed {
 				kept = o.kept
@@ -442,15 +507,25 @@ func (f *fileRewrite) emit(ctx context.Context, in arrow.RecordBatch, o batchOut
 	out := o.out
 	defer func() { releaseBatches(out) }()
 	if !f.gChanged {
-		if f.setLeaf != nil && f.replay == 0 && len(out) == 1 && out[0].NumRows() == in.NumRows() {
+		if f.setLeaf != nil && f.replay == 0 {
 			// patch the group: keep the SET columns of its rows so far
-			f.gChanged, f.touched = true, true
-			f.gCols = make([][]arrow.Array, len(f.setLeaf))
-			ok := true
-			for _, b := range f.buf {
-				ok = ok && f.collect(b)
+			cols, ok, err := f.setColumns(ctx, in, o)
+			if err != nil {
+				return err
 			}
-			ok = ok && f.collect(out[0])
+			if ok {
+				f.gChanged, f.touched = true, true
+				f.gCols = make([][]arrow.Array, len(f.setLeaf))
+				for _, b := range f.buf {
+					bc := make([]arrow.Array, len(f.m.setCols))
+					for k, c := range f.m.setCols {
+						bc[k] = b.Column(c)
+					}
+					ok = ok && f.collect(bc)
+				}
+				ok = ok && f.collect(cols)
+			}
+			releaseAll(cols)
 			if ok {
 				f.gKept = o.kept
 				for _, b := range f.buf {
@@ -695,7 +770,7 @@ func (m *merger) applyBatch(b arrow.RecordBatch, groups []int32, task table.File
 		if err != nil {
 			return o, err
 		}
-		err = m.applyClauses(b, j, side.rows, side.clauses, drop, &o.out)
+		err = m.applyClauses(b, j, side.rows, side.clauses, drop, &o.out, &o.updRows)
 		j.Release()
 		if err != nil {
 			return o, err
@@ -986,7 +1061,7 @@ func (m *merger) fire(j arrow.RecordBatch, clauses []Clause) ([]int, error) {
 // applyClauses applies clauses to joined rows j, whose row k is target row
 // rows[k] of the batch: updated rows go to out, and updated or deleted
 // rows are marked in drop.
-func (m *merger) applyClauses(b, j arrow.RecordBatch, rows []int32, clauses []Clause, drop []bool, out *[]arrow.RecordBatch) error {
+func (m *merger) applyClauses(b, j arrow.RecordBatch, rows []int32, clauses []Clause, drop []bool, out *[]arrow.RecordBatch, updRows *[][]int32) error {
 	assign, err := m.fire(j, clauses)
 	if err != nil {
 		return err
@@ -1036,6 +1111,11 @@ func (m *merger) applyClauses(b, j arrow.RecordBatch, rows []int32, clauses []Cl
 					}
 				}
 				*out = append(*out, nb)
+				at := make([]int32, len(idx))
+				for k, i := range idx {
+					at[k] = rows[i]
+				}
+				*updRows = append(*updRows, at)
 			}
 		}
 		jc.Release()

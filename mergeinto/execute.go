@@ -88,6 +88,9 @@ type merger struct {
 
 	readScan *table.Scan
 	keyScan  *table.Scan // reads the ON key columns alone (rgcopy.go)
+	// setCols are the columns the statement's updates assign, when it may
+	// patch row groups (rgcopy.go); nil until patching is first asked.
+	setCols []int
 	nullsMu  sync.Mutex
 	nulls    map[nullKey]arrow.Array // conform's shared NULL columns
 	wopts    []table.WriteRecordOption

@@ -453,9 +453,9 @@ func (m *merger) mergeRowGroups(ctx context.Context, task table.FileScanTask, f 
 	if len(runs) == 0 {
 		return nil // no row can change: the file stays
 	}
-	if len(runs) == 1 && runs[0] == [2]int{0, len(f.ends)} {
-		// every row group is hit: read the file whole, as one group,
-		// with the probe's results
+	if len(runs) == 1 && runs[0] == [2]int{0, len(f.ends)} && f.setLeaf == nil {
+		// every row group is hit and none can be patched: read the file
+		// whole, as one group, with the probe's results
 		f.meta, f.ends = nil, nil
 		var pos int64
 		err := m.readTask(ctx, task, func(b arrow.RecordBatch) (bool, error) {
@@ -599,10 +599,46 @@ type patch struct {
 	kept int64                  // rows of the group that kept their values
 }
 
-// patching reports whether the statement is an UPDATE that may patch row
-// groups.
+// patching reports whether the statement may patch row groups: an UPDATE
+// that names its SET columns, or a MERGE whose only row actions are
+// UPDATEs (no DELETE, no NOT MATCHED BY SOURCE action that changes
+// rows). It sets m.setCols, the columns they assign, ascending.
 func (m *merger) patching() bool {
-	return m.rw != nil && m.rw.spec.Update && len(m.rw.spec.SetColumns) > 0 && !m.mor && m.lin == nil
+	if m.mor || m.lin != nil {
+		return false
+	}
+	if m.setCols != nil {
+		return len(m.setCols) > 0
+	}
+	m.setCols = []int{}
+	if m.rw != nil {
+		if m.rw.spec.Update {
+			m.setCols = slices.Clone(m.rw.spec.SetColumns)
+		}
+		return len(m.setCols) > 0
+	}
+	if m.bySourceChanges() {
+		return false
+	}
+	seen := map[int]bool{}
+	for _, c := range m.p.matched {
+		switch c.Action.Kind {
+		case ActionUpdate:
+			for _, a := range c.Action.Set {
+				seen[a.Column] = true
+			}
+		case ActionDelete:
+			seen = nil
+		}
+		if seen == nil {
+			break
+		}
+	}
+	for c := range seen {
+		m.setCols = append(m.setCols, c)
+	}
+	slices.Sort(m.setCols)
+	return len(m.setCols) > 0
 }
 
 // columnLayout returns the Parquet leaf of each SET column in task's file
@@ -618,7 +654,7 @@ func (m *merger) columnLayout(task table.FileScanTask, meta *metadata.FileMetaDa
 	for _, pf := range spec.Fields() {
 		sources[pf.SourceID()] = true
 	}
-	set := m.rw.spec.SetColumns
+	set := m.setCols
 	if len(set) >= meta.Schema.NumColumns() {
 		return nil // every column changes: nothing to copy
 	}
@@ -654,7 +690,7 @@ func (m *merger) columnLayout(task table.FileScanTask, meta *metadata.FileMetaDa
 // Parquet writer settings; it fails when a column does not come out as
 // the file's leaf setLeaf[k] of meta.
 func (m *merger) encodePatch(ctx context.Context, meta *metadata.FileMetaData, setLeaf []int, cols [][]arrow.Array, rows int64) (*patch, error) {
-	set := m.rw.spec.SetColumns
+	set := m.setCols
 	fields := make([]arrow.Field, len(set))
 	chunked := make([]arrow.Column, len(set))
 	defer func() {
