@@ -91,14 +91,14 @@ type merger struct {
 	// setCols are the columns the statement's updates assign, when it may
 	// patch row groups (rgcopy.go); nil until patching is first asked.
 	setCols []int
-	nullsMu  sync.Mutex
-	nulls    map[nullKey]arrow.Array // conform's shared NULL columns
-	wopts    []table.WriteRecordOption
-	writers  []*fileWriter  // every writer started, for abort
-	copies   []string       // row-group copies written (rgcopy.go), for abort
-	pending  []*fileRewrite // rewrites read but still being written
-	removed  []iceberg.DataFile
-	added    []iceberg.DataFile
+	nullsMu sync.Mutex
+	nulls   map[nullKey]arrow.Array // conform's shared NULL columns
+	wopts   []table.WriteRecordOption
+	writers []*fileWriter  // every writer started, for abort
+	copies  []string       // row-group copies written (rgcopy.go), for abort
+	pending []*fileRewrite // rewrites read but still being written
+	removed []iceberg.DataFile
+	added   []iceberg.DataFile
 	// removedTasks are the scan tasks of removed, whose delete files may
 	// die with them; allTasks, when known, plan every data file of the
 	// snapshot (see DeadDeleteFiles).
