@@ -79,7 +79,7 @@ func TestRowGroupCopyMatchesThePlainRewrite(t *testing.T) {
 				 WHEN MATCHED AND src.id %% 2 = 0 THEN UPDATE SET s = 'even' WHEN MATCHED THEN DELETE`,
 				// updates only, with different SET lists: row groups patched
 				`MERGE INTO %[1]s t USING (SELECT i AS id, i %% 2 AS k FROM range(2000, 2600, 7) r(i)) src ON t.id = src.id
-				 WHEN MATCHED AND src.k = 0 THEN UPDATE SET v = 9 WHEN MATCHED THEN UPDATE SET s = 'odd', d = NULL
+				 WHEN MATCHED AND src.k = 0 THEN UPDATE SET v = 9 WHEN MATCHED THEN UPDATE SET s = 'odd'
 				 WHEN NOT MATCHED THEN INSERT (id) VALUES (src.id)`,
 				`MERGE INTO %[1]s t USING (SELECT i AS id FROM range(1000, 1003) r(i)) src ON t.id = src.id
 				 WHEN MATCHED AND t.v < 0 THEN DELETE`,

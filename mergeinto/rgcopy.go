@@ -655,8 +655,11 @@ func (m *merger) columnLayout(task table.FileScanTask, meta *metadata.FileMetaDa
 		sources[pf.SourceID()] = true
 	}
 	set := m.setCols
-	if len(set) >= meta.Schema.NumColumns() {
-		return nil // every column changes: nothing to copy
+	if 2*len(set) > meta.Schema.NumColumns() {
+		// Most columns change: a patch would copy little, and it is
+		// encoded when its row group ends, where the writer encodes
+		// while the file is read.
+		return nil
 	}
 	leaves := make([]int, len(set))
 	for k, c := range set {
