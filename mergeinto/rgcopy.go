@@ -582,7 +582,7 @@ func rowGroupOffsets(meta *metadata.FileMetaData) []int64 {
 }
 
 // Column patches. An UPDATE changes only the columns its SET assigns, and
-// no row's place. A row group it changes then keeps every other column
+// no row's place; so does a MERGE whose only row actions are UPDATEs. A row group it changes then keeps every other column
 // chunk as it is: only the SET columns of the group's rows (new values on
 // the updated rows, stored ones on the others, in file order) are encoded
 // again, into a one-row-group Parquet file in memory, the patch, and the
