@@ -129,6 +129,15 @@ func TestRowGroupCopyMatchesThePlainRewrite(t *testing.T) {
 	}
 }
 
+// twins runs script for table a, which copies row groups, and table b,
+// which does not: %[1]s is the table's name, %[2]s its extra properties.
+func twins(t *testing.T, s *lake.Session, script string) {
+	t.Helper()
+	for _, tw := range []struct{ name, props string }{{"a", ""}, {"b", ", 'skade.write.copy-row-groups' = 'false'"}} {
+		mustExec(t, s, fmt.Sprintf(script, tw.name, tw.props))
+	}
+}
+
 // rgCopies are the row-group copies among the live data files of table.
 func rgCopies(t *testing.T, lk *lake.Lake, name string) []iceberg.DataFile {
 	var out []iceberg.DataFile
@@ -247,18 +256,12 @@ func TestRowGroupCopyFailures(t *testing.T) {
 func TestRowGroupPatchAfterSchemaChanges(t *testing.T) {
 	lk, _ := openLake(t)
 	s := lk.Session()
-	for _, name := range []string{"a", "b"} {
-		props := ""
-		if name == "b" {
-			props = ", 'skade.write.copy-row-groups' = 'false'"
-		}
-		mustExec(t, s, fmt.Sprintf(`CREATE TABLE %[1]s (id BIGINT, n INT, s TEXT) WITH ('write.parquet.row-group-limit' = '10'%[2]s);
-			INSERT INTO %[1]s SELECT i, i::int, 's' || i FROM range(100) r(i);
-			ALTER TABLE %[1]s ALTER COLUMN n TYPE BIGINT;
-			UPDATE %[1]s SET n = n + 1000000000000 WHERE id IN (5, 55);
-			ALTER TABLE %[1]s RENAME COLUMN s TO t;
-			UPDATE %[1]s SET t = 'renamed' WHERE id IN (17, 93)`, name, props))
-	}
+	twins(t, s, `CREATE TABLE %[1]s (id BIGINT, n INT, s TEXT) WITH ('write.parquet.row-group-limit' = '10'%[2]s);
+		INSERT INTO %[1]s SELECT i, i::int, 's' || i FROM range(100) r(i);
+		ALTER TABLE %[1]s ALTER COLUMN n TYPE BIGINT;
+		UPDATE %[1]s SET n = n + 1000000000000 WHERE id IN (5, 55);
+		ALTER TABLE %[1]s RENAME COLUMN s TO t;
+		UPDATE %[1]s SET t = 'renamed' WHERE id IN (17, 93)`)
 	got, want := query(t, s, "SELECT * FROM a ORDER BY id"), query(t, s, "SELECT * FROM b ORDER BY id")
 	if !slices.Equal(got, want) {
 		t.Fatalf("with the copy:\n%v\nwithout:\n%v", got, want)
@@ -351,18 +354,10 @@ func TestRowGroupCopyOfAForeignFile(t *testing.T) {
 func TestRowGroupPatchUnderAMemoryLimit(t *testing.T) {
 	lk, _ := openLake(t)
 	s := lk.Session()
-	for _, name := range []string{"a", "b"} {
-		props := ""
-		if name == "b" {
-			props = ", 'skade.write.copy-row-groups' = 'false'"
-		}
-		mustExec(t, s, fmt.Sprintf(`CREATE TABLE %[1]s (id BIGINT, n INT, s TEXT, u TEXT) WITH ('write.parquet.row-group-limit' = '20000'%[2]s);
-			INSERT INTO %[1]s SELECT i, i::int, repeat('x', 100) || i, 'u' || i FROM range(60000) r(i)`, name, props))
-	}
+	twins(t, s, `CREATE TABLE %[1]s (id BIGINT, n INT, s TEXT, u TEXT) WITH ('write.parquet.row-group-limit' = '20000'%[2]s);
+		INSERT INTO %[1]s SELECT i, i::int, repeat('x', 100) || i, 'u' || i FROM range(60000) r(i)`)
 	mustExec(t, s, "SET memory_limit = '6500kB'")
-	for _, name := range []string{"a", "b"} {
-		mustExec(t, s, fmt.Sprintf("UPDATE %s SET s = s || 'y' WHERE id %% 1000 = 7", name))
-	}
+	twins(t, s, "UPDATE %[1]s SET s = s || 'y' WHERE id %% 1000 = 7")
 	mustExec(t, s, "RESET memory_limit")
 	got, want := query(t, s, "SELECT * FROM a ORDER BY id"), query(t, s, "SELECT * FROM b ORDER BY id")
 	if !slices.Equal(got, want) {
