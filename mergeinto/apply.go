@@ -65,7 +65,11 @@ func (m *merger) mergeFile(ctx context.Context, task table.FileScanTask, read ba
 	}
 	defer fr.releaseBuffer()
 	if rw != nil && direct && m.keyFirst(rw) {
-		return m.mergeRowGroups(ctx, task, rw)
+		next, err := m.mergeRowGroups(ctx, task, rw)
+		if next == nil || err != nil {
+			return err
+		}
+		read = next
 	}
 	var pos int64
 	apply := func(b arrow.RecordBatch, groups []int32) error {
@@ -77,16 +81,11 @@ func (m *merger) mergeFile(ctx context.Context, task table.FileScanTask, read ba
 		return fr.emit(ctx, b, o)
 	}
 	err := read(func(b arrow.RecordBatch, groups []int32) error {
-		if rw == nil || rw.ends == nil {
+		if rw == nil {
 			return apply(b, groups)
 		}
 		// a batch spanning row groups goes in pieces, one per group
-		return rw.cut(pos, b.NumRows(), func(lo, hi int64) error {
-			if lo == 0 && hi == b.NumRows() {
-				return apply(b, groups)
-			}
-			s := b.NewSlice(lo, hi)
-			defer s.Release()
+		return rw.pieces(pos, b, func(s arrow.RecordBatch, lo, hi int64) error {
 			return apply(s, groups[lo:hi])
 		})
 	})
@@ -144,8 +143,9 @@ func (m *merger) probeError(err error) error {
 // else the whole file as one group. Until a group's first changed row,
 // its batches are only buffered (up to Options.BufferLimit bytes, then
 // let go and re-read if needed). From that row on, the rest of the group
-// streams into a writer, or, for an UPDATE that may patch row groups
-// (setLeaf), only the group's SET columns are kept, to be encoded alone
+// streams into a writer, or, for an UPDATE (or a MERGE that only
+// updates) that may patch row groups (setLeaf), only the group's SET
+// columns are kept, to be encoded alone
 // when it ends. A group that ends unchanged is let go, and listed for the
 // copy; a file in which no group changed is not written.
 type fileRewrite struct {
@@ -161,8 +161,9 @@ type fileRewrite struct {
 	pos      int64 // rows read so far
 	copyRGs  []int // unchanged row groups, to copy verbatim
 
-	// setLeaf[k] is the file's Parquet leaf column of the UPDATE's k-th
-	// SET column, when row groups may be patched; gCols holds the SET
+	// setLeaf[k] is the file's Parquet leaf column of the k-th column
+	// the statement's updates set (merger.setCols), when row groups may
+	// be patched; gCols holds the SET
 	// columns of the group being patched; patches the groups patched.
 	setLeaf  []int
 	gCols    [][]arrow.Array
@@ -194,9 +195,19 @@ func (m *merger) newFileRewrite(ctx context.Context, task table.FileScanTask) *f
 	return f
 }
 
-// cut calls fn with the pieces of a batch of n rows that starts at the
-// file's row pos, cut where a row group ends: [lo, hi) within the batch.
-func (f *fileRewrite) cut(pos, n int64, fn func(lo, hi int64) error) error {
+// pieces calls fn with b, whose first row is the file's row pos, cut
+// where a row group ends: each piece and its rows [lo, hi) within b (b
+// itself when it lies in one group).
+func (f *fileRewrite) pieces(pos int64, b arrow.RecordBatch, fn func(s arrow.RecordBatch, lo, hi int64) error) error {
+	n := b.NumRows()
+	piece := func(lo, hi int64) error {
+		if lo == 0 && hi == n {
+			return fn(b, lo, hi)
+		}
+		s := b.NewSlice(lo, hi)
+		defer s.Release()
+		return fn(s, lo, hi)
+	}
 	lo := int64(0)
 	for _, end := range f.ends {
 		if end <= pos+lo {
@@ -205,12 +216,12 @@ func (f *fileRewrite) cut(pos, n int64, fn func(lo, hi int64) error) error {
 		if end >= pos+n {
 			break
 		}
-		if err := fn(lo, end-pos); err != nil {
+		if err := piece(lo, end-pos); err != nil {
 			return err
 		}
 		lo = end - pos
 	}
-	return fn(lo, n)
+	return piece(lo, n)
 }
 
 func (f *fileRewrite) releaseBuffer() {
@@ -517,11 +528,9 @@ func (f *fileRewrite) emit(ctx context.Context, in arrow.RecordBatch, o batchOut
 				f.gChanged, f.touched = true, true
 				f.gCols = make([][]arrow.Array, len(f.setLeaf))
 				for _, b := range f.buf {
-					bc := make([]arrow.Array, len(f.m.setCols))
-					for k, c := range f.m.setCols {
-						bc[k] = b.Column(c)
-					}
+					bc, _, _ := f.setColumns(ctx, b, batchOut{}) // unchanged: cannot fail
 					ok = ok && f.collect(bc)
+					releaseAll(bc)
 				}
 				ok = ok && f.collect(cols)
 			}
@@ -1099,22 +1108,19 @@ func (m *merger) applyClauses(b, j arrow.RecordBatch, rows []int32, clauses []Cl
 				mt.RowsUpdated += int64(len(idx))
 				err = m.returnRows(cols, jc.Columns()[nt:], jc.Columns()[:nt], cols, ActionNameUpdate, len(idx))
 				nb := newBatch(m.p.target, cols, int64(len(idx)))
+				// the batch rows updated, in nb's order
+				at := make([]int32, len(idx))
+				for k, i := range idx {
+					at[k] = rows[i]
+				}
 				if err == nil && m.lin != nil {
 					// an updated row keeps its _row_id (lineage.go)
-					at := make([]int32, len(idx))
-					for k, i := range idx {
-						at[k] = rows[i]
-					}
 					var ids arrow.Array
 					if ids, err = m.lin.updatedIDs(m.ec.Ctx, b, at); err == nil {
 						nb = m.lin.attach(m.opts.Mem, nb, ids, nil)
 					}
 				}
 				*out = append(*out, nb)
-				at := make([]int32, len(idx))
-				for k, i := range idx {
-					at[k] = rows[i]
-				}
 				*updRows = append(*updRows, at)
 			}
 		}

@@ -57,8 +57,9 @@ type Metrics struct {
 	// verbatim into new files (their rows count in RowsCopied, their
 	// bytes in BytesCopied and BytesWritten).
 	RowGroupsCopied int64
-	// RowGroupsPatched are row groups of files an UPDATE rewrote whose
-	// SET columns were encoded again and the others copied verbatim.
+	// RowGroupsPatched are row groups of rewritten files whose SET
+	// columns (an UPDATE's, or a MERGE's that only updates) were encoded
+	// again and the others copied verbatim.
 	RowGroupsPatched int64
 
 	FilesScanned   int64 // data files read (candidates after pruning)

@@ -224,14 +224,7 @@ func (m *merger) rewriteFile(ctx context.Context, task table.FileScanTask) error
 			}
 		}
 		// a batch spanning row groups goes in pieces, one per group
-		err := fr.cut(read, b.NumRows(), func(lo, hi int64) error {
-			if lo == 0 && hi == b.NumRows() {
-				return apply(b)
-			}
-			s := b.NewSlice(lo, hi)
-			defer s.Release()
-			return apply(s)
-		})
+		err := fr.pieces(read, b, func(s arrow.RecordBatch, _, _ int64) error { return apply(s) })
 		return err == nil, err
 	})
 	if err != nil {

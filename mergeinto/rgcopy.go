@@ -192,9 +192,11 @@ func (m *merger) copyRowGroups(ctx context.Context, task table.FileScanTask, met
 		}
 		rg := out.RowGroups[i]
 		prg := p.meta.RowGroups[0]
+		// one reader, so that adjacent patched chunks copy as one run
+		pr := bytes.NewReader(p.raw)
 		for k, leaf := range setLeaf {
 			rg.Columns[leaf] = prg.Columns[k]
-			srcs[i][leaf] = bytes.NewReader(p.raw)
+			srcs[i][leaf] = pr
 		}
 		var size, compressed int64
 		for _, c := range rg.Columns {
@@ -317,10 +319,7 @@ func writeRowGroups(ctx context.Context, w *countingWriter, srcs [][]io.ReaderAt
 			}
 			k = e
 		}
-		first := rg.Columns[0].MetaData.DataPageOffset
-		if d := rg.Columns[0].MetaData.DictionaryPageOffset; d != nil && *d > 0 && *d < first {
-			first = *d
-		}
+		first, _, _ := chunkRange(rg.Columns[0].MetaData)
 		rg.FileOffset = &first
 	}
 	n, err := out.WriteTo(w, nil)
@@ -423,25 +422,25 @@ func (m *merger) keyFirst(f *fileRewrite) bool {
 	return len(so) != len(f.ends) || slices.Equal(so, offsets)
 }
 
-// mergeRowGroups is mergeFile for a file read key columns first.
-func (m *merger) mergeRowGroups(ctx context.Context, task table.FileScanTask, f *fileRewrite) error {
+// mergeRowGroups is mergeFile for a file read key columns first. It
+// merges the file itself and returns nil, or returns the reader
+// mergeFile is to read it with: the whole file, with the probe's
+// results, when every row group is hit and none can be patched.
+func (m *merger) mergeRowGroups(ctx context.Context, task table.FileScanTask, f *fileRewrite) (batchReader, error) {
 	task.Residual = nil
 	if err := scan.CheckWhole(m.what(), task); err != nil {
-		return &Error{State: StateInternal, Msg: err.Error()}
+		return nil, &Error{State: StateInternal, Msg: err.Error()}
 	}
 	n := f.ends[len(f.ends)-1]
 	groups, err := m.probeKeys(ctx, task, n, f.meta)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// runs of adjacent row groups with a hit, [a, b)
 	var runs [][2]int
 	for g := range f.ends {
-		lo := int64(0)
-		if g > 0 {
-			lo = f.ends[g-1]
-		}
-		if !slices.ContainsFunc(groups[lo:f.ends[g]], func(x int32) bool { return x >= 0 }) {
+		r := f.groupRange(g)
+		if !slices.ContainsFunc(groups[r[0]:r[1]], func(x int32) bool { return x >= 0 }) {
 			continue
 		}
 		if k := len(runs); k > 0 && runs[k-1][1] == g {
@@ -451,35 +450,26 @@ func (m *merger) mergeRowGroups(ctx context.Context, task table.FileScanTask, f 
 		}
 	}
 	if len(runs) == 0 {
-		return nil // no row can change: the file stays
+		return nil, nil // no row can change: the file stays
 	}
 	if len(runs) == 1 && runs[0] == [2]int{0, len(f.ends)} && f.setLeaf == nil {
-		// every row group is hit and none can be patched: read the file
-		// whole, as one group, with the probe's results
-		f.meta, f.ends = nil, nil
-		var pos int64
-		err := m.readTask(ctx, task, func(b arrow.RecordBatch) (bool, error) {
-			rows := b.NumRows()
-			if pos+rows > n {
-				return false, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s yielded more rows than its %d keys (broken invariant)", m.what(), m.relPath(task.File.FilePath()), n)}
-			}
-			o, err := m.applyBatch(b, groups[pos:pos+rows], task, pos)
-			pos += rows
-			if err != nil {
-				return false, err
-			}
-			return true, f.emit(ctx, b, o)
-		})
-		if err != nil {
-			return err
-		}
-		return f.finish(ctx, pos)
+		f.meta, f.ends = nil, nil // one group
+		return func(fn func(arrow.RecordBatch, []int32) error) error {
+			var pos int64
+			return m.readTask(ctx, task, func(b arrow.RecordBatch) (bool, error) {
+				rows := b.NumRows()
+				if pos+rows > n {
+					return false, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s yielded more rows than its %d keys (broken invariant)", m.what(), m.relPath(task.File.FilePath()), n)}
+				}
+				err := fn(b, groups[pos:pos+rows])
+				pos += rows
+				return err == nil, err
+			})
+		}, nil
 	}
-	rowAt := func(g int) int64 {
-		if g == 0 {
-			return 0
-		}
-		return f.ends[g-1]
+	// the rows [from, to) of run r
+	runRows := func(r [2]int) (from, to int64) {
+		return f.groupRange(r[0])[0], f.groupRange(r[1] - 1)[1]
 	}
 	offsets := rowGroupOffsets(f.meta)
 	tasks := make([]table.FileScanTask, len(runs))
@@ -493,29 +483,24 @@ func (m *merger) mergeRowGroups(ctx context.Context, task table.FileScanTask, f 
 		m.res.Metrics.BytesRead += t.Length
 		tasks[i] = t
 	}
-	run, pos := 0, rowAt(runs[0][0])
+	run := 0
+	pos, end := runRows(runs[0])
 	if err := f.skipTo(ctx, pos); err != nil {
-		return err
+		return nil, err
 	}
 	err = m.readConformed(ctx, m.readScan, tasks, "reading", true, func(tb arrow.RecordBatch) (bool, error) {
-		for run < len(runs) && pos == rowAt(runs[run][1]) {
-			if run++; run < len(runs) {
-				pos = rowAt(runs[run][0])
-				if err := f.skipTo(ctx, pos); err != nil {
-					return false, err
-				}
+		for pos == end && run < len(runs)-1 {
+			run++
+			pos, end = runRows(runs[run])
+			if err := f.skipTo(ctx, pos); err != nil {
+				return false, err
 			}
 		}
 		rows := tb.NumRows()
-		if run == len(runs) || pos+rows > rowAt(runs[run][1]) {
+		if pos+rows > end {
 			return false, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s yielded more rows than its row groups %v hold (broken invariant)", m.what(), m.relPath(task.File.FilePath()), runs)}
 		}
-		err := f.cut(pos, rows, func(lo, hi int64) error {
-			s := tb
-			if lo > 0 || hi < rows {
-				s = tb.NewSlice(lo, hi)
-				defer s.Release()
-			}
+		err := f.pieces(pos, tb, func(s arrow.RecordBatch, lo, hi int64) error {
 			o, err := m.applyBatch(s, groups[pos+lo:pos+hi], task, pos+lo)
 			if err != nil {
 				return err
@@ -526,25 +511,25 @@ func (m *merger) mergeRowGroups(ctx context.Context, task table.FileScanTask, f 
 		return err == nil, err
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if run < len(runs)-1 || pos != rowAt(runs[len(runs)-1][1]) {
-		return &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s yielded fewer rows than its row groups %v hold (broken invariant)", m.what(), m.relPath(task.File.FilePath()), runs)}
+	if run < len(runs)-1 || pos != end {
+		return nil, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s yielded fewer rows than its row groups %v hold (broken invariant)", m.what(), m.relPath(task.File.FilePath()), runs)}
 	}
 	if err := f.skipTo(ctx, n); err != nil {
-		return err
+		return nil, err
 	}
-	return f.finish(ctx, n)
+	return nil, f.finish(ctx, n)
 }
 
 // probeKeys reads the key columns of task's file (n rows) and returns
 // the source group each row's key probes to (-1 for none).
 func (m *merger) probeKeys(ctx context.Context, task table.FileScanTask, n int64, meta *metadata.FileMetaData) ([]int32, error) {
+	keys := m.columnNames(m.p.keyCols)
 	if m.keyScan == nil {
 		m.keyScan = m.spec.Target.Scan(append(m.snapshotOpts(), table.WithArrowBatchSize(m.opts.BatchSize),
-			table.WithSelectedFields(m.columnNames(m.p.keyCols)...))...)
+			table.WithSelectedFields(keys...))...)
 	}
-	keys := m.columnNames(m.p.keyCols)
 	for _, rg := range meta.RowGroups {
 		for _, c := range rg.Columns {
 			if md := c.MetaData; len(md.PathInSchema) > 0 && slices.Contains(keys, md.PathInSchema[0]) {
@@ -582,15 +567,16 @@ func rowGroupOffsets(meta *metadata.FileMetaData) []int64 {
 }
 
 // Column patches. An UPDATE changes only the columns its SET assigns, and
-// no row's place; so does a MERGE whose only row actions are UPDATEs. A row group it changes then keeps every other column
-// chunk as it is: only the SET columns of the group's rows (new values on
-// the updated rows, stored ones on the others, in file order) are encoded
-// again, into a one-row-group Parquet file in memory, the patch, and the
-// new data file's row group takes those chunks from the patch and the
-// rest from the source, verbatim. The patch's columns must be the
-// file's exactly (type, annotations, field id), so the UPDATE patches
-// only top-level primitive columns that are not partition sources (a row
-// whose partition value changes moves to another file).
+// no row's place; so does a MERGE whose only row actions are UPDATEs. A
+// row group it changes then keeps every other column chunk as it is:
+// only the SET columns of the group's rows (new values on the updated
+// rows, stored ones on the others, in file order) are encoded again,
+// into a one-row-group Parquet file in memory, the patch, and the new
+// data file's row group takes those chunks from the patch and the rest
+// from the source, verbatim. The patch's columns must be the file's
+// exactly (type, annotations, field id), so only top-level primitive
+// columns that are not partition sources are patched (a row whose
+// partition value changes moves to another file).
 
 // patch is one row group's SET columns, encoded.
 type patch struct {
