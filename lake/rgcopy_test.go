@@ -83,6 +83,10 @@ func TestRowGroupCopyMatchesThePlainRewrite(t *testing.T) {
 				 WHEN NOT MATCHED THEN INSERT (id) VALUES (src.id)`,
 				`MERGE INTO %[1]s t USING (SELECT i AS id FROM range(1000, 1003) r(i)) src ON t.id = src.id
 				 WHEN MATCHED AND t.v < 0 THEN DELETE`,
+				// keys in every row group and a DELETE: nothing to copy or
+				// patch, the file is read whole with the key pass's results
+				`MERGE INTO %[1]s t USING (SELECT i AS id FROM range(0, 6000, 5) r(i)) src ON t.id = src.id
+				 WHEN MATCHED AND src.id %% 10 = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET v = 7`,
 				// keys inside the files' ranges that match nothing
 				`MERGE INTO %[1]s t USING (SELECT i AS id FROM range(150, 350, 50) r(i) UNION ALL SELECT NULL) src ON t.id = src.id
 				 WHEN MATCHED THEN DELETE WHEN NOT MATCHED AND src.id IS NOT NULL THEN INSERT (id, s) VALUES (src.id, 'back')`,
