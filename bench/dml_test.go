@@ -90,20 +90,27 @@ func BenchmarkCopyOnWriteDML(b *testing.B) {
 
 // tableBytes is the size of the data files of table's current snapshot.
 func tableBytes(b *testing.B, s *lake.Session, table string) int64 {
+	return firstRowInts(b, s, "SELECT sum(file_size_in_bytes)::BIGINT FROM "+table+"$files WHERE content = 0")[0]
+}
+
+// firstRowInts runs q and returns its first row's columns as integers.
+func firstRowInts(b *testing.B, s *lake.Session, q string) []int64 {
 	b.Helper()
-	res, err := s.SQL(context.Background(), "SELECT sum(file_size_in_bytes)::BIGINT FROM "+table+"$files WHERE content = 0")
+	res, err := s.SQL(context.Background(), q)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer res.Close()
 	bs, err := res.Collect(context.Background())
-	if err != nil || len(bs) == 0 {
-		b.Fatalf("table size: %v", err)
+	if err != nil || len(bs) == 0 || bs[0].NumRows() == 0 {
+		b.Fatalf("%s: no row (%v)", q, err)
 	}
 	defer bs[0].Release()
-	n, err := strconv.ParseInt(bs[0].Column(0).ValueStr(0), 10, 64)
-	if err != nil {
-		b.Fatal(err)
+	out := make([]int64, bs[0].NumCols())
+	for i := range out {
+		if out[i], err = strconv.ParseInt(bs[0].Column(i).ValueStr(0), 10, 64); err != nil {
+			b.Fatalf("%s: %v", q, err)
+		}
 	}
-	return n
+	return out
 }

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -104,22 +103,7 @@ func BenchmarkWideUpdate(b *testing.B) {
 // encodedBytes is what table's last snapshot wrote by encoding: its
 // added files' size less what it copied verbatim.
 func encodedBytes(b *testing.B, s *lake.Session, table string) int64 {
-	b.Helper()
-	res, err := s.SQL(context.Background(), "SELECT summary['added-files-size'], coalesce(summary['skade.copied-files-size'], '0') FROM "+
+	v := firstRowInts(b, s, "SELECT summary['added-files-size'], coalesce(summary['skade.copied-files-size'], '0') FROM "+
 		table+"$snapshots ORDER BY committed_at DESC LIMIT 1")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer res.Close()
-	bs, err := res.Collect(context.Background())
-	if err != nil || len(bs) == 0 || bs[0].NumRows() != 1 {
-		b.Fatalf("snapshot summary: %v", err)
-	}
-	defer bs[0].Release()
-	added, err1 := strconv.ParseInt(bs[0].Column(0).ValueStr(0), 10, 64)
-	copied, err2 := strconv.ParseInt(bs[0].Column(1).ValueStr(0), 10, 64)
-	if err1 != nil || err2 != nil {
-		b.Fatalf("snapshot summary: %v %v", err1, err2)
-	}
-	return added - copied
+	return v[0] - v[1]
 }
