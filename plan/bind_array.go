@@ -87,13 +87,16 @@ func (b *binder) bindQuantified(e *parser.Quantified, ec *exprCtx) (Expr, error)
 	case op == "<>" && e.All:
 		return b.bindExpr(&parser.InExpr{Pos: e.Pos, X: e.X, Not: true, Query: e.Query}, ec)
 	}
-	if _, ok := e.X.(*parser.RowExpr); ok {
-		return nil, errorf(e.Pos, "a row %s %s (subquery) is not supported yet; only = ANY and <> ALL are", op, quantWord(e.All))
-	}
 	// probe the subquery for its width; the rewrite below binds it again
 	sub, _, err := b.probeSubquery(e.Query, ec)
 	if err != nil {
 		return nil, err
+	}
+	if elems, ok := rowElems(e.X); ok {
+		if len(sub.Columns()) != len(elems) {
+			return nil, errorf(e.Pos, "subquery has %d columns where the row has %d", len(sub.Columns()), len(elems))
+		}
+		return b.bindExpr(rowQuantified(e, elems), ec)
 	}
 	if len(sub.Columns()) != 1 {
 		return nil, errorf(e.Pos, "subquery has too many columns")

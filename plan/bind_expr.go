@@ -227,6 +227,9 @@ func (b *binder) bindExpr(e parser.Expr, ec *exprCtx) (Expr, error) {
 	case *parser.BinaryExpr:
 		return b.bindBinary(e, ec)
 	case *parser.IsExpr:
+		if x, ok := rowIs(e); ok {
+			return b.bindExpr(x, ec)
+		}
 		x, err := b.bindExpr(e.X, ec)
 		if err != nil {
 			return nil, err
@@ -292,6 +295,17 @@ func (b *binder) bindExpr(e parser.Expr, ec *exprCtx) (Expr, error) {
 			return nil, err
 		}
 		not := e.Not
+		if _, row := e.X.(*parser.RowExpr); len(args) == 2 && !row {
+			// x IN (y) is x = y, as PostgreSQL parses it: a join on it
+			// then hashes, and a scan pushes it down
+			op := "="
+			if not {
+				op = "<>"
+			}
+			if r, err := b.call(e.Pos, op, args[0], args[1]); err == nil {
+				return r, nil
+			}
+		}
 		iname := "in"
 		if not {
 			iname = "not_in"
@@ -481,6 +495,9 @@ var binaryOps = map[parser.BinaryOp]string{
 }
 
 func (b *binder) bindBinary(e *parser.BinaryExpr, ec *exprCtx) (Expr, error) {
+	if x, ok, err := b.bindRowCompare(e.Pos, e.Op, e.L, e.R, ec); ok {
+		return x, err
+	}
 	name, ok := binaryOps[e.Op]
 	if !ok {
 		switch e.Op {

@@ -55,6 +55,7 @@ func (b *binder) bindWhere(input Node, sc *scope, where parser.Expr) (Node, erro
 func (b *binder) bindFilter(input Node, sc *scope, where parser.Expr, clause, aggClause string) (Node, error) {
 	var preds []Expr
 	var marks []*Join
+	orig := input
 	for _, c := range splitAnd(where) {
 		if containsAggregate(c) && sc.parent == nil {
 			// (in a subquery, an aggregate of an enclosing query's
@@ -78,6 +79,21 @@ func (b *binder) bindFilter(input Node, sc *scope, where parser.Expr, clause, ag
 		}
 		preds = append(preds, x)
 	}
+	for _, p := range preds {
+		if c, ok := p.(*Const); ok && (c.IsNull() || !c.Lit.Value.(*scalar.Boolean).Value) {
+			// a conjunct that is constantly FALSE or NULL: no row passes,
+			// and the other conjuncts (their subqueries and
+			// correlations) are never evaluated, as in PostgreSQL
+			return &Filter{Input: orig, Pred: c}, nil
+		}
+	}
+	kept := preds[:0]
+	for _, p := range preds {
+		if c, ok := p.(*Const); !ok || c.IsNull() || !c.Lit.Value.(*scalar.Boolean).Value {
+			kept = append(kept, p)
+		}
+	}
+	preds = kept
 	input = applyMarks(input, marks)
 	if len(preds) > 0 {
 		input = &Filter{Input: input, Pred: andAll(b, preds)}

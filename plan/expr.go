@@ -142,6 +142,9 @@ func (b *binder) fold(f *Func, e exec.Expr) (Expr, bool) {
 		f.Volatile = true
 		return nil, false
 	}
+	if x, ok := absorbed(f); ok {
+		return x, true
+	}
 	for _, a := range f.Args {
 		if _, ok := a.(*Const); !ok {
 			return nil, false
@@ -152,6 +155,44 @@ func (b *binder) fold(f *Func, e exec.Expr) (Expr, bool) {
 		return nil, false
 	}
 	return &Const{Lit: lit}, true
+}
+
+// absorbed folds x AND FALSE to FALSE and x OR TRUE to TRUE, whatever x
+// is, as PostgreSQL's planner does: three-valued logic gives that answer
+// for every value of x, NULL included. x is then never evaluated, so a
+// correlated subquery or an error inside it goes with it; that is what
+// lets the correlation of a subquery whose WHERE is constantly false
+// vanish, and the subquery run once. x AND TRUE and x OR FALSE are x.
+func absorbed(f *Func) (Expr, bool) {
+	var absorbing bool
+	switch f.Name {
+	case "and":
+		absorbing = false
+	case "or":
+		absorbing = true
+	default:
+		return nil, false
+	}
+	if len(f.Args) != 2 || !arrow.TypeEqual(f.Typ, arrow.FixedWidthTypes.Boolean) {
+		return nil, false
+	}
+	for i, a := range f.Args {
+		c, ok := a.(*Const)
+		if !ok || c.IsNull() {
+			continue
+		}
+		v, ok := c.Lit.Value.(*scalar.Boolean)
+		if !ok {
+			continue
+		}
+		if v.Value == absorbing {
+			return c, true
+		}
+		if other := f.Args[1-i]; arrow.TypeEqual(other.Type(), arrow.FixedWidthTypes.Boolean) {
+			return other, true
+		}
+	}
+	return nil, false
 }
 
 // oneRow is a batch of one row and no columns, to evaluate constants on.

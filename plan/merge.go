@@ -170,13 +170,20 @@ func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 
 	// ON: target.col = <source expression> conjuncts become keys
 	var onMarks []*Join
-	on, err := b.bindExpr(m.On, &exprCtx{sc: joined, clause: "ON", marks: &onMarks, inOnce: true})
-	if err != nil {
-		return nil, err
+	// (each conjunct bound alone, so that one folding to FALSE does not
+	// take the key equalities with it)
+	var onParts []Expr
+	for _, c := range splitAnd(m.On) {
+		x, err := b.bindExpr(c, &exprCtx{sc: joined, clause: "ON", marks: &onMarks, inOnce: true})
+		if err != nil {
+			return nil, err
+		}
+		if err := checkBool(x, c.Position(), "ON"); err != nil {
+			return nil, err
+		}
+		onParts = append(onParts, x)
 	}
-	if err := checkBool(on, m.On.Position(), "ON"); err != nil {
-		return nil, err
-	}
+	on := andConj(onParts)
 	// ON's subqueries that read the target row are evaluated on the
 	// candidate pairs, with the residual conjuncts that read their values
 	var onSub *mergeSubplan
