@@ -534,15 +534,22 @@ func (b *binder) bindSelectOnce(sel *parser.Select, orderBy []*parser.OrderItem,
 			if _, dup := ag.groups[key]; dup && key != "" {
 				return
 			}
+			if c, ok := x.(*ColRef); ok {
+				// GROUP BY t.b, b (or an expression that folds to b):
+				// the key already grouped by
+				if prev, dup := ag.groupIDs[c.ID]; dup {
+					if key != "" {
+						ag.groups[key] = prev
+					}
+					return
+				}
+			}
 			col := b.newCol(name, "", x.Type(), true)
 			ref := &ColRef{ID: col.ID, Typ: col.Type, Name: x.String()}
 			if key != "" {
 				ag.groups[key] = ref
 			}
 			if c, ok := x.(*ColRef); ok {
-				if _, dup := ag.groupIDs[c.ID]; dup {
-					return
-				}
 				ag.groupIDs[c.ID] = ref
 			}
 			groupExprs = append(groupExprs, x)
