@@ -570,7 +570,7 @@ func (b *binder) bindJoin(j *parser.Join, outer *scope) (_ Node, _ *scope, err e
 		if !arrow.TypeEqual(on.Type(), tBool) && on.Type().ID() != arrow.NULL {
 			return nil, nil, errorf(j.On.Position(), "argument of JOIN/ON must be type boolean, not type %s", exec.TypeName(on.Type()))
 		}
-		join.On = on
+		join.On = boolNull(on)
 		return join, sc, nil
 	}
 	if len(using) == 0 {

@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -121,6 +122,16 @@ func (b *binder) coalesce(args ...Expr) (Expr, error) {
 }
 
 func (b *binder) newFunc(name string, args []Expr, build func([]exec.Expr) (exec.Expr, error)) (Expr, error) {
+	if name == "and" || name == "or" {
+		// an untyped NULL operand is a boolean NULL: split into
+		// conjuncts, it must still be one
+		for i, a := range args {
+			if boolNull(a) != a {
+				args = slices.Clone(args)
+				args[i] = boolNull(a)
+			}
+		}
+	}
 	e, err := build(placeholders(args))
 	if err != nil {
 		return nil, err
@@ -155,6 +166,14 @@ func (b *binder) fold(f *Func, e exec.Expr) (Expr, bool) {
 		return nil, false
 	}
 	return &Const{Lit: lit}, true
+}
+
+// boolNull is x, or a BOOLEAN NULL when x is an untyped NULL.
+func boolNull(x Expr) Expr {
+	if c, ok := x.(*Const); ok && c.Type().ID() == arrow.NULL {
+		return &Const{Lit: exec.NewNullLiteral(tBool)}
+	}
+	return x
 }
 
 // absorbed folds x AND FALSE to FALSE and x OR TRUE to TRUE, whatever x

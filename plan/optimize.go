@@ -104,6 +104,27 @@ func pushdown(b *binder, n Node) Node {
 			// push single-side ON conjuncts of an inner join into its inputs
 			return pushIntoJoin(b, &Join{Kind: x.Kind, Left: x.Left, Right: x.Right}, conjuncts(x.On))
 		}
+		if x.On != nil && x.Kind != exec.JoinFull {
+			// ON constantly FALSE or NULL (x AND FALSE folds so): no pair
+			// matches, so the side whose rows only match reads nothing,
+			// rather than every pair being tried
+			for _, c := range conjuncts(x.On) {
+				k, ok := c.(*Const)
+				if !ok {
+					continue
+				}
+				// (a NULL pair makes a mark NULL, and NOT IN's row go)
+				nullAware := x.Kind == exec.JoinMark || x.Kind == exec.JoinNullAwareAnti
+				if (k.IsNull() && !nullAware) || (!k.IsNull() && !k.Lit.Value.(*scalar.Boolean).Value) {
+					if x.Kind == exec.JoinRight {
+						x.Left = &Filter{Input: x.Left, Pred: k}
+					} else {
+						x.Right = &Filter{Input: x.Right, Pred: k}
+					}
+					break
+				}
+			}
+		}
 		x.Left, x.Right = pushdown(b, x.Left), pushdown(b, x.Right)
 		return x
 	}
