@@ -104,27 +104,7 @@ func pushdown(b *binder, n Node) Node {
 			// push single-side ON conjuncts of an inner join into its inputs
 			return pushIntoJoin(b, &Join{Kind: x.Kind, Left: x.Left, Right: x.Right}, conjuncts(x.On))
 		}
-		if x.On != nil && x.Kind != exec.JoinFull {
-			// ON constantly FALSE or NULL (x AND FALSE folds so): no pair
-			// matches, so the side whose rows only match reads nothing,
-			// rather than every pair being tried
-			for _, c := range conjuncts(x.On) {
-				k, ok := c.(*Const)
-				if !ok {
-					continue
-				}
-				// (a NULL pair makes a mark NULL, and NOT IN's row go)
-				nullAware := x.Kind == exec.JoinMark || x.Kind == exec.JoinNullAwareAnti
-				if (k.IsNull() && !nullAware) || (!k.IsNull() && !k.Lit.Value.(*scalar.Boolean).Value) {
-					if x.Kind == exec.JoinRight {
-						x.Left = &Filter{Input: x.Left, Pred: k}
-					} else {
-						x.Right = &Filter{Input: x.Right, Pred: k}
-					}
-					break
-				}
-			}
-		}
+		falseOn(x)
 		x.Left, x.Right = pushdown(b, x.Left), pushdown(b, x.Right)
 		return x
 	}
@@ -138,6 +118,31 @@ func idSet(cols []Column) map[ColumnID]bool {
 		s[c.ID] = true
 	}
 	return s
+}
+
+// falseOn: when j's ON is constantly FALSE (x AND FALSE folds so) or
+// NULL, no pair matches, so the side whose rows only match reads
+// nothing, rather than every pair being tried.
+func falseOn(j *Join) {
+	if j.On == nil || j.Kind == exec.JoinFull {
+		return
+	}
+	for _, c := range conjuncts(j.On) {
+		k, ok := c.(*Const)
+		if !ok {
+			continue
+		}
+		// (a NULL pair makes a mark NULL, and NOT IN's row go)
+		nullAware := j.Kind == exec.JoinMark || j.Kind == exec.JoinNullAwareAnti
+		if (k.IsNull() && !nullAware) || (!k.IsNull() && !k.Lit.Value.(*scalar.Boolean).Value) {
+			if j.Kind == exec.JoinRight {
+				j.Left = &Filter{Input: j.Left, Pred: k}
+			} else {
+				j.Right = &Filter{Input: j.Right, Pred: k}
+			}
+			return
+		}
+	}
 }
 
 // pushIntoJoin distributes conjuncts over a join.
@@ -172,6 +177,7 @@ func pushIntoJoin(b *binder, j *Join, cs []Expr) Node {
 		}
 		j.On = andConj(toOn)
 	}
+	falseOn(j)
 	j.Left, j.Right = pushdown(b, j.Left), pushdown(b, j.Right)
 	if len(keep) > 0 {
 		return &Filter{Input: j, Pred: andConj(keep)}
