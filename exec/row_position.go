@@ -19,6 +19,7 @@ type RowPosition struct {
 	child   Operator
 	schema  *arrow.Schema
 	mem     memory.Allocator
+	first   int64
 	next    int64
 	metrics Metrics
 }
@@ -27,12 +28,18 @@ var _ Operator = (*RowPosition)(nil)
 
 // NewRowPosition appends the column name to child's rows.
 func NewRowPosition(child Operator, name string) (*RowPosition, error) {
+	return NewRowPositionFrom(child, name, 0)
+}
+
+// NewRowPositionFrom is NewRowPosition counting from first: over a scan
+// of a data file's row groups from its row first on, file positions.
+func NewRowPositionFrom(child Operator, name string, first int64) (*RowPosition, error) {
 	if child == nil {
 		return nil, fmt.Errorf("exec: row position: nil child (planner bug)")
 	}
 	fs := append(child.Schema().Fields()[:child.Schema().NumFields():child.Schema().NumFields()],
 		arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Int64})
-	return &RowPosition{child: child, schema: arrow.NewSchema(fs, nil), mem: memory.DefaultAllocator}, nil
+	return &RowPosition{child: child, schema: arrow.NewSchema(fs, nil), mem: memory.DefaultAllocator, first: first}, nil
 }
 
 func (p *RowPosition) Schema() *arrow.Schema { return p.schema }
@@ -41,7 +48,7 @@ func (p *RowPosition) Metrics() *Metrics     { return &p.metrics }
 func (p *RowPosition) String() string        { return "RowPosition" }
 
 func (p *RowPosition) Open(ctx context.Context) error {
-	p.next = 0
+	p.next = p.first
 	return p.child.Open(ctx)
 }
 

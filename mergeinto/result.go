@@ -61,6 +61,9 @@ type Metrics struct {
 	// columns (an UPDATE's, or a MERGE's that only updates) were encoded
 	// again and the others copied verbatim.
 	RowGroupsPatched int64
+	// RowGroupsSkipped are row groups of candidate files a DELETE or
+	// UPDATE did not read: their statistics prove no row matches.
+	RowGroupsSkipped int64
 
 	FilesScanned   int64 // data files read (candidates after pruning)
 	FilesSkipped   int64 // data files of the snapshot pruning left out
@@ -91,6 +94,7 @@ func (m Metrics) Map() map[string]int64 {
 		"rows_copied":        m.RowsCopied,
 		"row_groups_copied":  m.RowGroupsCopied,
 		"row_groups_patched": m.RowGroupsPatched,
+		"row_groups_skipped": m.RowGroupsSkipped,
 		"files_scanned":      m.FilesScanned,
 		"files_skipped":      m.FilesSkipped,
 		"files_rewritten":    m.FilesRewritten,
@@ -115,6 +119,9 @@ func (m Metrics) String() string {
 	fmt.Fprintf(&b, "bytes: read=%d written=%d; ", m.BytesRead, m.BytesWritten)
 	if m.RowGroupsCopied+m.RowGroupsPatched > 0 {
 		fmt.Fprintf(&b, "row groups copied verbatim: %d, patched: %d (%d bytes copied); ", m.RowGroupsCopied, m.RowGroupsPatched, m.BytesCopied)
+	}
+	if m.RowGroupsSkipped > 0 {
+		fmt.Fprintf(&b, "row groups unread (statistics): %d; ", m.RowGroupsSkipped)
 	}
 	r := func(d time.Duration) time.Duration { return d.Round(time.Microsecond) }
 	fmt.Fprintf(&b, "time: build=%s prune=%s scan=%s insert=%s stage=%s", r(m.BuildTime), r(m.PruneTime), r(m.ScanTime), r(m.InsertTime), r(m.StageTime))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
@@ -46,7 +47,10 @@ type RewriteSpec struct {
 	// (see DeadDeleteFiles: then only the delete files scoped to one
 	// removed data file are removed with it).
 	All []table.FileScanTask
-	// Rows evaluates the statement over one file's live rows: an operator
+	// Rows evaluates the statement over one file's live rows (task is
+	// the whole file, first 0; or, only with RowGroupFilter, a byte range
+	// of whole row groups of a file without deletes, whose first row is
+	// the file's row first): an operator
 	// whose first column is the match flag (BOOLEAN; TRUE deletes or
 	// updates the row), then the row's columns in Schema order (an
 	// UPDATE's new values on matched rows), then any further columns
@@ -54,7 +58,14 @@ type RewriteSpec struct {
 	// closes it. It runs Rows a second time for a file whose unchanged
 	// prefix outgrew the buffer, and takes the prefix from that run, so
 	// both runs must yield the same rows in the same order.
-	Rows func(task table.FileScanTask) (exec.Operator, error)
+	Rows func(task table.FileScanTask, first int64) (exec.Operator, error)
+	// RowGroupFilter, when non-nil, reports whether a row of row group rg
+	// of a data file (meta is its footer) may match the statement, by the
+	// row group's statistics; false proves none does. It is set only when
+	// Rows yields a file's rows in file order. A copy-on-write rewrite of
+	// a file whose row groups may be copied (rgcopy.go) then reads only
+	// the row groups it may change and copies the others unread.
+	RowGroupFilter func(meta *metadata.FileMetaData, rg int) bool
 	// Update: matched rows are rewritten with their new values; else
 	// they are deleted.
 	Update bool
@@ -206,6 +217,9 @@ func HasDeletes(task table.FileScanTask) bool {
 func (m *merger) rewriteFile(ctx context.Context, task table.FileScanTask) error {
 	fr := m.newFileRewrite(ctx, task)
 	defer fr.releaseBuffer()
+	if runs, ok := m.rw.mayChange(fr); ok {
+		return m.rewriteRowGroups(ctx, task, fr, runs)
+	}
 	var read int64
 	apply := func(b arrow.RecordBatch) error {
 		read += b.NumRows()
@@ -233,6 +247,109 @@ func (m *merger) rewriteFile(ctx context.Context, task table.FileScanTask) error
 	return fr.finish(ctx, read)
 }
 
+// mayChange returns the runs of adjacent row groups, [a, b), of f's file
+// in which a row may match the statement by the row groups' statistics
+// (RewriteSpec.RowGroupFilter), when some row group cannot change and
+// the file can be read by row group ranges; ok is false to read it whole.
+func (rw *rewriter) mayChange(f *fileRewrite) (runs [][2]int, ok bool) {
+	if rw.spec.RowGroupFilter == nil || f.ends == nil || !rangesReadable(f) {
+		return nil, false
+	}
+	for g := range f.ends {
+		if !rw.spec.RowGroupFilter(f.meta, g) {
+			continue
+		}
+		if k := len(runs); k > 0 && runs[k-1][1] == g {
+			runs[k-1][1] = g + 1
+		} else {
+			runs = append(runs, [2]int{g, g + 1})
+		}
+	}
+	if len(runs) == 1 && runs[0] == [2]int{0, len(f.ends)} {
+		return nil, false // every row group may change
+	}
+	return runs, true
+}
+
+// rewriteRowGroups is rewriteFile for a file some of whose row groups
+// statistics prove unchanged: it reads the runs of the others by byte
+// range, each with its file positions, and lets the rest go to the copy
+// unread. No run: nothing in the file can match, and it stays.
+func (m *merger) rewriteRowGroups(ctx context.Context, task table.FileScanTask, f *fileRewrite, runs [][2]int) error {
+	if err := scan.CheckWhole(m.what(), task); err != nil {
+		return &Error{State: StateInternal, Msg: err.Error()}
+	}
+	m.res.Metrics.RowGroupsSkipped += int64(len(f.ends))
+	n := f.ends[len(f.ends)-1]
+	offsets := rowGroupOffsets(f.meta)
+	for _, r := range runs {
+		m.res.Metrics.RowGroupsSkipped -= int64(r[1] - r[0])
+		t := task
+		t.Residual = nil
+		t.Start = offsets[r[0]]
+		t.Length = task.File.FileSizeBytes() - t.Start
+		if r[1] < len(offsets) {
+			t.Length = offsets[r[1]] - t.Start
+		}
+		from, to := f.groupRange(r[0])[0], f.groupRange(r[1] - 1)[1]
+		if err := f.skipTo(ctx, from); err != nil {
+			return err
+		}
+		read := from
+		err := m.rw.runFrom(ctx, m, t, from, func(b arrow.RecordBatch) (bool, error) {
+			if !inFileOrder(b, read) || read+b.NumRows() > to {
+				// RowGroupFilter promised rows in file order
+				return false, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s: row groups %v yielded rows out of file order (broken invariant)", m.what(), m.relPath(task.File.FilePath()), r)}
+			}
+			err := f.pieces(read, b, func(s arrow.RecordBatch, _, _ int64) error {
+				in, o, err := m.rw.apply(m, s)
+				if err != nil {
+					return err
+				}
+				err = f.emit(ctx, in, o)
+				in.Release()
+				return err
+			})
+			read += b.NumRows()
+			return err == nil, err
+		})
+		if err != nil {
+			return err
+		}
+		if read != to {
+			return &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s: row groups %v yielded %d rows of %d (broken invariant)", m.what(), m.relPath(task.File.FilePath()), r, read-from, to-from)}
+		}
+	}
+	if err := f.skipTo(ctx, n); err != nil {
+		return err
+	}
+	return f.finish(ctx, n)
+}
+
+// rangesReadable reports whether f's row groups can be read by byte
+// ranges: iceberg-go places a row group in a range by the manifest's
+// split offsets when it has one per row group, else by its first column
+// chunk's first page; either must be where the footer says the row
+// group starts.
+func rangesReadable(f *fileRewrite) bool {
+	offsets := rowGroupOffsets(f.meta)
+	for i := range offsets {
+		cc, err := f.meta.RowGroup(i).ColumnChunk(0)
+		if err != nil {
+			return false
+		}
+		at := cc.DataPageOffset()
+		if cc.HasDictionaryPage() && cc.DictionaryPageOffset() >= 0 && (at < 0 || cc.DictionaryPageOffset() < at) {
+			at = cc.DictionaryPageOffset()
+		}
+		if at != offsets[i] {
+			return false
+		}
+	}
+	so := f.task.File.SplitOffsets()
+	return len(so) != len(f.ends) || slices.Equal(so, offsets)
+}
+
 // inFileOrder reports whether b, an operator batch of the statement,
 // holds the file's rows from position pos on, in order: its last column
 // is each row's position (RewriteSpec.Rows).
@@ -258,8 +375,14 @@ func (rw *rewriter) run(ctx context.Context, m *merger, task table.FileScanTask,
 	if err := scan.CheckWhole(m.what(), task); err != nil {
 		return &Error{State: StateInternal, Msg: err.Error()}
 	}
-	m.res.Metrics.BytesRead += task.File.FileSizeBytes()
-	op, err := rw.spec.Rows(task)
+	return rw.runFrom(ctx, m, task, 0, fn)
+}
+
+// runFrom is run over task, whole or a byte range of row groups whose
+// first row is the file's row first (RewriteSpec.Rows).
+func (rw *rewriter) runFrom(ctx context.Context, m *merger, task table.FileScanTask, first int64, fn func(arrow.RecordBatch) (bool, error)) (err error) {
+	m.res.Metrics.BytesRead += task.Length
+	op, err := rw.spec.Rows(task, first)
 	if err != nil {
 		return err
 	}

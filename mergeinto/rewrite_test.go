@@ -19,8 +19,8 @@ import (
 // rewriteRows is a RewriteSpec.Rows over kvSchema that matches the ids in
 // match and, for an UPDATE, sets v to 7 on them. lose drops the last row of
 // every file (a broken plan, for the ledger to catch).
-func rewriteRows(t *testing.T, tbl *table.Table, snap *table.Snapshot, match map[int64]bool, update, lose bool, batch int) func(table.FileScanTask) (exec.Operator, error) {
-	return func(task table.FileScanTask) (exec.Operator, error) {
+func rewriteRows(t *testing.T, tbl *table.Table, snap *table.Snapshot, match map[int64]bool, update, lose bool, batch int) func(table.FileScanTask, int64) (exec.Operator, error) {
+	return func(task table.FileScanTask, _ int64) (exec.Operator, error) {
 		scan, err := exec.NewFileScan("kv", tbl, snap, []string{"id", "v"}, kvSchema, nil, []table.FileScanTask{task})
 		if err != nil {
 			return nil, err

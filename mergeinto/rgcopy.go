@@ -403,23 +403,7 @@ func (m *merger) keyFirst(f *fileRewrite) bool {
 	if f.ends == nil || m.rw != nil || m.mor || m.lin != nil || !m.canChange || m.bySourceChanges() || len(m.p.keyCols) == 0 {
 		return false
 	}
-	offsets := rowGroupOffsets(f.meta)
-	for i := range offsets {
-		// where iceberg-go places the row group without split offsets
-		cc, err := f.meta.RowGroup(i).ColumnChunk(0)
-		if err != nil {
-			return false
-		}
-		at := cc.DataPageOffset()
-		if cc.HasDictionaryPage() && cc.DictionaryPageOffset() >= 0 && (at < 0 || cc.DictionaryPageOffset() < at) {
-			at = cc.DictionaryPageOffset()
-		}
-		if at != offsets[i] {
-			return false
-		}
-	}
-	so := f.task.File.SplitOffsets()
-	return len(so) != len(f.ends) || slices.Equal(so, offsets)
+	return rangesReadable(f)
 }
 
 // mergeRowGroups is mergeFile for a file read key columns first. It

@@ -317,6 +317,11 @@ type Rewrite struct {
 	root    Node
 	input   exec.Operator
 	strict  []strictPred
+	// inclusive are the conjuncts that exclude row groups by their
+	// statistics (rowGroupFilter), ordered whether root keeps the
+	// file's row order
+	inclusive []strictPred
+	ordered   bool
 	// once are the parts of root that run for the first file only.
 	once []*Once
 	// keys are its `col IN (subquery)` conditions that exclude files.
@@ -453,6 +458,7 @@ func (p *Planner) rowRewrite(ctx context.Context, target *TableRef, alias parser
 		if len(marks) == 0 {
 			rw.strict, _ = strictForm(fake, pred)
 		}
+		rw.inclusive = inclusiveForm(fake, pred)
 		if match, err = b.call(where.Position(), "is_true", pred); err != nil {
 			return nil, err
 		}
@@ -536,6 +542,7 @@ func (p *Planner) rowRewrite(ctx context.Context, target *TableRef, alias parser
 		}
 	}
 	rw.root = optimize(b, proj)
+	rw.ordered = rowWise(rw.root)
 	rw.once = onceSubtrees(rw.root, src)
 	if pred != nil {
 		rw.keys = keySets(rw.root, pred, src, target)

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/apache/iceberg-go"
 )
 
@@ -196,3 +198,178 @@ func allMatch(preds []strictPred, df iceberg.DataFile) bool {
 // AllMatch reports whether the rewrite's predicate holds for every row of
 // df by its statistics alone, so a DELETE can drop the file unread.
 func (r *Rewrite) AllMatch(df iceberg.DataFile) bool { return allMatch(r.strict, df) }
+
+// Row groups. A DELETE's or UPDATE's conjuncts of the strict form (a
+// column of an integer, date or timestamp type against constants) tell
+// from a Parquet row group's statistics that none of its rows can match:
+// a row group whose rows all fail one conjunct cannot. A copy-on-write
+// rewrite then copies such a row group without reading it
+// (mergeinto.RewriteSpec.RowGroupFilter).
+
+// inclusiveForm is the conjuncts of pred that have the strict form, each
+// alone; the others are left out (each conjunct must hold for a row to
+// match, so any subset excludes soundly).
+func inclusiveForm(s *Scan, pred Expr) []strictPred {
+	var out []strictPred
+	for _, c := range conjuncts(pred) {
+		if ps, ok := strictForm(s, c); ok {
+			out = append(out, ps...)
+		}
+	}
+	return out
+}
+
+// rowWise reports whether n evaluates row by row, in its input's order:
+// only projections and filters over the source, no join.
+func rowWise(n Node) bool {
+	switch n.(type) {
+	case *Project, *Filter, *SourceScan:
+	default:
+		return false
+	}
+	for _, c := range n.Children() {
+		if !rowWise(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// rowGroupFilter is RewriteSpec.RowGroupFilter: nil when no conjunct
+// can exclude a row group, or when the plan may reorder rows.
+func (r *Rewrite) rowGroupFilter() func(*metadata.FileMetaData, int) bool {
+	if len(r.inclusive) == 0 || !r.ordered {
+		return nil
+	}
+	preds := r.inclusive
+	return func(meta *metadata.FileMetaData, rg int) bool { return mayMatchRowGroup(preds, meta, rg) }
+}
+
+// mayMatchRowGroup reports whether a row of row group rg of the file
+// whose footer is meta may satisfy every conjunct, by the row group's
+// statistics: false only when one conjunct is false for all its rows.
+// A column the footer does not describe plainly (no field id, no
+// statistics, unsigned or non-microsecond timestamps, another physical
+// type) proves nothing.
+func mayMatchRowGroup(preds []strictPred, meta *metadata.FileMetaData, rg int) bool {
+	if rg < 0 || rg >= meta.NumRowGroups() {
+		return true
+	}
+	g := meta.RowGroup(rg)
+	rows := g.NumRows()
+	for _, p := range preds {
+		col := -1
+		for i := 0; i < meta.Schema.NumColumns(); i++ {
+			c := meta.Schema.Column(i)
+			if c.SchemaNode().FieldID() == int32(p.field) && c.MaxRepetitionLevel() == 0 && len(c.ColumnPath()) == 1 {
+				col = i
+				break
+			}
+		}
+		if col < 0 {
+			continue
+		}
+		cc, err := g.ColumnChunk(col)
+		if err != nil {
+			continue
+		}
+		ok, err := cc.StatsSet()
+		if err != nil || !ok {
+			continue
+		}
+		st, err := cc.Statistics()
+		if err != nil || st == nil || !st.HasNullCount() {
+			continue
+		}
+		nulls := st.NullCount()
+		switch p.op {
+		case "is_null":
+			if nulls == 0 {
+				return false
+			}
+			continue
+		case "is_not_null":
+			if nulls == rows {
+				return false
+			}
+			continue
+		}
+		if nulls == rows {
+			return false // every row NULL: no comparison holds
+		}
+		lo, hi, ok := intBounds(meta.Schema.Column(col), st, p.typ)
+		if !ok {
+			continue
+		}
+		vals := make([]int64, len(p.lits))
+		known := true
+		for i, x := range p.lits {
+			if vals[i], known = icebergInt(x); !known {
+				break
+			}
+		}
+		if !known {
+			continue
+		}
+		var may bool
+		switch p.op {
+		case "=":
+			may = lo <= vals[0] && vals[0] <= hi
+		case "<":
+			may = lo < vals[0]
+		case "<=":
+			may = lo <= vals[0]
+		case ">":
+			may = hi > vals[0]
+		case ">=":
+			may = hi >= vals[0]
+		case "between":
+			may = hi >= vals[0] && lo <= vals[1]
+		case "in":
+			for _, v := range vals {
+				may = may || (lo <= v && v <= hi)
+			}
+		default:
+			may = true
+		}
+		if !may {
+			return false
+		}
+	}
+	return true
+}
+
+// intBounds reads a row group column's min and max as the integers an
+// Iceberg int, long, date or timestamp literal holds.
+func intBounds(c *schema.Column, st metadata.TypedStatistics, t iceberg.Type) (lo, hi int64, ok bool) {
+	if !st.HasMinMax() {
+		return 0, 0, false
+	}
+	switch lt := c.LogicalType().(type) {
+	case schema.IntLogicalType:
+		if !lt.IsSigned() {
+			return 0, 0, false
+		}
+	case schema.TimestampLogicalType:
+		if lt.TimeUnit() != schema.TimeUnitMicros {
+			return 0, 0, false
+		}
+	}
+	switch t.(type) {
+	case iceberg.TimestampType, iceberg.TimestampTzType:
+		if _, ok := c.LogicalType().(schema.TimestampLogicalType); !ok {
+			return 0, 0, false
+		}
+	case iceberg.DateType:
+		if _, ok := c.LogicalType().(schema.DateLogicalType); !ok {
+			return 0, 0, false
+		}
+	}
+	switch s := st.(type) {
+	case *metadata.Int32Statistics:
+		return int64(s.Min()), int64(s.Max()), true
+	case *metadata.Int64Statistics:
+		return s.Min(), s.Max(), true
+	}
+	return 0, 0, false
+}

@@ -233,11 +233,14 @@ func TableSchema(tbl *table.Table, out *arrow.Schema) *arrow.Schema {
 
 // rows evaluates the rewrite over one file, with the file's deletes
 // applied: RewriteSpec.Rows.
-func (w *Write) rows(task table.FileScanTask) (exec.Operator, error) {
-	// read the whole file: the pushed filter prunes files, never rows
+func (w *Write) rows(task table.FileScanTask, first int64) (exec.Operator, error) {
+	// read the whole file (or, from RowGroupFilter's row groups, whole
+	// row groups): the pushed filter prunes files, never rows
 	task.Residual = nil
-	if err := scan.CheckWhole(w.what(), task); err != nil {
-		return nil, err
+	if w.Rewrite.rowGroupFilter() == nil {
+		if err := scan.CheckWhole(w.what(), task); err != nil {
+			return nil, err
+		}
 	}
 	in, err := exec.NewFileScan(w.Target.Name, w.Target.Table, w.Snapshot, w.fields, w.read, nil /* filter */, []table.FileScanTask{task})
 	if err != nil {
@@ -245,7 +248,7 @@ func (w *Write) rows(task table.FileScanTask) (exec.Operator, error) {
 	}
 	// each row's position in the file rides through the plan, whose joins
 	// may reorder rows
-	withPos, err := exec.NewRowPosition(in, RowPositionColumn)
+	withPos, err := exec.NewRowPositionFrom(in, RowPositionColumn, first)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +264,7 @@ func (w *Write) Spec(staged *table.Table, budget *exec.Budget) *mergeinto.Rewrit
 	}
 	return &mergeinto.RewriteSpec{
 		Table: w.Target.Name, Target: staged, Snapshot: w.Snapshot, Schema: w.schema,
-		Files: w.Files, Drop: w.Drop, All: w.All, Rows: w.rows, Filter: w.Rewrite.Pushed, SetColumns: w.Rewrite.Set,
+		Files: w.Files, Drop: w.Drop, All: w.All, Rows: w.rows, RowGroupFilter: w.Rewrite.rowGroupFilter(), Filter: w.Rewrite.Pushed, SetColumns: w.Rewrite.Set,
 		Update: w.Op == WriteUpdate, Returning: w.Returning != nil, ReturningOld: w.Rewrite.KeepsOld, Mode: w.Mode, Lineage: w.Rewrite.Lineage,
 		Budget: budget, Options: mergeinto.Options{SnapshotProperties: props},
 	}
@@ -324,6 +327,9 @@ func (w *Write) Summary(res *mergeinto.Result) string {
 		op, w.Target.Name, res.Count, w.Total, w.Total-int64(w.Planned), len(w.Drop), len(w.Files), mt.FilesRewritten, mt.FilesRemoved, mt.FilesAdded)
 	if mt.RowGroupsCopied+mt.RowGroupsPatched > 0 {
 		out += fmt.Sprintf("  row groups: %d unchanged copied verbatim, %d with only the SET columns encoded again (%d bytes copied)\n", mt.RowGroupsCopied, mt.RowGroupsPatched, mt.BytesCopied)
+	}
+	if mt.RowGroupsSkipped > 0 {
+		out += fmt.Sprintf("  row groups: %d left unread (statistics prove no row matches)\n", mt.RowGroupsSkipped)
 	}
 	return out
 }
