@@ -119,6 +119,19 @@ func icebergInt(l iceberg.Literal) (int64, bool) {
 	return 0, false
 }
 
+// ints are the integers behind p's literals.
+func (p strictPred) ints() ([]int64, bool) {
+	vals := make([]int64, len(p.lits))
+	for i, x := range p.lits {
+		v, ok := icebergInt(x)
+		if !ok {
+			return nil, false
+		}
+		vals[i] = v
+	}
+	return vals, true
+}
+
 // allMatch reports whether statistics prove that every row of df
 // satisfies every conjunct.
 func allMatch(preds []strictPred, df iceberg.DataFile) bool {
@@ -159,13 +172,9 @@ func allMatch(preds []strictPred, df iceberg.DataFile) bool {
 		if !ok1 || !ok2 {
 			return false
 		}
-		vals := make([]int64, len(p.lits))
-		for i, x := range p.lits {
-			v, ok := icebergInt(x)
-			if !ok {
-				return false
-			}
-			vals[i] = v
+		vals, ok := p.ints()
+		if !ok {
+			return false
 		}
 		var holds bool
 		switch p.op {
@@ -301,14 +310,8 @@ func mayMatchRowGroup(preds []strictPred, meta *metadata.FileMetaData, rg int) b
 		if !ok {
 			continue
 		}
-		vals := make([]int64, len(p.lits))
-		known := true
-		for i, x := range p.lits {
-			if vals[i], known = icebergInt(x); !known {
-				break
-			}
-		}
-		if !known {
+		vals, ok := p.ints()
+		if !ok {
 			continue
 		}
 		var may bool
