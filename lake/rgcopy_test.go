@@ -389,3 +389,30 @@ func TestRowGroupPatchUnderAMemoryLimit(t *testing.T) {
 		t.Fatalf("updated rows: %v", got)
 	}
 }
+
+// A row group whose SET columns outgrow the memory limit part way
+// through stops being patched (fileRewrite.unpatch): its rows so far are
+// read again and written whole, and the rest stream into the writer.
+func TestRowGroupUnpatchMidGroup(t *testing.T) {
+	lk, _ := openLake(t)
+	s := lk.Session()
+	twins(t, s, `CREATE TABLE %[1]s (id BIGINT, n INT, s TEXT, u TEXT) WITH ('write.parquet.row-group-limit' = '100000'%[2]s);
+		INSERT INTO %[1]s SELECT i, i::int, repeat('x', 100) || i, 'u' || i FROM range(200000) r(i)`)
+	// enough to start a patch at a group's first rows, not to hold a
+	// whole group's 10 MB of s
+	mustExec(t, s, "SET memory_limit = '16MB'")
+	twins(t, s, "UPDATE %[1]s SET s = s || 'y' WHERE id %% 100000 IN (1, 99000)")
+	mustExec(t, s, "RESET memory_limit")
+	got, want := query(t, s, "SELECT * FROM a ORDER BY id"), query(t, s, "SELECT * FROM b ORDER BY id")
+	if !slices.Equal(got, want) {
+		t.Fatalf("%d rows with the copy, %d without; they differ", len(got), len(want))
+	}
+	if got := query(t, s, "SELECT count(*) FILTER (WHERE s LIKE '%y') FROM a"); !slices.Equal(got, []string{"4"}) {
+		t.Fatalf("updated rows: %v", got)
+	}
+	// both row groups were hit; at least one must have given its patch up
+	patched := query(t, s, "SELECT summary['skade.patched-row-groups'] FROM a$snapshots ORDER BY committed_at DESC LIMIT 1")
+	if len(patched) != 1 || patched[0] != "1" {
+		t.Fatalf("patched row groups %v: the memory limit no longer stops a patch part way (raise the table or lower the limit)", patched)
+	}
+}
