@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
@@ -455,6 +456,10 @@ func (p *Planner) rowRewrite(ctx context.Context, target *TableRef, alias parser
 			}
 		}
 		rw.Pushed = icebergFilter(fake)
+		if c, ok := pred.(*Const); ok && (c.IsNull() || !c.Lit.Value.(*scalar.Boolean).Value) {
+			// WHERE … AND FALSE: no row matches, so no file is read
+			rw.Pushed = iceberg.AlwaysFalse{}
+		}
 		if len(marks) == 0 {
 			rw.strict, _ = strictForm(fake, pred)
 		}
