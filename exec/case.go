@@ -516,24 +516,37 @@ func joinExprs(es []Expr) string {
 
 // ---- NULLIF, GREATEST, LEAST -------------------------------------------
 
-// NewNullIf builds NULLIF(a, b): NULL where a = b, else a.
+// NewNullIf builds NULLIF(a, b): NULL where a = b, else a. Its type is
+// a's when PostgreSQL has an = operator across a's and b's types (two
+// integer types, or two floating-point types), else their common type,
+// as PostgreSQL returns the first argument of the = it picks:
+// NULLIF(int, bigint) is an int, NULLIF(int, double) a double.
 func NewNullIf(a, b Expr) (Expr, error) {
 	t, err := commonTypeOf("NULLIF", []Expr{a, b})
 	if err != nil {
 		return nil, err
 	}
-	if a, err = Coerce(a, t); err != nil {
+	out := t
+	at, bt := a.DataType(), b.DataType()
+	if (isInteger(at) && isInteger(bt)) || (isFloat(at) && isFloat(bt)) {
+		out = at
+	}
+	ca, err := Coerce(a, t)
+	if err != nil {
 		return nil, err
 	}
 	if b, err = Coerce(b, t); err != nil {
 		return nil, err
 	}
+	if out == t {
+		a = ca
+	}
 	eq := compareKernel("=", t)
 	if eq == nil {
 		return nil, fmt.Errorf("could not identify an equality operator for type %s", TypeName(t))
 	}
-	return newCall("nullif", t, func(ec *EvalContext, args []arrow.Array, n int) (arrow.Array, error) {
-		e, err := eq(ec, args, n)
+	return newCall("nullif", out, func(ec *EvalContext, args []arrow.Array, n int) (arrow.Array, error) {
+		e, err := eq(ec, args[1:], n)
 		if err != nil {
 			return nil, err
 		}
@@ -547,7 +560,7 @@ func NewNullIf(a, b Expr) (Expr, error) {
 			}
 		}
 		return takeArray(ec.Mem, args[0], idx)
-	}, formFunc, a, b), nil
+	}, formFunc, a, ca, b), nil
 }
 
 // NewGreatest builds GREATEST(args...); NULLs are ignored, as in Postgres.
