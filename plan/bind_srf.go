@@ -26,7 +26,8 @@ import (
 // CASE or COALESCE (PostgreSQL refuses those too) nor inside another
 // unnest's argument. It is refused where the two queries differ: with
 // aggregates, GROUP BY, HAVING or window functions (PostgreSQL expands
-// after those).
+// after those): then srfAfterAggregate moves the aggregating select into
+// a derived table, and unnests over it.
 
 // srfQualifier names the FROM item the unnests move to; no user alias can
 // collide with it unquoted.
@@ -36,7 +37,7 @@ const srfQualifier = "unnest#"
 // select to bind instead (sel itself is not changed) and, by each call's
 // text, the hidden column that replaces it (bindFuncCall reads b.srfCols);
 // or sel and nil.
-func srfSelect(sel *parser.Select) (*parser.Select, map[string]string, error) {
+func srfSelect(sel *parser.Select, orderBy []*parser.OrderItem) (*parser.Select, map[string]string, error) {
 	var calls []*parser.FuncCall
 	cols := map[string]string{}
 	var bad error
@@ -88,13 +89,16 @@ func srfSelect(sel *parser.Select) (*parser.Select, map[string]string, error) {
 		return sel, nil, nil
 	}
 	at := calls[0].Pos
-	if len(sel.GroupBy) > 0 || sel.GroupByAll || sel.Having != nil || len(sel.Windows) > 0 || sel.Qualify != nil {
-		return nil, nil, errorf(at, "unnest in the select list of a query with GROUP BY, HAVING, WINDOW or QUALIFY is not supported; unnest in a subquery or in FROM")
-	}
+	aggregating := len(sel.GroupBy) > 0 || sel.GroupByAll || sel.Having != nil || len(sel.Windows) > 0 || sel.Qualify != nil
 	for _, it := range sel.Items {
-		if containsAggregate(it.Expr) || containsWindowCall(it.Expr) {
-			return nil, nil, errorf(at, "unnest in the select list beside an aggregate or window function is not supported; unnest in a subquery or in FROM")
+		aggregating = aggregating || containsAggregate(it.Expr) || containsWindowCall(it.Expr)
+	}
+	if aggregating {
+		after, err := srfAfterAggregate(sel, orderBy, at)
+		if err != nil {
+			return nil, nil, err
 		}
+		return srfSelect(after, orderBy)
 	}
 	args := make([]parser.Expr, len(calls))
 	names := make([]parser.Ident, len(calls))
@@ -107,6 +111,79 @@ func srfSelect(sel *parser.Select) (*parser.Select, map[string]string, error) {
 		Alias: &parser.Alias{Pos: at, Name: parser.Ident{Pos: at, Name: srfQualifier, Quoted: true}, Columns: names}}
 	out.From = append(append([]parser.TableExpr(nil), sel.From...), fn)
 	return &out, cols, nil
+}
+
+// srfAfterAggregate rewrites a select that aggregates (GROUP BY, HAVING,
+// aggregates, window functions, QUALIFY) and calls unnest in its select
+// list, where PostgreSQL expands the arrays after aggregating, into a
+// select of the unnests over the aggregating select as a derived table:
+//
+//	SELECT k, unnest(array_agg(v)) AS v FROM t GROUP BY k
+//
+// becomes
+//
+//	SELECT "srf#"."c1" AS k, unnest("srf#"."u2") AS v
+//	FROM (SELECT k AS "c1", array_agg(v) AS "u2" FROM t GROUP BY k) AS "srf#"
+//
+// DISTINCT moves out with the unnests (it applies to the expanded rows).
+// Each item must be an unnest call or hold none, and ORDER BY may name
+// only output columns (by name or position), which the outer select
+// keeps; anything else is refused rather than bound over the wrong rows.
+func srfAfterAggregate(sel *parser.Select, orderBy []*parser.OrderItem, at parser.Pos) (*parser.Select, error) {
+	const qual = "srf#"
+	if len(sel.DistinctOn) > 0 {
+		return nil, errorf(at, "unnest in the select list of a query with DISTINCT ON and aggregates or window functions is not supported; unnest in a subquery or in FROM")
+	}
+	inner := *sel
+	inner.Distinct = false
+	inner.Items = nil
+	outer := &parser.Select{Pos: sel.Pos, Distinct: sel.Distinct}
+	names := map[string]bool{}
+	for i, it := range sel.Items {
+		if _, star := it.Expr.(*parser.Star); star {
+			return nil, errorf(it.Pos, "unnest in the select list beside * and aggregates or window functions is not supported; unnest in a subquery or in FROM")
+		}
+		name := identName(it.Alias)
+		if it.Alias.Empty() {
+			name = deriveName(it.Expr)
+		}
+		names[name] = true
+		alias := parser.Ident{Pos: it.Pos, Name: name, Quoted: true}
+		col := func(c string) parser.Expr {
+			return &parser.ColumnRef{Pos: it.Pos, Name: parser.Name{{Pos: it.Pos, Name: qual, Quoted: true}, {Pos: it.Pos, Name: c, Quoted: true}}}
+		}
+		if isUnnestCall(it.Expr) {
+			f := it.Expr.(*parser.FuncCall)
+			c := "u" + strconv.Itoa(i+1)
+			inner.Items = append(inner.Items, &parser.SelectItem{Pos: it.Pos, Expr: f.Args[0], Alias: parser.Ident{Pos: it.Pos, Name: c, Quoted: true}})
+			call := *f
+			call.Args = []parser.Expr{col(c)}
+			outer.Items = append(outer.Items, &parser.SelectItem{Pos: it.Pos, Expr: &call, Alias: alias})
+			continue
+		}
+		if f := findUnnest(it.Expr); f != nil {
+			return nil, errorf(f.Pos, "unnest inside an expression beside aggregates or window functions is not supported; unnest alone as a select item, or in FROM")
+		}
+		c := "c" + strconv.Itoa(i+1)
+		inner.Items = append(inner.Items, &parser.SelectItem{Pos: it.Pos, Expr: it.Expr, Alias: parser.Ident{Pos: it.Pos, Name: c, Quoted: true}})
+		outer.Items = append(outer.Items, &parser.SelectItem{Pos: it.Pos, Expr: col(c), Alias: alias})
+	}
+	for _, o := range orderBy {
+		switch x := o.Expr.(type) {
+		case *parser.Literal:
+			if x.Kind == parser.LitInteger {
+				continue
+			}
+		case *parser.ColumnRef:
+			if len(x.Name) == 1 && names[identName(x.Name[0])] {
+				continue
+			}
+		}
+		return nil, errorf(o.Pos, "ORDER BY of a query that unnests after aggregating may name only its output columns (by name or position); name the expression in the select list")
+	}
+	outer.From = []parser.TableExpr{&parser.SubqueryRef{Pos: sel.Pos, Query: &parser.Query{Pos: sel.Pos, Body: &inner},
+		Alias: &parser.Alias{Pos: sel.Pos, Name: parser.Ident{Pos: sel.Pos, Name: qual, Quoted: true}}}}
+	return outer, nil
 }
 
 func isUnnestCall(e parser.Expr) bool {
