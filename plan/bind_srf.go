@@ -37,7 +37,7 @@ const srfQualifier = "unnest#"
 // select to bind instead (sel itself is not changed) and, by each call's
 // text, the hidden column that replaces it (bindFuncCall reads b.srfCols);
 // or sel and nil.
-func srfSelect(sel *parser.Select, orderBy []*parser.OrderItem) (*parser.Select, map[string]string, error) {
+func (b *binder) srfSelect(sel *parser.Select, orderBy []*parser.OrderItem) (*parser.Select, map[string]string, error) {
 	var calls []*parser.FuncCall
 	cols := map[string]string{}
 	var bad error
@@ -94,11 +94,15 @@ func srfSelect(sel *parser.Select, orderBy []*parser.OrderItem) (*parser.Select,
 		aggregating = aggregating || containsAggregate(it.Expr) || containsWindowCall(it.Expr)
 	}
 	if aggregating {
-		after, err := srfAfterAggregate(sel, orderBy, at)
+		after, inner, err := srfAfterAggregate(sel, orderBy, at)
 		if err != nil {
 			return nil, nil, err
 		}
-		return srfSelect(after, orderBy)
+		if br, ok := b.groupingBranches[sel]; ok {
+			// a GROUPING SETS branch (bindGroupingSets) aggregates inside
+			b.groupingBranches[inner] = br
+		}
+		return b.srfSelect(after, orderBy)
 	}
 	args := make([]parser.Expr, len(calls))
 	names := make([]parser.Ident, len(calls))
@@ -129,19 +133,20 @@ func srfSelect(sel *parser.Select, orderBy []*parser.OrderItem) (*parser.Select,
 // Each item must be an unnest call or hold none, and ORDER BY may name
 // only output columns (by name or position), which the outer select
 // keeps; anything else is refused rather than bound over the wrong rows.
-func srfAfterAggregate(sel *parser.Select, orderBy []*parser.OrderItem, at parser.Pos) (*parser.Select, error) {
+func srfAfterAggregate(sel *parser.Select, orderBy []*parser.OrderItem, at parser.Pos) (outer, inner *parser.Select, err error) {
 	const qual = "srf#"
 	if len(sel.DistinctOn) > 0 {
-		return nil, errorf(at, "unnest in the select list of a query with DISTINCT ON and aggregates or window functions is not supported; unnest in a subquery or in FROM")
+		return nil, nil, errorf(at, "unnest in the select list of a query with DISTINCT ON and aggregates or window functions is not supported; unnest in a subquery or in FROM")
 	}
-	inner := *sel
+	in := *sel
+	inner = &in
 	inner.Distinct = false
 	inner.Items = nil
-	outer := &parser.Select{Pos: sel.Pos, Distinct: sel.Distinct}
+	outer = &parser.Select{Pos: sel.Pos, Distinct: sel.Distinct}
 	names := map[string]bool{}
 	for i, it := range sel.Items {
 		if _, star := it.Expr.(*parser.Star); star {
-			return nil, errorf(it.Pos, "unnest in the select list beside * and aggregates or window functions is not supported; unnest in a subquery or in FROM")
+			return nil, nil, errorf(it.Pos, "unnest in the select list beside * and aggregates or window functions is not supported; unnest in a subquery or in FROM")
 		}
 		name := identName(it.Alias)
 		if it.Alias.Empty() {
@@ -162,7 +167,7 @@ func srfAfterAggregate(sel *parser.Select, orderBy []*parser.OrderItem, at parse
 			continue
 		}
 		if f := findUnnest(it.Expr); f != nil {
-			return nil, errorf(f.Pos, "unnest inside an expression beside aggregates or window functions is not supported; unnest alone as a select item, or in FROM")
+			return nil, nil, errorf(f.Pos, "unnest inside an expression beside aggregates or window functions is not supported; unnest alone as a select item, or in FROM")
 		}
 		c := "c" + strconv.Itoa(i+1)
 		inner.Items = append(inner.Items, &parser.SelectItem{Pos: it.Pos, Expr: it.Expr, Alias: parser.Ident{Pos: it.Pos, Name: c, Quoted: true}})
@@ -179,11 +184,11 @@ func srfAfterAggregate(sel *parser.Select, orderBy []*parser.OrderItem, at parse
 				continue
 			}
 		}
-		return nil, errorf(o.Pos, "ORDER BY of a query that unnests after aggregating may name only its output columns (by name or position); name the expression in the select list")
+		return nil, nil, errorf(o.Pos, "ORDER BY of a query that unnests after aggregating may name only its output columns (by name or position); name the expression in the select list")
 	}
-	outer.From = []parser.TableExpr{&parser.SubqueryRef{Pos: sel.Pos, Query: &parser.Query{Pos: sel.Pos, Body: &inner},
+	outer.From = []parser.TableExpr{&parser.SubqueryRef{Pos: sel.Pos, Query: &parser.Query{Pos: sel.Pos, Body: inner},
 		Alias: &parser.Alias{Pos: sel.Pos, Name: parser.Ident{Pos: sel.Pos, Name: qual, Quoted: true}}}}
-	return outer, nil
+	return outer, inner, nil
 }
 
 func isUnnestCall(e parser.Expr) bool {
