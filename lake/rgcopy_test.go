@@ -369,50 +369,44 @@ func TestRowGroupCopyOfAForeignFile(t *testing.T) {
 	}
 }
 
-// Under a memory limit too small for a row group's SET columns, a patch
-// is not started and the group's rows are written whole; the rows come
-// out the same. (With 7000kB every group is patched; giving a patch up
-// part way, unpatch, has no test that reaches it.)
+// Under a memory limit a patch gives way: a row group whose SET columns
+// do not fit from the start is rewritten whole, and one whose SET columns
+// outgrow the limit part way through stops being patched
+// (fileRewrite.unpatch: its rows so far are read again and written whole,
+// the rest stream into the writer).
 func TestRowGroupPatchUnderAMemoryLimit(t *testing.T) {
-	lk, _ := openLake(t)
-	s := lk.Session()
-	twins(t, s, `CREATE TABLE %[1]s (id BIGINT, n INT, s TEXT, u TEXT) WITH ('write.parquet.row-group-limit' = '20000'%[2]s);
-		INSERT INTO %[1]s SELECT i, i::int, repeat('x', 100) || i, 'u' || i FROM range(60000) r(i)`)
-	mustExec(t, s, "SET memory_limit = '6500kB'")
-	twins(t, s, "UPDATE %[1]s SET s = s || 'y' WHERE id %% 1000 = 7")
-	mustExec(t, s, "RESET memory_limit")
-	got, want := query(t, s, "SELECT * FROM a ORDER BY id"), query(t, s, "SELECT * FROM b ORDER BY id")
-	if !slices.Equal(got, want) {
-		t.Fatalf("%d rows with the copy, %d without; they differ", len(got), len(want))
-	}
-	if got := query(t, s, "SELECT count(*) FILTER (WHERE s LIKE '%y') FROM a"); !slices.Equal(got, []string{"60"}) {
-		t.Fatalf("updated rows: %v", got)
-	}
-}
-
-// A row group whose SET columns outgrow the memory limit part way
-// through stops being patched (fileRewrite.unpatch): its rows so far are
-// read again and written whole, and the rest stream into the writer.
-func TestRowGroupUnpatchMidGroup(t *testing.T) {
-	lk, _ := openLake(t)
-	s := lk.Session()
-	twins(t, s, `CREATE TABLE %[1]s (id BIGINT, n INT, s TEXT, u TEXT) WITH ('write.parquet.row-group-limit' = '100000'%[2]s);
-		INSERT INTO %[1]s SELECT i, i::int, repeat('x', 100) || i, 'u' || i FROM range(200000) r(i)`)
-	// enough to start a patch at a group's first rows, not to hold a
-	// whole group's 10 MB of s
-	mustExec(t, s, "SET memory_limit = '16MB'")
-	twins(t, s, "UPDATE %[1]s SET s = s || 'y' WHERE id %% 100000 IN (1, 99000)")
-	mustExec(t, s, "RESET memory_limit")
-	got, want := query(t, s, "SELECT * FROM a ORDER BY id"), query(t, s, "SELECT * FROM b ORDER BY id")
-	if !slices.Equal(got, want) {
-		t.Fatalf("%d rows with the copy, %d without; they differ", len(got), len(want))
-	}
-	if got := query(t, s, "SELECT count(*) FILTER (WHERE s LIKE '%y') FROM a"); !slices.Equal(got, []string{"4"}) {
-		t.Fatalf("updated rows: %v", got)
-	}
-	// both row groups were hit; at least one must have given its patch up
-	patched := query(t, s, "SELECT summary['skade.patched-row-groups'] FROM a$snapshots ORDER BY committed_at DESC LIMIT 1")
-	if len(patched) != 1 || patched[0] != "1" {
-		t.Fatalf("patched row groups %v: the memory limit no longer stops a patch part way (raise the table or lower the limit)", patched)
+	for _, tc := range []struct {
+		name             string
+		rows, group      int
+		limit, where     string
+		updated, patched string
+	}{
+		{"from the start", 60000, 20000, "6500kB", "id %% 1000 = 7", "60", ""},
+		// enough to start a patch at a group's first rows, not to hold a
+		// whole group's 10 MB of s: both groups are hit, one gives up
+		{"part way", 200000, 100000, "16MB", "id %% 100000 IN (1, 99000)", "4", "1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lk, _ := openLake(t)
+			s := lk.Session()
+			twins(t, s, fmt.Sprintf(`CREATE TABLE %%[1]s (id BIGINT, n INT, s TEXT, u TEXT) WITH ('write.parquet.row-group-limit' = '%d'%%[2]s);
+				INSERT INTO %%[1]s SELECT i, i::int, repeat('x', 100) || i, 'u' || i FROM range(%d) r(i)`, tc.group, tc.rows))
+			mustExec(t, s, "SET memory_limit = '"+tc.limit+"'")
+			twins(t, s, "UPDATE %[1]s SET s = s || 'y' WHERE "+tc.where)
+			mustExec(t, s, "RESET memory_limit")
+			got, want := query(t, s, "SELECT * FROM a ORDER BY id"), query(t, s, "SELECT * FROM b ORDER BY id")
+			if !slices.Equal(got, want) {
+				t.Fatalf("%d rows with the copy, %d without; they differ", len(got), len(want))
+			}
+			if got := query(t, s, "SELECT count(*) FILTER (WHERE s LIKE '%y') FROM a"); !slices.Equal(got, []string{tc.updated}) {
+				t.Fatalf("updated rows: %v", got)
+			}
+			if tc.patched != "" {
+				patched := query(t, s, "SELECT summary['skade.patched-row-groups'] FROM a$snapshots ORDER BY committed_at DESC LIMIT 1")
+				if !slices.Equal(patched, []string{tc.patched}) {
+					t.Fatalf("patched row groups %v, want %s: the memory limit no longer stops a patch part way (raise the table or lower the limit)", patched, tc.patched)
+				}
+			}
+		})
 	}
 }
