@@ -126,8 +126,11 @@ func (b *binder) srfSelect(sel *parser.Select, orderBy []*parser.OrderItem) (*pa
 //
 // becomes
 //
-//	SELECT "srf#"."c1" AS k, unnest("srf#"."u2") AS v
-//	FROM (SELECT k AS "c1", array_agg(v) AS "u2" FROM t GROUP BY k) AS "srf#"
+//	SELECT "srf#"."#c1" AS k, unnest("srf#"."#u2") AS v
+//	FROM (SELECT k AS "#c1", array_agg(v) AS "#u2" FROM t GROUP BY k) AS "srf#"
+//
+// (an item the user aliased keeps its alias inside, which GROUP BY may
+// name)
 //
 // DISTINCT moves out with the unnests (it applies to the expanded rows).
 // Each item must be an unnest call or hold none, and ORDER BY may name
@@ -144,6 +147,12 @@ func srfAfterAggregate(sel *parser.Select, orderBy []*parser.OrderItem, at parse
 	inner.Items = nil
 	outer = &parser.Select{Pos: sel.Pos, Distinct: sel.Distinct}
 	names := map[string]bool{}
+	aliasCount := map[string]int{}
+	for _, it := range sel.Items {
+		if !it.Alias.Empty() {
+			aliasCount[identName(it.Alias)]++
+		}
+	}
 	for i, it := range sel.Items {
 		if _, star := it.Expr.(*parser.Star); star {
 			return nil, nil, errorf(it.Pos, "unnest in the select list beside * and aggregates or window functions is not supported; unnest in a subquery or in FROM")
@@ -159,7 +168,7 @@ func srfAfterAggregate(sel *parser.Select, orderBy []*parser.OrderItem, at parse
 		}
 		if isUnnestCall(it.Expr) {
 			f := it.Expr.(*parser.FuncCall)
-			c := "u" + strconv.Itoa(i+1)
+			c := "#u" + strconv.Itoa(i+1)
 			inner.Items = append(inner.Items, &parser.SelectItem{Pos: it.Pos, Expr: f.Args[0], Alias: parser.Ident{Pos: it.Pos, Name: c, Quoted: true}})
 			call := *f
 			call.Args = []parser.Expr{col(c)}
@@ -169,8 +178,13 @@ func srfAfterAggregate(sel *parser.Select, orderBy []*parser.OrderItem, at parse
 		if f := findUnnest(it.Expr); f != nil {
 			return nil, nil, errorf(f.Pos, "unnest inside an expression beside aggregates or window functions is not supported; unnest alone as a select item, or in FROM")
 		}
-		c := "c" + strconv.Itoa(i+1)
-		inner.Items = append(inner.Items, &parser.SelectItem{Pos: it.Pos, Expr: it.Expr, Alias: parser.Ident{Pos: it.Pos, Name: c, Quoted: true}})
+		c := "#c" + strconv.Itoa(i+1)
+		innerAlias := parser.Ident{Pos: it.Pos, Name: c, Quoted: true}
+		if !it.Alias.Empty() && aliasCount[name] == 1 {
+			// the user's alias stays: GROUP BY may name it
+			innerAlias, c = it.Alias, name
+		}
+		inner.Items = append(inner.Items, &parser.SelectItem{Pos: it.Pos, Expr: it.Expr, Alias: innerAlias})
 		outer.Items = append(outer.Items, &parser.SelectItem{Pos: it.Pos, Expr: col(c), Alias: alias})
 	}
 	for _, o := range orderBy {
