@@ -248,6 +248,40 @@ func (f *fileRewrite) groupRange(g int) [2]int64 {
 	return r
 }
 
+// groupRuns are the runs [a, b) of adjacent row groups for which keep
+// holds.
+func (f *fileRewrite) groupRuns(keep func(g int) bool) [][2]int {
+	var runs [][2]int
+	for g := range f.ends {
+		if !keep(g) {
+			continue
+		}
+		if k := len(runs); k > 0 && runs[k-1][1] == g {
+			runs[k-1][1] = g + 1
+		} else {
+			runs = append(runs, [2]int{g, g + 1})
+		}
+	}
+	return runs
+}
+
+// runRows are the file rows [from, to) of the row groups of run r.
+func (f *fileRewrite) runRows(r [2]int) (from, to int64) {
+	return f.groupRange(r[0])[0], f.groupRange(r[1] - 1)[1]
+}
+
+// runTask is task narrowed to the bytes of the row groups of run r
+// (rangesReadable must hold).
+func (f *fileRewrite) runTask(task table.FileScanTask, r [2]int) table.FileScanTask {
+	offsets := rowGroupOffsets(f.meta)
+	task.Start = offsets[r[0]]
+	task.Length = task.File.FileSizeBytes() - task.Start
+	if r[1] < len(offsets) {
+		task.Length = offsets[r[1]] - task.Start
+	}
+	return task
+}
+
 // unordered gives the row groups up: the statement yields the file's rows
 // out of file order (a rewrite whose plan joins), so a row's place in
 // the stream is not its place in the file, and a group's rows are not

@@ -223,13 +223,7 @@ func (m *merger) rewriteFile(ctx context.Context, task table.FileScanTask) error
 	var read int64
 	apply := func(b arrow.RecordBatch) error {
 		read += b.NumRows()
-		in, o, err := m.rw.apply(m, b)
-		if err != nil {
-			return err
-		}
-		err = fr.emit(ctx, in, o)
-		in.Release()
-		return err
+		return m.rw.applyTo(ctx, m, fr, b)
 	}
 	err := m.rw.run(ctx, m, task, func(b arrow.RecordBatch) (bool, error) {
 		if fr.ends != nil && !inFileOrder(b, read) {
@@ -247,6 +241,17 @@ func (m *merger) rewriteFile(ctx context.Context, task table.FileScanTask) error
 	return fr.finish(ctx, read)
 }
 
+// applyTo evaluates the statement's batch b and hands it to f.
+func (rw *rewriter) applyTo(ctx context.Context, m *merger, f *fileRewrite, b arrow.RecordBatch) error {
+	in, o, err := rw.apply(m, b)
+	if err != nil {
+		return err
+	}
+	err = f.emit(ctx, in, o)
+	in.Release()
+	return err
+}
+
 // mayChange returns the runs of adjacent row groups, [a, b), of f's file
 // in which a row may match the statement by the row groups' statistics
 // (RewriteSpec.RowGroupFilter), when some row group cannot change and
@@ -255,16 +260,7 @@ func (rw *rewriter) mayChange(f *fileRewrite) (runs [][2]int, ok bool) {
 	if rw.spec.RowGroupFilter == nil || f.ends == nil || !rangesReadable(f) {
 		return nil, false
 	}
-	for g := range f.ends {
-		if !rw.spec.RowGroupFilter(f.meta, g) {
-			continue
-		}
-		if k := len(runs); k > 0 && runs[k-1][1] == g {
-			runs[k-1][1] = g + 1
-		} else {
-			runs = append(runs, [2]int{g, g + 1})
-		}
-	}
+	runs = f.groupRuns(func(g int) bool { return rw.spec.RowGroupFilter(f.meta, g) })
 	if len(runs) == 1 && runs[0] == [2]int{0, len(f.ends)} {
 		return nil, false // every row group may change
 	}
@@ -281,17 +277,11 @@ func (m *merger) rewriteRowGroups(ctx context.Context, task table.FileScanTask, 
 	}
 	m.res.Metrics.RowGroupsSkipped += int64(len(f.ends))
 	n := f.ends[len(f.ends)-1]
-	offsets := rowGroupOffsets(f.meta)
 	for _, r := range runs {
 		m.res.Metrics.RowGroupsSkipped -= int64(r[1] - r[0])
-		t := task
+		t := f.runTask(task, r)
 		t.Residual = nil
-		t.Start = offsets[r[0]]
-		t.Length = task.File.FileSizeBytes() - t.Start
-		if r[1] < len(offsets) {
-			t.Length = offsets[r[1]] - t.Start
-		}
-		from, to := f.groupRange(r[0])[0], f.groupRange(r[1] - 1)[1]
+		from, to := f.runRows(r)
 		if err := f.skipTo(ctx, from); err != nil {
 			return err
 		}
@@ -301,15 +291,7 @@ func (m *merger) rewriteRowGroups(ctx context.Context, task table.FileScanTask, 
 				// RowGroupFilter promised rows in file order
 				return false, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s: row groups %v yielded rows out of file order (broken invariant)", m.what(), m.relPath(task.File.FilePath()), r)}
 			}
-			err := f.pieces(read, b, func(s arrow.RecordBatch, _, _ int64) error {
-				in, o, err := m.rw.apply(m, s)
-				if err != nil {
-					return err
-				}
-				err = f.emit(ctx, in, o)
-				in.Release()
-				return err
-			})
+			err := f.pieces(read, b, func(s arrow.RecordBatch, _, _ int64) error { return m.rw.applyTo(ctx, m, f, s) })
 			read += b.NumRows()
 			return err == nil, err
 		})

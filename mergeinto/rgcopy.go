@@ -420,19 +420,11 @@ func (m *merger) mergeRowGroups(ctx context.Context, task table.FileScanTask, f 
 	if err != nil {
 		return nil, err
 	}
-	// runs of adjacent row groups with a hit, [a, b)
-	var runs [][2]int
-	for g := range f.ends {
+	// runs of adjacent row groups with a hit
+	runs := f.groupRuns(func(g int) bool {
 		r := f.groupRange(g)
-		if !slices.ContainsFunc(groups[r[0]:r[1]], func(x int32) bool { return x >= 0 }) {
-			continue
-		}
-		if k := len(runs); k > 0 && runs[k-1][1] == g {
-			runs[k-1][1] = g + 1
-		} else {
-			runs = append(runs, [2]int{g, g + 1})
-		}
-	}
+		return slices.ContainsFunc(groups[r[0]:r[1]], func(x int32) bool { return x >= 0 })
+	})
 	if len(runs) == 0 {
 		return nil, nil // no row can change: the file stays
 	}
@@ -451,31 +443,20 @@ func (m *merger) mergeRowGroups(ctx context.Context, task table.FileScanTask, f 
 			})
 		}, nil
 	}
-	// the rows [from, to) of run r
-	runRows := func(r [2]int) (from, to int64) {
-		return f.groupRange(r[0])[0], f.groupRange(r[1] - 1)[1]
-	}
-	offsets := rowGroupOffsets(f.meta)
 	tasks := make([]table.FileScanTask, len(runs))
 	for i, r := range runs {
-		t := task
-		t.Start = offsets[r[0]]
-		t.Length = task.File.FileSizeBytes() - t.Start
-		if r[1] < len(offsets) {
-			t.Length = offsets[r[1]] - t.Start
-		}
-		m.res.Metrics.BytesRead += t.Length
-		tasks[i] = t
+		tasks[i] = f.runTask(task, r)
+		m.res.Metrics.BytesRead += tasks[i].Length
 	}
 	run := 0
-	pos, end := runRows(runs[0])
+	pos, end := f.runRows(runs[0])
 	if err := f.skipTo(ctx, pos); err != nil {
 		return nil, err
 	}
 	err = m.readConformed(ctx, m.readScan, tasks, "reading", true, func(tb arrow.RecordBatch) (bool, error) {
 		for pos == end && run < len(runs)-1 {
 			run++
-			pos, end = runRows(runs[run])
+			pos, end = f.runRows(runs[run])
 			if err := f.skipTo(ctx, pos); err != nil {
 				return false, err
 			}

@@ -80,7 +80,7 @@ func (b *binder) bindFilter(input Node, sc *scope, where parser.Expr, clause, ag
 		preds = append(preds, x)
 	}
 	for _, p := range preds {
-		if c, ok := p.(*Const); ok && (c.IsNull() || !c.Lit.Value.(*scalar.Boolean).Value) {
+		if c, v, ok := constBool(p); ok && !v {
 			// a conjunct that is constantly FALSE or NULL: no row passes,
 			// and the other conjuncts (their subqueries and
 			// correlations) are never evaluated, as in PostgreSQL
@@ -89,7 +89,7 @@ func (b *binder) bindFilter(input Node, sc *scope, where parser.Expr, clause, ag
 	}
 	kept := preds[:0]
 	for _, p := range preds {
-		if c, ok := p.(*Const); !ok || c.IsNull() || !c.Lit.Value.(*scalar.Boolean).Value {
+		if _, v, ok := constBool(p); !ok || !v {
 			kept = append(kept, p)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/scalar"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
@@ -456,7 +455,7 @@ func (p *Planner) rowRewrite(ctx context.Context, target *TableRef, alias parser
 			}
 		}
 		rw.Pushed = icebergFilter(fake)
-		if c, ok := pred.(*Const); ok && (c.IsNull() || !c.Lit.Value.(*scalar.Boolean).Value) {
+		if _, v, ok := constBool(pred); ok && !v {
 			// WHERE … AND FALSE: no row matches, so no file is read
 			rw.Pushed = iceberg.AlwaysFalse{}
 		}

@@ -168,6 +168,24 @@ func (b *binder) fold(f *Func, e exec.Expr) (Expr, bool) {
 	return &Const{Lit: lit}, true
 }
 
+// constBool reports whether e is a boolean constant (or an untyped
+// NULL), and its value: v is false for NULL too, which a WHERE or ON
+// treats as FALSE (c.IsNull() tells them apart).
+func constBool(e Expr) (c *Const, v bool, ok bool) {
+	c, ok = e.(*Const)
+	if !ok {
+		return nil, false, false
+	}
+	if c.IsNull() {
+		return c, false, true
+	}
+	b, ok := c.Lit.Value.(*scalar.Boolean)
+	if !ok {
+		return nil, false, false
+	}
+	return c, b.Value, true
+}
+
 // boolNull is x, or a BOOLEAN NULL when x is an untyped NULL.
 func boolNull(x Expr) Expr {
 	if c, ok := x.(*Const); ok && c.Type().ID() == arrow.NULL {
@@ -196,15 +214,11 @@ func absorbed(f *Func) (Expr, bool) {
 		return nil, false
 	}
 	for i, a := range f.Args {
-		c, ok := a.(*Const)
+		c, v, ok := constBool(a)
 		if !ok || c.IsNull() {
 			continue
 		}
-		v, ok := c.Lit.Value.(*scalar.Boolean)
-		if !ok {
-			continue
-		}
-		if v.Value == absorbing {
+		if v == absorbing {
 			return c, true
 		}
 		if other := f.Args[1-i]; arrow.TypeEqual(other.Type(), arrow.FixedWidthTypes.Boolean) {

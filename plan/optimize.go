@@ -128,13 +128,10 @@ func falseOn(j *Join) {
 		return
 	}
 	for _, c := range conjuncts(j.On) {
-		k, ok := c.(*Const)
-		if !ok {
-			continue
-		}
+		k, v, ok := constBool(c)
 		// (a NULL pair makes a mark NULL, and NOT IN's row go)
 		nullAware := j.Kind == exec.JoinMark || j.Kind == exec.JoinNullAwareAnti
-		if (k.IsNull() && !nullAware) || (!k.IsNull() && !k.Lit.Value.(*scalar.Boolean).Value) {
+		if ok && !v && !(k.IsNull() && nullAware) {
 			if j.Kind == exec.JoinRight {
 				j.Left = &Filter{Input: j.Left, Pred: k}
 			} else {
