@@ -66,6 +66,43 @@ func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 	if err != nil {
 		return nil, err
 	}
+	joined := newScope(tcols, nil)
+	if err := joined.merge(ssc, m.Source.Position()); err != nil {
+		return nil, err
+	}
+	// ON: each conjunct bound alone, so that one folding to FALSE does
+	// not take the key equalities with it
+	var onMarks []*Join
+	var onParts, srcOnly []Expr
+	pushable := sourceFilterable(m.Clauses)
+	srcSet := idSet(src.Columns())
+	for _, c := range splitAnd(m.On) {
+		marked := len(onMarks)
+		x, err := b.bindExpr(c, &exprCtx{sc: joined, clause: "ON", marks: &onMarks, inOnce: true})
+		if err != nil {
+			return nil, err
+		}
+		if err := checkBool(x, c.Position(), "ON"); err != nil {
+			return nil, err
+		}
+		if pushable && len(onMarks) == marked && !volatileCall(c) && refsOnly(x, srcSet) {
+			srcOnly = append(srcOnly, x)
+			continue
+		}
+		onParts = append(onParts, x)
+	}
+	if len(onParts) == 0 {
+		// nothing would be left to relate the two sides: keep them, for
+		// the error that names what ON lacks
+		onParts, srcOnly = srcOnly, nil
+	}
+	if len(srcOnly) > 0 {
+		// no source row failing them can match, and without a WHEN NOT
+		// MATCHED [BY TARGET] clause an unmatched source row does
+		// nothing: filter the source first, where the optimizer can
+		// push them into its joins (UPDATE … FROM a, b WHERE a.k = b.k)
+		src = &Filter{Input: src, Pred: andConj(srcOnly)}
+	}
 	if !explain {
 		if err := b.foldInits(src); err != nil {
 			return nil, err
@@ -73,10 +110,6 @@ func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 	}
 	src = optimize(b, src)
 	scols := src.Columns()
-	joined := newScope(tcols, nil)
-	if err := joined.merge(ssc, m.Source.Position()); err != nil {
-		return nil, err
-	}
 	tsc := newScope(tcols, nil)
 	// comp compiles a clause expression; its init plans run first (for
 	// EXPLAIN they stay, and would run on first use).
@@ -169,20 +202,6 @@ func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 		Budget: p.Options.Budget, Options: mergeinto.Options{Mem: p.Options.Mem, Now: b.now}}
 
 	// ON: target.col = <source expression> conjuncts become keys
-	var onMarks []*Join
-	// (each conjunct bound alone, so that one folding to FALSE does not
-	// take the key equalities with it)
-	var onParts []Expr
-	for _, c := range splitAnd(m.On) {
-		x, err := b.bindExpr(c, &exprCtx{sc: joined, clause: "ON", marks: &onMarks, inOnce: true})
-		if err != nil {
-			return nil, err
-		}
-		if err := checkBool(x, c.Position(), "ON"); err != nil {
-			return nil, err
-		}
-		onParts = append(onParts, x)
-	}
 	on := andConj(onParts)
 	// ON's subqueries that read the target row are evaluated on the
 	// candidate pairs, with the residual conjuncts that read their values
@@ -532,6 +551,19 @@ func (p *Planner) merge(ctx context.Context, m *parser.Merge, target *TableRef, 
 		return nil, err
 	}
 	return spec, nil
+}
+
+// sourceFilterable reports whether a MERGE's ON conjuncts that read
+// only the source may filter the source before the join: true unless a
+// WHEN NOT MATCHED [BY TARGET] clause acts on the source rows that match
+// nothing.
+func sourceFilterable(clauses []*parser.MergeClause) bool {
+	for _, c := range clauses {
+		if c.Kind == parser.NotMatchedByTarget {
+			return false
+		}
+	}
+	return true
 }
 
 func sameColumnIDs(a, b []Column) bool {

@@ -180,14 +180,12 @@ func (p *Planner) planMerge(ctx context.Context, m *parser.Merge, modeOp string,
 }
 
 // updateFromMerge rewrites UPDATE t SET … FROM s WHERE … as the MERGE
-// INTO t USING s ON <where> WHEN MATCHED THEN UPDATE SET … it means, so
+// INTO t USING s ON <where> WHEN MATCHED THEN UPDATE SET … it means (FROM
+// a, b, …: USING a CROSS JOIN b …), so
 // WHERE must relate t to s by at least one equality. Unlike Postgres,
 // which updates a target row from an arbitrary one of several matching
 // source rows, a second match is an error (the MERGE cardinality rule).
 func updateFromMerge(st *parser.Update) (*parser.Merge, error) {
-	if len(st.From) > 1 {
-		return nil, &Error{Pos: st.Pos, Err: ErrNotSupported, Msg: "UPDATE … FROM with more than one table is not supported yet; join them in a subquery: FROM (SELECT … FROM a JOIN b …) s"}
-	}
 	if st.Where == nil {
 		return nil, errorf(st.Pos, "UPDATE … FROM needs a WHERE clause relating %s to the FROM table", st.Table.Name)
 	}
@@ -198,7 +196,14 @@ func updateFromMerge(st *parser.Update) (*parser.Merge, error) {
 	if st.Table.Alias != nil {
 		alias = st.Table.Alias.Name
 	}
-	return &parser.Merge{Pos: st.Pos, Target: st.Table.Name, TargetAlias: alias, Source: st.From[0], On: st.Where,
+	// several FROM items are their cross join; the WHERE conjuncts that
+	// read only them filter it before the MERGE's join (plan.merge), so
+	// a.k = b.k joins them by hash
+	source := st.From[0]
+	for _, f := range st.From[1:] {
+		source = &parser.Join{Pos: f.Position(), Kind: parser.CrossJoin, Left: source, Right: f}
+	}
+	return &parser.Merge{Pos: st.Pos, Target: st.Table.Name, TargetAlias: alias, Source: source, On: st.Where,
 		Clauses: []*parser.MergeClause{{Pos: st.Pos, Kind: parser.Matched, Action: &parser.MergeUpdate{Pos: st.Pos, Set: st.Set}}}}, nil
 }
 
