@@ -133,9 +133,11 @@ func (b *binder) srfSelect(sel *parser.Select, orderBy []*parser.OrderItem) (*pa
 // name)
 //
 // DISTINCT moves out with the unnests (it applies to the expanded rows).
-// Each item must be an unnest call or hold none, and ORDER BY may name
-// only output columns (by name or position), which the outer select
-// keeps; anything else is refused rather than bound over the wrong rows.
+// An item holding an unnest inside an expression keeps the expression's
+// operators outside and its other parts inside (liftAroundUnnest). ORDER
+// BY may name only output columns (by name or position), which the outer
+// select keeps; anything else is refused rather than bound over the
+// wrong rows.
 func srfAfterAggregate(sel *parser.Select, orderBy []*parser.OrderItem, at parser.Pos) (outer, inner *parser.Select, err error) {
 	const qual = "srf#"
 	if len(sel.DistinctOn) > 0 {
@@ -175,8 +177,24 @@ func srfAfterAggregate(sel *parser.Select, orderBy []*parser.OrderItem, at parse
 			outer.Items = append(outer.Items, &parser.SelectItem{Pos: it.Pos, Expr: &call, Alias: alias})
 			continue
 		}
-		if f := findUnnest(it.Expr); f != nil {
-			return nil, nil, errorf(f.Pos, "unnest inside an expression beside aggregates or window functions is not supported; unnest alone as a select item, or in FROM")
+		if findUnnest(it.Expr) != nil {
+			// an unnest inside an expression: the parts around the
+			// unnests are computed inside, by the aggregating select
+			n := 0
+			x, err := liftAroundUnnest(it.Expr, func(e parser.Expr, unnest bool) parser.Expr {
+				n++
+				c := "#c" + strconv.Itoa(i+1) + "_" + strconv.Itoa(n)
+				if unnest {
+					c = "#u" + strconv.Itoa(i+1) + "_" + strconv.Itoa(n)
+				}
+				inner.Items = append(inner.Items, &parser.SelectItem{Pos: it.Pos, Expr: e, Alias: parser.Ident{Pos: it.Pos, Name: c, Quoted: true}})
+				return col(c)
+			})
+			if err != nil {
+				return nil, nil, err
+			}
+			outer.Items = append(outer.Items, &parser.SelectItem{Pos: it.Pos, Expr: x, Alias: alias})
+			continue
 		}
 		c := "#c" + strconv.Itoa(i+1)
 		innerAlias := parser.Ident{Pos: it.Pos, Name: c, Quoted: true}
@@ -203,6 +221,108 @@ func srfAfterAggregate(sel *parser.Select, orderBy []*parser.OrderItem, at parse
 	outer.From = []parser.TableExpr{&parser.SubqueryRef{Pos: sel.Pos, Query: &parser.Query{Pos: sel.Pos, Body: inner},
 		Alias: &parser.Alias{Pos: sel.Pos, Name: parser.Ident{Pos: sel.Pos, Name: qual, Quoted: true}}}}
 	return outer, inner, nil
+}
+
+// liftAroundUnnest rewrites e, an expression calling unnest, for the
+// outer select of srfAfterAggregate: each unnest's argument, and each
+// largest part of e holding no unnest (but constants and parameters,
+// which stay for their types to be inferred in place), becomes an item
+// of the aggregating select, which inner adds and whose column it
+// returns. The operators between them stay outside. Only expressions
+// whose parts can be evaluated apart are taken; CASE and COALESCE are
+// refused earlier (srfSelect), as in PostgreSQL.
+func liftAroundUnnest(e parser.Expr, inner func(e parser.Expr, unnest bool) parser.Expr) (parser.Expr, error) {
+	if isUnnestCall(e) {
+		f := *e.(*parser.FuncCall)
+		f.Args = []parser.Expr{inner(f.Args[0], true)}
+		return &f, nil
+	}
+	if findUnnest(e) == nil {
+		switch e.(type) {
+		case *parser.Literal, *parser.TypedLiteral, *parser.IntervalLiteral, *parser.Param:
+			return e, nil
+		}
+		return inner(e, false), nil
+	}
+	var err error
+	lift := func(x parser.Expr) parser.Expr {
+		if err != nil || x == nil {
+			return x
+		}
+		var y parser.Expr
+		y, err = liftAroundUnnest(x, inner)
+		return y
+	}
+	lifts := func(xs []parser.Expr) []parser.Expr {
+		out := make([]parser.Expr, len(xs))
+		for i, x := range xs {
+			out[i] = lift(x)
+		}
+		return out
+	}
+	switch x := e.(type) {
+	case *parser.UnaryExpr:
+		y := *x
+		y.X = lift(x.X)
+		return &y, err
+	case *parser.BinaryExpr:
+		y := *x
+		y.L, y.R = lift(x.L), lift(x.R)
+		return &y, err
+	case *parser.Cast:
+		y := *x
+		y.X = lift(x.X)
+		return &y, err
+	case *parser.IsExpr:
+		y := *x
+		y.X, y.From = lift(x.X), lift(x.From)
+		return &y, err
+	case *parser.BetweenExpr:
+		y := *x
+		y.X, y.Lo, y.Hi = lift(x.X), lift(x.Lo), lift(x.Hi)
+		return &y, err
+	case *parser.InExpr:
+		if x.Query == nil {
+			y := *x
+			y.X, y.List = lift(x.X), lifts(x.List)
+			return &y, err
+		}
+	case *parser.LikeExpr:
+		y := *x
+		y.X, y.Pattern, y.Escape = lift(x.X), lift(x.Pattern), lift(x.Escape)
+		return &y, err
+	case *parser.Subscript:
+		y := *x
+		y.X, y.Index = lift(x.X), lift(x.Index)
+		return &y, err
+	case *parser.FieldAccess:
+		y := *x
+		y.X = lift(x.X)
+		return &y, err
+	case *parser.Extract:
+		y := *x
+		y.X = lift(x.X)
+		return &y, err
+	case *parser.ArrayExpr:
+		y := *x
+		y.Elems = lifts(x.Elems)
+		return &y, err
+	case *parser.FuncCall:
+		if isAggregateCall(x) || x.Over != nil || !x.OverName.Empty() {
+			return nil, errorf(findUnnest(x).Pos, "set-returning functions are not allowed in the arguments of an aggregate or window function; unnest in a subquery or in FROM")
+		}
+		if !x.Star && !x.Distinct && len(x.OrderBy) == 0 && x.Filter == nil {
+			for _, a := range x.Args {
+				if _, named := a.(*parser.NamedArg); named {
+					return nil, errorf(findUnnest(x).Pos, "unnest inside a call with named arguments beside aggregates or window functions is not supported; unnest in a subquery or in FROM")
+				}
+			}
+			y := *x
+			y.Args = lifts(x.Args)
+			return &y, err
+		}
+	}
+	return nil, errorf(findUnnest(e).Pos, "unnest inside this kind of expression beside aggregates or window functions is not supported; unnest alone as a select item, or in FROM")
 }
 
 func isUnnestCall(e parser.Expr) bool {
