@@ -107,3 +107,53 @@ func encodedBytes(b *testing.B, s *lake.Session, table string) int64 {
 		table+"$snapshots ORDER BY committed_at DESC LIMIT 1")
 	return v[0] - v[1]
 }
+
+// BenchmarkMergeOnReadDelete is a merge-on-read DELETE (and UPDATE) of 1%
+// of a 1M-row table of 10 columns in one data file of 100 row groups:
+// either one contiguous id range, which statistics confine to one row
+// group, or spread (id % 100 = k), which no statistics help. Each
+// statement runs in a transaction that is rolled back, so every one finds
+// the file without deletes. Run it from test binaries of two commits,
+// alternately, to compare.
+//
+//	go test -run '^$' -bench MergeOnReadDelete -benchtime 10x ./bench
+func BenchmarkMergeOnReadDelete(b *testing.B) {
+	ctx := context.Background()
+	const rows, groupRows = 1_000_000, 10_000
+	lk, err := lake.Open(ctx, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lk.Close()
+	s := lk.Session()
+	mustSQL(b, s, fmt.Sprintf(`CREATE TABLE m (id BIGINT, a BIGINT, b DOUBLE, c VARCHAR, d DATE, e BIGINT, f DOUBLE, g VARCHAR, h BIGINT, k INT)
+		WITH ('write.parquet.row-group-limit' = '%d', 'write.delete.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read')`, groupRows))
+	mustSQL(b, s, fmt.Sprintf(`INSERT INTO m SELECT i, i * 7 %% 1000003, i / 3.0, 'v' || (i %% 9973), DATE '2020-01-01' + (i / 1000)::int,
+		i %% 77, i * 0.25, 'w' || (i %% 101), i * 3, (i %% 5)::int FROM range(%d) r(i)`, rows))
+	for _, tc := range []struct {
+		name string
+		stmt func(i int) string
+	}{
+		{"delete-clustered", func(i int) string {
+			lo := (i * 37 % 100) * (rows / 100)
+			return fmt.Sprintf("DELETE FROM m WHERE id >= %d AND id < %d", lo, lo+rows/100)
+		}},
+		{"delete-spread", func(i int) string { return fmt.Sprintf("DELETE FROM m WHERE id %% 100 = %d", i%100) }},
+		{"update-clustered", func(i int) string {
+			lo := (i * 37 % 100) * (rows / 100)
+			return fmt.Sprintf("UPDATE m SET e = e + 1 WHERE id >= %d AND id < %d", lo, lo+rows/100)
+		}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			var took time.Duration
+			for i := 0; i < b.N; i++ {
+				mustSQL(b, s, "BEGIN")
+				start := time.Now()
+				mustSQL(b, s, tc.stmt(i))
+				took += time.Since(start)
+				mustSQL(b, s, "ROLLBACK")
+			}
+			b.ReportMetric(float64(took.Microseconds())/1e3/float64(b.N), "stmt_ms/op")
+		})
+	}
+}

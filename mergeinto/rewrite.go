@@ -525,7 +525,7 @@ func (rw *rewriter) readRows(ctx context.Context, m *merger, task table.FileScan
 // to the new-rows writer.
 func (m *merger) markFile(ctx context.Context, task table.FileScanTask) error {
 	var pos []int64
-	err := m.rw.run(ctx, m, task, func(b arrow.RecordBatch) (bool, error) {
+	mark := func(b arrow.RecordBatch) (bool, error) {
 		match, ok := b.Column(0).(*array.Boolean)
 		if !ok {
 			return false, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: the match column is %s, not boolean (binder bug)", m.what(), b.Column(0).DataType())}
@@ -587,11 +587,59 @@ func (m *merger) markFile(ctx context.Context, task table.FileScanTask) error {
 			}
 		}
 		return true, m.morWriter.push(ctx, rows)
-	})
+	}
+	var err error
+	if f, runs, ok := m.markRuns(ctx, task); ok {
+		err = m.markRowGroups(ctx, task, f, runs, mark)
+	} else {
+		err = m.rw.run(ctx, m, task, mark)
+	}
 	if err != nil {
 		return err
 	}
 	// Add refuses a position twice, and wants them ascending.
 	slices.Sort(pos)
 	return m.pd.File(task).Add(ctx, pos)
+}
+
+// markRuns is mayChange for merge-on-read: the runs of row groups of
+// task's file in which a row may match, when statistics rule some out
+// and the file can be read by row group ranges. Lineage matters only to
+// an UPDATE's new rows, so a DELETE qualifies on a table that keeps it.
+func (m *merger) markRuns(ctx context.Context, task table.FileScanTask) (*fileRewrite, [][2]int, bool) {
+	if m.rw.spec.RowGroupFilter == nil || (m.lin != nil && (m.rw.spec.Update || m.rw.spec.Returning)) {
+		return nil, nil, false
+	}
+	f := &fileRewrite{m: m, task: task}
+	if f.meta, f.ends = m.footerLayout(ctx, task, false); f.meta == nil {
+		return nil, nil, false
+	}
+	runs, ok := m.rw.mayChange(f)
+	return f, runs, ok
+}
+
+// markRowGroups is markFile's read of the runs of row groups that may
+// match, each by byte range with its file positions; the others are left
+// unread. The positions ride with the rows, so only the count read is
+// checked.
+func (m *merger) markRowGroups(ctx context.Context, task table.FileScanTask, f *fileRewrite, runs [][2]int, mark func(arrow.RecordBatch) (bool, error)) error {
+	m.res.Metrics.RowGroupsSkipped += int64(len(f.ends))
+	for _, r := range runs {
+		m.res.Metrics.RowGroupsSkipped -= int64(r[1] - r[0])
+		t := f.runTask(task, r)
+		t.Residual = nil
+		from, to := f.runRows(r)
+		read := int64(0)
+		err := m.rw.runFrom(ctx, m, t, from, func(b arrow.RecordBatch) (bool, error) {
+			read += b.NumRows()
+			return mark(b)
+		})
+		if err != nil {
+			return err
+		}
+		if read != to-from {
+			return &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s: row groups %v yielded %d rows of %d (broken invariant)", m.what(), m.relPath(task.File.FilePath()), r, read, to-from)}
+		}
+	}
+	return nil
 }

@@ -75,8 +75,17 @@ var TestHookRowGroupCopy func(path string) error
 // With one, a file of a single row group qualifies too (an UPDATE may
 // patch it).
 func (m *merger) rowGroupLayout(ctx context.Context, task table.FileScanTask, one bool) (*metadata.FileMetaData, []int64) {
-	if m.mor || m.lin != nil || HasDeletes(task) || task.File.FileFormat() != iceberg.ParquetFile ||
-		!snapshot.CopyRowGroups(m.spec.Target.Properties()) {
+	if m.mor || m.lin != nil || !snapshot.CopyRowGroups(m.spec.Target.Properties()) {
+		return nil, nil
+	}
+	return m.footerLayout(ctx, task, one)
+}
+
+// footerLayout is rowGroupLayout without its rules for copying: the
+// footer and row group ends of a Parquet file without deletes whose row
+// groups lie plainly in it.
+func (m *merger) footerLayout(ctx context.Context, task table.FileScanTask, one bool) (*metadata.FileMetaData, []int64) {
+	if HasDeletes(task) || task.File.FileFormat() != iceberg.ParquetFile {
 		return nil, nil
 	}
 	if so := task.File.SplitOffsets(); !one && so != nil && len(so) < 2 {

@@ -317,8 +317,9 @@ func (w *Write) Summary(res *mergeinto.Result) string {
 		if len(w.Drop) > 0 {
 			drops = fmt.Sprintf("%d dropped unread, ", len(w.Drop))
 		}
-		return fmt.Sprintf("%s %s (merge-on-read): %d rows\n  data files: %d in the snapshot, %d skipped by pruning, %s%d read, 0 rewritten, %d removed, %d added\n  %s written: %d\n",
+		out := fmt.Sprintf("%s %s (merge-on-read): %d rows\n  data files: %d in the snapshot, %d skipped by pruning, %s%d read, 0 rewritten, %d removed, %d added\n  %s written: %d\n",
 			op, w.Target.Name, res.Count, w.Total, w.Total-int64(w.Planned), drops, len(w.Files), mt.FilesRemoved, mt.FilesAdded, kind, res.DeleteFilesWritten)
+		return out + rowGroupsUnread(mt)
 	}
 	if res.Count == 0 {
 		return ""
@@ -328,8 +329,14 @@ func (w *Write) Summary(res *mergeinto.Result) string {
 	if mt.RowGroupsCopied+mt.RowGroupsPatched > 0 {
 		out += fmt.Sprintf("  row groups: %d unchanged copied verbatim, %d with only the SET columns encoded again (%d bytes copied)\n", mt.RowGroupsCopied, mt.RowGroupsPatched, mt.BytesCopied)
 	}
-	if mt.RowGroupsSkipped > 0 {
-		out += fmt.Sprintf("  row groups: %d left unread (statistics prove no row matches)\n", mt.RowGroupsSkipped)
+	return out + rowGroupsUnread(mt)
+}
+
+// rowGroupsUnread is Summary's line for the row groups statistics ruled
+// out, or "".
+func rowGroupsUnread(mt mergeinto.Metrics) string {
+	if mt.RowGroupsSkipped == 0 {
+		return ""
 	}
-	return out
+	return fmt.Sprintf("  row groups: %d left unread (statistics prove no row matches)\n", mt.RowGroupsSkipped)
 }
