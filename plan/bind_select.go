@@ -450,7 +450,7 @@ func (b *binder) bindSelect(sel *parser.Select, orderBy []*parser.OrderItem, out
 
 func (b *binder) bindSelectOnce(sel *parser.Select, orderBy []*parser.OrderItem, outer *scope) (Node, error) {
 	orig := sel
-	sel, srf, err := b.srfSelect(sel, orderBy)
+	sel, orderBy, srf, err := b.srfSelect(sel, orderBy)
 	if err != nil {
 		return nil, err
 	}

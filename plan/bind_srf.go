@@ -37,7 +37,7 @@ const srfQualifier = "unnest#"
 // select to bind instead (sel itself is not changed) and, by each call's
 // text, the hidden column that replaces it (bindFuncCall reads b.srfCols);
 // or sel and nil.
-func (b *binder) srfSelect(sel *parser.Select, orderBy []*parser.OrderItem) (*parser.Select, map[string]string, error) {
+func (b *binder) srfSelect(sel *parser.Select, orderBy []*parser.OrderItem) (*parser.Select, []*parser.OrderItem, map[string]string, error) {
 	var calls []*parser.FuncCall
 	cols := map[string]string{}
 	var bad error
@@ -83,10 +83,10 @@ func (b *binder) srfSelect(sel *parser.Select, orderBy []*parser.OrderItem) (*pa
 		})
 	}
 	if bad != nil {
-		return nil, nil, bad
+		return nil, nil, nil, bad
 	}
 	if len(calls) == 0 {
-		return sel, nil, nil
+		return sel, orderBy, nil, nil
 	}
 	at := calls[0].Pos
 	aggregating := len(sel.GroupBy) > 0 || sel.GroupByAll || sel.Having != nil || len(sel.Windows) > 0 || sel.Qualify != nil
@@ -94,15 +94,15 @@ func (b *binder) srfSelect(sel *parser.Select, orderBy []*parser.OrderItem) (*pa
 		aggregating = aggregating || containsAggregate(it.Expr) || containsWindowCall(it.Expr)
 	}
 	if aggregating {
-		after, inner, err := srfAfterAggregate(sel, orderBy, at)
+		after, inner, order, err := srfAfterAggregate(sel, orderBy, at)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if br, ok := b.groupingBranches[sel]; ok {
 			// a GROUPING SETS branch (bindGroupingSets) aggregates inside
 			b.groupingBranches[inner] = br
 		}
-		return b.srfSelect(after, orderBy)
+		return b.srfSelect(after, order)
 	}
 	args := make([]parser.Expr, len(calls))
 	names := make([]parser.Ident, len(calls))
@@ -114,7 +114,7 @@ func (b *binder) srfSelect(sel *parser.Select, orderBy []*parser.OrderItem) (*pa
 	fn := &parser.TableFunc{Pos: at, Name: parser.Name{{Pos: at, Name: "unnest"}}, Args: args,
 		Alias: &parser.Alias{Pos: at, Name: parser.Ident{Pos: at, Name: srfQualifier, Quoted: true}, Columns: names}}
 	out.From = append(append([]parser.TableExpr(nil), sel.From...), fn)
-	return &out, cols, nil
+	return &out, orderBy, cols, nil
 }
 
 // srfAfterAggregate rewrites a select that aggregates (GROUP BY, HAVING,
@@ -134,14 +134,15 @@ func (b *binder) srfSelect(sel *parser.Select, orderBy []*parser.OrderItem) (*pa
 //
 // DISTINCT moves out with the unnests (it applies to the expanded rows).
 // An item holding an unnest inside an expression keeps the expression's
-// operators outside and its other parts inside (liftAroundUnnest). ORDER
-// BY may name only output columns (by name or position), which the outer
-// select keeps; anything else is refused rather than bound over the
-// wrong rows.
-func srfAfterAggregate(sel *parser.Select, orderBy []*parser.OrderItem, at parser.Pos) (outer, inner *parser.Select, err error) {
+// operators outside and its other parts inside (liftAroundUnnest). An
+// ORDER BY naming an output column (by name or position) stays; any other
+// ORDER BY expression (count(*), a GROUP BY column left out of the select
+// list) is computed inside, as a column the outer select orders by, and
+// returned in order, the ORDER BY to bind instead.
+func srfAfterAggregate(sel *parser.Select, orderBy []*parser.OrderItem, at parser.Pos) (outer, inner *parser.Select, order []*parser.OrderItem, err error) {
 	const qual = "srf#"
 	if len(sel.DistinctOn) > 0 {
-		return nil, nil, errorf(at, "unnest in the select list of a query with DISTINCT ON and aggregates or window functions is not supported; unnest in a subquery or in FROM")
+		return nil, nil, nil, errorf(at, "unnest in the select list of a query with DISTINCT ON and aggregates or window functions is not supported; unnest in a subquery or in FROM")
 	}
 	in := *sel
 	inner = &in
@@ -157,7 +158,7 @@ func srfAfterAggregate(sel *parser.Select, orderBy []*parser.OrderItem, at parse
 	}
 	for i, it := range sel.Items {
 		if _, star := it.Expr.(*parser.Star); star {
-			return nil, nil, errorf(it.Pos, "unnest in the select list beside * and aggregates or window functions is not supported; unnest in a subquery or in FROM")
+			return nil, nil, nil, errorf(it.Pos, "unnest in the select list beside * and aggregates or window functions is not supported; unnest in a subquery or in FROM")
 		}
 		name := identName(it.Alias)
 		if it.Alias.Empty() {
@@ -191,7 +192,7 @@ func srfAfterAggregate(sel *parser.Select, orderBy []*parser.OrderItem, at parse
 				return col(c)
 			})
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			outer.Items = append(outer.Items, &parser.SelectItem{Pos: it.Pos, Expr: x, Alias: alias})
 			continue
@@ -205,7 +206,9 @@ func srfAfterAggregate(sel *parser.Select, orderBy []*parser.OrderItem, at parse
 		inner.Items = append(inner.Items, &parser.SelectItem{Pos: it.Pos, Expr: it.Expr, Alias: innerAlias})
 		outer.Items = append(outer.Items, &parser.SelectItem{Pos: it.Pos, Expr: col(c), Alias: alias})
 	}
-	for _, o := range orderBy {
+	order = orderBy
+	copied := false // order is orderBy until an item changes
+	for i, o := range orderBy {
 		switch x := o.Expr.(type) {
 		case *parser.Literal:
 			if x.Kind == parser.LitInteger {
@@ -216,11 +219,24 @@ func srfAfterAggregate(sel *parser.Select, orderBy []*parser.OrderItem, at parse
 				continue
 			}
 		}
-		return nil, nil, errorf(o.Pos, "ORDER BY of a query that unnests after aggregating may name only its output columns (by name or position); name the expression in the select list")
+		if f := findUnnest(o.Expr); f != nil {
+			return nil, nil, nil, errorf(f.Pos, "unnest in the ORDER BY of a query that unnests after aggregating is not supported; unnest in the select list and order by its name")
+		}
+		if sel.Distinct {
+			return nil, nil, nil, errorf(o.Pos, "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
+		}
+		if !copied {
+			order, copied = append([]*parser.OrderItem(nil), orderBy...), true
+		}
+		c := "#o" + strconv.Itoa(i+1)
+		inner.Items = append(inner.Items, &parser.SelectItem{Pos: o.Pos, Expr: o.Expr, Alias: parser.Ident{Pos: o.Pos, Name: c, Quoted: true}})
+		lifted := *o
+		lifted.Expr = &parser.ColumnRef{Pos: o.Pos, Name: parser.Name{{Pos: o.Pos, Name: qual, Quoted: true}, {Pos: o.Pos, Name: c, Quoted: true}}}
+		order[i] = &lifted
 	}
 	outer.From = []parser.TableExpr{&parser.SubqueryRef{Pos: sel.Pos, Query: &parser.Query{Pos: sel.Pos, Body: inner},
 		Alias: &parser.Alias{Pos: sel.Pos, Name: parser.Ident{Pos: sel.Pos, Name: qual, Quoted: true}}}}
-	return outer, inner, nil
+	return outer, inner, order, nil
 }
 
 // liftAroundUnnest rewrites e, an expression calling unnest, for the
