@@ -24,10 +24,10 @@ import (
 // longest array, NULLs past the end of the others); the same call written
 // twice is one. An unnest may sit inside an expression, but not inside
 // CASE or COALESCE (PostgreSQL refuses those too) nor inside another
-// unnest's argument. It is refused where the two queries differ: with
-// aggregates, GROUP BY, HAVING or window functions (PostgreSQL expands
-// after those): then srfAfterAggregate moves the aggregating select into
-// a derived table, and unnests over it.
+// unnest's argument. The two queries differ with aggregates, GROUP BY,
+// HAVING or window functions (PostgreSQL expands after those): then
+// srfAfterAggregate moves the aggregating select into a derived table,
+// and unnests over it.
 
 // srfQualifier names the FROM item the unnests move to; no user alias can
 // collide with it unquoted.
