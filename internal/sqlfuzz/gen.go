@@ -154,6 +154,11 @@ func (g *Gen) merge(t Table) string {
 	if g.chance(30) {
 		on += " AND " + g.pred(both, 1)
 	}
+	if g.chance(20) {
+		// a conjunct of the source alone: without WHEN NOT MATCHED it
+		// filters the source before the join (plan.merge)
+		on += " AND " + g.pred(srcOnly, 1)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "MERGE INTO %s AS tt USING (%s) AS s ON %s", t.Name, source, on)
 	nc := 1 + g.n(3)
