@@ -186,7 +186,7 @@ func messageState(msg string) string {
 		return "23502"
 	case has("division by zero"):
 		return "22012"
-	case has("out of range", "overflow"):
+	case has("out of range", "overflow", "is not between 0 and 1"):
 		return "22003"
 	case has("more than one row returned by a subquery", "matched more than one source row"):
 		return "21000"

@@ -61,4 +61,12 @@ func TestErrorFields(t *testing.T) {
 	if !errors.As(err, &e) || e.Code != "22012" {
 		t.Fatalf("division by zero while reading: %v (%+v)", err, e)
 	}
+	// a percentile outside [0, 1], as PostgreSQL classes it
+	res, err = s.SQL(ctx, "SELECT percentile_cont(1.5) WITHIN GROUP (ORDER BY id) FROM (VALUES (1)) v(id)")
+	if err == nil {
+		_, err = res.Collect(ctx)
+	}
+	if !errors.As(err, &e) || e.Code != "22003" {
+		t.Fatalf("percentile out of range: %v (%+v)", err, e)
+	}
 }

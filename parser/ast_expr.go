@@ -292,9 +292,12 @@ type FuncCall struct {
 	Star     bool   // count(*)
 	Distinct bool
 	OrderBy  []*OrderItem // ordered aggregate: string_agg(x, ',' ORDER BY y)
-	Filter   Expr         // FILTER (WHERE …)
-	Over     *WindowSpec  // OVER (…)
-	OverName Ident        // OVER w (a named window)
+	// WithinGroup is an ordered-set aggregate's WITHIN GROUP (ORDER BY …):
+	// percentile_cont(0.5) WITHIN GROUP (ORDER BY x).
+	WithinGroup []*OrderItem
+	Filter      Expr        // FILTER (WHERE …)
+	Over        *WindowSpec // OVER (…)
+	OverName    Ident       // OVER w (a named window)
 	// NoParens marks the SQL value functions written without parentheses:
 	// CURRENT_DATE, CURRENT_TIMESTAMP, CURRENT_TIME, LOCALTIMESTAMP, ….
 	NoParens bool

@@ -355,6 +355,11 @@ func (x *FuncCall) format(w *writer) {
 		}
 	}
 	w.WriteByte(')')
+	if x.WithinGroup != nil {
+		w.WriteString(" WITHIN GROUP (ORDER BY ")
+		w.orderItems(x.WithinGroup)
+		w.WriteByte(')')
+	}
 	if x.Filter != nil {
 		w.WriteString(" FILTER (WHERE ")
 		x.Filter.format(w)

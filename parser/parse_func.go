@@ -45,6 +45,15 @@ func (p *parser) funcCall(pos Pos, name Name) Expr {
 		}
 	}
 	p.expectOp(")")
+	if p.isKw("WITHIN") && p.peek(1).isKw("GROUP") && p.peek(2).isOp("(") {
+		p.next()
+		p.next()
+		p.expectOp("(")
+		p.expectKw("ORDER")
+		p.expectKw("BY")
+		f.WithinGroup = p.orderItems()
+		p.expectOp(")")
+	}
 	if p.isKw("FILTER") && p.peek(1).isOp("(") {
 		p.next()
 		p.next()

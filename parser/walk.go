@@ -158,6 +158,7 @@ func Children(n Node) []Node {
 	case *FuncCall:
 		c.exprs(x.Args)
 		c.order(x.OrderBy)
+		c.order(x.WithinGroup)
 		c.expr(x.Filter)
 		c.add(x.Over)
 	case *NamedArg:

@@ -588,6 +588,16 @@ func (b *binder) bindFuncCall(e *parser.FuncCall, ec *exprCtx) (Expr, error) {
 	if name == "grouping" && e.Over == nil {
 		return b.bindGrouping(e, ec)
 	}
+	if err := withinGroupOf(e, name); err != nil {
+		return nil, err
+	}
+	if _, ok := orderedSetNames[name]; ok {
+		x, err := orderedSetCall(e, name)
+		if err != nil {
+			return nil, err
+		}
+		return b.bindExpr(x, ec)
+	}
 	if e.Over != nil || !e.OverName.Empty() {
 		return b.bindWindowCall(e, name, ec)
 	}

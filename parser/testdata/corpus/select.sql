@@ -165,3 +165,7 @@ SELECT CAST(ts AS DATE) AS day, count(*) AS events, sum(amount) AS revenue FROM 
 SELECT a exclude, b replace FROM t AS exclude;
 WITH c AS (MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE RETURNING old.*) SELECT count(*) FROM c;
 WITH d (x) AS (DELETE FROM t WHERE id = 1 RETURNING id), e AS (SELECT 1) SELECT * FROM d, e;
+
+-- ordered-set aggregates
+SELECT g, percentile_cont(0.5) WITHIN GROUP (ORDER BY x), percentile_disc(ARRAY[0.25, 0.75]) within group (order by x desc nulls first) FILTER (WHERE x > 0), mode() WITHIN GROUP (ORDER BY s) FROM t GROUP BY g;
+SELECT count(*) within FROM t;
