@@ -709,6 +709,19 @@ func (b *binder) bindWindowCall(e *parser.FuncCall, name string, ec *exprCtx) (E
 			return nil, err
 		}
 	}
+	if (name == "lag" || name == "lead") && len(args) == 3 {
+		// lead(anycompatible, integer, anycompatible): the value and the
+		// default take their common type, as in PostgreSQL
+		t, err := exec.CommonTypeFor(name, unknownAsNull([]Expr{args[0], args[2]})...)
+		if err != nil {
+			return nil, atPos(e.Pos, err)
+		}
+		for _, i := range []int{0, 2} {
+			if args[i], err = b.coerce(args[i], t); err != nil {
+				return nil, atPos(e.Args[i].Position(), err)
+			}
+		}
+	}
 	part, err := b.bindExprs(spec.PartitionBy, &inner)
 	if err != nil {
 		return nil, err
