@@ -80,11 +80,99 @@ func init() {
 	registerOp("||", resolveConcatOp)
 	register("regexp_matches", resolveRegexp)
 	register("regexp_like", resolveRegexp)
+	register("regexp_replace", sig(types(tString, tString, tString), tString, regexpReplace),
+		sig(types(tString, tString, tString, tString), tString, regexpReplace))
 	// Postgres's regular-expression match operators
 	registerOp("~", regexOp(false, false))
 	registerOp("~*", regexOp(true, false))
 	registerOp("!~", regexOp(false, true))
 	registerOp("!~*", regexOp(true, true))
+}
+
+// compileRegexp compiles a PostgreSQL pattern with its flags (i, s, m;
+// c and g are accepted and change nothing here).
+func compileRegexp(pat, flags string) (*regexp.Regexp, error) {
+	prefix := ""
+	for _, f := range flags {
+		switch f {
+		case 'i', 's', 'm':
+			prefix += string(f)
+		case 'c', 'g':
+		default:
+			return nil, fmt.Errorf("invalid regular expression option: %q", string(f))
+		}
+	}
+	if prefix != "" {
+		pat = "(?" + prefix + ")" + pat
+	}
+	re, err := regexp.Compile(pat)
+	if err != nil {
+		return nil, fmt.Errorf("invalid regular expression: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+	}
+	return re, nil
+}
+
+// regexpReplace is regexp_replace(s, pattern, replacement [, flags]):
+// the first match replaced, or every match with the flag g. In the
+// replacement \1 … \9 stand for the pattern's groups, \& for the whole
+// match and \\ for a backslash, as in PostgreSQL.
+func regexpReplace(ec *EvalContext, args []arrow.Array, n int) (arrow.Array, error) {
+	var re *regexp.Regexp
+	var global bool
+	var pat, flags, repl string
+	var tmpl []byte
+	return strRowsKernel(func(d []byte, a [][]byte, _ []int64) ([]byte, error) {
+		f := ""
+		if len(a) == 4 {
+			f = string(a[3])
+		}
+		if re == nil || string(a[1]) != pat || f != flags {
+			r, err := compileRegexp(string(a[1]), f)
+			if err != nil {
+				return nil, err
+			}
+			re, pat, flags, global = r, string(a[1]), f, strings.ContainsRune(f, 'g')
+		}
+		if tmpl == nil || string(a[2]) != repl {
+			repl, tmpl = string(a[2]), replacementTemplate(a[2])
+		}
+		src := a[0]
+		if global {
+			return append(d, re.ReplaceAll(src, tmpl)...), nil
+		}
+		loc := re.FindSubmatchIndex(src)
+		if loc == nil {
+			return append(d, src...), nil
+		}
+		d = append(d, src[:loc[0]]...)
+		d = re.Expand(d, tmpl, src, loc)
+		return append(d, src[loc[1]:]...), nil
+	})(ec, args, n)
+}
+
+// replacementTemplate turns a PostgreSQL replacement string into a Go
+// regexp template.
+func replacementTemplate(r []byte) []byte {
+	out := make([]byte, 0, len(r)+8)
+	for i := 0; i < len(r); i++ {
+		c := r[i]
+		switch {
+		case c == '$':
+			out = append(out, '$', '$')
+		case c == '\\' && i+1 < len(r) && r[i+1] >= '1' && r[i+1] <= '9':
+			out = append(out, '$', '{', r[i+1], '}')
+			i++
+		case c == '\\' && i+1 < len(r) && r[i+1] == '&':
+			out = append(out, "${0}"...)
+			i++
+		case c == '\\' && i+1 < len(r) && r[i+1] == '\\':
+			out = append(out, '\\')
+			i++
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func regexOp(icase, negate bool) overload {
@@ -580,26 +668,7 @@ func resolveRegexp(name string, args []Expr) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	compile := func(pat, flags string) (*regexp.Regexp, error) {
-		prefix := ""
-		for _, f := range flags {
-			switch f {
-			case 'i', 's', 'm':
-				prefix += string(f)
-			case 'c', 'g':
-			default:
-				return nil, fmt.Errorf("invalid regular expression option: %q", string(f))
-			}
-		}
-		if prefix != "" {
-			pat = "(?" + prefix + ")" + pat
-		}
-		re, err := regexp.Compile(pat)
-		if err != nil {
-			return nil, fmt.Errorf("invalid regular expression: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
-		}
-		return re, nil
-	}
+	compile := compileRegexp
 	var fixed *regexp.Regexp
 	pv, pok := literalValue(cargs[1])
 	flags := ""

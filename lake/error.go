@@ -186,6 +186,10 @@ func messageState(msg string) string {
 		return "23502"
 	case has("division by zero"):
 		return "22012"
+	case has("date/time field value out of range", "date field value out of range", "is invalid for the 12-hour clock"):
+		return "22008"
+	case has("invalid value \"", "not supported by to_date"):
+		return "22007"
 	case has("out of range", "overflow", "is not between 0 and 1"):
 		return "22003"
 	case has("more than one row returned by a subquery", "matched more than one source row"):
