@@ -212,6 +212,9 @@ func (f dateFields) days(s string) (int64, error) {
 	} else if f.yday != 0 {
 		return 0, fmt.Errorf("cannot calculate day of year without year information")
 	}
+	if y > 5874897 || y < -4713 {
+		return 0, fmt.Errorf("date out of range: %q", s)
+	}
 	if f.yday != 0 {
 		leap := y%4 == 0 && (y%100 != 0 || y%400 == 0)
 		if f.yday < 1 || f.yday > 365 || leap && f.yday > 366 {
