@@ -290,11 +290,12 @@ type CreateView struct {
 	Query       *Query
 }
 
-// DropView is DROP VIEW [IF EXISTS] name.
+// DropView is DROP VIEW [IF EXISTS] name [CASCADE|RESTRICT].
 type DropView struct {
 	Pos
 	IfExists bool
 	Name     Name
+	Cascade  bool
 }
 
 // RenameTable is RENAME TO new_name.

@@ -665,6 +665,9 @@ func (x *DropView) format(w *writer) {
 		w.WriteString("IF EXISTS ")
 	}
 	w.name(x.Name)
+	if x.Cascade {
+		w.WriteString(" CASCADE")
+	}
 }
 
 func (x *ShowTables) format(w *writer) {

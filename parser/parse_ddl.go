@@ -423,7 +423,9 @@ func (p *parser) drop() Stmt {
 		return s
 	}
 	if p.acceptKwQuiet("VIEW") {
-		return &DropView{Pos: pos, IfExists: p.ifExists(), Name: p.dottedName("view name")}
+		v := &DropView{Pos: pos, IfExists: p.ifExists(), Name: p.dottedName("view name")}
+		v.Cascade = p.cascade()
+		return v
 	}
 	p.expectKw("TABLE")
 	d := &DropTable{Pos: pos, IfExists: p.ifExists()}
