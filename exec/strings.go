@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -49,6 +50,7 @@ func init() {
 		return append(d, bytes.ReplaceAll(a[0], a[1], a[2])...), nil
 	})))
 	register("split_part", sig(types(tString, tString, tInt64), tString, strRowsKernel(splitPart)))
+	register("translate", sig(types(tString, tString, tString), tString, strRowsKernel(translateChars)))
 	register("repeat", sig(types(tString, tInt64), tString, strRowsKernel(func(d []byte, a [][]byte, x []int64) ([]byte, error) {
 		if x[0] > 0 && int64(len(a[0]))*x[0] > 1<<28 {
 			return nil, errors.New("requested length too large")
@@ -87,6 +89,23 @@ func init() {
 	registerOp("~*", regexOp(true, false))
 	registerOp("!~", regexOp(false, true))
 	registerOp("!~*", regexOp(true, true))
+}
+
+// translateChars is translate(s, from, to): each character of s found in
+// from becomes the character at the same place in to, or is dropped when
+// to is shorter; the first occurrence in from counts, as in PostgreSQL.
+func translateChars(d []byte, a [][]byte, _ []int64) ([]byte, error) {
+	from, to := []rune(string(a[1])), []rune(string(a[2]))
+	for _, r := range string(a[0]) {
+		k := slices.Index(from, r)
+		switch {
+		case k < 0:
+			d = utf8.AppendRune(d, r)
+		case k < len(to):
+			d = utf8.AppendRune(d, to[k])
+		}
+	}
+	return d, nil
 }
 
 // compileRegexp compiles a PostgreSQL pattern with its flags (i, s, m;
