@@ -32,6 +32,7 @@ func init() {
 	register("ceiling", resolveNumUnary("ceil"))
 	register("trunc", resolveNumUnary("trunc"))
 	register("round", resolveNumUnary("round"), resolveRoundN)
+	register("trunc", resolveRoundN)
 	register("mod", func(_ string, args []Expr) (Expr, error) {
 		if len(args) != 2 {
 			return nil, errNoMatch
@@ -288,8 +289,18 @@ func resolveRoundN(name string, args []Expr) (Expr, error) {
 					if k > 38 {
 						return decimal128.Num{}
 					}
-					q, _ := decDivRound(v, decimal128.GetScaleMultiplier(int(k)))
+					var q decimal128.Num
+					if name == "trunc" {
+						q, _ = v.Div(decimal128.GetScaleMultiplier(int(k)))
+					} else {
+						q, _ = decDivRound(v, decimal128.GetScaleMultiplier(int(k)))
+					}
 					q, _ = decMul(q, decimal128.GetScaleMultiplier(int(-digits)))
+					return q
+				}
+				if name == "trunc" && to < s {
+					// toward zero: the remainder dropped
+					q, _ := v.Div(decimal128.GetScaleMultiplier(int(s - to)))
 					return q
 				}
 				r, _ := decRescale(v, s, to)
@@ -303,6 +314,9 @@ func resolveRoundN(name string, args []Expr) (Expr, error) {
 		}
 		return newCall(name, tFloat64, mapKernel2(tFloat64, func(v float64, d int32) float64 {
 			p := math.Pow10(int(d))
+			if name == "trunc" {
+				return math.Trunc(v*p) / p
+			}
 			return math.Round(v*p) / p
 		}), formFunc, x, nArg), nil
 	}
