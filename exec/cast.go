@@ -718,6 +718,9 @@ func intAppender[T signed](a arrow.Array) appender {
 	return func(b []byte, i int) []byte { return strconv.AppendInt(b, int64(v[i]), 10) }
 }
 
+// AppendFloat is appendFloat, for front ends that print values (the shell).
+func AppendFloat(b []byte, f float64, bitSize int) []byte { return appendFloat(b, f, bitSize) }
+
 // appendFloat renders a float as Postgres 12+ does: the shortest text that
 // reads back exactly, in exponent form outside [1e-4, 1e15) (1e6 for real).
 func appendFloat(b []byte, f float64, bitSize int) []byte {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"math"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -101,16 +100,10 @@ func columnText(ctx context.Context, a arrow.Array) ([]cell, error) {
 	return out, nil
 }
 
+// formatFloat prints a float as PostgreSQL does (exec.AppendFloat):
+// 1767225600, not 1.7672256e+09.
 func formatFloat(v float64, bits int) string {
-	switch {
-	case math.IsNaN(v):
-		return "NaN"
-	case math.IsInf(v, 1):
-		return "Infinity"
-	case math.IsInf(v, -1):
-		return "-Infinity"
-	}
-	return strconv.FormatFloat(v, 'g', -1, bits)
+	return string(exec.AppendFloat(nil, v, bits))
 }
 
 // batchRows turns a batch into rows of cells.
