@@ -179,6 +179,17 @@ func (nf *numFormat) render(neg bool, intPart, fracPart string) string {
 			b.WriteByte(' ')
 		}
 	}
+	// put writes yes when on, else no (a blank, which FM drops)
+	put := func(on bool, yes, no byte) {
+		switch {
+		case on:
+			b.WriteByte(yes)
+		case no != ' ':
+			b.WriteByte(no)
+		default:
+			pad()
+		}
+	}
 	ip, fp := 0, 0
 	afterPoint := false
 	for _, t := range nf.toks {
@@ -232,38 +243,17 @@ func (nf *numFormat) render(neg bool, intPart, fracPart string) string {
 				pad()
 			}
 		case 'S':
-			if anchor == 'S' {
-				continue // written before the number
-			}
-			if neg {
-				b.WriteByte('-')
-			} else {
-				b.WriteByte('+')
+			if anchor != 'S' { // a leading S was written before the number
+				put(neg, '-', '+')
 			}
 		case 'M':
-			if neg {
-				b.WriteByte('-')
-			} else if !nf.fill {
-				b.WriteByte(' ')
-			}
+			put(neg, '-', ' ')
 		case 'P':
-			if !neg {
-				b.WriteByte('+')
-			} else if !nf.fill {
-				b.WriteByte(' ')
-			}
+			put(!neg, '+', ' ')
 		case 'G':
-			if neg {
-				b.WriteByte('-')
-			} else {
-				b.WriteByte('+')
-			}
+			put(neg, '-', '+')
 		case 'R':
-			if neg {
-				b.WriteByte('>')
-			} else if !nf.fill {
-				b.WriteByte(' ')
-			}
+			put(neg, '>', ' ')
 		}
 	}
 	start()
