@@ -26,6 +26,9 @@ import (
 type Session struct {
 	lk      *Lake
 	sources map[string]plan.Source
+	// temps are the sources that are the session's temporary tables
+	// (session_temp.go), by lower-case name.
+	temps map[string]*tempTable
 	// settings are SET variables, by lower-case name.
 	settings map[string]string
 	// readOnly sessions (a table handle's SQL) refuse writes; pinned pins
@@ -55,7 +58,7 @@ type Session struct {
 
 // Session opens a SQL session on the lake.
 func (l *Lake) Session() *Session {
-	return &Session{lk: l, sources: map[string]plan.Source{}, settings: map[string]string{}}
+	return &Session{lk: l, sources: map[string]plan.Source{}, temps: map[string]*tempTable{}, settings: map[string]string{}}
 }
 
 // memoryLimit is the running statement's memory limit: the session's

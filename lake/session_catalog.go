@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/catalog"
+	"github.com/skadedb/skade/parser"
 	"github.com/skadedb/skade/plan"
 	"github.com/skadedb/skade/snapshot"
 )
@@ -34,6 +35,11 @@ func (c sessionCatalog) LookupSource(name string) plan.Source {
 	if src, ok := c.s.sources[strings.ToLower(name)]; ok {
 		return src
 	}
+	if rest, ok := strings.CutPrefix(strings.ToLower(name), "pg_temp."); ok {
+		if t, ok := c.s.temps[rest]; ok {
+			return t
+		}
+	}
 	if strings.EqualFold(name, "csv_rejects") {
 		return c.s.rejectsSource()
 	}
@@ -48,6 +54,16 @@ func (c sessionCatalog) LookupSource(name string) plan.Source {
 // v1 (a table of that name comes first). Under SET write_branch, a table
 // that has that branch is read and written on it.
 func (c sessionCatalog) LookupTable(ctx context.Context, parts []string) (*plan.TableRef, error) {
+	if len(parts) <= 2 {
+		n := make(parser.Name, len(parts))
+		for i, p := range parts {
+			n[i] = parser.Ident{Name: p}
+		}
+		if _, ok := c.s.temps[tempName(n)]; ok {
+			// reads find it as a source first; this is a write
+			return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("%s is a temporary table, which skade keeps read only (the rows of its CREATE TEMPORARY TABLE … AS); write into a table of the lake, or create the temporary table again", strings.Join(parts, "."))}
+		}
+	}
 	ref, err := c.lookupTable(ctx, parts)
 	if err == nil {
 		if wb := c.s.writeBranch(); wb != "" && wb != table.MainBranch {

@@ -68,6 +68,9 @@ func (s *Session) createTable(ctx context.Context, st *parser.CreateTable, now t
 	if st.Clone != nil {
 		return s.cloneTable(ctx, st)
 	}
+	if st.Temporary {
+		return s.createTemp(ctx, st, now)
+	}
 	return s.autocommit(ctx, func() (*Result, error) { return s.createTableTx(ctx, st, now) })
 }
 
@@ -90,6 +93,9 @@ func (s *Session) createTableTx(ctx context.Context, st *parser.CreateTable, now
 	}
 	if c.WriteDefaults != nil {
 		opts = append(opts, withWriteDefaults(c.WriteDefaults))
+	}
+	if _, ok := s.temps[strings.ToLower(name)]; ok && len(st.Name) == 1 {
+		return nil, &sentinelError{ErrTableExists, fmt.Errorf("create table %s: this session has a temporary table of that name, which would shadow the table; choose another name or DROP TABLE the temporary one", name)}
 	}
 	if _, ok := s.sources[strings.ToLower(name)]; ok && len(st.Name) == 1 {
 		return nil, &sentinelError{ErrTableExists, fmt.Errorf("create table %s: the name is registered as a source in this session, which would shadow the table; choose another name or Unregister the source", name)}
@@ -157,6 +163,9 @@ func (s *Session) dropTable(ctx context.Context, st *parser.DropTable) (*Result,
 	return s.autocommit(ctx, func() (*Result, error) {
 		var notices []string
 		for _, n := range st.Names {
+			if s.dropTemp(n) {
+				continue
+			}
 			id, err := s.lk.ident(tableName(n))
 			if err != nil {
 				return nil, err

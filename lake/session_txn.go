@@ -76,6 +76,9 @@ func (s *Session) WithTx(ctx context.Context, fn func(*Session) error) (err erro
 
 // Close rolls back an open transaction. A session needs no other cleanup.
 func (s *Session) Close() error {
+	for name := range s.temps {
+		s.dropTemp(parser.Name{{Name: name, Quoted: true}})
+	}
 	if s.tx == nil {
 		return nil
 	}

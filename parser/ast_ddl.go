@@ -6,7 +6,9 @@ package parser
 // describes the shape; PartitionBy and Properties may accompany any.
 type CreateTable struct {
 	Pos
-	OrReplace   bool
+	OrReplace bool
+	// Temporary is CREATE TEMP[ORARY] TABLE: the session's own.
+	Temporary   bool
 	IfNotExists bool
 	Name        Name
 	Columns     []*ColumnDef

@@ -197,6 +197,9 @@ func (x *CreateTable) format(w *writer) {
 	if x.OrReplace {
 		w.WriteString("OR REPLACE ")
 	}
+	if x.Temporary {
+		w.WriteString("TEMPORARY ")
+	}
 	w.WriteString("TABLE ")
 	if x.IfNotExists {
 		w.WriteString("IF NOT EXISTS ")

@@ -23,7 +23,8 @@ func upper(s string) string {
 }
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// create parses CREATE [OR REPLACE] TABLE … and CREATE SCHEMA ….
+// create parses CREATE [OR REPLACE] [TEMP[ORARY]] TABLE …, CREATE VIEW … and
+// CREATE SCHEMA ….
 func (p *parser) create() Stmt {
 	pos := p.expectKw("CREATE")
 	orReplace := false
@@ -37,7 +38,8 @@ func (p *parser) create() Stmt {
 		s.Name = p.dottedName("schema name")
 		return s
 	}
-	if p.acceptKwQuiet("VIEW") {
+	temporary := p.acceptKwQuiet("TEMP") || p.acceptKwQuiet("TEMPORARY")
+	if !temporary && p.acceptKwQuiet("VIEW") {
 		v := &CreateView{Pos: pos, OrReplace: orReplace}
 		v.IfNotExists = p.ifNotExists()
 		v.Name = p.dottedName("view name")
@@ -49,7 +51,7 @@ func (p *parser) create() Stmt {
 		return v
 	}
 	p.expectKw("TABLE")
-	c := &CreateTable{Pos: pos, OrReplace: orReplace}
+	c := &CreateTable{Pos: pos, OrReplace: orReplace, Temporary: temporary}
 	c.IfNotExists = p.ifNotExists()
 	c.Name = p.dottedName("table name")
 	if p.acceptKw("CLONE") {
