@@ -23,6 +23,8 @@ CREATE TABLE t (id BIGINT) WITH (format_version = 2, 'write.target-file-size-byt
 CREATE TABLE t (id BIGINT, ts TIMESTAMP) PARTITIONED BY (month(ts)) WITH (write.merge.mode = 'copy-on-write');
 CREATE TABLE t AS SELECT * FROM u;
 CREATE TABLE t AS (SELECT * FROM u);
+CREATE TEMP TABLE tmp AS SELECT * FROM u;
+CREATE OR REPLACE TEMPORARY TABLE IF NOT EXISTS tmp AS (SELECT 1);
 CREATE OR REPLACE TABLE target AS SELECT order_id, status FROM raw_orders;
 CREATE TABLE IF NOT EXISTS target AS (SELECT * FROM (SELECT order_id, status FROM raw_orders) LIMIT 0);
 CREATE TABLE t AS WITH x AS (SELECT 1 AS a) SELECT a FROM x;
