@@ -45,6 +45,23 @@ type numFormat struct {
 func compileNumFormat(f string) (*numFormat, error) {
 	nf := &numFormat{firstZero: -1}
 	seenPoint := false
+	// PostgreSQL's checks: which sign patterns go together, and no digit
+	// after PR
+	var seen = map[string]bool{}
+	signCheck := func(p string) error {
+		switch {
+		case p == "S" && seen["S"]:
+			return fmt.Errorf(`cannot use "S" twice`)
+		case p == "S" && (seen["PL"] || seen["MI"] || seen["SG"] || seen["PR"]):
+			return fmt.Errorf(`cannot use "S" and "PL"/"MI"/"SG"/"PR" together`)
+		case (p == "PL" || p == "MI" || p == "SG") && seen["S"]:
+			return fmt.Errorf(`cannot use "S" and %q together`, p)
+		case p == "PR" && (seen["S"] || seen["PL"] || seen["MI"] || seen["SG"]):
+			return fmt.Errorf(`cannot use "PR" and "S"/"PL"/"MI"/"SG" together`)
+		}
+		seen[p] = true
+		return nil
+	}
 	lit := func(s string) { nf.toks = append(nf.toks, numTok{kind: 'L', lit: s}) }
 	for i := 0; i < len(f); {
 		rest := f[i:]
@@ -63,6 +80,9 @@ func compileNumFormat(f string) (*numFormat, error) {
 			nf.fill = true
 			i += 2
 		case up[0] == '9' || up[0] == '0':
+			if seen["PR"] {
+				return nil, fmt.Errorf(`"%c" must be ahead of "PR"`, up[0])
+			}
 			if seenPoint {
 				nf.fracDigits++
 			} else {
@@ -84,11 +104,17 @@ func compileNumFormat(f string) (*numFormat, error) {
 			nf.toks = append(nf.toks, numTok{kind: ','})
 			i++
 		case strings.HasPrefix(up, "MI"), strings.HasPrefix(up, "PL"), strings.HasPrefix(up, "SG"), strings.HasPrefix(up, "PR"):
+			if err := signCheck(up[:2]); err != nil {
+				return nil, err
+			}
 			// PL adds a plus; the minus keeps its place before the number
 			nf.sign = nf.sign || up[:2] != "PL"
 			nf.toks = append(nf.toks, numTok{kind: map[string]byte{"MI": 'M', "PL": 'P', "SG": 'G', "PR": 'R'}[up[:2]]})
 			i += 2
 		case up[0] == 'S':
+			if err := signCheck("S"); err != nil {
+				return nil, err
+			}
 			nf.sign = true
 			nf.toks = append(nf.toks, numTok{kind: 'S'})
 			i++
@@ -111,8 +137,14 @@ func compileNumFormat(f string) (*numFormat, error) {
 // fraction positions past them write nothing, and with none left the
 // point goes too, as in PostgreSQL.
 func (nf *numFormat) render(neg bool, intPart, fracPart string) string {
-	overflow := len(intPart) > nf.intDigits && !(intPart == "0" && nf.intDigits == 0)
-	noPoint := len(fracPart) == 0 && nf.fracDigits > 0 && !overflow
+	// (even 0 needs an integer position: .9 shows 0.5 as .#)
+	overflow := len(intPart) > nf.intDigits
+	// without digit positions after it the point is not written, nor
+	// anything after it
+	noPoint := len(fracPart) == 0 && !overflow
+	// without any digit position there is no number to sign, but after a
+	// point
+	digitless := nf.intDigits+nf.fracDigits == 0
 	if intPart == "0" && nf.fracDigits > 0 {
 		intPart = "" // 0.5 is .50 under 9.99; a 0 position still shows it
 	}
@@ -137,19 +169,21 @@ func (nf *numFormat) render(neg bool, intPart, fracPart string) string {
 	// blank)
 	anchor := byte(' ')
 	anchored := !nf.sign
-	for _, t := range nf.toks {
-		if t.kind == 'L' {
-			continue
-		}
-		if t.kind == 'S' {
-			anchor, anchored = 'S', true
-		}
-		break
-	}
-	for _, t := range nf.toks {
-		if t.kind == 'R' {
+	for i, t := range nf.toks {
+		switch t.kind {
+		case 'S':
+			// anchored before the number, unless it ends the number
+			for _, u := range nf.toks[i+1:] {
+				if u.kind == '9' || u.kind == '0' {
+					anchor, anchored = 'S', true
+				}
+			}
+		case 'R':
 			anchor, anchored = 'R', true
 		}
+	}
+	if digitless {
+		anchored = anchored && anchor == 'S' || anchor == ' ' && !nf.sign
 	}
 	var b strings.Builder
 	started := false
@@ -192,6 +226,7 @@ func (nf *numFormat) render(neg bool, intPart, fracPart string) string {
 	}
 	ip, fp := 0, 0
 	afterPoint := false
+toks:
 	for _, t := range nf.toks {
 		switch t.kind {
 		case 'L':
@@ -227,6 +262,13 @@ func (nf *numFormat) render(neg bool, intPart, fracPart string) string {
 		case '.':
 			afterPoint = true
 			if noPoint {
+				// no digit to write after it: PostgreSQL ends the
+				// output here (99.MI writes no sign either)
+				break toks
+			}
+			if digitless {
+				b.WriteByte('.')
+				start()
 				continue
 			}
 			if !started && nf.fill && fracKeep == 0 && !overflow {
@@ -237,13 +279,13 @@ func (nf *numFormat) render(neg bool, intPart, fracPart string) string {
 			start()
 			b.WriteByte('.')
 		case ',':
-			if started {
+			if started && !afterPoint {
 				b.WriteByte(',')
 			} else {
-				pad()
+				pad() // none yet, or among the fraction digits
 			}
 		case 'S':
-			if anchor != 'S' { // a leading S was written before the number
+			if anchor != 'S' { // an anchored S was written before the number
 				put(neg, '-', '+')
 			}
 		case 'M':
@@ -256,7 +298,9 @@ func (nf *numFormat) render(neg bool, intPart, fracPart string) string {
 			put(neg, '>', ' ')
 		}
 	}
-	start()
+	if !digitless {
+		start()
+	}
 	return b.String()
 }
 
