@@ -201,15 +201,20 @@ func isDateSeparator(c byte) bool {
 
 // days is the fields' date as days since 1970-01-01.
 func (f dateFields) days(s string) (int64, error) {
-	y := f.year // without a year: 1 BC, astronomical year 0, as PostgreSQL has it
-	if f.yearSet {
-		if y == 0 {
-			return 0, fmt.Errorf("date/time field value out of range: %q", s)
-		}
+	// a field read as 0 counts as not given, as in PostgreSQL: day and
+	// month 1, and without a year 1 BC (astronomical year 0)
+	if f.month == 0 {
+		f.month = 1
+	}
+	if f.day == 0 {
+		f.day = 1
+	}
+	y := f.year
+	if f.yearSet && y != 0 {
 		if y < 0 {
 			y++ // year -1 is 1 BC, astronomical year 0
 		}
-	} else if f.yday != 0 {
+	} else if f.yday != 0 && !f.yearSet {
 		return 0, fmt.Errorf("cannot calculate day of year without year information")
 	}
 	if y > 5874897 || y < -4713 {
