@@ -74,6 +74,13 @@ func NewCase(whens []When, elseExpr Expr) (Expr, error) {
 // or nil when an expression of a kind this file does not know hides its
 // inputs: a caller must then assume every column is read.
 func UsedColumns(es ...Expr) []int {
+	cols, _ := usedColumns(es...)
+	return cols
+}
+
+// usedColumns is UsedColumns, and whether an expression calls a volatile
+// function (random(), whose value each evaluation changes).
+func usedColumns(es ...Expr) (_ []int, volatile bool) {
 	seen := map[int]bool{}
 	var walk func(e Expr) bool
 	walk = func(e Expr) bool {
@@ -86,6 +93,7 @@ func UsedColumns(es ...Expr) []int {
 		case *Cast:
 			return walk(x.Arg)
 		case *Call:
+			volatile = volatile || volatileFuncs[x.Name]
 			for _, a := range x.Args {
 				if !walk(a) {
 					return false
@@ -118,7 +126,7 @@ func UsedColumns(es ...Expr) []int {
 	}
 	for _, e := range es {
 		if !walk(e) {
-			return nil
+			return nil, volatile
 		}
 	}
 	out := make([]int, 0, len(seen))
@@ -128,7 +136,7 @@ func UsedColumns(es ...Expr) []int {
 	if len(out) == 0 {
 		out = []int{} // reads no column: still known
 	}
-	return out
+	return out, volatile
 }
 
 func (c *Case) DataType() arrow.DataType { return c.typ }

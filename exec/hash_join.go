@@ -199,7 +199,20 @@ type joinCore struct {
 	pairP, pairB, idx          []int32
 	unmatchedFrom              int32
 	out                        []arrow.RecordBatch
+	// buildOnly: the residual of a semi, anti or mark join reads only
+	// build columns and calls nothing volatile, so its outcome for a
+	// probe row depends only on the row's candidates, its hash group (all
+	// build rows for a nested loop): groupOutcome keeps each group's,
+	// found at the group's first probe row. A correlated x = ANY (q) or
+	// EXISTS whose test does not read the outer row then costs a group's
+	// rows once, not once per probe row (a fuzzer query ran 148M pairs).
+	buildOnly    bool
+	groupOutcome map[int32]groupOutcome
 }
+
+// groupOutcome is what a group's candidates give a probe row of a semi,
+// anti or mark join: a TRUE residual, else whether one was NULL.
+type groupOutcome struct{ matched, null bool }
 
 const htPairStart = -2
 
@@ -215,6 +228,14 @@ func (c *joinCore) init(name string, kind JoinKind, left, right Operator, residu
 	}
 	c.name, c.kind, c.left, c.right, c.residual = name, kind, left, right, residual
 	c.opts = opts.withDefaults()
+	if residual != nil && !c.opts.BuildLeft && (kind == JoinSemi || kind == JoinAnti || kind == JoinMark || kind == JoinNullAwareAnti) {
+		cols, volatile := usedColumns(residual)
+		probeCols := len(left.Schema().Fields())
+		c.buildOnly = cols != nil && !volatile
+		for _, i := range cols {
+			c.buildOnly = c.buildOnly && i >= probeCols
+		}
+	}
 	lf, rf := left.Schema().Fields(), right.Schema().Fields()
 	if kind == JoinRight || kind == JoinFull {
 		lf = htNullableFields(lf)
@@ -382,13 +403,22 @@ func (c *joinCore) step(ctx context.Context) error {
 		}
 	}
 	n := int(c.pb.NumRows())
-	if c.residual == nil && c.probeFiltered() {
+	switch {
+	case c.residual == nil && c.probeFiltered():
 		// Matches need no evaluation: a row matches when its group exists.
 		for i := 0; i < n; i++ {
 			c.pmatched[i] = c.first(i) >= 0
 		}
 		c.pi = n
-	} else {
+	case c.buildOnly:
+		for ; c.pi < n; c.pi++ {
+			o, err := c.outcome(c.pi)
+			if err != nil {
+				return err
+			}
+			c.pmatched[c.pi], c.pnull[c.pi] = o.matched, o.null
+		}
+	default:
 		c.fillPairs()
 		if len(c.pairP) > 0 {
 			if err := c.processPairs(); err != nil {
@@ -403,6 +433,57 @@ func (c *joinCore) step(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// outcome is the group outcome of probe row i (buildOnly), evaluated on
+// the group's candidates with row i on the probe side the first time the
+// group is probed, and stopping at the first TRUE.
+func (c *joinCore) outcome(i int) (groupOutcome, error) {
+	var g int32
+	if c.table != nil {
+		g = c.pgroups[i]
+	}
+	if o, ok := c.groupOutcome[g]; ok {
+		return o, nil
+	}
+	var o groupOutcome
+	r := c.first(i)
+	for r >= 0 && !o.matched {
+		c.pairP, c.pairB = c.pairP[:0], c.pairB[:0]
+		for ; r >= 0 && len(c.pairB) < c.opts.BatchSize; r = c.nextCandidate(r) {
+			c.pairP = append(c.pairP, int32(i))
+			c.pairB = append(c.pairB, r)
+		}
+		cols, err := c.pairColumns(c.pairP, c.pairB)
+		if err != nil {
+			return o, err
+		}
+		joined := htNewBatch(c.pairSchema, cols, len(c.pairB))
+		mask, err := c.residual.Eval(c.ec, joined)
+		joined.Release()
+		if err != nil {
+			return o, err
+		}
+		m, ok := mask.(*array.Boolean)
+		if !ok || m.Len() != len(c.pairB) {
+			mask.Release()
+			return o, fmt.Errorf("%s: join condition %s returned %s of %d rows (bug)", c.name, c.residual, mask.DataType(), mask.Len())
+		}
+		for k := 0; k < m.Len(); k++ {
+			switch {
+			case m.IsNull(k):
+				o.null = true
+			case m.Value(k):
+				o.matched = true
+			}
+		}
+		mask.Release()
+	}
+	if c.groupOutcome == nil {
+		c.groupOutcome = map[int32]groupOutcome{}
+	}
+	c.groupOutcome[g] = o
+	return o, nil
 }
 
 func (c *joinCore) startProbe(b arrow.RecordBatch) error {
