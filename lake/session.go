@@ -296,8 +296,14 @@ func (s *Session) register(ctx context.Context, name string, src plan.Source) er
 	return nil
 }
 
-// Unregister removes a registered source.
-func (s *Session) Unregister(name string) { delete(s.sources, strings.ToLower(name)) }
+// Unregister removes a registered source (or drops a temporary table).
+func (s *Session) Unregister(name string) {
+	if t, ok := s.temps[strings.ToLower(name)]; ok {
+		t.release()
+		delete(s.temps, strings.ToLower(name))
+	}
+	delete(s.sources, strings.ToLower(name))
+}
 
 // CSVOptions configure how RegisterCSV reads a CSV file: the header,
 // the delimiter, and the schema when it is not to be inferred.

@@ -33,4 +33,12 @@ func TestTemporaryTablesAreTheSessions(t *testing.T) {
 	if got := query(t, b, "SELECT id FROM delta"); len(got) != 1 || got[0] != "7" {
 		t.Fatalf("a's Close changed b's table: %v", got)
 	}
+	// Unregister drops it too, for reads and writes alike
+	b.Unregister("delta")
+	if _, err := b.SQL(ctx, "SELECT * FROM delta"); err == nil {
+		t.Fatal("Unregister left the temporary table readable")
+	}
+	if _, err := b.SQL(ctx, "INSERT INTO delta VALUES (1)"); err == nil || strings.Contains(err.Error(), "temporary") {
+		t.Fatalf("after Unregister, a write still names the temporary table: %v", err)
+	}
 }
