@@ -35,10 +35,9 @@ type numTok struct {
 type numFormat struct {
 	toks       []numTok
 	fill       bool
-	intDigits  int // digit positions before the point
-	fracDigits int // after
-	firstZero  int // integer position (0-based, from the left) of the first 0, or intDigits
-	point      bool
+	intDigits  int  // digit positions before the point
+	fracDigits int  // after
+	firstZero  int  // integer position (0-based, from the left) of the first 0, or intDigits
 	sign       bool // S, MI, PL, SG or PR present
 }
 
@@ -97,7 +96,7 @@ func compileNumFormat(f string) (*numFormat, error) {
 			if seenPoint {
 				return nil, fmt.Errorf("multiple decimal points")
 			}
-			seenPoint, nf.point = true, true
+			seenPoint = true
 			nf.toks = append(nf.toks, numTok{kind: '.'})
 			i++
 		case up[0] == ',' || up[0] == 'G':

@@ -116,15 +116,10 @@ func (s *Session) createTableTx(ctx context.Context, st *parser.CreateTable, now
 		}
 		return emptyResult(), nil
 	}
-	op, err := c.Query.Operator()
+	rdr, err := openQueryRows(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	if err := op.Open(ctx); err != nil {
-		op.Close()
-		return nil, err
-	}
-	rdr := newOpReader(ctx, op, c.Schema)
 	defer rdr.Release()
 	tbl, err := s.stageCreate(ctx, name, c.Schema, opts)
 	if err != nil {
@@ -135,6 +130,20 @@ func (s *Session) createTableTx(ctx context.Context, st *parser.CreateTable, now
 		return nil, err
 	}
 	return countResult(n, Metrics{RowsInserted: n}), nil
+}
+
+// openQueryRows opens CREATE TABLE … AS's query, its rows in the table's
+// schema; the caller releases the reader.
+func openQueryRows(ctx context.Context, c *plan.Create) (*opReader, error) {
+	op, err := c.Query.Operator()
+	if err != nil {
+		return nil, err
+	}
+	if err := op.Open(ctx); err != nil {
+		op.Close()
+		return nil, err
+	}
+	return newOpReader(ctx, op, c.Schema), nil
 }
 
 // stageCreate creates (or replaces) a table in the session's open

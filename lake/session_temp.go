@@ -108,15 +108,10 @@ func (s *Session) createTemp(ctx context.Context, st *parser.CreateTable, now ti
 		}
 		seen[strings.ToLower(f.Name)] = true
 	}
-	op, err := c.Query.Operator()
+	rdr, err := openQueryRows(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	if err := op.Open(ctx); err != nil {
-		op.Close()
-		return nil, err
-	}
-	rdr := newOpReader(ctx, op, c.Schema)
 	defer rdr.Release()
 	t := &tempTable{schema: c.Schema}
 	var n int64
