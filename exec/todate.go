@@ -117,7 +117,7 @@ func parseDateTemplate(s string, toks []charTok) (dateFields, error) {
 			var v int64
 			if v, err = num(t.pat, 2); err == nil {
 				f.year = v
-				if i >= 0 && v < 100 {
+				if v < 100 {
 					// the year nearest 2020, as PostgreSQL adjusts it
 					if v < 70 {
 						f.year = 2000 + v
