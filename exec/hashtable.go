@@ -438,16 +438,25 @@ func (t *HashTable) FindRows(keys *RowKeys, ids []int32, skipNull bool) {
 // get -1 at once; the rest are touched and looked up.
 func (t *HashTable) findFiltered(keys *RowKeys, ids []int32, skipNull bool) {
 	hs := keys.Hashes[:keys.N]
-	sel := keys.sel[:0]
+	sel := htGrow(keys.sel, len(hs)+1)
+	ids = ids[:len(hs)]
 	f, fm := t.filter, t.fmask
+	// Branch free: every row is written to sel, and the cursor moves on
+	// only when the filter lets the row through. A branch on the loaded
+	// word would stall the loop on each rare pass; this way the loads of
+	// many rows are in flight at once.
+	n := 0
 	for r, h := range hs {
 		m := htFilterBits(h)
-		if f[(h>>18)&fm]&m != m {
-			ids[r] = -1
-			continue
+		ids[r] = -1
+		sel[n] = int32(r)
+		pass := 0
+		if f[(h>>18)&fm]&m == m {
+			pass = 1
 		}
-		sel = append(sel, int32(r))
+		n += pass
 	}
+	sel = sel[:n]
 	keys.sel = sel
 	t.touchSel(hs, sel, &keys.sink)
 	for _, r := range sel {
