@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"strconv"
@@ -52,6 +53,17 @@ func htBenchCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// htBenchFaults is the process's minor page faults so far: pages touched
+// that were not resident, each a trap that costs microseconds on a
+// virtual machine.
+func htBenchFaults() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Minflt
 }
 
 // htBenchPerKey runs f as the benchmark loop and reports ns/key and
@@ -223,4 +235,94 @@ func BenchmarkHashTableString(b *testing.B) {
 			}
 		})
 	})
+}
+
+// BenchmarkJoinTableMergeShape is the join of a MERGE on bench/peer's
+// shape: a sized JoinTable built on nBuild BIGINT keys (1% of them in
+// the probe side's range, the rest new) and sealed, then probed with
+// nProbe consecutive keys of which about 1.1% hit. It reports build and
+// probe time per key separately, and the MB of page faults the build
+// took; one op is one build and one probe.
+//
+//	go test -run '^$' -bench 'JoinTableMergeShape' -benchtime 5x ./exec
+func BenchmarkJoinTableMergeShape(b *testing.B) {
+	const nProbe = 10_000_000
+	for _, nBuild := range []int{110_000, 1_100_000} {
+		b.Run(fmt.Sprintf("build=%d/probe=%dM", nBuild, nProbe/1_000_000), func(b *testing.B) {
+			mem := memory.NewGoAllocator()
+			batches := func(vals func(i int) int64, n int) []arrow.Array {
+				var cols []arrow.Array
+				for off := 0; off < n; off += 8192 {
+					bld := array.NewInt64Builder(mem)
+					for i := off; i < min(off+8192, n); i++ {
+						bld.Append(vals(i))
+					}
+					cols = append(cols, bld.NewArray())
+					bld.Release()
+				}
+				return cols
+			}
+			hits := nBuild / 11
+			build := batches(func(i int) int64 {
+				if i < hits {
+					return int64(i) * int64(nProbe/hits)
+				}
+				return int64(nProbe) + int64(i)
+			}, nBuild)
+			probe := batches(func(i int) int64 { return int64(i) }, nProbe)
+			defer htReleaseArrays(build)
+			defer htReleaseArrays(probe)
+			enc, err := NewKeyEncoder([]arrow.DataType{arrow.PrimitiveTypes.Int64})
+			if err != nil {
+				b.Fatal(err)
+			}
+			schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
+			ctx := context.Background()
+			var rk RowKeys
+			ids := make([]int32, 8192)
+			var buildTime, probeTime time.Duration
+			var buildFaults int64
+			for b.Loop() {
+				src := &hjTestSource{schema: schema}
+				for _, c := range build {
+					c.Retain()
+					src.batches = append(src.batches, array.NewRecordBatch(schema, []arrow.Array{c}, int64(c.Len())))
+				}
+				f0 := htBenchFaults()
+				t0 := time.Now()
+				if err := src.Open(ctx); err != nil {
+					b.Fatal(err)
+				}
+				jb, err := BuildJoin(ctx, src, []Expr{hjCol(schema, 0)}, HashOptions{Mem: mem}, "bench")
+				src.Close()
+				if err != nil {
+					b.Fatal(err)
+				}
+				jt := jb.Table
+				t1 := time.Now()
+				buildFaults += htBenchFaults() - f0
+				found := 0
+				for _, c := range probe {
+					if err := enc.Encode([]arrow.Array{c}, &rk); err != nil {
+						b.Fatal(err)
+					}
+					jt.Probe(&rk, ids)
+					for _, g := range ids[:rk.N] {
+						if g >= 0 {
+							found++
+						}
+					}
+				}
+				probeTime += time.Since(t1)
+				buildTime += t1.Sub(t0)
+				jb.Release()
+				if found != hits {
+					b.Fatalf("found %d keys, want %d", found, hits)
+				}
+			}
+			b.ReportMetric(float64(buildTime.Nanoseconds())/float64(b.N)/float64(nBuild), "build-ns/key")
+			b.ReportMetric(float64(probeTime.Nanoseconds())/float64(b.N)/float64(nProbe), "probe-ns/key")
+			b.ReportMetric(float64(buildFaults)*4096/1e6/float64(b.N), "build-faultMB/op")
+		})
+	}
 }

@@ -85,8 +85,15 @@ func BuildJoin(ctx context.Context, op Operator, keys []Expr, opts HashOptions, 
 		// Sized for every row up front, the table never grows.
 		jb.Table = NewJoinTable(jb.enc.Width(), jb.Rows)
 		ec := opts.evalContext(ctx)
+		rest := batches
+		if jb.Table.partitioned() {
+			if err := jb.addPartitioned(ec, keys, batches, batchBytes); err != nil {
+				return nil, err
+			}
+			rest = nil
+		}
 		var rk RowKeys
-		for _, b := range batches {
+		for _, b := range rest {
 			cols, err := htEvalExprs(ec, keys, b)
 			if err != nil {
 				return nil, err
@@ -110,6 +117,42 @@ func BuildJoin(ctx context.Context, op Operator, keys []Expr, opts HashOptions, 
 		return nil, err
 	}
 	return jb, nil
+}
+
+// addPartitioned adds the build rows to jb.Table in slot order
+// (JoinTable.addPartitioned). The key columns are evaluated once per
+// batch and kept for the second encoding, so the keys are the same both
+// times even when an expression is volatile.
+func (jb *JoinBuild) addPartitioned(ec *EvalContext, keys []Expr, batches []arrow.RecordBatch, batchBytes int64) error {
+	cols := make([][]arrow.Array, len(batches))
+	defer func() {
+		for _, c := range cols {
+			htReleaseArrays(c)
+		}
+	}()
+	var colBytes int64
+	for i, b := range batches {
+		c, err := htEvalExprs(ec, keys, b)
+		if err != nil {
+			return err
+		}
+		cols[i] = c
+		colBytes += ArraysBytes(c)
+	}
+	scratch := colBytes
+	if err := jb.res.setTo(batchBytes + jb.Table.Bytes() + scratch); err != nil {
+		return err
+	}
+	err := jb.Table.addPartitioned(len(batches), func(i int, rk *RowKeys) error {
+		return jb.enc.Encode(cols[i], rk)
+	}, func(n int64) error {
+		scratch += n
+		return jb.res.setTo(batchBytes + jb.Table.Bytes() + scratch)
+	})
+	if err != nil {
+		return err
+	}
+	return jb.res.setTo(batchBytes + jb.Table.Bytes())
 }
 
 // Probe evaluates keys (types equal to the build keys) on batch and

@@ -1,0 +1,154 @@
+package exec
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+// Building a large join table in slot order.
+//
+// Inserting build rows in their arrival order writes the slot array at
+// random: once the slots outgrow the CPU caches every insert is a cache
+// miss (and, on a virtual machine, often a TLB miss too). A hash join or
+// MERGE knows all its build rows before it inserts any, so it can insert
+// them by partition instead: rows grouped by the top bits of their hash,
+// which are the top bits of their home slot. Each partition's inserts
+// then stay inside one small window of the slots, which the cache holds,
+// and the windows follow each other through the array.
+
+// htPartSlotBits is log2 of the slots one partition covers: 2^14 slots of
+// 16 bytes are 256 KiB, inside a core's L2.
+const htPartSlotBits = 14
+
+// htPartEntry is one build row's short key, as its slot holds it, and the
+// row's number.
+type htPartEntry struct {
+	k0  uint64
+	k1  uint32
+	row uint32
+}
+
+// partitioned reports whether addPartitioned pays for this table: short
+// keys kept in their slots, and slots beyond the caches.
+func (j *JoinTable) partitioned() bool {
+	return j.inline && j.numSlots() >= htTouchMin && len(j.next) == 0
+}
+
+// addPartitioned adds nb batches of build rows, numbered from 0, to an
+// empty table; see partitioned. encode(i, rk) encodes batch i's keys. It is
+// called twice per batch and must give the same keys both times. reserve
+// is asked for the scratch memory before it is allocated.
+//
+// The result is the table AddRows would build from the same batches, but
+// for the numbering of the groups: they are numbered in order of
+// insertion, which here is partition order. A group's rows still chain
+// in build order, since a partition keeps its rows in build order.
+func (j *JoinTable) addPartitioned(nb int, encode func(i int, rk *RowKeys) error, reserve func(int64) error) error {
+	pbits := min(max(bits.TrailingZeros(uint(j.numSlots()))-htPartSlotBits, 1), 10)
+	shift := uint(64 - pbits)
+	starts := make([]int, 1<<pbits+1)
+	var rk RowKeys
+	rows := 0
+	for i := 0; i < nb; i++ {
+		if err := encode(i, &rk); err != nil {
+			return err
+		}
+		for r, h := range rk.Hashes[:rk.N] {
+			if !rk.AnyNull || !rk.Null[r] {
+				starts[h>>shift+1]++
+			}
+		}
+		rows += rk.N
+	}
+	if rows > math.MaxInt32 {
+		return fmt.Errorf("exec: a join build side of %d rows is more than a join table holds", rows)
+	}
+	for p := 1; p < len(starts); p++ {
+		starts[p] += starts[p-1]
+	}
+	keyed := starts[len(starts)-1]
+	if err := reserve(int64(keyed) * 16); err != nil {
+		return err
+	}
+	entries := make([]htPartEntry, keyed)
+	pos := append([]int(nil), starts[:len(starts)-1]...)
+	base := 0
+	for i := 0; i < nb; i++ {
+		if err := encode(i, &rk); err != nil {
+			return err
+		}
+		for r, h := range rk.Hashes[:rk.N] {
+			if rk.AnyNull && rk.Null[r] {
+				continue
+			}
+			p := h >> shift
+			if pos[p] >= starts[p+1] {
+				return fmt.Errorf("exec: a join build's keys changed between two encodings (bug)")
+			}
+			k0, k1 := htInlineKey(rk.Key(r))
+			entries[pos[p]] = htPartEntry{k0: k0, k1: k1, row: uint32(base + r)}
+			pos[p]++
+		}
+		base += rk.N
+	}
+	if base != rows {
+		return fmt.Errorf("exec: a join build's batches changed between two encodings (bug)")
+	}
+	for p := range pos {
+		if pos[p] != starts[p+1] {
+			return fmt.Errorf("exec: a join build's keys changed between two encodings (bug)")
+		}
+	}
+
+	j.next = make([]int32, rows)
+	for r := range j.next {
+		j.next[r] = -1
+	}
+	j.nullRows += rows - keyed
+	var kb [16]byte
+	for _, e := range entries {
+		g := j.findOrInsertShort(e.k0, e.k1, &kb)
+		row := int32(e.row)
+		if int(g) == len(j.head) {
+			j.head = append(j.head, row)
+			j.tail = append(j.tail, row)
+			j.count = append(j.count, 1)
+			continue
+		}
+		j.next[j.tail[g]] = row
+		j.tail[g] = row
+		j.count[g]++
+	}
+	j.matched = make([]uint64, (rows+63)/64)
+	return nil
+}
+
+// findOrInsertShort is FindOrInsert for a table of short keys, given the
+// key as htInlineKey loads it; kb is scratch for the key's bytes.
+func (t *HashTable) findOrInsertShort(k0 uint64, k1 uint32, kb *[16]byte) int32 {
+	hash := htMix(k0, uint64(k1), t.width)
+	i := hash >> t.shift
+	for {
+		s := &t.islots[i]
+		if s.id == 0 {
+			break
+		}
+		if s.k0 == k0 && s.k1 == k1 {
+			return int32(s.id) - 1
+		}
+		i = (i + 1) & t.mask
+	}
+	if t.full() {
+		t.grow()
+		i = t.emptySlot(hash)
+	}
+	id := int32(t.n)
+	t.islots[i] = htSlot{k0: k0, k1: k1, id: uint32(id + 1)}
+	t.n++
+	binary.LittleEndian.PutUint64(kb[:8], k0)
+	binary.LittleEndian.PutUint32(kb[8:12], k1)
+	t.arena = append(t.arena, kb[:t.width]...)
+	return id
+}
