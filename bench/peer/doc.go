@@ -13,7 +13,9 @@
 // range) against DuckDB's native MERGE and against DuckDB rewriting the
 // same Parquet files, merge-on-read MERGE against DuckDB writing position
 // deletes, the equality-delete upsert against DuckDB writing equality
-// deletes, and scans, with peak RSS. SKADE_PEER_ROWS sets the target's
+// deletes, and scans, with peak RSS and the page faults each side took
+// (memory touched afresh, which on a virtual machine costs about 3 ms per
+// MB). SKADE_PEER_ROWS sets the target's
 // rows (default 1,000,000; the targets are at 10,000,000) and
 // SKADE_PEER_CASES picks cases by name prefix:
 //

@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -39,7 +40,9 @@ import (
 //
 // Peak RSS is the process's VmHWM during the timed statement, after a GC,
 // debug.FreeOSMemory and a reset of the peak (clear_refs 5); "growth" is
-// how far it rose above the resident set at the start.
+// how far it rose above the resident set at the start. Page faults are
+// the process's minor faults during the statement, in MB of 4 KiB pages:
+// memory the statement touched that was not resident.
 //
 // Returning the Go heap to the OS before each statement makes every
 // statement start cold: each page skade's heap grows into is a fresh page
@@ -82,14 +85,14 @@ func BenchmarkWrites(b *testing.B) {
 			continue
 		}
 		fmt.Printf("\n%d target rows in 10 files, %d rounds, medians; peak RSS is the highest of the rounds\n\n", n, rounds)
-		fmt.Printf("| case | skade | peer | skade | peer | skade ÷ peer | skade peak RSS (growth) | peer peak RSS (growth) |\n|---|---|---|---|---|---|---|---|\n")
+		fmt.Printf("| case | skade | peer | skade | peer | skade ÷ peer | skade peak RSS (growth) | peer peak RSS (growth) | skade page faults (MB) | peer page faults (MB) |\n|---|---|---|---|---|---|---|---|---|---|\n")
 		for ci, c := range cases {
 			sk := res[ci][0]
 			for pi, p := range c.peers {
 				pr := res[ci][1+pi]
 				ratio := sk.median().Seconds() / pr.median().Seconds()
-				fmt.Printf("| %s | %s | %s | %s | %s | **%.2f** | %s | %s |\n", c.name, c.skade.name, p.name,
-					sk.median().Round(time.Millisecond), pr.median().Round(time.Millisecond), ratio, sk.rss(), pr.rss())
+				fmt.Printf("| %s | %s | %s | %s | %s | **%.2f** | %s | %s | %s | %s |\n", c.name, c.skade.name, p.name,
+					sk.median().Round(time.Millisecond), pr.median().Round(time.Millisecond), ratio, sk.rss(), pr.rss(), sk.faultMB(), pr.faultMB())
 				b.ReportMetric(ratio, c.name+"/"+strings.ReplaceAll(p.name, " ", "_"))
 			}
 		}
@@ -120,19 +123,27 @@ type peerCase struct {
 type sample struct {
 	d            time.Duration
 	peak, growth int64
+	faults       int64 // minor page faults during the run
 }
 
 type sideResult struct {
 	times        []time.Duration
+	faults       []time.Duration // page faults, as durations for median
 	peak, growth int64
 }
 
 func (r *sideResult) add(s sample) {
 	r.times = append(r.times, s.d)
+	r.faults = append(r.faults, time.Duration(s.faults))
 	r.peak, r.growth = max(r.peak, s.peak), max(r.growth, s.growth)
 }
 
 func (r *sideResult) median() time.Duration { return median(r.times) }
+
+// faultMB is the median of the runs' page faults, in MB of 4 KiB pages.
+func (r *sideResult) faultMB() string {
+	return fmt.Sprintf("%.0f", float64(median(r.faults))*4096/1e6)
+}
 
 func (r *sideResult) rss() string {
 	if r.peak == 0 {
@@ -324,11 +335,13 @@ func (w *world) measure(s side) sample {
 	}
 	canPeak := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
 	before := procKB("VmRSS:")
+	faults := minorFaults()
 	start := time.Now()
 	s.run()
 	d := time.Since(start)
 	var out sample
 	out.d = d
+	out.faults = minorFaults() - faults
 	if canPeak {
 		out.peak = procKB("VmHWM:") << 10
 		out.growth = out.peak - before<<10
@@ -337,6 +350,18 @@ func (w *world) measure(s side) sample {
 		s.check()
 	}
 	return out
+}
+
+// minorFaults is the process's count of minor page faults so far: each
+// is a page of memory touched for the first time since the process (or
+// its heap's scavenger) last gave it back, which on a virtual machine
+// costs microseconds.
+func minorFaults() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Minflt
 }
 
 // procKB reads a kB field of /proc/self/status (0 when unreadable).
