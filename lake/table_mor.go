@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -200,14 +201,37 @@ func (d *RowDelta) commit(ctx context.Context, op string, opts []WriteOption) (*
 			files []iceberg.DataFile
 			err   error
 		}
-		outs := make([]written, len(mats))
-		var wg sync.WaitGroup
+		// A step of many rows is written by several writers at once, each
+		// taking a contiguous share (as a MERGE's inserts are), so that an
+		// upsert's rows do not leave a core idle once its smaller
+		// equality-delete file is done.
+		var jobs []deltaJob
+		defer func() {
+			for _, j := range jobs {
+				for _, b := range j.share {
+					b.Release()
+				}
+			}
+		}()
 		for i, m := range mats {
 			if m.rows == 0 {
 				continue
 			}
+			if m.keyIDs != nil {
+				jobs = append(jobs, deltaJob{step: i})
+				continue
+			}
+			k := int(min(int64(runtime.GOMAXPROCS(0)), 4, max(1, m.rows/rowsPerDataWriter)))
+			for _, sh := range splitRows(m.batches, m.rows, k) {
+				jobs = append(jobs, deltaJob{step: i, share: sh})
+			}
+		}
+		outs := make([]written, len(jobs))
+		var wg sync.WaitGroup
+		for ji, job := range jobs {
+			m := mats[job.step]
 			wg.Go(func() {
-				o := &outs[i]
+				o := &outs[ji]
 				if m.keyIDs != nil {
 					spec := t.tbl.Metadata().PartitionSpec()
 					proj := projectKeys(m, t.icebergSchema(), &spec, m.keyIDs)
@@ -223,7 +247,7 @@ func (d *RowDelta) commit(ctx context.Context, op string, opts []WriteOption) (*
 					}
 					return
 				}
-				for df, err := range table.WriteRecords(ctx, staged.Table, m.schema, batchSeq(ctx, m.batches, true /* retain */)) {
+				for df, err := range table.WriteRecords(ctx, staged.Table, m.schema, batchSeq(ctx, job.share, true /* retain */)) {
 					if err != nil {
 						o.err = fmt.Errorf("writing data files: %w", err)
 						return
@@ -235,12 +259,12 @@ func (d *RowDelta) commit(ctx context.Context, op string, opts []WriteOption) (*
 		wg.Wait()
 		n := 0
 		var errs []error
-		for i, o := range outs {
+		for ji, o := range outs {
 			if o.err != nil {
 				errs = append(errs, o.err)
 				continue
 			}
-			if mats[i].keyIDs != nil {
+			if mats[jobs[ji].step].keyIDs != nil {
 				rd.AddDeletes(o.files...)
 			} else {
 				rd.AddRows(o.files...)
@@ -258,6 +282,47 @@ func (d *RowDelta) commit(ctx context.Context, op string, opts []WriteOption) (*
 		}
 		return rd.Commit(ctx)
 	})
+}
+
+// deltaJob is one writer's work in a row delta: a step's equality
+// deletes, or a share of a step's rows (its own references).
+type deltaJob struct {
+	step  int
+	share []arrow.RecordBatch
+}
+
+// rowsPerDataWriter is how many rows make another writer of a delta's
+// rows worth its extra file, as for a MERGE's inserts. Tests lower it.
+var rowsPerDataWriter int64 = 400_000
+
+// splitRows cuts batches of rows rows in all into k contiguous shares of
+// about rows/k rows, slicing the batches the cuts fall in. Each share
+// holds references of its own (release them); empty batches are left
+// out.
+func splitRows(batches []arrow.RecordBatch, rows int64, k int) [][]arrow.RecordBatch {
+	shares := make([][]arrow.RecordBatch, k)
+	per := (rows + int64(k) - 1) / int64(k)
+	s, filled := 0, int64(0)
+	for _, b := range batches {
+		n := b.NumRows()
+		for off := int64(0); off < n; {
+			take := n - off
+			if s < k-1 {
+				take = min(take, per-filled)
+			}
+			if off == 0 && take == n {
+				b.Retain()
+				shares[s] = append(shares[s], b)
+			} else {
+				shares[s] = append(shares[s], b.NewSlice(off, off+take))
+			}
+			off += take
+			if filled += take; filled >= per && s < k-1 {
+				s, filled = s+1, 0
+			}
+		}
+	}
+	return shares
 }
 
 // equalityKeyIDs resolves key column names to field ids and checks that
