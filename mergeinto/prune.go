@@ -82,7 +82,7 @@ func keyFilter(f arrow.Field, vals arrow.Array, exactLimit int) (expr iceberg.Bo
 		if !ok {
 			return nil, false
 		}
-		return build(ref, a.Len(), a.IsNull, a.Value, exactLimit, cmp.Compare[string], nil), false
+		return build(ref, collect(a.Len(), a.IsNull, a.Value), exactLimit, cmp.Compare[string], nil), false
 	case arrow.DATE32:
 		a, ok := vals.(*array.Date32)
 		if !ok {
@@ -90,7 +90,7 @@ func keyFilter(f arrow.Field, vals arrow.Array, exactLimit int) (expr iceberg.Bo
 		}
 		get := func(i int) iceberg.Date { return iceberg.Date(a.Value(i)) }
 		gap := func(x, y iceberg.Date) float64 { return float64(y) - float64(x) }
-		return build(ref, a.Len(), a.IsNull, get, exactLimit, cmp.Compare[iceberg.Date], gap), false
+		return build(ref, collect(a.Len(), a.IsNull, get), exactLimit, cmp.Compare[iceberg.Date], gap), false
 	case arrow.TIMESTAMP:
 		a, ok := vals.(*array.Timestamp)
 		tt := f.Type.(*arrow.TimestampType)
@@ -99,7 +99,7 @@ func keyFilter(f arrow.Field, vals arrow.Array, exactLimit int) (expr iceberg.Bo
 		}
 		get := func(i int) iceberg.Timestamp { return iceberg.Timestamp(a.Value(i)) }
 		gap := func(x, y iceberg.Timestamp) float64 { return float64(y) - float64(x) }
-		return build(ref, a.Len(), a.IsNull, get, exactLimit, cmp.Compare[iceberg.Timestamp], gap), false
+		return build(ref, collect(a.Len(), a.IsNull, get), exactLimit, cmp.Compare[iceberg.Timestamp], gap), false
 	case arrow.DECIMAL128:
 		a, ok := vals.(*array.Decimal128)
 		dt := f.Type.(*arrow.Decimal128Type)
@@ -108,7 +108,7 @@ func keyFilter(f arrow.Field, vals arrow.Array, exactLimit int) (expr iceberg.Bo
 		}
 		get := func(i int) iceberg.Decimal { return iceberg.Decimal{Val: a.Value(i), Scale: int(dt.Scale)} }
 		c := func(x, y iceberg.Decimal) int { return x.Val.Cmp(y.Val) }
-		return build(ref, a.Len(), a.IsNull, get, exactLimit, c, nil), false
+		return build(ref, collect(a.Len(), a.IsNull, get), exactLimit, c, nil), false
 	}
 	return nil, false
 }
@@ -116,63 +116,78 @@ func keyFilter(f arrow.Field, vals arrow.Array, exactLimit int) (expr iceberg.Bo
 // ints handles every signed integer key type: the values are read as
 // int64 and converted (clamped) to the column's literal type.
 func ints[T int32 | int64](ref iceberg.Reference, vals arrow.Array, exactLimit int, conv func(int64) T) iceberg.BooleanExpression {
-	var get func(i int) int64
+	var out []T
 	switch a := vals.(type) {
 	case *array.Int8:
-		get = func(i int) int64 { return int64(a.Value(i)) }
+		out = collect(a.Len(), a.IsNull, func(i int) T { return conv(int64(a.Value(i))) })
 	case *array.Int16:
-		get = func(i int) int64 { return int64(a.Value(i)) }
+		out = collect(a.Len(), a.IsNull, func(i int) T { return conv(int64(a.Value(i))) })
 	case *array.Int32:
-		get = func(i int) int64 { return int64(a.Value(i)) }
+		out = collect(a.Len(), a.IsNull, func(i int) T { return conv(int64(a.Value(i))) })
 	case *array.Int64:
-		get = a.Value
+		if a.NullN() > 0 {
+			out = collect(a.Len(), a.IsNull, func(i int) T { return conv(a.Value(i)) })
+			break
+		}
+		// the common case, a MERGE's BIGINT key: no call per value but conv
+		out = make([]T, len(a.Int64Values()))
+		for i, v := range a.Int64Values() {
+			out[i] = conv(v)
+		}
 	default:
 		return nil
 	}
 	gap := func(x, y T) float64 { return float64(y) - float64(x) }
-	return build(ref, vals.Len(), vals.IsNull, func(i int) T { return conv(get(i)) }, exactLimit, cmp.Compare[T], gap)
+	return build(ref, out, exactLimit, cmp.Compare[T], gap)
+}
+
+// collect returns the non-NULL values of an array of n values.
+func collect[T any](n int, isNull func(int) bool, get func(int) T) []T {
+	out := make([]T, 0, n)
+	for i := 0; i < n; i++ {
+		if !isNull(i) {
+			out = append(out, get(i))
+		}
+	}
+	return out
 }
 
 // build returns ref IN (distinct values) when there are at most
-// exactLimit of them, else ref BETWEEN min AND max. NULLs are skipped:
-// they never match. n > 0 non-NULL values are assumed.
-func build[T iceberg.LiteralType](ref iceberg.Reference, n int, isNull func(int) bool, get func(int) T, exactLimit int, compare func(a, b T) int, gap func(a, b T) float64) iceberg.BooleanExpression {
-	var lo, hi T
-	first := true
+// exactLimit of them, else ref BETWEEN min AND max, split at the widest
+// gaps when gap is given. vals are the non-NULL values (NULLs never
+// match); build may reorder them.
+func build[T iceberg.LiteralType](ref iceberg.Reference, vals []T, exactLimit int, compare func(a, b T) int, gap func(a, b T) float64) iceberg.BooleanExpression {
+	if len(vals) == 0 {
+		return nil
+	}
+	lo, hi := vals[0], vals[0]
+	for _, v := range vals[1:] {
+		if compare(v, lo) < 0 {
+			lo = v
+		}
+		if compare(v, hi) > 0 {
+			hi = v
+		}
+	}
 	var set []T
-	seen := map[any]struct{}{}
 	exact := exactLimit > 0
-	for i := 0; i < n; i++ {
-		if isNull(i) {
-			continue
-		}
-		v := get(i)
-		if first {
-			lo, hi, first = v, v, false
-		} else {
-			if compare(v, lo) < 0 {
-				lo = v
-			}
-			if compare(v, hi) > 0 {
-				hi = v
-			}
-		}
-		if exact {
+	if exact {
+		seen := map[any]struct{}{}
+		for _, v := range vals {
 			k := any(v)
 			if d, ok := k.(iceberg.Decimal); ok {
 				k = d.Val
 			}
-			if _, ok := seen[k]; !ok {
-				seen[k] = struct{}{}
-				set = append(set, v)
-				if len(set) > exactLimit {
-					exact, set, seen = false, nil, nil
-				}
+			if _, ok := seen[k]; ok {
+				continue
+			}
+			seen[k] = struct{}{}
+			set = append(set, v)
+			if len(set) > exactLimit {
+				exact, set = false, nil
+				break
 			}
 		}
-	}
-	if first {
-		return nil
 	}
 	if exact {
 		if len(set) == 1 {
@@ -190,12 +205,7 @@ func build[T iceberg.LiteralType](ref iceberg.Reference, n int, isNull func(int)
 	// Split the range at its widest gaps, so that keys in a few clusters
 	// (updates to old rows plus new keys past the end) prune the files
 	// between the clusters.
-	all := make([]T, 0, n)
-	for i := 0; i < n; i++ {
-		if !isNull(i) {
-			all = append(all, get(i))
-		}
-	}
+	all := vals
 	slices.SortFunc(all, compare)
 	cuts := widestGaps(all, maxIntervals-1, gap)
 	var ors []iceberg.BooleanExpression
