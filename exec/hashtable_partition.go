@@ -102,7 +102,11 @@ func (j *JoinTable) addPartitioned(nb int, encode func(i int, rk *RowKeys) error
 		}
 	}
 
-	j.next = make([]int32, rows)
+	if cap(j.next) >= rows {
+		j.next = j.next[:rows] // NewJoinTable sized it
+	} else {
+		j.next = make([]int32, rows)
+	}
 	for r := range j.next {
 		j.next[r] = -1
 	}
