@@ -1316,8 +1316,13 @@ func (m *merger) insertRows(j arrow.RecordBatch) (out []arrow.RecordBatch, err e
 		if len(idx) == 0 {
 			continue
 		}
-		jc, err := m.takeBatch(j, idx)
-		if err != nil {
+		var jc arrow.RecordBatch
+		if len(idx) == int(j.NumRows()) {
+			// the clause takes every row, in order (idx counts up): j
+			// itself, which joinedRows gathered for this call alone
+			j.Retain()
+			jc = j
+		} else if jc, err = m.takeBatch(j, idx); err != nil {
 			return out, err
 		}
 		cols := make([]arrow.Array, nt)
