@@ -36,7 +36,7 @@ func TestSQLSplitFiles(t *testing.T) {
 	runCorpus(t, map[string]string{
 		"write.parquet.row-group-limit": "3",
 		"read.split.target-size":        "1",
-	}, "ddl/settings.slt", "merge/count_returning.slt")
+	}, "ddl/settings.slt", "merge/count_returning.slt", "select/large_build.slt")
 }
 
 // TestSQLObjectStore runs the corpus on lakes in a real S3-compatible
@@ -66,7 +66,7 @@ func TestSQLObjectStore(t *testing.T) {
 	runCorpusWith(t, map[string]string{
 		"write.parquet.row-group-limit": "3",
 		"read.split.target-size":        "1",
-	}, open, "ddl/settings.slt", "merge/count_returning.slt")
+	}, open, "ddl/settings.slt", "merge/count_returning.slt", "select/large_build.slt")
 }
 
 func runCorpus(t *testing.T, defaults map[string]string, skip ...string) {
