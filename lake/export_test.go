@@ -44,3 +44,11 @@ func SetRefForTest(ctx context.Context, lk *Lake, tableName, name string, kind t
 	_, _, err = lk.cat.CommitTable(ctx, id, change.Requirements, change.Updates)
 	return err
 }
+
+// SetRowsPerDataWriter sets how many rows of a row delta make another
+// writer; the returned func restores it.
+func SetRowsPerDataWriter(n int64) (restore func()) {
+	old := rowsPerDataWriter
+	rowsPerDataWriter = n
+	return func() { rowsPerDataWriter = old }
+}

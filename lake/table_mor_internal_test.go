@@ -1,8 +1,6 @@
 package lake
 
 import (
-	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -151,78 +149,5 @@ func TestSplitRows(t *testing.T) {
 		for _, b := range batches {
 			b.Release()
 		}
-	}
-}
-
-// An upsert of more rows than one writer takes writes them as one data
-// file per writer, in parallel, and the table holds every row once.
-func TestUpsertSplitsItsRows(t *testing.T) {
-	defer func(n int64) { rowsPerDataWriter = n }(rowsPerDataWriter)
-	rowsPerDataWriter = 1000
-	ctx := t.Context()
-	lk, err := Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lk.Close()
-	s := lk.Session()
-	run := func(q string) []string {
-		t.Helper()
-		res, err := s.SQL(ctx, q)
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		bs, err := res.Collect(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, b := range bs {
-			for r := 0; r < int(b.NumRows()); r++ {
-				var row []string
-				for c := 0; c < int(b.NumCols()); c++ {
-					row = append(row, b.Column(c).ValueStr(r))
-				}
-				out = append(out, strings.Join(row, " "))
-			}
-			b.Release()
-		}
-		return out
-	}
-	run("CREATE TABLE t (id BIGINT, v VARCHAR)")
-	run("INSERT INTO t SELECT i, 'old' FROM range(0, 10000) r(i)")
-	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
-	var batches []arrow.RecordBatch
-	for from := int64(5000); from < 11000; from += 700 {
-		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-		for id := from; id < min(from+700, 11000); id++ {
-			b.Field(0).(*array.Int64Builder).Append(id)
-			b.Field(1).(*array.StringBuilder).Append("new")
-		}
-		batches = append(batches, b.NewRecordBatch())
-		b.Release()
-	}
-	rdr, err := array.NewRecordReader(schema, batches)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdr.Release()
-	for _, b := range batches {
-		b.Release()
-	}
-	tbl, err := lk.Table(ctx, "t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tbl.Upsert(ctx, []string{"id"}, rdr); err != nil {
-		t.Fatal(err)
-	}
-	writers := min(runtime.GOMAXPROCS(0), 4, 6)
-	if got := run("SELECT count(*) FROM t$data_files"); len(got) != 1 || got[0] != strconv.Itoa(1+writers) {
-		t.Errorf("data files %v, want the insert's one plus %d written by the upsert", got, writers)
-	}
-	got := run("SELECT count(*), count(DISTINCT id), count(*) FILTER (WHERE v = 'new'), sum(id) FROM t")
-	if want := "11000 11000 6000 60494500"; len(got) != 1 || got[0] != want {
-		t.Errorf("after the upsert: %v, want %s", got, want)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -368,5 +370,48 @@ func TestUpsertConflictLeavesNoFiles(t *testing.T) {
 		if !before[f] && !strings.HasSuffix(f, ".lock") {
 			t.Errorf("the failed upsert left %s behind", f)
 		}
+	}
+}
+
+// An upsert of more rows than one writer takes writes them as one data
+// file per writer, in parallel, and the table holds every row once.
+func TestUpsertSplitsItsRows(t *testing.T) {
+	defer lake.SetRowsPerDataWriter(1000)()
+	lk := sqlLake(t)
+	s := lk.Session()
+	mustExec(t, s, "CREATE TABLE t (id BIGINT, v VARCHAR); INSERT INTO t SELECT i, 'old' FROM range(0, 10000) r(i)")
+	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	var batches []arrow.RecordBatch
+	for from := int64(5000); from < 11000; from += 700 { // cuts fall inside batches
+		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		for id := from; id < min(from+700, 11000); id++ {
+			b.Field(0).(*array.Int64Builder).Append(id)
+			b.Field(1).(*array.StringBuilder).Append("new")
+		}
+		batches = append(batches, b.NewRecordBatch())
+		b.Release()
+	}
+	rdr, err := array.NewRecordReader(schema, batches)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Release()
+	for _, b := range batches {
+		b.Release()
+	}
+	tbl, err := lk.Table(context.Background(), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tbl.Upsert(context.Background(), []string{"id"}, rdr); err != nil {
+		t.Fatal(err)
+	}
+	writers := min(runtime.GOMAXPROCS(0), 4, 6)
+	if got := query(t, s, "SELECT count(*) FROM t$data_files"); len(got) != 1 || got[0] != strconv.Itoa(1+writers) {
+		t.Errorf("data files %v, want the insert's one plus %d written by the upsert", got, writers)
+	}
+	got := query(t, s, "SELECT count(*), count(DISTINCT id), count(*) FILTER (WHERE v = 'new'), sum(id) FROM t")
+	if want := "11000|11000|6000|60494500"; len(got) != 1 || got[0] != want {
+		t.Errorf("after the upsert: %v, want %s", got, want)
 	}
 }
