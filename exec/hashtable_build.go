@@ -143,7 +143,7 @@ func (jb *JoinBuild) addPartitioned(ec *EvalContext, keys []Expr, batches []arro
 	if err := jb.res.setTo(batchBytes + jb.Table.Bytes() + scratch); err != nil {
 		return err
 	}
-	err := jb.Table.addPartitioned(len(batches), func(i int, rk *RowKeys) error {
+	err := jb.Table.addPartitioned(ec.Ctx, len(batches), func(i int, rk *RowKeys) error {
 		return jb.enc.Encode(cols[i], rk)
 	}, func(n int64) error {
 		scratch += n

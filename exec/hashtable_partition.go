@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -37,7 +38,7 @@ func (j *JoinTable) partitioned() bool {
 }
 
 // addPartitioned adds nb batches of build rows, numbered from 0, to an
-// empty table; see partitioned. encode(i, rk) encodes batch i's keys. It is
+// empty table; see partitioned. It stops with ctx's error when ctx ends. encode(i, rk) encodes batch i's keys. It is
 // called twice per batch and must give the same keys both times. reserve
 // is asked for the scratch memory before it is allocated.
 //
@@ -45,13 +46,16 @@ func (j *JoinTable) partitioned() bool {
 // for the numbering of the groups: they are numbered in order of
 // insertion, which here is partition order. A group's rows still chain
 // in build order, since a partition keeps its rows in build order.
-func (j *JoinTable) addPartitioned(nb int, encode func(i int, rk *RowKeys) error, reserve func(int64) error) error {
+func (j *JoinTable) addPartitioned(ctx context.Context, nb int, encode func(i int, rk *RowKeys) error, reserve func(int64) error) error {
 	pbits := min(max(bits.TrailingZeros(uint(j.numSlots()))-htPartSlotBits, 1), 10)
 	shift := uint(64 - pbits)
 	starts := make([]int, 1<<pbits+1)
 	var rk RowKeys
 	rows := 0
 	for i := 0; i < nb; i++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if err := encode(i, &rk); err != nil {
 			return err
 		}
@@ -76,6 +80,9 @@ func (j *JoinTable) addPartitioned(nb int, encode func(i int, rk *RowKeys) error
 	pos := append([]int(nil), starts[:len(starts)-1]...)
 	base := 0
 	for i := 0; i < nb; i++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if err := encode(i, &rk); err != nil {
 			return err
 		}
@@ -112,7 +119,12 @@ func (j *JoinTable) addPartitioned(nb int, encode func(i int, rk *RowKeys) error
 	}
 	j.nullRows += rows - keyed
 	var kb [16]byte
-	for _, e := range entries {
+	for i, e := range entries {
+		if i&0xffff == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		g := j.findOrInsertShort(e.k0, e.k1, &kb)
 		row := int32(e.row)
 		if int(g) == len(j.head) {

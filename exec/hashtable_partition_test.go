@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -126,5 +127,37 @@ func TestJoinBuildPartitionedMatchesAddRows(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The slot-order build stops with the context's error once it ends.
+func TestJoinBuildPartitionedStopsWhenCancelled(t *testing.T) {
+	enc, err := NewKeyEncoder([]arrow.DataType{arrow.PrimitiveTypes.Int64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := hjMem(t)
+	bld := array.NewInt64Builder(mem)
+	for i := range 200_000 {
+		bld.Append(int64(i))
+	}
+	col := bld.NewArray()
+	bld.Release()
+	defer col.Release()
+	jt := NewJoinTable(enc.Width(), col.Len())
+	if !jt.partitioned() {
+		t.Fatal("a 200,000-row table of BIGINT keys should be built by partition")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	calls := 0
+	err = jt.addPartitioned(ctx, 1, func(i int, rk *RowKeys) error {
+		calls++
+		if calls == 2 {
+			cancel() // during the second pass
+		}
+		return enc.Encode([]arrow.Array{col}, rk)
+	}, func(int64) error { return nil })
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled build: %v, want context.Canceled", err)
 	}
 }
