@@ -459,15 +459,10 @@ func (c *joinCore) outcome(i int) (groupOutcome, error) {
 			return o, err
 		}
 		joined := htNewBatch(c.pairSchema, cols, len(c.pairB))
-		mask, err := c.residual.Eval(c.ec, joined)
+		m, err := c.residualMask(joined)
 		joined.Release()
 		if err != nil {
 			return o, err
-		}
-		m, ok := mask.(*array.Boolean)
-		if !ok || m.Len() != len(c.pairB) {
-			mask.Release()
-			return o, fmt.Errorf("%s: join condition %s returned %s of %d rows (bug)", c.name, c.residual, mask.DataType(), mask.Len())
 		}
 		for k := 0; k < m.Len(); k++ {
 			switch {
@@ -477,7 +472,7 @@ func (c *joinCore) outcome(i int) (groupOutcome, error) {
 				o.matched = true
 			}
 		}
-		mask.Release()
+		m.Release()
 	}
 	if c.groupOutcome == nil {
 		c.groupOutcome = map[int32]groupOutcome{}
@@ -571,6 +566,21 @@ func (c *joinCore) pairColumns(pairP, pairB []int32) ([]arrow.Array, error) {
 
 func (c *joinCore) setBuildMatched(r int32) { c.bmatched[r>>6] |= 1 << (uint(r) & 63) }
 
+// residualMask evaluates the residual on a batch of joined pairs: one
+// boolean per pair. The caller releases it.
+func (c *joinCore) residualMask(joined arrow.RecordBatch) (*array.Boolean, error) {
+	mask, err := c.residual.Eval(c.ec, joined)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := mask.(*array.Boolean)
+	if !ok || m.Len() != int(joined.NumRows()) {
+		mask.Release()
+		return nil, fmt.Errorf("%s: join condition %s returned %s of %d rows (bug)", c.name, c.residual, mask.DataType(), mask.Len())
+	}
+	return m, nil
+}
+
 func (c *joinCore) processPairs() error {
 	np := len(c.pairP)
 	var cols []arrow.Array
@@ -587,14 +597,9 @@ func (c *joinCore) processPairs() error {
 	}
 	passP, passB := c.pairP, c.pairB
 	if c.residual != nil {
-		mask, err := c.residual.Eval(c.ec, joined)
+		m, err := c.residualMask(joined)
 		if err != nil {
 			return err
-		}
-		m, ok := mask.(*array.Boolean)
-		if !ok || m.Len() != np {
-			mask.Release()
-			return fmt.Errorf("%s: join condition %s returned %s of %d rows (bug)", c.name, c.residual, mask.DataType(), mask.Len())
 		}
 		c.idx = c.idx[:0]
 		k := 0
@@ -609,7 +614,7 @@ func (c *joinCore) processPairs() error {
 				k++
 			}
 		}
-		mask.Release()
+		m.Release()
 		passP, passB = c.pairP[:k], c.pairB[:k]
 	}
 	for i := range passP {
