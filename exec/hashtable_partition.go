@@ -50,21 +50,16 @@ func (j *JoinTable) addPartitioned(ctx context.Context, nb int, encode func(i in
 	pbits := min(max(bits.TrailingZeros(uint(j.numSlots()))-htPartSlotBits, 1), 10)
 	shift := uint(64 - pbits)
 	starts := make([]int, 1<<pbits+1)
-	var rk RowKeys
-	rows := 0
-	for i := 0; i < nb; i++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := encode(i, &rk); err != nil {
-			return err
-		}
+	rows, err := forBatchKeys(ctx, nb, encode, func(rk *RowKeys, _ int) error {
 		for r, h := range rk.Hashes[:rk.N] {
 			if !rk.AnyNull || !rk.Null[r] {
 				starts[h>>shift+1]++
 			}
 		}
-		rows += rk.N
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if rows > math.MaxInt32 {
 		return fmt.Errorf("exec: a join build side of %d rows is more than a join table holds", rows)
@@ -78,14 +73,7 @@ func (j *JoinTable) addPartitioned(ctx context.Context, nb int, encode func(i in
 	}
 	entries := make([]htPartEntry, keyed)
 	pos := append([]int(nil), starts[:len(starts)-1]...)
-	base := 0
-	for i := 0; i < nb; i++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := encode(i, &rk); err != nil {
-			return err
-		}
+	again, err := forBatchKeys(ctx, nb, encode, func(rk *RowKeys, base int) error {
 		for r, h := range rk.Hashes[:rk.N] {
 			if rk.AnyNull && rk.Null[r] {
 				continue
@@ -98,9 +86,12 @@ func (j *JoinTable) addPartitioned(ctx context.Context, nb int, encode func(i in
 			entries[pos[p]] = htPartEntry{k0: k0, k1: k1, row: uint32(base + r)}
 			pos[p]++
 		}
-		base += rk.N
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	if base != rows {
+	if again != rows {
 		return fmt.Errorf("exec: a join build's batches changed between two encodings (bug)")
 	}
 	for p := range pos {
@@ -139,6 +130,27 @@ func (j *JoinTable) addPartitioned(ctx context.Context, nb int, encode func(i in
 	}
 	j.matched = make([]uint64, (rows+63)/64)
 	return nil
+}
+
+// forBatchKeys encodes the nb batches in turn (encode, as addPartitioned
+// takes it) and calls fn with each batch's keys and the build row number
+// of its first row. It returns the rows of every batch.
+func forBatchKeys(ctx context.Context, nb int, encode func(i int, rk *RowKeys) error, fn func(rk *RowKeys, base int) error) (int, error) {
+	var rk RowKeys
+	base := 0
+	for i := 0; i < nb; i++ {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		if err := encode(i, &rk); err != nil {
+			return 0, err
+		}
+		if err := fn(&rk, base); err != nil {
+			return 0, err
+		}
+		base += rk.N
+	}
+	return base, nil
 }
 
 // findOrInsertShort is FindOrInsert for a table of short keys, given the
