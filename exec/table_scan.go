@@ -30,8 +30,10 @@ import (
 // plan order (scan/file_reader.go).
 //
 // Metrics: files_scanned is the number of data files planned,
-// files_skipped the data files of the snapshot that pruning left out,
-// files_read the data files read to their end. A Progress in Open's
+// ranges_scanned the ranges of row groups they were planned as (a large
+// file is several, read side by side), files_skipped the data files of
+// the snapshot that pruning left out, files_read the data files read to
+// their end. A Progress in Open's
 // context hears of the planned files, each file read and each batch's rows.
 type TableScan struct {
 	name   string
@@ -134,6 +136,7 @@ func (s *TableScan) Open(ctx context.Context) error {
 	// files, not tasks: a large file is planned as several splits
 	nfiles := scan.DistinctFiles(tasks)
 	s.metrics.Set("files_scanned", nfiles)
+	s.metrics.Set("ranges_scanned", int64(len(tasks)))
 	if total := scan.SnapshotDataFiles(s.tbl, s.snapID); !s.preset && total >= nfiles {
 		// a preset scan is one part of a split scan: the planner reports
 		// what pruning skipped for the whole

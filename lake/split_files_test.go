@@ -3,8 +3,10 @@ package lake_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -233,5 +235,85 @@ func TestProgressCountsFilesNotSplits(t *testing.T) {
 	}
 	if got := fmt.Sprintf("%d/%d", p.FilesDone.Load(), p.FilesTotal.Load()); got != files[0]+"/"+files[0] {
 		t.Fatalf("progress %s, want %s/%s (the table's data files)", got, files[0], files[0])
+	}
+}
+
+// A query over one large file of many row groups (a table written by one
+// statement, below read.split.target-size) plans it as several ranges of
+// row groups, read side by side, and still returns every row once, in
+// file order, with the right _row_id on v3; a filter that prunes row
+// groups still prunes.
+func TestQueryReadsALargeFileInRanges(t *testing.T) {
+	if prev := runtime.GOMAXPROCS(0); prev < 2 {
+		runtime.GOMAXPROCS(2)
+		defer runtime.GOMAXPROCS(prev)
+	}
+	const n = 1_200_000
+	ctx := context.Background()
+	for _, version := range []string{"2", "3"} {
+		t.Run("v"+version, func(t *testing.T) {
+			lk, _ := openLake(t)
+			s := lk.Session()
+			// v is a double of a full mantissa, so the file does not
+			// compress below a few MiB
+			mustExec(t, s, fmt.Sprintf(`CREATE TABLE big (id BIGINT, v DOUBLE) WITH ('format-version' = '%s', 'write.parquet.row-group-limit' = '50000');
+				INSERT INTO big SELECT i, (i * 2654435761 %% 4294967291)::DOUBLE / 7 FROM range(%d) r(i)`, version, n))
+			files := query(t, s, "SELECT file_size_in_bytes FROM big$files WHERE content = 0")
+			if len(files) != 1 {
+				t.Fatalf("want one data file, got %v", files)
+			}
+			var sum float64
+			for i := int64(0); i < n; i++ {
+				sum += float64(i*2654435761%4294967291) / 7
+			}
+			analyze := strings.Join(query(t, s, "EXPLAIN ANALYZE SELECT count(*), sum(v) FROM big"), "\n")
+			var ranges int
+			if k := strings.Index(analyze, "ranges_scanned="); k >= 0 {
+				fmt.Sscanf(analyze[k:], "ranges_scanned=%d", &ranges)
+			}
+			if !strings.Contains(analyze, "files_scanned=1") || ranges < 2 {
+				t.Fatalf("want one file read as several ranges (a file of %s bytes):\n%s", files[0], analyze)
+			}
+			got := query(t, s, "SELECT count(*), sum(v) FROM big")
+			var cnt int64
+			var gotSum float64
+			if len(got) != 1 {
+				t.Fatalf("count, sum: %v", got)
+			}
+			fmt.Sscanf(strings.ReplaceAll(got[0], "|", " "), "%d %g", &cnt, &gotSum)
+			if cnt != n || math.Abs(gotSum-sum) > 1e-6*sum {
+				t.Fatalf("count, sum = %v, want %d, %g", got, n, sum)
+			}
+			// every id once, in the file's order
+			res, err := s.SQL(ctx, "SELECT id FROM big")
+			if err != nil {
+				t.Fatal(err)
+			}
+			bs, err := res.Collect(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			next := int64(0)
+			for _, b := range bs {
+				for _, id := range b.Column(0).(*array.Int64).Int64Values() {
+					if id != next {
+						t.Fatalf("row %d has id %d", next, id)
+					}
+					next++
+				}
+				b.Release()
+			}
+			if next != n {
+				t.Fatalf("read %d ids, want %d", next, n)
+			}
+			if got := query(t, s, "SELECT count(*) FROM big WHERE id >= 700000 AND id < 730000"); !slices.Equal(got, []string{"30000"}) {
+				t.Fatalf("filtered count = %v", got)
+			}
+			if version == "3" {
+				if got := query(t, s, "SELECT count(DISTINCT _row_id - id), count(DISTINCT _row_id) FROM big"); !slices.Equal(got, []string{fmt.Sprintf("1|%d", n)}) {
+					t.Fatalf("_row_id - id distinct values, distinct _row_ids: %v", got)
+				}
+			}
+		})
 	}
 }

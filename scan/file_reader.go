@@ -29,23 +29,40 @@ type fileRead struct {
 }
 
 // groupSplits gives each run of consecutive splits of one data file
-// (read by the same scan, with iceberg-go's delete handling) to the
-// run's first entry, to be read in one ReadTasks call. iceberg-go parses
-// a file's footer once per call only when the call holds several tasks
+// (read by the same scan, with iceberg-go's delete handling) to at most
+// workers of its entries, each reading a contiguous share of the run
+// (about as many bytes each) in one ReadTasks call. iceberg-go parses a
+// file's footer once per call only when the call holds several tasks
 // (its per-operation metadata cache); one call per split parsed the whole
 // footer for every split, which made a file of many small row groups,
 // split small, quadratic to read (a fuzzer table of 1–3-row row groups
-// and 1-byte splits took over 30 s for 5,600 rows). The entries keep
-// their places, so plan order and where each file ends stay as they were.
-func groupSplits(files []fileRead) {
+// and 1-byte splits took over 30 s for 5,600 rows). A share per worker
+// bounds the parses by the workers and still reads one large file on
+// every core. The entries keep their places, so plan order and where
+// each file ends stay as they were.
+func groupSplits(files []fileRead, workers int) {
 	for i := 0; i < len(files); {
 		j := i + 1
 		if files[i].deletes == nil {
 			path := files[i].task.File.FilePath()
+			var bytes int64
 			for j < len(files) && files[j].deletes == nil && files[j].scan == files[i].scan && files[j].task.File.FilePath() == path {
-				files[i].more = append(files[i].more, files[j].task)
-				files[j].read = true
+				bytes += taskBytes(files[j].task)
 				j++
+			}
+			bytes += taskBytes(files[i].task)
+			shares := int64(max(min(workers, j-i), 1))
+			// entry lead reads the splits after it until its share is
+			// full; the next split then leads the next share
+			lead, done, acc := i, int64(0), taskBytes(files[i].task)
+			for k := i + 1; k < j; k++ {
+				if done+1 < shares && (done+1)*bytes <= acc*shares {
+					lead, done = k, done+1
+				} else {
+					files[lead].more = append(files[lead].more, files[k].task)
+					files[k].read = true
+				}
+				acc += taskBytes(files[k].task)
 			}
 		}
 		i = j

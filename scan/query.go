@@ -2,6 +2,7 @@ package scan
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"strconv"
 
@@ -46,7 +47,9 @@ func (q Query) Schema() *iceberg.Schema {
 }
 
 // Plan plans the files to read: partition and min/max pruning with
-// PlanFilter's part of the filter. Reading manifests only.
+// PlanFilter's part of the filter, and large files split into ranges of
+// row groups for the cores to read side by side (SplitForWorkers).
+// Reading manifests only.
 func (q Query) Plan(ctx context.Context) ([]table.FileScanTask, error) {
 	opts := append(q.SnapshotOpts(), table.WithSelectedFields(q.Fields...))
 	if pf := PlanFilter(ctx, q.Table, q.Table.Metadata().SnapshotByID(q.SnapID), q.Filter); pf != nil {
@@ -54,7 +57,11 @@ func (q Query) Plan(ctx context.Context) ([]table.FileScanTask, error) {
 	}
 	sc := q.Table.Scan(opts...)
 	defer sc.Close()
-	return sc.PlanFiles(ctx)
+	tasks, err := sc.PlanFiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return SplitForWorkers(tasks, runtime.GOMAXPROCS(0)), nil
 }
 
 // ReadScan is the iceberg-go scan that reads tasks: the snapshot, the

@@ -3,6 +3,7 @@ package scan
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -82,7 +83,7 @@ func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (
 			}
 		}
 	}
-	groupSplits(files)
+	groupSplits(files, runtime.GOMAXPROCS(0))
 	rd.r = startFileReader(ctx, files)
 	return rd, nil
 }
