@@ -222,21 +222,17 @@ func (x *deleteIndex) forTask(ctx context.Context, t table.FileScanTask) (*fileD
 		wg.Go(func() { pf.once.Do(func() { pf.byPath, pf.err = x.positionsOf(ctx, pf.df) }) })
 	}
 	wg.Wait()
+	lists := make([][]int64, 0, len(t.DeleteFiles))
 	for _, d := range t.DeleteFiles {
 		pf := x.pos[d.FilePath()]
 		if pf.err != nil {
 			return nil, pf.err
 		}
-		fd.positions = append(fd.positions, pf.byPath[path]...)
+		if ps := pf.byPath[path]; len(ps) > 0 {
+			lists = append(lists, ps)
+		}
 	}
-	if len(t.DeleteFiles) > 1 {
-		slices.Sort(fd.positions)
-		fd.positions = slices.Compact(fd.positions)
-	} else if !slices.IsSorted(fd.positions) {
-		// the spec orders a file's positions, but a writer may not
-		fd.positions = slices.Clone(fd.positions)
-		slices.Sort(fd.positions)
-	}
+	fd.positions = mergePositions(lists)
 	if len(t.EqualityDeleteFiles) == 0 {
 		return fd, nil
 	}
@@ -254,6 +250,80 @@ func (x *deleteIndex) forTask(ctx context.Context, t table.FileScanTask) (*fileD
 		fd.eq[i].applies[x.eqFile[d.FilePath()]] = true
 	}
 	return fd, nil
+}
+
+// mergePositions is the positions of lists in order, without repeats
+// when there are several lists. The lists are shared (the cache's) and
+// left as they are. The spec orders a delete file's positions, so sorted
+// lists are merged pairwise, O(n log k); a writer that did not sort them
+// costs a sort.
+func mergePositions(lists [][]int64) []int64 {
+	sorted := true
+	for _, l := range lists {
+		if !slices.IsSorted(l) {
+			sorted = false
+			break
+		}
+	}
+	switch {
+	case len(lists) == 0:
+		return nil
+	case len(lists) == 1 && sorted:
+		return lists[0]
+	case !sorted:
+		var all []int64
+		for _, l := range lists {
+			all = append(all, l...)
+		}
+		slices.Sort(all)
+		return slices.Compact(all)
+	}
+	for len(lists) > 1 {
+		next := make([][]int64, 0, (len(lists)+1)/2)
+		for i := 0; i+1 < len(lists); i += 2 {
+			next = append(next, mergeTwo(lists[i], lists[i+1]))
+		}
+		if len(lists)%2 == 1 {
+			next = append(next, lists[len(lists)-1])
+		}
+		lists = next
+	}
+	return lists[0]
+}
+
+// mergeTwo merges two sorted lists into a new one, each value once.
+func mergeTwo(a, b []int64) []int64 {
+	out := make([]int64, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		var v int64
+		switch {
+		case a[i] < b[j]:
+			v = a[i]
+			i++
+		case b[j] < a[i]:
+			v = b[j]
+			j++
+		default:
+			v = a[i]
+			i++
+			j++
+		}
+		if len(out) == 0 || out[len(out)-1] != v {
+			out = append(out, v)
+		}
+	}
+	for _, v := range a[i:] {
+		if len(out) == 0 || out[len(out)-1] != v {
+			out = append(out, v)
+		}
+	}
+	for _, v := range b[j:] {
+		if len(out) == 0 || out[len(out)-1] != v {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // positionsOf is readPositions through the process-wide cache.
@@ -806,14 +876,45 @@ type deleteFilter struct {
 	next int64 // file position of the next batch's first row
 	pi   int   // first entry of fd.positions not below next
 	buf  []byte
+	runs [][2]int // scratch: the kept runs of a batch
 }
 
 // apply returns rec without its deleted rows; it consumes rec. A batch
-// with nothing deleted is returned as is.
+// with nothing deleted is returned as is. With position deletes alone,
+// the kept runs come straight from the sorted positions; equality
+// deletes mark rows in a bitmap the runs are then read from.
 func (f *deleteFilter) apply(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	n := rec.NumRows()
 	lo, hi := f.next, f.next+n
 	f.next = hi
+	ps := f.fd.positions
+	for f.pi < len(ps) && ps[f.pi] < lo {
+		f.pi++
+	}
+	first := f.pi
+	for f.pi < len(ps) && ps[f.pi] < hi {
+		f.pi++
+	}
+	batchPs := ps[first:f.pi]
+	if len(f.fd.eq) == 0 {
+		if len(batchPs) == 0 {
+			return rec, nil
+		}
+		f.runs = f.runs[:0]
+		start := 0 // the first row of the run being read
+		for _, p := range batchPs {
+			if r := int(p - lo); r >= start { // a repeated position is below start
+				if r > start {
+					f.runs = append(f.runs, [2]int{start, r})
+				}
+				start = r + 1
+			}
+		}
+		if start < int(n) {
+			f.runs = append(f.runs, [2]int{start, int(n)})
+		}
+		return f.keep(ctx, mem, rec, nil)
+	}
 	var keep []byte // bit-packed, allocated at the first deleted row
 	drop := func(i int64) {
 		if keep == nil {
@@ -824,13 +925,8 @@ func (f *deleteFilter) apply(ctx context.Context, mem memory.Allocator, rec arro
 		}
 		bitutil.ClearBit(keep, int(i))
 	}
-	ps := f.fd.positions
-	for f.pi < len(ps) && ps[f.pi] < lo {
-		f.pi++
-	}
-	for f.pi < len(ps) && ps[f.pi] < hi {
-		drop(ps[f.pi] - lo)
-		f.pi++
+	for _, p := range batchPs {
+		drop(p - lo)
 	}
 	for _, e := range f.fd.eq {
 		cols, err := keyColumns(rec, e.ix.names)
@@ -866,15 +962,44 @@ func (f *deleteFilter) apply(ctx context.Context, mem memory.Allocator, rec arro
 	if keep == nil {
 		return rec, nil
 	}
+	f.runs = f.runs[:0]
+	for i := 0; i < int(n); {
+		for i < int(n) && !bitutil.BitIsSet(keep, i) {
+			i++
+		}
+		start := i
+		for i < int(n) && bitutil.BitIsSet(keep, i) {
+			i++
+		}
+		if i > start {
+			f.runs = append(f.runs, [2]int{start, i})
+		}
+	}
+	return f.keep(ctx, mem, rec, keep)
+}
+
+// keep returns the rows of rec in f.runs; it consumes rec. keep, when
+// not nil, is the same rows as a bitmap.
+func (f *deleteFilter) keep(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, keep []byte) (arrow.RecordBatch, error) {
 	defer rec.Release()
-	kept := bitutil.CountSetBits(keep, 0, int(n))
+	kept := 0
+	for _, r := range f.runs {
+		kept += r[1] - r[0]
+	}
 	if kept == 0 {
 		return array.NewRecordBatch(rec.Schema(), emptyColumns(mem, rec.Schema()), 0), nil
 	}
-	if out, ok := keepRuns(mem, rec, keep, kept); ok {
+	if out, ok := keepRuns(mem, rec, f.runs, kept); ok {
 		return out, nil
 	}
-	mask := array.NewBoolean(int(n), memory.NewBufferBytes(keep), nil, 0)
+	n := int(rec.NumRows())
+	if keep == nil {
+		keep = make([]byte, bitutil.BytesForBits(int64(n)))
+		for _, r := range f.runs {
+			bitutil.SetBitsTo(keep, int64(r[0]), int64(r[1]-r[0]), true)
+		}
+	}
+	mask := array.NewBoolean(n, memory.NewBufferBytes(keep), nil, 0)
 	defer mask.Release()
 	out, err := compute.FilterRecordBatch(compute.WithAllocator(ctx, mem), rec, mask, compute.DefaultFilterOptions())
 	if err != nil {
@@ -883,25 +1008,12 @@ func (f *deleteFilter) apply(ctx context.Context, mem memory.Allocator, rec arro
 	return out, nil
 }
 
-// keepRuns copies the rows of rec whose bit is set in keep, run by run,
-// which beats arrow's Filter (a gather per row) when deletes are sparse.
-// ok is false for a column type it does not handle (nested, dictionary,
-// boolean); the caller filters that batch the general way.
-func keepRuns(mem memory.Allocator, rec arrow.RecordBatch, keep []byte, kept int) (arrow.RecordBatch, bool) {
-	n := int(rec.NumRows())
-	runs := make([][2]int, 0, n-kept+1) // [start, end) of kept rows; deleted rows separate them
-	for i := 0; i < n; {
-		for i < n && !bitutil.BitIsSet(keep, i) {
-			i++
-		}
-		start := i
-		for i < n && bitutil.BitIsSet(keep, i) {
-			i++
-		}
-		if i > start {
-			runs = append(runs, [2]int{start, i})
-		}
-	}
+// keepRuns copies the rows of rec in runs ([start, end) of kept rows, in
+// order), run by run, which beats arrow's Filter (a gather per row) when
+// deletes are sparse. ok is false for a column type it does not handle
+// (nested, dictionary, boolean); the caller filters that batch the
+// general way.
+func keepRuns(mem memory.Allocator, rec arrow.RecordBatch, runs [][2]int, kept int) (arrow.RecordBatch, bool) {
 	for _, c := range rec.Columns() {
 		if _, ok := runWidth(c); !ok {
 			return nil, false

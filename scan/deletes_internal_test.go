@@ -2,6 +2,7 @@ package scan
 
 import (
 	"context"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -80,55 +81,110 @@ func TestReadPositionsSeveralPaths(t *testing.T) {
 }
 
 // The filter drops exactly the rows at the deleted positions, across
-// batches, and keepRuns agrees with arrow's Filter on strings with NULLs.
+// batches (a repeated position counts once), and keepRuns agrees with
+// arrow's Filter on strings with NULLs; a batch with a column keepRuns
+// does not copy (BOOLEAN) goes through Filter.
 func TestDeleteFilterPositions(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
-	sc := arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
-	}, nil)
-	batch := func(lo, hi int) arrow.RecordBatch {
-		b := array.NewRecordBuilder(mem, sc)
-		defer b.Release()
-		for i := lo; i < hi; i++ {
-			b.Field(0).(*array.Int64Builder).Append(int64(i))
-			if i%5 == 0 {
-				b.Field(1).AppendNull()
-			} else {
-				b.Field(1).(*array.StringBuilder).Append(string(rune('a' + i%26)))
+	for _, withBool := range []bool{false, true} {
+		mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+		fields := []arrow.Field{
+			{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+			{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+		}
+		if withBool {
+			fields = append(fields, arrow.Field{Name: "b", Type: arrow.FixedWidthTypes.Boolean})
+		}
+		sc := arrow.NewSchema(fields, nil)
+		batch := func(lo, hi int) arrow.RecordBatch {
+			b := array.NewRecordBuilder(mem, sc)
+			defer b.Release()
+			for i := lo; i < hi; i++ {
+				b.Field(0).(*array.Int64Builder).Append(int64(i))
+				if i%5 == 0 {
+					b.Field(1).AppendNull()
+				} else {
+					b.Field(1).(*array.StringBuilder).Append(string(rune('a' + i%26)))
+				}
+				if withBool {
+					b.Field(2).(*array.BooleanBuilder).Append(i%3 == 0)
+				}
+			}
+			return b.NewRecordBatch()
+		}
+		deleted := []int64{0, 4, 5, 5, 6, 9, 10, 19, 19, 21, 29}
+		f := &deleteFilter{fd: &fileDeletes{positions: deleted}}
+		var ids []int64
+		var strs []string
+		for _, r := range [][2]int{{0, 10}, {10, 20}, {20, 22}, {22, 30}} {
+			out, err := f.apply(context.Background(), mem, batch(r[0], r[1]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < int(out.NumRows()); i++ {
+				id := out.Column(0).(*array.Int64).Value(i)
+				ids = append(ids, id)
+				strs = append(strs, out.Column(1).ValueStr(i))
+				if withBool && out.Column(2).(*array.Boolean).Value(i) != (id%3 == 0) {
+					t.Fatalf("row %d: b = %v", id, out.Column(2).ValueStr(i))
+				}
+			}
+			out.Release()
+		}
+		var wantIDs []int64
+		var wantStrs []string
+		for i := int64(0); i < 30; i++ {
+			if !slices.Contains(deleted, i) {
+				wantIDs = append(wantIDs, i)
+				if i%5 == 0 {
+					wantStrs = append(wantStrs, array.NullValueStr)
+				} else {
+					wantStrs = append(wantStrs, string(rune('a'+i%26)))
+				}
 			}
 		}
-		return b.NewRecordBatch()
-	}
-	deleted := []int64{0, 4, 5, 6, 9, 10, 19}
-	f := &deleteFilter{fd: &fileDeletes{positions: deleted}}
-	var ids []int64
-	var strs []string
-	for _, r := range [][2]int{{0, 10}, {10, 20}} {
-		out, err := f.apply(context.Background(), mem, batch(r[0], r[1]))
-		if err != nil {
-			t.Fatal(err)
+		if !slices.Equal(ids, wantIDs) || !slices.Equal(strs, wantStrs) {
+			t.Fatalf("bool column %v: kept %v %v, want %v %v", withBool, ids, strs, wantIDs, wantStrs)
 		}
-		for i := 0; i < int(out.NumRows()); i++ {
-			ids = append(ids, out.Column(0).(*array.Int64).Value(i))
-			strs = append(strs, out.Column(1).ValueStr(i))
-		}
-		out.Release()
+		mem.AssertSize(t, 0)
 	}
-	var wantIDs []int64
-	var wantStrs []string
-	for i := int64(0); i < 20; i++ {
-		if !slices.Contains(deleted, i) {
-			wantIDs = append(wantIDs, i)
-			if i%5 == 0 {
-				wantStrs = append(wantStrs, array.NullValueStr)
-			} else {
-				wantStrs = append(wantStrs, string(rune('a'+i%26)))
+}
+
+// mergePositions agrees with sorting the concatenation and dropping
+// repeats, for sorted and unsorted lists, and leaves its inputs alone.
+func TestMergePositions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 200; trial++ {
+		k := rng.IntN(6)
+		var lists [][]int64
+		var all []int64
+		for range k {
+			l := make([]int64, rng.IntN(40))
+			for i := range l {
+				l[i] = rng.Int64N(60)
+			}
+			if trial%4 != 0 {
+				slices.Sort(l)
+			}
+			lists = append(lists, l)
+			all = append(all, l...)
+		}
+		before := make([][]int64, len(lists))
+		for i, l := range lists {
+			before[i] = slices.Clone(l)
+		}
+		got := mergePositions(lists)
+		slices.Sort(all)
+		want := slices.Compact(all)
+		if k == 1 && slices.IsSorted(lists[0]) {
+			want = lists[0] // one sorted list is used as it is, repeats and all
+		}
+		if !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Fatalf("trial %d: merged %v, want %v", trial, got, want)
+		}
+		for i := range lists {
+			if !slices.Equal(lists[i], before[i]) {
+				t.Fatalf("trial %d: list %d changed", trial, i)
 			}
 		}
-	}
-	if !slices.Equal(ids, wantIDs) || !slices.Equal(strs, wantStrs) {
-		t.Fatalf("kept %v %v, want %v %v", ids, strs, wantIDs, wantStrs)
 	}
 }

@@ -167,7 +167,7 @@ func (r *fileReader) read(ctx context.Context, i int) {
 			return
 		}
 		if filter != nil {
-			if rec, err = filter.apply(ctx, f.deletes.mem, rec); err != nil {
+			if rec, err = filter.apply(ctx, ReadBuffers, rec); err != nil {
 				send(fileItem{err: err})
 				return
 			}
