@@ -90,10 +90,24 @@ var _ memory.Allocator = (*BufferPool)(nil)
 func (p *BufferPool) Allocate(size int) []byte {
 	p.setup()
 	if size >= p.min {
-		if v := p.pools[bits.Len(uint(size-1))].Get(); v != nil {
+		// class k's buffers all fit; class k-1's (when size is not a
+		// power of two) may, and a buffer freed at this very size went
+		// there
+		k := bits.Len(uint(size - 1))
+		if v := p.pools[k].Get(); v != nil {
 			b := (*v.(*[]byte))[:size:size]
 			clear(b)
 			return b
+		}
+		if j := bits.Len(uint(size)) - 1; j != k {
+			if v := p.pools[j].Get(); v != nil {
+				if full := *v.(*[]byte); cap(full) >= size {
+					b := full[:size:size]
+					clear(b)
+					return b
+				}
+				p.pools[j].Put(v)
+			}
 		}
 	}
 	return alignedMake(size)

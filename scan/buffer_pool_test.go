@@ -143,3 +143,49 @@ func bufferAddrs(d arrow.ArrayData, into map[*byte]bool) {
 		bufferAddrs(dict, into)
 	}
 }
+
+// A buffer freed at a size that is not a power of two goes to the class
+// below its size, and a request of the same size finds it there; a
+// smaller buffer of that class is passed over (and kept) for a larger
+// request.
+func TestBufferPoolSameSize(t *testing.T) {
+	p := NewBufferPool()
+	const size = 1<<20 + 64 // as arrow-go asks for 131,080 8-byte values
+	a := p.Allocate(size)
+	addr := unsafe.SliceData(a)
+	p.Free(a)
+	var reused bool
+	for range 100 { // sync.Pool may drop entries; retry with fresh frees
+		b := p.Allocate(size)
+		if len(b) != size || cap(b) != size || b[0] != 0 || b[size-1] != 0 {
+			t.Fatalf("Allocate(%d): len %d cap %d, first and last %x %x", size, len(b), cap(b), b[0], b[size-1])
+		}
+		if unsafe.SliceData(b) == addr {
+			reused = true
+			break
+		}
+		p.Free(b)
+	}
+	if !reused {
+		t.Fatal("a buffer freed at a size was never handed out again for that size")
+	}
+	small := p.Allocate(1<<20 + 8)
+	smallAddr := unsafe.SliceData(small)
+	p.Free(small) // class 20, as the size-long buffer was
+	b := p.Allocate(size)
+	if len(b) != size || cap(b) != size || unsafe.SliceData(b) == smallAddr {
+		t.Fatalf("Allocate(%d) after a smaller free: len %d cap %d, the smaller buffer: %v", size, len(b), cap(b), unsafe.SliceData(b) == smallAddr)
+	}
+	reused = false
+	for range 100 {
+		c := p.Allocate(1<<20 + 8)
+		if unsafe.SliceData(c) == smallAddr {
+			reused = true
+			break
+		}
+		p.Free(c)
+	}
+	if !reused {
+		t.Fatal("the smaller buffer passed over was not kept for a request it fits")
+	}
+}
