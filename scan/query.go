@@ -89,7 +89,23 @@ func (q Query) ReadScan(tasks []table.FileScanTask) (sc *table.Scan, read []stri
 		// every such file has; the caller drops it again.
 		read = append(read[:len(read):len(read)], anchor)
 	}
-	return q.Table.Scan(append(opts, table.WithSelectedFields(read...))...), read, out
+	return q.Table.Scan(append(append(opts, BatchOpts(q.Table)...), table.WithSelectedFields(read...))...), read, out
+}
+
+// readBatchRows is the batch size a query reads with when its table sets
+// none (read.parquet.batch-size): one row short of iceberg-go's default,
+// 1<<17. arrow-go reserves a batch's values and levels for the next power
+// of two above the rows asked for, so batches of 1<<17 rows took, zeroed
+// and gave back buffers of 1<<18 (BENCHMARKS.md, session 22).
+const readBatchRows = 1<<17 - 1
+
+// BatchOpts is the batch size option of a query's scan of tbl: none when
+// the table sets its own.
+func BatchOpts(tbl *table.Table) []table.ScanOption {
+	if _, ok := tbl.Properties()[table.ParquetBatchSizeKey]; ok {
+		return nil
+	}
+	return []table.ScanOption{table.WithArrowBatchSize(readBatchRows)}
 }
 
 // AnchorField returns a column to read in addition to the selected ones

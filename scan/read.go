@@ -74,7 +74,7 @@ func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (
 				raw = append(raw[:len(raw):len(raw)], c)
 			}
 		}
-		rd.raw = spec.Table.Scan(append(slices.Clone(spec.SnapshotOpts), table.WithSelectedFields(raw...))...)
+		rd.raw = spec.Table.Scan(append(append(slices.Clone(spec.SnapshotOpts), BatchOpts(spec.Table)...), table.WithSelectedFields(raw...))...)
 		for i := range files {
 			if files[i].deletes != nil {
 				files[i].scan = rd.raw
