@@ -310,7 +310,7 @@ func (m *merger) scanTarget(ctx context.Context) error {
 
 	start = time.Now()
 	defer func() { mt.ScanTime = time.Since(start) }()
-	ropts := append(m.snapshotOpts(), table.WithArrowBatchSize(m.opts.BatchSize))
+	ropts := append(m.snapshotOpts(), table.WithArrowBatchSize(scan.ReadBatchRows(m.opts.BatchSize)))
 	if names := m.readColumns(); names != nil {
 		ropts = append(ropts, table.WithSelectedFields(names...))
 	} else if m.lin != nil {

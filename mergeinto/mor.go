@@ -633,7 +633,7 @@ func readPositions(ctx context.Context, fsys iceio.IO, deletePath, dataPath stri
 		return err
 	}
 	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, nil)
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(scan.ReadBatchRows(64 << 10))}, nil)
 	if err != nil {
 		return err
 	}

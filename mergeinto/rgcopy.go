@@ -501,7 +501,7 @@ func (m *merger) mergeRowGroups(ctx context.Context, task table.FileScanTask, f 
 func (m *merger) probeKeys(ctx context.Context, task table.FileScanTask, n int64, meta *metadata.FileMetaData) ([]int32, error) {
 	keys := m.columnNames(m.p.keyCols)
 	if m.keyScan == nil {
-		m.keyScan = m.spec.Target.Scan(append(m.snapshotOpts(), table.WithArrowBatchSize(m.opts.BatchSize),
+		m.keyScan = m.spec.Target.Scan(append(m.snapshotOpts(), table.WithArrowBatchSize(scan.ReadBatchRows(m.opts.BatchSize)),
 			table.WithSelectedFields(keys...))...)
 	}
 	for _, rg := range meta.RowGroups {

@@ -445,7 +445,7 @@ func (x *deleteIndex) readPositions(ctx context.Context, df iceberg.DataFile) (_
 	// plainly encoded column would be hashed into one: slower)
 	// a batch sized to the file: delete files are often tiny, and the
 	// reader allocates a whole batch up front
-	props := pqarrow.ArrowReadProperties{BatchSize: min(max(df.Count(), 1024), 1<<16)}
+	props := pqarrow.ArrowReadProperties{BatchSize: int64(ReadBatchRows(int(min(max(df.Count(), 1024), 1<<16))))}
 	props.SetReadDict(pathCol, dictEncoded(pr, pathCol))
 	fr, err := pqarrow.NewFileReader(pr, props, x.mem)
 	if err != nil {

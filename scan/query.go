@@ -93,11 +93,22 @@ func (q Query) ReadScan(tasks []table.FileScanTask) (sc *table.Scan, read []stri
 }
 
 // readBatchRows is the batch size a query reads with when its table sets
-// none (read.parquet.batch-size): one row short of iceberg-go's default,
-// 1<<17. arrow-go reserves a batch's values and levels for the next power
-// of two above the rows asked for, so batches of 1<<17 rows took, zeroed
-// and gave back buffers of 1<<18 (BENCHMARKS.md, session 22).
-const readBatchRows = 1<<17 - 1
+// none (read.parquet.batch-size): ReadBatchRows of iceberg-go's default,
+// 1<<17.
+var readBatchRows = ReadBatchRows(1 << 17)
+
+// ReadBatchRows is the batch size to ask arrow-go's Parquet readers for,
+// for batches of about n rows. arrow-go reserves a batch's values and
+// levels at the next power of two above the rows asked for, so a power of
+// two took, zeroed and gave back buffers twice the size it filled
+// (BENCHMARKS.md, session 22); one row fewer does not. Small batches
+// (tests') are left as asked.
+func ReadBatchRows(n int) int {
+	if n >= 1024 && n&(n-1) == 0 {
+		return n - 1
+	}
+	return n
+}
 
 // BatchOpts is the batch size option of a query's scan of tbl: none when
 // the table sets its own.
