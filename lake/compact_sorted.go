@@ -13,6 +13,7 @@ import (
 
 	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/mergeinto"
+	skscan "github.com/skadedb/skade/scan"
 )
 
 // rewriteSorted is Transaction.RewriteDataFiles for a table with a
@@ -133,6 +134,7 @@ func sortedGroup(ctx context.Context, tbl *table.Table, group table.CompactionTa
 	}
 	var newFiles []iceberg.DataFile
 	var bytesAfter int64
+	records = skscan.DetachingSeq(records, skscan.StringPartitionSources(tbl.Metadata(), schema))
 	for df, err := range table.WriteRecords(ctx, tbl, schema, records, writeOpts...) {
 		if err != nil {
 			return table.CompactionGroupResult{}, fmt.Errorf("write compacted files for group %q: %w", group.PartitionKey, err)

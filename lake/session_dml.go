@@ -15,6 +15,7 @@ import (
 	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/parser"
 	"github.com/skadedb/skade/plan"
+	skscan "github.com/skadedb/skade/scan"
 )
 
 // opReader adapts an opened operator to array.RecordReader.
@@ -153,7 +154,7 @@ func (s *Session) appendRowsKeep(ctx context.Context, tbl *Table, rdr array.Reco
 		return 0, nil, err
 	}
 	err := s.write(ctx, tbl, "insert into", nil, func(txn *table.Transaction) error {
-		return txn.Append(ctx, &ctxReader{ctx: ctx, RecordReader: cr}, nil)
+		return txn.Append(ctx, skscan.DetachingReader(&ctxReader{ctx: ctx, RecordReader: cr}, skscan.StringPartitionSources(tbl.tbl.Metadata(), cr.Schema())), nil)
 	})
 	if err != nil {
 		release()

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/exec"
+	skscan "github.com/skadedb/skade/scan"
 )
 
 // Merge-on-read writes: equality deletes and new rows committed together
@@ -237,7 +238,11 @@ func (d *RowDelta) commit(ctx context.Context, op string, opts []WriteOption) (*
 				if m.keyIDs != nil {
 					spec := t.tbl.Metadata().PartitionSpec()
 					proj := projectKeys(m, t.icebergSchema(), &spec, m.keyIDs)
-					o.files, o.err = txn.WriteEqualityDeletes(ctx, m.keyIDs, batchSeq(ctx, proj, false /* retain */))
+					var keys iter.Seq2[arrow.RecordBatch, error] = batchSeq(ctx, proj, false /* retain */)
+					if len(proj) > 0 {
+						keys = skscan.DetachingSeq(keys, skscan.StringPartitionSources(staged.Table.Metadata(), proj[0].Schema()))
+					}
+					o.files, o.err = txn.WriteEqualityDeletes(ctx, m.keyIDs, keys)
 					for _, b := range proj {
 						b.Release()
 					}
@@ -249,7 +254,8 @@ func (d *RowDelta) commit(ctx context.Context, op string, opts []WriteOption) (*
 					}
 					return
 				}
-				for df, err := range table.WriteRecords(ctx, staged.Table, m.schema, batchSeq(ctx, job.share, true /* retain */)) {
+				rows := skscan.DetachingSeq(batchSeq(ctx, job.share, true /* retain */), skscan.StringPartitionSources(staged.Table.Metadata(), m.schema))
+				for df, err := range table.WriteRecords(ctx, staged.Table, m.schema, rows) {
 					if err != nil {
 						o.err = fmt.Errorf("writing data files: %w", err)
 						return

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/scan"
 )
 
 // fileWriter streams batches into iceberg-go's WriteRecords, which runs in
@@ -34,9 +35,12 @@ type fileWriter struct {
 func startWriter(ctx context.Context, tbl *table.Table, schema *arrow.Schema, opts []table.WriteRecordOption) *fileWriter {
 	ctx, cancel := context.WithCancel(ctx)
 	w := &fileWriter{ch: make(chan arrow.RecordBatch, 2), done: make(chan struct{}), cancel: cancel}
+	// the string columns partition values come from are copied out of
+	// the read buffers first (scan.StringPartitionSources)
+	detach := scan.StringPartitionSources(tbl.Metadata(), schema)
 	seq := func(yield func(arrow.RecordBatch, error) bool) {
 		for b := range w.ch {
-			if !yield(b, nil) {
+			if !yield(scan.DetachedColumns(b, detach), nil) {
 				// WriteRecords gave up (it failed); it released b.
 				for b := range w.ch {
 					b.Release()
