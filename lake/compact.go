@@ -35,10 +35,15 @@ type CompactResult struct {
 	BytesAfter         int64 // size of the written data files
 	RewrittenManifests int   // manifests merged away
 	AddedManifests     int   // manifests written by the merge
+	// MislabeledFiles counts the rewritten data files whose partition
+	// tuple disagreed with their rows (see mislabeled).
+	MislabeledFiles int
 }
 
-// Compact rewrites small data files, and every data file that carries
-// deletes, into files of the target size, with the deletes applied; it
+// Compact rewrites small data files, every data file that carries
+// deletes, and every data file whose partition tuple disagrees with its
+// rows (which writes before session 22's fix could record for a table
+// partitioned on a string), into files of the target size, with the deletes applied; it
 // removes the delete files that no longer apply to any data file, merges
 // manifests, and commits all of it at once. Contents are unchanged. The
 // replaced files stay on disk for time travel until ExpireSnapshots
@@ -162,6 +167,17 @@ func (t *Table) compactOnce(ctx context.Context, opts CompactOptions) (*Table, C
 	}
 	if len(old.Tasks) > 0 {
 		groups = append(groups, old)
+	}
+	// A file whose partition tuple disagrees with its rows (mislabeled)
+	// is rewritten whatever its size, alone: its rows are of one
+	// partition, which the rewrite takes from them.
+	for _, task := range tasks {
+		if _, done := rewritten[task.File.FilePath()]; !done && mislabeled(meta, task.File) {
+			groups = append(groups, table.CompactionTaskGroup{PartitionKey: "mislabeled " + task.File.FilePath(), Tasks: []table.FileScanTask{task}, TotalSizeBytes: task.File.FileSizeBytes()})
+			rewritten[task.File.FilePath()] = struct{}{}
+			reads[task.File.FilePath()] = task.File.Count()
+			res.MislabeledFiles++
+		}
 	}
 
 	fsys, err := t.tbl.FS(ctx)

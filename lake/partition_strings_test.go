@@ -1,9 +1,15 @@
 package lake_test
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/apache/iceberg-go"
 )
 
 // Every write into a table partitioned by a string column records each
@@ -49,5 +55,77 @@ func TestStringPartitionValuesSurviveRecycledBuffers(t *testing.T) {
 		check(name, mode+" MERGE", identity...)
 		mustExec(t, s, fmt.Sprintf("ALTER TABLE %s EXECUTE compact", name))
 		check(name, mode+" compaction", identity...)
+	}
+}
+
+// Compaction finds a data file whose partition tuple disagrees with its
+// rows (as the bug above recorded them) and rewrites it, whatever its
+// size, after which a query filtering on the partition sees its rows
+// again; a second compaction has nothing to do.
+func TestCompactionRewritesMislabeledFiles(t *testing.T) {
+	ctx := context.Background()
+	lk, _ := openLake(t)
+	s := lk.Session()
+	mustExec(t, s, `CREATE TABLE r (id BIGINT, part VARCHAR) PARTITIONED BY (part) WITH ('format-version' = '2');
+		INSERT INTO r SELECT i, CASE WHEN i < 500 THEN 'aa' ELSE 'bb-with-a-name-past-16-characters' END FROM range(1000) r(i)`)
+	tbl, err := lk.Table(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := tbl.Iceberg().Metadata().PartitionSpec()
+	fid := spec.Field(0).FieldID
+	sc := tbl.Iceberg().Scan()
+	tasks, err := sc.PlanFiles(ctx)
+	sc.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var orig iceberg.DataFile
+	for _, task := range tasks {
+		if task.File.Partition()[fid] == "bb-with-a-name-past-16-characters" {
+			orig = task.File
+		}
+	}
+	if orig == nil {
+		t.Fatal("no file of partition bb")
+	}
+	// the same rows under another name, relabelled as the bug did
+	data, err := os.ReadFile(orig.FilePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	relabelled := filepath.Join(filepath.Dir(orig.FilePath()), "relabelled.parquet")
+	if err := os.WriteFile(relabelled, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bld, err := iceberg.NewDataFileBuilder(spec, iceberg.EntryContentData, relabelled, iceberg.ParquetFile, map[int]any{fid: "\xa5\xa5"}, nil, nil, orig.Count(), orig.FileSizeBytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	df := bld.ValueCounts(orig.ValueCounts()).NullValueCounts(orig.NullValueCounts()).ColumnSizes(orig.ColumnSizes()).
+		LowerBoundValues(orig.LowerBoundValues()).UpperBoundValues(orig.UpperBoundValues()).SplitOffsets(orig.SplitOffsets()).Build()
+	txn := tbl.Iceberg().NewTransaction()
+	if err := txn.ReplaceDataFilesWithDataFiles(ctx, []iceberg.DataFile{orig}, []iceberg.DataFile{df}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := txn.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	counts := "SELECT (SELECT count(*) FROM r WHERE part = 'bb-with-a-name-past-16-characters'), (SELECT count(*) FROM r WHERE part || '' = 'bb-with-a-name-past-16-characters')"
+	if got := query(t, s, counts); !slices.Equal(got, []string{"0|500"}) {
+		t.Fatalf("the relabelled file: pruned and unpruned counts %v, want 0|500 (the damage)", got)
+	}
+	got := query(t, s, "ALTER TABLE r EXECUTE compact")
+	if len(got) != 1 || !strings.Contains(got[0], "1 of the data files had a partition tuple their rows disagree with") {
+		t.Fatalf("compaction: %v", got)
+	}
+	if got := query(t, s, counts); !slices.Equal(got, []string{"500|500"}) {
+		t.Fatalf("after compaction: pruned and unpruned counts %v, want 500|500", got)
+	}
+	if got := query(t, s, "SELECT CAST(partition AS VARCHAR) FROM r$files ORDER BY 1"); !slices.Equal(got, []string{"(aa)", "(bb-with-a-name-past-16-characters)"}) {
+		t.Fatalf("partitions after compaction: %v", got)
+	}
+	if got := query(t, s, "ALTER TABLE r EXECUTE compact"); len(got) != 1 || strings.Contains(got[0], "partition tuple") || !strings.HasPrefix(got[0], "rewrote 0 ") {
+		t.Fatalf("a second compaction: %v", got)
 	}
 }
