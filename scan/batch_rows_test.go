@@ -3,6 +3,7 @@ package scan
 import (
 	"bytes"
 	"context"
+	"io"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -27,17 +28,7 @@ func TestReadBatchRowsHalvesTheReservation(t *testing.T) {
 	rec := array.NewRecordBatch(sc, []arrow.Array{col}, 20_000)
 	col.Release()
 	var buf bytes.Buffer
-	w, err := pqarrow.NewFileWriter(sc, &buf, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	rec.Release()
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeTestParquet(t, &buf, rec, parquet.NewWriterProperties())
 	reserved := func(batch int) int {
 		pf, err := file.NewParquetReader(bytes.NewReader(buf.Bytes()))
 		if err != nil {
@@ -70,5 +61,21 @@ func TestReadBatchRowsHalvesTheReservation(t *testing.T) {
 	}
 	if ReadBatchRows(6000) != 6000 || ReadBatchRows(512) != 512 {
 		t.Fatal("ReadBatchRows changed a batch size that is not a large power of two")
+	}
+}
+
+// writeTestParquet writes rec, which it consumes, as a Parquet file to w.
+func writeTestParquet(t *testing.T, w io.Writer, rec arrow.RecordBatch, props *parquet.WriterProperties) {
+	t.Helper()
+	defer rec.Release()
+	fw, err := pqarrow.NewFileWriter(rec.Schema(), w, props, pqarrow.DefaultWriterProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -151,22 +151,25 @@ func bufferAddrs(d arrow.ArrayData, into map[*byte]bool) {
 func TestBufferPoolSameSize(t *testing.T) {
 	p := NewBufferPool()
 	const size = 1<<20 + 64 // as arrow-go asks for 131,080 8-byte values
-	a := p.Allocate(size)
-	addr := unsafe.SliceData(a)
-	p.Free(a)
-	var reused bool
-	for range 100 { // sync.Pool may drop entries; retry with fresh frees
-		b := p.Allocate(size)
-		if len(b) != size || cap(b) != size || b[0] != 0 || b[size-1] != 0 {
-			t.Fatalf("Allocate(%d): len %d cap %d, first and last %x %x", size, len(b), cap(b), b[0], b[size-1])
+	// handedBack reports whether Allocate(n) gives addr back, retrying
+	// with fresh frees (sync.Pool may drop entries); every buffer it
+	// gets must be n long and zeroed
+	handedBack := func(n int, addr *byte) bool {
+		for range 100 {
+			b := p.Allocate(n)
+			if len(b) != n || cap(b) != n || b[0] != 0 || b[n-1] != 0 {
+				t.Fatalf("Allocate(%d): len %d cap %d, first and last %x %x", n, len(b), cap(b), b[0], b[n-1])
+			}
+			if unsafe.SliceData(b) == addr {
+				return true
+			}
+			p.Free(b)
 		}
-		if unsafe.SliceData(b) == addr {
-			reused = true
-			break
-		}
-		p.Free(b)
+		return false
 	}
-	if !reused {
+	a := p.Allocate(size)
+	p.Free(a)
+	if !handedBack(size, unsafe.SliceData(a)) {
 		t.Fatal("a buffer freed at a size was never handed out again for that size")
 	}
 	small := p.Allocate(1<<20 + 8)
@@ -176,16 +179,7 @@ func TestBufferPoolSameSize(t *testing.T) {
 	if len(b) != size || cap(b) != size || unsafe.SliceData(b) == smallAddr {
 		t.Fatalf("Allocate(%d) after a smaller free: len %d cap %d, the smaller buffer: %v", size, len(b), cap(b), unsafe.SliceData(b) == smallAddr)
 	}
-	reused = false
-	for range 100 {
-		c := p.Allocate(1<<20 + 8)
-		if unsafe.SliceData(c) == smallAddr {
-			reused = true
-			break
-		}
-		p.Free(c)
-	}
-	if !reused {
+	if !handedBack(1<<20+8, smallAddr) {
 		t.Fatal("the smaller buffer passed over was not kept for a request it fits")
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 )
@@ -43,17 +42,7 @@ func TestReadPositionsSeveralPaths(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := pqarrow.NewFileWriter(sc, f, parquet.NewWriterProperties(parquet.WithDictionaryDefault(dict)), pqarrow.DefaultWriterProps())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
-		}
-		rec.Release()
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		writeTestParquet(t, f, rec, parquet.NewWriterProperties(parquet.WithDictionaryDefault(dict)))
 		st, err := os.Stat(path)
 		if err != nil {
 			t.Fatal(err)
