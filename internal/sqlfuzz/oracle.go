@@ -158,6 +158,47 @@ func TableDefaults(seed uint64) map[string]string {
 	return p
 }
 
+// Partitioning picks, for some tables of s, the PARTITIONED BY clause
+// skade's copy of the table gets (identity, truncate or bucket of one
+// column; PostgreSQL's copy has none, as partitioning changes no answer),
+// so that writes go through the partitioned writer and reads prune by
+// partition values. It draws from a stream of its own, so a seed's schema
+// and queries are what they were without it.
+func Partitioning(seed uint64, s *Schema) map[string]string {
+	g := NewGen(seed ^ 0x9a57)
+	out := map[string]string{}
+	for _, t := range s.Tables {
+		if !g.chance(40) {
+			continue
+		}
+		c := t.Cols[g.n(len(t.Cols))]
+		switch c.Type {
+		case Text:
+			out[t.Name] = []string{c.Name, "truncate(1, " + c.Name + ")", "bucket(3, " + c.Name + ")"}[g.n(3)]
+		case Int, BigInt:
+			out[t.Name] = []string{c.Name, "bucket(3, " + c.Name + ")", "truncate(10, " + c.Name + ")"}[g.n(3)]
+		case Bool:
+			out[t.Name] = c.Name
+		}
+	}
+	return out
+}
+
+// skadeSetup is s's setup as skade runs it: each partitioned table's
+// CREATE TABLE with its PARTITIONED BY clause.
+func skadeSetup(s *Schema, parts map[string]string) []string {
+	out := make([]string, len(s.Setup))
+	for i, st := range s.Setup {
+		out[i] = st
+		for name, clause := range parts {
+			if strings.HasPrefix(st, "CREATE TABLE "+name+" (") {
+				out[i] = st + " PARTITIONED BY (" + clause + ")"
+			}
+		}
+	}
+	return out
+}
+
 // Run generates the schema of seed, sets it up in skade (and in pg, when
 // not nil, in a schema of its own) and checks queries queries against
 // the oracles: ternary logic partitioning (TLP) of WHERE, DISTINCT,
@@ -166,6 +207,7 @@ func TableDefaults(seed uint64) map[string]string {
 func Run(ctx context.Context, seed uint64, sk Engine, pg Engine, queries int) *Report {
 	r := &run{ctx: ctx, seed: seed, g: NewGen(seed), sk: sk, pg: pg, rep: newReport()}
 	r.schema = r.g.Schema()
+	r.skSetup = skadeSetup(r.schema, Partitioning(seed, r.schema))
 	if !r.setup() {
 		return r.rep
 	}
@@ -181,11 +223,13 @@ type run struct {
 	g      *Gen
 	sk, pg Engine
 	schema *Schema
-	rep    *Report
+	// skSetup is schema.Setup as skade runs it (skadeSetup)
+	skSetup []string
+	rep     *Report
 }
 
 func (r *run) find(oracle, detail string, queries ...string) {
-	r.rep.Findings = append(r.rep.Findings, Finding{Seed: r.seed, Oracle: oracle, Setup: r.schema.Setup, Queries: queries, Detail: detail})
+	r.rep.Findings = append(r.rep.Findings, Finding{Seed: r.seed, Oracle: oracle, Setup: r.skSetup, Queries: queries, Detail: detail})
 }
 
 // skip records why a check was not made, by the error's first line with
@@ -225,7 +269,7 @@ func (r *run) setup() bool {
 		if r.pg != nil {
 			pgErr = r.pg.Exec(r.ctx, s)
 		}
-		skErr := r.sk.Exec(r.ctx, s)
+		skErr := r.sk.Exec(r.ctx, r.skSetup[i])
 		switch {
 		case r.pg == nil:
 			if skErr != nil {
@@ -237,16 +281,16 @@ func (r *run) setup() bool {
 				r.rep.Checks["postgres "+strings.ToLower(w)]++ // compared below, with the tables
 			}
 		case pgErr == nil && refused(skErr):
-			r.skip("skade refused setup", skErr, s)
+			r.skip("skade refused setup", skErr, r.skSetup[i])
 			return false
 		case pgErr == nil:
-			r.find("postgres", "skade failed a setup statement PostgreSQL ran: "+skErr.Error(), r.schema.Setup[:i+1]...)
+			r.find("postgres", "skade failed a setup statement PostgreSQL ran: "+skErr.Error(), r.skSetup[:i+1]...)
 			return false
 		case skErr != nil:
 			// both refused it, so both tables are unchanged
 			r.skip("setup refused by both", pgErr)
 		case pgCode(pgErr) == "21000":
-			r.find("postgres", "skade ran a statement PostgreSQL refused ("+pgErr.Error()+")", r.schema.Setup[:i+1]...)
+			r.find("postgres", "skade ran a statement PostgreSQL refused ("+pgErr.Error()+")", r.skSetup[:i+1]...)
 			return false
 		default:
 			r.skip("postgres refused setup", pgErr)
