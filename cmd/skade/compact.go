@@ -13,7 +13,7 @@ func init() {
 	register(&command{
 		name:    "compact",
 		args:    "TABLE",
-		summary: "rewrite small files and files carrying deletes into target-size files, folding the deletes in",
+		summary: "rewrite small files, files carrying deletes, and files whose partition tuple disagrees with their rows, into target-size files, folding the deletes in",
 		example: "skade compact events\nskade compact events --target-mib 64",
 		flags: func(fs *flag.FlagSet) {
 			fs.Int64Var(&targetMiB, "target-mib", 0, "size of the files to write, in MiB (0: the table's write.target-file-size-bytes)")
@@ -40,8 +40,12 @@ func init() {
 				fmt.Fprintf(e.stdout, "%s needs no compaction; nothing was written\n", tbl.Name())
 				return nil
 			}
-			fmt.Fprintf(e.stdout, "compacted %s: rewrote %d data files (%d bytes) into %d (%d bytes), removed %d delete files (snapshot %d)\n",
-				tbl.Name(), res.RewrittenDataFiles, res.BytesBefore, res.AddedDataFiles, res.BytesAfter, res.RemovedDeleteFiles, out.Snapshot().ID)
+			mislabeled := ""
+			if res.MislabeledFiles > 0 {
+				mislabeled = fmt.Sprintf("; %d of the data files had a partition tuple their rows disagree with, and now have their rows' own", res.MislabeledFiles)
+			}
+			fmt.Fprintf(e.stdout, "compacted %s: rewrote %d data files (%d bytes) into %d (%d bytes), removed %d delete files (snapshot %d)%s\n",
+				tbl.Name(), res.RewrittenDataFiles, res.BytesBefore, res.AddedDataFiles, res.BytesAfter, res.RemovedDeleteFiles, out.Snapshot().ID, mislabeled)
 			return nil
 		},
 	})
