@@ -42,12 +42,7 @@ func (b *binder) parallel(n Node) (exec.Operator, bool, error) {
 	workers = min(workers, len(tasks))
 	// deal tasks (a file, or one split of a large one) largest first to
 	// the least loaded worker
-	size := func(t table.FileScanTask) int64 {
-		if t.Length > 0 {
-			return t.Length
-		}
-		return t.File.FileSizeBytes()
-	}
+	size := skscan.TaskBytes
 	slices.SortFunc(tasks, func(x, y table.FileScanTask) int {
 		return int(size(y) - size(x))
 	})

@@ -47,14 +47,14 @@ func groupSplits(files []fileRead, workers int) {
 			path := files[i].task.File.FilePath()
 			var bytes int64
 			for j < len(files) && files[j].deletes == nil && files[j].scan == files[i].scan && files[j].task.File.FilePath() == path {
-				bytes += taskBytes(files[j].task)
+				bytes += TaskBytes(files[j].task)
 				j++
 			}
-			bytes += taskBytes(files[i].task)
+			bytes += TaskBytes(files[i].task)
 			shares := int64(max(min(workers, j-i), 1))
 			// entry lead reads the splits after it until its share is
 			// full; the next split then leads the next share
-			lead, done, acc := i, int64(0), taskBytes(files[i].task)
+			lead, done, acc := i, int64(0), TaskBytes(files[i].task)
 			for k := i + 1; k < j; k++ {
 				if done+1 < shares && (done+1)*bytes <= acc*shares {
 					lead, done = k, done+1
@@ -62,7 +62,7 @@ func groupSplits(files []fileRead, workers int) {
 					files[lead].more = append(files[lead].more, files[k].task)
 					files[k].read = true
 				}
-				acc += taskBytes(files[k].task)
+				acc += TaskBytes(files[k].task)
 			}
 		}
 		i = j

@@ -7,9 +7,8 @@ import (
 
 // minPieceBytes is the smallest range of row groups SplitForWorkers
 // plans a file into: each range is read by its own ReadTasks call, which
-// opens the file and parses its footer. A variable so tests can split
-// small files.
-var minPieceBytes int64 = 4 << 20
+// opens the file and parses its footer.
+const minPieceBytes int64 = 4 << 20
 
 // SplitForWorkers splits the large whole-file tasks of a query's plan
 // into ranges of row groups, so that workers goroutines can read one
@@ -32,7 +31,7 @@ func SplitForWorkers(tasks []table.FileScanTask, workers int) []table.FileScanTa
 	}
 	var total int64
 	for _, t := range tasks {
-		total += taskBytes(t)
+		total += TaskBytes(t)
 	}
 	piece := max(total/int64(2*workers), minPieceBytes)
 	var out []table.FileScanTask
@@ -59,7 +58,9 @@ func SplitForWorkers(tasks []table.FileScanTask, workers int) []table.FileScanTa
 	return out
 }
 
-func taskBytes(t table.FileScanTask) int64 {
+// TaskBytes is the bytes a task covers: its range, or its whole file
+// when it names none.
+func TaskBytes(t table.FileScanTask) int64 {
 	if t.Length > 0 {
 		return t.Length
 	}
