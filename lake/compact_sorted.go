@@ -134,8 +134,7 @@ func sortedGroup(ctx context.Context, tbl *table.Table, group table.CompactionTa
 	}
 	var newFiles []iceberg.DataFile
 	var bytesAfter int64
-	records = skscan.DetachingSeq(records, skscan.StringPartitionSources(tbl.Metadata(), schema))
-	for df, err := range table.WriteRecords(ctx, tbl, schema, records, writeOpts...) {
+	for df, err := range table.WriteRecords(ctx, tbl, schema, skscan.DetachingSeq(tbl.Metadata(), records), writeOpts...) {
 		if err != nil {
 			return table.CompactionGroupResult{}, fmt.Errorf("write compacted files for group %q: %w", group.PartitionKey, err)
 		}

@@ -154,7 +154,7 @@ func (s *Session) appendRowsKeep(ctx context.Context, tbl *Table, rdr array.Reco
 		return 0, nil, err
 	}
 	err := s.write(ctx, tbl, "insert into", nil, func(txn *table.Transaction) error {
-		return txn.Append(ctx, skscan.DetachingReader(&ctxReader{ctx: ctx, RecordReader: cr}, skscan.StringPartitionSources(tbl.tbl.Metadata(), cr.Schema())), nil)
+		return txn.Append(ctx, skscan.DetachingReader(tbl.tbl.Metadata(), &ctxReader{ctx: ctx, RecordReader: cr}), nil)
 	})
 	if err != nil {
 		release()

@@ -221,7 +221,7 @@ func (t *Table) writeRecords(ctx context.Context, op string, rdr array.RecordRea
 		return nil, t.opError(op, err)
 	}
 	return t.commitWrite(ctx, op, cfg, func(txn *table.Transaction) error {
-		return write(txn, skscan.DetachingReader(&ctxReader{ctx: ctx, RecordReader: rdr}, skscan.StringPartitionSources(t.tbl.Metadata(), rdr.Schema())), cfg.props)
+		return write(txn, skscan.DetachingReader(t.tbl.Metadata(), &ctxReader{ctx: ctx, RecordReader: rdr}), cfg.props)
 	})
 }
 

@@ -238,11 +238,7 @@ func (d *RowDelta) commit(ctx context.Context, op string, opts []WriteOption) (*
 				if m.keyIDs != nil {
 					spec := t.tbl.Metadata().PartitionSpec()
 					proj := projectKeys(m, t.icebergSchema(), &spec, m.keyIDs)
-					var keys iter.Seq2[arrow.RecordBatch, error] = batchSeq(ctx, proj, false /* retain */)
-					if len(proj) > 0 {
-						keys = skscan.DetachingSeq(keys, skscan.StringPartitionSources(staged.Table.Metadata(), proj[0].Schema()))
-					}
-					o.files, o.err = txn.WriteEqualityDeletes(ctx, m.keyIDs, keys)
+					o.files, o.err = txn.WriteEqualityDeletes(ctx, m.keyIDs, skscan.DetachingSeq(staged.Table.Metadata(), batchSeq(ctx, proj, false /* retain */)))
 					for _, b := range proj {
 						b.Release()
 					}
@@ -254,8 +250,7 @@ func (d *RowDelta) commit(ctx context.Context, op string, opts []WriteOption) (*
 					}
 					return
 				}
-				rows := skscan.DetachingSeq(batchSeq(ctx, job.share, true /* retain */), skscan.StringPartitionSources(staged.Table.Metadata(), m.schema))
-				for df, err := range table.WriteRecords(ctx, staged.Table, m.schema, rows) {
+				for df, err := range table.WriteRecords(ctx, staged.Table, m.schema, skscan.DetachingSeq(staged.Table.Metadata(), batchSeq(ctx, job.share, true /* retain */))) {
 					if err != nil {
 						o.err = fmt.Errorf("writing data files: %w", err)
 						return

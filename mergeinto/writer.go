@@ -35,12 +35,9 @@ type fileWriter struct {
 func startWriter(ctx context.Context, tbl *table.Table, schema *arrow.Schema, opts []table.WriteRecordOption) *fileWriter {
 	ctx, cancel := context.WithCancel(ctx)
 	w := &fileWriter{ch: make(chan arrow.RecordBatch, 2), done: make(chan struct{}), cancel: cancel}
-	// the string columns partition values come from are copied out of
-	// the read buffers first (scan.StringPartitionSources)
-	detach := scan.StringPartitionSources(tbl.Metadata(), schema)
 	seq := func(yield func(arrow.RecordBatch, error) bool) {
 		for b := range w.ch {
-			if !yield(scan.DetachedColumns(b, detach), nil) {
+			if !yield(b, nil) {
 				// WriteRecords gave up (it failed); it released b.
 				for b := range w.ch {
 					b.Release()
@@ -51,7 +48,9 @@ func startWriter(ctx context.Context, tbl *table.Table, schema *arrow.Schema, op
 	}
 	go func() {
 		defer close(w.done)
-		for df, err := range table.WriteRecords(ctx, tbl, schema, seq, opts...) {
+		// the string columns partition values come from are copied out of
+		// the read buffers first (scan.StringPartitionSources)
+		for df, err := range table.WriteRecords(ctx, tbl, schema, scan.DetachingSeq(tbl.Metadata(), seq), opts...) {
 			w.mu.Lock()
 			if err != nil {
 				w.err = err

@@ -12,8 +12,8 @@ import (
 
 // StringPartitionSources returns the columns of a batch of schema rec
 // that a partition field of any of meta's specs takes a string value
-// from (whatever the transform), so that a writer can detach them first
-// (DetachedColumns, DetachingSeq, DetachingReader). Every spec counts, so
+// from (whatever the transform), which a writer detaches first
+// (DetachingSeq, DetachingReader). Every spec counts, so
 // a spec changed while the write runs is covered too.
 //
 // iceberg-go's partitioned writer keeps the partition values of the
@@ -70,10 +70,10 @@ func holdsID(t iceberg.Type, id int) bool {
 	return false
 }
 
-// DetachedColumns is b with the columns at idx copied into plain Go
+// detachedColumns is b with the columns at idx copied into plain Go
 // memory, as Detached copies them all; it consumes b. With no idx it
 // returns b; an index past b's columns is ignored.
-func DetachedColumns(b arrow.RecordBatch, idx []int) arrow.RecordBatch {
+func detachedColumns(b arrow.RecordBatch, idx []int) arrow.RecordBatch {
 	idx = slices.DeleteFunc(slices.Clone(idx), func(i int) bool { return i < 0 || i >= int(b.NumCols()) })
 	if len(idx) == 0 {
 		return b
@@ -92,16 +92,20 @@ func DetachedColumns(b arrow.RecordBatch, idx []int) arrow.RecordBatch {
 	return out
 }
 
-// DetachingSeq is seq with DetachedColumns applied to each batch; it
-// hands on seq's errors as they are.
-func DetachingSeq(seq iter.Seq2[arrow.RecordBatch, error], idx []int) iter.Seq2[arrow.RecordBatch, error] {
-	if len(idx) == 0 {
-		return seq
-	}
+// DetachingSeq is seq, for a write into the table of meta, with each
+// batch's StringPartitionSources detached (detachedColumns); it hands on
+// seq's errors as they are, and consumes what it detaches as a writer
+// would.
+func DetachingSeq(meta table.Metadata, seq iter.Seq2[arrow.RecordBatch, error]) iter.Seq2[arrow.RecordBatch, error] {
 	return func(yield func(arrow.RecordBatch, error) bool) {
+		var sc *arrow.Schema // the schema idx was found for
+		var idx []int
 		for b, err := range seq {
 			if err == nil && b != nil {
-				b = DetachedColumns(b, idx)
+				if b.Schema() != sc {
+					sc, idx = b.Schema(), StringPartitionSources(meta, b.Schema())
+				}
+				b = detachedColumns(b, idx)
 			}
 			if !yield(b, err) {
 				return
@@ -110,12 +114,15 @@ func DetachingSeq(seq iter.Seq2[arrow.RecordBatch, error], idx []int) iter.Seq2[
 	}
 }
 
-// DetachingReader is r with DetachedColumns applied to each batch, r's
-// batch retained first (a reader keeps its own). A batch it returns is
-// valid until the next call to Next, as r's are; the last one is let go
-// when Next returns false (or by the garbage collector, when the reader
-// is dropped before its end). Retain and Release are r's.
-func DetachingReader(r array.RecordReader, idx []int) array.RecordReader {
+// DetachingReader is r, for a write into the table of meta, with each
+// batch's StringPartitionSources detached (detachedColumns), r's batch
+// retained first (a reader keeps its own). A batch it returns is valid
+// until the next call to Next, as r's are; the last one is let go when
+// Next returns false (or by the garbage collector, when the reader is
+// dropped before its end). Retain and Release are r's. With nothing to
+// detach it is r.
+func DetachingReader(meta table.Metadata, r array.RecordReader) array.RecordReader {
+	idx := StringPartitionSources(meta, r.Schema())
 	if len(idx) == 0 {
 		return r
 	}
@@ -138,7 +145,7 @@ func (r *detachingReader) Next() bool {
 	}
 	b := r.RecordReader.RecordBatch()
 	b.Retain()
-	r.cur = DetachedColumns(b, r.idx)
+	r.cur = detachedColumns(b, r.idx)
 	return true
 }
 

@@ -53,11 +53,20 @@ func TestStringPartitionSources(t *testing.T) {
 }
 
 // A detached column keeps its strings after the batch it came from is
-// released and its pooled buffers recycled (poisoned under go test); the
-// columns left in place are the batch's own.
-func TestDetachingReaderOutlivesThePool(t *testing.T) {
+// released and its pooled buffers recycled (poisoned under go test),
+// through the reader and the sequence alike.
+func TestDetachingOutlivesThePool(t *testing.T) {
 	p := NewBufferPool()
 	sc := arrow.NewSchema([]arrow.Field{{Name: "part", Type: arrow.BinaryTypes.String}, {Name: "n", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	isc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "part", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 2, Name: "n", Type: iceberg.PrimitiveTypes.Int64},
+	)
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "part", Transform: iceberg.IdentityTransform{}})
+	meta, err := table.NewMetadata(isc, &spec, table.UnsortedSortOrder, "/tmp/t", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	batch := func(s string, n int) arrow.RecordBatch {
 		sb := array.NewStringBuilder(p)
 		nb := array.NewInt64Builder(p)
@@ -73,26 +82,44 @@ func TestDetachingReaderOutlivesThePool(t *testing.T) {
 		b.Release()
 		return rec
 	}
-	in := []arrow.RecordBatch{batch("alpha", 5000), batch("beta", 5000)}
-	src, err := array.NewRecordReader(sc, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range in {
-		b.Release()
-	}
-	r := DetachingReader(src, []int{0})
-	var kept []string // views, as iceberg-go keeps a partition value
-	for r.Next() {
-		b := r.RecordBatch()
-		kept = append(kept, b.Column(0).(*array.String).Value(0))
-	}
-	src.Release() // frees (and poisons) every pooled buffer of the input
-	for range 4 {
-		junk := batch("zzzzzzzz", 5000) // reuses them
-		defer junk.Release()
-	}
-	if !slices.Equal(kept, []string{"alpha", "beta"}) {
-		t.Fatalf("partition values read through the detaching reader became %q", kept)
+	for _, viaSeq := range []bool{false, true} {
+		in := []arrow.RecordBatch{batch("alpha", 5000), batch("beta", 5000)}
+		var kept []string // views, as iceberg-go keeps a partition value
+		if viaSeq {
+			seq := func(yield func(arrow.RecordBatch, error) bool) {
+				for _, b := range in {
+					if !yield(b, nil) {
+						return
+					}
+				}
+			}
+			for b, err := range DetachingSeq(meta, seq) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				kept = append(kept, b.Column(0).(*array.String).Value(0))
+				b.Release() // as a writer releases what it consumes
+			}
+		} else {
+			src, err := array.NewRecordReader(sc, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range in {
+				b.Release()
+			}
+			r := DetachingReader(meta, src)
+			for r.Next() {
+				kept = append(kept, r.RecordBatch().Column(0).(*array.String).Value(0))
+			}
+			src.Release() // frees (and poisons) every pooled buffer of the input
+		}
+		for range 4 {
+			junk := batch("zzzzzzzz", 5000) // reuses them
+			defer junk.Release()
+		}
+		if !slices.Equal(kept, []string{"alpha", "beta"}) {
+			t.Fatalf("through the sequence %v: partition values became %q", viaSeq, kept)
+		}
 	}
 }
