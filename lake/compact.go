@@ -40,6 +40,15 @@ type CompactResult struct {
 	MislabeledFiles int
 }
 
+// MislabeledNote is what a report of the compaction adds about
+// MislabeledFiles: nothing when there were none.
+func (r CompactResult) MislabeledNote() string {
+	if r.MislabeledFiles == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d of the data files had a partition tuple their rows disagree with, and now have their rows' own", r.MislabeledFiles)
+}
+
 // Compact rewrites small data files, every data file that carries
 // deletes, and every data file whose partition tuple disagrees with its
 // rows (which writes before session 22's fix could record for a table

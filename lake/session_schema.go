@@ -124,11 +124,7 @@ func (s *Session) execute(ctx context.Context, tbl *Table, ep *parser.ExecutePro
 		if out != nil && out.Snapshot() != nil && (tbl.Snapshot() == nil || out.Snapshot().ID != tbl.Snapshot().ID) {
 			s.lastCommit = out.Snapshot().ID
 		}
-		msg := fmt.Sprintf("rewrote %d data files into %d, removed %d delete files", res.RewrittenDataFiles, res.AddedDataFiles, res.RemovedDeleteFiles)
-		if res.MislabeledFiles > 0 {
-			msg += fmt.Sprintf("; %d of the data files had a partition tuple their rows disagree with, and now have their rows' own", res.MislabeledFiles)
-		}
-		return textResult("result", []string{msg})
+		return textResult("result", []string{fmt.Sprintf("rewrote %d data files into %d, removed %d delete files%s", res.RewrittenDataFiles, res.AddedDataFiles, res.RemovedDeleteFiles, res.MislabeledNote())})
 	}
 	return nil, &sentinelError{ErrNotImplemented, fmt.Errorf("alter table %s execute %s: unknown procedure; the procedures are compact, expire_snapshots and remove_orphan_files", tbl.Name(), proc)}
 }

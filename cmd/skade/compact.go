@@ -40,12 +40,8 @@ func init() {
 				fmt.Fprintf(e.stdout, "%s needs no compaction; nothing was written\n", tbl.Name())
 				return nil
 			}
-			mislabeled := ""
-			if res.MislabeledFiles > 0 {
-				mislabeled = fmt.Sprintf("; %d of the data files had a partition tuple their rows disagree with, and now have their rows' own", res.MislabeledFiles)
-			}
 			fmt.Fprintf(e.stdout, "compacted %s: rewrote %d data files (%d bytes) into %d (%d bytes), removed %d delete files (snapshot %d)%s\n",
-				tbl.Name(), res.RewrittenDataFiles, res.BytesBefore, res.AddedDataFiles, res.BytesAfter, res.RemovedDeleteFiles, out.Snapshot().ID, mislabeled)
+				tbl.Name(), res.RewrittenDataFiles, res.BytesBefore, res.AddedDataFiles, res.BytesAfter, res.RemovedDeleteFiles, out.Snapshot().ID, res.MislabeledNote())
 			return nil
 		},
 	})
