@@ -38,9 +38,10 @@ func (j *JoinTable) partitioned() bool {
 }
 
 // addPartitioned adds nb batches of build rows, numbered from 0, to an
-// empty table; see partitioned. It stops with ctx's error when ctx ends. encode(i, rk) encodes batch i's keys. It is
-// called twice per batch and must give the same keys both times. reserve
-// is asked for the scratch memory before it is allocated.
+// empty table; see partitioned. It stops with ctx's error when ctx ends.
+// encode(i, rk) encodes batch i's keys. It is called twice per batch and
+// must give the same keys both times. reserve is asked for the scratch
+// memory before it is allocated.
 //
 // The result is the table AddRows would build from the same batches, but
 // for the numbering of the groups: they are numbered in order of
