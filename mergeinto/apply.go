@@ -754,7 +754,11 @@ func (m *merger) newWriter(ctx context.Context) *fileWriter {
 	if m.lin != nil {
 		schema = m.lin.schema
 	}
-	w := startWriter(ctx, m.spec.Target, schema, append(slices.Clone(m.wopts), m.lin.writeOptions()...))
+	if m.lin == nil && !m.directPlanned {
+		m.directPlanned = true
+		m.direct = planDirect(ctx, m.spec.Target, schema, m.opts.TargetFileSize)
+	}
+	w := startWriter(ctx, m.spec.Target, schema, append(slices.Clone(m.wopts), m.lin.writeOptions()...), m.direct)
 	m.writers = append(m.writers, w)
 	return w
 }

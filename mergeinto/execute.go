@@ -94,11 +94,15 @@ type merger struct {
 	nullsMu sync.Mutex
 	nulls   map[nullKey]arrow.Array // conform's shared NULL columns
 	wopts   []table.WriteRecordOption
-	writers []*fileWriter  // every writer started, for abort
-	copies  []string       // row-group copies written (rgcopy.go), for abort
-	pending []*fileRewrite // rewrites read but still being written
-	removed []iceberg.DataFile
-	added   []iceberg.DataFile
+	// direct is the direct writer's plan (direct_writer.go), nil when
+	// WriteRecords writes; directPlanned once it was asked for
+	direct        *directPlan
+	directPlanned bool
+	writers       []*fileWriter  // every writer started, for abort
+	copies        []string       // row-group copies written (rgcopy.go), for abort
+	pending       []*fileRewrite // rewrites read but still being written
+	removed       []iceberg.DataFile
+	added         []iceberg.DataFile
 	// removedTasks are the scan tasks of removed, whose delete files may
 	// die with them; allTasks, when known, plan every data file of the
 	// snapshot (see DeadDeleteFiles).

@@ -680,7 +680,7 @@ func (m *merger) encodePatch(ctx context.Context, meta *metadata.FileMetaData, s
 	tbl := array.NewTable(sc, chunked, rows)
 	defer tbl.Release()
 	var buf bytes.Buffer
-	props := patchWriterProps(m.spec.Target.Properties(), fields, rows)
+	props := writerProps(m.spec.Target.Properties(), fields, rows)
 	w, err := pqarrow.NewFileWriter(sc, &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(m.opts.Mem)))
 	if err != nil {
 		return nil, err
@@ -712,9 +712,10 @@ func (m *merger) encodePatch(ctx context.Context, meta *metadata.FileMetaData, s
 	return &patch{raw: buf.Bytes(), meta: pm}, nil
 }
 
-// patchWriterProps are the table's Parquet writer settings, as iceberg-go
-// writes data files with them, for a patch of rows rows of fields.
-func patchWriterProps(p iceberg.Properties, fields []arrow.Field, rows int64) *parquet.WriterProperties {
+// writerProps are the table's Parquet writer settings, as iceberg-go
+// writes data files with them (bloom filters aside), for row groups of at
+// most rows rows of fields: a patch's rows, or the table's row group limit.
+func writerProps(p iceberg.Properties, fields []arrow.Field, rows int64) *parquet.WriterProperties {
 	num := func(key string, def int64) int64 {
 		if v, err := strconv.ParseInt(p[key], 10, 64); err == nil {
 			return v

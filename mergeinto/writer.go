@@ -2,6 +2,7 @@ package mergeinto
 
 import (
 	"context"
+	"iter"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -19,7 +20,7 @@ import (
 // values an UPDATE changed land in the right partition.
 //
 // INVARIANT: every batch handed to push is released exactly once, by
-// WriteRecords or by the drain in stop.
+// WriteRecords (or the direct writer) or by the drain in stop.
 type fileWriter struct {
 	ch     chan arrow.RecordBatch
 	done   chan struct{}
@@ -32,9 +33,16 @@ type fileWriter struct {
 	closed bool
 }
 
-func startWriter(ctx context.Context, tbl *table.Table, schema *arrow.Schema, opts []table.WriteRecordOption) *fileWriter {
+// startWriter starts a file writer for tbl taking batches of schema.
+// With a direct plan (planDirect) the direct writer writes the files
+// instead of WriteRecords, and does the same by the batches.
+func startWriter(ctx context.Context, tbl *table.Table, schema *arrow.Schema, opts []table.WriteRecordOption, direct *directPlan) *fileWriter {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &fileWriter{ch: make(chan arrow.RecordBatch, 2), done: make(chan struct{}), cancel: cancel}
+	queue := 2
+	if direct != nil {
+		queue += directQueue
+	}
+	w := &fileWriter{ch: make(chan arrow.RecordBatch, queue), done: make(chan struct{}), cancel: cancel}
 	seq := func(yield func(arrow.RecordBatch, error) bool) {
 		for b := range w.ch {
 			if !yield(b, nil) {
@@ -48,9 +56,15 @@ func startWriter(ctx context.Context, tbl *table.Table, schema *arrow.Schema, op
 	}
 	go func() {
 		defer close(w.done)
-		// the string columns partition values come from are copied out of
-		// the read buffers first (scan.StringPartitionSources)
-		for df, err := range table.WriteRecords(ctx, tbl, schema, scan.DetachingSeq(tbl.Metadata(), seq), opts...) {
+		files := func() iter.Seq2[iceberg.DataFile, error] {
+			if direct != nil {
+				return direct.writeRecords(ctx, seq)
+			}
+			// the string columns partition values come from are copied
+			// out of the read buffers first (scan.StringPartitionSources)
+			return table.WriteRecords(ctx, tbl, schema, scan.DetachingSeq(tbl.Metadata(), seq), opts...)
+		}
+		for df, err := range files() {
 			w.mu.Lock()
 			if err != nil {
 				w.err = err
