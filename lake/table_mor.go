@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/mergeinto"
 	skscan "github.com/skadedb/skade/scan"
 )
 
@@ -250,7 +251,7 @@ func (d *RowDelta) commit(ctx context.Context, op string, opts []WriteOption) (*
 					}
 					return
 				}
-				for df, err := range table.WriteRecords(ctx, staged.Table, m.schema, skscan.DetachingSeq(staged.Table.Metadata(), batchSeq(ctx, job.share, true /* retain */))) {
+				for df, err := range mergeinto.WriteRecords(ctx, staged.Table, m.schema, batchSeq(ctx, job.share, true /* retain */), 0 /* the table's target size */) {
 					if err != nil {
 						o.err = fmt.Errorf("writing data files: %w", err)
 						return

@@ -23,6 +23,8 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
+
+	"github.com/skadedb/skade/scan"
 )
 
 // The direct writer writes a table's data files itself instead of through
@@ -504,4 +506,21 @@ func (sd *stringDict) release() {
 		sd.dict.Release()
 		sd.dict = nil
 	}
+}
+
+// WriteRecords writes records, in schema's layout, as data files of tbl:
+// by the direct writer where it takes the table (see above), otherwise by
+// iceberg-go's table.WriteRecords (string columns that partition values
+// come from copied out of the read buffers first). targetFileSize
+// overrides the table's target file size when positive. Like
+// table.WriteRecords it releases each batch it consumes.
+func WriteRecords(ctx context.Context, tbl *table.Table, schema *arrow.Schema, records iter.Seq2[arrow.RecordBatch, error], targetFileSize int64) iter.Seq2[iceberg.DataFile, error] {
+	if p := planDirect(ctx, tbl, schema, targetFileSize); p != nil {
+		return p.writeRecords(ctx, records)
+	}
+	var opts []table.WriteRecordOption
+	if targetFileSize > 0 {
+		opts = append(opts, table.WithTargetFileSize(targetFileSize))
+	}
+	return table.WriteRecords(ctx, tbl, schema, scan.DetachingSeq(tbl.Metadata(), records), opts...)
 }
