@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"iter"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -137,8 +138,8 @@ func planDirect(ctx context.Context, tbl *table.Table, in *arrow.Schema, targetS
 	// The stored Arrow schema is the table's layout, as WriteRecords
 	// stores it, not the dictionary one the writer is given.
 	md := as.Metadata()
-	keys := append(md.Keys(), "ARROW:schema")
-	vals := append(md.Values(), base64.StdEncoding.EncodeToString(flight.SerializeSchema(as, memory.DefaultAllocator)))
+	keys := append(slices.Clone(md.Keys()), "ARROW:schema")
+	vals := append(slices.Clone(md.Values()), base64.StdEncoding.EncodeToString(flight.SerializeSchema(as, memory.DefaultAllocator)))
 	return &directPlan{
 		tbl: tbl, fs: wfs, loc: loc, schema: sc, arrow: as,
 		meta:       arrow.NewMetadata(keys, vals),
@@ -159,7 +160,7 @@ func primitive(t arrow.DataType) bool {
 	return true
 }
 
-// write writes records to data files, yielding each file once it is
+// writeRecords writes records to data files, yielding each file once it is
 // complete and an error (then stopping) when one fails. Like WriteRecords
 // it releases every batch it consumes; a file it was writing when it
 // failed is removed.
