@@ -424,14 +424,15 @@ func (sd *stringDict) encode(s *array.String) arrow.Array {
 	idx.Resize(n * arrow.Int32SizeBytes)
 	ix := arrow.Int32Traits.CastFromBytes(idx.Bytes())
 	grown, restarted, empty := false, false, false
+	nulls := s.NullN() > 0
 	for i := 0; i < n; i++ {
-		if s.IsNull(i) {
+		if nulls && s.IsNull(i) {
 			ix[i] = 0
 			continue
 		}
 		v := s.Value(i)
 		empty = empty || len(v) == 0
-		k, ok := sd.index[v]
+		k, ok := sd.lookup(v)
 		if !ok {
 			if !restarted && (len(sd.vals) >= maxDictEntries || sd.bytes+int64(len(v))+4 > sd.limit) {
 				sd.reset()
@@ -461,13 +462,12 @@ func (sd *stringDict) encode(s *array.String) arrow.Array {
 		bld.Release()
 	}
 	var valid *memory.Buffer
-	nulls := s.NullN()
-	if nulls > 0 {
+	if nulls {
 		valid = memory.NewResizableBuffer(sd.mem)
 		valid.Resize(int(bitutil.BytesForBits(int64(n))))
 		bitutil.CopyBitmap(s.NullBitmapBytes(), s.Data().Offset(), n, valid.Bytes(), 0)
 	}
-	data := array.NewData(arrow.PrimitiveTypes.Int32, n, []*memory.Buffer{valid, idx}, nil, nulls, 0)
+	data := array.NewData(arrow.PrimitiveTypes.Int32, n, []*memory.Buffer{valid, idx}, nil, s.NullN(), 0)
 	if valid != nil {
 		valid.Release()
 	}
@@ -490,6 +490,24 @@ func (sd *stringDict) encode(s *array.String) arrow.Array {
 	out := array.NewDictionaryArray(dt, indices, dict)
 	indices.Release()
 	return out
+}
+
+// smallDict is the dictionary size up to which lookup compares values
+// in turn rather than hashing them: a status column's handful of values.
+const smallDict = 4
+
+// lookup returns v's index in the dictionary.
+func (sd *stringDict) lookup(v string) (int32, bool) {
+	if len(sd.vals) <= smallDict {
+		for k, w := range sd.vals {
+			if w == v {
+				return int32(k), true
+			}
+		}
+		return 0, false
+	}
+	k, ok := sd.index[v]
+	return k, ok
 }
 
 func (sd *stringDict) reset() {
