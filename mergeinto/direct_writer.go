@@ -180,15 +180,17 @@ func (p *directPlan) writeRecords(ctx context.Context, records iter.Seq2[arrow.R
 				cur, err = p.open(int(p.files.Add(1)), b)
 			}
 			if err == nil && cur != nil {
-				err = cur.write(b)
+				err = recovered(func() error { return cur.write(b) })
 			}
 			if b != nil {
 				b.Release()
 			}
 			if err == nil && cur != nil && cur.counter.n >= p.targetSize {
 				var df iceberg.DataFile
-				df, err = cur.close()
-				cur = nil
+				err = recovered(func() (err error) { df, err = cur.close(); return err })
+				if err == nil {
+					cur = nil // else the deferred abort removes it
+				}
 				if err == nil && !yield(df, nil) {
 					return
 				}
@@ -199,11 +201,26 @@ func (p *directPlan) writeRecords(ctx context.Context, records iter.Seq2[arrow.R
 			}
 		}
 		if cur != nil {
-			df, err := cur.close()
-			cur = nil
+			var df iceberg.DataFile
+			err := recovered(func() (err error) { df, err = cur.close(); return err })
+			if err == nil {
+				cur = nil
+			}
 			yield(df, err)
 		}
 	}
+}
+
+// recovered runs fn, turning a panic in arrow-go's writer into an error,
+// as iceberg-go's rolling writer does: the statement fails, the process
+// does not.
+func recovered(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("writing a data file: %v", r)
+		}
+	}()
+	return fn()
 }
 
 // directFile is one data file being written.
