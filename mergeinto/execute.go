@@ -98,11 +98,14 @@ type merger struct {
 	// WriteRecords writes; directPlanned once it was asked for
 	direct        *directPlan
 	directPlanned bool
-	writers       []*fileWriter  // every writer started, for abort
-	copies        []string       // row-group copies written (rgcopy.go), for abort
-	pending       []*fileRewrite // rewrites read but still being written
-	removed       []iceberg.DataFile
-	added         []iceberg.DataFile
+	// per-batch scratch of applyBatch and match, reused (one goroutine)
+	matchBuf []int32
+	dropBuf  []bool
+	writers  []*fileWriter  // every writer started, for abort
+	copies   []string       // row-group copies written (rgcopy.go), for abort
+	pending  []*fileRewrite // rewrites read but still being written
+	removed  []iceberg.DataFile
+	added    []iceberg.DataFile
 	// removedTasks are the scan tasks of removed, whose delete files may
 	// die with them; allTasks, when known, plan every data file of the
 	// snapshot (see DeadDeleteFiles).
