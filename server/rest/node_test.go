@@ -84,6 +84,10 @@ INSERT INTO rgc SELECT range, 'v' || range FROM range(50);
 MERGE INTO rgc USING (SELECT 23 AS id UNION ALL SELECT 60) s ON rgc.id = s.id
   WHEN MATCHED THEN UPDATE SET v = 'merged' WHEN NOT MATCHED THEN INSERT VALUES (s.id, 'new');
 DELETE FROM rgc WHERE id BETWEEN 40 AND 44;
+CREATE TABLE dct (id BIGINT, v VARCHAR, w DOUBLE) WITH ('write.parquet.row-group-limit' = '5000');
+INSERT INTO dct SELECT range, CASE WHEN range % 7 = 0 THEN NULL WHEN range >= 15000 AND range % 5 = 0 THEN ''
+  WHEN range >= 12000 AND range % 3 = 0 THEN 'c' WHEN range % 2 = 0 THEN 'a' ELSE 'b' END, range * 0.5 FROM range(20000);
+MERGE INTO dct USING (SELECT range * 97 AS id FROM range(200)) s ON dct.id = s.id WHEN MATCHED THEN UPDATE SET v = 'merged', w = -1;
 `
 	if err := s.Exec(ctx, script); err != nil {
 		t.Fatal(err)
@@ -105,7 +109,7 @@ DELETE FROM rgc WHERE id BETWEEN 40 AND 44;
 	}
 	// br: a branch with a merge-on-read MERGE and DELETE, a tag, and a
 	// write on main after them; each ref read on its own (name@ref)
-	tables := []string{"main.ins", "main.cow", "main.mor", "main.eq", "main.evo", "main.lin", "main.br", "main.br@audit", "main.br@before", "main.rgc"}
+	tables := []string{"main.ins", "main.cow", "main.mor", "main.eq", "main.evo", "main.lin", "main.br", "main.br@audit", "main.br@before", "main.rgc", "main.dct"}
 	// read what skade sees, then serve a relocated copy of the lake with
 	// the original gone: icebird reads every path the copy's metadata,
 	// manifests and delete files hold
@@ -146,6 +150,11 @@ DELETE FROM rgc WHERE id BETWEEN 40 AND 44;
 	defer hs.Close()
 	// rgc: copy-on-write rewrites whose unchanged row groups were copied
 	// verbatim into files with a footer skade wrote
+	// dct: a copy-on-write rewrite by skade's own writer (string columns
+	// dictionary-encoded by skade; two of three columns change, so no
+	// row group is patched): 4 row groups, the first dictionary-encoded,
+	// the others plain from where a new value or an empty string came
+	// (checked by hand with a footer dump), and NULLs
 	// evo: data files of two partition specs and position deletes; lin: a
 	// v3 table whose copy-on-write rewrites carry _row_id and
 	// _last_updated_sequence_number columns, which a reader must ignore
