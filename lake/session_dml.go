@@ -4,15 +4,18 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"iter"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/mergeinto"
 	"github.com/skadedb/skade/parser"
 	"github.com/skadedb/skade/plan"
 	skscan "github.com/skadedb/skade/scan"
@@ -154,13 +157,47 @@ func (s *Session) appendRowsKeep(ctx context.Context, tbl *Table, rdr array.Reco
 		return 0, nil, err
 	}
 	err := s.write(ctx, tbl, "insert into", nil, func(txn *table.Transaction) error {
-		return txn.Append(ctx, skscan.DetachingReader(tbl.tbl.Metadata(), &ctxReader{ctx: ctx, RecordReader: cr}), nil)
+		r := &ctxReader{ctx: ctx, RecordReader: cr}
+		if staged, err := txn.StagedTable(); err == nil && mergeinto.WritesDirect(ctx, staged.Table, r.Schema()) {
+			// skade's own writer (string columns dictionary-encoded
+			// without arrow-go's memo), then the files staged as
+			// Append stages them: no name mapping set, and no check
+			// for files the table already has (these are new). The
+			// files are written through the transaction's IO, which
+			// removes them if the statement fails.
+			var files []iceberg.DataFile
+			for df, err := range mergeinto.WriteRecords(ctx, staged.Table, r.Schema(), readerSeq(r), 0 /* the table's target size */) {
+				if err != nil {
+					return err
+				}
+				files = append(files, df)
+			}
+			return txn.AddDataFiles(ctx, files, nil, table.WithoutAutoNameMapping(), table.WithoutDuplicateCheck())
+		}
+		return txn.Append(ctx, skscan.DetachingReader(tbl.tbl.Metadata(), r), nil)
 	})
 	if err != nil {
 		release()
 		return 0, nil, err
 	}
 	return cr.rows, cr.kept, nil
+}
+
+// readerSeq yields r's batches, each retained for the consumer to
+// release, then r's error.
+func readerSeq(r array.RecordReader) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		for r.Next() {
+			b := r.RecordBatch()
+			b.Retain()
+			if !yield(b, nil) {
+				return
+			}
+		}
+		if err := r.Err(); err != nil {
+			yield(nil, err)
+		}
+	}
 }
 
 // returned says what a DML statement's affected rows are, for RETURNING's

@@ -560,3 +560,10 @@ func WriteRecords(ctx context.Context, tbl *table.Table, schema *arrow.Schema, r
 	}
 	return table.WriteRecords(ctx, tbl, schema, scan.DetachingSeq(tbl.Metadata(), records), opts...)
 }
+
+// WritesDirect reports whether WriteRecords writes batches of schema into
+// tbl with the direct writer (the files then need no more of iceberg-go
+// than staging them).
+func WritesDirect(ctx context.Context, tbl *table.Table, schema *arrow.Schema) bool {
+	return planDirect(ctx, tbl, schema, 0) != nil
+}
