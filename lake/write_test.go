@@ -3,6 +3,8 @@ package lake_test
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -86,5 +88,33 @@ func TestAppendSchemaMismatch(t *testing.T) {
 	}
 	if want := `append to main.events: column "extra" is not in the table; the table's columns are id, status, amount, ts`; err.Error() != want {
 		t.Fatalf("message:\n got %q\nwant %q", err.Error(), want)
+	}
+}
+
+// An INSERT that fails after skade's own writer (string columns) has
+// finished several files leaves no file behind and the table as it was.
+func TestFailedInsertThroughDirectWriterLeavesNothing(t *testing.T) {
+	lk, dir := openLake(t)
+	s := lk.Session()
+	mustExec(t, s, `CREATE TABLE t (id BIGINT, v VARCHAR) WITH ('write.target-file-size-bytes' = '20000', 'write.parquet.row-group-limit' = '2000');
+		INSERT INTO t SELECT i, 'v' || (i % 10) FROM range(0, 1000) r(i)`)
+	before := allFiles(t, dir)
+	want := query(t, s, `SELECT count(*), max(v) FROM t`)
+	err := s.Exec(context.Background(), `INSERT INTO t SELECT i, CASE WHEN i < 150000 THEN 's' || (i % 7) ELSE CAST(1 / (i - 150000) AS VARCHAR) END FROM range(0, 200000) r(i)`)
+	if err == nil || !strings.Contains(err.Error(), "division by zero") {
+		t.Fatalf("INSERT: %v, want division by zero", err)
+	}
+	for p := range allFiles(t, dir) {
+		if !before[p] {
+			t.Errorf("the failed INSERT left %s", p)
+		}
+	}
+	if got := query(t, s, `SELECT count(*), max(v) FROM t`); !slices.Equal(got, want) {
+		t.Fatalf("after the failed INSERT: %v, want %v", got, want)
+	}
+	// the same INSERT without the failure writes several files
+	mustExec(t, s, `INSERT INTO t SELECT i, 's' || (i % 7) FROM range(0, 150000) r(i)`)
+	if got := query(t, s, `SELECT count(*) > 3 FROM t$files`); !slices.Equal(got, []string{"true"}) {
+		t.Fatalf("the INSERT wrote %v files; the failure above may have come before any file was done", got)
 	}
 }
