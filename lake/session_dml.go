@@ -158,21 +158,8 @@ func (s *Session) appendRowsKeep(ctx context.Context, tbl *Table, rdr array.Reco
 	}
 	err := s.write(ctx, tbl, "insert into", nil, func(txn *table.Transaction) error {
 		r := &ctxReader{ctx: ctx, RecordReader: cr}
-		if staged, err := txn.StagedTable(); err == nil && mergeinto.WritesDirect(ctx, staged.Table, r.Schema()) {
-			// skade's own writer (string columns dictionary-encoded
-			// without arrow-go's memo), then the files staged as
-			// Append stages them: no name mapping set, and no check
-			// for files the table already has (these are new). The
-			// files are written through the transaction's IO, which
-			// removes them if the statement fails.
-			var files []iceberg.DataFile
-			for df, err := range mergeinto.WriteRecords(ctx, staged.Table, r.Schema(), readerSeq(r), 0 /* the table's target size */) {
-				if err != nil {
-					return err
-				}
-				files = append(files, df)
-			}
-			return txn.AddDataFiles(ctx, files, nil, table.WithoutAutoNameMapping(), table.WithoutDuplicateCheck())
+		if ok, err := appendDirect(ctx, txn, r, nil); ok {
+			return err
 		}
 		return txn.Append(ctx, skscan.DetachingReader(tbl.tbl.Metadata(), r), nil)
 	})
@@ -181,6 +168,28 @@ func (s *Session) appendRowsKeep(ctx context.Context, tbl *Table, rdr array.Reco
 		return 0, nil, err
 	}
 	return cr.rows, cr.kept, nil
+}
+
+// appendDirect stages r's rows in txn as txn.Append would, but written by
+// skade's own writer (string columns dictionary-encoded without arrow-go's
+// memo, mergeinto/direct_writer.go); ok is false, and nothing is read,
+// when the table needs iceberg-go's writer. The files are staged as
+// Append stages them: no name mapping set, and no check for files the
+// table already has (these are new). They are written through the
+// transaction's IO, which removes them if the statement fails.
+func appendDirect(ctx context.Context, txn *table.Transaction, r array.RecordReader, props iceberg.Properties) (ok bool, err error) {
+	staged, err := txn.StagedTable()
+	if err != nil || !mergeinto.WritesDirect(ctx, staged.Table, r.Schema()) {
+		return false, nil
+	}
+	var files []iceberg.DataFile
+	for df, err := range mergeinto.WriteRecords(ctx, staged.Table, r.Schema(), readerSeq(r), 0 /* the table's target size */) {
+		if err != nil {
+			return true, err
+		}
+		files = append(files, df)
+	}
+	return true, txn.AddDataFiles(ctx, files, props, table.WithoutAutoNameMapping(), table.WithoutDuplicateCheck())
 }
 
 // readerSeq yields r's batches, each retained for the consumer to

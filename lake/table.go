@@ -200,6 +200,9 @@ func WithSnapshotProperties(props map[string]string) WriteOption {
 // refreshing and replaying the append (appends commute).
 func (t *Table) Append(ctx context.Context, rdr array.RecordReader, opts ...WriteOption) (*Table, error) {
 	return t.writeRecords(ctx, "append to", rdr, opts, func(txn *table.Transaction, r array.RecordReader, props iceberg.Properties) error {
+		if ok, err := appendDirect(ctx, txn, r, props); ok {
+			return err
+		}
 		return txn.Append(ctx, r, props)
 	})
 }
