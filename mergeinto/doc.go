@@ -43,7 +43,9 @@
 //     the source hash table (reserved in Spec.Budget) plus one file's
 //     unchanged prefix (bounded by Options.BufferLimit, also reserved) plus
 //     the buffers of at most two rewrite writers (the file being read and
-//     the previous one, still compressing) and the insert writer.
+//     the previous one, still compressing) and the insert writer. Each
+//     writer queues up to 66 batches ahead of its encoder, as iceberg-go's
+//     rolling writer queues 64 (writer.go, direct_writer.go).
 //   - INVARIANT: a data file with no updated or deleted row is neither
 //     written nor removed; a file whose every row is deleted is removed and
 //     not replaced.
