@@ -3,9 +3,7 @@ package mergeinto
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
-	"io/fs"
 	"iter"
 	"slices"
 	"strconv"
@@ -39,9 +37,9 @@ import (
 // arrays.
 //
 // It covers only the tables where WriteRecords would do nothing else:
-// unpartitioned, unsorted, no row lineage kept, top-level primitive
-// columns arriving in the table's own Arrow layout, and no Parquet setting
-// it does not reproduce (bloom filters). Everything else goes through
+// unpartitioned, unsorted, format version 1 or 2 (no row lineage),
+// top-level primitive columns arriving in the table's own Arrow layout,
+// and no Parquet setting it does not reproduce (bloom filters). Everything else goes through
 // WriteRecords. The files it writes are what WriteRecords writes (same
 // writer settings, footer key-value metadata and Iceberg metrics), except
 // for the encoding of string column chunks, which arrow-go chooses from
@@ -391,13 +389,12 @@ func (d *directFile) abort() {
 	d.remove()
 }
 
-// remove deletes the file. Should that fail, the statement's own cleanup
-// cannot see the file (it was never yielded); orphan removal is the
-// backstop.
+// remove deletes the file. Its error is dropped: the file was never
+// yielded, so the statement cannot report it as written. Where the writer
+// writes through a transaction's IO (snapshot.Commit's tracker), a failed
+// statement removes it again; otherwise orphan removal is the backstop.
 func (d *directFile) remove() {
-	if err := d.p.fs.Remove(d.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return
-	}
+	_ = d.p.fs.Remove(d.path)
 }
 
 func (d *directFile) release() {
