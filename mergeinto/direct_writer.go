@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"iter"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -124,12 +123,7 @@ func planDirect(ctx context.Context, tbl *table.Table, in *arrow.Schema, targetS
 	if err != nil {
 		return nil
 	}
-	num := func(key string, def int64) int64 {
-		if v, err := strconv.ParseInt(props[key], 10, 64); err == nil {
-			return v
-		}
-		return def
-	}
+	num := props.GetInt64
 	if targetSize <= 0 {
 		targetSize = num(table.WriteTargetFileSizeBytesKey, table.WriteTargetFileSizeBytesDefault)
 	}
@@ -226,22 +220,10 @@ type directFile struct {
 	p       *directPlan
 	path    string
 	file    iceio.FileWriter
-	counter *byteCounter
+	counter *countingWriter
 	w       *pqarrow.FileWriter
 	layout  *arrow.Schema // the writer's: the dictionary columns as such
 	dicts   []*stringDict // per string column; nil where it is written as is
-	mem     memory.Allocator
-}
-
-type byteCounter struct {
-	w interface{ Write([]byte) (int, error) }
-	n int64
-}
-
-func (c *byteCounter) Write(b []byte) (int, error) {
-	n, err := c.w.Write(b)
-	c.n += int64(n)
-	return n, err
 }
 
 // sampleRows is the least first batch whose distinct values can mark a
@@ -255,7 +237,7 @@ const sampleRows = 1024
 // empty string (see stringDict.encode).
 func (p *directPlan) open(count int, first arrow.RecordBatch) (*directFile, error) {
 	mem := memory.DefaultAllocator
-	d := &directFile{p: p, mem: mem, dicts: make([]*stringDict, len(p.strs))}
+	d := &directFile{p: p, dicts: make([]*stringDict, len(p.strs))}
 	fields := append([]arrow.Field(nil), p.arrow.Fields()...)
 	n := int(first.NumRows())
 	for k, c := range p.strs {
@@ -272,7 +254,7 @@ func (p *directPlan) open(count int, first arrow.RecordBatch) (*directFile, erro
 		return nil, err
 	}
 	d.file = f
-	d.counter = &byteCounter{w: f}
+	d.counter = &countingWriter{w: f}
 	d.w, err = pqarrow.NewFileWriter(d.layout, d.counter, p.props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
 	if err != nil {
 		d.abort()

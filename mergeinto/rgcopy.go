@@ -233,13 +233,13 @@ func (m *merger) copyRowGroups(ctx context.Context, task table.FileScanTask, met
 			}
 		}
 	}()
-	bw := &countingWriter{w: bufio.NewWriterSize(w, 1<<20)}
-	werr := writeRowGroups(ctx, bw, srcs, out)
+	buf := bufio.NewWriterSize(w, 1<<20)
+	werr := writeRowGroups(ctx, &countingWriter{w: buf}, srcs, out)
 	if TestHookRowGroupCopy != nil && werr == nil {
 		werr = TestHookRowGroupCopy(dst)
 	}
 	if werr == nil {
-		werr = bw.w.Flush()
+		werr = buf.Flush()
 	}
 	if cerr := w.Close(); werr == nil {
 		werr = cerr
@@ -385,7 +385,7 @@ func (m *merger) copyPath(task table.FileScanTask) (string, error) {
 
 // countingWriter counts the bytes written through it.
 type countingWriter struct {
-	w *bufio.Writer
+	w io.Writer
 	n int64
 }
 
@@ -716,12 +716,7 @@ func (m *merger) encodePatch(ctx context.Context, meta *metadata.FileMetaData, s
 // writes data files with them (bloom filters aside), for row groups of at
 // most rows rows of fields: a patch's rows, or the table's row group limit.
 func writerProps(p iceberg.Properties, fields []arrow.Field, rows int64) *parquet.WriterProperties {
-	num := func(key string, def int64) int64 {
-		if v, err := strconv.ParseInt(p[key], 10, 64); err == nil {
-			return v
-		}
-		return def
-	}
+	num := p.GetInt64
 	dpv := parquet.DataPageV2
 	if p.Get("write.parquet.page-version", "2") == "1" {
 		dpv = parquet.DataPageV1
