@@ -179,11 +179,15 @@ func (s *Session) appendRowsKeep(ctx context.Context, tbl *Table, rdr array.Reco
 // transaction's IO, which removes them if the statement fails.
 func appendDirect(ctx context.Context, txn *table.Transaction, r array.RecordReader, props iceberg.Properties) (ok bool, err error) {
 	staged, err := txn.StagedTable()
-	if err != nil || !mergeinto.WritesDirect(ctx, staged.Table, r.Schema()) {
+	if err != nil {
+		return false, nil
+	}
+	written, ok := mergeinto.WriteDirect(ctx, staged.Table, r.Schema(), readerSeq(r), 0 /* the table's target size */)
+	if !ok {
 		return false, nil
 	}
 	var files []iceberg.DataFile
-	for df, err := range mergeinto.WriteRecords(ctx, staged.Table, r.Schema(), readerSeq(r), 0 /* the table's target size */) {
+	for df, err := range written {
 		if err != nil {
 			return true, err
 		}

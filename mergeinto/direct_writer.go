@@ -530,8 +530,8 @@ func (sd *stringDict) release() {
 // overrides the table's target file size when positive. Like
 // table.WriteRecords it releases each batch it consumes.
 func WriteRecords(ctx context.Context, tbl *table.Table, schema *arrow.Schema, records iter.Seq2[arrow.RecordBatch, error], targetFileSize int64) iter.Seq2[iceberg.DataFile, error] {
-	if p := planDirect(ctx, tbl, schema, targetFileSize); p != nil {
-		return p.writeRecords(ctx, records)
+	if files, ok := WriteDirect(ctx, tbl, schema, records, targetFileSize); ok {
+		return files
 	}
 	var opts []table.WriteRecordOption
 	if targetFileSize > 0 {
@@ -540,9 +540,13 @@ func WriteRecords(ctx context.Context, tbl *table.Table, schema *arrow.Schema, r
 	return table.WriteRecords(ctx, tbl, schema, scan.DetachingSeq(tbl.Metadata(), records), opts...)
 }
 
-// WritesDirect reports whether WriteRecords writes batches of schema into
-// tbl with the direct writer (the files then need no more of iceberg-go
-// than staging them).
-func WritesDirect(ctx context.Context, tbl *table.Table, schema *arrow.Schema) bool {
-	return planDirect(ctx, tbl, schema, 0) != nil
+// WriteDirect is WriteRecords by the direct writer alone: ok is false, and
+// records are not read, when the table needs iceberg-go's writer. Its
+// files then need no more of iceberg-go than staging them.
+func WriteDirect(ctx context.Context, tbl *table.Table, schema *arrow.Schema, records iter.Seq2[arrow.RecordBatch, error], targetFileSize int64) (files iter.Seq2[iceberg.DataFile, error], ok bool) {
+	p := planDirect(ctx, tbl, schema, targetFileSize)
+	if p == nil {
+		return nil, false
+	}
+	return p.writeRecords(ctx, records), true
 }
