@@ -164,6 +164,13 @@ func (p *directPlan) writeRecords(ctx context.Context, records iter.Seq2[arrow.R
 				cur.abort()
 			}
 		}()
+		// finish closes cur; on failure cur stays, for the abort above
+		finish := func() (df iceberg.DataFile, err error) {
+			if err = recovered(func() (err error) { df, err = cur.close(); return err }); err == nil {
+				cur = nil
+			}
+			return df, err
+		}
 		for b, err := range records {
 			if err == nil {
 				err = ctx.Err()
@@ -179,11 +186,7 @@ func (p *directPlan) writeRecords(ctx context.Context, records iter.Seq2[arrow.R
 			}
 			if err == nil && cur != nil && cur.counter.n >= p.targetSize {
 				var df iceberg.DataFile
-				err = recovered(func() (err error) { df, err = cur.close(); return err })
-				if err == nil {
-					cur = nil // else the deferred abort removes it
-				}
-				if err == nil && !yield(df, nil) {
+				if df, err = finish(); err == nil && !yield(df, nil) {
 					return
 				}
 			}
@@ -193,12 +196,7 @@ func (p *directPlan) writeRecords(ctx context.Context, records iter.Seq2[arrow.R
 			}
 		}
 		if cur != nil {
-			var df iceberg.DataFile
-			err := recovered(func() (err error) { df, err = cur.close(); return err })
-			if err == nil {
-				cur = nil
-			}
-			yield(df, err)
+			yield(finish())
 		}
 	}
 }
@@ -448,14 +446,7 @@ func (sd *stringDict) encode(s *array.String) arrow.Array {
 		if sd.dict != nil {
 			sd.dict.Release()
 		}
-		bld := array.NewStringBuilder(sd.mem)
-		bld.Reserve(len(sd.vals))
-		bld.ReserveData(int(sd.bytes))
-		for _, v := range sd.vals {
-			bld.Append(v)
-		}
-		sd.dict = bld.NewArray()
-		bld.Release()
+		sd.dict = stringArray(sd.mem, sd.vals)
 	}
 	var valid *memory.Buffer
 	if nulls {
@@ -474,13 +465,7 @@ func (sd *stringDict) encode(s *array.String) arrow.Array {
 	dict := sd.dict
 	if empty {
 		// one value twice: not the chunk's dictionary, nor a usable one
-		bld := array.NewStringBuilder(sd.mem)
-		for _, v := range sd.vals {
-			bld.Append(v)
-		}
-		bld.Append(sd.vals[0])
-		dict = bld.NewArray()
-		bld.Release()
+		dict = stringArray(sd.mem, append(sd.vals[:len(sd.vals):len(sd.vals)], sd.vals[0]))
 		defer dict.Release()
 	}
 	out := array.NewDictionaryArray(dt, indices, dict)
@@ -504,6 +489,14 @@ func (sd *stringDict) lookup(v string) (int32, bool) {
 	}
 	k, ok := sd.index[v]
 	return k, ok
+}
+
+// stringArray is vals as an Arrow string array.
+func stringArray(mem memory.Allocator, vals []string) arrow.Array {
+	bld := array.NewStringBuilder(mem)
+	defer bld.Release()
+	bld.AppendValues(vals, nil)
+	return bld.NewArray()
 }
 
 func (sd *stringDict) reset() {
