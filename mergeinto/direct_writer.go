@@ -523,12 +523,20 @@ func (sd *stringDict) release() {
 // overrides the table's target file size when positive. Like
 // table.WriteRecords it releases each batch it consumes.
 func WriteRecords(ctx context.Context, tbl *table.Table, schema *arrow.Schema, records iter.Seq2[arrow.RecordBatch, error], targetFileSize int64) iter.Seq2[iceberg.DataFile, error] {
-	if files, ok := WriteDirect(ctx, tbl, schema, records, targetFileSize); ok {
-		return files
-	}
 	var opts []table.WriteRecordOption
 	if targetFileSize > 0 {
 		opts = append(opts, table.WithTargetFileSize(targetFileSize))
+	}
+	return writeFiles(ctx, tbl, schema, records, planDirect(ctx, tbl, schema, targetFileSize), opts...)
+}
+
+// writeFiles writes records by the direct plan when there is one, and
+// otherwise by iceberg-go's WriteRecords with opts, the string columns
+// that partition values come from copied out of the read buffers first
+// (scan.StringPartitionSources).
+func writeFiles(ctx context.Context, tbl *table.Table, schema *arrow.Schema, records iter.Seq2[arrow.RecordBatch, error], direct *directPlan, opts ...table.WriteRecordOption) iter.Seq2[iceberg.DataFile, error] {
+	if direct != nil {
+		return direct.writeRecords(ctx, records)
 	}
 	return table.WriteRecords(ctx, tbl, schema, scan.DetachingSeq(tbl.Metadata(), records), opts...)
 }

@@ -2,7 +2,6 @@ package mergeinto
 
 import (
 	"context"
-	"iter"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -10,7 +9,6 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/exec"
-	"github.com/skadedb/skade/scan"
 )
 
 // fileWriter streams batches into iceberg-go's WriteRecords, which runs in
@@ -56,15 +54,7 @@ func startWriter(ctx context.Context, tbl *table.Table, schema *arrow.Schema, op
 	}
 	go func() {
 		defer close(w.done)
-		files := func() iter.Seq2[iceberg.DataFile, error] {
-			if direct != nil {
-				return direct.writeRecords(ctx, seq)
-			}
-			// the string columns partition values come from are copied
-			// out of the read buffers first (scan.StringPartitionSources)
-			return table.WriteRecords(ctx, tbl, schema, scan.DetachingSeq(tbl.Metadata(), seq), opts...)
-		}
-		for df, err := range files() {
+		for df, err := range writeFiles(ctx, tbl, schema, seq, direct, opts...) {
 			w.mu.Lock()
 			if err != nil {
 				w.err = err
