@@ -52,6 +52,11 @@ type HashTable struct {
 	filter  []uint64
 	fmask   uint64
 	filterN int
+	// dense, when Seal could build it, replaces filter: an exact bitmap
+	// of the keys' values (hashtable_dense.go), used while filterN is
+	// Len() too.
+	dense *htDense
+	sink  uint64 // loads that only bring memory into the cache land here
 }
 
 // htSlot is a slot of a table of short keys: the key itself, zero
@@ -111,7 +116,7 @@ func (t *HashTable) Len() int { return t.n }
 
 // Bytes is the memory the table holds, for Budget accounting.
 func (t *HashTable) Bytes() int64 {
-	return int64(len(t.slots))*8 + int64(len(t.islots))*16 + int64(cap(t.arena)) + int64(cap(t.offs))*8 + int64(len(t.filter))*8
+	return int64(len(t.slots))*8 + int64(len(t.islots))*16 + int64(cap(t.arena)) + int64(cap(t.offs))*8 + int64(len(t.filter))*8 + t.dense.bytes()
 }
 
 // GrowBytes is the memory that inserting extra new keys of keyBytes bytes
@@ -363,10 +368,16 @@ const htFilterBitsPerKey = 8
 // follow (FindRows) go faster. On a table large enough that its slots
 // fall out of the CPU caches it builds a Bloom filter of the keys, about
 // one byte per key, so that a probe for an absent key mostly reads the
-// filter alone. An insert after Seal turns the filter off.
+// filter alone; where the keys are integers of a narrow range, an exact
+// bitmap of their values instead (a dense filter, hashtable_dense.go).
+// An insert after Seal turns the filter off.
 func (t *HashTable) Seal() {
-	t.filter, t.filterN = nil, -1
+	t.filter, t.dense, t.filterN = nil, nil, -1
 	if t.numSlots() < htTouchMin || t.n == 0 {
+		return
+	}
+	if t.dense = t.buildDense(); t.dense != nil {
+		t.filterN = t.n
 		return
 	}
 	words := 1
@@ -378,7 +389,13 @@ func (t *HashTable) Seal() {
 	add := func(h uint64) {
 		t.filter[(h>>18)&t.fmask] |= htFilterBits(h)
 	}
-	if t.inline {
+	if w := t.width; t.inline && len(t.arena) == t.n*w {
+		// the keys in a row: a third of the slots' bytes
+		for o := 0; o < len(t.arena); o += w {
+			k0, k1 := htInlineKey(t.arena[o : o+w : o+w])
+			add(htMix(k0, uint64(k1), w))
+		}
+	} else if t.inline {
 		for _, s := range t.islots {
 			if s.id != 0 {
 				add(htMix(s.k0, uint64(s.k1), t.width))
@@ -420,9 +437,15 @@ func (t *HashTable) FindOrInsertRows(keys *RowKeys, ids []int32, skipNull bool) 
 // FindRows looks up every row of keys, writing its group id or -1 (absent,
 // or a NULL key when skipNull is set) to ids.
 func (t *HashTable) FindRows(keys *RowKeys, ids []int32, skipNull bool) {
-	if t.filter != nil && t.filterN == t.n {
-		t.findFiltered(keys, ids, skipNull)
-		return
+	if t.filterN == t.n {
+		if t.dense != nil && keys.Width == t.width {
+			t.findDense(keys, ids, skipNull)
+			return
+		}
+		if t.filter != nil {
+			t.findFiltered(keys, ids, skipNull)
+			return
+		}
 	}
 	t.touch(keys.Hashes[:keys.N], &keys.sink)
 	for r := 0; r < keys.N; r++ {

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -12,34 +13,66 @@ import (
 // TestSealedFilter builds tables large enough for Seal to build its
 // filter (short keys in slots, and strings in the arena), probes present,
 // absent and NULL keys through it, and checks every answer against a Go
-// map; an insert after Seal must turn the filter off.
+// map; an insert after Seal must turn the filter off. Integer keys of a
+// few narrow ranges get the dense filter, which must pass no absent key,
+// at both ends of the integer range too; spread ones get the Bloom
+// filter, as do keys that would leave one key in each bitmap block.
 func TestSealedFilter(t *testing.T) {
-	const n = 300_000 // keys 0, 2, 4, ...: the slots pass htTouchMin
-	for _, typ := range []arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.BinaryTypes.String} {
-		t.Run(typ.String(), func(t *testing.T) {
+	const n = 300_000 // keys f(0), f(2), f(4), ...: the slots pass htTouchMin
+	cases := []struct {
+		name  string
+		typ   arrow.DataType
+		f     func(v int) int64 // the key of probe value v
+		dense bool
+	}{
+		{"int64-around-zero", arrow.PrimitiveTypes.Int64, func(v int) int64 { return int64(v) - n }, true},
+		{"int64-top", arrow.PrimitiveTypes.Int64, func(v int) int64 { return math.MaxInt64 - int64(v) }, true},
+		{"int64-bottom", arrow.PrimitiveTypes.Int64, func(v int) int64 { return math.MinInt64 + int64(v) }, true},
+		{"int64-clusters", arrow.PrimitiveTypes.Int64, func(v int) int64 { return int64(v%1000) + int64(v/1000)*1_000_000 }, true},
+		{"int64-spread", arrow.PrimitiveTypes.Int64, func(v int) int64 { return int64(v) * 1_000_003 }, false},
+		{"int64-one-per-block", arrow.PrimitiveTypes.Int64, func(v int) int64 { return int64(v) * 2000 }, false},
+		{"int32-around-zero", arrow.PrimitiveTypes.Int32, func(v int) int64 { return int64(v) - n }, true},
+		{"int32-bottom", arrow.PrimitiveTypes.Int32, func(v int) int64 { return math.MinInt32 + int64(v) }, true},
+		{"int32-spread", arrow.PrimitiveTypes.Int32, func(v int) int64 { return int64(v) * 7001 }, false},
+		{"string", arrow.BinaryTypes.String, func(v int) int64 { return int64(v) }, false},
+	}
+	for _, tc := range cases {
+		typ := tc.typ
+		t.Run(tc.name, func(t *testing.T) {
 			enc, err := NewKeyEncoder([]arrow.DataType{typ})
 			if err != nil {
 				t.Fatal(err)
 			}
 			column := func(vals []int, nulls bool) arrow.Array {
 				var b array.Builder
-				if typ.ID() == arrow.INT64 {
+				switch typ.ID() {
+				case arrow.INT64:
 					ib := array.NewInt64Builder(memory.DefaultAllocator)
 					for i, v := range vals {
 						if nulls && i%97 == 0 {
 							ib.AppendNull()
 						} else {
-							ib.Append(int64(v))
+							ib.Append(tc.f(v))
 						}
 					}
 					b = ib
-				} else {
+				case arrow.INT32:
+					ib := array.NewInt32Builder(memory.DefaultAllocator)
+					for i, v := range vals {
+						if nulls && i%97 == 0 {
+							ib.AppendNull()
+						} else {
+							ib.Append(int32(tc.f(v)))
+						}
+					}
+					b = ib
+				default:
 					sb := array.NewStringBuilder(memory.DefaultAllocator)
 					for i, v := range vals {
 						if nulls && i%97 == 0 {
 							sb.AppendNull()
 						} else {
-							sb.Append(fmt.Sprintf("key-%d", v))
+							sb.Append(fmt.Sprintf("key-%d", tc.f(v)))
 						}
 					}
 					b = sb
@@ -63,7 +96,12 @@ func TestSealedFilter(t *testing.T) {
 			jt := NewJoinTable(enc.Width(), n)
 			jt.AddRows(keys(build, false))
 			jt.Seal()
-			if jt.filter == nil {
+			switch {
+			case tc.dense && jt.dense == nil:
+				t.Fatalf("Seal built no dense filter for %d keys of a narrow range", n)
+			case !tc.dense && jt.dense != nil:
+				t.Fatalf("Seal built a dense filter for %d keys spread wide", n)
+			case !tc.dense && jt.filter == nil:
 				t.Fatalf("Seal built no filter for %d keys in %d slots", n, jt.numSlots())
 			}
 			// probe 0..2n+999: every other key present, plus NULLs
@@ -106,8 +144,17 @@ func TestSealedFilter(t *testing.T) {
 			}
 			pk := keys(probe, true)
 			check(pk, -1)
-			if len(pk.sel) == 0 || len(pk.sel) > pk.N*3/5 {
-				t.Fatalf("the filter passed %d of %d probes; half are absent", len(pk.sel), pk.N)
+			present := 0
+			for r, v := range probe {
+				if !pk.Null[r] && v%2 == 0 && v < 2*n {
+					present++
+				}
+			}
+			if tc.dense && len(pk.sel) != present {
+				t.Fatalf("the dense filter passed %d of %d probes; %d are present", len(pk.sel), pk.N, present)
+			}
+			if len(pk.sel) < present || len(pk.sel) > pk.N*3/5 {
+				t.Fatalf("the filter passed %d of %d probes; %d are present", len(pk.sel), pk.N, present)
 			}
 			// an insert after Seal: the filter no longer covers every key
 			extra := 2*n + 1

@@ -1,0 +1,153 @@
+package exec
+
+import "encoding/binary"
+
+// A dense filter is Seal's exact alternative to the Bloom filter for
+// tables whose keys are one integer each, drawn from a few narrow
+// ranges: a bitmap with one bit per value, kept in blocks of 4096 values
+// (512 bytes) for the blocks that hold a key, and a directory from block
+// number to bitmap block (0, all clear, for a block without keys). A
+// probe tests its key's bit, and an absent key costs two loads and no
+// hash. The bitmap is indexed by the key's value, so probe keys in order
+// (a table's ids, a time column) read it in order too, where the Bloom
+// filter's words are read at random; and it passes no absent key.
+//
+// It applies to tables of short fixed-width keys whose first byte (the
+// NULL tag of the encoding) is the same for every key: the other bytes,
+// at most 8, are then the value the bitmap indexes, and two such keys are
+// equal exactly when their values are. A probe key whose first byte
+// differs matches no key. The values are read as signed integers (the
+// top bit flipped), so that keys around zero form a narrow range.
+
+// htDenseBitsPerKey bounds the bitmap blocks: at most this many bits per
+// key, four times the Bloom filter's eight. The directory is bounded to
+// one 4-byte entry per key.
+const htDenseBitsPerKey = 32
+
+// htDenseBlockBits is log2 of the values a bitmap block covers.
+const htDenseBlockBits = 12
+
+// htDense is a sealed table's dense filter.
+type htDense struct {
+	dir   []uint32 // per block of values: its bitmap block, 0 when empty
+	bits  []uint64 // 64 words per bitmap block; block 0 is all clear
+	lo    uint64   // the smallest value (sign-flipped)
+	span  uint64   // largest - smallest + 1
+	tag   byte     // every key's first byte
+	width int      // key width, 2..9
+}
+
+// htDenseValue reads a short key's value from its first two words (as
+// htInlineKey loads them), sign-flipped so that signed order is unsigned
+// order.
+func htDenseValue(k0 uint64, k1 uint32, width int) uint64 {
+	vb := uint(width-1) * 8
+	v := k0 >> 8
+	if width == 9 {
+		v |= uint64(k1) << 56
+	} else {
+		v &= 1<<vb - 1
+	}
+	return v ^ 1<<(vb-1)
+}
+
+// buildDense returns the table's dense filter, or nil when its keys do
+// not allow one. The table must be in inline mode with keys of 2–9 bytes.
+func (t *HashTable) buildDense() *htDense {
+	w := t.width
+	if !t.inline || w < 2 || w > 9 || t.n == 0 || len(t.arena) != t.n*w {
+		return nil
+	}
+	// The arena holds the keys in a row, a third of the slots' bytes.
+	value := func(id int) (uint64, byte) {
+		k0, k1 := htInlineKey(t.arena[id*w : id*w+w : id*w+w])
+		return htDenseValue(k0, k1, w), byte(k0)
+	}
+	lo, tag := value(0)
+	hi := lo
+	for id := 1; id < t.n; id++ {
+		v, b := value(id)
+		if b != tag {
+			return nil
+		}
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	if (hi-lo)>>htDenseBlockBits >= uint64(t.n) {
+		return nil // the directory alone would pass its bound
+	}
+	d := &htDense{lo: lo, span: hi - lo + 1, tag: tag, width: w}
+	d.dir = make([]uint32, (hi-lo)>>htDenseBlockBits+1)
+	used := uint32(0)
+	for id := range t.n {
+		v, _ := value(id)
+		if b := &d.dir[(v-lo)>>htDenseBlockBits]; *b == 0 {
+			used++
+			*b = used
+		}
+	}
+	if int64(used)<<htDenseBlockBits > int64(t.n)*htDenseBitsPerKey {
+		return nil
+	}
+	const words = 1 << htDenseBlockBits / 64
+	d.bits = make([]uint64, (used+1)*words)
+	for id := range t.n {
+		v, _ := value(id)
+		x := v - lo
+		d.bits[uint64(d.dir[x>>htDenseBlockBits])*words+(x>>6)%words] |= 1 << (x & 63)
+	}
+	return d
+}
+
+// findDense is FindRows through the dense filter: rows whose key it lacks
+// get -1 at once; the rest are looked up. keys are t's width wide.
+func (t *HashTable) findDense(keys *RowKeys, ids []int32, skipNull bool) {
+	d := t.dense
+	n, w := keys.N, d.width
+	data := keys.Data[:n*w]
+	sel := htGrow(keys.sel, n+1)
+	ids = ids[:n]
+	vb := uint(w-1) * 8
+	flip := uint64(1) << (vb - 1)
+	mask := uint64(1)<<vb - 1 // all ones for 64 bits
+	// Branch free, as in findFiltered: every row is written to sel and
+	// the cursor moves on only for a row the bitmap holds.
+	m := 0
+	for r := range ids {
+		key := data[r*w : r*w+w : r*w+w]
+		var v uint64
+		switch w {
+		case 9:
+			v = binary.LittleEndian.Uint64(key[1:])
+		case 5:
+			v = uint64(binary.LittleEndian.Uint32(key[1:]))
+		default:
+			v = htTail(key[1:]) & mask
+		}
+		x := (v ^ flip) - d.lo
+		ids[r] = -1
+		sel[m] = int32(r)
+		pass := 0
+		if x < d.span && key[0] == d.tag {
+			const words = 1 << htDenseBlockBits / 64
+			if d.bits[uint64(d.dir[x>>htDenseBlockBits])*words+(x>>6)%words]&(1<<(x&63)) != 0 {
+				pass = 1
+			}
+		}
+		m += pass
+	}
+	sel = sel[:m]
+	keys.sel = sel
+	for _, r := range sel {
+		if skipNull && keys.AnyNull && keys.Null[r] {
+			continue
+		}
+		ids[r], _ = t.Find(keys.Key(int(r)), keys.Hashes[r])
+	}
+}
+
+func (d *htDense) bytes() int64 {
+	if d == nil {
+		return 0
+	}
+	return int64(len(d.bits))*8 + int64(len(d.dir))*4
+}
