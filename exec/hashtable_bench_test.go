@@ -247,8 +247,12 @@ func BenchmarkHashTableString(b *testing.B) {
 //	go test -run '^$' -bench 'JoinTableMergeShape' -benchtime 5x ./exec
 func BenchmarkJoinTableMergeShape(b *testing.B) {
 	const nProbe = 10_000_000
-	for _, nBuild := range []int{110_000, 1_100_000} {
-		b.Run(fmt.Sprintf("build=%d/probe=%dM", nBuild, nProbe/1_000_000), func(b *testing.B) {
+	for _, c := range []struct {
+		nBuild   int
+		viaBuild bool
+	}{{110_000, false}, {1_100_000, false}, {1_100_000, true}} {
+		nBuild, viaBuild := c.nBuild, c.viaBuild
+		b.Run(fmt.Sprintf("build=%d/probe=%dM/batch=%v", nBuild, nProbe/1_000_000, viaBuild), func(b *testing.B) {
 			mem := memory.NewGoAllocator()
 			batches := func(vals func(i int) int64, n int) []arrow.Array {
 				var cols []arrow.Array
@@ -278,6 +282,7 @@ func BenchmarkJoinTableMergeShape(b *testing.B) {
 			}
 			schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
 			ctx := context.Background()
+			ec := HashOptions{}.withDefaults().evalContext(ctx)
 			var rk RowKeys
 			ids := make([]int32, 8192)
 			var buildTime, probeTime time.Duration
@@ -303,11 +308,23 @@ func BenchmarkJoinTableMergeShape(b *testing.B) {
 				buildFaults += htBenchFaults() - f0
 				found := 0
 				for _, c := range probe {
-					if err := enc.Encode([]arrow.Array{c}, &rk); err != nil {
-						b.Fatal(err)
+					var groups []int32
+					if viaBuild {
+						// as MERGE probes: JoinBuild.Probe on a batch
+						pb := array.NewRecordBatch(schema, []arrow.Array{c}, int64(c.Len()))
+						groups, err = jb.Probe(ec, pb, []Expr{hjCol(schema, 0)})
+						pb.Release()
+						if err != nil {
+							b.Fatal(err)
+						}
+					} else {
+						if err := enc.Encode([]arrow.Array{c}, &rk); err != nil {
+							b.Fatal(err)
+						}
+						jt.Probe(&rk, ids)
+						groups = ids[:rk.N]
 					}
-					jt.Probe(&rk, ids)
-					for _, g := range ids[:rk.N] {
+					for _, g := range groups {
 						if g >= 0 {
 							found++
 						}

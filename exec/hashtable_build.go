@@ -15,7 +15,7 @@ import (
 //	src, err := exec.BuildJoin(ctx, source, sourceKeys, opts, "merge into t: source")
 //	defer src.Release()
 //	for each target batch:
-//	    groups, keys, err := src.Probe(ec, batch, targetKeys)
+//	    groups, err := src.Probe(ec, batch, targetKeys)
 //	    for row, g := range groups {          // g < 0: no match (or a NULL key)
 //	        for s := src.Table.First(g); s >= 0; s = src.Table.Next(s) {
 //	            // evaluate the ON residual on (target row, source row s);
@@ -157,10 +157,9 @@ func (jb *JoinBuild) addPartitioned(ec *EvalContext, keys []Expr, batches []arro
 
 // Probe evaluates keys (types equal to the build keys) on batch and
 // returns each row's group in Table, -1 when the key is absent or has a
-// NULL, plus the encoded probe keys (their Null flags tell which rows had
-// NULL keys). Both results are reused by the next Probe. Probe is for one
+// NULL. The result is reused by the next Probe. Probe is for one
 // goroutine; others probe the same build through their own Prober.
-func (jb *JoinBuild) Probe(ec *EvalContext, batch arrow.RecordBatch, keys []Expr) ([]int32, *RowKeys, error) {
+func (jb *JoinBuild) Probe(ec *EvalContext, batch arrow.RecordBatch, keys []Expr) ([]int32, error) {
 	return jb.own.Probe(ec, batch, keys)
 }
 
@@ -178,23 +177,27 @@ func (jb *JoinBuild) NewProber() *Prober { return &Prober{jb: jb} }
 
 // Probe is JoinBuild.Probe. The keys must not hold state that evaluation
 // changes: columns, and casts and arithmetic of them.
-func (p *Prober) Probe(ec *EvalContext, batch arrow.RecordBatch, keys []Expr) ([]int32, *RowKeys, error) {
+func (p *Prober) Probe(ec *EvalContext, batch arrow.RecordBatch, keys []Expr) ([]int32, error) {
 	jb := p.jb
 	if jb.Table == nil {
-		return nil, nil, fmt.Errorf("exec: probing a join build that has no keys (planner bug)")
+		return nil, fmt.Errorf("exec: probing a join build that has no keys (planner bug)")
 	}
 	cols, err := htEvalExprs(ec, keys, batch)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	err = jb.enc.Encode(cols, &p.pkeys)
-	htReleaseArrays(cols)
-	if err != nil {
-		return nil, nil, err
+	defer htReleaseArrays(cols)
+	n := int(batch.NumRows())
+	p.ids = htGrow(p.ids, n)
+	if jb.Table.probeDenseRaw(jb.enc, cols, p.ids[:n], &p.pkeys) {
+		return p.ids[:n], nil
+	}
+	if err := jb.enc.Encode(cols, &p.pkeys); err != nil {
+		return nil, err
 	}
 	p.ids = htGrow(p.ids, p.pkeys.N)
 	jb.Table.Probe(&p.pkeys, p.ids)
-	return p.ids[:p.pkeys.N], &p.pkeys, nil
+	return p.ids[:p.pkeys.N], nil
 }
 
 // Reserve adds n bytes to the build's reservation, for state a caller

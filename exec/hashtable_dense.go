@@ -1,6 +1,10 @@
 package exec
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
 
 // A dense filter is Seal's exact alternative to the Bloom filter for
 // tables whose keys are one integer each, drawn from a few narrow
@@ -150,4 +154,111 @@ func (d *htDense) bytes() int64 {
 		return 0
 	}
 	return int64(len(d.bits))*8 + int64(len(d.dir))*4
+}
+
+// probeDenseRaw is Probe for one key column of 4- or 8-byte integers (or
+// dates, timestamps) when the table has a dense filter: it tests each
+// value's bit straight from the column, where Encode would first write
+// every row's key and hash, and looks up only the rows whose bit is set.
+// A non-NULL value's encoded key is a 1 tag then the value's bytes
+// (KeyEncoder), so the bit and the lookup are those of the encoded key;
+// a NULL matches nothing (a join skips NULL keys, and a build holding
+// them has no dense filter: their tag differs). It reports false, doing
+// nothing, where it does not apply.
+func (t *HashTable) probeDenseRaw(enc *KeyEncoder, cols []arrow.Array, ids []int32, scratch *RowKeys) bool {
+	d := t.dense
+	if d == nil || t.filterN != t.n || d.tag != 1 || len(cols) != 1 || enc.width != d.width || len(enc.widths) != 1 {
+		return false
+	}
+	w := enc.widths[0]
+	c := htStorageOf(cols[0])
+	switch c.DataType().ID() {
+	case arrow.FLOAT64, arrow.FLOAT32, arrow.FLOAT16, arrow.NULL, arrow.BOOL:
+		return false
+	}
+	if w != 8 && w != 4 || w != d.width-1 {
+		return false
+	}
+	n := c.Len()
+	src := htFixedBytes(c, w)
+	if len(src) < n*w || len(ids) < n {
+		return false
+	}
+	const words = 1 << htDenseBlockBits / 64
+	flip := uint64(1) << (w*8 - 1)
+	// Branch free, as in findFiltered: every row is written to sel and
+	// the cursor moves on only for a row whose bit is set.
+	sel := htGrow(scratch.sel, n+1)
+	m := 0
+	for r := range n {
+		var v uint64
+		if w == 8 {
+			v = binary.LittleEndian.Uint64(src[r*8:])
+		} else {
+			v = uint64(binary.LittleEndian.Uint32(src[r*4:]))
+		}
+		ids[r] = -1
+		sel[m] = int32(r)
+		x := (v ^ flip) - d.lo
+		x = min(x, d.span) // past the end reads the last block's word, ruled out below
+		bit := d.bits[uint64(d.dir[min(x, d.span-1)>>htDenseBlockBits])*words+(x>>6)%words] >> (x & 63) & 1
+		if x == d.span {
+			bit = 0
+		}
+		m += int(bit)
+	}
+	sel = sel[:m]
+	scratch.sel = sel
+	if c.NullN() > 0 {
+		k := 0
+		for _, r := range sel {
+			if c.IsValid(int(r)) {
+				sel[k] = r
+				k++
+			}
+		}
+		sel = sel[:k]
+	}
+	// The rows left are matches, at random in the slots: load every home
+	// slot first (independent loads the CPU overlaps), then look up.
+	hs := htGrow(scratch.Hashes, len(sel))
+	var sink uint32
+	for k, r := range sel {
+		k0, k1 := htRawKey(src, int(r), w)
+		h := htMix(k0, uint64(k1), t.width)
+		hs[k] = h
+		sink += t.islots[h>>t.shift].id
+	}
+	scratch.Hashes, scratch.sink = hs, scratch.sink+uint64(sink)
+	for k, r := range sel {
+		k0, k1 := htRawKey(src, int(r), w)
+		ids[r] = t.findShortHashed(k0, k1, hs[k])
+	}
+	return true
+}
+
+// htRawKey is the encoded key of row r's value in a column of w-byte
+// values, as htInlineKey loads it: a 1 tag, then the value's bytes.
+func htRawKey(src []byte, r, w int) (uint64, uint32) {
+	if w == 8 {
+		v := binary.LittleEndian.Uint64(src[r*8:])
+		return 1 | v<<8, uint32(v >> 56)
+	}
+	return 1 | uint64(binary.LittleEndian.Uint32(src[r*4:]))<<8, 0
+}
+
+// findShortHashed is Find for a table of short keys, given the key as
+// htInlineKey loads it and its hash.
+func (t *HashTable) findShortHashed(k0 uint64, k1 uint32, hash uint64) int32 {
+	i := hash >> t.shift
+	for {
+		s := &t.islots[i]
+		if s.id == 0 {
+			return -1
+		}
+		if s.k0 == k0 && s.k1 == k1 {
+			return int32(s.id) - 1
+		}
+		i = (i + 1) & t.mask
+	}
 }

@@ -3,6 +3,7 @@ package exec
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -144,6 +145,22 @@ func TestSealedFilter(t *testing.T) {
 			}
 			pk := keys(probe, true)
 			check(pk, -1)
+			// Probe's path straight from the column must give the same
+			// groups, where it applies: integer keys with a dense filter.
+			col := column(probe, true)
+			raw := make([]int32, len(probe))
+			applied := jt.probeDenseRaw(enc, []arrow.Array{col}, raw, &RowKeys{})
+			col.Release()
+			if applied != (tc.dense && typ.ID() != arrow.STRING) {
+				t.Fatalf("the raw dense probe applied: %v", applied)
+			}
+			if applied {
+				want := make([]int32, pk.N)
+				jt.Probe(pk, want)
+				if !slices.Equal(raw, want) {
+					t.Fatal("the raw dense probe's groups differ from the encoded probe's")
+				}
+			}
 			present := 0
 			for r, v := range probe {
 				if !pk.Null[r] && v%2 == 0 && v < 2*n {

@@ -104,7 +104,7 @@ type batchReader func(fn func(b arrow.RecordBatch, groups []int32) error) error
 func (m *merger) reader(ctx context.Context, task table.FileScanTask) batchReader {
 	return func(fn func(arrow.RecordBatch, []int32) error) error {
 		return m.readFile(ctx, task, func(b arrow.RecordBatch) (bool, error) {
-			groups, _, err := m.src.Probe(m.ec, b, m.p.probeKeys)
+			groups, err := m.src.Probe(m.ec, b, m.p.probeKeys)
 			if err != nil {
 				return false, m.probeError(err)
 			}

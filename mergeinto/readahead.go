@@ -125,7 +125,7 @@ func (ra *readAhead) work(ctx context.Context) {
 		}
 		f := ra.feeds[i]
 		err := m.readTask(ctx, f.task, func(b arrow.RecordBatch) (bool, error) {
-			groups, _, err := pr.Probe(ec, b, m.p.probeKeys)
+			groups, err := pr.Probe(ec, b, m.p.probeKeys)
 			if err != nil {
 				return false, m.probeError(err)
 			}

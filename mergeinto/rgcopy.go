@@ -513,7 +513,7 @@ func (m *merger) probeKeys(ctx context.Context, task table.FileScanTask, n int64
 	}
 	groups := make([]int32, 0, n)
 	err := m.readConformed(ctx, m.keyScan, []table.FileScanTask{task}, "reading the keys of", false, func(tb arrow.RecordBatch) (bool, error) {
-		g, _, err := m.src.Probe(m.ec, tb, m.p.probeKeys)
+		g, err := m.src.Probe(m.ec, tb, m.p.probeKeys)
 		if err != nil {
 			return false, m.probeError(err)
 		}
