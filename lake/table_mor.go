@@ -404,14 +404,17 @@ func projectKeys(m *materialized, sc *iceberg.Schema, spec *iceberg.PartitionSpe
 }
 
 // checkUniqueKeys refuses an upsert whose records repeat a key: both rows
-// would survive, and the table would hold the key twice.
+// would survive, and the table would hold the key twice. The error names
+// the key of the first row that repeats an earlier row's key.
 //
-// It compares the keys' 64-bit hashes (the executor's row keys: NULL is a
-// value here, equal to NULL, as an equality delete matches it), and only
-// on equal hashes the keys themselves. The hashes are first split into
-// 2^uniqueBits partitions by their top bits, and each partition is checked
-// with one small table, reused, that stays in the CPU cache. One large
-// table took half an upsert's time in cache misses and page faults.
+// A key of one integer column is checked against a bitmap of its values
+// (firstRepeatedInt). Other keys are checked by their 64-bit hashes (the
+// executor's row keys: NULL is a value here, equal to NULL, as an
+// equality delete matches it), and only on equal hashes the keys
+// themselves. The hashes are first split into 2^uniqueBits partitions by
+// their top bits, and each partition is checked with one small table,
+// reused, that stays in the CPU cache. One large table took half an
+// upsert's time in cache misses and page faults.
 func checkUniqueKeys(m *materialized, keyColumns []string) error {
 	idx := make([]int, len(keyColumns))
 	types := make([]arrow.DataType, len(keyColumns))
@@ -419,9 +422,51 @@ func checkUniqueKeys(m *materialized, keyColumns []string) error {
 		idx[i] = m.schema.FieldIndices(c)[0]
 		types[i] = m.schema.Field(idx[i]).Type
 	}
+	dup, ok := int32(-1), false
+	if len(idx) == 1 {
+		dup, ok = firstRepeatedInt(m, idx[0])
+	}
+	if !ok {
+		var err error
+		if dup, err = firstRepeatedHashed(m, idx, types); err != nil {
+			return err
+		}
+	}
+	if dup < 0 {
+		return nil
+	}
+	b, r := locateRow(m, dup)
+	if b == nil {
+		return fmt.Errorf("row %d is past the records' end (broken invariant)", dup)
+	}
+	var sb strings.Builder
+	for i, c := range idx {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(&sb, "%s=%s", keyColumns[i], b.Column(c).ValueStr(int(r)))
+	}
+	return fmt.Errorf("key (%s) appears more than once in the records; de-duplicate them first", sb.String())
+}
+
+// locateRow is the batch of m that holds row r (counted across batches)
+// and r's row in it, or nil.
+func locateRow(m *materialized, r int32) (arrow.RecordBatch, int64) {
+	for _, b := range m.batches {
+		if int64(r) < b.NumRows() {
+			return b, int64(r)
+		}
+		r -= int32(b.NumRows())
+	}
+	return nil, 0
+}
+
+// firstRepeatedHashed is checkUniqueKeys by hashes: the first row that
+// repeats an earlier row's key, or -1.
+func firstRepeatedHashed(m *materialized, idx []int, types []arrow.DataType) (int32, error) {
 	enc, err := exec.NewKeyEncoder(types)
 	if err != nil {
-		return err
+		return -1, err
 	}
 	var keys exec.RowKeys
 	cols := make([]arrow.Array, len(idx))
@@ -445,37 +490,34 @@ func checkUniqueKeys(m *materialized, keyColumns []string) error {
 	var count [1 << uniqueBits]int
 	for _, b := range m.batches {
 		if err := encode(b, 0, b.NumRows()); err != nil {
-			return err
+			return -1, err
 		}
 		for _, h := range keys.Hashes[:keys.N] {
 			count[h>>(64-uniqueBits)]++
 		}
 		hashes = append(hashes, keys.Hashes[:keys.N]...)
 	}
-	// the row numbers, grouped by partition
+	// each row's hash and number, grouped by partition: the check below
+	// then reads one partition's entries, in the cache, not the hashes
+	// of all rows at random
+	type entry struct {
+		h uint64
+		r int32
+	}
 	var start [1<<uniqueBits + 1]int
 	for p, c := range count {
 		start[p+1] = start[p] + c
 	}
 	fill := start
-	rows := make([]int32, len(hashes))
+	entries := make([]entry, len(hashes))
 	for r, h := range hashes {
 		p := h >> (64 - uniqueBits)
-		rows[fill[p]] = int32(r)
+		entries[fill[p]] = entry{h, int32(r)}
 		fill[p]++
 	}
-	// where a row lives, for comparing two keys whose hashes are equal
-	locate := func(r int32) (arrow.RecordBatch, int64) {
-		for _, b := range m.batches {
-			if int64(r) < b.NumRows() {
-				return b, int64(r)
-			}
-			r -= int32(b.NumRows())
-		}
-		return nil, 0
-	}
+	// a row's key, for comparing two keys whose hashes are equal
 	key := func(r int32) ([]byte, error) {
-		b, i := locate(r)
+		b, i := locateRow(m, r)
 		if b == nil {
 			return nil, fmt.Errorf("row %d is past the records' end (broken invariant)", r)
 		}
@@ -485,9 +527,9 @@ func checkUniqueKeys(m *materialized, keyColumns []string) error {
 		return slices.Clone(keys.Key(0)), nil
 	}
 	dup := int32(-1)  // the first row that repeats an earlier row's key
-	var slots []int32 // row+1 per slot, 0 when empty
+	var slots []int32 // entry+1 per slot, 0 when empty
 	for p := range count {
-		part := rows[start[p]:start[p+1]]
+		part := entries[start[p]:start[p+1]]
 		n := 16
 		for n < 2*len(part) {
 			n *= 2
@@ -498,47 +540,121 @@ func checkUniqueKeys(m *materialized, keyColumns []string) error {
 		slots = slots[:n]
 		clear(slots)
 		mask := uint64(n - 1)
-		for _, r := range part {
-			h := hashes[r]
-			i := h & mask
+		for e, x := range part {
+			i := x.h & mask
 			for ; slots[i] != 0; i = (i + 1) & mask {
-				o := slots[i] - 1
-				if hashes[o] != h {
+				o := part[slots[i]-1]
+				if o.h != x.h {
 					continue
 				}
-				a, err := key(o)
+				a, err := key(o.r)
 				if err != nil {
-					return err
+					return -1, err
 				}
-				b, err := key(r)
+				b, err := key(x.r)
 				if err != nil {
-					return err
+					return -1, err
 				}
 				if bytes.Equal(a, b) {
-					// part is in row order: r is the later of the two
-					if dup < 0 || r < dup {
-						dup = r
+					// part is in row order: x.r is the later of the two
+					if dup < 0 || x.r < dup {
+						dup = x.r
 					}
 					break
 				}
 			}
 			if slots[i] == 0 {
-				slots[i] = r + 1
+				slots[i] = int32(e) + 1
 			}
 		}
 	}
-	if dup < 0 {
-		return nil
+	return dup, nil
+}
+
+// firstRepeatedInt is checkUniqueKeys for a key of one integer column
+// (BIGINT, INTEGER, DATE, TIMESTAMP): the first row whose value (or NULL)
+// an earlier row holds, or -1, found with one bit per value. The bits are
+// kept in blocks of 4096 values, allocated for the blocks that hold a
+// value and found through a directory, so that keys in a few narrow
+// ranges (ids, new ids past the old) need about one bit each. ok is
+// false, nothing checked, for other keys and for values so spread that
+// the directory would pass one entry per row or the blocks 64 bits per
+// row (with room for 1,024 of each whatever the rows); then the hashes
+// decide.
+func firstRepeatedInt(m *materialized, col int) (dup int32, ok bool) {
+	switch m.schema.Field(col).Type.ID() {
+	case arrow.INT64, arrow.TIMESTAMP:
+		return firstRepeatedOf[int64](m, col)
+	case arrow.INT32, arrow.DATE32:
+		return firstRepeatedOf[int32](m, col)
 	}
-	b, r := locate(dup)
-	var sb strings.Builder
-	for i, c := range idx {
-		if i > 0 {
-			sb.WriteString(", ")
+	return -1, false
+}
+
+func firstRepeatedOf[T int32 | int64](m *materialized, col int) (int32, bool) {
+	// the smallest and largest value, and how many rows
+	var lo, hi int64
+	seen := false
+	for _, b := range m.batches {
+		a := b.Column(col)
+		vals := arrow.GetValues[T](a.Data(), 1)
+		if len(vals) < a.Len() {
+			return -1, false // no value buffer (all NULL): the hashes decide
 		}
-		fmt.Fprintf(&sb, "%s=%s", keyColumns[i], b.Column(c).ValueStr(int(r)))
+		nulls := a.NullN() > 0
+		for i, v := range vals[:a.Len()] {
+			if nulls && a.IsNull(i) {
+				continue
+			}
+			if !seen {
+				lo, hi, seen = int64(v), int64(v), true
+			}
+			lo, hi = min(lo, int64(v)), max(hi, int64(v))
+		}
 	}
-	return fmt.Errorf("key (%s) appears more than once in the records; de-duplicate them first", sb.String())
+	const blockBits = 12
+	const words = 1 << blockBits / 64
+	rows := max(uint64(m.rows), 1024) // a few blocks for any input
+	span := uint64(hi) - uint64(lo)   // hi >= lo: no wrap as unsigned
+	if span>>blockBits >= rows {
+		return -1, false
+	}
+	dir := make([]int32, span>>blockBits+1) // bitmap block + 1, 0 for none
+	var bits []uint64
+	nullRow := false
+	row := int32(0)
+	for _, b := range m.batches {
+		a := b.Column(col)
+		vals := arrow.GetValues[T](a.Data(), 1)
+		nulls := a.NullN() > 0
+		for i, v := range vals[:a.Len()] {
+			r := row + int32(i)
+			if nulls && a.IsNull(i) {
+				if nullRow {
+					return r, true
+				}
+				nullRow = true
+				continue
+			}
+			x := uint64(int64(v)) - uint64(lo)
+			blk := &dir[x>>blockBits]
+			if *blk == 0 {
+				if uint64(len(bits)+words) > rows {
+					return -1, false // past 64 bits per row
+				}
+				bits = append(bits, make([]uint64, words)...)
+				*blk = int32(len(bits) / words)
+			}
+			w := &bits[uint64(*blk-1)*words+(x>>6)%words]
+			bit := uint64(1) << (x & 63)
+			if *w&bit != 0 {
+				return r, true
+			}
+			*w |= bit
+		}
+		row += int32(a.Len())
+	}
+	return -1, true
 }
 
 // uniqueBits is log2 of checkUniqueKeys's partitions: 1M keys make

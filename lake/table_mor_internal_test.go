@@ -37,8 +37,10 @@ func TestCheckUniqueKeys(t *testing.T) {
 		{"composite unique", []string{"id", "k"}, []arrow.RecordBatch{batch([]int64{1, 1, 2}, nil, []string{"a", "b", "a"}, nil)}, ""},
 		{"composite duplicate", []string{"id", "k"}, []arrow.RecordBatch{batch([]int64{1, 2, 1}, nil, []string{"a", "b", "a"}, nil)}, "id=1, k=a"},
 		{"across batches", []string{"k"}, []arrow.RecordBatch{batch([]int64{1}, nil, []string{"x"}, nil), batch([]int64{2}, nil, []string{"x"}, nil)}, "k=x"},
-		{"many unique", []string{"id"}, manyKeys(300_000, -1), ""},
-		{"many, one repeated", []string{"id"}, manyKeys(300_000, 123_457), "id=123457"},
+		{"many unique", []string{"id"}, manyKeys(300_000, -1, 7919), ""},
+		{"many, one repeated", []string{"id"}, manyKeys(300_000, 123_457, 7919), "id=123457"},
+		{"many dense unique", []string{"id"}, manyKeys(300_000, -1, 3), ""},
+		{"many dense, one repeated", []string{"id"}, manyKeys(300_000, 123_456, 3), "id=123456"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &materialized{schema: schema, batches: tc.batches}
@@ -46,6 +48,21 @@ func TestCheckUniqueKeys(t *testing.T) {
 				m.rows += b.NumRows()
 			}
 			err := checkUniqueKeys(m, tc.keys)
+			if len(tc.keys) == 1 {
+				// the bitmap, where it applies, must find the row the hashes find
+				col := schema.FieldIndices(tc.keys[0])[0]
+				byBits, ok := firstRepeatedInt(m, col)
+				if ok != (strings.HasPrefix(tc.name, "many dense") || tc.keys[0] == "id" && !strings.HasPrefix(tc.name, "many")) {
+					t.Fatalf("the bitmap applied: %v", ok)
+				}
+				byHash, herr := firstRepeatedHashed(m, []int{col}, []arrow.DataType{schema.Field(col).Type})
+				if herr != nil {
+					t.Fatal(herr)
+				}
+				if ok && byBits != byHash {
+					t.Fatalf("the bitmap found row %d repeated, the hashes row %d", byBits, byHash)
+				}
+			}
 			switch {
 			case tc.dup == "" && err != nil:
 				t.Fatalf("unique keys refused: %v", err)
@@ -59,9 +76,9 @@ func TestCheckUniqueKeys(t *testing.T) {
 	}
 }
 
-// manyKeys is n distinct ids (spread over the int64 range) in batches of
-// 4,096, plus id again at the end when id >= 0.
-func manyKeys(n int, id int64) []arrow.RecordBatch {
+// manyKeys is n distinct ids (i*step) in batches of 4,096, plus id again
+// at the end when id >= 0.
+func manyKeys(n int, id, step int64) []arrow.RecordBatch {
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		{Name: "k", Type: arrow.BinaryTypes.String, Nullable: true},
@@ -73,7 +90,7 @@ func manyKeys(n int, id int64) []arrow.RecordBatch {
 		out = append(out, b.NewRecordBatch())
 	}
 	for i := 0; i < n; i++ {
-		v := int64(i) * 7919
+		v := int64(i) * step
 		if i == n/2 && id >= 0 {
 			v = id // the repeated key, first seen mid-way
 		}
@@ -148,6 +165,54 @@ func TestSplitRows(t *testing.T) {
 		}
 		for _, b := range batches {
 			b.Release()
+		}
+	}
+}
+
+// firstRepeatedInt on each integer type it takes, with NULLs (one NULL is
+// a value, a second repeats it) and negative values, against the hashes.
+func TestFirstRepeatedIntTypes(t *testing.T) {
+	for _, typ := range []arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Int32, arrow.FixedWidthTypes.Date32, arrow.FixedWidthTypes.Timestamp_us} {
+		for _, tc := range []struct {
+			vals  []int64
+			valid []bool
+			dup   int32
+		}{
+			{[]int64{5, -3, 7, 0, -3}, []bool{true, true, true, false, true}, 4},
+			{[]int64{0, 1, 0, 2}, []bool{false, true, false, true}, 2},
+			{[]int64{-1 << 20, 1 << 20, 0}, nil, -1},
+			{[]int64{9, 8, 7, 8, 9}, nil, 3},
+		} {
+			schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: typ, Nullable: true}}, nil)
+			b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+			for i, v := range tc.vals {
+				if tc.valid != nil && !tc.valid[i] {
+					b.Field(0).AppendNull()
+					continue
+				}
+				switch fb := b.Field(0).(type) {
+				case *array.Int64Builder:
+					fb.Append(v)
+				case *array.Int32Builder:
+					fb.Append(int32(v))
+				case *array.Date32Builder:
+					fb.Append(arrow.Date32(v))
+				case *array.TimestampBuilder:
+					fb.Append(arrow.Timestamp(v))
+				}
+			}
+			rb := b.NewRecordBatch()
+			b.Release()
+			m := &materialized{schema: schema, batches: []arrow.RecordBatch{rb}, rows: rb.NumRows()}
+			got, ok := firstRepeatedInt(m, 0)
+			byHash, err := firstRepeatedHashed(m, []int{0}, []arrow.DataType{typ})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok || got != tc.dup || byHash != tc.dup {
+				t.Errorf("%s %v: the bitmap gave row %d (applied %v), the hashes %d; want %d", typ, tc.vals, got, ok, byHash, tc.dup)
+			}
+			rb.Release()
 		}
 	}
 }
