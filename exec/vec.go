@@ -215,6 +215,12 @@ func nullArray(mem memory.Allocator, dt arrow.DataType, n int) arrow.Array {
 	return array.MakeArrayOfNull(mem, dt, n)
 }
 
+// Take is takeArray for other packages: a[idx[0]], a[idx[1]], ... as a
+// new array allocated from mem, NULL for an index of -1.
+func Take(mem memory.Allocator, a arrow.Array, idx []int32) (arrow.Array, error) {
+	return takeArray(mem, a, idx)
+}
+
 // takeArray gathers a[idx[0]], a[idx[1]], ... into a new array. An index
 // of -1 yields NULL. It is the engine's own take because arrow-go's
 // compute package is not available (see the top of this file).

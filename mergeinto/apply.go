@@ -823,10 +823,27 @@ func (m *merger) applyBatch(b arrow.RecordBatch, groups []int32, task table.File
 			return o, err
 		}
 	}
+	// Only the rows of the two sides can be dropped; with one side (the
+	// common case) its rows, ascending, are the only ones to look at.
 	dropped := 0
-	for _, d := range drop {
-		if d {
+	changed := func(r int32) {
+		if drop[r] {
+			o.changedPos = append(o.changedPos, pos+int64(r))
 			dropped++
+		}
+	}
+	switch {
+	case len(sRows) == 0:
+		for _, r := range mRows {
+			changed(r)
+		}
+	case len(mRows) == 0:
+		for _, r := range sRows {
+			changed(r)
+		}
+	default:
+		for r := range int32(n) {
+			changed(r)
 		}
 	}
 	if dropped == 0 {
@@ -835,12 +852,6 @@ func (m *merger) applyBatch(b arrow.RecordBatch, groups []int32, task table.File
 	}
 	o.changed = true
 	o.kept = int64(n - dropped)
-	o.changedPos = make([]int64, 0, dropped)
-	for r := 0; r < n; r++ {
-		if drop[r] {
-			o.changedPos = append(o.changedPos, pos+int64(r))
-		}
-	}
 	if m.mor {
 		// Merge-on-read never writes a row it keeps: the file stays, and
 		// position deletes hide the changed rows. out holds only the
@@ -889,9 +900,6 @@ func (m *merger) match(b arrow.RecordBatch, groups []int32) (match []int32, mult
 		m.matchBuf = make([]int32, n)
 	}
 	match = m.matchBuf[:n]
-	for i := range match {
-		match[i] = -1
-	}
 	jt := m.src.Table
 	// The rule applies when some clause acts on matched rows; an
 	// insert-only merge just skips the source rows that match.
@@ -899,6 +907,7 @@ func (m *merger) match(b arrow.RecordBatch, groups []int32) (match []int32, mult
 	if m.spec.On == nil {
 		for r, g := range groups {
 			if g < 0 {
+				match[r] = -1
 				continue
 			}
 			s := jt.First(g)
@@ -929,6 +938,9 @@ func (m *merger) match(b arrow.RecordBatch, groups []int32) (match []int32, mult
 			}
 		}
 		return match, multi, nil
+	}
+	for i := range match {
+		match[i] = -1
 	}
 	var pt, ps []int32
 	flush := func() error {
@@ -1452,7 +1464,16 @@ func takeCols(ctx context.Context, cols []arrow.Array, idx []int32) ([]arrow.Arr
 	defer ia.Release()
 	out := make([]arrow.Array, len(cols))
 	for i, c := range cols {
-		t, err := compute.TakeArray(ctx, c, ia)
+		var t arrow.Array
+		var err error
+		if engineTakes(c.DataType()) {
+			// the engine's own gather: arrow-go's compute call costs
+			// microseconds of set-up each, and a MERGE gathers a few
+			// rows of each column of every target batch
+			t, err = exec.Take(compute.GetAllocator(ctx), c, idx)
+		} else {
+			t, err = compute.TakeArray(ctx, c, ia)
+		}
 		if err != nil {
 			releaseAll(out)
 			return nil, fmt.Errorf("merge: gather %s: %w", c.DataType(), err)
@@ -1460,6 +1481,20 @@ func takeCols(ctx context.Context, cols []arrow.Array, idx []int32) ([]arrow.Arr
 		out[i] = t
 	}
 	return out, nil
+}
+
+// engineTakes reports whether exec.Take gathers columns of type dt: flat
+// types (the rest, nested and dictionary columns, go through arrow-go).
+func engineTakes(dt arrow.DataType) bool {
+	switch dt.ID() {
+	case arrow.BOOL, arrow.STRING, arrow.BINARY,
+		arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
+		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
+		arrow.FLOAT32, arrow.FLOAT64, arrow.DATE32, arrow.DATE64,
+		arrow.TIMESTAMP, arrow.TIME32, arrow.TIME64, arrow.DECIMAL128:
+		return true
+	}
+	return false
 }
 
 // indexArray views idx as an Int32 array without copying; release it
