@@ -24,7 +24,8 @@ type batchOut struct {
 	changed bool
 	// out replaces the input batch when changed: its kept rows (when there
 	// are any, and not in merge-on-read, which never writes them), then
-	// the updated rows. Owned by the receiver.
+	// the updated rows, or (inPlace) all of them in order. Owned by the
+	// receiver.
 	out  []arrow.RecordBatch
 	kept int64
 	// changedPos holds the file positions (among live rows) of the rows
@@ -35,6 +36,9 @@ type batchOut struct {
 	// rows, and updRows[i] the row of the input batch each row of the
 	// i-th of them updates (what a patched row group puts back in place).
 	updRows [][]int32
+	// inPlace: out is one batch, the input's rows in order with the
+	// updated ones in place (inplace.go); updRows is nil.
+	inPlace bool
 }
 
 // fileSink receives one data file's batches and what the clauses made of
@@ -433,7 +437,7 @@ func (f *fileRewrite) setColumns(ctx context.Context, in arrow.RecordBatch, o ba
 	src := in
 	switch {
 	case !o.changed:
-	case f.m.rw != nil:
+	case f.m.rw != nil || o.inPlace:
 		if len(o.out) != 1 || o.out[0].NumRows() != n {
 			return nil, false, nil
 		}
@@ -858,6 +862,19 @@ func (m *merger) applyBatch(b arrow.RecordBatch, groups []int32, task table.File
 		// updated rows.
 		o.out = o.out[1:]
 		return o, nil
+	}
+	if m.lin == nil && m.rw == nil {
+		// an UPDATE-only MERGE: the updated rows where they were
+		upd := o.out[len(o.out)-len(o.updRows):]
+		ib, ok, err := m.inPlace(b, upd, o.updRows, dropped)
+		if err != nil {
+			return o, err
+		}
+		if ok {
+			releaseBatches(o.out)
+			o.out, o.updRows, o.inPlace = []arrow.RecordBatch{ib}, nil, true
+			return o, nil
+		}
 	}
 	if dropped < n {
 		keep := make([]int32, 0, n-dropped)
