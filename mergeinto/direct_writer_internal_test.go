@@ -463,3 +463,65 @@ func BenchmarkStringDictEncode(b *testing.B) {
 		})
 	}
 }
+
+// A row group whose status column lacks a value of the file's dictionary
+// (seen in an earlier row group) must still get its own values as its
+// statistics: arrow-go's statistics of a dictionary batch whose
+// dictionary is the chunk's own are the whole dictionary's.
+func TestDirectWriterStatsOfAValueGone(t *testing.T) {
+	ctx := context.Background()
+	tbl := directTable(t, iceberg.Properties{table.ParquetRowGroupLimitKey: "3000"})
+	as, err := TargetSchema(tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bs []arrow.RecordBatch
+	defer func() {
+		for _, b := range bs {
+			b.Release()
+		}
+	}()
+	for b := range 9 {
+		bld := array.NewRecordBuilder(memory.DefaultAllocator, as)
+		for i := range 1000 {
+			id := int64(b*1000 + i)
+			bld.Field(0).(*array.Int64Builder).Append(id)
+			// row group 0: "a" and "z"; row group 1: "a" only; row
+			// group 2: "m" and "a"
+			switch {
+			case b < 3 && i%2 == 1:
+				bld.Field(1).(*array.StringBuilder).Append("z")
+			case b >= 6 && i%2 == 1:
+				bld.Field(1).(*array.StringBuilder).Append("m")
+			default:
+				bld.Field(1).(*array.StringBuilder).Append("a")
+			}
+			bld.Field(2).(*array.StringBuilder).Append("c")
+			bld.Field(3).(*array.StringBuilder).Append("n")
+			bld.Field(4).(*array.Float64Builder).Append(float64(id))
+		}
+		bs = append(bs, bld.NewRecordBatch())
+		bld.Release()
+	}
+	p := planDirect(ctx, tbl, as, 0)
+	if p == nil {
+		t.Fatal("planDirect refused the table")
+	}
+	direct := collectFiles(t, p.writeRecords(ctx, seqOf(bs)))
+	plain := collectFiles(t, table.WriteRecords(ctx, tbl, as, seqOf(bs)))
+	_, _, dict, dst := readFile(t, direct[0].FilePath())
+	_, _, _, wst := readFile(t, plain[0].FilePath())
+	if dict != 3 {
+		t.Errorf("status is dictionary-encoded in %d of 3 row groups", dict)
+	}
+	if !reflect.DeepEqual(dst, wst) {
+		for i := range min(len(dst), len(wst)) {
+			if dst[i] != wst[i] {
+				t.Errorf("statistics: direct %s, WriteRecords %s", dst[i], wst[i])
+			}
+		}
+	}
+	if !reflect.DeepEqual(direct[0].UpperBoundValues(), plain[0].UpperBoundValues()) {
+		t.Errorf("upper bounds: direct %v, WriteRecords %v", direct[0].UpperBoundValues(), plain[0].UpperBoundValues())
+	}
+}
