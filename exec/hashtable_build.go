@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
@@ -81,52 +82,18 @@ func BuildJoin(ctx context.Context, op Operator, keys []Expr, opts HashOptions, 
 			return nil, err
 		}
 	}
-	if jb.enc != nil {
-		// Sized for every row up front, the table never grows.
-		jb.Table = NewJoinTable(jb.enc.Width(), jb.Rows)
-		ec := opts.evalContext(ctx)
-		rest := batches
-		if jb.Table.partitioned() {
-			if err := jb.addPartitioned(ec, keys, batches, batchBytes); err != nil {
-				return nil, err
-			}
-			rest = nil
-		}
-		var rk RowKeys
-		for _, b := range rest {
-			cols, err := htEvalExprs(ec, keys, b)
-			if err != nil {
-				return nil, err
-			}
-			err = jb.enc.Encode(cols, &rk)
-			htReleaseArrays(cols)
-			if err != nil {
-				return nil, err
-			}
-			jb.Table.AddRows(&rk)
-			if err := jb.res.setTo(batchBytes + jb.Table.Bytes()); err != nil {
-				return nil, err
-			}
-		}
-		jb.Table.Seal()
-		if err := jb.res.setTo(batchBytes + jb.Table.Bytes()); err != nil {
+	if jb.enc == nil {
+		if jb.Columns, err = htConcatBatches(opts.Mem, op.Schema(), batches); err != nil {
 			return nil, err
 		}
+		return jb, nil
 	}
-	if jb.Columns, err = htConcatBatches(opts.Mem, op.Schema(), batches); err != nil {
-		return nil, err
-	}
-	return jb, nil
-}
-
-// addPartitioned adds the build rows to jb.Table in slot order
-// (JoinTable.addPartitioned). The key columns are evaluated once per
-// batch and kept for the second encoding, so the keys are the same both
-// times even when an expression is volatile.
-func (jb *JoinBuild) addPartitioned(ec *EvalContext, keys []Expr, batches []arrow.RecordBatch, batchBytes int64) error {
-	cols := make([][]arrow.Array, len(batches))
+	// The key columns first: then the batches' columns are concatenated
+	// on a goroutine of their own while the table is built from the keys.
+	ec := opts.evalContext(ctx)
+	keyCols := make([][]arrow.Array, len(batches))
 	defer func() {
-		for _, c := range cols {
+		for _, c := range keyCols {
 			htReleaseArrays(c)
 		}
 	}()
@@ -134,25 +101,69 @@ func (jb *JoinBuild) addPartitioned(ec *EvalContext, keys []Expr, batches []arro
 	for i, b := range batches {
 		c, err := htEvalExprs(ec, keys, b)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		cols[i] = c
+		keyCols[i] = c
 		colBytes += ArraysBytes(c)
 	}
-	scratch := colBytes
-	if err := jb.res.setTo(batchBytes + jb.Table.Bytes() + scratch); err != nil {
-		return err
+	// Sized for every row up front, the table never grows.
+	jb.Table = NewJoinTable(jb.enc.Width(), jb.Rows)
+	if err := jb.res.setTo(batchBytes + jb.Table.Bytes() + colBytes); err != nil {
+		return nil, err
 	}
-	err := jb.Table.addPartitioned(ec.Ctx, len(batches), func(i int, rk *RowKeys) error {
-		return jb.enc.Encode(cols[i], rk)
-	}, func(n int64) error {
-		scratch += n
-		return jb.res.setTo(batchBytes + jb.Table.Bytes() + scratch)
-	})
+	type concatenated struct {
+		cols []arrow.Array
+		err  error
+	}
+	done := make(chan concatenated, 1)
+	go func(batches []arrow.RecordBatch) {
+		cols, err := htConcatBatches(opts.Mem, op.Schema(), batches)
+		done <- concatenated{cols, err}
+	}(slices.Clone(batches))
+	batches = nil // the goroutine releases them
+	err = jb.addKeys(ec, keyCols, batchBytes+colBytes)
+	c := <-done
+	if err == nil {
+		err = c.err
+	}
 	if err != nil {
-		return err
+		htReleaseArrays(c.cols)
+		return nil, err
 	}
-	return jb.res.setTo(batchBytes + jb.Table.Bytes())
+	jb.Columns = c.cols
+	return jb, jb.res.setTo(batchBytes + jb.Table.Bytes())
+}
+
+// addKeys adds the build rows, whose key columns are keyCols (one slice
+// per batch), to jb.Table and seals it: in slot order
+// (JoinTable.addPartitioned) where the table is large, else batch by
+// batch. held is the memory reserved besides the table.
+func (jb *JoinBuild) addKeys(ec *EvalContext, keyCols [][]arrow.Array, held int64) error {
+	if jb.Table.partitioned() {
+		scratch := held
+		err := jb.Table.addPartitioned(ec.Ctx, len(keyCols), func(i int, rk *RowKeys) error {
+			return jb.enc.Encode(keyCols[i], rk)
+		}, func(n int64) error {
+			scratch += n
+			return jb.res.setTo(jb.Table.Bytes() + scratch)
+		})
+		if err != nil {
+			return err
+		}
+	} else {
+		var rk RowKeys
+		for _, cols := range keyCols {
+			if err := jb.enc.Encode(cols, &rk); err != nil {
+				return err
+			}
+			jb.Table.AddRows(&rk)
+			if err := jb.res.setTo(held + jb.Table.Bytes()); err != nil {
+				return err
+			}
+		}
+	}
+	jb.Table.Seal()
+	return jb.res.setTo(held + jb.Table.Bytes())
 }
 
 // Probe evaluates keys (types equal to the build keys) on batch and

@@ -81,23 +81,21 @@ func (t *HashTable) buildDense() *htDense {
 	}
 	d := &htDense{lo: lo, span: hi - lo + 1, tag: tag, width: w}
 	d.dir = make([]uint32, (hi-lo)>>htDenseBlockBits+1)
-	used := uint32(0)
-	for id := range t.n {
-		v, _ := value(id)
-		if b := &d.dir[(v-lo)>>htDenseBlockBits]; *b == 0 {
-			used++
-			*b = used
-		}
-	}
-	if int64(used)<<htDenseBlockBits > int64(t.n)*htDenseBitsPerKey {
-		return nil
-	}
 	const words = 1 << htDenseBlockBits / 64
-	d.bits = make([]uint64, (used+1)*words)
+	maxWords := uint64(t.n) * htDenseBitsPerKey / 64
+	d.bits = make([]uint64, words, words+min(maxWords, 1<<16)) // block 0: all clear
 	for id := range t.n {
 		v, _ := value(id)
 		x := v - lo
-		d.bits[uint64(d.dir[x>>htDenseBlockBits])*words+(x>>6)%words] |= 1 << (x & 63)
+		b := &d.dir[x>>htDenseBlockBits]
+		if *b == 0 {
+			if uint64(len(d.bits)) > maxWords {
+				return nil // past the bits per key
+			}
+			*b = uint32(len(d.bits) / words)
+			d.bits = append(d.bits, make([]uint64, words)...)
+		}
+		d.bits[uint64(*b)*words+(x>>6)%words] |= 1 << (x & 63)
 	}
 	return d
 }
