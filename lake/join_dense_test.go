@@ -47,4 +47,3 @@ MERGE INTO ttgt USING tb ON ttgt.k = tb.k WHEN MATCHED THEN UPDATE SET w = tb.v 
 		t.Errorf("MERGE: %v, keyed by text %v", got, want)
 	}
 }
-
