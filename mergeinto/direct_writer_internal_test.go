@@ -188,7 +188,6 @@ func readFile(t *testing.T, path string) (rows []string, md map[string]string, d
 // string columns' encoding may differ, and its status column is
 // dictionary-encoded in every row group (a new value in batch 5 included).
 func TestDirectWriterMatchesWriteRecords(t *testing.T) {
-	ctx := context.Background()
 	tbl := directTable(t, iceberg.Properties{
 		table.ParquetRowGroupLimitKey:        "3000",
 		table.ParquetPageRowLimitKey:         "500",
@@ -201,12 +200,7 @@ func TestDirectWriterMatchesWriteRecords(t *testing.T) {
 			b.Release()
 		}
 	}()
-	p := planDirect(ctx, tbl, as, 0)
-	if p == nil {
-		t.Fatal("planDirect refused an unpartitioned table with string columns")
-	}
-	direct := collectFiles(t, p.writeRecords(ctx, seqOf(bs)))
-	plain := collectFiles(t, table.WriteRecords(ctx, tbl, as, seqOf(bs)))
+	direct, plain := writeBothWays(t, tbl, as, bs)
 	if len(direct) != 1 || len(plain) != 1 {
 		t.Fatalf("files: direct %d, WriteRecords %d; want one each", len(direct), len(plain))
 	}
@@ -241,16 +235,7 @@ func TestDirectWriterMatchesWriteRecords(t *testing.T) {
 		t.Fatalf("rows differ: direct %d rows, WriteRecords %d rows", len(dr), len(wr))
 	}
 	// the Parquet statistics other engines prune by, row group by row group
-	if !reflect.DeepEqual(dst, wst) {
-		for i := range min(len(dst), len(wst)) {
-			if dst[i] != wst[i] {
-				t.Errorf("statistics: direct %s, WriteRecords %s", dst[i], wst[i])
-			}
-		}
-		if len(dst) != len(wst) {
-			t.Errorf("statistics of %d column chunks, WriteRecords %d", len(dst), len(wst))
-		}
-	}
+	sameStats(t, dst, wst)
 	if !reflect.DeepEqual(dmd, wmd) {
 		t.Errorf("footer metadata: direct %v, WriteRecords %v", dmd, wmd)
 	}
@@ -469,7 +454,6 @@ func BenchmarkStringDictEncode(b *testing.B) {
 // statistics: arrow-go's statistics of a dictionary batch whose
 // dictionary is the chunk's own are the whole dictionary's.
 func TestDirectWriterStatsOfAValueGone(t *testing.T) {
-	ctx := context.Background()
 	tbl := directTable(t, iceberg.Properties{table.ParquetRowGroupLimitKey: "3000"})
 	as, err := TargetSchema(tbl)
 	if err != nil {
@@ -503,25 +487,41 @@ func TestDirectWriterStatsOfAValueGone(t *testing.T) {
 		bs = append(bs, bld.NewRecordBatch())
 		bld.Release()
 	}
-	p := planDirect(ctx, tbl, as, 0)
-	if p == nil {
-		t.Fatal("planDirect refused the table")
-	}
-	direct := collectFiles(t, p.writeRecords(ctx, seqOf(bs)))
-	plain := collectFiles(t, table.WriteRecords(ctx, tbl, as, seqOf(bs)))
+	direct, plain := writeBothWays(t, tbl, as, bs)
 	_, _, dict, dst := readFile(t, direct[0].FilePath())
 	_, _, _, wst := readFile(t, plain[0].FilePath())
 	if dict != 3 {
 		t.Errorf("status is dictionary-encoded in %d of 3 row groups", dict)
 	}
-	if !reflect.DeepEqual(dst, wst) {
-		for i := range min(len(dst), len(wst)) {
-			if dst[i] != wst[i] {
-				t.Errorf("statistics: direct %s, WriteRecords %s", dst[i], wst[i])
-			}
-		}
-	}
+	sameStats(t, dst, wst)
 	if !reflect.DeepEqual(direct[0].UpperBoundValues(), plain[0].UpperBoundValues()) {
 		t.Errorf("upper bounds: direct %v, WriteRecords %v", direct[0].UpperBoundValues(), plain[0].UpperBoundValues())
 	}
+}
+
+// sameStats reports each column chunk whose statistics (as readFile
+// renders them) differ between the direct writer's file and
+// WriteRecords's.
+func sameStats(t *testing.T, direct, plain []string) {
+	t.Helper()
+	for i := range min(len(direct), len(plain)) {
+		if direct[i] != plain[i] {
+			t.Errorf("statistics: direct %s, WriteRecords %s", direct[i], plain[i])
+		}
+	}
+	if len(direct) != len(plain) {
+		t.Errorf("statistics of %d column chunks, WriteRecords %d", len(direct), len(plain))
+	}
+}
+
+// writeBothWays writes bs through the direct writer and through
+// iceberg-go's WriteRecords, into tbl's data directory.
+func writeBothWays(t *testing.T, tbl *table.Table, as *arrow.Schema, bs []arrow.RecordBatch) (direct, plain []iceberg.DataFile) {
+	t.Helper()
+	ctx := context.Background()
+	p := planDirect(ctx, tbl, as, 0)
+	if p == nil {
+		t.Fatal("planDirect refused an unpartitioned table with string columns")
+	}
+	return collectFiles(t, p.writeRecords(ctx, seqOf(bs))), collectFiles(t, table.WriteRecords(ctx, tbl, as, seqOf(bs)))
 }

@@ -97,17 +97,10 @@ func (m *merger) inPlace(b arrow.RecordBatch, upd []arrow.RecordBatch, at [][]in
 	return newBatch(b.Schema(), cols, b.NumRows()), true, nil
 }
 
-// patchable reports whether patchColumn writes columns of type dt.
+// patchable reports whether patchColumn writes columns of type dt: the
+// flat types the engine's take gathers, but booleans.
 func patchable(dt arrow.DataType) bool {
-	switch dt.ID() {
-	case arrow.STRING, arrow.BINARY,
-		arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
-		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
-		arrow.FLOAT32, arrow.FLOAT64, arrow.DATE32, arrow.DATE64,
-		arrow.TIMESTAMP, arrow.TIME32, arrow.TIME64, arrow.DECIMAL128:
-		return true
-	}
-	return false
+	return dt.ID() != arrow.BOOL && engineTakes(dt)
 }
 
 // patchColumn returns a copy of base with row rows[k] (ascending, each
