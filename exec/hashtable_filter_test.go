@@ -147,7 +147,12 @@ func TestSealedFilter(t *testing.T) {
 			check(pk, -1)
 			// Probe's path straight from the column must give the same
 			// groups, where it applies: integer keys with a dense filter.
-			col := column(probe, true)
+			// The column is a slice (an offset into its buffers), as a
+			// batch cut from a larger one is; 97 rows before it keep its
+			// NULLs where column puts them.
+			whole := column(append(make([]int, 97), probe...), true)
+			col := array.NewSlice(whole, 97, int64(97+len(probe)))
+			whole.Release()
 			raw := make([]int32, len(probe))
 			applied := jt.probeDenseRaw(enc, []arrow.Array{col}, raw, &RowKeys{})
 			col.Release()
