@@ -1,6 +1,7 @@
 package mergeinto
 
 import (
+	"math"
 	"slices"
 	"unsafe"
 
@@ -91,8 +92,13 @@ func (m *merger) inPlace(b arrow.RecordBatch, upd []arrow.RecordBatch, at [][]in
 		if err != nil {
 			return nil, false, err
 		}
-		cols[c] = patchColumn(m.opts.Mem, b.Column(c), sorted, vals[0])
+		var ok bool
+		cols[c], ok = patchColumn(m.opts.Mem, b.Column(c), sorted, vals[0])
 		vals[0].Release()
+		if !ok {
+			releaseAll(cols)
+			return nil, false, nil
+		}
 	}
 	return newBatch(b.Schema(), cols, b.NumRows()), true, nil
 }
@@ -105,9 +111,22 @@ func patchable(dt arrow.DataType) bool {
 
 // patchColumn returns a copy of base with row rows[k] (ascending, each
 // once) holding vals' k-th value. base's type is patchable, vals's the
-// same.
-func patchColumn(mem memory.Allocator, base arrow.Array, rows []int32, vals arrow.Array) arrow.Array {
+// same. ok is false, nothing allocated, when the strings would pass the
+// 2 GiB a string array's 32-bit offsets address.
+func patchColumn(mem memory.Allocator, base arrow.Array, rows []int32, vals arrow.Array) (_ arrow.Array, ok bool) {
 	n := base.Len()
+	var size int64 // of the strings, for string and binary columns
+	if id := base.DataType().ID(); id == arrow.STRING || id == arrow.BINARY {
+		bo, _ := binaryParts(base)
+		vo, _ := binaryParts(vals)
+		size = int64(bo[n] - bo[0])
+		for k, r := range rows {
+			size += int64(vo[k+1]-vo[k]) - int64(bo[r+1]-bo[r])
+		}
+		if size > math.MaxInt32 {
+			return nil, false
+		}
+	}
 	var valid *memory.Buffer
 	if base.NullN() > 0 || vals.NullN() > 0 {
 		valid = memory.NewResizableBuffer(mem)
@@ -125,7 +144,7 @@ func patchColumn(mem memory.Allocator, base arrow.Array, rows []int32, vals arro
 	var bufs []*memory.Buffer
 	switch base.DataType().ID() {
 	case arrow.STRING, arrow.BINARY:
-		bufs = patchBinary(mem, base, rows, vals)
+		bufs = patchBinary(mem, base, rows, vals, int(size))
 	default:
 		switch base.DataType().(arrow.FixedWidthDataType).BitWidth() {
 		case 8:
@@ -152,7 +171,7 @@ func patchColumn(mem memory.Allocator, base arrow.Array, rows []int32, vals arro
 	for _, b := range bufs {
 		b.Release()
 	}
-	return array.MakeFromData(d)
+	return array.MakeFromData(d), true
 }
 
 // fixedValues views a fixed-width array's values as []T.
@@ -185,14 +204,12 @@ func patchFixed[T uint8 | uint16 | uint32 | uint64 | [2]uint64](mem memory.Alloc
 	return []*memory.Buffer{buf}
 }
 
-func patchBinary(mem memory.Allocator, base arrow.Array, rows []int32, vals arrow.Array) []*memory.Buffer {
+// patchBinary is patchColumn's string and binary case; size is the
+// patched column's string bytes.
+func patchBinary(mem memory.Allocator, base arrow.Array, rows []int32, vals arrow.Array, size int) []*memory.Buffer {
 	bo, bd := binaryParts(base)
 	vo, vd := binaryParts(vals)
 	n := base.Len()
-	size := int(bo[n] - bo[0])
-	for k, r := range rows {
-		size += int(vo[k+1]-vo[k]) - int(bo[r+1]-bo[r])
-	}
 	offBuf := memory.NewResizableBuffer(mem)
 	offBuf.Resize((n + 1) * 4)
 	offs := unsafe.Slice((*int32)(unsafe.Pointer(&offBuf.Bytes()[0])), n+1)

@@ -114,7 +114,10 @@ func TestPatchColumn(t *testing.T) {
 				want := eb.NewArray()
 				eb.Release()
 				defer want.Release()
-				got := patchColumn(mem, base, rows, vals)
+				got, ok := patchColumn(mem, base, rows, vals)
+				if !ok {
+					t.Fatal("patchColumn declined a small column")
+				}
 				defer got.Release()
 				if !array.Equal(got, want) {
 					t.Fatalf("patched:\n%v\nwant:\n%v", got, want)
