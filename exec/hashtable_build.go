@@ -137,7 +137,9 @@ func BuildJoin(ctx context.Context, op Operator, keys []Expr, opts HashOptions, 
 // addKeys adds the build rows, whose key columns are keyCols (one slice
 // per batch), to jb.Table and seals it: in slot order
 // (JoinTable.addPartitioned) where the table is large, else batch by
-// batch. held is the memory reserved besides the table.
+// batch. held is the memory reserved besides the table. The key columns
+// are evaluated once, before, so that the partitioned build's two
+// encodings see the same keys even when an expression is volatile.
 func (jb *JoinBuild) addKeys(ec *EvalContext, keyCols [][]arrow.Array, held int64) error {
 	if jb.Table.partitioned() {
 		scratch := held
