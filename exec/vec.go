@@ -2,11 +2,13 @@ package exec
 
 import (
 	"fmt"
+	"math"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 )
@@ -382,6 +384,110 @@ func takeFixed[T uint8 | uint16 | uint32 | uint64 | fixed128](mem memory.Allocat
 		}
 	}
 	return makeArray(a.DataType(), n, valid, array.UnknownNullCount, buf)
+}
+
+// Patch returns a copy of base with row rows[k] (ascending, each once)
+// holding vals' k-th value, vals being of base's type: a copy of each
+// buffer with the new values written over, where a take would gather
+// every row. It handles strings, binaries and fixed-width types of 8 to
+// 128 bits (not booleans); ok is false, nothing allocated, for other
+// types and when the strings would pass the 2 GiB 32-bit offsets address.
+func Patch(mem memory.Allocator, base arrow.Array, rows []int32, vals arrow.Array) (_ arrow.Array, ok bool) {
+	n := base.Len()
+	dt := base.DataType()
+	var bufs []*memory.Buffer
+	switch dt.ID() {
+	case arrow.STRING, arrow.BINARY:
+		if bufs, ok = patchBinary(mem, newStrView(base), rows, newStrView(vals)); !ok {
+			return nil, false
+		}
+	case arrow.BOOL:
+		return nil, false
+	default:
+		fw, isFixed := dt.(arrow.FixedWidthDataType)
+		if !isFixed || dt.ID() == arrow.DICTIONARY {
+			return nil, false
+		}
+		switch fw.BitWidth() {
+		case 8:
+			bufs = patchFixed[uint8](mem, base, rows, vals)
+		case 16:
+			bufs = patchFixed[uint16](mem, base, rows, vals)
+		case 32:
+			bufs = patchFixed[uint32](mem, base, rows, vals)
+		case 64:
+			bufs = patchFixed[uint64](mem, base, rows, vals)
+		case 128:
+			bufs = patchFixed[decimal128.Num](mem, base, rows, vals)
+		default:
+			return nil, false
+		}
+	}
+	var valid *memory.Buffer
+	if base.NullN() > 0 || vals.NullN() > 0 {
+		valid = newBitmap(mem, n)
+		vb := valid.Bytes()
+		if bits, off := validBits(base); bits != nil {
+			bitutil.CopyBitmap(bits, off, n, vb, 0)
+		} else {
+			bitutil.SetBitsTo(vb, 0, int64(n), true)
+		}
+		for k, r := range rows {
+			bitutil.SetBitTo(vb, int(r), vals.IsValid(k))
+		}
+	}
+	return makeArray(dt, n, valid, array.UnknownNullCount, bufs...), true
+}
+
+func patchFixed[T uint8 | uint16 | uint32 | uint64 | decimal128.Num](mem memory.Allocator, base arrow.Array, rows []int32, vals arrow.Array) []*memory.Buffer {
+	buf, dst := newFixed[T](mem, base.Len())
+	copy(dst, values[T](base))
+	v := values[T](vals)
+	for k, r := range rows {
+		dst[r] = v[k]
+	}
+	return []*memory.Buffer{buf}
+}
+
+// patchBinary is Patch's string and binary case: the offsets and data
+// of base with rows[k] holding val's k-th string; false when they would
+// pass 2 GiB.
+func patchBinary(mem memory.Allocator, base strView, rows []int32, val strView) ([]*memory.Buffer, bool) {
+	n := len(base.offs) - 1
+	size := int64(base.bytesLen())
+	for k, r := range rows {
+		size += int64(len(val.at(k))) - int64(len(base.at(int(r))))
+	}
+	if size > math.MaxInt32 {
+		return nil, false
+	}
+	offBuf, offs := newFixed[int32](mem, n+1)
+	dataBuf := memory.NewResizableBuffer(mem)
+	dataBuf.Resize(int(size))
+	data := dataBuf.Bytes()
+	bo := base.offs
+	pos, prev := int32(0), 0
+	// copy the rows [prev, upTo) of base as one run
+	run := func(upTo int) {
+		if upTo <= prev {
+			return
+		}
+		shift := pos - bo[prev]
+		for i := prev; i < upTo; i++ {
+			offs[i] = bo[i] + shift
+		}
+		pos += int32(copy(data[pos:], base.data[bo[prev]:bo[upTo]]))
+		prev = upTo
+	}
+	for k, r := range rows {
+		run(int(r))
+		offs[r] = pos
+		pos += int32(copy(data[pos:], val.at(k)))
+		prev = int(r) + 1
+	}
+	run(n)
+	offs[n] = pos
+	return []*memory.Buffer{offBuf, dataBuf}, true
 }
 
 // takeBatch gathers rows idx of every column of batch.

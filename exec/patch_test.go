@@ -1,4 +1,4 @@
-package mergeinto
+package exec
 
 import (
 	"fmt"
@@ -11,11 +11,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// patchColumn against rows built value by value: each patchable type,
+// Patch against rows built value by value: each patchable type,
 // with and without NULLs on either side, on sliced base arrays (an offset
 // into their buffers), replacing the first and last rows, runs of
 // neighbours, empty strings, and no row at all.
-func TestPatchColumn(t *testing.T) {
+func TestPatch(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	types := []arrow.DataType{
@@ -114,9 +114,9 @@ func TestPatchColumn(t *testing.T) {
 				want := eb.NewArray()
 				eb.Release()
 				defer want.Release()
-				got, ok := patchColumn(mem, base, rows, vals)
+				got, ok := Patch(mem, base, rows, vals)
 				if !ok {
-					t.Fatal("patchColumn declined a small column")
+					t.Fatal("Patch declined a small column")
 				}
 				defer got.Release()
 				if !array.Equal(got, want) {
