@@ -197,16 +197,8 @@ func (t *HashTable) Find(key []byte, hash uint64) (int32, bool) {
 	i := hash >> t.shift
 	if t.inline {
 		k0, k1 := htInlineKey(key)
-		for {
-			s := &t.islots[i]
-			if s.id == 0 {
-				return -1, false
-			}
-			if s.k0 == k0 && s.k1 == k1 {
-				return int32(s.id) - 1, true
-			}
-			i = (i + 1) & t.mask
-		}
+		id := t.findShortHashed(k0, k1, hash)
+		return id, id >= 0
 	}
 	for {
 		s := t.slots[i]
@@ -218,6 +210,22 @@ func (t *HashTable) Find(key []byte, hash uint64) (int32, bool) {
 			if t.keyEqual(id, key) {
 				return id, true
 			}
+		}
+		i = (i + 1) & t.mask
+	}
+}
+
+// findShortHashed is Find for a table of short keys, given the key as
+// htInlineKey loads it and its hash.
+func (t *HashTable) findShortHashed(k0 uint64, k1 uint32, hash uint64) int32 {
+	i := hash >> t.shift
+	for {
+		s := &t.islots[i]
+		if s.id == 0 {
+			return -1
+		}
+		if s.k0 == k0 && s.k1 == k1 {
+			return int32(s.id) - 1
 		}
 		i = (i + 1) & t.mask
 	}

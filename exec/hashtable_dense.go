@@ -244,19 +244,3 @@ func htRawKey(src []byte, r, w int) (uint64, uint32) {
 	}
 	return 1 | uint64(binary.LittleEndian.Uint32(src[r*4:]))<<8, 0
 }
-
-// findShortHashed is Find for a table of short keys, given the key as
-// htInlineKey loads it and its hash.
-func (t *HashTable) findShortHashed(k0 uint64, k1 uint32, hash uint64) int32 {
-	i := hash >> t.shift
-	for {
-		s := &t.islots[i]
-		if s.id == 0 {
-			return -1
-		}
-		if s.k0 == k0 && s.k1 == k1 {
-			return int32(s.id) - 1
-		}
-		i = (i + 1) & t.mask
-	}
-}
