@@ -8,11 +8,9 @@ import (
 
 // A dense filter is Seal's exact alternative to the Bloom filter for
 // tables whose keys are one integer each, drawn from a few narrow
-// ranges: a bitmap with one bit per value, kept in blocks of 4096 values
-// (512 bytes) for the blocks that hold a key, and a directory from block
-// number to bitmap block (0, all clear, for a block without keys). A
-// probe tests its key's bit, and an absent key costs two loads and no
-// hash. The bitmap is indexed by the key's value, so probe keys in order
+// ranges: a bitmap with one bit per value (BlockBits, of the values less
+// the smallest). A probe tests its key's bit, and an absent key costs
+// two loads and no hash. The bitmap is indexed by the key's value, so probe keys in order
 // (a table's ids, a time column) read it in order too, where the Bloom
 // filter's words are read at random; and it passes no absent key.
 //
@@ -28,17 +26,13 @@ import (
 // one 4-byte entry per key.
 const htDenseBitsPerKey = 32
 
-// htDenseBlockBits is log2 of the values a bitmap block covers.
-const htDenseBlockBits = 12
-
 // htDense is a sealed table's dense filter.
 type htDense struct {
-	dir   []uint32 // per block of values: its bitmap block, 0 when empty
-	bits  []uint64 // 64 words per bitmap block; block 0 is all clear
-	lo    uint64   // the smallest value (sign-flipped)
-	span  uint64   // largest - smallest + 1
-	tag   byte     // every key's first byte
-	width int      // key width, 2..9
+	set   *BlockBits // the values less lo
+	lo    uint64     // the smallest value (sign-flipped)
+	span  uint64     // largest - smallest + 1
+	tag   byte       // every key's first byte
+	width int        // key width, 2..9
 }
 
 // htDenseValue reads a short key's value from its first two words (as
@@ -76,28 +70,18 @@ func (t *HashTable) buildDense() *htDense {
 		}
 		lo, hi = min(lo, v), max(hi, v)
 	}
-	if (hi-lo)>>htDenseBlockBits >= uint64(t.n) {
-		return nil // the directory alone would pass its bound
+	// the directory at most one entry per key, the blocks 32 bits per key
+	set := NewBlockBits(hi-lo, uint64(t.n), uint64(t.n)*htDenseBitsPerKey/64)
+	if set == nil {
+		return nil
 	}
-	d := &htDense{lo: lo, span: hi - lo + 1, tag: tag, width: w}
-	d.dir = make([]uint32, (hi-lo)>>htDenseBlockBits+1)
-	const words = 1 << htDenseBlockBits / 64
-	maxWords := uint64(t.n) * htDenseBitsPerKey / 64
-	d.bits = make([]uint64, words, words+min(maxWords, 1<<16)) // block 0: all clear
 	for id := range t.n {
 		v, _ := value(id)
-		x := v - lo
-		b := &d.dir[x>>htDenseBlockBits]
-		if *b == 0 {
-			if uint64(len(d.bits)) > maxWords {
-				return nil // past the bits per key
-			}
-			*b = uint32(len(d.bits) / words)
-			d.bits = append(d.bits, make([]uint64, words)...)
+		if _, ok := set.Add(v - lo); !ok {
+			return nil // past the bits per key
 		}
-		d.bits[uint64(*b)*words+(x>>6)%words] |= 1 << (x & 63)
 	}
-	return d
+	return &htDense{set: set, lo: lo, span: hi - lo + 1, tag: tag, width: w}
 }
 
 // findDense is FindRows through the dense filter: rows whose key it lacks
@@ -110,7 +94,8 @@ func (t *HashTable) findDense(keys *RowKeys, ids []int32, skipNull bool) {
 	ids = ids[:n]
 	vb := uint(w-1) * 8
 	flip := uint64(1) << (vb - 1)
-	mask := uint64(1)<<vb - 1 // all ones for 64 bits
+	mask := uint64(1)<<vb - 1                         // all ones for 64 bits
+	set, lo, span, tag := *d.set, d.lo, d.span, d.tag // in registers across the loop
 	// Branch free, as in findFiltered: every row is written to sel and
 	// the cursor moves on only for a row the bitmap holds.
 	m := 0
@@ -125,15 +110,12 @@ func (t *HashTable) findDense(keys *RowKeys, ids []int32, skipNull bool) {
 		default:
 			v = htTail(key[1:]) & mask
 		}
-		x := (v ^ flip) - d.lo
+		x := (v ^ flip) - lo
 		ids[r] = -1
 		sel[m] = int32(r)
 		pass := 0
-		if x < d.span && key[0] == d.tag {
-			const words = 1 << htDenseBlockBits / 64
-			if d.bits[uint64(d.dir[x>>htDenseBlockBits])*words+(x>>6)%words]&(1<<(x&63)) != 0 {
-				pass = 1
-			}
+		if x < span && key[0] == tag {
+			pass = int(set.bit(x))
 		}
 		m += pass
 	}
@@ -151,7 +133,7 @@ func (d *htDense) bytes() int64 {
 	if d == nil {
 		return 0
 	}
-	return int64(len(d.bits))*8 + int64(len(d.dir))*4
+	return d.set.Bytes()
 }
 
 // probeDenseRaw is Probe for one key column of 4- or 8-byte integers (or
@@ -182,8 +164,8 @@ func (t *HashTable) probeDenseRaw(enc *KeyEncoder, cols []arrow.Array, ids []int
 	if len(src) < n*w || len(ids) < n {
 		return false
 	}
-	const words = 1 << htDenseBlockBits / 64
 	flip := uint64(1) << (w*8 - 1)
+	set, lo, span := *d.set, d.lo, d.span // in registers across the loop
 	// Branch free, as in findFiltered: every row is written to sel and
 	// the cursor moves on only for a row whose bit is set.
 	sel := htGrow(scratch.sel, n+1)
@@ -197,10 +179,9 @@ func (t *HashTable) probeDenseRaw(enc *KeyEncoder, cols []arrow.Array, ids []int
 		}
 		ids[r] = -1
 		sel[m] = int32(r)
-		x := (v ^ flip) - d.lo
-		x = min(x, d.span) // past the end reads the last block's word, ruled out below
-		bit := d.bits[uint64(d.dir[min(x, d.span-1)>>htDenseBlockBits])*words+(x>>6)%words] >> (x & 63) & 1
-		if x == d.span {
+		x := (v ^ flip) - lo
+		bit := set.bit(min(x, span-1)) // past the end: the last value's bit, ruled out below
+		if x >= span {
 			bit = 0
 		}
 		m += int(bit)

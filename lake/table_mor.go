@@ -573,10 +573,9 @@ func firstRepeatedHashed(m *materialized, idx []int, types []arrow.DataType) (in
 
 // firstRepeatedInt is checkUniqueKeys for a key of one integer column
 // (BIGINT, INTEGER, DATE, TIMESTAMP): the first row whose value (or NULL)
-// an earlier row holds, or -1, found with one bit per value. The bits are
-// kept in blocks of 4096 values, allocated for the blocks that hold a
-// value and found through a directory, so that keys in a few narrow
-// ranges (ids, new ids past the old) need about one bit each. ok is
+// an earlier row holds, or -1, found with one bit per value
+// (exec.BlockBits), so that keys in a few narrow ranges (ids, new ids
+// past the old) need about one bit each. ok is
 // false, nothing checked, for other keys and for values so spread that
 // the directory would pass one entry per row or the blocks 64 bits per
 // row (with room for 1,024 of each whatever the rows); then the hashes
@@ -612,15 +611,13 @@ func firstRepeatedOf[T int32 | int64](m *materialized, col int) (int32, bool) {
 			lo, hi = min(lo, int64(v)), max(hi, int64(v))
 		}
 	}
-	const blockBits = 12
-	const words = 1 << blockBits / 64
-	rows := max(uint64(m.rows), 1024) // a few blocks for any input
-	span := uint64(hi) - uint64(lo)   // hi >= lo: no wrap as unsigned
-	if span>>blockBits >= rows {
+	// the directory at most one entry per row, the blocks 64 bits per
+	// row, with room for 1,024 of each whatever the rows
+	rows := max(uint64(m.rows), 1024)
+	set := exec.NewBlockBits(uint64(hi)-uint64(lo), rows, rows) // hi >= lo: no wrap as unsigned
+	if set == nil {
 		return -1, false
 	}
-	dir := make([]int32, span>>blockBits+1) // bitmap block + 1, 0 for none
-	var bits []uint64
 	nullRow := false
 	row := int32(0)
 	for _, b := range m.batches {
@@ -636,21 +633,13 @@ func firstRepeatedOf[T int32 | int64](m *materialized, col int) (int32, bool) {
 				nullRow = true
 				continue
 			}
-			x := uint64(int64(v)) - uint64(lo)
-			blk := &dir[x>>blockBits]
-			if *blk == 0 {
-				if uint64(len(bits)+words) > rows {
-					return -1, false // past 64 bits per row
-				}
-				bits = append(bits, make([]uint64, words)...)
-				*blk = int32(len(bits) / words)
+			had, ok := set.Add(uint64(int64(v)) - uint64(lo))
+			if !ok {
+				return -1, false // past 64 bits per row
 			}
-			w := &bits[uint64(*blk-1)*words+(x>>6)%words]
-			bit := uint64(1) << (x & 63)
-			if *w&bit != 0 {
+			if had {
 				return r, true
 			}
-			*w |= bit
 		}
 		row += int32(a.Len())
 	}
