@@ -215,13 +215,3 @@ func (t *HashTable) probeDenseRaw(enc *KeyEncoder, cols []arrow.Array, ids []int
 	}
 	return true
 }
-
-// htRawKey is the encoded key of row r's value in a column of w-byte
-// values, as htInlineKey loads it: a 1 tag, then the value's bytes.
-func htRawKey(src []byte, r, w int) (uint64, uint32) {
-	if w == 8 {
-		v := binary.LittleEndian.Uint64(src[r*8:])
-		return 1 | v<<8, uint32(v >> 56)
-	}
-	return 1 | uint64(binary.LittleEndian.Uint32(src[r*4:]))<<8, 0
-}

@@ -258,21 +258,30 @@ func (e *KeyEncoder) encodeOneFixed(cols []arrow.Array, out *RowKeys) bool {
 	dst, hs := out.Data, out.Hashes[:n]
 	if e.widths[0] == 8 {
 		for r := range hs {
-			v := binary.LittleEndian.Uint64(src[r*8:])
-			k0, k1 := 1|v<<8, v>>56
+			k0, k1 := htRawKey(src, r, 8)
 			binary.LittleEndian.PutUint64(dst[r*9:], k0)
 			dst[r*9+8] = byte(k1)
-			hs[r] = htMix(k0, k1, 9)
+			hs[r] = htMix(k0, uint64(k1), 9)
 		}
 		return true
 	}
 	for r := range hs {
-		v := uint64(binary.LittleEndian.Uint32(src[r*4:]))
-		dst[r*5] = 1
-		binary.LittleEndian.PutUint32(dst[r*5+1:], uint32(v))
-		hs[r] = htMix(1|v<<8, 0, 5)
+		k0, _ := htRawKey(src, r, 4)
+		dst[r*5] = byte(k0)
+		binary.LittleEndian.PutUint32(dst[r*5+1:], uint32(k0>>8))
+		hs[r] = htMix(k0, 0, 5)
 	}
 	return true
+}
+
+// htRawKey is the encoded key of row r's value in a column of w-byte
+// values, as htInlineKey loads it: a 1 tag, then the value's bytes.
+func htRawKey(src []byte, r, w int) (uint64, uint32) {
+	if w == 8 {
+		v := binary.LittleEndian.Uint64(src[r*8:])
+		return 1 | v<<8, uint32(v >> 56)
+	}
+	return 1 | uint64(binary.LittleEndian.Uint32(src[r*4:]))<<8, 0
 }
 
 func htStorageOf(c arrow.Array) arrow.Array {
