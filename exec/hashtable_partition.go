@@ -119,7 +119,7 @@ func (j *JoinTable) addPartitioned(ctx context.Context, nb int, encode func(i in
 		// Read the partition's window of slots in order first: the
 		// hardware prefetcher streams it into the cache, where the
 		// inserts below, at random within it, would each wait for a
-		// miss (BENCHMARKS.md, "The join table's build").
+		// miss (BENCHMARKS.md, "The join's build and probe, ...").
 		var x uint32
 		for i := p * window; i < (p+1)*window; i += 4 {
 			x += j.islots[i].id

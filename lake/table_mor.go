@@ -575,11 +575,10 @@ func firstRepeatedHashed(m *materialized, idx []int, types []arrow.DataType) (in
 // (BIGINT, INTEGER, DATE, TIMESTAMP): the first row whose value (or NULL)
 // an earlier row holds, or -1, found with one bit per value
 // (exec.BlockBits), so that keys in a few narrow ranges (ids, new ids
-// past the old) need about one bit each. ok is
-// false, nothing checked, for other keys and for values so spread that
-// the directory would pass one entry per row or the blocks 64 bits per
-// row (with room for 1,024 of each whatever the rows); then the hashes
-// decide.
+// past the old) need about one bit each. ok is false, nothing checked,
+// for other keys and for values so spread that the directory would pass
+// one entry per row or the blocks 64 bits per row (with room for 1,024
+// of each whatever the rows); then the hashes decide.
 func firstRepeatedInt(m *materialized, col int) (dup int32, ok bool) {
 	switch m.schema.Field(col).Type.ID() {
 	case arrow.INT64, arrow.TIMESTAMP:
