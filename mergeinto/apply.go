@@ -3,6 +3,7 @@ package mergeinto
 import (
 	"context"
 	"fmt"
+	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -57,23 +58,23 @@ var _ fileSink = (*fileRewrite)(nil)
 // mergeFile reads one candidate data file through read, applies the
 // clauses to its rows, and rewrites it when a row changed. direct: read
 // reads the file here and now (no read-ahead), so the merge may read it
-// another way (key columns first, rgcopy.go).
-func (m *merger) mergeFile(ctx context.Context, task table.FileScanTask, read batchReader, direct bool) error {
+// another way (key columns first, rgcopy.go). rw is the file's
+// copy-on-write state when the caller made it (a read-ahead worker did),
+// else nil.
+func (m *merger) mergeFile(ctx context.Context, task table.FileScanTask, read batchReader, direct bool, rw *fileRewrite) error {
 	var fr fileSink
-	var rw *fileRewrite
-	if m.mor {
+	switch {
+	case m.mor:
 		fr = &morSink{m: m, fd: m.pd.File(task)}
-	} else {
+	case rw == nil:
 		rw = m.newFileRewrite(ctx, task)
+		fr = rw
+	default:
 		fr = rw
 	}
 	defer fr.releaseBuffer()
 	if rw != nil && direct && m.keyFirst(rw) {
-		next, err := m.mergeRowGroups(ctx, task, rw)
-		if next == nil || err != nil {
-			return err
-		}
-		read = next
+		return m.mergeRowGroups(ctx, task, rw)
 	}
 	var pos int64
 	apply := func(b arrow.RecordBatch, groups []int32) error {
@@ -174,6 +175,10 @@ type fileRewrite struct {
 	gKept    int64 // rows of the group being patched that keep their values
 	colBytes int64
 	patches  map[int]*patch
+	// awaiting: finished reading, its patches still encoding (settle
+	// completes it); read is the rows it read, for the ledger
+	awaiting bool
+	read     int64
 
 	buf      []arrow.RecordBatch
 	bufBytes int64
@@ -373,9 +378,7 @@ func (f *fileRewrite) advance(ctx context.Context) error {
 	for f.g < len(f.ends) && f.pos >= f.ends[f.g] {
 		switch {
 		case f.gCols != nil:
-			if err := f.patchGroup(ctx); err != nil {
-				return err
-			}
+			f.patchGroup(ctx)
 		case !f.gChanged && f.ends[f.g] > f.gStart:
 			f.copyRGs = append(f.copyRGs, f.g)
 		}
@@ -387,25 +390,42 @@ func (f *fileRewrite) advance(ctx context.Context) error {
 	return nil
 }
 
-// patchGroup encodes the SET columns of the group ending now (rgcopy.go);
-// if that cannot be done (but not on cancellation), its rows are read
-// again and written whole.
-func (f *fileRewrite) patchGroup(ctx context.Context) error {
-	p, err := f.m.encodePatch(ctx, f.meta, f.setLeaf, f.gCols, f.ends[f.g]-f.gStart)
-	f.releaseCols()
-	if err == nil {
-		p.kept = f.gKept
-		if f.patches == nil {
-			f.patches = map[int]*patch{}
+// patchGroup starts encoding the SET columns of the group ending now
+// (rgcopy.go), on a goroutine; complete waits for it, and if it could not
+// be done, reads the group's rows again and writes them whole.
+func (f *fileRewrite) patchGroup(ctx context.Context) {
+	p := &patch{kept: f.gKept, done: make(chan struct{})}
+	cols, bytes := f.gCols, f.colBytes
+	f.gCols, f.colBytes = nil, 0 // the patch's now
+	if f.patches == nil {
+		f.patches = map[int]*patch{}
+	}
+	f.patches[f.g] = p
+	f.m.startPatch(ctx, p, f.meta, f.setLeaf, cols, bytes, f.ends[f.g]-f.gStart)
+}
+
+// awaitPatches waits for the file's patches to be encoded; the rows of
+// the groups whose patch failed (but not on cancellation) are read again
+// and written whole.
+func (f *fileRewrite) awaitPatches(ctx context.Context) error {
+	var failed [][2]int64
+	for _, g := range slices.Sorted(maps.Keys(f.patches)) {
+		p := f.patches[g]
+		<-p.done
+		if p.err == nil {
+			continue
 		}
-		f.patches[f.g] = p
-		return nil
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		delete(f.patches, g)
+		f.copied -= p.kept // replayRows counts every row it writes
+		failed = append(failed, f.groupRange(g))
 	}
-	if cerr := ctx.Err(); cerr != nil {
-		return cerr
+	if len(failed) > 0 {
+		return f.replayRows(ctx, failed)
 	}
-	f.copied -= f.gKept // replayRows counts every row it writes
-	return f.replayRows(ctx, [][2]int64{f.groupRange(f.g)})
+	return nil
 }
 
 // collect keeps the SET columns of b, one batch of the group being
@@ -668,27 +688,44 @@ func (f *fileRewrite) finish(ctx context.Context, read int64) error {
 	if !f.touched {
 		return nil
 	}
+	f.read = read
+	if len(f.patches) == 0 {
+		if err := f.complete(ctx); err != nil {
+			return err
+		}
+		if f.w == nil {
+			return nil
+		}
+	} else {
+		f.awaiting = true
+	}
+	// The writer is closed (and its last row group compressed), and the
+	// patches encoded, while the next file is read; settle collects it.
+	f.m.pending = append(f.m.pending, f)
+	return nil
+}
+
+// complete copies the file's unchanged and patched row groups, once
+// its patches are encoded, and records the file as replaced.
+func (f *fileRewrite) complete(ctx context.Context) error {
+	if err := f.awaitPatches(ctx); err != nil {
+		return err
+	}
 	if len(f.copyRGs) > 0 || len(f.patches) > 0 {
 		if err := f.copyGroups(ctx); err != nil {
 			return err
 		}
 	}
-	f.m.ledger.Read(f.task, read)
+	f.m.ledger.Read(f.task, f.read)
 	mt := &f.m.res.Metrics
 	f.m.removed = append(f.m.removed, f.task.File)
 	f.m.removedTasks = append(f.m.removedTasks, f.task)
 	mt.FilesRemoved++
 	mt.RowsCopied += f.copied
-	if f.w == nil {
-		// no row written: the copy, if any, replaces the file
-		if len(f.copyRGs)+len(f.patches) > 0 {
-			mt.FilesRewritten++
-		}
-		return nil
+	if f.w == nil && len(f.copyRGs)+len(f.patches) > 0 {
+		// no row written: the copy replaces the file
+		mt.FilesRewritten++
 	}
-	// The writer is closed (and its last row group compressed) while the
-	// next file is read; settle collects it.
-	f.m.pending = append(f.m.pending, f)
 	return nil
 }
 
@@ -737,10 +774,19 @@ func (f *fileRewrite) copyGroups(ctx context.Context) error {
 
 // settle waits for all but the last keep rewrites still being written and
 // records their files.
-func (m *merger) settle(keep int) error {
+func (m *merger) settle(ctx context.Context, keep int) error {
 	for len(m.pending) > keep {
 		f := m.pending[0]
 		m.pending = m.pending[1:]
+		if f.awaiting {
+			f.awaiting = false
+			if err := f.complete(ctx); err != nil {
+				return err
+			}
+			if f.w == nil {
+				continue
+			}
+		}
 		files, err := f.w.finish()
 		if err != nil {
 			return fmt.Errorf("%s: rewriting data file %s: %w", m.what(), m.relPath(f.task.File.FilePath()), err)

@@ -388,12 +388,13 @@ func (d *directFile) release() {
 
 // stringDict dictionary-encodes one string column of a file.
 type stringDict struct {
-	mem   memory.Allocator
-	index map[string]int32
-	vals  []string
-	bytes int64 // of vals as a Parquet dictionary page holds them
-	limit int64
-	dict  arrow.Array // vals as an array, rebuilt when vals grows
+	mem      memory.Allocator
+	index    map[string]int32
+	vals     []string
+	bytes    int64 // of vals as a Parquet dictionary page holds them
+	limit    int64
+	dict     arrow.Array // vals as an array, rebuilt when vals grows
+	restarts int         // times the dictionary started again
 }
 
 func newStringDict(mem memory.Allocator, limit int64) *stringDict {
@@ -430,6 +431,7 @@ func (sd *stringDict) encode(s *array.String) arrow.Array {
 		if !ok {
 			if !restarted && (len(sd.vals) >= maxDictEntries || sd.bytes+int64(len(v))+4 > sd.limit) {
 				sd.reset()
+				sd.restarts++
 				restarted, i = true, -1
 				continue
 			}
@@ -514,6 +516,45 @@ func (sd *stringDict) release() {
 		sd.dict.Release()
 		sd.dict = nil
 	}
+}
+
+// dictChunks returns the chunks of one string column chunk, written at
+// once (a patch's row group), as dictionary arrays over one dictionary of
+// all their values, so that arrow-go writes the dictionary once and the
+// indices as they are; ok is false, and nothing is returned, where a
+// dictionary does not serve: the values are mostly distinct (by the first
+// chunk, as open judges it), one is empty (see stringDict.encode), or
+// they outgrow the dictionary's limits. The caller releases the arrays.
+func dictChunks(mem memory.Allocator, chunks []arrow.Array, limit int64) (out []arrow.Array, ok bool) {
+	strs := make([]*array.String, len(chunks))
+	for i, c := range chunks {
+		s, isStr := c.(*array.String)
+		if !isStr || hasEmpty(s) {
+			return nil, false
+		}
+		strs[i] = s
+	}
+	if len(strs) == 0 || strs[0].Len() >= sampleRows && distinctOver(strs[0], strs[0].Len()/2) {
+		return nil, false
+	}
+	sd := newStringDict(mem, limit)
+	defer sd.release()
+	enc := make([]arrow.Array, 0, len(strs))
+	defer func() { releaseAll(enc) }()
+	for _, s := range strs {
+		enc = append(enc, sd.encode(s))
+		if sd.restarts > 0 {
+			return nil, false
+		}
+	}
+	// INVARIANT: the dictionary only grew, so every chunk's indices hold
+	// in the final one.
+	out = make([]arrow.Array, len(enc))
+	for i, a := range enc {
+		d := a.(*array.Dictionary)
+		out[i] = array.NewDictionaryArray(d.DataType(), d.Indices(), sd.dict)
+	}
+	return out, true
 }
 
 // WriteRecords writes records, in schema's layout, as data files of tbl:

@@ -427,6 +427,85 @@ func TestStringDictRestarts(t *testing.T) {
 	}
 }
 
+// dictChunks gives a patch's string chunks one dictionary, the same
+// array for every chunk, whose indices name each chunk's values; it
+// declines chunks holding an empty string, mostly distinct values, and
+// values past its limit.
+func TestDictChunks(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	strs := func(vals ...string) arrow.Array {
+		bld := array.NewStringBuilder(mem)
+		defer bld.Release()
+		for _, v := range vals {
+			if v == "NULL" {
+				bld.AppendNull()
+			} else {
+				bld.Append(v)
+			}
+		}
+		return bld.NewArray()
+	}
+	decode := func(a arrow.Array) []string {
+		var out []string
+		d := a.(*array.Dictionary)
+		for i := range d.Len() {
+			if d.IsNull(i) {
+				out = append(out, "NULL")
+				continue
+			}
+			out = append(out, d.Dictionary().(*array.String).Value(d.GetValueIndex(i)))
+		}
+		return out
+	}
+	chunks := [][]string{{"old", "NULL", "old"}, {"new", "old"}, {"NULL"}, {"updated", "new", "updated"}}
+	var in []arrow.Array
+	for _, c := range chunks {
+		in = append(in, strs(c...))
+	}
+	defer releaseAll(in)
+	out, ok := dictChunks(mem, in, 1<<20)
+	if !ok {
+		t.Fatal("declined a column of three values")
+	}
+	for i, a := range out {
+		if got := decode(a); !reflect.DeepEqual(got, chunks[i]) {
+			t.Errorf("chunk %d decodes as %v, want %v", i, got, chunks[i])
+		}
+		if a.(*array.Dictionary).Dictionary().Data() != out[0].(*array.Dictionary).Dictionary().Data() {
+			t.Errorf("chunk %d has a dictionary of its own", i)
+		}
+	}
+	if n := out[0].(*array.Dictionary).Dictionary().Len(); n != 3 {
+		t.Errorf("dictionary of %d values, want 3", n)
+	}
+	releaseAll(out)
+
+	many := make([]string, 2*sampleRows)
+	for i := range many {
+		many[i] = fmt.Sprintf("v%d", i%(sampleRows+1))
+	}
+	for _, tc := range []struct {
+		name   string
+		chunks [][]string
+		limit  int64
+	}{
+		{"an empty string", [][]string{{"a"}, {"b", ""}}, 1 << 20},
+		{"mostly distinct", [][]string{many}, 1 << 20},
+		{"past the limit", [][]string{{"aaaaaaaa", "bbbbbbbb"}, {"cccccccc", "dddddddd"}}, 30},
+	} {
+		var in []arrow.Array
+		for _, c := range tc.chunks {
+			in = append(in, strs(c...))
+		}
+		if out, ok := dictChunks(mem, in, tc.limit); ok {
+			t.Errorf("%s: took the column", tc.name)
+			releaseAll(out)
+		}
+		releaseAll(in)
+	}
+}
+
 // BenchmarkStringDictEncode encodes batches of 8,192 strings of a few
 // values (as a status column), reporting ns per value.
 func BenchmarkStringDictEncode(b *testing.B) {

@@ -104,8 +104,12 @@ type merger struct {
 	writers  []*fileWriter  // every writer started, for abort
 	copies   []string       // row-group copies written (rgcopy.go), for abort
 	pending  []*fileRewrite // rewrites read but still being written
-	removed  []iceberg.DataFile
-	added    []iceberg.DataFile
+	// patches being encoded (startPatch): their goroutines, and a slot
+	// each of patchesInFlight
+	patchWG    sync.WaitGroup
+	patchSlots chan struct{}
+	removed    []iceberg.DataFile
+	added      []iceberg.DataFile
 	// removedTasks are the scan tasks of removed, whose delete files may
 	// die with them; allTasks, when known, plan every data file of the
 	// snapshot (see DeadDeleteFiles).
@@ -166,6 +170,7 @@ func (m *merger) start(ctx context.Context) {
 // end is deferred by Execute and Rewrite: on error it removes every file
 // written and drops the result; it always releases what the run holds.
 func (m *merger) end(res **Result, err *error) {
+	m.patchWG.Wait()
 	if *err != nil {
 		if aerr := m.abort(); aerr != nil {
 			*err = errors.Join(*err, aerr)
@@ -337,21 +342,35 @@ func (m *merger) scanTarget(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		next := m.reader(ctx, task)
-		if ra != nil {
-			next = ra.reader(i)
-		}
-		if err := m.mergeFile(ctx, task, next, ra == nil); err != nil {
+		if err := m.mergeNext(ctx, i, task, ra); err != nil {
 			return err
 		}
 		prog.FileDone()
 		// INVARIANT: at most two rewrites are being written at once: the
 		// file just read and the one before it, still compressing.
-		if err := m.settle(1); err != nil {
+		if err := m.settle(ctx, 1); err != nil {
 			return err
 		}
 	}
-	return m.settle(0)
+	return m.settle(ctx, 0)
+}
+
+// mergeNext merges the i-th candidate file, task: read here and now, or
+// taken from the read-ahead workers (ra, when not nil).
+func (m *merger) mergeNext(ctx context.Context, i int, task table.FileScanTask, ra *readAhead) error {
+	if ra == nil {
+		return m.mergeFile(ctx, task, m.reader(ctx, task), true, nil)
+	}
+	rw, keyed := ra.layout(i)
+	if !keyed {
+		return m.mergeFile(ctx, task, ra.reader(i), false, rw)
+	}
+	defer rw.releaseBuffer()
+	hit, err := ra.keyedRead(ctx, i, rw)
+	if err != nil || !hit {
+		return err
+	}
+	return rw.finishKeyFirst(ctx)
 }
 
 // readColumns names the target columns the merge reads, or nil for all

@@ -93,6 +93,18 @@ func (f *fixture) table() *table.Table {
 	return tbl
 }
 
+// setProperties commits props on the table.
+func (f *fixture) setProperties(props iceberg.Properties) {
+	f.t.Helper()
+	txn := f.cat.WithFS(f.table(), iceio.LocalFS{}).NewTransaction()
+	if err := txn.SetProperties(props); err != nil {
+		f.t.Fatal(err)
+	}
+	if _, err := txn.Commit(ctx); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
 // appendRows commits rows as one append (one data file per partition).
 func (f *fixture) appendRows(rows ...[]any) {
 	f.t.Helper()

@@ -186,11 +186,11 @@ func Rewrite(ctx context.Context, spec *RewriteSpec, txn *table.Transaction) (re
 		}
 		prog.FileDone()
 		// INVARIANT: at most two rewrites are being written at once.
-		if err := m.settle(1); err != nil {
+		if err := m.settle(ctx, 1); err != nil {
 			return nil, err
 		}
 	}
-	if err := m.settle(0); err != nil {
+	if err := m.settle(ctx, 0); err != nil {
 		return nil, err
 	}
 	mt.ScanTime = time.Since(start)

@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -415,19 +416,68 @@ func (m *merger) keyFirst(f *fileRewrite) bool {
 	return rangesReadable(f)
 }
 
-// mergeRowGroups is mergeFile for a file read key columns first. It
-// merges the file itself and returns nil, or returns the reader
-// mergeFile is to read it with: the whole file, with the probe's
-// results, when every row group is hit and none can be patched.
-func (m *merger) mergeRowGroups(ctx context.Context, task table.FileScanTask, f *fileRewrite) (batchReader, error) {
+// mergeRowGroups is mergeFile for a file read key columns first, here
+// and now.
+func (m *merger) mergeRowGroups(ctx context.Context, task table.FileScanTask, f *fileRewrite) error {
+	m.openKeyScan()
+	probe := func(b arrow.RecordBatch) ([]int32, error) { return m.src.Probe(m.ec, b, m.p.probeKeys) }
+	var bytes int64
+	hit, err := m.readKeyFirst(ctx, task, f, probe, &bytes, func(b arrow.RecordBatch, groups []int32, pos int64) error {
+		return f.applyAt(ctx, b, groups, pos)
+	})
+	m.res.Metrics.BytesRead += bytes
+	if err != nil || !hit {
+		return err
+	}
+	return f.finishKeyFirst(ctx)
+}
+
+// applyAt applies the statement to b, the file's rows from pos on, whose
+// keys probed to groups, and emits the result; the rows before pos not
+// yet seen were not read (readKeyFirst), their row groups unchanged.
+func (f *fileRewrite) applyAt(ctx context.Context, b arrow.RecordBatch, groups []int32, pos int64) error {
+	if err := f.skipTo(ctx, pos); err != nil {
+		return err
+	}
+	return f.pieces(pos, b, func(s arrow.RecordBatch, lo, hi int64) error {
+		o, err := f.m.applyBatch(s, groups[lo:hi], f.task, pos+lo)
+		if err != nil {
+			return err
+		}
+		return f.emit(ctx, s, o)
+	})
+}
+
+// finishKeyFirst ends a file read by readKeyFirst with a hit: the row
+// groups after the last one read are unchanged.
+func (f *fileRewrite) finishKeyFirst(ctx context.Context) error {
+	n := f.task.File.Count()
+	if err := f.skipTo(ctx, n); err != nil {
+		return err
+	}
+	return f.finish(ctx, n)
+}
+
+// readKeyFirst reads task's file (f, whose layout keyFirst accepted) key
+// columns first: it reads the key columns alone, probes them (probe),
+// and then reads whole only the runs of row groups in which a key found
+// a source row, calling fn with each batch, the source group of each of
+// its rows (-1 for none) and the file position of its first row, in
+// file order. hit is false, and fn never called, when no key found one:
+// the file stays. Where every row group has a hit and none can be
+// patched, the file is read whole as one group (f's layout is dropped).
+// bytes grows by the bytes read. It touches no state of m that it does
+// not only read, so a read-ahead worker may call it (with a probe of its
+// own).
+func (m *merger) readKeyFirst(ctx context.Context, task table.FileScanTask, f *fileRewrite, probe func(arrow.RecordBatch) ([]int32, error), bytes *int64, fn func(b arrow.RecordBatch, groups []int32, pos int64) error) (hit bool, err error) {
 	task.Residual = nil
 	if err := scan.CheckWhole(m.what(), task); err != nil {
-		return nil, &Error{State: StateInternal, Msg: err.Error()}
+		return false, &Error{State: StateInternal, Msg: err.Error()}
 	}
 	n := f.ends[len(f.ends)-1]
-	groups, err := m.probeKeys(ctx, task, n, f.meta)
+	groups, err := m.probeKeys(ctx, task, n, f.meta, probe, bytes)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	// runs of adjacent row groups with a hit
 	runs := f.groupRuns(func(g int) bool {
@@ -435,85 +485,68 @@ func (m *merger) mergeRowGroups(ctx context.Context, task table.FileScanTask, f 
 		return slices.ContainsFunc(groups[r[0]:r[1]], func(x int32) bool { return x >= 0 })
 	})
 	if len(runs) == 0 {
-		return nil, nil // no row can change: the file stays
+		return false, nil // no row can change: the file stays
 	}
+	tasks := []table.FileScanTask{task}
 	if len(runs) == 1 && runs[0] == [2]int{0, len(f.ends)} && f.setLeaf == nil {
 		f.meta, f.ends = nil, nil // one group
-		return func(fn func(arrow.RecordBatch, []int32) error) error {
-			var pos int64
-			return m.readTask(ctx, task, func(b arrow.RecordBatch) (bool, error) {
-				rows := b.NumRows()
-				if pos+rows > n {
-					return false, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s yielded more rows than its %d keys (broken invariant)", m.what(), m.relPath(task.File.FilePath()), n)}
-				}
-				err := fn(b, groups[pos:pos+rows])
-				pos += rows
-				return err == nil, err
-			})
-		}, nil
+		runs = [][2]int{{0, 1}}
+		*bytes += task.File.FileSizeBytes()
+	} else {
+		tasks = make([]table.FileScanTask, len(runs))
+		for i, r := range runs {
+			tasks[i] = f.runTask(task, r)
+			*bytes += tasks[i].Length
+		}
 	}
-	tasks := make([]table.FileScanTask, len(runs))
+	// the runs' rows: f is not read once fn has been called (a worker
+	// hands it over then)
+	rows := make([][2]int64, len(runs))
 	for i, r := range runs {
-		tasks[i] = f.runTask(task, r)
-		m.res.Metrics.BytesRead += tasks[i].Length
+		rows[i] = [2]int64{0, n}
+		if f.ends != nil {
+			rows[i][0], rows[i][1] = f.runRows(r)
+		}
 	}
 	run := 0
-	pos, end := f.runRows(runs[0])
-	if err := f.skipTo(ctx, pos); err != nil {
-		return nil, err
-	}
+	pos, end := rows[0][0], rows[0][1]
 	err = m.readConformed(ctx, m.readScan, tasks, "reading", true, func(tb arrow.RecordBatch) (bool, error) {
 		for pos == end && run < len(runs)-1 {
 			run++
-			pos, end = f.runRows(runs[run])
-			if err := f.skipTo(ctx, pos); err != nil {
-				return false, err
-			}
+			pos, end = rows[run][0], rows[run][1]
 		}
 		rows := tb.NumRows()
 		if pos+rows > end {
 			return false, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s yielded more rows than its row groups %v hold (broken invariant)", m.what(), m.relPath(task.File.FilePath()), runs)}
 		}
-		err := f.pieces(pos, tb, func(s arrow.RecordBatch, lo, hi int64) error {
-			o, err := m.applyBatch(s, groups[pos+lo:pos+hi], task, pos+lo)
-			if err != nil {
-				return err
-			}
-			return f.emit(ctx, s, o)
-		})
+		err := fn(tb, groups[pos:pos+rows], pos)
 		pos += rows
 		return err == nil, err
 	})
 	if err != nil {
-		return nil, err
+		return true, err
 	}
 	if run < len(runs)-1 || pos != end {
-		return nil, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s yielded fewer rows than its row groups %v hold (broken invariant)", m.what(), m.relPath(task.File.FilePath()), runs)}
+		return true, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s yielded fewer rows than its row groups %v hold (broken invariant)", m.what(), m.relPath(task.File.FilePath()), runs)}
 	}
-	if err := f.skipTo(ctx, n); err != nil {
-		return nil, err
-	}
-	return nil, f.finish(ctx, n)
+	return true, nil
 }
 
 // probeKeys reads the key columns of task's file (n rows) and returns
-// the source group each row's key probes to (-1 for none).
-func (m *merger) probeKeys(ctx context.Context, task table.FileScanTask, n int64, meta *metadata.FileMetaData) ([]int32, error) {
+// the source group each row's key probes to (-1 for none); bytes grows by
+// the bytes of the key columns.
+func (m *merger) probeKeys(ctx context.Context, task table.FileScanTask, n int64, meta *metadata.FileMetaData, probe func(arrow.RecordBatch) ([]int32, error), bytes *int64) ([]int32, error) {
 	keys := m.columnNames(m.p.keyCols)
-	if m.keyScan == nil {
-		m.keyScan = m.spec.Target.Scan(append(m.snapshotOpts(), table.WithArrowBatchSize(scan.ReadBatchRows(m.opts.BatchSize)),
-			table.WithSelectedFields(keys...))...)
-	}
 	for _, rg := range meta.RowGroups {
 		for _, c := range rg.Columns {
 			if md := c.MetaData; len(md.PathInSchema) > 0 && slices.Contains(keys, md.PathInSchema[0]) {
-				m.res.Metrics.BytesRead += md.TotalCompressedSize
+				*bytes += md.TotalCompressedSize
 			}
 		}
 	}
 	groups := make([]int32, 0, n)
 	err := m.readConformed(ctx, m.keyScan, []table.FileScanTask{task}, "reading the keys of", false, func(tb arrow.RecordBatch) (bool, error) {
-		g, err := m.src.Probe(m.ec, tb, m.p.probeKeys)
+		g, err := probe(tb)
 		if err != nil {
 			return false, m.probeError(err)
 		}
@@ -527,6 +560,15 @@ func (m *merger) probeKeys(ctx context.Context, task table.FileScanTask, n int64
 		return nil, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s yielded %d keys for %d rows (broken invariant)", m.what(), m.relPath(task.File.FilePath()), len(groups), n)}
 	}
 	return groups, nil
+}
+
+// openKeyScan makes the scan of the ON key columns alone, once, before
+// any read key columns first (readKeyFirst) may run.
+func (m *merger) openKeyScan() {
+	if m.keyScan == nil {
+		m.keyScan = m.spec.Target.Scan(append(m.snapshotOpts(), table.WithArrowBatchSize(scan.ReadBatchRows(m.opts.BatchSize)),
+			table.WithSelectedFields(m.columnNames(m.p.keyCols)...))...)
+	}
 }
 
 // rowGroupOffsets are where each row group of meta starts, as iceberg-go
@@ -557,6 +599,58 @@ type patch struct {
 	raw  []byte                 // a Parquet file of one row group
 	meta *metadata.FileMetaData // its footer
 	kept int64                  // rows of the group that kept their values
+	// done is closed once raw and meta, or err, are set: a patch is
+	// encoded on a goroutine of its own (startPatch)
+	done chan struct{}
+	err  error
+}
+
+// patchesInFlight bounds the patches being encoded at once; the file
+// reader waits for one to finish before starting another. Each holds its
+// row group's SET columns until it is encoded.
+func patchesInFlight() int {
+	return max(1, min(runtime.GOMAXPROCS(0), 4)-1)
+}
+
+// startPatch encodes one row group's SET columns (cols, rows rows, which
+// hold bytes of the budget; the patch owns and releases them) into p on a
+// goroutine, after waiting for a free slot; p.done closes when it is
+// encoded or has failed. The merger's end waits for every one started.
+//
+// Encoding runs beside the reading of the next row groups and files, as
+// the writer's does for rows written whole: on a file read in one pass it
+// would otherwise hold up the read for as long as the encoding takes.
+func (m *merger) startPatch(ctx context.Context, p *patch, meta *metadata.FileMetaData, setLeaf []int, cols [][]arrow.Array, bytes, rows int64) {
+	if m.patchSlots == nil {
+		m.patchSlots = make(chan struct{}, patchesInFlight())
+	}
+	free := func() {
+		for _, cs := range cols {
+			releaseAll(cs)
+		}
+		m.spec.Budget.Release(bytes)
+	}
+	select {
+	case m.patchSlots <- struct{}{}:
+	case <-ctx.Done():
+		free()
+		p.err = ctx.Err()
+		close(p.done)
+		return
+	}
+	m.patchWG.Go(func() {
+		defer func() { <-m.patchSlots }()
+		defer close(p.done)
+		defer free()
+		var enc *patch
+		p.err = recovered(func() (err error) {
+			enc, err = m.encodePatch(ctx, meta, setLeaf, cols, rows)
+			return err
+		})
+		if p.err == nil {
+			p.raw, p.meta = enc.raw, enc.meta
+		}
+	})
 }
 
 // patching reports whether the statement may patch row groups: an UPDATE
@@ -615,10 +709,10 @@ func (m *merger) columnLayout(task table.FileScanTask, meta *metadata.FileMetaDa
 		sources[pf.SourceID()] = true
 	}
 	set := m.setCols
-	if 2*len(set) > meta.Schema.NumColumns() {
-		// Most columns change: a patch would copy little, and it is
-		// encoded when its row group ends, where the writer encodes
-		// while the file is read.
+	if len(set) >= meta.Schema.NumColumns() {
+		// every column changes: nothing to copy. (Where all but one do,
+		// the patch still pays: on the bench's three columns, a MERGE
+		// setting two took 0.88x the time, BENCHMARKS.md.)
 		return nil
 	}
 	leaves := make([]int, len(set))
@@ -661,14 +755,24 @@ func (m *merger) encodePatch(ctx context.Context, meta *metadata.FileMetaData, s
 			chunked[i].Release()
 		}
 	}()
+	dictLimit := m.spec.Target.Properties().GetInt64(table.ParquetDictSizeBytesKey, table.ParquetDictSizeBytesDefault) / 2
 	for k, c := range set {
 		f := m.p.target.Field(c)
 		leaf := meta.Schema.Column(setLeaf[k])
 		id := leaf.SchemaNode().FieldID()
+		typ, chunks := f.Type, cols[k]
+		if typ.ID() == arrow.STRING {
+			// as the direct writer writes string columns: one dictionary,
+			// not arrow-go's memo of every value
+			if dc, ok := dictChunks(m.opts.Mem, chunks, dictLimit); ok {
+				defer releaseAll(dc)
+				typ, chunks = dc[0].DataType(), dc
+			}
+		}
 		// the file's name for the column: it may predate a rename
-		fields[k] = arrow.Field{Name: leaf.Name(), Type: f.Type, Nullable: f.Nullable,
+		fields[k] = arrow.Field{Name: leaf.Name(), Type: typ, Nullable: f.Nullable,
 			Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(int(id))})}
-		ch := arrow.NewChunked(f.Type, cols[k])
+		ch := arrow.NewChunked(typ, chunks)
 		if int64(ch.Len()) != rows {
 			ch.Release()
 			return nil, fmt.Errorf("a row group of %d rows has %d values of %s (broken invariant)", rows, ch.Len(), f.Name)
