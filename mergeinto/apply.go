@@ -1146,12 +1146,34 @@ func (m *merger) joinedRows(b arrow.RecordBatch, tRows, sRows []int32) (arrow.Re
 		scols = nullCols(m.opts.Mem, m.p.source.Fields(), n)
 	} else {
 		n = len(sRows)
-		if scols, err = takeCols(m.ec.Ctx, m.src.Columns, sRows); err != nil {
+		if lo, ok := run(sRows); ok {
+			// a run of source rows (an insert's new rows often are):
+			// views of the build side's columns, which outlive the
+			// statement's batches
+			scols = make([]arrow.Array, len(m.src.Columns))
+			for i, c := range m.src.Columns {
+				scols[i] = array.NewSlice(c, int64(lo), int64(lo)+int64(n))
+			}
+		} else if scols, err = takeCols(m.ec.Ctx, m.src.Columns, sRows); err != nil {
 			releaseAll(tcols)
 			return nil, err
 		}
 	}
 	return newBatch(m.p.joined, append(tcols, scols...), int64(n)), nil
+}
+
+// run reports whether idx is one run of consecutive rows from lo on.
+func run(idx []int32) (lo int32, ok bool) {
+	if len(idx) == 0 {
+		return 0, false
+	}
+	lo = idx[0]
+	for k, r := range idx {
+		if r != lo+int32(k) {
+			return 0, false
+		}
+	}
+	return lo, true
 }
 
 // fire returns, for each row of j, the index of the first clause whose
@@ -1409,14 +1431,20 @@ func (m *merger) insertRows(j arrow.RecordBatch) (out []arrow.RecordBatch, err e
 		if c.Action.Kind != ActionInsert {
 			continue
 		}
-		var idx []int32
+		n := 0
+		for _, a := range assign {
+			if a == ci {
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		idx := make([]int32, 0, n)
 		for k, a := range assign {
 			if a == ci {
 				idx = append(idx, int32(k))
 			}
-		}
-		if len(idx) == 0 {
-			continue
 		}
 		var jc arrow.RecordBatch
 		if len(idx) == int(j.NumRows()) {
