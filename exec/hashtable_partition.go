@@ -3,9 +3,13 @@ package exec
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
+	"runtime"
+	"slices"
+	"sync"
 )
 
 // Building a large join table in slot order.
@@ -50,56 +54,99 @@ func (j *JoinTable) partitioned() bool {
 func (j *JoinTable) addPartitioned(ctx context.Context, nb int, encode func(i int, rk *RowKeys) error, reserve func(int64) error) error {
 	pbits := min(max(bits.TrailingZeros(uint(j.numSlots()))-htPartSlotBits, 1), 10)
 	shift := uint(64 - pbits)
-	starts := make([]int, 1<<pbits+1)
-	rows, err := forBatchKeys(ctx, nb, encode, func(rk *RowKeys, _ int) error {
-		for r, h := range rk.Hashes[:rk.N] {
-			if !rk.AnyNull || !rk.Null[r] {
-				starts[h>>shift+1]++
+	np := 1 << pbits
+	// The slots come fresh from the allocator: their pages are faulted in
+	// (written) on another core while the keys are partitioned, instead
+	// of one by one under the inserts.
+	var faulted sync.WaitGroup
+	faulted.Go(j.prefault)
+	defer faulted.Wait()
+
+	// The batches are encoded and partitioned by up to htPartWorkers
+	// goroutines, each a contiguous share of the batches. Worker w's rows
+	// of partition p go after those of the workers before it, so each
+	// partition keeps its rows in build order.
+	shares := partShares(nb)
+	counts := make([][]int, len(shares))
+	rowsOf := make([]int, len(shares))
+	err := forShares(ctx, shares, encode, func(w int) func(rk *RowKeys, base int) error {
+		c := make([]int, np)
+		counts[w] = c
+		return func(rk *RowKeys, _ int) error {
+			for r, h := range rk.Hashes[:rk.N] {
+				if !rk.AnyNull || !rk.Null[r] {
+					c[h>>shift]++
+				}
 			}
+			return nil
 		}
-		return nil
-	})
+	}, rowsOf)
 	if err != nil {
 		return err
+	}
+	rows := 0
+	bases := make([]int, len(shares))
+	for w, n := range rowsOf {
+		bases[w] = rows
+		rows += n
 	}
 	if rows > math.MaxInt32 {
 		return fmt.Errorf("exec: a join build side of %d rows is more than a join table holds", rows)
 	}
-	for p := 1; p < len(starts); p++ {
-		starts[p] += starts[p-1]
+	// starts[p]: partition p's first entry; pos[w][p]: worker w's next
+	// entry of partition p, which must stay below end[w][p]
+	starts := make([]int, np+1)
+	pos := make([][]int, len(shares))
+	end := make([][]int, len(shares))
+	for w := range shares {
+		pos[w], end[w] = make([]int, np), make([]int, np)
 	}
-	keyed := starts[len(starts)-1]
+	at := 0
+	for p := range np {
+		starts[p] = at
+		for w := range shares {
+			pos[w][p] = at
+			at += counts[w][p]
+			end[w][p] = at
+		}
+	}
+	starts[np] = at
+	keyed := at
 	if err := reserve(int64(keyed) * 16); err != nil {
 		return err
 	}
 	entries := make([]htPartEntry, keyed)
-	pos := append([]int(nil), starts[:len(starts)-1]...)
-	again, err := forBatchKeys(ctx, nb, encode, func(rk *RowKeys, base int) error {
-		for r, h := range rk.Hashes[:rk.N] {
-			if rk.AnyNull && rk.Null[r] {
-				continue
+	again := make([]int, len(shares))
+	err = forShares(ctx, shares, encode, func(w int) func(rk *RowKeys, base int) error {
+		pw, ew, bw := pos[w], end[w], bases[w]
+		return func(rk *RowKeys, base int) error {
+			for r, h := range rk.Hashes[:rk.N] {
+				if rk.AnyNull && rk.Null[r] {
+					continue
+				}
+				p := h >> shift
+				if pw[p] >= ew[p] {
+					return fmt.Errorf("exec: a join build's keys changed between two encodings (bug)")
+				}
+				k0, k1 := htInlineKey(rk.Key(r))
+				entries[pw[p]] = htPartEntry{k0: k0, k1: k1, row: uint32(bw + base + r)}
+				pw[p]++
 			}
-			p := h >> shift
-			if pos[p] >= starts[p+1] {
-				return fmt.Errorf("exec: a join build's keys changed between two encodings (bug)")
-			}
-			k0, k1 := htInlineKey(rk.Key(r))
-			entries[pos[p]] = htPartEntry{k0: k0, k1: k1, row: uint32(base + r)}
-			pos[p]++
+			return nil
 		}
-		return nil
-	})
+	}, again)
 	if err != nil {
 		return err
 	}
-	if again != rows {
+	if !slices.Equal(again, rowsOf) {
 		return fmt.Errorf("exec: a join build's batches changed between two encodings (bug)")
 	}
-	for p := range pos {
-		if pos[p] != starts[p+1] {
+	for w := range shares {
+		if !slices.Equal(pos[w], end[w]) {
 			return fmt.Errorf("exec: a join build's keys changed between two encodings (bug)")
 		}
 	}
+	faulted.Wait()
 
 	if cap(j.next) >= rows {
 		j.next = j.next[:rows] // NewJoinTable sized it
@@ -110,9 +157,15 @@ func (j *JoinTable) addPartitioned(ctx context.Context, nb int, encode func(i in
 		j.next[r] = -1
 	}
 	j.nullRows += rows - keyed
+	// at most one group a keyed row: no growth (and copy) on the way
+	if len(j.head) == 0 && cap(j.head) < keyed {
+		j.head = make([]int32, 0, keyed)
+		j.tail = make([]int32, 0, keyed)
+		j.count = make([]int32, 0, keyed)
+	}
 	var kb [16]byte
 	window := j.numSlots() >> pbits
-	for p := range 1 << pbits {
+	for p := range np {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -141,6 +194,51 @@ func (j *JoinTable) addPartitioned(ctx context.Context, nb int, encode func(i in
 	}
 	j.matched = make([]uint64, (rows+63)/64)
 	return nil
+}
+
+// htPartWorkers bounds the goroutines that partition a build's keys.
+const htPartWorkers = 4
+
+// partShares splits nb batches into contiguous shares [from, to), one a
+// worker: one per core (at most htPartWorkers), at least a batch each. A
+// table built by partition holds some 200,000 keys or more, enough for
+// every core.
+func partShares(nb int) [][2]int {
+	w := max(1, min(runtime.GOMAXPROCS(0), htPartWorkers, nb))
+	shares := make([][2]int, w)
+	for i := range shares {
+		shares[i] = [2]int{nb * i / w, nb * (i + 1) / w}
+	}
+	return shares
+}
+
+// forShares runs forBatchKeys over each share of batches on a goroutine
+// of its own (the first on the caller's), with the batch function
+// fnFor(w) gives share w and the row numbers of each share from 0; rows[w]
+// is share w's rows. It returns the first error.
+func forShares(ctx context.Context, shares [][2]int, encode func(i int, rk *RowKeys) error, fnFor func(w int) func(rk *RowKeys, base int) error, rows []int) error {
+	errs := make([]error, len(shares))
+	one := func(w int) {
+		from, to := shares[w][0], shares[w][1]
+		rows[w], errs[w] = forBatchKeys(ctx, to-from, func(i int, rk *RowKeys) error { return encode(from+i, rk) }, fnFor(w))
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < len(shares); w++ {
+		wg.Go(func() { one(w) })
+	}
+	one(0)
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// prefault writes each page of the inline slots once (a zero over the
+// zero there), so that the kernel maps them before the inserts need
+// them. It must end before the first insert.
+func (t *HashTable) prefault() {
+	const stride = 4096 / 16 // slots a page
+	for i := 0; i < len(t.islots); i += stride {
+		t.islots[i].id = 0
+	}
 }
 
 // forBatchKeys encodes the nb batches in turn (encode, as addPartitioned

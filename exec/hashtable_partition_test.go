@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -16,9 +18,25 @@ import (
 // gives the table AddRows gives in arrival order: the same rows, NULL
 // rows, groups, and each key's rows chained in build order. Keys repeat
 // (up to a few rows a key) and some are NULL, in several batches.
+//
+// On three cores (and batches of up to 1,000 rows), the keys are
+// partitioned by three workers (partShares), whose shares must keep that
+// order; on one, by one.
 func TestJoinBuildPartitionedMatchesAddRows(t *testing.T) {
-	for _, typ := range []arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Int32, arrow.BinaryTypes.String} {
-		t.Run(typ.String(), func(t *testing.T) {
+	for _, tc := range []struct {
+		typ      arrow.DataType
+		maxBatch int
+	}{
+		{arrow.PrimitiveTypes.Int64, 20_000}, {arrow.PrimitiveTypes.Int32, 20_000}, {arrow.BinaryTypes.String, 20_000},
+		{arrow.PrimitiveTypes.Int64, 1_000}, {arrow.PrimitiveTypes.Int32, 1_000},
+	} {
+		typ := tc.typ
+		t.Run(fmt.Sprintf("%s/batches-of-%d", typ, tc.maxBatch), func(t *testing.T) {
+			procs := 1 // one share
+			if tc.maxBatch < 20_000 {
+				procs = 3
+			}
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 			mem := hjMem(t)
 			ctx := context.Background()
 			const rows, distinct = 150_000, 60_000
@@ -27,7 +45,7 @@ func TestJoinBuildPartitionedMatchesAddRows(t *testing.T) {
 			keyOf := make([]int64, rows) // -1: NULL
 			src := &hjTestSource{schema: schema}
 			for off := 0; off < rows; {
-				n := min(1+rng.IntN(20_000), rows-off)
+				n := min(1+rng.IntN(tc.maxBatch), rows-off)
 				bld := array.NewRecordBuilder(mem, schema)
 				for r := off; r < off+n; r++ {
 					k := int64(rng.IntN(distinct)) * 7919
@@ -62,6 +80,9 @@ func TestJoinBuildPartitionedMatchesAddRows(t *testing.T) {
 			}
 			if err := src.Open(ctx); err != nil {
 				t.Fatal(err)
+			}
+			if shares := len(partShares(len(src.batches))); (shares > 1) != (tc.maxBatch < 20_000) {
+				t.Fatalf("%d batches in %d shares", len(src.batches), shares)
 			}
 			keys := []Expr{hjCol(schema, 0)}
 			jb, err := BuildJoin(ctx, src, keys, HashOptions{Mem: mem, Budget: NewBudget(0)}, "test")
