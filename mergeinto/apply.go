@@ -401,7 +401,11 @@ func (f *fileRewrite) patchGroup(ctx context.Context) {
 		f.patches = map[int]*patch{}
 	}
 	f.patches[f.g] = p
-	f.m.startPatch(ctx, p, f.meta, f.setLeaf, cols, bytes, f.ends[f.g]-f.gStart)
+	var size int64
+	for _, leaf := range f.setLeaf {
+		size += f.meta.RowGroups[f.g].Columns[leaf].MetaData.GetTotalCompressedSize()
+	}
+	f.m.startPatch(ctx, p, f.meta, f.setLeaf, cols, bytes, f.ends[f.g]-f.gStart, size)
 }
 
 // awaitPatches waits for the file's patches to be encoded; the rows of

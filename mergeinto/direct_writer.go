@@ -523,8 +523,8 @@ func (sd *stringDict) release() {
 // all their values, so that arrow-go writes the dictionary once and the
 // indices as they are; ok is false, and nothing is returned, where a
 // dictionary does not serve: the values are mostly distinct (by the first
-// chunk, as open judges it), one is empty (see stringDict.encode), or
-// they outgrow the dictionary's limits. The caller releases the arrays.
+// chunk, as open judges it), one is empty (see stringDict.encode), all
+// are NULL, or they outgrow the dictionary's limits. The caller releases the arrays.
 func dictChunks(mem memory.Allocator, chunks []arrow.Array, limit int64) (out []arrow.Array, ok bool) {
 	strs := make([]*array.String, len(chunks))
 	for i, c := range chunks {
@@ -546,6 +546,9 @@ func dictChunks(mem memory.Allocator, chunks []arrow.Array, limit int64) (out []
 		if sd.restarts > 0 {
 			return nil, false
 		}
+	}
+	if len(sd.vals) == 0 {
+		return nil, false // all NULL: nothing to put in a dictionary
 	}
 	// INVARIANT: the dictionary only grew, so every chunk's indices hold
 	// in the final one.

@@ -429,8 +429,8 @@ func TestStringDictRestarts(t *testing.T) {
 
 // dictChunks gives a patch's string chunks one dictionary, the same
 // array for every chunk, whose indices name each chunk's values; it
-// declines chunks holding an empty string, mostly distinct values, and
-// values past its limit.
+// declines chunks holding an empty string, mostly distinct values, only
+// NULLs, and values past its limit.
 func TestDictChunks(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
@@ -493,6 +493,7 @@ func TestDictChunks(t *testing.T) {
 		{"an empty string", [][]string{{"a"}, {"b", ""}}, 1 << 20},
 		{"mostly distinct", [][]string{many}, 1 << 20},
 		{"past the limit", [][]string{{"aaaaaaaa", "bbbbbbbb"}, {"cccccccc", "dddddddd"}}, 30},
+		{"all NULL", [][]string{{"NULL"}, {"NULL", "NULL"}}, 1 << 20},
 	} {
 		var in []arrow.Array
 		for _, c := range tc.chunks {

@@ -613,14 +613,14 @@ func patchesInFlight() int {
 }
 
 // startPatch encodes one row group's SET columns (cols, rows rows, which
-// hold bytes of the budget; the patch owns and releases them) into p on a
-// goroutine, after waiting for a free slot; p.done closes when it is
+// hold bytes of the budget; the patch owns and releases them; size is
+// what they took in the file) into p on a goroutine, after waiting for a free slot; p.done closes when it is
 // encoded or has failed. The merger's end waits for every one started.
 //
 // Encoding runs beside the reading of the next row groups and files, as
 // the writer's does for rows written whole: on a file read in one pass it
 // would otherwise hold up the read for as long as the encoding takes.
-func (m *merger) startPatch(ctx context.Context, p *patch, meta *metadata.FileMetaData, setLeaf []int, cols [][]arrow.Array, bytes, rows int64) {
+func (m *merger) startPatch(ctx context.Context, p *patch, meta *metadata.FileMetaData, setLeaf []int, cols [][]arrow.Array, bytes, rows, size int64) {
 	if m.patchSlots == nil {
 		m.patchSlots = make(chan struct{}, patchesInFlight())
 	}
@@ -644,7 +644,7 @@ func (m *merger) startPatch(ctx context.Context, p *patch, meta *metadata.FileMe
 		defer free()
 		var enc *patch
 		p.err = recovered(func() (err error) {
-			enc, err = m.encodePatch(ctx, meta, setLeaf, cols, rows)
+			enc, err = m.encodePatch(ctx, meta, setLeaf, cols, rows, size)
 			return err
 		})
 		if p.err == nil {
@@ -743,10 +743,11 @@ func (m *merger) columnLayout(task table.FileScanTask, meta *metadata.FileMetaDa
 }
 
 // encodePatch encodes one row group's SET columns (cols[k]: the k-th SET
-// column's arrays, rows in file order) as a patch, with the table's
+// column's arrays, rows in file order; size: their bytes in the file) as
+// a patch, with the table's
 // Parquet writer settings; it fails when a column does not come out as
 // the file's leaf setLeaf[k] of meta.
-func (m *merger) encodePatch(ctx context.Context, meta *metadata.FileMetaData, setLeaf []int, cols [][]arrow.Array, rows int64) (*patch, error) {
+func (m *merger) encodePatch(ctx context.Context, meta *metadata.FileMetaData, setLeaf []int, cols [][]arrow.Array, rows, size int64) (*patch, error) {
 	set := m.setCols
 	fields := make([]arrow.Field, len(set))
 	chunked := make([]arrow.Column, len(set))
@@ -784,6 +785,8 @@ func (m *merger) encodePatch(ctx context.Context, meta *metadata.FileMetaData, s
 	tbl := array.NewTable(sc, chunked, rows)
 	defer tbl.Release()
 	var buf bytes.Buffer
+	// room for what the columns took in the file, and some: no regrowth
+	buf.Grow(int(min(size+size/4+64<<10, 1<<30)))
 	props := writerProps(m.spec.Target.Properties(), fields, rows)
 	w, err := pqarrow.NewFileWriter(sc, &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(m.opts.Mem)))
 	if err != nil {
