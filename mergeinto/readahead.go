@@ -224,11 +224,7 @@ func (ra *readAhead) publish(f *feed, rw *fileRewrite, keyed bool) {
 func (ra *readAhead) layout(i int) (rw *fileRewrite, keyed bool) {
 	ra.mu.Lock()
 	defer ra.mu.Unlock()
-	if ra.head != i {
-		ra.head = i
-		ra.cond.Broadcast()
-	}
-	f := ra.feeds[i]
+	f := ra.onFile(i)
 	for !f.ready {
 		ra.cond.Wait()
 	}
@@ -267,11 +263,7 @@ var errReadAheadStopped = errors.New("merge read-ahead stopped")
 func (ra *readAhead) take(i int) (it probed, ok bool, err error) {
 	ra.mu.Lock()
 	defer ra.mu.Unlock()
-	if ra.head != i {
-		ra.head = i
-		ra.cond.Broadcast()
-	}
-	f := ra.feeds[i]
+	f := ra.onFile(i)
 	for len(f.items) == 0 && !f.done {
 		ra.cond.Wait()
 	}
@@ -284,6 +276,16 @@ func (ra *readAhead) take(i int) (it probed, ok bool, err error) {
 	ra.bytes -= it.size
 	ra.cond.Broadcast()
 	return it, true, nil
+}
+
+// onFile moves the apply loop to file i, waking the worker held back
+// for it, and returns its feed; ra.mu is held.
+func (ra *readAhead) onFile(i int) *feed {
+	if ra.head != i {
+		ra.head = i
+		ra.cond.Broadcast()
+	}
+	return ra.feeds[i]
 }
 
 // done gives back the groups of a batch take returned.
