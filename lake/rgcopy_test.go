@@ -472,3 +472,50 @@ func TestMergeOnReadSkipsRowGroups(t *testing.T) {
 		})
 	}
 }
+
+// A MERGE that only updates, over several files of several row groups
+// (read ahead, key columns first, and patched on goroutines), that fails
+// in its last file (a target row matched twice) after the earlier files'
+// patches were started, leaves the table and the lake's files as they
+// were. The same MERGE without the repeated key patches row groups and
+// leaves the rows the plain rewrite leaves.
+func TestRowGroupPatchMergeFailsLate(t *testing.T) {
+	lk, dir := openLake(t)
+	s := lk.Session()
+	for _, tc := range []struct{ name, props string }{
+		{"t", ""}, {"plain", ", 'skade.write.copy-row-groups' = 'false'"},
+	} {
+		mustExec(t, s, fmt.Sprintf(`CREATE TABLE %s (id BIGINT, s TEXT, v DOUBLE) WITH ('write.parquet.row-group-limit' = '1000'%s)`, tc.name, tc.props))
+		for f := range 4 {
+			mustExec(t, s, fmt.Sprintf(`INSERT INTO %s SELECT i, CASE WHEN i %% 11 = 0 THEN NULL ELSE 'old' END, i * 0.5 FROM range(%d, %d) r(i)`, tc.name, f*5000, (f+1)*5000))
+		}
+	}
+	files := dataFiles(t, dir)
+	rows := query(t, s, "SELECT * FROM t ORDER BY id")
+	bad := `MERGE INTO t USING (SELECT i AS id FROM range(0, 20000, 7) r(i) UNION ALL SELECT 19999) src ON t.id = src.id
+		WHEN MATCHED THEN UPDATE SET s = 'new', v = -src.id`
+	err := s.Exec(context.Background(), bad)
+	if err == nil || !strings.Contains(err.Error(), "more than one") {
+		t.Fatalf("a target row matched twice: %v", err)
+	}
+	if after := dataFiles(t, dir); !slices.Equal(after, files) {
+		t.Fatalf("the failed MERGE left files: %d before, %d after", len(files), len(after))
+	}
+	if got := query(t, s, "SELECT * FROM t ORDER BY id"); !slices.Equal(got, rows) {
+		t.Fatal("the failed MERGE changed rows")
+	}
+	good := `MERGE INTO %s USING (SELECT i AS id FROM range(0, 20000, 7) r(i) UNION ALL SELECT 30000 + i FROM range(3) r(i)) src ON %[1]s.id = src.id
+		WHEN MATCHED THEN UPDATE SET s = 'new', v = -src.id WHEN NOT MATCHED THEN INSERT VALUES (src.id, 'ins', 0)`
+	for _, name := range []string{"t", "plain"} {
+		mustExec(t, s, fmt.Sprintf(good, name))
+	}
+	if got, want := query(t, s, "SELECT * FROM t ORDER BY id"), query(t, s, "SELECT * FROM plain ORDER BY id"); !slices.Equal(got, want) {
+		t.Fatalf("patched and plain MERGEs leave different rows (%d and %d)", len(got), len(want))
+	}
+	if got := query(t, s, "SELECT count(*) FILTER (WHERE s = 'new'), count(*) FILTER (WHERE s = 'ins'), count(*) FILTER (WHERE s IS NULL) FROM t"); !slices.Equal(got, []string{"2858|3|1559"}) {
+		t.Fatalf("after the MERGE: %v", got)
+	}
+	if got := query(t, s, "SELECT summary['skade.patched-row-groups'] FROM t$snapshots ORDER BY committed_at DESC LIMIT 1"); !slices.Equal(got, []string{"20"}) {
+		t.Fatalf("patched row groups: %v, want 20", got)
+	}
+}
