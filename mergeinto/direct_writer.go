@@ -64,7 +64,7 @@ type directPlan struct {
 	props      *parquet.WriterProperties
 	targetSize int64
 	groupBytes int64
-	dictLimit  int64
+	dictLimit  int64 // a string column dictionary's bytes (stringDictLimit)
 	uuid       uuid.UUID
 	files      atomic.Int64 // files opened, numbering their names
 }
@@ -139,7 +139,7 @@ func planDirect(ctx context.Context, tbl *table.Table, in *arrow.Schema, targetS
 		props:      writerProps(props, as.Fields(), num(table.ParquetRowGroupLimitKey, table.ParquetRowGroupLimitDefault)),
 		targetSize: targetSize,
 		groupBytes: max(num(table.ParquetRowGroupSizeBytesKey, table.ParquetRowGroupSizeBytesDefault), 1),
-		dictLimit:  num(table.ParquetDictSizeBytesKey, table.ParquetDictSizeBytesDefault),
+		dictLimit:  stringDictLimit(props),
 		uuid:       uuid.New(),
 	}
 }
@@ -237,12 +237,11 @@ func (p *directPlan) open(count int, first arrow.RecordBatch) (*directFile, erro
 	mem := memory.DefaultAllocator
 	d := &directFile{p: p, dicts: make([]*stringDict, len(p.strs))}
 	fields := append([]arrow.Field(nil), p.arrow.Fields()...)
-	n := int(first.NumRows())
 	for k, c := range p.strs {
-		if hasEmpty(first.Column(c)) || n >= sampleRows && distinctOver(first.Column(c), n/2) {
+		if hasEmpty(first.Column(c)) || mostlyDistinct(first.Column(c)) {
 			continue
 		}
-		d.dicts[k] = newStringDict(mem, p.dictLimit/2)
+		d.dicts[k] = newStringDict(mem, p.dictLimit)
 		fields[c].Type = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
 	}
 	d.layout = arrow.NewSchema(fields, &p.meta)
@@ -273,6 +272,14 @@ func hasEmpty(a arrow.Array) bool {
 		}
 	}
 	return false
+}
+
+// mostlyDistinct reports whether a, a first batch of at least sampleRows
+// rows, has more distinct values than half its rows: a dictionary of them
+// would only be thrown away.
+func mostlyDistinct(a arrow.Array) bool {
+	n := a.Len()
+	return n >= sampleRows && distinctOver(a, n/2)
 }
 
 // distinctOver reports whether the string column a has more than limit
@@ -384,6 +391,12 @@ func (d *directFile) release() {
 		}
 	}
 	d.dicts = nil
+}
+
+// stringDictLimit is the bytes a string column's dictionary may hold in
+// tables of props: half the Parquet dictionary page limit.
+func stringDictLimit(props iceberg.Properties) int64 {
+	return props.GetInt64(table.ParquetDictSizeBytesKey, table.ParquetDictSizeBytesDefault) / 2
 }
 
 // stringDict dictionary-encodes one string column of a file.
@@ -534,7 +547,7 @@ func dictChunks(mem memory.Allocator, chunks []arrow.Array, limit int64) (out []
 		}
 		strs[i] = s
 	}
-	if len(strs) == 0 || strs[0].Len() >= sampleRows && distinctOver(strs[0], strs[0].Len()/2) {
+	if len(strs) == 0 || mostlyDistinct(strs[0]) {
 		return nil, false
 	}
 	sd := newStringDict(mem, limit)

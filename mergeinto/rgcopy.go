@@ -501,19 +501,19 @@ func (m *merger) readKeyFirst(ctx context.Context, task table.FileScanTask, f *f
 	}
 	// the runs' rows: f is not read once fn has been called (a worker
 	// hands it over then)
-	rows := make([][2]int64, len(runs))
+	spans := make([][2]int64, len(runs))
 	for i, r := range runs {
-		rows[i] = [2]int64{0, n}
+		spans[i] = [2]int64{0, n}
 		if f.ends != nil {
-			rows[i][0], rows[i][1] = f.runRows(r)
+			spans[i][0], spans[i][1] = f.runRows(r)
 		}
 	}
 	run := 0
-	pos, end := rows[0][0], rows[0][1]
+	pos, end := spans[0][0], spans[0][1]
 	err = m.readConformed(ctx, m.readScan, tasks, "reading", true, func(tb arrow.RecordBatch) (bool, error) {
 		for pos == end && run < len(runs)-1 {
 			run++
-			pos, end = rows[run][0], rows[run][1]
+			pos, end = spans[run][0], spans[run][1]
 		}
 		rows := tb.NumRows()
 		if pos+rows > end {
@@ -756,7 +756,7 @@ func (m *merger) encodePatch(ctx context.Context, meta *metadata.FileMetaData, s
 			chunked[i].Release()
 		}
 	}()
-	dictLimit := m.spec.Target.Properties().GetInt64(table.ParquetDictSizeBytesKey, table.ParquetDictSizeBytesDefault) / 2
+	dictLimit := stringDictLimit(m.spec.Target.Properties())
 	for k, c := range set {
 		f := m.p.target.Field(c)
 		leaf := meta.Schema.Column(setLeaf[k])
