@@ -57,6 +57,9 @@ type HashTable struct {
 	// Len() too.
 	dense *htDense
 	sink  uint64 // loads that only bring memory into the cache land here
+	// dirty: islots came from htSlots as a past table left them. Only
+	// addPartitioned, which clears them first, may run on such a table.
+	dirty bool
 }
 
 // htSlot is a slot of a table of short keys: the key itself, zero
@@ -80,12 +83,29 @@ const (
 // (KeyEncoder.Width), or of varying width when keyWidth is 0. sizeHint is
 // the expected number of groups; 0 is fine.
 func NewHashTable(keyWidth, sizeHint int) *HashTable {
+	return newHashTable(keyWidth, sizeHint, false)
+}
+
+// newHashTable is NewHashTable; with pooled, a table of short keys large
+// enough for addPartitioned takes its slots from htSlots where it holds
+// an array of the size, and is then dirty.
+func newHashTable(keyWidth, sizeHint int, pooled bool) *HashTable {
 	t := &HashTable{width: keyWidth, inline: keyWidth > 0 && keyWidth <= htInlineMax}
 	n := hashTableMinSlots
 	for n*hashTableMaxLoad/8 < sizeHint {
 		n *= 2
 	}
-	t.alloc(n)
+	var s []htSlot
+	if pooled && t.inline && n >= htTouchMin {
+		s = takeSlots(n)
+	}
+	if s != nil {
+		t.islots, t.dirty = s, true
+		t.mask = uint64(n - 1)
+		t.shift = uint(64 - bits.TrailingZeros64(uint64(n)))
+	} else {
+		t.alloc(n)
+	}
 	if keyWidth == 0 {
 		t.offs = append(make([]int, 0, sizeHint+1), 0)
 	} else if sizeHint > 0 {
@@ -524,9 +544,24 @@ type JoinTable struct {
 
 // NewJoinTable returns an empty join table; see NewHashTable.
 func NewJoinTable(keyWidth, sizeHint int) *JoinTable {
-	return &JoinTable{HashTable: NewHashTable(keyWidth, sizeHint),
+	return newJoinTable(keyWidth, sizeHint, false)
+}
+
+// newJoinTable is NewJoinTable; pooled as for newHashTable. A pooled
+// table's slots go back to htSlots with releaseSlots.
+func newJoinTable(keyWidth, sizeHint int, pooled bool) *JoinTable {
+	return &JoinTable{HashTable: newHashTable(keyWidth, sizeHint, pooled),
 		head: make([]int32, 0, sizeHint), tail: make([]int32, 0, sizeHint),
 		count: make([]int32, 0, sizeHint), next: make([]int32, 0, sizeHint)}
+}
+
+// releaseSlots returns the table's slot array to htSlots; the table must
+// not be used after.
+func (t *HashTable) releaseSlots() {
+	if t.inline {
+		keepSlots(t.islots)
+	}
+	t.islots, t.slots = nil, nil
 }
 
 // AddRows appends keys.N build rows numbered from Rows().

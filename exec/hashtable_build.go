@@ -107,7 +107,7 @@ func BuildJoin(ctx context.Context, op Operator, keys []Expr, opts HashOptions, 
 		colBytes += ArraysBytes(c)
 	}
 	// Sized for every row up front, the table never grows.
-	jb.Table = NewJoinTable(jb.enc.Width(), jb.Rows)
+	jb.Table = newJoinTable(jb.enc.Width(), jb.Rows, true /* pooled */)
 	if err := jb.res.setTo(batchBytes + jb.Table.Bytes() + colBytes); err != nil {
 		return nil, err
 	}
@@ -141,6 +141,10 @@ func BuildJoin(ctx context.Context, op Operator, keys []Expr, opts HashOptions, 
 // are evaluated once, before, so that the partitioned build's two
 // encodings see the same keys even when an expression is volatile.
 func (jb *JoinBuild) addKeys(ec *EvalContext, keyCols [][]arrow.Array, held int64) error {
+	if jb.Table.dirty && !jb.Table.partitioned() {
+		clear(jb.Table.islots) // not reached: a dirty table is one addPartitioned takes
+		jb.Table.dirty = false
+	}
 	if jb.Table.partitioned() {
 		scratch := held
 		err := jb.Table.addPartitioned(ec.Ctx, len(keyCols), func(i int, rk *RowKeys) error {
@@ -217,11 +221,15 @@ func (p *Prober) Probe(ec *EvalContext, batch arrow.RecordBatch, keys []Expr) ([
 // keeps alongside it (e.g. a matched bitmap).
 func (jb *JoinBuild) Reserve(n int64) error { return jb.res.add(n) }
 
-// Release frees the columns and returns the reserved memory. It is
-// idempotent.
+// Release frees the columns, returns the reserved memory and gives the
+// table's slots back to the process's pool (hashtable_pool.go): neither
+// the table nor a Prober may be used after. It is idempotent.
 func (jb *JoinBuild) Release() {
 	htReleaseArrays(jb.Columns)
 	jb.Columns = nil
+	if jb.Table != nil {
+		jb.Table.releaseSlots()
+	}
 	jb.Table = nil
 	jb.res.release()
 }

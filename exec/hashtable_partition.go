@@ -55,11 +55,16 @@ func (j *JoinTable) addPartitioned(ctx context.Context, nb int, encode func(i in
 	pbits := min(max(bits.TrailingZeros(uint(j.numSlots()))-htPartSlotBits, 1), 10)
 	shift := uint(64 - pbits)
 	np := 1 << pbits
-	// The slots come fresh from the allocator: their pages are faulted in
+	// Slots fresh from the allocator have their pages faulted in
 	// (written) on another core while the keys are partitioned, instead
-	// of one by one under the inserts.
+	// of one by one under the inserts; slots from htSlots are cleared
+	// there.
 	var faulted sync.WaitGroup
-	faulted.Go(j.prefault)
+	if j.dirty {
+		faulted.Go(func() { clear(j.islots) })
+	} else {
+		faulted.Go(j.prefault)
+	}
 	defer faulted.Wait()
 
 	// The batches are encoded and partitioned by up to htPartWorkers
@@ -115,7 +120,8 @@ func (j *JoinTable) addPartitioned(ctx context.Context, nb int, encode func(i in
 	if err := reserve(int64(keyed) * 16); err != nil {
 		return err
 	}
-	entries := make([]htPartEntry, keyed)
+	entries := takeEntries(keyed)
+	defer keepEntries(entries)
 	again := make([]int, len(shares))
 	err = forShares(ctx, shares, encode, func(w int) func(rk *RowKeys, base int) error {
 		pw, ew, bw := pos[w], end[w], bases[w]
@@ -147,6 +153,7 @@ func (j *JoinTable) addPartitioned(ctx context.Context, nb int, encode func(i in
 		}
 	}
 	faulted.Wait()
+	j.dirty = false
 
 	if cap(j.next) >= rows {
 		j.next = j.next[:rows] // NewJoinTable sized it
