@@ -13,9 +13,9 @@ import (
 // scavenger once the heap shrinks (after a statement, and after any idle
 // time), and the next statement's allocations fault it in again, page by
 // page. On this project's VMs a page fault costs about 13 µs (3.4 ms a
-// MB), and a 10M-row MERGE run after the heap was returned took 2.5× as
-// long as one run back to back (BENCHMARKS.md, "Memory kept between
-// statements"). sync.Pool does not help: every GC empties it. A retained
+// MB), and a 10M-row MERGE run after the heap was returned took more than
+// twice as long as one run back to back (BENCHMARKS.md, "Join tables kept
+// between statements"). sync.Pool does not help: every GC empties it. A retained
 // holds its slices as live objects, so their pages stay mapped, up to
 // max bytes in all, and drops them all once nothing has taken or kept one
 // for idle (as an allocator's decay returns memory after a while).
