@@ -76,3 +76,19 @@ func keepEntries(e []htPartEntry) {
 		htEntries.keep(e)
 	}
 }
+
+// DropPooled drops the join arrays kept between statements; the next
+// large build allocates its own. lake.Lake.Close calls it, so that a
+// program done with its lake gets that memory back at the next GC.
+func DropPooled() {
+	htSlots.empty()
+	htEntries.empty()
+}
+
+// PooledBytes is the memory the join arrays kept between statements
+// hold.
+func PooledBytes() int64 {
+	_, s := htSlots.held()
+	_, e := htEntries.held()
+	return s + e
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/catalog"
+	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/objstore"
 	"github.com/skadedb/skade/plan"
 	"github.com/skadedb/skade/snapshot"
@@ -200,8 +201,13 @@ func newLake(dir string, cat *catalog.Catalog, o options) *Lake {
 }
 
 // Close releases the lake. The catalog file is not held open between
-// operations, so Close has little to do, but call it: later versions may.
-func (l *Lake) Close() error { return l.cat.Close() }
+// operations; Close drops the join tables' arrays statements keep for
+// the next one (docs/sql.md, "Memory"), which every lake of the process
+// shares, so another open lake's next large build allocates its own.
+func (l *Lake) Close() error {
+	exec.DropPooled()
+	return l.cat.Close()
+}
 
 // ObjectStoreStats returns the requests and bytes the lake's object store
 // has served so far; ok is false for a lake on local disk.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 
+	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/lake"
 	"github.com/skadedb/skade/parser"
 )
@@ -509,5 +511,44 @@ func TestSQLPruningWithALongInList(t *testing.T) {
 	}
 	if got := query(t, s, "SELECT count(*) FROM ids WHERE id IN ("+strings.Join(vals, ", ")+")"); got[0] != "300" {
 		t.Errorf("count %v", got)
+	}
+}
+
+// A MERGE whose source is large enough for a partitioned join build
+// leaves the build's arrays pooled for the next statement (docs/sql.md,
+// "Memory"); closing the lake drops them. The MERGE's result is checked
+// too, and a second MERGE, which builds from the pooled arrays, must
+// give the same result as on a fresh table.
+func TestMergeLeavesJoinArraysPooledUntilClose(t *testing.T) {
+	ctx := context.Background()
+	lk, err := lake.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Close()
+	s := lk.Session()
+	exec.DropPooled()
+	mustExec(t, s, `CREATE TABLE a (id BIGINT, v BIGINT); INSERT INTO a SELECT i, i FROM range(0, 1000) r(i);
+		CREATE TABLE b (id BIGINT, v BIGINT); INSERT INTO b SELECT i, i FROM range(0, 1000) r(i)`)
+	const merge = `MERGE INTO %s t USING (SELECT i * 2 AS id, i AS v FROM range(0, 150000) r(i)) s ON t.id = s.id
+		WHEN MATCHED THEN UPDATE SET v = t.v + s.v WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.v)`
+	want := []string{"150500|11250424500|624250"} // computed outside skade
+	check := "SELECT count(*), sum(v), sum(v) FILTER (WHERE id < 1000) FROM %s"
+	mustExec(t, s, fmt.Sprintf(merge, "a"))
+	if got := query(t, s, fmt.Sprintf(check, "a")); !slices.Equal(got, want) {
+		t.Fatalf("after the first MERGE: %v, want %v", got, want)
+	}
+	if exec.PooledBytes() == 0 {
+		t.Fatal("a MERGE of 150,000 source keys left no join arrays pooled")
+	}
+	mustExec(t, s, fmt.Sprintf(merge, "b"))
+	if got := query(t, s, fmt.Sprintf(check, "b")); !slices.Equal(got, want) {
+		t.Fatalf("after the MERGE that reused the pooled arrays: %v, want %v", got, want)
+	}
+	if err := lk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := exec.PooledBytes(); n != 0 {
+		t.Fatalf("%d bytes still pooled after Close", n)
 	}
 }
