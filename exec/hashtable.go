@@ -95,8 +95,9 @@ func newHashTable(keyWidth, sizeHint int, pooled bool) *HashTable {
 	for n*hashTableMaxLoad/8 < sizeHint {
 		n *= 2
 	}
+	pooled = pooled && t.inline && n >= htTouchMin
 	var s []htSlot
-	if pooled && t.inline && n >= htTouchMin {
+	if pooled {
 		s = takeSlots(n)
 	}
 	if s != nil {
@@ -108,6 +109,8 @@ func newHashTable(keyWidth, sizeHint int, pooled bool) *HashTable {
 	}
 	if keyWidth == 0 {
 		t.offs = append(make([]int, 0, sizeHint+1), 0)
+	} else if pooled {
+		t.arena = takeArena(sizeHint * keyWidth)
 	} else if sizeHint > 0 {
 		t.arena = make([]byte, 0, sizeHint*keyWidth)
 	}
@@ -548,20 +551,28 @@ func NewJoinTable(keyWidth, sizeHint int) *JoinTable {
 }
 
 // newJoinTable is NewJoinTable; pooled as for newHashTable. A pooled
-// table's slots go back to htSlots with releaseSlots.
+// table's arrays go back to their pools with release.
 func newJoinTable(keyWidth, sizeHint int, pooled bool) *JoinTable {
-	return &JoinTable{HashTable: newHashTable(keyWidth, sizeHint, pooled),
-		head: make([]int32, 0, sizeHint), tail: make([]int32, 0, sizeHint),
-		count: make([]int32, 0, sizeHint), next: make([]int32, 0, sizeHint)}
+	t := newHashTable(keyWidth, sizeHint, pooled)
+	ints := func() []int32 { return make([]int32, 0, sizeHint) }
+	if pooled && t.inline && t.numSlots() >= htTouchMin {
+		ints = func() []int32 { return takeInts(sizeHint) }
+	}
+	return &JoinTable{HashTable: t, head: ints(), tail: ints(), count: ints(), next: ints()}
 }
 
-// releaseSlots returns the table's slot array to htSlots; the table must
-// not be used after.
-func (t *HashTable) releaseSlots() {
-	if t.inline {
-		keepSlots(t.islots)
+// release returns the table's slots, row lists and key arena to their
+// pools (hashtable_pool.go); the table must not be used after.
+func (j *JoinTable) release() {
+	if j.inline {
+		keepSlots(j.islots)
 	}
-	t.islots, t.slots = nil, nil
+	keepArena(j.arena)
+	for _, s := range [][]int32{j.head, j.tail, j.count, j.next} {
+		keepInts(s)
+	}
+	j.islots, j.slots, j.arena = nil, nil, nil
+	j.head, j.tail, j.count, j.next = nil, nil, nil, nil
 }
 
 // AddRows appends keys.N build rows numbered from Rows().

@@ -222,13 +222,13 @@ func (p *Prober) Probe(ec *EvalContext, batch arrow.RecordBatch, keys []Expr) ([
 func (jb *JoinBuild) Reserve(n int64) error { return jb.res.add(n) }
 
 // Release frees the columns, returns the reserved memory and gives the
-// table's slots back to the process's pool (hashtable_pool.go): neither
+// table's arrays back to the process's pools (hashtable_pool.go): neither
 // the table nor a Prober may be used after. It is idempotent.
 func (jb *JoinBuild) Release() {
 	htReleaseArrays(jb.Columns)
 	jb.Columns = nil
 	if jb.Table != nil {
-		jb.Table.releaseSlots()
+		jb.Table.release()
 	}
 	jb.Table = nil
 	jb.res.release()

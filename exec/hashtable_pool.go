@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Slot arrays and partitioned keys kept between statements.
+// Join table arrays kept between statements.
 //
 // A large join build (a MERGE's 1.1M source keys) allocates tens of
 // megabytes of slots. Taken from the Go heap they come zeroed by the
@@ -16,7 +16,9 @@ import (
 // table that takes one clears it on another core while it partitions
 // its keys (JoinTable.addPartitioned). The same build's partitioned keys
 // (htPartEntry, as many as the build's rows) are scratch that every
-// build writes whole before it reads them; htEntries keeps those.
+// build writes whole before it reads them; htEntries keeps those. The
+// table's row lists and key arena, which it fills by append, go to
+// htInts and htArena.
 //
 // Pooling turns a use of a table after JoinBuild.Release, harmless
 // before, into reading another table's slots. Under go test every
@@ -33,7 +35,14 @@ const (
 var (
 	htSlots   = newRetained[htSlot](htPoolMaxBytes, htPoolIdle)
 	htEntries = newRetained[htPartEntry](htPoolMaxBytes/2, htPoolIdle)
+	// a table's row lists (head, tail, count, next) and key arena
+	htInts  = newRetained[int32](htPoolMaxBytes/2, htPoolIdle)
+	htArena = newRetained[byte](htPoolMaxBytes/4, htPoolIdle)
 )
+
+// htPoisonRow is what a pooled row list holds under go test: a row
+// number beyond any table's.
+const htPoisonRow = 0x5A5A5A5A
 
 // htPoison is what a pooled array holds under go test: an occupied slot
 // whose row number is beyond any table's.
@@ -83,12 +92,57 @@ func keepEntries(e []htPartEntry) {
 func DropPooled() {
 	htSlots.empty()
 	htEntries.empty()
+	htInts.empty()
+	htArena.empty()
 }
 
 // PooledBytes is the memory the join arrays kept between statements
 // hold.
 func PooledBytes() int64 {
-	_, s := htSlots.held()
-	_, e := htEntries.held()
-	return s + e
+	var total int64
+	for _, held := range []func() (int, int64){htSlots.held, htEntries.held, htInts.held, htArena.held} {
+		_, b := held()
+		total += b
+	}
+	return total
+}
+
+// takeInts returns an empty row list of capacity n at least, pooled
+// where the pool holds one of n to 2n.
+func takeInts(n int) []int32 {
+	if s := htInts.take(func(s []int32) bool { return cap(s) >= n && cap(s) <= 2*n }); s != nil {
+		return s[:0]
+	}
+	return make([]int32, 0, n)
+}
+
+// keepInts returns a row list to the pool when it is large (as a
+// partitioned build's are), poisoned under go test.
+func keepInts(s []int32) {
+	if cap(s) < htTouchMin {
+		return
+	}
+	if testing.Testing() {
+		s = s[:cap(s)]
+		for i := range s {
+			s[i] = htPoisonRow
+		}
+	}
+	htInts.keep(s)
+}
+
+// takeArena returns an empty key arena of capacity n at least, pooled
+// where the pool holds one of n to 2n.
+func takeArena(n int) []byte {
+	if s := htArena.take(func(s []byte) bool { return cap(s) >= n && cap(s) <= 2*n }); s != nil {
+		return s[:0]
+	}
+	return make([]byte, 0, n)
+}
+
+// keepArena returns a key arena to the pool when it is large.
+func keepArena(s []byte) {
+	if cap(s) >= htTouchMin {
+		htArena.keep(s)
+	}
 }
