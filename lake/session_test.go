@@ -520,12 +520,7 @@ func TestSQLPruningWithALongInList(t *testing.T) {
 // too, and a second MERGE, which builds from the pooled arrays, must
 // give the same result as on a fresh table.
 func TestMergeLeavesJoinArraysPooledUntilClose(t *testing.T) {
-	ctx := context.Background()
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lk.Close()
+	lk := sqlLake(t) // closed again at the end: Close may be called twice
 	s := lk.Session()
 	exec.DropPooled()
 	mustExec(t, s, `CREATE TABLE a (id BIGINT, v BIGINT); INSERT INTO a SELECT i, i FROM range(0, 1000) r(i);
