@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -40,6 +41,19 @@ var (
 	htArena = newRetained[byte](htPoolMaxBytes/4, htPoolIdle)
 )
 
+// htPoolOff turns the pools off (SetJoinPooling).
+var htPoolOff atomic.Bool
+
+// SetJoinPooling turns the keeping of join arrays between statements on
+// (the default) or off for the process; off drops what is kept. A program
+// short of memory, or one that runs a large join rarely, may want it off.
+func SetJoinPooling(on bool) {
+	htPoolOff.Store(!on)
+	if !on {
+		DropPooled()
+	}
+}
+
 // htPoisonRow is what a pooled row list holds under go test: a row
 // number beyond any table's.
 const htPoisonRow = 0x5A5A5A5A
@@ -56,6 +70,9 @@ func takeSlots(n int) []htSlot {
 // keepSlots returns s to the pool; arrays too small to be worth it are
 // left to the garbage collector.
 func keepSlots(s []htSlot) {
+	if htPoolOff.Load() {
+		return
+	}
 	if len(s) < htTouchMin {
 		return
 	}
@@ -81,6 +98,9 @@ func takeEntries(n int) []htPartEntry {
 // keepEntries returns e to the pool when it is as large as a partitioned
 // build's slots at the least.
 func keepEntries(e []htPartEntry) {
+	if htPoolOff.Load() {
+		return
+	}
 	if cap(e) >= htTouchMin {
 		htEntries.keep(e)
 	}
@@ -119,6 +139,9 @@ func takeInts(n int) []int32 {
 // keepInts returns a row list to the pool when it is large (as a
 // partitioned build's are), poisoned under go test.
 func keepInts(s []int32) {
+	if htPoolOff.Load() {
+		return
+	}
 	if cap(s) < htTouchMin {
 		return
 	}
@@ -142,6 +165,9 @@ func takeArena(n int) []byte {
 
 // keepArena returns a key arena to the pool when it is large.
 func keepArena(s []byte) {
+	if htPoolOff.Load() {
+		return
+	}
 	if cap(s) >= htTouchMin {
 		htArena.keep(s)
 	}

@@ -546,4 +546,17 @@ func TestMergeLeavesJoinArraysPooledUntilClose(t *testing.T) {
 	if n := exec.PooledBytes(); n != 0 {
 		t.Fatalf("%d bytes still pooled after Close", n)
 	}
+	// with pooling off, a MERGE of the same size keeps nothing
+	exec.SetJoinPooling(false)
+	defer exec.SetJoinPooling(true)
+	lk2 := sqlLake(t)
+	s2 := lk2.Session()
+	mustExec(t, s2, "CREATE TABLE c (id BIGINT, v BIGINT); INSERT INTO c SELECT i, i FROM range(0, 1000) r(i)")
+	mustExec(t, s2, fmt.Sprintf(merge, "c"))
+	if got := query(t, s2, fmt.Sprintf(check, "c")); !slices.Equal(got, want) {
+		t.Fatalf("with pooling off: %v, want %v", got, want)
+	}
+	if n := exec.PooledBytes(); n != 0 {
+		t.Fatalf("with pooling off a MERGE left %d bytes pooled", n)
+	}
 }
