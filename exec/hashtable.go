@@ -110,7 +110,7 @@ func newHashTable(keyWidth, sizeHint int, pooled bool) *HashTable {
 	if keyWidth == 0 {
 		t.offs = append(make([]int, 0, sizeHint+1), 0)
 	} else if pooled {
-		t.arena = takeArena(sizeHint * keyWidth)
+		t.arena = takeList(htArena, sizeHint*keyWidth)
 	} else if sizeHint > 0 {
 		t.arena = make([]byte, 0, sizeHint*keyWidth)
 	}
@@ -556,7 +556,7 @@ func newJoinTable(keyWidth, sizeHint int, pooled bool) *JoinTable {
 	t := newHashTable(keyWidth, sizeHint, pooled)
 	ints := func() []int32 { return make([]int32, 0, sizeHint) }
 	if pooled && t.inline && t.numSlots() >= htTouchMin {
-		ints = func() []int32 { return takeInts(sizeHint) }
+		ints = func() []int32 { return takeList(htInts, sizeHint) }
 	}
 	return &JoinTable{HashTable: t, head: ints(), tail: ints(), count: ints(), next: ints()}
 }
@@ -567,9 +567,9 @@ func (j *JoinTable) release() {
 	if j.inline {
 		keepSlots(j.islots)
 	}
-	keepArena(j.arena)
+	keepList(htArena, j.arena, nil)
 	for _, s := range [][]int32{j.head, j.tail, j.count, j.next} {
-		keepInts(s)
+		keepList(htInts, s, &htPoisonRow)
 	}
 	j.islots, j.slots, j.arena = nil, nil, nil
 	j.head, j.tail, j.count, j.next = nil, nil, nil, nil

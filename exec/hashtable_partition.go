@@ -120,8 +120,8 @@ func (j *JoinTable) addPartitioned(ctx context.Context, nb int, encode func(i in
 	if err := reserve(int64(keyed) * 16); err != nil {
 		return err
 	}
-	entries := takeEntries(keyed)
-	defer keepEntries(entries)
+	entries := takeList(htEntries, keyed)[:keyed] // every entry is written below before it is read
+	defer keepList(htEntries, entries, nil)
 	again := make([]int, len(shares))
 	err = forShares(ctx, shares, encode, func(w int) func(rk *RowKeys, base int) error {
 		pw, ew, bw := pos[w], end[w], bases[w]

@@ -23,8 +23,9 @@ import (
 //
 // Pooling turns a use of a table after JoinBuild.Release, harmless
 // before, into reading another table's slots. Under go test every
-// returned array first has one slot in four set to htPoison, a slot no
-// table writes, so that such a use finds garbage rows and the tests'
+// returned slot array first has one slot in four set to htPoison, a
+// slot no table writes, and every returned row list is filled with
+// htPoisonRow, so that such a use finds garbage rows and the tests'
 // answers go wrong (as scan.BufferPool poisons the buffers it takes
 // back).
 
@@ -56,7 +57,7 @@ func SetJoinPooling(on bool) {
 
 // htPoisonRow is what a pooled row list holds under go test: a row
 // number beyond any table's.
-const htPoisonRow = 0x5A5A5A5A
+var htPoisonRow int32 = 0x5A5A5A5A
 
 // htPoison is what a pooled array holds under go test: an occupied slot
 // whose row number is beyond any table's.
@@ -70,10 +71,7 @@ func takeSlots(n int) []htSlot {
 // keepSlots returns s to the pool; arrays too small to be worth it are
 // left to the garbage collector.
 func keepSlots(s []htSlot) {
-	if htPoolOff.Load() {
-		return
-	}
-	if len(s) < htTouchMin {
+	if htPoolOff.Load() || len(s) < htTouchMin {
 		return
 	}
 	if testing.Testing() {
@@ -84,26 +82,6 @@ func keepSlots(s []htSlot) {
 		}
 	}
 	htSlots.keep(s)
-}
-
-// takeEntries returns n entries, pooled where the pool holds an array of
-// n to 2n; their contents are whatever the last build left.
-func takeEntries(n int) []htPartEntry {
-	if e := htEntries.take(func(e []htPartEntry) bool { return cap(e) >= n && cap(e) <= 2*n }); e != nil {
-		return e[:n]
-	}
-	return make([]htPartEntry, n)
-}
-
-// keepEntries returns e to the pool when it is as large as a partitioned
-// build's slots at the least.
-func keepEntries(e []htPartEntry) {
-	if htPoolOff.Load() {
-		return
-	}
-	if cap(e) >= htTouchMin {
-		htEntries.keep(e)
-	}
 }
 
 // DropPooled drops the join arrays kept between statements; the next
@@ -127,48 +105,27 @@ func PooledBytes() int64 {
 	return total
 }
 
-// takeInts returns an empty row list of capacity n at least, pooled
-// where the pool holds one of n to 2n.
-func takeInts(n int) []int32 {
-	if s := htInts.take(func(s []int32) bool { return cap(s) >= n && cap(s) <= 2*n }); s != nil {
+// takeList returns an empty slice of capacity n at least: from r where
+// it holds one of n to 2n, else a new one.
+func takeList[E any](r *retained[E], n int) []E {
+	if s := r.take(func(s []E) bool { return cap(s) >= n && cap(s) <= 2*n }); s != nil {
 		return s[:0]
 	}
-	return make([]int32, 0, n)
+	return make([]E, 0, n)
 }
 
-// keepInts returns a row list to the pool when it is large (as a
-// partitioned build's are), poisoned under go test.
-func keepInts(s []int32) {
-	if htPoolOff.Load() {
+// keepList returns s to r when it is as large as a partitioned build's
+// arrays, first overwritten with *poison under go test when poison is
+// not nil.
+func keepList[E any](r *retained[E], s []E, poison *E) {
+	if htPoolOff.Load() || cap(s) < htTouchMin {
 		return
 	}
-	if cap(s) < htTouchMin {
-		return
-	}
-	if testing.Testing() {
+	if poison != nil && testing.Testing() {
 		s = s[:cap(s)]
 		for i := range s {
-			s[i] = htPoisonRow
+			s[i] = *poison
 		}
 	}
-	htInts.keep(s)
-}
-
-// takeArena returns an empty key arena of capacity n at least, pooled
-// where the pool holds one of n to 2n.
-func takeArena(n int) []byte {
-	if s := htArena.take(func(s []byte) bool { return cap(s) >= n && cap(s) <= 2*n }); s != nil {
-		return s[:0]
-	}
-	return make([]byte, 0, n)
-}
-
-// keepArena returns a key arena to the pool when it is large.
-func keepArena(s []byte) {
-	if htPoolOff.Load() {
-		return
-	}
-	if cap(s) >= htTouchMin {
-		htArena.keep(s)
-	}
+	r.keep(s)
 }
