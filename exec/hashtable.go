@@ -95,15 +95,14 @@ func newHashTable(keyWidth, sizeHint int, pooled bool) *HashTable {
 	for n*hashTableMaxLoad/8 < sizeHint {
 		n *= 2
 	}
-	pooled = pooled && t.inline && n >= htTouchMin
+	pooled = pooled && htPartitionSized(t.inline, n)
 	var s []htSlot
 	if pooled {
 		s = takeSlots(n)
 	}
 	if s != nil {
 		t.islots, t.dirty = s, true
-		t.mask = uint64(n - 1)
-		t.shift = uint(64 - bits.TrailingZeros64(uint64(n)))
+		t.sized(n)
 	} else {
 		t.alloc(n)
 	}
@@ -123,6 +122,11 @@ func (t *HashTable) alloc(n int) {
 	} else {
 		t.slots = make([]uint64, n)
 	}
+	t.sized(n)
+}
+
+// sized sets the index mask and shift for a slot array of n slots.
+func (t *HashTable) sized(n int) {
 	t.mask = uint64(n - 1)
 	t.shift = uint(64 - bits.TrailingZeros64(uint64(n)))
 }
@@ -555,7 +559,7 @@ func NewJoinTable(keyWidth, sizeHint int) *JoinTable {
 func newJoinTable(keyWidth, sizeHint int, pooled bool) *JoinTable {
 	t := newHashTable(keyWidth, sizeHint, pooled)
 	ints := func() []int32 { return make([]int32, 0, sizeHint) }
-	if pooled && t.inline && t.numSlots() >= htTouchMin {
+	if pooled && htPartitionSized(t.inline, t.numSlots()) {
 		ints = func() []int32 { return takeList(htInts, sizeHint) }
 	}
 	return &JoinTable{HashTable: t, head: ints(), tail: ints(), count: ints(), next: ints()}
@@ -564,9 +568,7 @@ func newJoinTable(keyWidth, sizeHint int, pooled bool) *JoinTable {
 // release returns the table's slots, row lists and key arena to their
 // pools (hashtable_pool.go); the table must not be used after.
 func (j *JoinTable) release() {
-	if j.inline {
-		keepSlots(j.islots)
-	}
+	keepSlots(j.islots) // nil unless inline
 	keepList(htArena, j.arena, nil)
 	for _, s := range [][]int32{j.head, j.tail, j.count, j.next} {
 		keepList(htInts, s, &htPoisonRow)

@@ -38,7 +38,14 @@ type htPartEntry struct {
 // partitioned reports whether addPartitioned pays for this table: short
 // keys kept in their slots, and slots beyond the caches.
 func (j *JoinTable) partitioned() bool {
-	return j.inline && j.numSlots() >= htTouchMin && len(j.next) == 0
+	return htPartitionSized(j.inline, j.numSlots()) && len(j.next) == 0
+}
+
+// htPartitionSized reports whether a table of n slots, of short keys
+// (inline) or not, is one addPartitioned builds once its rows are known;
+// the pools serve such tables alone.
+func htPartitionSized(inline bool, n int) bool {
+	return inline && n >= htTouchMin
 }
 
 // addPartitioned adds nb batches of build rows, numbered from 0, to an

@@ -97,7 +97,7 @@ func TestJoinBuildPartitionedMatchesAddRows(t *testing.T) {
 				t.Fatal(err)
 			}
 			ref := NewJoinTable(enc.Width(), rows)
-			if typ.ID() != arrow.STRING && !(jb.Table.inline && jb.Table.numSlots() >= htTouchMin) {
+			if typ.ID() != arrow.STRING && !htPartitionSized(jb.Table.inline, jb.Table.numSlots()) {
 				t.Fatal("the table under test is too small to be built by partition")
 			}
 			var rk RowKeys
@@ -232,7 +232,7 @@ func TestJoinBuildReusesPooledSlots(t *testing.T) {
 	}
 	htSlots.empty()
 	a := build(0)
-	if !a.Table.inline || a.Table.numSlots() < htTouchMin || a.Table.dirty {
+	if !htPartitionSized(a.Table.inline, a.Table.numSlots()) || a.Table.dirty {
 		t.Fatalf("the first table: inline %v, %d slots, dirty %v", a.Table.inline, a.Table.numSlots(), a.Table.dirty)
 	}
 	n := a.Table.numSlots()
