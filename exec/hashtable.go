@@ -400,19 +400,25 @@ const htTouchMin = 1 << 18
 const htFilterBitsPerKey = 8
 
 // Seal is called once the table's keys are all inserted; probes that
-// follow (FindRows) go faster. On a table large enough that its slots
-// fall out of the CPU caches it builds a Bloom filter of the keys, about
-// one byte per key, so that a probe for an absent key mostly reads the
-// filter alone; where the keys are integers of a narrow range, an exact
-// bitmap of their values instead (a dense filter, hashtable_dense.go).
-// An insert after Seal turns the filter off.
+// follow (FindRows) go faster. Where the keys are integers of a few
+// narrow ranges it builds an exact bitmap of their values (a dense
+// filter, hashtable_dense.go), whatever the table's size. Otherwise, on
+// a table large enough that its slots fall out of the CPU caches, it
+// builds a Bloom filter of the keys, about one byte per key, so that a
+// probe for an absent key mostly reads the filter alone. An insert after
+// Seal turns the filter off.
 func (t *HashTable) Seal() {
 	t.filter, t.dense, t.filterN = nil, nil, -1
-	if t.numSlots() < htTouchMin || t.n == 0 {
+	if t.n == 0 {
 		return
 	}
+	// The dense filter at any size: a probe of an absent key then skips
+	// its encoding and hash too (probeDenseRaw), however small the table.
 	if t.dense = t.buildDense(); t.dense != nil {
 		t.filterN = t.n
+		return
+	}
+	if t.numSlots() < htTouchMin {
 		return
 	}
 	words := 1

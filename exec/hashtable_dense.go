@@ -22,9 +22,15 @@ import (
 // top bit flipped), so that keys around zero form a narrow range.
 
 // htDenseBitsPerKey bounds the bitmap blocks: at most this many bits per
-// key, four times the Bloom filter's eight. The directory is bounded to
-// one 4-byte entry per key.
-const htDenseBitsPerKey = 32
+// key, four times the Bloom filter's eight, or htDenseMinWords words
+// (2 MiB) when that is more: a table of 100,000 keys one in a hundred
+// apart (a MERGE's updated ids) still gets a filter, which spares the
+// probe of every absent key its encoding and hash. The directory is
+// bounded to one 4-byte entry per key.
+const (
+	htDenseBitsPerKey = 32
+	htDenseMinWords   = 1 << 18
+)
 
 // htDense is a sealed table's dense filter.
 type htDense struct {
@@ -71,7 +77,7 @@ func (t *HashTable) buildDense() *htDense {
 		lo, hi = min(lo, v), max(hi, v)
 	}
 	// the directory at most one entry per key, the blocks 32 bits per key
-	set := NewBlockBits(hi-lo, uint64(t.n), uint64(t.n)*htDenseBitsPerKey/64)
+	set := NewBlockBits(hi-lo, uint64(t.n), max(uint64(t.n)*htDenseBitsPerKey/64, htDenseMinWords))
 	if set == nil {
 		return nil
 	}
