@@ -37,6 +37,11 @@ type JoinBuild struct {
 	Table *JoinTable
 	// Rows is the number of build rows.
 	Rows int
+	// OutOfRange is the number of build rows left out of Table because a
+	// key value lies outside HashOptions.KeyRanges (AppendOutOfRange
+	// lists them).
+	OutOfRange int
+	outside    []uint64 // those rows, a bit each; nil when none
 
 	enc *KeyEncoder
 	res htReservation
@@ -106,8 +111,19 @@ func BuildJoin(ctx context.Context, op Operator, keys []Expr, opts HashOptions, 
 		keyCols[i] = c
 		colBytes += ArraysBytes(c)
 	}
-	// Sized for every row up front, the table never grows.
-	jb.Table = newJoinTable(jb.enc.Width(), jb.Rows, true /* pooled */)
+	var skip [][]bool
+	if opts.KeyRanges != nil && jb.Rows > 0 {
+		ranges, err := opts.KeyRanges(jb.Rows)
+		if err != nil {
+			return nil, err
+		}
+		skip, jb.OutOfRange = keysOutOfRange(ranges, keyCols)
+		if jb.OutOfRange > 0 {
+			jb.outside = outsideRows(skip, keyCols, jb.Rows)
+		}
+	}
+	// Sized for every row it takes up front, the table never grows.
+	jb.Table = newJoinTable(jb.enc.Width(), jb.Rows-jb.OutOfRange, true /* pooled */)
 	if err := jb.res.setTo(batchBytes + jb.Table.Bytes() + colBytes); err != nil {
 		return nil, err
 	}
@@ -121,7 +137,7 @@ func BuildJoin(ctx context.Context, op Operator, keys []Expr, opts HashOptions, 
 		done <- concatenated{cols, err}
 	}(slices.Clone(batches))
 	batches = nil // the goroutine releases them
-	err = jb.addKeys(ec, keyCols, batchBytes+colBytes)
+	err = jb.addKeys(ec, keyCols, skip, batchBytes+colBytes)
 	c := <-done
 	if err == nil {
 		err = c.err
@@ -137,19 +153,35 @@ func BuildJoin(ctx context.Context, op Operator, keys []Expr, opts HashOptions, 
 // addKeys adds the build rows, whose key columns are keyCols (one slice
 // per batch), to jb.Table and seals it: in slot order
 // (JoinTable.addPartitioned) where the table is large, else batch by
-// batch. held is the memory reserved besides the table. The key columns
-// are evaluated once, before, so that the partitioned build's two
-// encodings see the same keys even when an expression is volatile.
-func (jb *JoinBuild) addKeys(ec *EvalContext, keyCols [][]arrow.Array, held int64) error {
+// batch. Rows that skip marks (per batch; nil: none) are left out, as
+// rows with a NULL key are. held is the memory reserved besides the
+// table. The key columns are evaluated once, before, so that the
+// partitioned build's two encodings see the same keys even when an
+// expression is volatile.
+func (jb *JoinBuild) addKeys(ec *EvalContext, keyCols [][]arrow.Array, skip [][]bool, held int64) error {
+	encode := func(i int, rk *RowKeys) error {
+		if err := jb.enc.Encode(keyCols[i], rk); err != nil {
+			return err
+		}
+		if i < len(skip) && skip[i] != nil {
+			for r, s := range skip[i] {
+				if s {
+					rk.Null[r] = true
+				}
+			}
+			rk.AnyNull = true
+		}
+		return nil
+	}
+	// the rows left out are counted apart from those with a NULL key
+	defer func() { jb.Table.nullRows -= jb.OutOfRange }()
 	if jb.Table.dirty && !jb.Table.partitioned() {
 		clear(jb.Table.islots) // not reached: a dirty table is one addPartitioned takes
 		jb.Table.dirty = false
 	}
 	if jb.Table.partitioned() {
 		scratch := held
-		err := jb.Table.addPartitioned(ec.Ctx, len(keyCols), func(i int, rk *RowKeys) error {
-			return jb.enc.Encode(keyCols[i], rk)
-		}, func(n int64) error {
+		err := jb.Table.addPartitioned(ec.Ctx, len(keyCols), encode, func(n int64) error {
 			scratch += n
 			return jb.res.setTo(jb.Table.Bytes() + scratch)
 		})
@@ -158,8 +190,8 @@ func (jb *JoinBuild) addKeys(ec *EvalContext, keyCols [][]arrow.Array, held int6
 		}
 	} else {
 		var rk RowKeys
-		for _, cols := range keyCols {
-			if err := jb.enc.Encode(cols, &rk); err != nil {
+		for i := range keyCols {
+			if err := encode(i, &rk); err != nil {
 				return err
 			}
 			jb.Table.AddRows(&rk)

@@ -39,6 +39,14 @@ type HashOptions struct {
 	// DisableSpill makes an exhausted budget an error in HashAggregate
 	// instead of a spill.
 	DisableSpill bool
+	// KeyRanges, when set, is asked by BuildJoin, once the build side is
+	// drained, for a range per key (nil where none is known) holding
+	// every value of that key the probe side can bring; rows is the
+	// number of build rows. A build row whose key value lies outside its
+	// range can join nothing: it is left out of the table, as a row with
+	// a NULL key is, and so is among the unmatched rows
+	// (JoinBuild.OutOfRange counts them). Not for null-aware anti joins.
+	KeyRanges func(rows int) ([]*KeyRange, error)
 }
 
 func (o HashOptions) withDefaults() HashOptions {
