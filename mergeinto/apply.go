@@ -803,7 +803,11 @@ func (m *merger) settle(ctx context.Context, keep int) error {
 	return nil
 }
 
+// newWriter starts a writer of new data files; an early insert's
+// goroutine calls it beside the merger's.
 func (m *merger) newWriter(ctx context.Context) *fileWriter {
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
 	schema := m.p.target
 	if m.lin != nil {
 		schema = m.lin.schema
@@ -1320,13 +1324,25 @@ func (m *merger) updatedRows(jc arrow.RecordBatch, set []Assignment) ([]arrow.Ar
 }
 
 // insertUnmatched applies the NOT MATCHED clauses to the source rows that
-// matched no target row and writes the inserted rows to new files.
+// matched no target row and writes the inserted rows to new files. The
+// rows an early insert took (insert_early.go) it leaves, and their
+// writers it finishes with its own, writing to them too.
 func (m *merger) insertUnmatched(ctx context.Context) (err error) {
 	if len(m.p.notMatched) == 0 {
 		return nil
 	}
 	start := time.Now()
 	defer func() { m.res.Metrics.InsertTime = time.Since(start) }()
+	var ws []*fileWriter
+	if e := m.early; e != nil {
+		m.early = nil
+		e.wait()
+		m.res.Metrics.RowsInserted += e.inserted
+		if e.err != nil {
+			return e.err
+		}
+		ws = e.ws
+	}
 	// a table with a declared sort order gets its inserted rows sorted
 	// (as an INSERT's are); they are few next to the source, which the
 	// join holds already
@@ -1335,70 +1351,22 @@ func (m *merger) insertUnmatched(ctx context.Context) (err error) {
 		schema = m.lin.schema
 	}
 	keys := WriteSortKeys(m.spec.Target.Metadata(), schema)
-	var held []arrow.RecordBatch
-	defer func() { releaseBatches(held) }()
 	jt := m.src.Table
-	total := int32(m.src.Rows)
-	// A large insert is written by several writers at once, each taking
-	// a contiguous share of the source rows, so that encoding and
-	// compression run on every core; each writes its own files.
-	writers, share := 1, 0
-	if len(keys) == 0 {
+	next := func(dst []int32, from int32) ([]int32, int32) { return jt.AppendUnmatched(dst, from, m.opts.BatchSize) }
+	if len(keys) > 0 {
+		if err := m.insertSorted(ctx, next, keys); err != nil {
+			return err
+		}
+	} else {
+		// A large insert is written by several writers at once, each
+		// taking a contiguous share of the source rows, so that encoding
+		// and compression run on every core; each writes its own files.
 		n := jt.UnmatchedRows()
-		writers = min(runtime.GOMAXPROCS(0), 4, max(1, n/insertRowsPerWriter))
-		share = (n + writers - 1) / writers
-	}
-	ws := make([]*fileWriter, writers)
-	seen := 0
-	idx := make([]int32, 0, m.opts.BatchSize)
-	for from := int32(0); from < total; {
-		if err := ctx.Err(); err != nil {
+		for len(ws) < insertWriters(n) {
+			ws = append(ws, nil)
+		}
+		if err := m.pushInserts(ctx, ctx, next, n, ws, &m.res.Metrics.RowsInserted); err != nil {
 			return err
-		}
-		idx, from = jt.AppendUnmatched(idx[:0], from, m.opts.BatchSize)
-		if len(idx) == 0 {
-			break
-		}
-		j, err := m.joinedRows(nil, nil, idx)
-		if err != nil {
-			return err
-		}
-		batches, err := m.insertRows(j)
-		j.Release()
-		if err != nil {
-			return err
-		}
-		if len(keys) > 0 {
-			held = append(held, batches...)
-			continue
-		}
-		k := 0
-		if writers > 1 {
-			k = min(seen/share, writers-1)
-		}
-		seen += len(idx)
-		for i, b := range batches {
-			if ws[k] == nil {
-				ws[k] = m.newWriter(ctx)
-			}
-			if err := ws[k].push(ctx, b); err != nil {
-				releaseBatches(batches[i+1:])
-				return err
-			}
-		}
-	}
-	if len(held) > 0 {
-		sorted, err := sortBatches(ctx, held[0].Schema(), held, keys, exec.SortOptions{Mem: m.opts.Mem})
-		held = nil // sortBatches took them
-		if err != nil {
-			return fmt.Errorf("merge into %s: sorting inserted rows: %w", m.p.name, err)
-		}
-		ws[0] = m.newWriter(ctx)
-		for i, b := range sorted {
-			if err := ws[0].push(ctx, b); err != nil {
-				releaseBatches(sorted[i+1:])
-				return err
-			}
 		}
 	}
 	for _, w := range ws {
@@ -1414,12 +1382,106 @@ func (m *merger) insertUnmatched(ctx context.Context) (err error) {
 	return nil
 }
 
+// insertWriters is how many writers share an insert of n rows.
+func insertWriters(n int) int {
+	return min(runtime.GOMAXPROCS(0), 4, max(1, n/insertRowsPerWriter))
+}
+
+// pushInserts applies the NOT MATCHED clauses to the source rows next
+// lists (n of them, in order) and pushes the inserted rows to ws, each
+// writer (started on first use, with wctx) taking a contiguous share of
+// the rows. It adds the rows it inserts to *inserted. It reads the
+// source's columns and writes to its own writers alone, so an early
+// insert runs it beside the target's scan.
+func (m *merger) pushInserts(ctx, wctx context.Context, next func(dst []int32, from int32) ([]int32, int32), n int, ws []*fileWriter, inserted *int64) error {
+	share := max((n+len(ws)-1)/len(ws), 1)
+	seen := 0
+	idx := make([]int32, 0, m.opts.BatchSize)
+	for from := int32(0); ; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		idx, from = next(idx[:0], from)
+		if len(idx) == 0 {
+			return nil
+		}
+		j, err := m.joinedRows(nil, nil, idx)
+		if err != nil {
+			return err
+		}
+		batches, err := m.insertRows(j, inserted)
+		j.Release()
+		if err != nil {
+			return err
+		}
+		k := min(seen/share, len(ws)-1)
+		seen += len(idx)
+		for i, b := range batches {
+			if ws[k] == nil {
+				ws[k] = m.newWriter(wctx)
+			}
+			if err := ws[k].push(ctx, b); err != nil {
+				releaseBatches(batches[i+1:])
+				return err
+			}
+		}
+	}
+}
+
+// insertSorted inserts the rows next lists in the table's sort order:
+// all of them are held, sorted, and written by one writer.
+func (m *merger) insertSorted(ctx context.Context, next func(dst []int32, from int32) ([]int32, int32), keys []exec.SortKey) error {
+	var held []arrow.RecordBatch
+	defer func() { releaseBatches(held) }()
+	idx := make([]int32, 0, m.opts.BatchSize)
+	for from := int32(0); ; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if idx, from = next(idx[:0], from); len(idx) == 0 {
+			break
+		}
+		j, err := m.joinedRows(nil, nil, idx)
+		if err != nil {
+			return err
+		}
+		batches, err := m.insertRows(j, &m.res.Metrics.RowsInserted)
+		j.Release()
+		if err != nil {
+			return err
+		}
+		held = append(held, batches...)
+	}
+	if len(held) == 0 {
+		return nil
+	}
+	sorted, err := sortBatches(ctx, held[0].Schema(), held, keys, exec.SortOptions{Mem: m.opts.Mem})
+	held = nil // sortBatches took them
+	if err != nil {
+		return fmt.Errorf("merge into %s: sorting inserted rows: %w", m.p.name, err)
+	}
+	w := m.newWriter(ctx)
+	for i, b := range sorted {
+		if err := w.push(ctx, b); err != nil {
+			releaseBatches(sorted[i+1:])
+			return err
+		}
+	}
+	files, err := w.finish()
+	if err != nil {
+		return fmt.Errorf("merge into %s: writing inserted rows: %w", m.p.name, err)
+	}
+	m.addFiles(files)
+	return nil
+}
+
 // insertRowsPerWriter is how many inserted rows make another writer
 // worth its extra file. Tests lower it (export_test.go).
 var insertRowsPerWriter = 400_000
 
-// insertRows applies the NOT MATCHED clauses to joined rows j.
-func (m *merger) insertRows(j arrow.RecordBatch) (out []arrow.RecordBatch, err error) {
+// insertRows applies the NOT MATCHED clauses to joined rows j, adding the
+// rows it inserts to *inserted.
+func (m *merger) insertRows(j arrow.RecordBatch, inserted *int64) (out []arrow.RecordBatch, err error) {
 	defer func() {
 		if err != nil {
 			releaseBatches(out)
@@ -1477,7 +1539,7 @@ func (m *merger) insertRows(j arrow.RecordBatch) (out []arrow.RecordBatch, err e
 			releaseAll(cols)
 			return out, err
 		}
-		m.res.Metrics.RowsInserted += int64(len(idx))
+		*inserted += int64(len(idx))
 		nb := newBatch(m.p.target, cols, int64(len(idx)))
 		if m.lin != nil {
 			nb = m.lin.attach(m.opts.Mem, nb, nil, nil) // new rows: new ids

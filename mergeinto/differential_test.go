@@ -516,9 +516,16 @@ func TestDifferential(t *testing.T) {
 			if c%4 != 0 {
 				restoreW = mergeinto.SetInsertRowsPerWriter(2)
 			}
+			// and on every other case the join table is bounded by the
+			// target's key range whatever the source's size
+			restoreKR := func() {}
+			if c%2 == 1 {
+				restoreKR = mergeinto.SetKeyRangeMinRows(0)
+			}
 			res, err := mergeinto.Execute(ctx, spec, r.txn)
 			restore()
 			restoreW()
+			restoreKR()
 			if wantErr != nil {
 				var ce *mergeinto.CardinalityError
 				if !errors.As(err, &ce) {
@@ -530,6 +537,12 @@ func TestDifferential(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatalf("%s\nerror: %v", desc(), err)
+			}
+			if res.Metrics.SourceRowsOutside > 0 {
+				if c%2 == 0 {
+					t.Fatalf("%s\n%d source rows outside the target's key range below the size that asks for it", desc(), res.Metrics.SourceRowsOutside)
+				}
+				outcomes["source rows outside the target's keys"]++
 			}
 			var got []string
 			if res.Staged {
@@ -557,7 +570,7 @@ func TestDifferential(t *testing.T) {
 	t.Logf("%d cases: %v", cases, outcomes)
 	// the short run's 200 cases may draw no cardinality error; the full
 	// run's 1,000 must cover every outcome
-	if (!testing.Short() && outcomes["cardinality error"] == 0) || outcomes["staged"] < cases/3 || outcomes["no change"] == 0 {
+	if (!testing.Short() && outcomes["cardinality error"] == 0) || outcomes["staged"] < cases/3 || outcomes["no change"] == 0 || outcomes["source rows outside the target's keys"] < cases/10 {
 		t.Fatalf("the generator is lopsided: %v", outcomes)
 	}
 }

@@ -53,6 +53,7 @@ func Execute(ctx context.Context, spec *Spec, txn *table.Transaction) (res *Resu
 	if err := m.build(ctx); err != nil {
 		return nil, err
 	}
+	m.startEarlyInsert(ctx)
 	if err := m.scanTarget(ctx); err != nil {
 		return nil, err
 	}
@@ -101,6 +102,7 @@ type merger struct {
 	// per-batch scratch of applyBatch and match, reused (one goroutine)
 	matchBuf []int32
 	dropBuf  []bool
+	wmu      sync.Mutex     // guards writers and the direct plan (newWriter)
 	writers  []*fileWriter  // every writer started, for abort
 	copies   []string       // row-group copies written (rgcopy.go), for abort
 	pending  []*fileRewrite // rewrites read but still being written
@@ -131,6 +133,10 @@ type merger struct {
 	// batches then carry _row_id and _last_updated_sequence_number after
 	// the target's columns, as lin.schema.
 	lin *lineage
+
+	// early is the insert of the source rows outside the target's key
+	// range, running beside the scan (insert_early.go); nil when none.
+	early *earlyInsert
 
 	// Merge-on-read (mor.go): set when the statement runs in that mode.
 	mor       bool
@@ -170,6 +176,7 @@ func (m *merger) start(ctx context.Context) {
 // end is deferred by Execute and Rewrite: on error it removes every file
 // written and drops the result; it always releases what the run holds.
 func (m *merger) end(res **Result, err *error) {
+	m.stopEarlyInsert()
 	m.patchWG.Wait()
 	if *err != nil {
 		if aerr := m.abort(); aerr != nil {
@@ -228,6 +235,7 @@ func (m *merger) build(ctx context.Context) error {
 	}
 	jb, err := exec.BuildJoin(ctx, src, m.p.buildKeys, exec.HashOptions{
 		Mem: m.opts.Mem, Budget: m.spec.Budget, BatchSize: m.opts.BatchSize, Now: m.opts.Now,
+		KeyRanges: m.keyRanges(ctx),
 	}, fmt.Sprintf("merge into %s: the source", m.p.name))
 	cerr := src.Close()
 	if err != nil {
@@ -238,6 +246,7 @@ func (m *merger) build(ctx context.Context) error {
 		return fmt.Errorf("merge into %s: source: %w", m.p.name, cerr)
 	}
 	m.res.Metrics.SourceRows = int64(jb.Rows)
+	m.res.Metrics.SourceRowsOutside = int64(jb.OutOfRange)
 	for _, c := range append(append([]Clause(nil), m.p.matched...), m.p.bySource...) {
 		if c.Action.Kind == ActionUpdate || c.Action.Kind == ActionDelete {
 			m.canChange = true

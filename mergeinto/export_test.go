@@ -19,3 +19,12 @@ func SetInsertRowsPerWriter(n int) (restore func()) {
 	insertRowsPerWriter = n
 	return func() { insertRowsPerWriter = old }
 }
+
+// SetKeyRangeMinRows sets the source size from which a MERGE bounds its
+// join table by the target's key range (keyrange.go), for a test; the
+// returned func restores it.
+func SetKeyRangeMinRows(n int) (restore func()) {
+	old := keyRangeMinRows
+	keyRangeMinRows = n
+	return func() { keyRangeMinRows = old }
+}

@@ -46,6 +46,9 @@ func (r *Result) Release() {
 // Metrics count a MERGE's work.
 type Metrics struct {
 	SourceRows int64 // rows the source produced
+	// SourceRowsOutside are source rows whose key lies outside the
+	// target's key range (keyrange.go): they skipped the join table.
+	SourceRowsOutside int64
 
 	RowsInserted int64
 	RowsUpdated  int64
@@ -87,34 +90,39 @@ type Metrics struct {
 // EXPLAIN ANALYZE; times are in nanoseconds.
 func (m Metrics) Map() map[string]int64 {
 	return map[string]int64{
-		"source_rows":        m.SourceRows,
-		"rows_inserted":      m.RowsInserted,
-		"rows_updated":       m.RowsUpdated,
-		"rows_deleted":       m.RowsDeleted,
-		"rows_copied":        m.RowsCopied,
-		"row_groups_copied":  m.RowGroupsCopied,
-		"row_groups_patched": m.RowGroupsPatched,
-		"row_groups_skipped": m.RowGroupsSkipped,
-		"files_scanned":      m.FilesScanned,
-		"files_skipped":      m.FilesSkipped,
-		"files_rewritten":    m.FilesRewritten,
-		"files_removed":      m.FilesRemoved,
-		"files_added":        m.FilesAdded,
-		"bytes_read":         m.BytesRead,
-		"bytes_written":      m.BytesWritten,
-		"bytes_copied":       m.BytesCopied,
-		"build_ns":           int64(m.BuildTime),
-		"prune_ns":           int64(m.PruneTime),
-		"scan_ns":            int64(m.ScanTime),
-		"insert_ns":          int64(m.InsertTime),
-		"stage_ns":           int64(m.StageTime),
+		"source_rows":                     m.SourceRows,
+		"source_rows_outside_target_keys": m.SourceRowsOutside,
+		"rows_inserted":                   m.RowsInserted,
+		"rows_updated":                    m.RowsUpdated,
+		"rows_deleted":                    m.RowsDeleted,
+		"rows_copied":                     m.RowsCopied,
+		"row_groups_copied":               m.RowGroupsCopied,
+		"row_groups_patched":              m.RowGroupsPatched,
+		"row_groups_skipped":              m.RowGroupsSkipped,
+		"files_scanned":                   m.FilesScanned,
+		"files_skipped":                   m.FilesSkipped,
+		"files_rewritten":                 m.FilesRewritten,
+		"files_removed":                   m.FilesRemoved,
+		"files_added":                     m.FilesAdded,
+		"bytes_read":                      m.BytesRead,
+		"bytes_written":                   m.BytesWritten,
+		"bytes_copied":                    m.BytesCopied,
+		"build_ns":                        int64(m.BuildTime),
+		"prune_ns":                        int64(m.PruneTime),
+		"scan_ns":                         int64(m.ScanTime),
+		"insert_ns":                       int64(m.InsertTime),
+		"stage_ns":                        int64(m.StageTime),
 	}
 }
 
 // String renders the metrics on one line for EXPLAIN ANALYZE.
 func (m Metrics) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "rows: +%d ~%d -%d copied=%d source=%d; ", m.RowsInserted, m.RowsUpdated, m.RowsDeleted, m.RowsCopied, m.SourceRows)
+	fmt.Fprintf(&b, "rows: +%d ~%d -%d copied=%d source=%d", m.RowsInserted, m.RowsUpdated, m.RowsDeleted, m.RowsCopied, m.SourceRows)
+	if m.SourceRowsOutside > 0 {
+		fmt.Fprintf(&b, " (%d outside the target's key range)", m.SourceRowsOutside)
+	}
+	b.WriteString("; ")
 	fmt.Fprintf(&b, "files: scanned=%d skipped=%d rewritten=%d removed=%d added=%d; ", m.FilesScanned, m.FilesSkipped, m.FilesRewritten, m.FilesRemoved, m.FilesAdded)
 	fmt.Fprintf(&b, "bytes: read=%d written=%d; ", m.BytesRead, m.BytesWritten)
 	if m.RowGroupsCopied+m.RowGroupsPatched > 0 {
