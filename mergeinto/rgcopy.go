@@ -757,6 +757,7 @@ func (m *merger) encodePatch(ctx context.Context, meta *metadata.FileMetaData, s
 		}
 	}()
 	dictLimit := stringDictLimit(m.spec.Target.Properties())
+	dicts := false // some column is written as dictionary chunks
 	for k, c := range set {
 		f := m.p.target.Field(c)
 		leaf := meta.Schema.Column(setLeaf[k])
@@ -768,6 +769,7 @@ func (m *merger) encodePatch(ctx context.Context, meta *metadata.FileMetaData, s
 			if dc, ok := dictChunks(m.opts.Mem, chunks, dictLimit); ok {
 				defer releaseAll(dc)
 				typ, chunks = dc[0].DataType(), dc
+				dicts = true
 			}
 		}
 		// the file's name for the column: it may predate a rename
@@ -782,21 +784,20 @@ func (m *merger) encodePatch(ctx context.Context, meta *metadata.FileMetaData, s
 		ch.Release()
 	}
 	sc := arrow.NewSchema(fields, nil)
-	tbl := array.NewTable(sc, chunked, rows)
-	defer tbl.Release()
 	var buf bytes.Buffer
 	// room for what the columns took in the file, and some: no regrowth
 	buf.Grow(int(min(size+size/4+64<<10, 1<<30)))
 	props := writerProps(m.spec.Target.Properties(), fields, rows)
-	w, err := pqarrow.NewFileWriter(sc, &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(m.opts.Mem)))
-	if err != nil {
-		return nil, err
-	}
-	if err := w.WriteTable(tbl, max(rows, 1)); err != nil {
-		w.Close()
-		return nil, err
-	}
-	if err := w.Close(); err != nil {
+	aprops := pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(m.opts.Mem))
+	if dicts && flatColumns(fields) {
+		cols := make([]*arrow.Chunked, len(chunked))
+		for k := range chunked {
+			cols[k] = chunked[k].Data()
+		}
+		if _, err := writeRowGroupFile(ctx, &buf, sc, cols, props, aprops); err != nil {
+			return nil, err
+		}
+	} else if err := writeTableFile(&buf, sc, chunked, rows, props, aprops); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -817,6 +818,38 @@ func (m *merger) encodePatch(ctx context.Context, meta *metadata.FileMetaData, s
 		}
 	}
 	return &patch{raw: buf.Bytes(), meta: pm}, nil
+}
+
+// writeTableFile writes chunked (rows rows) as a Parquet file of one row
+// group through pqarrow.
+func writeTableFile(w io.Writer, sc *arrow.Schema, chunked []arrow.Column, rows int64, props *parquet.WriterProperties, aprops pqarrow.ArrowWriterProperties) error {
+	tbl := array.NewTable(sc, chunked, rows)
+	defer tbl.Release()
+	fw, err := pqarrow.NewFileWriter(sc, w, props, aprops)
+	if err != nil {
+		return err
+	}
+	if err := fw.WriteTable(tbl, max(rows, 1)); err != nil {
+		fw.Close()
+		return err
+	}
+	return fw.Close()
+}
+
+// flatColumns reports whether every field is a top-level column of a
+// primitive type (no struct, list, map, or extension type), which
+// writeRowGroupFile writes.
+func flatColumns(fields []arrow.Field) bool {
+	for _, f := range fields {
+		t := f.Type
+		if d, ok := t.(*arrow.DictionaryType); ok {
+			t = d.ValueType
+		}
+		if _, ok := t.(arrow.NestedType); ok || t.ID() == arrow.EXTENSION {
+			return false
+		}
+	}
+	return true
 }
 
 // writerProps are the table's Parquet writer settings, as iceberg-go
