@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -160,50 +161,20 @@ func testBuildJoinKeyRanges(t *testing.T, rows int, nullSafe bool) {
 // ranges do not bound.
 func TestKeysOutOfRange(t *testing.T) {
 	mem := hjMem(t)
-	i32 := func(vals ...int32) arrow.Array {
-		b := array.NewInt32Builder(mem)
-		defer b.Release()
-		for _, v := range vals {
-			if v < 0 {
-				b.AppendNull()
-			} else {
-				b.Append(v)
-			}
+	fromJSON := func(typ arrow.DataType, vals string) arrow.Array {
+		a, _, err := array.FromJSON(mem, typ, strings.NewReader(vals))
+		if err != nil {
+			t.Fatal(err)
 		}
-		return b.NewArray()
+		t.Cleanup(a.Release)
+		return a
 	}
-	ts := func(vals ...int64) arrow.Array {
-		b := array.NewTimestampBuilder(mem, &arrow.TimestampType{Unit: arrow.Microsecond})
-		defer b.Release()
-		for _, v := range vals {
-			b.Append(arrow.Timestamp(v))
-		}
-		return b.NewArray()
-	}
-	dates := func(vals ...int32) arrow.Array {
-		b := array.NewDate32Builder(mem)
-		defer b.Release()
-		for _, v := range vals {
-			b.Append(arrow.Date32(v))
-		}
-		return b.NewArray()
-	}
-	strs := func(vals ...string) arrow.Array {
-		b := array.NewStringBuilder(mem)
-		defer b.Release()
-		b.AppendValues(vals, nil)
-		return b.NewArray()
-	}
-	whole := i32(1, -1, 5, 9, 10, 20)
-	defer whole.Release()
+	whole := fromJSON(arrow.PrimitiveTypes.Int32, "[1, null, 5, 9, 10, 20]")
 	sliced := array.NewSlice(whole, 1, 6) // NULL, 5, 9, 10, 20
 	defer sliced.Release()
-	t1 := ts(100, 200, 300)
-	defer t1.Release()
-	d1 := dates(7, 8, 9)
-	defer d1.Release()
-	s1 := strs("a", "b", "c")
-	defer s1.Release()
+	t1 := fromJSON(&arrow.TimestampType{Unit: arrow.Microsecond}, "[100, 200, 300]")
+	d1 := fromJSON(arrow.FixedWidthTypes.Date32, "[7, 8, 9]")
+	s1 := fromJSON(arrow.BinaryTypes.String, `["a", "b", "c"]`)
 	cases := []struct {
 		name   string
 		ranges []*KeyRange

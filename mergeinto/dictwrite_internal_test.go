@@ -19,10 +19,13 @@ import (
 // writeRowGroupFile and with pqarrow's WriteTable (what encodePatch did
 // before) and requires the two files to be byte for byte the same: the
 // pages, their encodings and statistics, the column chunks' statistics.
-// The string columns come as dictChunks makes them: NULLs, chunks that
-// use a few of the values, a required column, pages cut inside a chunk;
-// and as chunks over different dictionaries, and over a dictionary that
-// repeats a value, where pqarrow falls back to plain encoding.
+// The string columns come as dictChunks makes them (NULLs, chunks that
+// use a few of the values, a required column); as chunks over a
+// dictionary holding values no row uses, whose statistics must leave
+// those out; and as chunks over different dictionaries, and over a
+// dictionary that repeats a value, where pqarrow falls back to plain
+// encoding. (arrow-go writes a dictionary column chunk's indices as one
+// page, so page and chunk statistics agree here.)
 func TestWriteRowGroupFileMatchesPqarrow(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
