@@ -24,8 +24,9 @@ import (
 // dictionary holding values no row uses, whose statistics must leave
 // those out; and as chunks over different dictionaries, and over a
 // dictionary that repeats a value, where pqarrow falls back to plain
-// encoding. (arrow-go writes a dictionary column chunk's indices as one
-// page, so page and chunk statistics agree here.)
+// encoding. (arrow-go sizes dictionary pages by the raw bytes of the
+// values put, which writing indices does not count: these columns come
+// out as one page each, whose statistics are the chunk's.)
 func TestWriteRowGroupFileMatchesPqarrow(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
