@@ -14,62 +14,223 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
-// writeRowGroupFile writes cols (one chunked column per field of sc, rows
-// rows each, every field a top-level column of a primitive type) as a
-// Parquet file of one row group, as pqarrow's WriteTable would, but for
-// the string columns given as dictionary chunks over one dictionary
-// (dictChunks). pqarrow finds the dictionary values each chunk uses, for
-// the statistics, with compute.Unique over its indices (a hash per row,
-// which took 8% of a spread copy-on-write MERGE's CPU); here they are
-// marked in a slice of the dictionary's size, and the dictionary is put
-// in the encoder once. Pages, encodings and statistics come out as
-// pqarrow writes them (TestWriteRowGroupFileMatchesPqarrow). direct
-// counts the chunks written here rather than by pqarrow.
-func writeRowGroupFile(ctx context.Context, w io.Writer, sc *arrow.Schema, cols []*arrow.Chunked, props *parquet.WriterProperties, aprops pqarrow.ArrowWriterProperties) (direct int, err error) {
+// columnsWriter writes top-level columns of primitive types through
+// arrow-go's column writers as pqarrow does, but for the string columns
+// given as dictionary arrays over one dictionary (dictChunks, or a
+// directFile's stringDict). pqarrow finds the dictionary values each
+// chunk of those uses, for the statistics, with compute.Unique over its
+// indices: a hash per row, which took 8% of a spread copy-on-write
+// MERGE's CPU and 7% of an INSERT of four such columns. Here they are
+// marked in a slice of the dictionary's size (dictColumnWriter), and the
+// dictionary is put in the encoder once. The files come out byte for
+// byte as pqarrow writes them (TestWriteRowGroupFileMatchesPqarrow,
+// TestBufferedFileWriterMatchesPqarrow), but for bounds that are exact
+// where pqarrow's are wider: its distinct-indices pass counts a NULL as
+// a value, and when that makes the count the dictionary's length it
+// takes every dictionary value as used.
+type columnsWriter struct {
+	fw     *file.Writer
+	fields []arrow.Field
+	actx   context.Context
+	mem    memory.Allocator
+	dws    []dictColumnWriter // per column, of the current row group
+	defs   []int16            // scratch
+	direct int                // dictionary chunks written here, not by pqarrow
+}
+
+// newColumnsWriter starts a Parquet file of sc on w, with sc's metadata
+// as its key-value metadata (as pqarrow.NewFileWriter does).
+func newColumnsWriter(ctx context.Context, w io.Writer, sc *arrow.Schema, props *parquet.WriterProperties, aprops pqarrow.ArrowWriterProperties) (*columnsWriter, error) {
 	psc, err := pqarrow.ToParquet(sc, props, aprops)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
+	kv := make(metadata.KeyValueMetadata, 0)
+	md := sc.Metadata()
+	for i := range md.Len() {
+		kv.Append(md.Keys()[i], md.Values()[i])
+	}
+	fw, err := file.NewParquetWriterWithError(w, psc.Root(), file.WithWriterProps(props), file.WithWriteMetadata(kv))
+	if err != nil {
+		return nil, err
+	}
+	return &columnsWriter{fw: fw, fields: sc.Fields(), actx: pqarrow.NewArrowWriteContext(ctx, &aprops),
+		mem: props.Allocator(), dws: make([]dictColumnWriter, sc.NumFields())}, nil
+}
+
+// writeColumn writes a, rows of column k, to cw, that column's writer
+// in the current row group.
+func (c *columnsWriter) writeColumn(k int, cw file.ColumnChunkWriter, a arrow.Array) error {
+	f := c.fields[k]
+	if cw.LevelInfo().DefLevel > 1 || cw.LevelInfo().RepLevel > 0 {
+		return fmt.Errorf("column %s is nested (broken invariant)", f.Name)
+	}
+	c.defs = flatDefLevels(c.defs, a, cw.LevelInfo().DefLevel)
+	dw := &c.dws[k]
+	if dw.cw != cw { // a new row group
+		*dw = dictColumnWriter{cw: cw, mem: c.mem, used: dw.used}
+	}
+	var err error
+	if d, ok := a.(*array.Dictionary); ok && dw.take(d) {
+		err = dw.write(d, c.defs)
+		c.direct++
+	} else {
+		err = pqarrow.WriteArrowToColumn(c.actx, cw, a, c.defs, nil, f.Nullable)
+	}
+	if err != nil {
+		return fmt.Errorf("column %s: %w", f.Name, err)
+	}
+	return nil
+}
+
+// writeRowGroupFile writes cols (one chunked column per field of sc, rows
+// rows each, every field a top-level column of a primitive type) as a
+// Parquet file of one row group, as pqarrow's WriteTable writes it (see
+// columnsWriter). direct counts the chunks written without pqarrow.
+func writeRowGroupFile(ctx context.Context, w io.Writer, sc *arrow.Schema, cols []*arrow.Chunked, props *parquet.WriterProperties, aprops pqarrow.ArrowWriterProperties) (direct int, err error) {
 	// an empty key-value list, as pqarrow writes it (no Arrow schema)
-	fw, err := file.NewParquetWriterWithError(w, psc.Root(), file.WithWriterProps(props), file.WithWriteMetadata(make(metadata.KeyValueMetadata, 0)))
+	c, err := newColumnsWriter(ctx, w, arrow.NewSchema(sc.Fields(), nil), props, aprops)
 	if err != nil {
 		return 0, err
 	}
-	actx := pqarrow.NewArrowWriteContext(ctx, &aprops)
 	err = func() error {
-		rgw, err := fw.AppendRowGroupChecked()
+		rgw, err := c.fw.AppendRowGroupChecked()
 		if err != nil {
 			return err
 		}
-		var defs []int16
-		for k, f := range sc.Fields() {
+		for k := range sc.Fields() {
 			cw, err := rgw.NextColumn()
 			if err != nil {
 				return err
 			}
-			if cw.LevelInfo().DefLevel > 1 || cw.LevelInfo().RepLevel > 0 {
-				return fmt.Errorf("column %s is nested (broken invariant)", f.Name)
-			}
-			dw := dictColumnWriter{cw: cw, mem: props.Allocator()}
-			for _, c := range cols[k].Chunks() {
-				defs = flatDefLevels(defs, c, cw.LevelInfo().DefLevel)
-				if d, ok := c.(*array.Dictionary); ok && dw.take(d) {
-					err = dw.write(d, defs)
-					direct++
-				} else {
-					err = pqarrow.WriteArrowToColumn(actx, cw, c, defs, nil, f.Nullable)
-				}
-				if err != nil {
-					return fmt.Errorf("column %s: %w", f.Name, err)
+			for _, a := range cols[k].Chunks() {
+				if err := c.writeColumn(k, cw, a); err != nil {
+					return err
 				}
 			}
 		}
 		return rgw.Close()
 	}()
-	if cerr := fw.Close(); err == nil {
+	if cerr := c.fw.Close(); err == nil {
 		err = cerr
 	}
-	return direct, err
+	return c.direct, err
+}
+
+// bufferedFileWriter is pqarrow.FileWriter's buffered row groups
+// (WriteBuffered, NewBufferedRowGroupChecked) over a columnsWriter: the
+// direct writer's files.
+type bufferedFileWriter struct {
+	*columnsWriter
+	rgw    file.BufferedRowGroupWriter
+	closed bool
+}
+
+func newBufferedFileWriter(ctx context.Context, w io.Writer, sc *arrow.Schema, props *parquet.WriterProperties, aprops pqarrow.ArrowWriterProperties) (*bufferedFileWriter, error) {
+	c, err := newColumnsWriter(ctx, w, sc, props, aprops)
+	if err != nil {
+		return nil, err
+	}
+	return &bufferedFileWriter{columnsWriter: c}, nil
+}
+
+// NewBufferedRowGroupChecked closes the open row group and starts another.
+func (b *bufferedFileWriter) NewBufferedRowGroupChecked() error {
+	if b.rgw != nil {
+		if err := b.rgw.Close(); err != nil {
+			return err
+		}
+	}
+	rgw, err := b.fw.AppendBufferedRowGroupChecked()
+	if err != nil {
+		return err
+	}
+	b.rgw = rgw
+	return nil
+}
+
+// RowGroupTotalBytesWritten is the bytes written (flushed) into the open
+// row group.
+func (b *bufferedFileWriter) RowGroupTotalBytesWritten() int64 {
+	if b.rgw != nil {
+		return b.rgw.TotalBytesWritten()
+	}
+	return 0
+}
+
+// WriteBuffered adds rec to the open row group, starting new ones where
+// rec would take it past the maximum row group length, as pqarrow's
+// WriteBuffered does.
+func (b *bufferedFileWriter) WriteBuffered(rec arrow.RecordBatch) error {
+	if b.closed {
+		return fmt.Errorf("WriteBuffered called on a closed file writer")
+	}
+	maxRows := b.fw.Properties().MaxRowGroupLength()
+	cur := 0
+	if b.rgw != nil {
+		var err error
+		if cur, err = b.rgw.NumRows(); err != nil {
+			return err
+		}
+	} else if err := b.NewBufferedRowGroupChecked(); err != nil {
+		return err
+	}
+	n := rec.NumRows()
+	for off, size := int64(0), min(maxRows-int64(cur), n); ; {
+		if err := b.writeRange(rec, off, size); err != nil {
+			return err
+		}
+		if off+size >= n {
+			return nil
+		}
+		if err := b.NewBufferedRowGroupChecked(); err != nil {
+			return err
+		}
+		off += size
+		size = min(maxRows, n-off)
+	}
+}
+
+// writeRange writes rows off..off+size of rec to the open row group
+// (none: nothing, as pqarrow).
+func (b *bufferedFileWriter) writeRange(rec arrow.RecordBatch, off, size int64) error {
+	if size == 0 {
+		return nil
+	}
+	for k, col := range rec.Columns() {
+		cw, err := b.rgw.Column(k)
+		if err != nil {
+			return err
+		}
+		a := col
+		if off != 0 || size != int64(col.Len()) {
+			a = array.NewSlice(col, off, off+size)
+			defer a.Release()
+		}
+		if err := b.writeColumn(k, cw, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close closes the open row group and the file.
+func (b *bufferedFileWriter) Close() error {
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	if b.rgw != nil {
+		if err := b.rgw.Close(); err != nil {
+			return err
+		}
+	}
+	return b.fw.Close()
+}
+
+// FileMetadata is the file's metadata, once closed.
+func (b *bufferedFileWriter) FileMetadata() (*metadata.FileMetaData, error) {
+	return b.fw.FileMetadata()
 }
 
 // flatDefLevels returns the definition levels of c, a top-level column

@@ -199,3 +199,245 @@ func TestWriteRowGroupFileMatchesPqarrow(t *testing.T) {
 		})
 	}
 }
+
+// TestBufferedFileWriterMatchesPqarrow drives bufferedFileWriter and
+// pqarrow's FileWriter with the same calls a directFile makes (batches
+// dictionary-encoded by stringDict, a new row group once the open one
+// holds enough bytes) and requires the same file, byte for byte: row
+// groups split where a batch passes the row limit, a dictionary that
+// grows and one that starts again (where pqarrow falls back to plain),
+// a batch with an empty string (whose dictionary repeats a value), NULLs,
+// and the schema's metadata as the file's key-value metadata.
+func TestBufferedFileWriterMatchesPqarrow(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	idMeta := func(id int) arrow.Metadata {
+		return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(id)})
+	}
+	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+	layout := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Metadata: idMeta(1)},
+		{Name: "s", Type: dt, Nullable: true, Metadata: idMeta(2)},
+		{Name: "r", Type: dt, Metadata: idMeta(3)},
+		{Name: "v", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: idMeta(4)},
+	}, func() *arrow.Metadata { m := arrow.NewMetadata([]string{"k1", "k2"}, []string{"v1", "v2"}); return &m }())
+	// s's dictionary grows batch by batch and, past 40 bytes, starts
+	// again; r's holds two values, then an empty string arrives
+	sd, rd := newStringDict(mem, 40), newStringDict(mem, 1<<20)
+	defer sd.release()
+	defer rd.release()
+	batch := func(b, n int) arrow.RecordBatch {
+		ib := array.NewInt64Builder(mem)
+		sb := array.NewStringBuilder(mem)
+		rb := array.NewStringBuilder(mem)
+		vb := array.NewFloat64Builder(mem)
+		defer ib.Release()
+		defer sb.Release()
+		defer rb.Release()
+		defer vb.Release()
+		for i := range n {
+			ib.Append(int64(b*10_000 + i))
+			if i%6 == 1 {
+				sb.AppendNull()
+				vb.AppendNull()
+			} else {
+				sb.Append(fmt.Sprintf("s%d", (b+i%3)%9))
+				vb.Append(float64(i) / 4)
+			}
+			switch {
+			case b == 4 && i == 7:
+				rb.Append("")
+			default:
+				rb.Append([]string{"a", "b"}[i%2])
+			}
+		}
+		ia, sa, ra, va := ib.NewArray(), sb.NewArray(), rb.NewArray(), vb.NewArray()
+		defer releaseAll([]arrow.Array{ia, sa, ra, va})
+		se := sd.encode(sa.(*array.String))
+		re := rd.encode(ra.(*array.String))
+		defer se.Release()
+		defer re.Release()
+		return array.NewRecordBatch(layout, []arrow.Array{ia, se, re, va}, int64(n))
+	}
+	var batches []arrow.RecordBatch
+	for b, n := range []int{700, 1500, 3000, 200, 900, 2600, 50} {
+		batches = append(batches, batch(b, n))
+	}
+	defer func() {
+		for _, b := range batches {
+			b.Release()
+		}
+	}()
+	if sd.restarts == 0 {
+		t.Fatal("the s dictionary never started again: the test misses that path")
+	}
+	props := writerProps(iceberg.Properties{"write.parquet.page-row-limit": "500", "write.parquet.page-size-bytes": "2048"}, layout.Fields(), 2500)
+	aprops := pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem))
+	const groupBytes = 6000
+	var got, want bytes.Buffer
+	ours, err := newBufferedFileWriter(context.Background(), &got, layout, props, aprops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := pqarrow.NewFileWriter(layout, &want, props, aprops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range batches {
+		if ours.RowGroupTotalBytesWritten() >= groupBytes {
+			if err := ours.NewBufferedRowGroupChecked(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if theirs.RowGroupTotalBytesWritten() >= groupBytes {
+			if err := theirs.NewBufferedRowGroupChecked(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := ours.WriteBuffered(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := theirs.WriteBuffered(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ours.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := theirs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if ours.direct == 0 {
+		t.Fatal("no dictionary chunk was written directly")
+	}
+	md, err := ours.FileMetadata()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md.NumRowGroups() < 3 {
+		t.Fatalf("%d row groups: the test misses the splits", md.NumRowGroups())
+	}
+	// The same row groups, values, encodings and NULL counts; the same
+	// bounds, except where pqarrow's are wider than the values: its
+	// distinct-indices pass counts a NULL as a value, and when that
+	// makes the count equal the dictionary's length it takes the whole
+	// dictionary as used. Ours must then be the values' exact bounds.
+	gr, wr := readBack(t, got.Bytes()), readBack(t, want.Bytes())
+	if len(gr) != len(wr) {
+		t.Fatalf("%d row groups, pqarrow %d", len(gr), len(wr))
+	}
+	wider := 0
+	for g := range gr {
+		for k := range layout.NumFields() {
+			o, p := gr[g][k], wr[g][k]
+			if o.values != p.values || o.encodings != p.encodings || o.nulls != p.nulls || o.rows != p.rows {
+				t.Fatalf("row group %d column %s: ours %+v, pqarrow %+v", g, layout.Field(k).Name, o, p)
+			}
+			if o.min == p.min && o.max == p.max {
+				continue
+			}
+			if o.min != o.exactMin || o.max != o.exactMax || p.min > o.min || p.max < o.max {
+				t.Fatalf("row group %d column %s: bounds %q..%q, pqarrow's %q..%q, the values' %q..%q", g, layout.Field(k).Name, o.min, o.max, p.min, p.max, o.exactMin, o.exactMax)
+			}
+			wider++
+		}
+	}
+	gt, wt := readTable(t, got.Bytes()), readTable(t, want.Bytes())
+	defer gt.Release()
+	defer wt.Release()
+	for k := range layout.NumFields() {
+		if !array.ChunkedEqual(gt.Column(k).Data(), wt.Column(k).Data()) {
+			t.Fatalf("column %s reads back differently", layout.Field(k).Name)
+		}
+	}
+	if wider == 0 && !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Fatal("the files differ though every bound agrees")
+	}
+	t.Logf("%d row groups, %d dictionary chunks written directly, %d column chunks where pqarrow's bounds are wider", md.NumRowGroups(), ours.direct, wider)
+}
+
+// chunkFacts are a column chunk's metadata and its values' exact bounds.
+type chunkFacts struct {
+	rows, values, nulls int64
+	encodings           string
+	min, max            string // the chunk's statistics, as text
+	exactMin, exactMax  string // of the values read back
+}
+
+// readBack returns, per row group and column of a Parquet file, its
+// chunk's metadata and, for a string column, its values' exact bounds.
+func readBack(t *testing.T, b []byte) [][]chunkFacts {
+	t.Helper()
+	pr, err := file.NewParquetReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 1 << 20}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := pr.MetaData()
+	out := make([][]chunkFacts, md.NumRowGroups())
+	for g := range md.NumRowGroups() {
+		rg := md.RowGroup(g)
+		for k := range md.Schema.NumColumns() {
+			cc, err := rg.ColumnChunk(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := cc.Statistics()
+			if err != nil || st == nil {
+				t.Fatalf("row group %d column %d: no statistics (%v)", g, k, err)
+			}
+			f := chunkFacts{rows: rg.NumRows(), values: cc.NumValues(), nulls: st.NullCount(), encodings: fmt.Sprint(cc.Encodings()),
+				min: string(st.EncodeMin()), max: string(st.EncodeMax())}
+			col, err := fr.ReadRowGroups(context.Background(), []int{k}, []int{g})
+			if err != nil {
+				t.Fatal(err)
+			}
+			first := true
+			for _, a := range col.Column(0).Data().Chunks() {
+				for i := range a.Len() {
+					if a.IsNull(i) {
+						continue
+					}
+					c, ok := a.(*array.String)
+					if !ok {
+						continue
+					}
+					v := c.Value(i)
+					if first || v < f.exactMin {
+						f.exactMin = v
+					}
+					if first || v > f.exactMax {
+						f.exactMax = v
+					}
+					first = false
+				}
+			}
+			col.Release()
+			out[g] = append(out[g], f)
+		}
+	}
+	return out
+}
+
+// readTable reads a Parquet file whole.
+func readTable(t *testing.T, b []byte) arrow.Table {
+	t.Helper()
+	pr, err := file.NewParquetReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 1 << 20}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}

@@ -219,7 +219,7 @@ type directFile struct {
 	path    string
 	file    iceio.FileWriter
 	counter *countingWriter
-	w       *pqarrow.FileWriter
+	w       *bufferedFileWriter
 	layout  *arrow.Schema // the writer's: the dictionary columns as such
 	dicts   []*stringDict // per string column; nil where it is written as is
 }
@@ -252,7 +252,7 @@ func (p *directPlan) open(count int, first arrow.RecordBatch) (*directFile, erro
 	}
 	d.file = f
 	d.counter = &countingWriter{w: f}
-	d.w, err = pqarrow.NewFileWriter(d.layout, d.counter, p.props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
+	d.w, err = newBufferedFileWriter(context.Background(), d.counter, d.layout, p.props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
 	if err != nil {
 		d.abort()
 		return nil, err
