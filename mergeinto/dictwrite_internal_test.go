@@ -368,15 +368,8 @@ type chunkFacts struct {
 // chunk's metadata and, for a string column, its values' exact bounds.
 func readBack(t *testing.T, b []byte) [][]chunkFacts {
 	t.Helper()
-	pr, err := file.NewParquetReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pr, fr := openParquet(t, b)
 	defer pr.Close()
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 1 << 20}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
 	md := pr.MetaData()
 	out := make([][]chunkFacts, md.NumRowGroups())
 	for g := range md.NumRowGroups() {
@@ -426,18 +419,26 @@ func readBack(t *testing.T, b []byte) [][]chunkFacts {
 // readTable reads a Parquet file whole.
 func readTable(t *testing.T, b []byte) arrow.Table {
 	t.Helper()
-	pr, err := file.NewParquetReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pr, fr := openParquet(t, b)
 	defer pr.Close()
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 1 << 20}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
 	tbl, err := fr.ReadTable(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return tbl
+}
+
+// openParquet opens a Parquet file held in b, and an Arrow reader of it.
+func openParquet(t *testing.T, b []byte) (*file.Reader, *pqarrow.FileReader) {
+	t.Helper()
+	pr, err := file.NewParquetReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 1 << 20}, memory.DefaultAllocator)
+	if err != nil {
+		pr.Close()
+		t.Fatal(err)
+	}
+	return pr, fr
 }
