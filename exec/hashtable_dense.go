@@ -24,9 +24,10 @@ import (
 // htDenseBitsPerKey bounds the bitmap blocks: at most this many bits per
 // key, four times the Bloom filter's eight, or htDenseMinWords words
 // (2 MiB) when that is more: a table of 100,000 keys one in a hundred
-// apart (a MERGE's updated ids) still gets a filter, which spares the
-// probe of every absent key its encoding and hash. The directory is
-// bounded to one 4-byte entry per key.
+// apart (a MERGE's updated ids, over 10M values) still gets the dense
+// filter rather than a Bloom filter, which spares the probe of every
+// absent key its encoding and hash. The directory is bounded to one
+// 4-byte entry per key.
 const (
 	htDenseBitsPerKey = 32
 	htDenseMinWords   = 1 << 18
