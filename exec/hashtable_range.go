@@ -2,7 +2,6 @@ package exec
 
 import (
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
 // KeyRange is the closed range Lo..Hi of one join key's values, taken as
@@ -35,25 +34,15 @@ func keysOutOfRange(ranges []*KeyRange, keyCols [][]arrow.Array) (skip [][]bool,
 // each row r of c whose value is valid and outside rg and not yet set,
 // and returns how many it set.
 func markOutside(c arrow.Array, rg KeyRange, skip *[]bool) int {
-	switch a := c.(type) {
-	case *array.Int8:
-		return markOutsideOf(a.Int8Values(), c, rg, skip)
-	case *array.Int16:
-		return markOutsideOf(a.Int16Values(), c, rg, skip)
-	case *array.Int32:
-		return markOutsideOf(a.Int32Values(), c, rg, skip)
-	case *array.Int64:
-		return markOutsideOf(a.Int64Values(), c, rg, skip)
-	case *array.Date32:
-		return markOutsideOf(a.Date32Values(), c, rg, skip)
-	case *array.Date64:
-		return markOutsideOf(a.Date64Values(), c, rg, skip)
-	case *array.Time32:
-		return markOutsideOf(a.Time32Values(), c, rg, skip)
-	case *array.Time64:
-		return markOutsideOf(a.Time64Values(), c, rg, skip)
-	case *array.Timestamp:
-		return markOutsideOf(a.TimestampValues(), c, rg, skip)
+	switch c.DataType().ID() {
+	case arrow.INT8:
+		return markOutsideOf(values[int8](c), c, rg, skip)
+	case arrow.INT16:
+		return markOutsideOf(values[int16](c), c, rg, skip)
+	case arrow.INT32, arrow.DATE32, arrow.TIME32:
+		return markOutsideOf(values[int32](c), c, rg, skip)
+	case arrow.INT64, arrow.DATE64, arrow.TIME64, arrow.TIMESTAMP:
+		return markOutsideOf(values[int64](c), c, rg, skip)
 	}
 	return 0
 }
