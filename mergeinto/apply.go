@@ -803,15 +803,29 @@ func (m *merger) settle(ctx context.Context, keep int) error {
 	return nil
 }
 
+// writeSchema is the layout of the batches the merge writes: the
+// target's columns, then the lineage columns on a table with them.
+func (m *merger) writeSchema() *arrow.Schema {
+	if m.lin != nil {
+		return m.lin.schema
+	}
+	return m.p.target
+}
+
+// insertSortKeys are the keys the inserted rows are sorted by: a table
+// with a declared sort order gets its inserted rows sorted (as an
+// INSERT's are); they are few next to the source, which the join holds
+// already. None on a table without one.
+func (m *merger) insertSortKeys() []exec.SortKey {
+	return WriteSortKeys(m.spec.Target.Metadata(), m.writeSchema())
+}
+
 // newWriter starts a writer of new data files; an early insert's
 // goroutine calls it beside the merger's.
 func (m *merger) newWriter(ctx context.Context) *fileWriter {
 	m.wmu.Lock()
 	defer m.wmu.Unlock()
-	schema := m.p.target
-	if m.lin != nil {
-		schema = m.lin.schema
-	}
+	schema := m.writeSchema()
 	if m.lin == nil && !m.directPlanned {
 		m.directPlanned = true
 		m.direct = planDirect(ctx, m.spec.Target, schema, m.opts.TargetFileSize)
@@ -1343,14 +1357,7 @@ func (m *merger) insertUnmatched(ctx context.Context) (err error) {
 		}
 		ws = e.ws
 	}
-	// a table with a declared sort order gets its inserted rows sorted
-	// (as an INSERT's are); they are few next to the source, which the
-	// join holds already
-	schema := m.p.target
-	if m.lin != nil {
-		schema = m.lin.schema
-	}
-	keys := WriteSortKeys(m.spec.Target.Metadata(), schema)
+	keys := m.insertSortKeys()
 	jt := m.src.Table
 	next := func(dst []int32, from int32) ([]int32, int32) { return jt.AppendUnmatched(dst, from, m.opts.BatchSize) }
 	if len(keys) > 0 {
@@ -1396,13 +1403,30 @@ func insertWriters(n int) int {
 func (m *merger) pushInserts(ctx, wctx context.Context, next func(dst []int32, from int32) ([]int32, int32), n int, ws []*fileWriter, inserted *int64) error {
 	share := max((n+len(ws)-1)/len(ws), 1)
 	seen := 0
+	return m.eachInsert(ctx, next, inserted, func(batches []arrow.RecordBatch, rows int) error {
+		k := min(seen/share, len(ws)-1)
+		seen += rows
+		if len(batches) == 0 {
+			return nil
+		}
+		if ws[k] == nil {
+			ws[k] = m.newWriter(wctx)
+		}
+		return ws[k].pushAll(ctx, batches)
+	})
+}
+
+// eachInsert applies the NOT MATCHED clauses to the source rows next
+// lists, a batch of them at a time, adds the rows inserted to *inserted,
+// and hands take each batch's inserted rows (which take then owns) and
+// the number of source rows they came from.
+func (m *merger) eachInsert(ctx context.Context, next func(dst []int32, from int32) ([]int32, int32), inserted *int64, take func(batches []arrow.RecordBatch, rows int) error) error {
 	idx := make([]int32, 0, m.opts.BatchSize)
 	for from := int32(0); ; {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		idx, from = next(idx[:0], from)
-		if len(idx) == 0 {
+		if idx, from = next(idx[:0], from); len(idx) == 0 {
 			return nil
 		}
 		j, err := m.joinedRows(nil, nil, idx)
@@ -1414,16 +1438,8 @@ func (m *merger) pushInserts(ctx, wctx context.Context, next func(dst []int32, f
 		if err != nil {
 			return err
 		}
-		k := min(seen/share, len(ws)-1)
-		seen += len(idx)
-		for i, b := range batches {
-			if ws[k] == nil {
-				ws[k] = m.newWriter(wctx)
-			}
-			if err := ws[k].push(ctx, b); err != nil {
-				releaseBatches(batches[i+1:])
-				return err
-			}
+		if err := take(batches, len(idx)); err != nil {
+			return err
 		}
 	}
 }
@@ -1433,24 +1449,12 @@ func (m *merger) pushInserts(ctx, wctx context.Context, next func(dst []int32, f
 func (m *merger) insertSorted(ctx context.Context, next func(dst []int32, from int32) ([]int32, int32), keys []exec.SortKey) error {
 	var held []arrow.RecordBatch
 	defer func() { releaseBatches(held) }()
-	idx := make([]int32, 0, m.opts.BatchSize)
-	for from := int32(0); ; {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if idx, from = next(idx[:0], from); len(idx) == 0 {
-			break
-		}
-		j, err := m.joinedRows(nil, nil, idx)
-		if err != nil {
-			return err
-		}
-		batches, err := m.insertRows(j, &m.res.Metrics.RowsInserted)
-		j.Release()
-		if err != nil {
-			return err
-		}
+	err := m.eachInsert(ctx, next, &m.res.Metrics.RowsInserted, func(batches []arrow.RecordBatch, _ int) error {
 		held = append(held, batches...)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if len(held) == 0 {
 		return nil
@@ -1461,11 +1465,8 @@ func (m *merger) insertSorted(ctx context.Context, next func(dst []int32, from i
 		return fmt.Errorf("merge into %s: sorting inserted rows: %w", m.p.name, err)
 	}
 	w := m.newWriter(ctx)
-	for i, b := range sorted {
-		if err := w.push(ctx, b); err != nil {
-			releaseBatches(sorted[i+1:])
-			return err
-		}
+	if err := w.pushAll(ctx, sorted); err != nil {
+		return err
 	}
 	files, err := w.finish()
 	if err != nil {

@@ -351,12 +351,11 @@ func (dw *dictColumnWriter) referenced(idx *array.Int32) (arrow.Array, error) {
 		return dw.dict, nil
 	}
 	strs := dw.dict.(*array.String)
-	b := array.NewStringBuilder(dw.mem)
-	defer b.Release()
+	var vals []string
 	for k, u := range used {
 		if u {
-			b.Append(strs.Value(k))
+			vals = append(vals, strs.Value(k))
 		}
 	}
-	return b.NewArray(), nil
+	return stringArray(dw.mem, vals), nil
 }

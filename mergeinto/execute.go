@@ -550,11 +550,7 @@ type nullKey struct {
 // types, NULL for columns the file predates. It releases b.
 func (m *merger) conform(ctx context.Context, b arrow.RecordBatch) (arrow.RecordBatch, error) {
 	defer b.Release()
-	ts := m.p.target
-	if m.lin != nil {
-		// the lineage columns after the target's, NULL when not read
-		ts = m.lin.schema
-	}
+	ts := m.writeSchema() // the lineage columns after the target's, NULL when not read
 	cols := make([]arrow.Array, ts.NumFields())
 	bs := b.Schema()
 	for i, f := range ts.Fields() {

@@ -44,11 +44,7 @@ func (m *merger) startEarlyInsert(ctx context.Context) {
 	if jb == nil || jb.Table == nil || jb.OutOfRange == 0 || len(m.p.notMatched) == 0 || m.spec.Returning != nil {
 		return
 	}
-	schema := m.p.target
-	if m.lin != nil {
-		schema = m.lin.schema
-	}
-	if len(WriteSortKeys(m.spec.Target.Metadata(), schema)) > 0 {
+	if len(m.insertSortKeys()) > 0 {
 		return
 	}
 	// The insert phase must leave these rows: they count as matched from

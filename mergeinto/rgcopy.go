@@ -845,7 +845,7 @@ func flatColumns(fields []arrow.Field) bool {
 		if d, ok := t.(*arrow.DictionaryType); ok {
 			t = d.ValueType
 		}
-		if _, ok := t.(arrow.NestedType); ok || t.ID() == arrow.EXTENSION {
+		if !primitive(t) {
 			return false
 		}
 	}

@@ -84,6 +84,17 @@ func (w *fileWriter) push(ctx context.Context, b arrow.RecordBatch) error {
 	}
 }
 
+// pushAll pushes bs in order; on failure it releases those not pushed.
+func (w *fileWriter) pushAll(ctx context.Context, bs []arrow.RecordBatch) error {
+	for i, b := range bs {
+		if err := w.push(ctx, b); err != nil {
+			releaseBatches(bs[i+1:])
+			return err
+		}
+	}
+	return nil
+}
+
 func (w *fileWriter) result() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
