@@ -849,23 +849,19 @@ func (m *merger) addFiles(files []iceberg.DataFile) {
 // first row in its file.
 func (m *merger) applyBatch(b arrow.RecordBatch, groups []int32, task table.FileScanTask, pos int64) (o batchOut, err error) {
 	n := int(b.NumRows())
-	match, multi, err := m.match(b, groups)
+	rows, srcs, multi, err := m.match(b, groups)
 	if err == nil && len(multi) > 0 {
-		err = m.resolveMulti(b, match, multi, task, pos)
+		err = m.resolveMulti(b, rows, srcs, multi, task, pos)
 	}
 	if err != nil || !m.canChange {
 		return o, err
 	}
 	var mRows, mSrc, sRows []int32
-	bySource := m.bySourceChanges()
-	for r := 0; r < n; r++ {
-		switch {
-		case match[r] >= 0 && len(m.p.matched) > 0:
-			mRows = append(mRows, int32(r))
-			mSrc = append(mSrc, match[r])
-		case match[r] < 0 && bySource:
-			sRows = append(sRows, int32(r))
-		}
+	if len(m.p.matched) > 0 {
+		mRows, mSrc = rows, srcs
+	}
+	if m.bySourceChanges() {
+		sRows = unmatchedRows(rows, n)
 	}
 	if len(mRows) == 0 && len(sRows) == 0 {
 		return o, nil
@@ -974,17 +970,16 @@ func (m *merger) dropScratch(n int) []bool {
 	return d
 }
 
-// match finds, for each row of b, the source row it matches (-1 for
-// none) and marks matched source rows. The result is valid until the
-// next call (a buffer the merger reuses). Where MATCHED clauses exist and a
-// target row matches more than one source row, multi holds all of them
-// (in build order) for resolveMulti; match then holds the first.
-func (m *merger) match(b arrow.RecordBatch, groups []int32) (match []int32, multi map[int32][]int32, err error) {
-	n := len(groups)
-	if cap(m.matchBuf) < n {
-		m.matchBuf = make([]int32, n)
-	}
-	match = m.matchBuf[:n]
+// match finds the rows of b that match a source row (rows, ascending)
+// and the source row each matches (srcs), and marks matched source rows.
+// Where MATCHED clauses exist and a target row matches more than one
+// source row, multi holds all of them (in build order) for resolveMulti;
+// srcs then holds the first.
+//
+// Only the matching rows are listed: a batch of a large target has few,
+// and a dense per-row answer cost two more passes over 4 bytes a row
+// (a 10M-row MERGE's apply loop spent most of its time there).
+func (m *merger) match(b arrow.RecordBatch, groups []int32) (rows, srcs []int32, multi map[int32][]int32, err error) {
 	jt := m.src.Table
 	// The rule applies when some clause acts on matched rows; an
 	// insert-only merge just skips the source rows that match.
@@ -992,11 +987,11 @@ func (m *merger) match(b arrow.RecordBatch, groups []int32) (match []int32, mult
 	if m.spec.On == nil {
 		for r, g := range groups {
 			if g < 0 {
-				match[r] = -1
 				continue
 			}
 			s := jt.First(g)
-			match[r] = s
+			rows = append(rows, int32(r))
+			srcs = append(srcs, s)
 			if card && jt.Count(g) > 1 {
 				if multi == nil {
 					multi = map[int32][]int32{}
@@ -1022,8 +1017,15 @@ func (m *merger) match(b arrow.RecordBatch, groups []int32) (match []int32, mult
 				jt.SetMatched(s)
 			}
 		}
-		return match, multi, nil
+		return rows, srcs, multi, nil
 	}
+	// A residual ON condition: the candidate pairs are checked in
+	// batches, so a row's first match is kept per row.
+	n := len(groups)
+	if cap(m.matchBuf) < n {
+		m.matchBuf = make([]int32, n)
+	}
+	match := m.matchBuf[:n]
 	for i := range match {
 		match[i] = -1
 	}
@@ -1071,11 +1073,37 @@ func (m *merger) match(b arrow.RecordBatch, groups []int32) (match []int32, mult
 		}
 		if len(pt) >= m.opts.BatchSize {
 			if err := flush(); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 		}
 	}
-	return match, multi, flush()
+	if err := flush(); err != nil {
+		return nil, nil, nil, err
+	}
+	for r, s := range match {
+		if s >= 0 {
+			rows = append(rows, int32(r))
+			srcs = append(srcs, s)
+		}
+	}
+	return rows, srcs, multi, nil
+}
+
+// unmatchedRows are the rows of a batch of n rows not in rows
+// (ascending).
+func unmatchedRows(rows []int32, n int) []int32 {
+	out := make([]int32, 0, n-len(rows))
+	next := int32(0)
+	for _, r := range rows {
+		for ; next < r; next++ {
+			out = append(out, next)
+		}
+		next = r + 1
+	}
+	for ; next < int32(n); next++ {
+		out = append(out, next)
+	}
+	return out
 }
 
 // resolveMulti decides the target rows that match more than one source
@@ -1083,15 +1111,15 @@ func (m *merger) match(b arrow.RecordBatch, groups []int32) (match []int32, mult
 // match would; a row that more than one pair would change (an UPDATE or
 // DELETE selected) is a *CardinalityError; a row exactly one pair changes
 // takes that source row; a row none changes keeps its first match, which
-// then changes nothing.
-func (m *merger) resolveMulti(b arrow.RecordBatch, match []int32, multi map[int32][]int32, task table.FileScanTask, pos int64) error {
-	rows := make([]int32, 0, len(multi))
+// then changes nothing. rows and srcs are match's; srcs is updated.
+func (m *merger) resolveMulti(b arrow.RecordBatch, rows, srcs []int32, multi map[int32][]int32, task table.FileScanTask, pos int64) error {
+	several := make([]int32, 0, len(multi))
 	for r := range multi {
-		rows = append(rows, r)
+		several = append(several, r)
 	}
-	slices.Sort(rows)
+	slices.Sort(several)
 	var pt, ps []int32
-	for _, r := range rows {
+	for _, r := range several {
 		for _, s := range multi[r] {
 			pt = append(pt, r)
 			ps = append(ps, s)
@@ -1131,7 +1159,9 @@ func (m *merger) resolveMulti(b arrow.RecordBatch, match []int32, multi map[int3
 			break
 		}
 		if acting >= 0 {
-			match[r] = ps[acting]
+			// every row of multi has a first match in rows
+			i, _ := slices.BinarySearch(rows, r)
+			srcs[i] = ps[acting]
 		}
 	}
 	if violation != nil {

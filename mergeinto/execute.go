@@ -99,7 +99,8 @@ type merger struct {
 	// WriteRecords writes; directPlanned once it was asked for
 	direct        *directPlan
 	directPlanned bool
-	// per-batch scratch of applyBatch and match, reused (one goroutine)
+	// per-batch scratch of applyBatch and match (a residual ON), reused
+	// (one goroutine)
 	matchBuf []int32
 	dropBuf  []bool
 	wmu      sync.Mutex     // guards writers and the direct plan (newWriter)

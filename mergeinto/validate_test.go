@@ -2,6 +2,7 @@ package mergeinto_test
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -191,6 +192,15 @@ func TestCardinality(t *testing.T) {
 		Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Action: upd(t)}}})
 	if !errors.As(err, &ce) {
 		t.Fatalf("residual duplicates: %v", err)
+	}
+	// Two source rows match a row, and only the later one's clause acts:
+	// that one updates it, with no error (PostgreSQL's rule), with the
+	// key alone and with a residual.
+	for i, on := range []exec.Expr{nil, call(t, ">", col(sAmount, i64), lit(t, int64(0)))} {
+		f.mustMerge(&mergeinto.Spec{Source: values(t, sourceSchema, []any{2, "skip", 5}, []any{2, "take", 6 + i}, []any{7, "skip", 8}), Keys: onID(),
+			On:      on,
+			Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Cond: call(t, "=", col(sStatus, str), lit(t, "take")), Action: upd(t)}}})
+		wantRows(t, f.rows(), "1|x|1", "2|take|"+strconv.Itoa(6+i), "3|q|99", "7|y|2", "7|z|3")
 	}
 	// An insert-only merge ignores duplicates that match.
 	res = f.mustMerge(&mergeinto.Spec{Source: values(t, sourceSchema, []any{7, "a", 0}, []any{7, "b", 0}, []any{8, "c", 0}), Keys: onID(),
