@@ -96,3 +96,8 @@ func (jb *JoinBuild) AppendOutOfRange(dst []int32, from int32, max int) ([]int32
 	}
 	return htAppendBits(dst, jb.outside, from, int32(jb.Rows), max, true)
 }
+
+// OutsideBits is a bitmap of the build rows the key ranges left out of
+// Table (bit r%64 of word r/64 for row r; see HashOptions.KeyRanges), or
+// nil when none were. It is the build's own: read it, do not change it.
+func (jb *JoinBuild) OutsideBits() []uint64 { return jb.outside }

@@ -143,6 +143,94 @@ func TestMergeLosingARace(t *testing.T) {
 	}
 }
 
+// TestMergeLosingARaceOnLeftOutKeys races a MERGE whose source is large
+// enough for the target's key range (mergeinto/keyrange.go) to leave most
+// of its rows out of the join and out of the planning filter: 60,000 new
+// keys past the target's largest, 500 below its smallest, and key 1. A
+// concurrent insert of one of those new keys must still conflict under
+// serializable isolation; one of a key between them must not. With only
+// new keys the MERGE reads no data file, and the same holds.
+func TestMergeLosingARaceOnLeftOutKeys(t *testing.T) {
+	var rows [][]any
+	rows = append(rows, []any{int64(1), "x"})
+	for i := int64(0); i < 60_000; i++ {
+		rows = append(rows, []any{100_000 + i, "n"})
+	}
+	for i := int64(1); i <= 500; i++ {
+		rows = append(rows, []any{-i, "m"})
+	}
+	for _, tc := range []struct {
+		race     int64
+		conflict bool
+		newOnly  bool // the source without key 1: the target is not read
+	}{{150_000, true, false}, {100_000, true, false}, {-250, true, false}, {50_000, false, false}, {-1000, false, false}, {200_000, false, false},
+		{150_000, true, true}, {50_000, false, true}} {
+		for _, mode := range []string{"copy-on-write", "merge-on-read"} {
+			t.Run(fmt.Sprintf("%s/%d/new-only=%v", mode, tc.race, tc.newOnly), func(t *testing.T) {
+				rows := rows
+				if tc.newOnly {
+					rows = rows[1:]
+				}
+				ctx := context.Background()
+				lk := openTestLake(t)
+				sess := lk.Session()
+				if err := sess.Exec(ctx, fmt.Sprintf(`CREATE TABLE t (id BIGINT, v VARCHAR) WITH ('write.merge.isolation-level' = 'serializable', 'write.merge.mode' = '%s');
+					INSERT INTO t VALUES (1, 'a'), (2, 'b'); INSERT INTO t VALUES (10, 'p'), (20, 'q')`, mode)); err != nil {
+					t.Fatal(err)
+				}
+				other := lk.Session()
+				src := &racingSource{
+					schema: arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}, nil),
+					rows:   rows,
+					race:   func() error { return other.Exec(ctx, fmt.Sprintf("INSERT INTO t VALUES (%d, 'race')", tc.race)) },
+				}
+				if err := sess.register(ctx, "incoming", src); err != nil {
+					t.Fatal(err)
+				}
+				if err := sess.SetWriteRetries(0); err != nil {
+					t.Fatal(err)
+				}
+				res, err := sess.SQL(ctx, `EXPLAIN ANALYZE MERGE INTO t USING incoming s ON t.id = s.id
+					WHEN MATCHED THEN UPDATE SET v = s.v
+					WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.v)`)
+				if tc.conflict {
+					if !errors.Is(err, ErrCommitConflict) || !strings.Contains(err.Error(), "may hold rows this statement would have matched") {
+						t.Fatalf("got %v, want ErrCommitConflict on the new data file", err)
+					}
+					noStrays(t, lk)
+					return
+				}
+				if err != nil {
+					t.Fatalf("MERGE: %v", err)
+				}
+				bs, err := res.Collect(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				plan := bs[0].Column(0).(*array.String).Value(0)
+				for _, b := range bs {
+					b.Release()
+				}
+				// the premise: the key range left the new keys out
+				if !strings.Contains(plan, "(60500 outside the target's key range)") {
+					t.Fatalf("the plan does not say the new keys were left out:\n%s", plan)
+				}
+				out, err := sess.SQL(ctx, "SELECT count(*), count(*) FILTER (WHERE v = 'race') FROM t")
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := out.Collect(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n, r := got[0].Column(0).(*array.Int64).Value(0), got[0].Column(1).(*array.Int64).Value(0); n != 4+60_500+1 || r != 1 {
+					t.Fatalf("after the merge: %d rows, %d of the race's; want %d and 1", n, r, 4+60_500+1)
+				}
+			})
+		}
+	}
+}
+
 // noStrays fails the test if table t's directory holds a file its
 // metadata does not reach: what a failed or retried commit wrote must go.
 func noStrays(t *testing.T, lk *Lake) {

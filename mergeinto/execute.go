@@ -287,14 +287,13 @@ func (m *merger) scanTarget(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		m.conflict = pr.conflict
 		if pr.none {
-			m.conflict = iceberg.AlwaysFalse{}
 			mt.FilesSkipped = max(total, 0)
 			mt.PruneTime = time.Since(start)
 			return nil
 		}
 		filter = pr.filter
-		m.conflict = filter
 	}
 	opts := m.snapshotOpts()
 	if filter != nil {

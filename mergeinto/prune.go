@@ -3,6 +3,7 @@ package mergeinto
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 
@@ -23,133 +24,267 @@ import (
 // INVARIANT: the filter is implied by "this target row matches some source
 // row", so pruning never drops a file that holds a match. It is used only
 // to plan files; the files it keeps are read whole.
+//
+// The source rows the target's key range left out of the join table
+// (keyrange.go) match no target row, so the planning filter is built from
+// the others alone: sorting the 1M new keys of a 1.1M-row upsert only to
+// find that they lie past every file took most of the planning time. The
+// conflict filter (Delta.filter) must still cover every source key, since
+// a concurrent commit may add a file holding one of those new keys. It is
+// the planning filter ORed with bounding ranges of the left-out keys: one
+// below, one above and one within the planning keys' span, found in one
+// pass without a sort.
 
 // pruneResult is the outcome of building the early filter.
 type pruneResult struct {
 	filter iceberg.BooleanExpression // nil: every file is a candidate
 	none   bool                      // no target row can match: read nothing
+	// conflict is implied by "this row's key is some source row's key"
+	// (nil: any row may be; AlwaysFalse: none can be)
+	conflict iceberg.BooleanExpression
 }
 
 // earlyFilter builds the filter from the source keys held in jb.
 func (m *merger) earlyFilter() (pruneResult, error) {
 	p := m.p
 	if m.src.Rows == 0 {
-		return pruneResult{none: true}, nil
+		return pruneResult{none: true, conflict: iceberg.AlwaysFalse{}}, nil
 	}
 	batch := array.NewRecordBatch(p.source, m.src.Columns, int64(m.src.Rows))
 	defer batch.Release()
-	var conj []iceberg.BooleanExpression
+	outside := m.src.OutsideBits()
+	var plan, conflict []iceberg.BooleanExpression
+	none := false
 	for i, key := range p.buildKeys {
 		vals, err := key.Eval(m.ec, batch)
 		if err != nil {
 			return pruneResult{}, fmt.Errorf("merge into %s: evaluating the source key %s: %w", p.name, key, err)
 		}
-		expr, none := keyFilter(p.target.Field(p.keyCols[i]), vals, m.opts.ExactKeyLimit)
+		kf := keyFilters(p.target.Field(p.keyCols[i]), vals, m.opts.ExactKeyLimit, outside)
 		vals.Release()
-		if none {
-			return pruneResult{none: true}, nil
+		if kf.conflictNone {
+			// every source value of this key is NULL: no row matches
+			// any, now or after a concurrent commit
+			return pruneResult{none: true, conflict: iceberg.AlwaysFalse{}}, nil
 		}
-		if expr != nil {
-			conj = append(conj, expr)
+		none = none || kf.none
+		if kf.plan != nil {
+			plan = append(plan, kf.plan)
+		}
+		if kf.conflict != nil {
+			conflict = append(conflict, kf.conflict)
 		}
 	}
-	switch len(conj) {
+	res := pruneResult{filter: and(plan), none: none, conflict: and(conflict)}
+	if none {
+		res.filter = nil
+	}
+	return res, nil
+}
+
+// and is the conjunction of exprs (nil when there are none).
+func and(exprs []iceberg.BooleanExpression) iceberg.BooleanExpression {
+	switch len(exprs) {
 	case 0:
-		return pruneResult{}, nil
+		return nil
 	case 1:
-		return pruneResult{filter: conj[0]}, nil
+		return exprs[0]
 	}
-	return pruneResult{filter: iceberg.NewAnd(conj[0], conj[1], conj[2:]...)}, nil
+	return iceberg.NewAnd(exprs[0], exprs[1], exprs[2:]...)
 }
 
 // keyFilter is the filter on one target column given the source's key
 // values for it; none when every value is NULL (nothing can match).
 // A nil expression means the column's type is not pruned on.
 func keyFilter(f arrow.Field, vals arrow.Array, exactLimit int) (expr iceberg.BooleanExpression, none bool) {
+	kf := keyFilters(f, vals, exactLimit, nil)
+	return kf.plan, kf.none
+}
+
+// keyFilterPair is the planning and conflict filters of one key column.
+type keyFilterPair struct {
+	plan     iceberg.BooleanExpression // of the rows not outside; nil: not pruned on
+	none     bool                      // no row that is not outside has a value
+	conflict iceberg.BooleanExpression // of every row; nil: not pruned on
+	// conflictNone: every value is NULL
+	conflictNone bool
+}
+
+// keyFilters is keyFilter of the values of the rows whose bit in outside
+// (nil: none) is clear, the planning filter, and the filter of every
+// row's value, the conflict filter.
+func keyFilters(f arrow.Field, vals arrow.Array, exactLimit int, outside []uint64) keyFilterPair {
 	if vals.NullN() == vals.Len() {
-		return nil, true
+		return keyFilterPair{none: true, conflictNone: true}
 	}
 	ref := iceberg.Reference(f.Name)
 	switch f.Type.ID() {
 	case arrow.INT32:
 		lo, hi := int64(math.MinInt32), int64(math.MaxInt32)
 		conv := func(v int64) int32 { return int32(min(max(v, lo), hi)) }
-		return ints(ref, vals, exactLimit, conv), false
+		return ints(ref, vals, exactLimit, outside, conv)
 	case arrow.INT64:
-		return ints(ref, vals, exactLimit, func(v int64) int64 { return v }), false
+		return ints(ref, vals, exactLimit, outside, func(v int64) int64 { return v })
 	case arrow.STRING:
 		a, ok := vals.(*array.String)
 		if !ok {
-			return nil, false
+			return keyFilterPair{}
 		}
-		return build(ref, collect(a.Len(), a.IsNull, a.Value), exactLimit, cmp.Compare[string], nil), false
+		in, out := collect(a.Len(), a.IsNull, a.Value, outside)
+		return pair(ref, in, slices.Values(out), len(out) > 0, exactLimit, nil)
 	case arrow.DATE32:
 		a, ok := vals.(*array.Date32)
 		if !ok {
-			return nil, false
+			return keyFilterPair{}
 		}
 		get := func(i int) iceberg.Date { return iceberg.Date(a.Value(i)) }
 		gap := func(x, y iceberg.Date) float64 { return float64(y) - float64(x) }
-		return build(ref, collect(a.Len(), a.IsNull, get), exactLimit, cmp.Compare[iceberg.Date], gap), false
+		in, out := collect(a.Len(), a.IsNull, get, outside)
+		return pair(ref, in, slices.Values(out), len(out) > 0, exactLimit, gap)
 	case arrow.TIMESTAMP:
 		a, ok := vals.(*array.Timestamp)
 		tt := f.Type.(*arrow.TimestampType)
 		if !ok || tt.Unit != arrow.Microsecond || !arrow.TypeEqual(a.DataType(), f.Type) {
-			return nil, false
+			return keyFilterPair{}
 		}
 		get := func(i int) iceberg.Timestamp { return iceberg.Timestamp(a.Value(i)) }
 		gap := func(x, y iceberg.Timestamp) float64 { return float64(y) - float64(x) }
-		return build(ref, collect(a.Len(), a.IsNull, get), exactLimit, cmp.Compare[iceberg.Timestamp], gap), false
+		in, out := collect(a.Len(), a.IsNull, get, outside)
+		return pair(ref, in, slices.Values(out), len(out) > 0, exactLimit, gap)
 	case arrow.DECIMAL128:
 		a, ok := vals.(*array.Decimal128)
 		dt := f.Type.(*arrow.Decimal128Type)
 		if !ok || a.DataType().(*arrow.Decimal128Type).Scale != dt.Scale {
-			return nil, false
+			return keyFilterPair{}
 		}
 		get := func(i int) iceberg.Decimal { return iceberg.Decimal{Val: a.Value(i), Scale: int(dt.Scale)} }
 		c := func(x, y iceberg.Decimal) int { return x.Val.Cmp(y.Val) }
-		return build(ref, collect(a.Len(), a.IsNull, get), exactLimit, c, nil), false
+		in, out := collect(a.Len(), a.IsNull, get, outside)
+		// no ordered type to box with: the conflict filter of every value
+		kf := keyFilterPair{plan: build(ref, in, exactLimit, c, nil), none: len(in) == 0}
+		kf.conflict = kf.plan
+		if len(out) > 0 {
+			kf.conflict = build(ref, append(in[:len(in):len(in)], out...), exactLimit, c, nil)
+		}
+		return kf
 	}
-	return nil, false
+	return keyFilterPair{}
+}
+
+// pair builds the planning filter of in and the conflict filter of in
+// and out (hasOut: out yields a value; see the comment at the top).
+func pair[T interface {
+	iceberg.LiteralType
+	cmp.Ordered
+}](ref iceberg.Reference, in []T, out iter.Seq[T], hasOut bool, exactLimit int, gap func(a, b T) float64) keyFilterPair {
+	compare := cmp.Compare[T]
+	if len(in) == 0 {
+		// nothing to read; the conflict filter as without the split
+		return keyFilterPair{none: true, conflict: build(ref, slices.Collect(out), exactLimit, compare, gap)}
+	}
+	kf := keyFilterPair{plan: build(ref, in, exactLimit, compare, gap)}
+	kf.conflict = kf.plan
+	if !hasOut {
+		return kf
+	}
+	// the left-out values below, within and above [lo, hi]
+	lo, hi := slices.Min(in), slices.Max(in)
+	type box struct {
+		lo, hi T
+		ok     bool
+	}
+	var boxes [3]box
+	for v := range out {
+		b := &boxes[1]
+		if v < lo {
+			b = &boxes[0]
+		} else if v > hi {
+			b = &boxes[2]
+		}
+		switch {
+		case !b.ok:
+			*b = box{v, v, true}
+		case v < b.lo:
+			b.lo = v
+		case v > b.hi:
+			b.hi = v
+		}
+	}
+	ors := []iceberg.BooleanExpression{kf.plan}
+	for _, b := range boxes {
+		if b.ok {
+			ors = append(ors, between(ref, b.lo, b.hi, compare))
+		}
+	}
+	kf.conflict = iceberg.NewOr(ors[0], ors[1], ors[2:]...)
+	return kf
+}
+
+// isOutside reports whether row i's bit is set in bm (nil: no row's).
+func isOutside(bm []uint64, i int) bool {
+	return bm != nil && bm[i>>6]&(1<<(uint(i)&63)) != 0
 }
 
 // ints handles every signed integer key type: the values are read as
 // int64 and converted (clamped) to the column's literal type.
-func ints[T int32 | int64](ref iceberg.Reference, vals arrow.Array, exactLimit int, conv func(int64) T) iceberg.BooleanExpression {
-	var out []T
+func ints[T int32 | int64](ref iceberg.Reference, vals arrow.Array, exactLimit int, outside []uint64, conv func(int64) T) keyFilterPair {
+	gap := func(x, y T) float64 { return float64(y) - float64(x) }
+	var in, out []T
 	switch a := vals.(type) {
 	case *array.Int8:
-		out = collect(a.Len(), a.IsNull, func(i int) T { return conv(int64(a.Value(i))) })
+		in, out = collect(a.Len(), a.IsNull, func(i int) T { return conv(int64(a.Value(i))) }, outside)
 	case *array.Int16:
-		out = collect(a.Len(), a.IsNull, func(i int) T { return conv(int64(a.Value(i))) })
+		in, out = collect(a.Len(), a.IsNull, func(i int) T { return conv(int64(a.Value(i))) }, outside)
 	case *array.Int32:
-		out = collect(a.Len(), a.IsNull, func(i int) T { return conv(int64(a.Value(i))) })
+		in, out = collect(a.Len(), a.IsNull, func(i int) T { return conv(int64(a.Value(i))) }, outside)
 	case *array.Int64:
 		if a.NullN() > 0 {
-			out = collect(a.Len(), a.IsNull, func(i int) T { return conv(a.Value(i)) })
+			in, out = collect(a.Len(), a.IsNull, func(i int) T { return conv(a.Value(i)) }, outside)
 			break
 		}
-		// the common case, a MERGE's BIGINT key: no call per value but conv
-		out = make([]T, len(a.Int64Values()))
-		for i, v := range a.Int64Values() {
-			out[i] = conv(v)
+		// the common case, a MERGE's BIGINT key: no call per value but
+		// conv, and the left-out values (most of an upsert's) are boxed
+		// where they are, not copied
+		vs := a.Int64Values()
+		in = make([]T, 0, len(vs))
+		hasOut := false
+		for i, v := range vs {
+			if isOutside(outside, i) {
+				hasOut = true
+				continue
+			}
+			in = append(in, conv(v))
 		}
+		left := func(yield func(T) bool) {
+			for i, v := range vs {
+				if isOutside(outside, i) && !yield(conv(v)) {
+					return
+				}
+			}
+		}
+		return pair(ref, in, left, hasOut, exactLimit, gap)
 	default:
-		return nil
+		return keyFilterPair{}
 	}
-	gap := func(x, y T) float64 { return float64(y) - float64(x) }
-	return build(ref, out, exactLimit, cmp.Compare[T], gap)
+	return pair(ref, in, slices.Values(out), len(out) > 0, exactLimit, gap)
 }
 
-// collect returns the non-NULL values of an array of n values.
-func collect[T any](n int, isNull func(int) bool, get func(int) T) []T {
-	out := make([]T, 0, n)
+// collect returns the non-NULL values of an array of n values, those of
+// the rows whose bit in outside is set in out.
+func collect[T any](n int, isNull func(int) bool, get func(int) T, outside []uint64) (in, out []T) {
+	if outside == nil {
+		in = make([]T, 0, n)
+	}
 	for i := 0; i < n; i++ {
-		if !isNull(i) {
+		switch {
+		case isNull(i):
+		case isOutside(outside, i):
 			out = append(out, get(i))
+		default:
+			in = append(in, get(i))
 		}
 	}
-	return out
+	return in, out
 }
 
 // build returns ref IN (distinct values) when there are at most
@@ -160,15 +295,7 @@ func build[T iceberg.LiteralType](ref iceberg.Reference, vals []T, exactLimit in
 	if len(vals) == 0 {
 		return nil
 	}
-	lo, hi := vals[0], vals[0]
-	for _, v := range vals[1:] {
-		if compare(v, lo) < 0 {
-			lo = v
-		}
-		if compare(v, hi) > 0 {
-			hi = v
-		}
-	}
+	lo, hi := bounds(vals, compare)
 	var set []T
 	exact := exactLimit > 0
 	if exact {
@@ -218,6 +345,20 @@ func build[T iceberg.LiteralType](ref iceberg.Reference, vals []T, exactLimit in
 		return ors[0]
 	}
 	return iceberg.NewOr(ors[0], ors[1], ors[2:]...)
+}
+
+// bounds returns the smallest and largest of vals (not empty).
+func bounds[T any](vals []T, compare func(a, b T) int) (lo, hi T) {
+	lo, hi = vals[0], vals[0]
+	for _, v := range vals[1:] {
+		if compare(v, lo) < 0 {
+			lo = v
+		}
+		if compare(v, hi) > 0 {
+			hi = v
+		}
+	}
+	return lo, hi
 }
 
 // icebergInLimit is the most values iceberg-go's metrics and partition
