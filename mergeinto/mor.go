@@ -20,7 +20,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
@@ -29,6 +28,7 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 
 	"github.com/skadedb/skade/scan"
+	"github.com/skadedb/skade/snapshot"
 )
 
 // Merge-on-read: a changed target row is not rewritten with its file; a
@@ -696,7 +696,8 @@ func (d *PositionDeletes) writePositionDeleteFile(wfs iceio.WriteFileIO, meta ta
 	var buf bytes.Buffer
 	// file_path is one value repeated: a dictionary of one entry and run
 	// lengths, instead of the path once per row for zstd to find again.
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd),
+	codec, level := snapshot.ParquetCompression(meta.Properties(), true)
+	props := parquet.NewWriterProperties(parquet.WithCompression(codec), parquet.WithCompressionLevel(level),
 		parquet.WithDictionaryDefault(false), parquet.WithDictionaryFor("file_path", true))
 	w, err := pqarrow.NewFileWriter(posDeleteArrowSchema, &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {

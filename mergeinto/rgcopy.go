@@ -18,7 +18,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -861,11 +860,7 @@ func writerProps(p iceberg.Properties, fields []arrow.Field, rows int64) *parque
 	if p.Get("write.parquet.page-version", "2") == "1" {
 		dpv = parquet.DataPageV1
 	}
-	codec := map[string]compress.Compression{
-		"zstd": compress.Codecs.Zstd, "snappy": compress.Codecs.Snappy, "gzip": compress.Codecs.Gzip,
-		"brotli": compress.Codecs.Brotli, "lz4": compress.Codecs.Lz4, "lz4raw": compress.Codecs.Lz4Raw,
-		"uncompressed": compress.Codecs.Uncompressed,
-	}[p.Get(table.ParquetCompressionKey, "zstd")]
+	codec, level := snapshot.ParquetCompression(p, false)
 	opts := []parquet.WriterProperty{
 		parquet.WithMaxRowGroupLength(max(rows, 1)),
 		parquet.WithDataPageSize(num("write.parquet.page-size-bytes", 1<<20)),
@@ -873,7 +868,7 @@ func writerProps(p iceberg.Properties, fields []arrow.Field, rows int64) *parque
 		parquet.WithBatchSize(num("write.parquet.page-row-limit", 20000)),
 		parquet.WithDictionaryPageSizeLimit(num("write.parquet.dict-size-bytes", 2<<20)),
 		parquet.WithCompression(codec),
-		parquet.WithCompressionLevel(int(num(table.ParquetCompressionLevelKey, -1))),
+		parquet.WithCompressionLevel(level),
 		parquet.WithDictionaryDefault(strings.EqualFold(p.Get("parquet.enable.dictionary", "true"), "true")),
 		parquet.WithStats(true),
 	}

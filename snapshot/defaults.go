@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 )
@@ -266,4 +267,49 @@ func validateCompression(p iceberg.Properties, codecKey, levelKey string) error 
 		return fmt.Errorf("table property %s = %q is out of range for %s; use %d to %d", levelKey, v, codec, levels[0], levels[1])
 	}
 	return nil
+}
+
+// Property keys of delete files' Parquet compression (Iceberg's): each
+// falls back to the data files' own when unset.
+const (
+	PropDeleteCompression      = "write.delete.parquet.compression-codec"
+	PropDeleteCompressionLevel = "write.delete.parquet.compression-level"
+)
+
+// parquetCodecs are the codecs of parquetCodecLevels as arrow-go's.
+var parquetCodecs = map[string]compress.Compression{
+	"zstd": compress.Codecs.Zstd, "snappy": compress.Codecs.Snappy, "gzip": compress.Codecs.Gzip,
+	"brotli": compress.Codecs.Brotli, "lz4": compress.Codecs.Lz4, "lz4raw": compress.Codecs.Lz4Raw,
+	"uncompressed": compress.Codecs.Uncompressed,
+}
+
+// ParquetCompression returns the codec and level of a table's data files
+// (write.parquet.compression-codec and -level; zstd at its default level
+// when unset), or, with deletes, of its delete files: Iceberg's
+// write.delete.parquet.compression-codec and -level, each falling back to
+// the data files' when unset, as Iceberg's Java writer does. A level of
+// the data files that the delete files' codec does not take is left
+// out. Level -1 is the codec's default. Validate has checked the values;
+// one it would refuse gives the default.
+func ParquetCompression(p iceberg.Properties, deletes bool) (compress.Compression, int) {
+	name := p.Get(table.ParquetCompressionKey, "zstd")
+	level, levelSet := p[table.ParquetCompressionLevelKey]
+	if deletes {
+		if v, ok := p[PropDeleteCompression]; ok {
+			name = v
+		}
+		if v, ok := p[PropDeleteCompressionLevel]; ok {
+			level, levelSet = v, true
+		}
+	}
+	name = strings.ToLower(name)
+	codec, ok := parquetCodecs[name]
+	if !ok {
+		return compress.Codecs.Zstd, -1
+	}
+	n, err := strconv.Atoi(level)
+	if r := parquetCodecLevels[name]; !levelSet || err != nil || r == ([2]int{}) || n < r[0] || n > r[1] {
+		return codec, -1
+	}
+	return codec, n
 }

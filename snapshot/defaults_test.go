@@ -3,6 +3,7 @@ package snapshot_test
 import (
 	"testing"
 
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/iceberg-go"
 
 	"github.com/skadedb/skade/snapshot"
@@ -74,5 +75,36 @@ func TestNormalizePath(t *testing.T) {
 	s.Add("file:///x/y.parquet")
 	if !s.Has("/x/y.parquet") || s.Has("/x/z.parquet") {
 		t.Fatal("FileSet does not compare normalized paths")
+	}
+}
+
+// Data and delete files' codec and level: the delete properties fall
+// back one by one to the data files', and a level the codec does not
+// take is the codec's default.
+func TestParquetCompression(t *testing.T) {
+	zstd, gzip, snappy := compress.Codecs.Zstd, compress.Codecs.Gzip, compress.Codecs.Snappy
+	for _, c := range []struct {
+		props       iceberg.Properties
+		deletes     bool
+		codec       compress.Compression
+		level       int
+		description string
+	}{
+		{iceberg.Properties{}, false, zstd, -1, "nothing set"},
+		{iceberg.Properties{}, true, zstd, -1, "nothing set, deletes"},
+		{iceberg.Properties{"write.parquet.compression-codec": "zstd", "write.parquet.compression-level": "1"}, false, zstd, 1, "skade's defaults"},
+		{iceberg.Properties{"write.parquet.compression-codec": "zstd", "write.parquet.compression-level": "1"}, true, zstd, 1, "skade's defaults, deletes"},
+		{iceberg.Properties{"write.parquet.compression-codec": "gzip", "write.parquet.compression-level": "7"}, true, gzip, 7, "deletes take the data files' codec and level"},
+		{iceberg.Properties{"write.parquet.compression-codec": "zstd", "write.parquet.compression-level": "3", "write.delete.parquet.compression-codec": "snappy"}, true, snappy, -1, "a codec without levels"},
+		{iceberg.Properties{"write.parquet.compression-codec": "zstd", "write.parquet.compression-level": "15", "write.delete.parquet.compression-codec": "gzip"}, true, gzip, -1, "the data level out of the delete codec's range"},
+		{iceberg.Properties{"write.parquet.compression-codec": "zstd", "write.parquet.compression-level": "15", "write.delete.parquet.compression-codec": "gzip"}, false, zstd, 15, "data files keep their own"},
+		{iceberg.Properties{"write.parquet.compression-level": "2", "write.delete.parquet.compression-level": "9"}, true, zstd, 9, "a delete level only"},
+		{iceberg.Properties{"write.parquet.compression-codec": "ZSTD", "write.parquet.compression-level": "4"}, false, zstd, 4, "another writer's upper case"},
+		{iceberg.Properties{"write.parquet.compression-codec": "lzo"}, false, zstd, -1, "an unknown codec"},
+	} {
+		codec, level := snapshot.ParquetCompression(c.props, c.deletes)
+		if codec != c.codec || level != c.level {
+			t.Errorf("%s: got %s level %d, want %s level %d", c.description, codec, level, c.codec, c.level)
+		}
 	}
 }
