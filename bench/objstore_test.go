@@ -71,7 +71,7 @@ func BenchmarkObjectStoreMerge(b *testing.B) {
 			st = append(st, time.Since(start))
 			d := storeStats(s3).Sub(before)
 			per = objstore.StatsSnapshot{GETs: per.GETs + d.GETs, PUTs: per.PUTs + d.PUTs, BytesRead: per.BytesRead + d.BytesRead,
-				BytesWritten: per.BytesWritten + d.BytesWritten, HEADs: per.HEADs + d.HEADs + d.Lists + d.Deletes}
+				BytesWritten: per.BytesWritten + d.BytesWritten, HEADs: per.HEADs + d.HEADs + d.Lists + d.Deletes, Cached: per.Cached + d.Cached}
 		}
 	}
 	// medians over every round of every iteration, and mean requests
@@ -86,6 +86,7 @@ func BenchmarkObjectStoreMerge(b *testing.B) {
 	b.ReportMetric(float64(per.BytesRead)/(1<<20)/n, "s3_MB_down/merge")
 	b.ReportMetric(float64(per.BytesWritten)/(1<<20)/n, "s3_MB_up/merge")
 	b.ReportMetric(float64(per.HEADs)/n, "s3_other_reqs/merge")
+	b.ReportMetric(float64(per.Cached)/n, "s3_cached_reads/merge")
 }
 
 // BenchmarkObjectStorePointQuery looks up one id in the 10-file table in
@@ -128,6 +129,7 @@ func BenchmarkObjectStorePointQuery(b *testing.B) {
 	}
 	d := storeStats(s3).Sub(before)
 	b.ReportMetric(float64(d.GETs)/float64(b.N), "GETs/query")
+	b.ReportMetric(float64(d.Cached)/float64(b.N), "cached_reads/query")
 	b.ReportMetric(float64(d.BytesRead)/float64(b.N)/1024, "KB_read/query")
 	b.ReportMetric(float64(size)/1024, "table_KB")
 	b.Logf("table: %s files, %d bytes", files, size)

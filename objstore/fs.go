@@ -61,6 +61,10 @@ type Config struct {
 	VirtualHosted bool
 	// HTTPClient replaces the SDK's HTTP client (tests).
 	HTTPClient *http.Client
+	// MetadataCacheBytes bounds the bytes of manifests and manifest lists
+	// the FS keeps to serve again without a request (metacache.go; default
+	// 16 MiB, negative: none).
+	MetadataCacheBytes int
 }
 
 func (c *Config) defaults() {
@@ -76,6 +80,9 @@ func (c *Config) defaults() {
 	if c.TailSize <= 0 {
 		c.TailSize = 64 << 10
 	}
+	if c.MetadataCacheBytes == 0 {
+		c.MetadataCacheBytes = metaCacheBytes
+	}
 	if c.StallTimeout <= 0 {
 		c.StallTimeout = 60 * time.Second
 	}
@@ -90,6 +97,7 @@ type FS struct {
 	root   string // s3://bucket[/prefix]
 	cfg    Config
 	stats  Stats
+	meta   *metaCache
 }
 
 var (
@@ -174,7 +182,7 @@ func Open(ctx context.Context, loc string, cfg Config) (*FS, error) {
 	if prefix != "" {
 		root += "/" + prefix
 	}
-	return &FS{client: client, bucket: bucket, prefix: prefix, root: root, cfg: cfg}, nil
+	return &FS{client: client, bucket: bucket, prefix: prefix, root: root, cfg: cfg, meta: newMetaCache(cfg.MetadataCacheBytes)}, nil
 }
 
 // ClientProperties are the Iceberg FileIO properties another engine needs
@@ -269,9 +277,16 @@ func (f *FS) Open(loc string) (iceio.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	if data, ok := f.meta.get(k); ok {
+		f.stats.cached.Add(1)
+		return &object{fs: f, loc: loc, key: k, size: int64(len(data)), tail: data}, nil
+	}
 	o := &object{fs: f, loc: loc, key: k}
 	if err := o.fetchTail(); err != nil {
 		return nil, pathErr("open", loc, err)
+	}
+	if o.tailStart == 0 {
+		f.meta.put(k, o.tail, true) // the whole object; o never changes tail
 	}
 	return o, nil
 }
@@ -281,6 +296,10 @@ func (f *FS) ReadFile(loc string) ([]byte, error) {
 	k, err := f.key("read", loc)
 	if err != nil {
 		return nil, err
+	}
+	if data, ok := f.meta.get(k); ok {
+		f.stats.cached.Add(1)
+		return bytes.Clone(data), nil // the caller may change its copy
 	}
 	f.stats.gets.Add(1)
 	out, err := f.client.GetObject(f.ctx(), &s3.GetObjectInput{Bucket: &f.bucket, Key: &k})
@@ -292,6 +311,9 @@ func (f *FS) ReadFile(loc string) ([]byte, error) {
 	f.stats.bytesRead.Add(int64(len(b)))
 	if err != nil {
 		return nil, pathErr("read", loc, err)
+	}
+	if len(b) <= f.cfg.TailSize {
+		f.meta.put(k, b, false)
 	}
 	return b, nil
 }
@@ -317,6 +339,7 @@ func (f *FS) Remove(loc string) error {
 	if err != nil {
 		return err
 	}
+	f.meta.drop(k)
 	f.stats.deletes.Add(1)
 	if _, err := f.client.DeleteObject(f.ctx(), &s3.DeleteObjectInput{Bucket: &f.bucket, Key: &k}); err != nil {
 		return pathErr("remove", loc, err)
@@ -339,6 +362,7 @@ func (f *FS) DeleteFiles(ctx context.Context, paths []string) ([]string, error) 
 				errs = append(errs, err)
 				continue
 			}
+			f.meta.drop(k)
 			objs = append(objs, types.ObjectIdentifier{Key: aws.String(k)})
 			locs[k] = p
 		}
@@ -471,6 +495,7 @@ func (f *FS) Create(loc string) (iceio.FileWriter, error) {
 	if err != nil {
 		return nil, err
 	}
+	f.meta.drop(k)
 	return &writer{fs: f, loc: loc, key: k, buf: bytes.NewBuffer(make([]byte, 0, min(f.cfg.PartSize, 1<<20)))}, nil
 }
 

@@ -10,6 +10,7 @@ import (
 type Stats struct {
 	gets, heads, puts, lists, deletes, multipart atomic.Int64
 	bytesRead, bytesWritten                      atomic.Int64
+	cached                                       atomic.Int64
 }
 
 // StatsSnapshot is Stats at one moment.
@@ -19,13 +20,16 @@ type StatsSnapshot struct {
 	// their parts.
 	MultipartUploads        int64
 	BytesRead, BytesWritten int64
+	// Cached counts the opens and reads of metadata files served from
+	// the FS's cache, with no request (metacache.go).
+	Cached int64
 }
 
 func (s *Stats) snapshot() StatsSnapshot {
 	return StatsSnapshot{
 		GETs: s.gets.Load(), HEADs: s.heads.Load(), PUTs: s.puts.Load(), Lists: s.lists.Load(),
 		Deletes: s.deletes.Load(), MultipartUploads: s.multipart.Load(),
-		BytesRead: s.bytesRead.Load(), BytesWritten: s.bytesWritten.Load(),
+		BytesRead: s.bytesRead.Load(), BytesWritten: s.bytesWritten.Load(), Cached: s.cached.Load(),
 	}
 }
 
@@ -36,10 +40,11 @@ func (s StatsSnapshot) Sub(base StatsSnapshot) StatsSnapshot {
 		Lists: s.Lists - base.Lists, Deletes: s.Deletes - base.Deletes,
 		MultipartUploads: s.MultipartUploads - base.MultipartUploads,
 		BytesRead:        s.BytesRead - base.BytesRead, BytesWritten: s.BytesWritten - base.BytesWritten,
+		Cached: s.Cached - base.Cached,
 	}
 }
 
 func (s StatsSnapshot) String() string {
-	return fmt.Sprintf("%d GET (%d B), %d PUT (%d B), %d HEAD, %d LIST, %d DELETE, %d multipart",
-		s.GETs, s.BytesRead, s.PUTs, s.BytesWritten, s.HEADs, s.Lists, s.Deletes, s.MultipartUploads)
+	return fmt.Sprintf("%d GET (%d B), %d PUT (%d B), %d HEAD, %d LIST, %d DELETE, %d multipart, %d cached",
+		s.GETs, s.BytesRead, s.PUTs, s.BytesWritten, s.HEADs, s.Lists, s.Deletes, s.MultipartUploads, s.Cached)
 }

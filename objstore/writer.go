@@ -156,6 +156,10 @@ func (w *writer) Close() error {
 			return w.err
 		}
 		f.stats.bytesWritten.Add(int64(len(data)))
+		if len(data) <= f.cfg.TailSize {
+			// as the next Open would read it (metacache.go)
+			f.meta.put(w.key, data, false)
+		}
 		return nil
 	}
 	if w.buf.Len() > 0 {
