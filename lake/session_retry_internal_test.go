@@ -43,6 +43,37 @@ func (r *racingSource) Operator() (exec.Operator, error) {
 	return exec.NewValues(r.schema, []arrow.RecordBatch{b})
 }
 
+// racingMerge makes table t with properties props, two data files (1, 2)
+// and (10, 20), and runs prefix + a MERGE of incoming, a racingSource of
+// rows (id, v) whose first planning runs race in another session, with
+// retries write retries.
+func racingMerge(t *testing.T, props string, rows [][]any, race string, retries int, prefix string) (*Lake, *Session, *racingSource, *Result, error) {
+	t.Helper()
+	ctx := context.Background()
+	lk := openTestLake(t)
+	sess := lk.Session()
+	if err := sess.Exec(ctx, fmt.Sprintf(`CREATE TABLE t (id BIGINT, v VARCHAR) WITH (%s);
+		INSERT INTO t VALUES (1, 'a'), (2, 'b'); INSERT INTO t VALUES (10, 'p'), (20, 'q')`, props)); err != nil {
+		t.Fatal(err)
+	}
+	other := lk.Session()
+	src := &racingSource{
+		schema: arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}, nil),
+		rows:   rows,
+		race:   func() error { return other.Exec(ctx, race) },
+	}
+	if err := sess.register(ctx, "incoming", src); err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.SetWriteRetries(retries); err != nil {
+		t.Fatal(err)
+	}
+	res, err := sess.SQL(ctx, prefix+`MERGE INTO t USING incoming s ON t.id = s.id
+		WHEN MATCHED THEN UPDATE SET v = s.v
+		WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.v)`)
+	return lk, sess, src, res, err
+}
+
 // TestMergeLosingARace races a MERGE (source keys 1 and 3: update 1,
 // insert 3) with a commit another session makes after the MERGE planned.
 // A race the per-file validation finds harmless commits with no retry; a
@@ -77,28 +108,8 @@ func TestMergeLosingARace(t *testing.T) {
 		for _, retries := range []int{0, 1} {
 			t.Run(fmt.Sprintf("%s/retries=%d", tc.name, retries), func(t *testing.T) {
 				ctx := context.Background()
-				lk := openTestLake(t)
-				sess := lk.Session()
-				// two data files: (1, 2) and (10, 20)
-				if err := sess.Exec(ctx, fmt.Sprintf(`CREATE TABLE t (id BIGINT, v VARCHAR) WITH ('write.merge.isolation-level' = '%s');
-					INSERT INTO t VALUES (1, 'a'), (2, 'b'); INSERT INTO t VALUES (10, 'p'), (20, 'q')`, tc.isolation)); err != nil {
-					t.Fatal(err)
-				}
-				other := lk.Session()
-				src := &racingSource{
-					schema: arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}, nil),
-					rows:   [][]any{{int64(1), "x"}, {int64(3), "z"}},
-					race:   func() error { return other.Exec(ctx, tc.race) },
-				}
-				if err := sess.register(ctx, "incoming", src); err != nil {
-					t.Fatal(err)
-				}
-				if err := sess.SetWriteRetries(retries); err != nil {
-					t.Fatal(err)
-				}
-				res, err := sess.SQL(ctx, `MERGE INTO t USING incoming s ON t.id = s.id
-					WHEN MATCHED THEN UPDATE SET v = s.v
-					WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.v)`)
+				lk, sess, src, res, err := racingMerge(t, fmt.Sprintf("'write.merge.isolation-level' = '%s'", tc.isolation),
+					[][]any{{int64(1), "x"}, {int64(3), "z"}}, tc.race, retries, "")
 				if tc.conflict != "" && retries == 0 {
 					if !errors.Is(err, ErrCommitConflict) || !strings.Contains(err.Error(), tc.conflict) || !strings.Contains(err.Error(), "retry") {
 						t.Fatalf("without retries: got %v, want ErrCommitConflict saying %q and to retry", err, tc.conflict)
@@ -172,27 +183,8 @@ func TestMergeLosingARaceOnLeftOutKeys(t *testing.T) {
 					rows = rows[1:]
 				}
 				ctx := context.Background()
-				lk := openTestLake(t)
-				sess := lk.Session()
-				if err := sess.Exec(ctx, fmt.Sprintf(`CREATE TABLE t (id BIGINT, v VARCHAR) WITH ('write.merge.isolation-level' = 'serializable', 'write.merge.mode' = '%s');
-					INSERT INTO t VALUES (1, 'a'), (2, 'b'); INSERT INTO t VALUES (10, 'p'), (20, 'q')`, mode)); err != nil {
-					t.Fatal(err)
-				}
-				other := lk.Session()
-				src := &racingSource{
-					schema: arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}, nil),
-					rows:   rows,
-					race:   func() error { return other.Exec(ctx, fmt.Sprintf("INSERT INTO t VALUES (%d, 'race')", tc.race)) },
-				}
-				if err := sess.register(ctx, "incoming", src); err != nil {
-					t.Fatal(err)
-				}
-				if err := sess.SetWriteRetries(0); err != nil {
-					t.Fatal(err)
-				}
-				res, err := sess.SQL(ctx, `EXPLAIN ANALYZE MERGE INTO t USING incoming s ON t.id = s.id
-					WHEN MATCHED THEN UPDATE SET v = s.v
-					WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.v)`)
+				lk, sess, _, res, err := racingMerge(t, fmt.Sprintf("'write.merge.isolation-level' = 'serializable', 'write.merge.mode' = '%s'", mode),
+					rows, fmt.Sprintf("INSERT INTO t VALUES (%d, 'race')", tc.race), 0, "EXPLAIN ANALYZE ")
 				if tc.conflict {
 					if !errors.Is(err, ErrCommitConflict) || !strings.Contains(err.Error(), "may hold rows this statement would have matched") {
 						t.Fatalf("got %v, want ErrCommitConflict on the new data file", err)
