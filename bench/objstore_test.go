@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -133,4 +134,86 @@ func BenchmarkObjectStorePointQuery(b *testing.B) {
 	b.ReportMetric(float64(d.BytesRead)/float64(b.N)/1024, "KB_read/query")
 	b.ReportMetric(float64(size)/1024, "table_KB")
 	b.Logf("table: %s files, %d bytes", files, size)
+}
+
+// BenchmarkObjectStoreLatency runs a point query and the copy-on-write
+// MERGE of BenchmarkObjectStoreMerge on two lakes in the S3-compatible
+// server behind a proxy that delays every GET (SKADE_S3_GET_DELAY,
+// default 20ms, about a cloud store's first byte), one with the FS's
+// metadata cache (objstore/metacache.go) and one without, alternating.
+// Reports each one's median and GETs per statement.
+func BenchmarkObjectStoreLatency(b *testing.B) {
+	srv := s3test.Start(b)
+	proxy := s3test.NewProxy(b, srv.Endpoint)
+	srv.SetEnv(b, proxy.URL)
+	delay := 20 * time.Millisecond
+	if v := os.Getenv("SKADE_S3_GET_DELAY"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatal(err)
+		}
+		delay = d
+	}
+	ctx := context.Background()
+	var lakes [2]*lake.Lake
+	for i, cfg := range []objstore.Config{{}, {MetadataCacheBytes: -1}} {
+		lk, err := lake.Open(ctx, fmt.Sprintf("s3://%s/latency%d", s3test.Bucket, i), lake.WithCatalogFile(filepath.Join(b.TempDir(), "catalog.db")), lake.WithObjectStore(cfg))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { lk.Close() })
+		s := lk.Session()
+		mustSQL(b, s, `CREATE TABLE target (id BIGINT, amount BIGINT, status VARCHAR)`)
+		for f := range 10 {
+			mustSQL(b, s, fmt.Sprintf(`INSERT INTO target SELECT i, (i * 2654435761) %% 1000000007, substr(md5(i::VARCHAR), 1, 8) FROM range(%d, %d) r(i)`, f*100_000, (f+1)*100_000))
+		}
+		lakes[i] = lk
+	}
+	proxy.Faults(0, 0, delay, false)
+	defer proxy.Faults(0, 0, 0, false)
+	const rounds = 3
+	var times [2][2][]time.Duration // lake, statement
+	var gets [2][2]int64
+	for i := 0; i < b.N; i++ {
+		for r := range rounds {
+			k := i*rounds + r
+			stmts := [2]string{
+				fmt.Sprintf(`SELECT amount, status FROM target WHERE id = %d`, 123_457+k),
+				fmt.Sprintf(`MERGE INTO target t USING (SELECT i * 100 + %d AS id FROM range(0, 10000) r(i) UNION ALL SELECT 2000000 + %d * 1000 + i FROM range(0, 1000) r(i)) s
+				ON t.id = s.id WHEN MATCHED THEN UPDATE SET amount = t.amount + 1 WHEN NOT MATCHED THEN INSERT VALUES (s.id, 0, 'new')`, r, k),
+			}
+			for q, stmt := range stmts {
+				for l, lk := range lakes {
+					before := storeStats(lk)
+					start := time.Now()
+					res, err := lk.Session().SQL(ctx, stmt)
+					if err != nil {
+						b.Fatal(err)
+					}
+					bs, err := res.Collect(ctx) // a query runs as it is read
+					if err != nil {
+						b.Fatal(err)
+					}
+					times[l][q] = append(times[l][q], time.Since(start))
+					gets[l][q] += storeStats(lk).Sub(before).GETs
+					rows := 0
+					for _, x := range bs {
+						rows += int(x.NumRows())
+						x.Release()
+					}
+					if q == 0 && rows != 1 {
+						b.Fatalf("the point query found %d rows", rows)
+					}
+				}
+			}
+		}
+	}
+	n := float64(b.N * rounds)
+	for l, name := range []string{"cache", "nocache"} {
+		for q, stmt := range []string{"point", "merge"} {
+			slices.Sort(times[l][q])
+			b.ReportMetric(ms(times[l][q][len(times[l][q])/2]), stmt+"_"+name+"_ms")
+			b.ReportMetric(float64(gets[l][q])/n, stmt+"_"+name+"_GETs")
+		}
+	}
 }
