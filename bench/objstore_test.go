@@ -156,7 +156,7 @@ func BenchmarkObjectStoreLatency(b *testing.B) {
 	}
 	ctx := context.Background()
 	var lakes [2]*lake.Lake
-	for i, cfg := range []objstore.Config{{}, {MetadataCacheBytes: -1}} {
+	for i, cfg := range []objstore.Config{{}, {TailCacheBytes: -1}} {
 		lk, err := lake.Open(ctx, fmt.Sprintf("s3://%s/latency%d", s3test.Bucket, i), lake.WithCatalogFile(filepath.Join(b.TempDir(), "catalog.db")), lake.WithObjectStore(cfg))
 		if err != nil {
 			b.Fatal(err)

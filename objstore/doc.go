@@ -26,9 +26,9 @@
 //     backoff and jitter, up to MaxAttempts (Config). An attempt whose
 //     connection delivers nothing for StallTimeout (60s) fails and is
 //     retried, so a hung store ends a statement rather than holding it.
-//   - Manifests and manifest lists of at most TailSize bytes are served
-//     from memory after this FS first read or wrote them (metacache.go):
-//     Iceberg never rewrites them.
+//   - The size and tail of manifests, manifest lists and Parquet data
+//     files are served from memory after this FS first read or wrote
+//     them (metacache.go): Iceberg never rewrites them.
 //   - Stats counts requests and bytes by kind, for tests and benchmarks.
 //
 // Credentials, region and endpoint come from the standard AWS chain

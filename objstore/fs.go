@@ -61,10 +61,10 @@ type Config struct {
 	VirtualHosted bool
 	// HTTPClient replaces the SDK's HTTP client (tests).
 	HTTPClient *http.Client
-	// MetadataCacheBytes bounds the bytes of manifests and manifest lists
-	// the FS keeps to serve again without a request (metacache.go; default
-	// 16 MiB, negative: none).
-	MetadataCacheBytes int
+	// TailCacheBytes bounds the bytes of manifests' and Parquet files'
+	// tails the FS keeps to serve again without a request (metacache.go;
+	// default 16 MiB, negative: none).
+	TailCacheBytes int
 }
 
 func (c *Config) defaults() {
@@ -80,8 +80,8 @@ func (c *Config) defaults() {
 	if c.TailSize <= 0 {
 		c.TailSize = 64 << 10
 	}
-	if c.MetadataCacheBytes == 0 {
-		c.MetadataCacheBytes = metaCacheBytes
+	if c.TailCacheBytes == 0 {
+		c.TailCacheBytes = tailCacheBytes
 	}
 	if c.StallTimeout <= 0 {
 		c.StallTimeout = 60 * time.Second
@@ -97,7 +97,7 @@ type FS struct {
 	root   string // s3://bucket[/prefix]
 	cfg    Config
 	stats  Stats
-	meta   *metaCache
+	tails  *tailCache
 }
 
 var (
@@ -182,7 +182,7 @@ func Open(ctx context.Context, loc string, cfg Config) (*FS, error) {
 	if prefix != "" {
 		root += "/" + prefix
 	}
-	return &FS{client: client, bucket: bucket, prefix: prefix, root: root, cfg: cfg, meta: newMetaCache(cfg.MetadataCacheBytes)}, nil
+	return &FS{client: client, bucket: bucket, prefix: prefix, root: root, cfg: cfg, tails: newTailCache(cfg.TailCacheBytes)}, nil
 }
 
 // ClientProperties are the Iceberg FileIO properties another engine needs
@@ -277,17 +277,15 @@ func (f *FS) Open(loc string) (iceio.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if data, ok := f.meta.get(k); ok {
+	if size, tail, ok := f.tails.get(k); ok {
 		f.stats.cached.Add(1)
-		return &object{fs: f, loc: loc, key: k, size: int64(len(data)), tail: data}, nil
+		return &object{fs: f, loc: loc, key: k, size: size, tail: tail, tailStart: size - int64(len(tail))}, nil
 	}
 	o := &object{fs: f, loc: loc, key: k}
 	if err := o.fetchTail(); err != nil {
 		return nil, pathErr("open", loc, err)
 	}
-	if o.tailStart == 0 {
-		f.meta.put(k, o.tail, true) // the whole object; o never changes tail
-	}
+	f.tails.put(k, o.size, o.tail, true) // o never changes its tail
 	return o, nil
 }
 
@@ -297,9 +295,9 @@ func (f *FS) ReadFile(loc string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if data, ok := f.meta.get(k); ok {
+	if size, tail, ok := f.tails.get(k); ok && int64(len(tail)) == size {
 		f.stats.cached.Add(1)
-		return bytes.Clone(data), nil // the caller may change its copy
+		return bytes.Clone(tail), nil // the caller may change its copy
 	}
 	f.stats.gets.Add(1)
 	out, err := f.client.GetObject(f.ctx(), &s3.GetObjectInput{Bucket: &f.bucket, Key: &k})
@@ -312,9 +310,7 @@ func (f *FS) ReadFile(loc string) ([]byte, error) {
 	if err != nil {
 		return nil, pathErr("read", loc, err)
 	}
-	if len(b) <= f.cfg.TailSize {
-		f.meta.put(k, b, false)
-	}
+	f.tails.put(k, int64(len(b)), b[max(0, len(b)-f.cfg.TailSize):], false)
 	return b, nil
 }
 
@@ -339,7 +335,7 @@ func (f *FS) Remove(loc string) error {
 	if err != nil {
 		return err
 	}
-	f.meta.drop(k)
+	f.tails.drop(k)
 	f.stats.deletes.Add(1)
 	if _, err := f.client.DeleteObject(f.ctx(), &s3.DeleteObjectInput{Bucket: &f.bucket, Key: &k}); err != nil {
 		return pathErr("remove", loc, err)
@@ -362,7 +358,7 @@ func (f *FS) DeleteFiles(ctx context.Context, paths []string) ([]string, error) 
 				errs = append(errs, err)
 				continue
 			}
-			f.meta.drop(k)
+			f.tails.drop(k)
 			objs = append(objs, types.ObjectIdentifier{Key: aws.String(k)})
 			locs[k] = p
 		}
@@ -495,7 +491,7 @@ func (f *FS) Create(loc string) (iceio.FileWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.meta.drop(k)
+	f.tails.drop(k)
 	return &writer{fs: f, loc: loc, key: k, buf: bytes.NewBuffer(make([]byte, 0, min(f.cfg.PartSize, 1<<20)))}, nil
 }
 

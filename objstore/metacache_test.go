@@ -12,10 +12,11 @@ import (
 	"github.com/skadedb/skade/objstore"
 )
 
-// Manifests and manifest lists (small .avro files under metadata/) are
-// read from the store once, or not at all after this FS wrote them; other
-// files, larger ones, and deleted or rewritten ones never come from the
-// cache.
+// Manifests and manifest lists (.avro under metadata/) and Parquet files
+// (under data/) are opened with a request once, or not at all after this
+// FS wrote them: their size and tail are kept, and a whole small object
+// is read from memory too. Other files, and deleted or rewritten ones,
+// never come from the cache.
 func TestMetadataCache(t *testing.T) {
 	s3test.Start(t)
 	f := open(t, "s3://lake/mc", objstore.Config{TailSize: 4096})
@@ -24,7 +25,7 @@ func TestMetadataCache(t *testing.T) {
 	list := "s3://lake/mc/db/t-1/metadata/snap-1-1-0a1b.avro"
 	data := "s3://lake/mc/db/t-1/data/x.avro" // not under metadata/
 	json := "s3://lake/mc/db/t-1/metadata/00001-0a1b.metadata.json"
-	big := "s3://lake/mc/db/t-1/metadata/0a1c-m0.avro" // past TailSize
+	big := "s3://lake/mc/db/t-1/metadata/0a1c-m0.avro" // past TailSize: its tail only
 	small := randomBytes(3000)
 	for _, p := range []string{manifest, data, json} {
 		if err := other.WriteFile(p, small); err != nil {
@@ -70,8 +71,48 @@ func TestMetadataCache(t *testing.T) {
 					t.Fatalf("round %d: %s cost %v", round, p, d)
 				}
 			}
-			if d := read(big, randomBytes(10_000), viaOpen); d.GETs == 0 || d.Cached != 0 {
-				t.Fatalf("round %d: the large manifest cost %v", round, d)
+			// the large manifest: Open's tail GET is saved from the second
+			// Open on, a ranged GET reads the rest (ReadFile reads it whole)
+			want := int64(2)
+			switch {
+			case !viaOpen:
+				want = 1
+			case round == 0:
+				want = 2 // the first Open: tail, then the rest
+			default:
+				want = 1
+			}
+			if d := read(big, randomBytes(10_000), viaOpen); d.GETs != want {
+				t.Fatalf("round %d, open %v: the large manifest cost %v, want %d GETs", round, viaOpen, d, want)
+			}
+		}
+	}
+	// Parquet files: a data file's size and tail (its footer) are kept,
+	// one outside a data/ directory's are not
+	pq, elsewhere := "s3://lake/mc/db/t-1/data/00000-x.parquet", "s3://lake/mc/user/y.parquet"
+	body := randomBytes(10_000)
+	for _, p := range []string{pq, elsewhere} {
+		if err := other.WriteFile(p, body); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 3; i++ {
+			before := f.Stats()
+			file, err := f.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			foot, head := make([]byte, 100), make([]byte, 100)
+			if _, err := file.ReadAt(foot, 9_900); err != nil || !bytes.Equal(foot, body[9_900:]) {
+				t.Fatalf("%s footer: %v", p, err)
+			}
+			if _, err := file.ReadAt(head, 0); err != nil || !bytes.Equal(head, body[:100]) {
+				t.Fatalf("%s head: %v", p, err)
+			}
+			file.Close()
+			d := f.Stats().Sub(before)
+			// the tail GET (not when cached) and a ranged GET of the head
+			if cached := p == pq && i > 0; d.GETs != 2-d.Cached || (d.Cached == 1) != cached {
+				t.Fatalf("%s, open %d: %v", p, i, d)
 			}
 		}
 	}
@@ -124,11 +165,12 @@ func TestMetadataCache(t *testing.T) {
 	if err := f.WriteFile(manifest, large); err != nil {
 		t.Fatal(err)
 	}
-	if d := read(manifest, large, true); d.Cached != 0 {
+	// (its tail as written, and one ranged GET of the rest)
+	if d := read(manifest, large, true); d.Cached != 1 || d.GETs != 1 || d.BytesRead != 5000-4096 {
 		t.Fatalf("rewritten larger through f: %v", d)
 	}
 	// no cache
-	none := open(t, "s3://lake/mc", objstore.Config{TailSize: 4096, MetadataCacheBytes: -1})
+	none := open(t, "s3://lake/mc", objstore.Config{TailSize: 4096, TailCacheBytes: -1})
 	for i := 0; i < 2; i++ {
 		before := none.Stats()
 		if _, err := none.ReadFile(manifest); err != nil {

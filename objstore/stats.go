@@ -20,8 +20,8 @@ type StatsSnapshot struct {
 	// their parts.
 	MultipartUploads        int64
 	BytesRead, BytesWritten int64
-	// Cached counts the opens and reads of metadata files served from
-	// the FS's cache, with no request (metacache.go).
+	// Cached counts the opens and whole reads served from the FS's tail
+	// cache, with no request (metacache.go).
 	Cached int64
 }
 

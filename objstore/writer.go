@@ -156,10 +156,8 @@ func (w *writer) Close() error {
 			return w.err
 		}
 		f.stats.bytesWritten.Add(int64(len(data)))
-		if len(data) <= f.cfg.TailSize {
-			// as the next Open would read it (metacache.go)
-			f.meta.put(w.key, data, false)
-		}
+		// as the next Open would read it (metacache.go)
+		f.tails.put(w.key, int64(len(data)), data[max(0, len(data)-f.cfg.TailSize):], false)
 		return nil
 	}
 	if w.buf.Len() > 0 {
