@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -253,23 +254,25 @@ func (m *merger) copyRowGroups(ctx context.Context, task table.FileScanTask, met
 // writeRowGroups writes a Parquet file holding out's row groups, whose
 // column chunks it copies from srcs (per row group, per column), in
 // column order, moving their offsets to where they land, and then out
-// as its footer.
+// as its footer. The chunks are read ahead of the writing, several at
+// once (fetchPieces): on an object store each read is a ranged GET, and
+// one after another they were most of a copy's time.
 func writeRowGroups(ctx context.Context, w *countingWriter, srcs [][]io.ReaderAt, out *metadata.FileMetaData) error {
 	if _, err := w.Write([]byte("PAR1")); err != nil {
 		return err
 	}
-	out.NumRows = 0
-	var total int64
-	for _, rg := range out.RowGroups {
-		if rg.TotalCompressedSize != nil {
-			total += *rg.TotalCompressedSize
-		}
+	// The chunks in column order; a run of adjacent ones of one source is
+	// one copy, read in pieces of at most copyPieceBytes.
+	type run struct {
+		i, k, e         int
+		start, end      int64
+		starts, lengths []int64
+		pieces          int
 	}
-	buf := make([]byte, min(8<<20, max(total, 64<<10)))
+	var runs []run
+	var pieces []*copyPiece
+	out.NumRows = 0
 	for i, rg := range out.RowGroups {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
 		ord := int16(i)
 		rg.Ordinal = &ord
 		out.NumRows += rg.NumRows
@@ -284,52 +287,80 @@ func writeRowGroups(ctx context.Context, w *countingWriter, srcs [][]io.ReaderAt
 				return fmt.Errorf("row group %d, column %d: no pages", i, j)
 			}
 		}
-		// The chunks in column order; a run of adjacent ones of one
-		// source is one copy.
 		for k := 0; k < len(rg.Columns); {
-			runStart, runEnd := starts[k], starts[k]+lengths[k]
+			r := run{i: i, k: k, start: starts[k], end: starts[k] + lengths[k], starts: starts, lengths: lengths}
 			e := k + 1
-			for ; e < len(rg.Columns) && srcs[i][e] == srcs[i][k] && starts[e] == runEnd; e++ {
-				runEnd += lengths[e]
+			for ; e < len(rg.Columns) && srcs[i][e] == srcs[i][k] && starts[e] == r.end; e++ {
+				r.end += lengths[e]
 			}
-			delta := w.n - runStart
-			// large reads: on an object store each is a ranged GET
-			n, err := io.CopyBuffer(w, io.NewSectionReader(srcs[i][k], runStart, runEnd-runStart), buf[:min(int64(len(buf)), max(runEnd-runStart, 1))])
-			if err != nil {
-				return err
-			}
-			if n != runEnd-runStart {
-				return fmt.Errorf("row group %d: copied %d bytes of %d", i, n, runEnd-runStart)
-			}
-			for j := k; j < e; j++ {
-				// Shift the chunk's offsets; drop what points outside it
-				// (page indexes, bloom filter), which is not copied.
-				cc, start, length := rg.Columns[j], starts[j], lengths[j]
-				md := cc.MetaData
-				md.DataPageOffset += delta
-				if d := md.DictionaryPageOffset; d != nil && *d > 0 {
-					v := *d + delta
-					md.DictionaryPageOffset = &v
+			r.e = e
+			for off := r.start; off < r.end || (off == r.start && r.end == r.start); off += copyPieceBytes {
+				pieces = append(pieces, &copyPiece{src: srcs[i][k], start: off, n: min(copyPieceBytes, r.end-off), done: make(chan struct{})})
+				r.pieces++
+				if r.end == r.start {
+					break
 				}
-				if p := md.IndexPageOffset; p != nil {
-					if *p >= start && *p < start+length {
-						v := *p + delta
-						md.IndexPageOffset = &v
-					} else {
-						md.IndexPageOffset = nil
-					}
-				}
-				if cc.FileOffset > 0 {
-					cc.FileOffset += delta
-				}
-				md.BloomFilterOffset, md.BloomFilterLength = nil, nil
-				cc.OffsetIndexOffset, cc.OffsetIndexLength = nil, nil
-				cc.ColumnIndexOffset, cc.ColumnIndexLength = nil, nil
 			}
+			runs = append(runs, r)
 			k = e
 		}
-		first, _, _ := chunkRange(rg.Columns[0].MetaData)
-		rg.FileOffset = &first
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	f := fetchPieces(ctx, pieces)
+	defer f.wait()
+	defer cancel() // before wait: reads not started stay so
+	next := 0
+	for _, r := range runs {
+		rg := out.RowGroups[r.i]
+		delta := w.n - r.start
+		for range r.pieces {
+			p := pieces[next]
+			next++
+			select {
+			case <-p.done:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			if p.err != nil {
+				return p.err
+			}
+			if _, err := w.Write(p.data); err != nil {
+				return err
+			}
+			f.release(p)
+		}
+		if w.n-delta != r.end {
+			return fmt.Errorf("row group %d: copied %d bytes of %d", r.i, w.n-delta-r.start, r.end-r.start)
+		}
+		for j := r.k; j < r.e; j++ {
+			// Shift the chunk's offsets; drop what points outside it
+			// (page indexes, bloom filter), which is not copied.
+			cc, start, length := rg.Columns[j], r.starts[j], r.lengths[j]
+			md := cc.MetaData
+			md.DataPageOffset += delta
+			if d := md.DictionaryPageOffset; d != nil && *d > 0 {
+				v := *d + delta
+				md.DictionaryPageOffset = &v
+			}
+			if p := md.IndexPageOffset; p != nil {
+				if *p >= start && *p < start+length {
+					v := *p + delta
+					md.IndexPageOffset = &v
+				} else {
+					md.IndexPageOffset = nil
+				}
+			}
+			if cc.FileOffset > 0 {
+				cc.FileOffset += delta
+			}
+			md.BloomFilterOffset, md.BloomFilterLength = nil, nil
+			cc.OffsetIndexOffset, cc.OffsetIndexLength = nil, nil
+			cc.ColumnIndexOffset, cc.ColumnIndexLength = nil, nil
+		}
+		if r.e == len(rg.Columns) {
+			first, _, _ := chunkRange(rg.Columns[0].MetaData)
+			rg.FileOffset = &first
+		}
 	}
 	n, err := out.WriteTo(w, nil)
 	if err != nil {
@@ -341,6 +372,89 @@ func writeRowGroups(ctx context.Context, w *countingWriter, srcs [][]io.ReaderAt
 	_, err = w.Write(tail[:])
 	return err
 }
+
+// Reading ahead in writeRowGroups: at most copyReads reads at once, of at
+// most copyPieceBytes each, and at most copyWindowBytes read and not yet
+// written (one piece more when a single piece is larger). Tests shrink
+// the last two.
+const copyReads = 4
+
+var (
+	copyPieceBytes  int64 = 8 << 20
+	copyWindowBytes int64 = 16 << 20
+)
+
+// copyPiece is one read of writeRowGroups: n bytes of src from start.
+type copyPiece struct {
+	src   io.ReaderAt
+	start int64
+	n     int64
+	data  []byte
+	err   error
+	done  chan struct{} // closed once data or err is set
+}
+
+// pieceFetcher reads pieces ahead of the writer (fetchPieces).
+type pieceFetcher struct {
+	mu    sync.Mutex
+	cond  sync.Cond
+	ahead int64 // bytes of pieces started and not yet released
+	wg    sync.WaitGroup
+}
+
+// fetchPieces reads pieces, in order, on goroutines of its own, keeping
+// at most copyWindowBytes ahead of release. When ctx is done it starts no
+// more; wait returns once every read it started has ended.
+func fetchPieces(ctx context.Context, pieces []*copyPiece) *pieceFetcher {
+	f := &pieceFetcher{}
+	f.cond.L = &f.mu
+	stop := context.AfterFunc(ctx, func() {
+		f.mu.Lock()
+		f.cond.Broadcast()
+		f.mu.Unlock()
+	})
+	f.wg.Go(func() {
+		defer stop()
+		sem := make(chan struct{}, copyReads)
+		for _, p := range pieces {
+			f.mu.Lock()
+			for f.ahead > 0 && f.ahead+p.n > copyWindowBytes && ctx.Err() == nil {
+				f.cond.Wait()
+			}
+			f.ahead += p.n
+			f.mu.Unlock()
+			if ctx.Err() != nil {
+				return
+			}
+			sem <- struct{}{}
+			f.wg.Go(func() {
+				defer func() { <-sem }()
+				p.data = make([]byte, p.n)
+				n, err := p.src.ReadAt(p.data, p.start)
+				if int64(n) == p.n {
+					err = nil // io.EOF at the end of the source is no error
+				} else if err == nil {
+					err = io.ErrUnexpectedEOF
+				}
+				p.err = err
+				close(p.done)
+			})
+		}
+	})
+	return f
+}
+
+// release gives back the window p took, once it is written.
+func (f *pieceFetcher) release(p *copyPiece) {
+	p.data = nil
+	f.mu.Lock()
+	f.ahead -= p.n
+	f.cond.Broadcast()
+	f.mu.Unlock()
+}
+
+// wait waits for every read started to end.
+func (f *pieceFetcher) wait() { f.wg.Wait() }
 
 // copiedDataFile is the data file entry of the copy at p of src's row
 // groups: metrics from its footer, partition from src, and src's sort
