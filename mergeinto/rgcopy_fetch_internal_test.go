@@ -105,15 +105,8 @@ func TestWriteRowGroupsReadAhead(t *testing.T) {
 		copyPieceBytes, copyWindowBytes = piece, window
 		out := footer()
 		wr := &watchedReader{r: bytes.NewReader(src.Bytes()), failAt: failAt}
-		srcs := make([][]io.ReaderAt, len(out.RowGroups))
-		for i, rg := range out.RowGroups {
-			srcs[i] = make([]io.ReaderAt, len(rg.Columns))
-			for j := range srcs[i] {
-				srcs[i][j] = wr
-			}
-		}
 		var dst bytes.Buffer
-		err := writeRowGroups(context.Background(), &countingWriter{w: &dst}, srcs, out)
+		err := writeRowGroups(context.Background(), &countingWriter{w: &dst}, every(out, wr), out)
 		return dst.Bytes(), wr, err
 	}
 	for _, c := range []struct{ piece, window int64 }{{8 << 20, 16 << 20}, {1000, 3000}, {777, 100}} {
@@ -161,14 +154,19 @@ func TestWriteRowGroupsReadAhead(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	out := footer()
-	srcs := make([][]io.ReaderAt, len(out.RowGroups))
-	for i, rg := range out.RowGroups {
-		srcs[i] = make([]io.ReaderAt, len(rg.Columns))
-		for j := range srcs[i] {
-			srcs[i][j] = bytes.NewReader(src.Bytes())
-		}
-	}
-	if err := writeRowGroups(ctx, &countingWriter{w: io.Discard}, srcs, out); !errors.Is(err, context.Canceled) {
+	if err := writeRowGroups(ctx, &countingWriter{w: io.Discard}, every(out, bytes.NewReader(src.Bytes())), out); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: %v", err)
 	}
+}
+
+// every is writeRowGroups' sources when every chunk of md comes from r.
+func every(md *metadata.FileMetaData, r io.ReaderAt) [][]io.ReaderAt {
+	srcs := make([][]io.ReaderAt, len(md.RowGroups))
+	for i, rg := range md.RowGroups {
+		srcs[i] = make([]io.ReaderAt, len(rg.Columns))
+		for j := range srcs[i] {
+			srcs[i][j] = r
+		}
+	}
+	return srcs
 }
