@@ -225,17 +225,23 @@ func Validate(p iceberg.Properties) error {
 	return nil
 }
 
-// parquetCodecLevels are the Parquet codecs the writer has, each with the
+// parquetCodec is a Parquet codec the writer has: arrow-go's, and the
 // range of its write.parquet.compression-level (none: it takes no level,
 // and a level set is ignored, as Iceberg's Java writer does).
-var parquetCodecLevels = map[string][2]int{
-	"zstd":         {1, 22},
-	"gzip":         {1, 9},
-	"brotli":       {0, 11},
-	"snappy":       {},
-	"lz4":          {},
-	"lz4raw":       {},
-	"uncompressed": {},
+type parquetCodec struct {
+	codec  compress.Compression
+	levels [2]int
+}
+
+// parquetCodecs are the codecs by their property names.
+var parquetCodecs = map[string]parquetCodec{
+	"zstd":         {compress.Codecs.Zstd, [2]int{1, 22}},
+	"gzip":         {compress.Codecs.Gzip, [2]int{1, 9}},
+	"brotli":       {compress.Codecs.Brotli, [2]int{0, 11}},
+	"snappy":       {codec: compress.Codecs.Snappy},
+	"lz4":          {codec: compress.Codecs.Lz4},
+	"lz4raw":       {codec: compress.Codecs.Lz4Raw},
+	"uncompressed": {codec: compress.Codecs.Uncompressed},
 }
 
 // validateCompression checks a codec property and its level: iceberg-go's
@@ -246,10 +252,11 @@ func validateCompression(p iceberg.Properties, codecKey, levelKey string) error 
 	if !ok {
 		codec = "zstd" // iceberg-go's default
 	}
-	levels, known := parquetCodecLevels[codec]
+	pc, known := parquetCodecs[codec]
+	levels := pc.levels
 	if !known {
-		names := make([]string, 0, len(parquetCodecLevels))
-		for n := range parquetCodecLevels {
+		names := make([]string, 0, len(parquetCodecs))
+		for n := range parquetCodecs {
 			names = append(names, n)
 		}
 		slices.Sort(names)
@@ -276,13 +283,6 @@ const (
 	PropDeleteCompressionLevel = "write.delete.parquet.compression-level"
 )
 
-// parquetCodecs are the codecs of parquetCodecLevels as arrow-go's.
-var parquetCodecs = map[string]compress.Compression{
-	"zstd": compress.Codecs.Zstd, "snappy": compress.Codecs.Snappy, "gzip": compress.Codecs.Gzip,
-	"brotli": compress.Codecs.Brotli, "lz4": compress.Codecs.Lz4, "lz4raw": compress.Codecs.Lz4Raw,
-	"uncompressed": compress.Codecs.Uncompressed,
-}
-
 // ParquetCompression returns the codec and level of a table's data files
 // (write.parquet.compression-codec and -level; zstd at its default level
 // when unset), or, with deletes, of its delete files: Iceberg's
@@ -303,13 +303,13 @@ func ParquetCompression(p iceberg.Properties, deletes bool) (compress.Compressio
 		}
 	}
 	name = strings.ToLower(name)
-	codec, ok := parquetCodecs[name]
+	pc, ok := parquetCodecs[name]
 	if !ok {
 		return compress.Codecs.Zstd, -1
 	}
 	n, err := strconv.Atoi(level)
-	if r := parquetCodecLevels[name]; !levelSet || err != nil || r == ([2]int{}) || n < r[0] || n > r[1] {
-		return codec, -1
+	if r := pc.levels; !levelSet || err != nil || r == ([2]int{}) || n < r[0] || n > r[1] {
+		return pc.codec, -1
 	}
-	return codec, n
+	return pc.codec, n
 }
