@@ -310,8 +310,14 @@ func (f *FS) ReadFile(loc string) ([]byte, error) {
 	if err != nil {
 		return nil, pathErr("read", loc, err)
 	}
-	f.tails.put(k, int64(len(b)), b[max(0, len(b)-f.cfg.TailSize):], false)
+	f.keepTail(k, b)
 	return b, nil
+}
+
+// keepTail caches what Open would read of the object key whose whole
+// bytes are data: its size and last TailSize bytes (metacache.go).
+func (f *FS) keepTail(key string, data []byte) {
+	f.tails.put(key, int64(len(data)), data[max(0, len(data)-f.cfg.TailSize):], false)
 }
 
 // Stat reads the object's size and modification time (HEAD).

@@ -156,8 +156,7 @@ func (w *writer) Close() error {
 			return w.err
 		}
 		f.stats.bytesWritten.Add(int64(len(data)))
-		// as the next Open would read it (metacache.go)
-		f.tails.put(w.key, int64(len(data)), data[max(0, len(data)-f.cfg.TailSize):], false)
+		f.keepTail(w.key, data)
 		return nil
 	}
 	if w.buf.Len() > 0 {
