@@ -294,12 +294,9 @@ func writeRowGroups(ctx context.Context, w *countingWriter, srcs [][]io.ReaderAt
 				r.end += lengths[e]
 			}
 			r.e = e
-			for off := r.start; off < r.end || (off == r.start && r.end == r.start); off += copyPieceBytes {
+			for off := r.start; off < r.end; off += copyPieceBytes {
 				pieces = append(pieces, &copyPiece{src: srcs[i][k], start: off, n: min(copyPieceBytes, r.end-off), done: make(chan struct{})})
 				r.pieces++
-				if r.end == r.start {
-					break
-				}
 			}
 			runs = append(runs, r)
 			k = e
