@@ -93,14 +93,6 @@ func and(exprs []iceberg.BooleanExpression) iceberg.BooleanExpression {
 	return iceberg.NewAnd(exprs[0], exprs[1], exprs[2:]...)
 }
 
-// keyFilter is the filter on one target column given the source's key
-// values for it; none when every value is NULL (nothing can match).
-// A nil expression means the column's type is not pruned on.
-func keyFilter(f arrow.Field, vals arrow.Array, exactLimit int) (expr iceberg.BooleanExpression, none bool) {
-	kf := keyFilters(f, vals, exactLimit, nil)
-	return kf.plan, kf.none
-}
-
 // keyFilterPair is the planning and conflict filters of one key column.
 type keyFilterPair struct {
 	plan     iceberg.BooleanExpression // of the rows not outside; nil: not pruned on
@@ -110,7 +102,7 @@ type keyFilterPair struct {
 	conflictNone bool
 }
 
-// keyFilters is keyFilter of the values of the rows whose bit in outside
+// keyFilters is KeyFilter of the values of the rows whose bit in outside
 // (nil: none) is clear, the planning filter, and the filter of every
 // row's value, the conflict filter.
 func keyFilters(f arrow.Field, vals arrow.Array, exactLimit int, outside []uint64) keyFilterPair {
@@ -429,5 +421,6 @@ func widestGaps[T any](sorted []T, k int, gap func(a, b T) float64) []int {
 // between them; none when every value is NULL. Files it rules out hold no
 // row whose f equals one of the values. nil: f's type is not pruned on.
 func KeyFilter(f arrow.Field, vals arrow.Array, exactLimit int) (expr iceberg.BooleanExpression, none bool) {
-	return keyFilter(f, vals, exactLimit)
+	kf := keyFilters(f, vals, exactLimit, nil)
+	return kf.plan, kf.none
 }
