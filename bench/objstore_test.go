@@ -140,7 +140,7 @@ func BenchmarkObjectStorePointQuery(b *testing.B) {
 // MERGE of BenchmarkObjectStoreMerge on two lakes in the S3-compatible
 // server behind a proxy that delays every GET (SKADE_S3_GET_DELAY,
 // default 20ms, about a cloud store's first byte), one with the FS's
-// metadata cache (objstore/metacache.go) and one without, alternating.
+// metadata cache (objstore/tailcache.go) and one without, alternating.
 // Reports each one's median and GETs per statement.
 func BenchmarkObjectStoreLatency(b *testing.B) {
 	srv := s3test.Start(b)

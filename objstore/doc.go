@@ -28,7 +28,7 @@
 //     retried, so a hung store ends a statement rather than holding it.
 //   - The size and tail of manifests, manifest lists and Parquet data
 //     files are served from memory after this FS first read or wrote
-//     them (metacache.go): Iceberg never rewrites them.
+//     them (tailcache.go): Iceberg never rewrites them.
 //   - Stats counts requests and bytes by kind, for tests and benchmarks.
 //
 // Credentials, region and endpoint come from the standard AWS chain

@@ -62,7 +62,7 @@ type Config struct {
 	// HTTPClient replaces the SDK's HTTP client (tests).
 	HTTPClient *http.Client
 	// TailCacheBytes bounds the bytes of manifests' and Parquet files'
-	// tails the FS keeps to serve again without a request (metacache.go;
+	// tails the FS keeps to serve again without a request (tailcache.go;
 	// default 16 MiB, negative: none).
 	TailCacheBytes int
 }
@@ -315,7 +315,7 @@ func (f *FS) ReadFile(loc string) ([]byte, error) {
 }
 
 // keepTail caches what Open would read of the object key whose whole
-// bytes are data: its size and last TailSize bytes (metacache.go).
+// bytes are data: its size and last TailSize bytes (tailcache.go).
 func (f *FS) keepTail(key string, data []byte) {
 	f.tails.put(key, int64(len(data)), data[max(0, len(data)-f.cfg.TailSize):], false)
 }

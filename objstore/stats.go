@@ -21,7 +21,7 @@ type StatsSnapshot struct {
 	MultipartUploads        int64
 	BytesRead, BytesWritten int64
 	// Cached counts the opens and whole reads served from the FS's tail
-	// cache, with no request (metacache.go).
+	// cache, with no request (tailcache.go).
 	Cached int64
 }
 

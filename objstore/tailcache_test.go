@@ -17,7 +17,7 @@ import (
 // FS wrote them: their size and tail are kept, and a whole small object
 // is read from memory too. Other files, and deleted or rewritten ones,
 // never come from the cache.
-func TestMetadataCache(t *testing.T) {
+func TestTailCache(t *testing.T) {
 	s3test.Start(t)
 	f := open(t, "s3://lake/mc", objstore.Config{TailSize: 4096})
 	other := open(t, "s3://lake/mc", objstore.Config{TailSize: 4096}) // a second process: nothing cached
