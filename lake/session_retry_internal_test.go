@@ -107,7 +107,6 @@ func TestMergeLosingARace(t *testing.T) {
 	for _, tc := range cases {
 		for _, retries := range []int{0, 1} {
 			t.Run(fmt.Sprintf("%s/retries=%d", tc.name, retries), func(t *testing.T) {
-				ctx := context.Background()
 				lk, sess, src, res, err := racingMerge(t, fmt.Sprintf("'write.merge.isolation-level' = '%s'", tc.isolation),
 					[][]any{{int64(1), "x"}, {int64(3), "z"}}, tc.race, retries, "")
 				if tc.conflict != "" && retries == 0 {
@@ -120,13 +119,7 @@ func TestMergeLosingARace(t *testing.T) {
 					noStrays(t, lk)
 					return
 				}
-				if err != nil {
-					t.Fatalf("MERGE: %v", err)
-				}
-				bs, err := res.Collect(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
+				bs := collected(t, res, err)
 				if n := bs[0].Column(0).(*array.Int64).Value(0); n != 2 {
 					t.Fatalf("count = %d, want 2", n)
 				}
@@ -137,14 +130,7 @@ func TestMergeLosingARace(t *testing.T) {
 				if src.calls != wantCalls {
 					t.Fatalf("planned %d times, want %d", src.calls, wantCalls)
 				}
-				out, err := sess.SQL(ctx, "SELECT string_agg(id::varchar || v, ',' ORDER BY id, v) FROM t")
-				if err != nil {
-					t.Fatal(err)
-				}
-				rows, err := out.Collect(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
+				rows := queried(t, sess, "SELECT string_agg(id::varchar || v, ',' ORDER BY id, v) FROM t")
 				if got := rows[0].Column(0).(*array.String).Value(0); got != tc.want {
 					t.Fatalf("table after the merge = %q, want %q", got, tc.want)
 				}
@@ -182,7 +168,6 @@ func TestMergeLosingARaceOnLeftOutKeys(t *testing.T) {
 				if tc.newOnly {
 					rows = rows[1:]
 				}
-				ctx := context.Background()
 				lk, sess, _, res, err := racingMerge(t, fmt.Sprintf("'write.merge.isolation-level' = 'serializable', 'write.merge.mode' = '%s'", mode),
 					rows, fmt.Sprintf("INSERT INTO t VALUES (%d, 'race')", tc.race), 0, "EXPLAIN ANALYZE ")
 				if tc.conflict {
@@ -192,13 +177,7 @@ func TestMergeLosingARaceOnLeftOutKeys(t *testing.T) {
 					noStrays(t, lk)
 					return
 				}
-				if err != nil {
-					t.Fatalf("MERGE: %v", err)
-				}
-				bs, err := res.Collect(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
+				bs := collected(t, res, err)
 				plan := bs[0].Column(0).(*array.String).Value(0)
 				for _, b := range bs {
 					b.Release()
@@ -207,20 +186,34 @@ func TestMergeLosingARaceOnLeftOutKeys(t *testing.T) {
 				if !strings.Contains(plan, "(60500 outside the target's key range)") {
 					t.Fatalf("the plan does not say the new keys were left out:\n%s", plan)
 				}
-				out, err := sess.SQL(ctx, "SELECT count(*), count(*) FILTER (WHERE v = 'race') FROM t")
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := out.Collect(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
+				got := queried(t, sess, "SELECT count(*), count(*) FILTER (WHERE v = 'race') FROM t")
 				if n, r := got[0].Column(0).(*array.Int64).Value(0), got[0].Column(1).(*array.Int64).Value(0); n != 4+60_500+1 || r != 1 {
 					t.Fatalf("after the merge: %d rows, %d of the race's; want %d and 1", n, r, 4+60_500+1)
 				}
 			})
 		}
 	}
+}
+
+// collected is the batches of a statement's result, failing the test on
+// an error of the statement or of reading its result.
+func collected(t *testing.T, res *Result, err error) []arrow.RecordBatch {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs, err := res.Collect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bs
+}
+
+// queried is the batches of query q's result in sess.
+func queried(t *testing.T, sess *Session, q string) []arrow.RecordBatch {
+	t.Helper()
+	res, err := sess.SQL(context.Background(), q)
+	return collected(t, res, err)
 }
 
 // noStrays fails the test if table t's directory holds a file its
@@ -286,14 +279,7 @@ func TestCompactionRetriesAfterAWriter(t *testing.T) {
 	if races != 3 {
 		t.Fatalf("compaction staged %d times, want 3 (two lost races, then the commit)", races)
 	}
-	res, err := sess.SQL(ctx, "SELECT string_agg(id::varchar || v, ',' ORDER BY id), (SELECT count(*) FROM t$files) FROM t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bs, err := res.Collect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bs := queried(t, sess, "SELECT string_agg(id::varchar || v, ',' ORDER BY id), (SELECT count(*) FROM t$files) FROM t")
 	if got := bs[0].Column(0).(*array.String).Value(0); got != "1amm,2b,3c,11w,12w" {
 		t.Fatalf("table after compaction = %q", got)
 	}
