@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -517,5 +519,64 @@ func TestRowGroupPatchMergeFailsLate(t *testing.T) {
 	}
 	if got := query(t, s, "SELECT summary['skade.patched-row-groups'] FROM t$snapshots ORDER BY committed_at DESC LIMIT 1"); !slices.Equal(got, []string{"20"}) {
 		t.Fatalf("patched row groups: %v, want 20", got)
+	}
+}
+
+// A copy-on-write MERGE reads a file's key columns first and then the row
+// groups a key hit, without their key columns: the probe's are put back
+// (mergeinto's fileKeys). When the statement's memory limit cannot hold a
+// file's key columns, the row groups are read with them instead. Either
+// way the MERGE leaves the rows a twin without row-group copies leaves;
+// the bytes read show which way each went (the key columns once, or
+// again with the row groups).
+func TestMergeKeyColumnsReadOnce(t *testing.T) {
+	lk, _ := openLake(t)
+	s := lk.Session()
+	for _, name := range []string{"a", "c"} {
+		mustExec(t, s, fmt.Sprintf(`CREATE TABLE %s (id BIGINT, v DOUBLE, s TEXT) WITH ('write.parquet.row-group-limit' = '7000');
+			INSERT INTO %[1]s SELECT i, i * 0.5, 's' || (i %% 5) FROM range(100000) r(i)`, name))
+	}
+	mustExec(t, s, `CREATE TABLE b (id BIGINT, v DOUBLE, s TEXT) WITH ('write.parquet.row-group-limit' = '7000', 'skade.write.copy-row-groups' = 'false');
+		INSERT INTO b SELECT i, i * 0.5, 's' || (i % 5) FROM range(100000) r(i)`)
+	// keys in every row group but one (63000..69999), two updates in one
+	// group, a delete (so the groups hit are written whole, not patched)
+	// and new keys
+	const merge = `MERGE INTO %s t USING (SELECT i * 97 AS id FROM range(1000) r(i) WHERE i * 97 NOT BETWEEN 63000 AND 69999
+		UNION ALL SELECT 200000 + i FROM range(10) r(i)) src ON t.id = src.id
+		WHEN MATCHED AND t.id %% 1000 = 0 THEN DELETE
+		WHEN MATCHED THEN UPDATE SET v = -t.v, s = t.s || 'u'
+		WHEN NOT MATCHED THEN INSERT VALUES (src.id, 1, 'new')`
+	bytesRead := func(table, limit string) int64 {
+		t.Helper()
+		if limit != "" {
+			mustExec(t, s, "SET memory_limit = '"+limit+"'")
+			defer mustExec(t, s, "RESET memory_limit")
+		}
+		plan := strings.Join(query(t, s, "EXPLAIN ANALYZE "+fmt.Sprintf(merge, table)), "\n")
+		m := regexp.MustCompile(`bytes: read=(\d+)`).FindStringSubmatch(plan)
+		if m == nil {
+			t.Fatalf("no bytes read in %s", plan)
+		}
+		n, _ := strconv.ParseInt(m[1], 10, 64)
+		return n
+	}
+	held, dropped := bytesRead("a", ""), bytesRead("c", "300kB")
+	bytesRead("b", "")
+	want := query(t, s, "SELECT * FROM b ORDER BY id")
+	// 1000 source keys i*97, 72 of them (i = 650..721) left out, one (0)
+	// deleted, 927 updated; 10 inserted
+	if len(want) != 100000-1+10 {
+		t.Fatalf("the twin without copies has %d rows", len(want))
+	}
+	for _, name := range []string{"a", "c"} {
+		if got := query(t, s, "SELECT * FROM "+name+" ORDER BY id"); !slices.Equal(got, want) {
+			t.Fatalf("%s: %d rows, the twin without copies %d; they differ", name, len(got), len(want))
+		}
+	}
+	if got := query(t, s, "SELECT count(*) FILTER (WHERE v < 0), count(*) FILTER (WHERE s = 'new'), count(*) FILTER (WHERE s LIKE '%u') FROM a"); !slices.Equal(got, []string{"927|10|927"}) {
+		t.Fatalf("updated, inserted, updated: %v", got)
+	}
+	if dropped <= held {
+		t.Fatalf("bytes read %d with the key columns held, %d without: the key columns were not read twice without", held, dropped)
 	}
 }

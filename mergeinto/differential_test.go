@@ -522,7 +522,11 @@ func TestDifferential(t *testing.T) {
 			if c%2 == 1 {
 				restoreKR = mergeinto.SetKeyRangeMinRows(0)
 			}
+			spec.Budget = exec.NewBudget(0) // unlimited, to see that all of it comes back
 			res, err := mergeinto.Execute(ctx, spec, r.txn)
+			if u := spec.Budget.Used(); u != 0 {
+				t.Fatalf("%s\n%d bytes of the budget still held after the statement (error %v)", desc(), u, err)
+			}
 			restore()
 			restoreW()
 			restoreKR()

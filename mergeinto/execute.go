@@ -89,6 +89,7 @@ type merger struct {
 
 	readScan *table.Scan
 	keyScan  *table.Scan // reads the ON key columns alone (rgcopy.go)
+	restScan *table.Scan // reads the other columns (rgcopy.go's fileKeys)
 	// setCols are the columns the statement's updates assign, when it may
 	// patch row groups (rgcopy.go); nil until patching is first asked.
 	setCols []int
@@ -157,6 +158,10 @@ func (m *merger) close() {
 	if m.keyScan != nil {
 		m.keyScan.Close()
 		m.keyScan = nil
+	}
+	if m.restScan != nil {
+		m.restScan.Close()
+		m.restScan = nil
 	}
 	for _, a := range m.nulls {
 		a.Release()

@@ -585,7 +585,9 @@ func (m *merger) readKeyFirst(ctx context.Context, task table.FileScanTask, f *f
 		return false, &Error{State: StateInternal, Msg: err.Error()}
 	}
 	n := f.ends[len(f.ends)-1]
-	groups, err := m.probeKeys(ctx, task, n, f.meta, probe, bytes)
+	keys := m.newFileKeys()
+	defer keys.release()
+	groups, err := m.probeKeys(ctx, task, n, f.meta, probe, bytes, keys)
 	if err != nil {
 		return false, err
 	}
@@ -597,16 +599,30 @@ func (m *merger) readKeyFirst(ctx context.Context, task table.FileScanTask, f *f
 	if len(runs) == 0 {
 		return false, nil // no row can change: the file stays
 	}
+	// the runs are read without their key columns when the probe kept
+	// them (keys.held)
+	sc, spliced := m.readScan, keys.held()
+	if spliced {
+		sc = m.restScan
+	}
+	// keyBytes are the key columns' bytes in row groups [from, to), read
+	// once only when spliced
+	keyBytes := func(from, to int) int64 {
+		if !spliced {
+			return 0
+		}
+		return m.keyChunkBytes(f.meta, from, to)
+	}
 	tasks := []table.FileScanTask{task}
 	if len(runs) == 1 && runs[0] == [2]int{0, len(f.ends)} && f.setLeaf == nil {
+		*bytes += task.File.FileSizeBytes() - keyBytes(0, len(f.ends))
 		f.meta, f.ends = nil, nil // one group
 		runs = [][2]int{{0, 1}}
-		*bytes += task.File.FileSizeBytes()
 	} else {
 		tasks = make([]table.FileScanTask, len(runs))
 		for i, r := range runs {
 			tasks[i] = f.runTask(task, r)
-			*bytes += tasks[i].Length
+			*bytes += tasks[i].Length - keyBytes(r[0], r[1])
 		}
 	}
 	// the runs' rows: f is not read once fn has been called (a worker
@@ -620,7 +636,7 @@ func (m *merger) readKeyFirst(ctx context.Context, task table.FileScanTask, f *f
 	}
 	run := 0
 	pos, end := spans[0][0], spans[0][1]
-	err = m.readConformed(ctx, m.readScan, tasks, "reading", true, func(tb arrow.RecordBatch) (bool, error) {
+	err = m.readConformed(ctx, sc, tasks, "reading", true, func(tb arrow.RecordBatch) (bool, error) {
 		for pos == end && run < len(runs)-1 {
 			run++
 			pos, end = spans[run][0], spans[run][1]
@@ -628,6 +644,14 @@ func (m *merger) readKeyFirst(ctx context.Context, task table.FileScanTask, f *f
 		rows := tb.NumRows()
 		if pos+rows > end {
 			return false, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s yielded more rows than its row groups %v hold (broken invariant)", m.what(), m.relPath(task.File.FilePath()), runs)}
+		}
+		if spliced {
+			b, err := keys.splice(tb, m.p.keyCols, pos)
+			if err != nil {
+				return false, err
+			}
+			defer b.Release()
+			tb = b
 		}
 		err := fn(tb, groups[pos:pos+rows], pos)
 		pos += rows
@@ -644,22 +668,17 @@ func (m *merger) readKeyFirst(ctx context.Context, task table.FileScanTask, f *f
 
 // probeKeys reads the key columns of task's file (n rows) and returns
 // the source group each row's key probes to (-1 for none); bytes grows by
-// the bytes of the key columns.
-func (m *merger) probeKeys(ctx context.Context, task table.FileScanTask, n int64, meta *metadata.FileMetaData, probe func(arrow.RecordBatch) ([]int32, error), bytes *int64) ([]int32, error) {
-	keys := m.columnNames(m.p.keyCols)
-	for _, rg := range meta.RowGroups {
-		for _, c := range rg.Columns {
-			if md := c.MetaData; len(md.PathInSchema) > 0 && slices.Contains(keys, md.PathInSchema[0]) {
-				*bytes += md.TotalCompressedSize
-			}
-		}
-	}
+// the bytes of the key columns. keys, when not nil, keeps the key
+// columns read, while the budget allows.
+func (m *merger) probeKeys(ctx context.Context, task table.FileScanTask, n int64, meta *metadata.FileMetaData, probe func(arrow.RecordBatch) ([]int32, error), bytes *int64, keys *fileKeys) ([]int32, error) {
+	*bytes += m.keyChunkBytes(meta, 0, len(meta.RowGroups))
 	groups := make([]int32, 0, n)
 	err := m.readConformed(ctx, m.keyScan, []table.FileScanTask{task}, "reading the keys of", false, func(tb arrow.RecordBatch) (bool, error) {
 		g, err := probe(tb)
 		if err != nil {
 			return false, m.probeError(err)
 		}
+		keys.keep(tb, m.p.keyCols)
 		groups = append(groups, g...)
 		return true, nil
 	})
@@ -672,13 +691,159 @@ func (m *merger) probeKeys(ctx context.Context, task table.FileScanTask, n int64
 	return groups, nil
 }
 
-// openKeyScan makes the scan of the ON key columns alone, once, before
-// any read key columns first (readKeyFirst) may run.
-func (m *merger) openKeyScan() {
-	if m.keyScan == nil {
-		m.keyScan = m.spec.Target.Scan(append(m.snapshotOpts(), table.WithArrowBatchSize(scan.ReadBatchRows(m.opts.BatchSize)),
-			table.WithSelectedFields(m.columnNames(m.p.keyCols)...))...)
+// keyChunkBytes are the bytes of the key columns' chunks in row groups
+// [from, to) of meta.
+func (m *merger) keyChunkBytes(meta *metadata.FileMetaData, from, to int) int64 {
+	names := m.columnNames(m.p.keyCols)
+	var size int64
+	for _, rg := range meta.RowGroups[from:to] {
+		for _, c := range rg.Columns {
+			if md := c.MetaData; len(md.PathInSchema) > 0 && slices.Contains(names, md.PathInSchema[0]) {
+				size += md.TotalCompressedSize
+			}
+		}
 	}
+	return size
+}
+
+// openKeyScan makes the scan of the ON key columns alone, and the scan
+// of the other columns (nil when there are none), once, before any read
+// key columns first (readKeyFirst) may run.
+func (m *merger) openKeyScan() {
+	if m.keyScan != nil {
+		return
+	}
+	opts := append(m.snapshotOpts(), table.WithArrowBatchSize(scan.ReadBatchRows(m.opts.BatchSize)))
+	m.keyScan = m.spec.Target.Scan(append(slices.Clip(opts), table.WithSelectedFields(m.columnNames(m.p.keyCols)...))...)
+	var rest []int
+	for c := range m.p.target.NumFields() {
+		if !slices.Contains(m.p.keyCols, c) {
+			rest = append(rest, c)
+		}
+	}
+	if len(rest) > 0 && m.readColumns() == nil {
+		m.restScan = m.spec.Target.Scan(append(slices.Clip(opts), table.WithSelectedFields(m.columnNames(rest)...))...)
+	}
+}
+
+// fileKeys are the key columns of one data file as probeKeys read them,
+// kept so that the row groups then read whole need not decode them again
+// (a run's batches get them back by splice). The arrays are held in the
+// statement's budget; when it cannot hold them, none are kept (held is
+// false) and the runs are read with their keys.
+type fileKeys struct {
+	m       *merger
+	chunks  [][]arrow.Array // per key column, the probe's batches
+	ends    []int64         // the rows up to the end of each chunk
+	bytes   int64           // held in the budget
+	dropped bool
+}
+
+// newFileKeys returns a holder of a file's key columns, or nil when the
+// runs cannot be read without them.
+func (m *merger) newFileKeys() *fileKeys {
+	if m.restScan == nil {
+		return nil
+	}
+	return &fileKeys{m: m, chunks: make([][]arrow.Array, len(m.p.keyCols))}
+}
+
+// keep holds the key columns (cols of the target layout) of b, the
+// probe's next batch.
+func (k *fileKeys) keep(b arrow.RecordBatch, cols []int) {
+	if k == nil || k.dropped {
+		return
+	}
+	var size int64
+	for _, c := range cols {
+		size += int64(b.Column(c).Data().SizeInBytes())
+	}
+	if k.m.spec.Budget.Reserve(size, "merge key columns") != nil {
+		k.release()
+		k.dropped = true
+		return
+	}
+	k.bytes += size
+	for i, c := range cols {
+		a := b.Column(c)
+		a.Retain()
+		k.chunks[i] = append(k.chunks[i], a)
+	}
+	var last int64
+	if len(k.ends) > 0 {
+		last = k.ends[len(k.ends)-1]
+	}
+	k.ends = append(k.ends, last+b.NumRows())
+}
+
+// held reports whether k holds the whole file's key columns.
+func (k *fileKeys) held() bool { return k != nil && !k.dropped }
+
+// splice returns b (rows from file position pos on, read without its key
+// columns) with its key columns (cols) put back; the caller releases it.
+func (k *fileKeys) splice(b arrow.RecordBatch, cols []int, pos int64) (arrow.RecordBatch, error) {
+	n := b.NumRows()
+	if pos < 0 || pos+n > k.rows() || len(k.ends) == 0 {
+		return nil, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: rows [%d, %d) of a data file past the %d keys read (broken invariant)", k.m.what(), pos, pos+n, k.rows())}
+	}
+	out := slices.Clone(b.Columns())
+	var made []arrow.Array
+	for i, c := range cols {
+		a, err := k.slice(i, pos, n)
+		if err != nil {
+			releaseAll(made)
+			return nil, err
+		}
+		made = append(made, a)
+		out[c] = a
+	}
+	defer releaseAll(made)
+	return array.NewRecordBatch(b.Schema(), out, n), nil
+}
+
+func (k *fileKeys) rows() int64 {
+	if len(k.ends) == 0 {
+		return 0
+	}
+	return k.ends[len(k.ends)-1]
+}
+
+// slice is key column i's rows [pos, pos+n): a slice of one chunk, or
+// the pieces of several concatenated.
+func (k *fileKeys) slice(i int, pos, n int64) (arrow.Array, error) {
+	if n == 0 {
+		return array.NewSlice(k.chunks[i][0], 0, 0), nil
+	}
+	j, _ := slices.BinarySearch(k.ends, pos+1) // the first chunk ending past pos
+	start := int64(0)
+	if j > 0 {
+		start = k.ends[j-1]
+	}
+	if pos+n <= k.ends[j] {
+		return array.NewSlice(k.chunks[i][j], pos-start, pos-start+n), nil
+	}
+	var parts []arrow.Array
+	defer func() { releaseAll(parts) }()
+	for at := pos; at < pos+n; j++ {
+		to := min(k.ends[j], pos+n)
+		parts = append(parts, array.NewSlice(k.chunks[i][j], at-start, to-start))
+		at, start = to, k.ends[j]
+	}
+	return array.Concatenate(parts, k.m.opts.Mem)
+}
+
+// release lets go of the key columns held.
+func (k *fileKeys) release() {
+	if k == nil {
+		return
+	}
+	for i, cs := range k.chunks {
+		releaseAll(cs)
+		k.chunks[i] = nil
+	}
+	k.ends = nil
+	k.m.spec.Budget.Release(k.bytes)
+	k.bytes = 0
 }
 
 // rowGroupOffsets are where each row group of meta starts, as iceberg-go
