@@ -12,10 +12,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -578,5 +580,228 @@ func TestMergeKeyColumnsReadOnce(t *testing.T) {
 	}
 	if dropped <= held {
 		t.Fatalf("bytes read %d with the key columns held, %d without: the key columns were not read twice without", held, dropped)
+	}
+}
+
+// A MERGE's patched row group whose patch cannot be used keeps its
+// updates: the new values of a MERGE's updated rows are nowhere but in
+// the SET columns the patch was made from (an UPDATE's statement yields
+// them again when the rows are read again; a MERGE's rows read again
+// are the stored ones). Before session 29 each of these lost them:
+//   - a patch that fails to encode: its group's stored rows were written;
+//   - a patch given up part way under a memory limit: the group's rows so
+//     far were written as stored;
+//   - a copy of the row groups that fails: its patched groups' stored rows
+//     were written. It now fails the statement, which leaves the lake as
+//     it was.
+//
+// Each MERGE runs on a table and on a twin without row-group copies, and
+// must leave the same rows, partitioned or not.
+func TestMergePatchFallbacksKeepUpdates(t *testing.T) {
+	for _, tc := range []struct{ name, part string }{{"plain", ""}, {"partitioned", "PARTITIONED BY (p)"}} {
+		part := tc.part
+		t.Run(tc.name, func(t *testing.T) {
+			lk, dir := openLake(t)
+			s := lk.Session()
+			for _, tw := range []struct{ name, props string }{{"a", ""}, {"b", ", 'skade.write.copy-row-groups' = 'false'"}} {
+				mustExec(t, s, fmt.Sprintf(`CREATE TABLE %s (id BIGINT, p INT, s TEXT, v DOUBLE) %s WITH ('write.parquet.row-group-limit' = '1000'%s)`, tw.name, part, tw.props))
+				for f := range 3 {
+					mustExec(t, s, fmt.Sprintf(`INSERT INTO %s SELECT i, (i / 3000)::int, CASE WHEN i %% 13 = 0 THEN NULL ELSE 'old' || (i %% 4) END, i * 0.5
+						FROM range(%d, %d) r(i)`, tw.name, f*3000, (f+1)*3000))
+				}
+			}
+			same := func(what string) {
+				t.Helper()
+				got, want := query(t, s, "SELECT * FROM a ORDER BY id"), query(t, s, "SELECT * FROM b ORDER BY id")
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s: the table and its twin without copies differ (%d and %d rows)", what, len(got), len(want))
+				}
+			}
+			patched := func() string {
+				t.Helper()
+				return query(t, s, "SELECT coalesce(summary['skade.patched-row-groups'], '0') FROM a$snapshots ORDER BY committed_at DESC LIMIT 1")[0]
+			}
+			// round r updates ids r, r+17, r+34, ... with new values, and
+			// inserts one new row
+			merge := func(name string, r int) string {
+				return fmt.Sprintf(`MERGE INTO %[1]s t USING (SELECT i * 17 + %[2]d AS id, 'm%[2]d' AS s FROM range(0, 530) r(i) UNION ALL SELECT 100000 + %[2]d, 'new') src
+					ON t.id = src.id WHEN MATCHED THEN UPDATE SET s = src.s, v = -t.v - %[2]d WHEN NOT MATCHED THEN INSERT VALUES (src.id, 0, src.s, 0)`, name, r)
+			}
+			both := func(r int) {
+				t.Helper()
+				mustExec(t, s, merge("a", r))
+				mustExec(t, s, merge("b", r))
+			}
+			updated := func(r int) string {
+				return query(t, s, fmt.Sprintf("SELECT count(*) FROM a WHERE s = 'm%d'", r))[0]
+			}
+
+			both(1) // patched as usual
+			same("patched")
+			if got := patched(); got != "9" {
+				t.Fatalf("%s row groups patched, want 9", got)
+			}
+
+			// every patch fails to encode
+			var calls atomic.Int64
+			mergeinto.TestHookPatch = func(int64) error { calls.Add(1); return errors.New("injected") }
+			both(2)
+			mergeinto.TestHookPatch = nil
+			same("every patch failed")
+			if calls.Load() == 0 || patched() != "0" || updated(2) != "530" {
+				t.Fatalf("%d patches tried, %s patched, %s rows updated", calls.Load(), patched(), updated(2))
+			}
+
+			// every other patch fails
+			calls.Store(0)
+			mergeinto.TestHookPatch = func(int64) error {
+				if calls.Add(1)%2 == 0 {
+					return errors.New("injected")
+				}
+				return nil
+			}
+			both(3)
+			mergeinto.TestHookPatch = nil
+			same("every other patch failed")
+			if p := patched(); p == "0" || p == "9" || updated(3) != "530" {
+				t.Fatalf("%s patched, %s rows updated", p, updated(3))
+			}
+
+			// the copy of the row groups fails: the MERGE fails and leaves
+			// the lake as it was
+			files, rows := dataFiles(t, dir), query(t, s, "SELECT * FROM a ORDER BY id")
+			mergeinto.TestHookRowGroupCopy = func(string) error { return errors.New("injected") }
+			err := s.Exec(context.Background(), merge("a", 4))
+			mergeinto.TestHookRowGroupCopy = nil
+			if err == nil || !strings.Contains(err.Error(), "injected") || !strings.Contains(err.Error(), "skade.write.copy-row-groups") {
+				t.Fatalf("a MERGE whose copy failed: %v", err)
+			}
+			if got := query(t, s, "SELECT * FROM a ORDER BY id"); !slices.Equal(got, rows) {
+				t.Fatal("the failed MERGE changed rows")
+			}
+			if after := dataFiles(t, dir); !slices.Equal(after, files) {
+				t.Fatalf("the failed MERGE left files: %d before, %d after", len(files), len(after))
+			}
+			both(4)
+			same("after the failed copy")
+		})
+	}
+}
+
+// Under a memory limit a MERGE's patch gives way part way through a row
+// group (fileRewrite.unpatch): the group's rows so far are read again and
+// written with the SET columns kept, updates included.
+func TestMergePatchUnderAMemoryLimit(t *testing.T) {
+	lk, _ := openLake(t)
+	s := lk.Session()
+	twins(t, s, `CREATE TABLE %[1]s (id BIGINT, n INT, s TEXT, u TEXT) WITH ('write.parquet.row-group-limit' = '100000'%[2]s);
+		INSERT INTO %[1]s SELECT i, i::int, repeat('x', 100) || i, 'u' || i FROM range(200000) r(i)`)
+	mustExec(t, s, "SET memory_limit = '16MB'")
+	// ids 1 and 100001 are at the start of their groups, 99000 and
+	// 199000 near their ends: the second group gives up after its first
+	// update
+	twins(t, s, `MERGE INTO %[1]s t USING (SELECT 1 AS id UNION ALL SELECT 99000 UNION ALL SELECT 100001 UNION ALL SELECT 199000) src
+		ON t.id = src.id WHEN MATCHED THEN UPDATE SET s = t.s || 'y'`)
+	mustExec(t, s, "RESET memory_limit")
+	got, want := query(t, s, "SELECT * FROM a ORDER BY id"), query(t, s, "SELECT * FROM b ORDER BY id")
+	if !slices.Equal(got, want) {
+		t.Fatalf("%d rows with the copy, %d without; they differ", len(got), len(want))
+	}
+	if got := query(t, s, "SELECT id FROM a WHERE s LIKE '%y' ORDER BY id"); !slices.Equal(got, []string{"1", "99000", "100001", "199000"}) {
+		t.Fatalf("updated rows: %v", got)
+	}
+	if patched := query(t, s, "SELECT summary['skade.patched-row-groups'] FROM a$snapshots ORDER BY committed_at DESC LIMIT 1"); !slices.Equal(patched, []string{"1"}) {
+		t.Fatalf("patched row groups %v, want 1: the memory limit no longer stops a patch part way (raise the table or lower the limit)", patched)
+	}
+}
+
+// A file of another writer that stores DECIMAL(9, 2) as INT32 and
+// DECIMAL(18, 2) as INT64 (as Iceberg's Java writer does), with field
+// ids: a patch of those columns would be a fixed-length byte array, so
+// their row groups are not patched (no patch is even tried) but written
+// whole, with the updates; a statement that sets only the DOUBLE column
+// patches. MERGE and UPDATE, each against the same values written by
+// hand.
+func TestRowGroupPatchOfForeignDecimals(t *testing.T) {
+	ctx := context.Background()
+	lk, _ := openLake(t)
+	s := lk.Session()
+	mustExec(t, s, `CREATE TABLE f (id BIGINT, d9 DECIMAL(9, 2), d18 DECIMAL(18, 2), v DOUBLE)`)
+	tbl, err := lk.Table(ctx, "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(tbl.Iceberg().Location(), "data", "foreign.parquet")
+	id := func(n string) arrow.Metadata { return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{n}) }
+	d9, d18 := &arrow.Decimal128Type{Precision: 9, Scale: 2}, &arrow.Decimal128Type{Precision: 18, Scale: 2}
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: id("1")},
+		{Name: "d9", Type: d9, Nullable: true, Metadata: id("2")},
+		{Name: "d18", Type: d18, Nullable: true, Metadata: id("3")},
+		{Name: "v", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: id("4")}}, nil)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pqarrow.NewFileWriter(sc, out, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(5000), parquet.WithStoreDecimalAsInteger(true)), pqarrow.DefaultWriterProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 20000
+	ids, b9, b18, vs := array.NewInt64Builder(memory.DefaultAllocator), array.NewDecimal128Builder(memory.DefaultAllocator, d9),
+		array.NewDecimal128Builder(memory.DefaultAllocator, d18), array.NewFloat64Builder(memory.DefaultAllocator)
+	for i := range int64(n) {
+		ids.Append(i)
+		b9.Append(decimal128.FromI64(i))        // i / 100
+		b18.Append(decimal128.FromI64(i * 100)) // i
+		vs.Append(float64(i))
+	}
+	rec := array.NewRecordBatch(sc, []arrow.Array{ids.NewArray(), b9.NewArray(), b18.NewArray(), vs.NewArray()}, n)
+	if err := w.WriteBuffered(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	txn := tbl.Iceberg().NewTransaction()
+	if err := txn.AddFiles(ctx, []string{path}, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := txn.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var tried atomic.Int64
+	mergeinto.TestHookPatch = func(int64) error { tried.Add(1); return nil }
+	defer func() { mergeinto.TestHookPatch = nil }()
+	steps := []struct {
+		sql, patched string
+		tried        bool
+	}{
+		{`MERGE INTO f USING (SELECT 3001 AS id UNION ALL SELECT 14002) src ON f.id = src.id WHEN MATCHED THEN UPDATE SET d9 = 8.88, d18 = -1`, "0", false},
+		// row groups 1 and 3 were copied as they were; 0 and 2 written by
+		// skade (as FIXED_LEN_BYTE_ARRAY)
+		{`UPDATE f SET d9 = 7.77, d18 = 12345678901234.56 WHERE id = 7001`, "0", false},
+		{`UPDATE f SET d9 = 1.23 WHERE id = 12001`, "1", true},
+		{`MERGE INTO f USING (SELECT 17005 AS id) src ON f.id = src.id WHEN MATCHED THEN UPDATE SET v = -17005`, "1", true},
+	}
+	for _, st := range steps {
+		tried.Store(0)
+		mustExec(t, s, st.sql)
+		if got := query(t, s, "SELECT coalesce(summary['skade.patched-row-groups'], '0') FROM f$snapshots ORDER BY committed_at DESC LIMIT 1"); !slices.Equal(got, []string{st.patched}) || (tried.Load() > 0) != st.tried {
+			t.Fatalf("%s: %v row groups patched, %d patches tried; want %s", st.sql, got, tried.Load(), st.patched)
+		}
+	}
+	got := query(t, s, "SELECT id, d9, d18, v FROM f WHERE id IN (5, 3001, 7001, 12001, 14002, 17005, 19999) ORDER BY id")
+	want := []string{"5|0.05|5|5", "3001|8.88|-1|3001", "7001|7.77|12345678901234.56|7001", "12001|1.23|12001|12001",
+		"14002|8.88|-1|14002", "17005|170.05|17005|-17005", "19999|199.99|19999|19999"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("rows %v, want %v", got, want)
+	}
+	// d9: 1999900.00 - 30.01 - 140.02 - 70.01 - 120.01 + 8.88 * 2 + 7.77 + 1.23
+	if got := query(t, s, "SELECT count(*), sum(d9), sum(v)::BIGINT FROM f"); !slices.Equal(got, []string{"20000|1999566.71|199955990"}) {
+		t.Fatalf("count, sums: %v", got)
 	}
 }

@@ -326,7 +326,7 @@ func (f *fileRewrite) unordered(ctx context.Context) error {
 		ranges = append(ranges, [2]int64{f.gStart, f.pos})
 	}
 	if len(ranges) > 0 {
-		if err := f.replayRows(ctx, ranges); err != nil {
+		if err := f.replayRows(ctx, ranges, nil); err != nil {
 			return err
 		}
 	}
@@ -342,7 +342,7 @@ func (f *fileRewrite) unordered(ctx context.Context) error {
 func (f *fileRewrite) startChange(ctx context.Context) error {
 	f.gChanged, f.touched = true, true
 	if f.replay > 0 {
-		if err := f.replayRows(ctx, [][2]int64{{f.gStart, f.gStart + f.replay}}); err != nil {
+		if err := f.replayRows(ctx, [][2]int64{{f.gStart, f.gStart + f.replay}}, nil); err != nil {
 			return err
 		}
 		f.replay = 0
@@ -411,11 +411,25 @@ func (f *fileRewrite) patchGroup(ctx context.Context) {
 // awaitPatches waits for the file's patches to be encoded; the rows of
 // the groups whose patch failed (but not on cancellation) are read again
 // and written whole.
+//
+// A MERGE's failed patch kept the group's SET columns (patch.set): the
+// rows read again take them, so its updates are written. (An UPDATE's
+// rows read again are the statement's output, updates applied.)
 func (f *fileRewrite) awaitPatches(ctx context.Context) error {
 	var failed [][2]int64
+	var sets [][][]arrow.Array
+	var held []*patch
+	defer func() {
+		for _, p := range held {
+			p.freeSet(f.m.spec.Budget)
+		}
+	}()
 	for _, g := range slices.Sorted(maps.Keys(f.patches)) {
 		p := f.patches[g]
 		<-p.done
+		if p.set != nil {
+			held = append(held, p)
+		}
 		if p.err == nil {
 			continue
 		}
@@ -423,11 +437,17 @@ func (f *fileRewrite) awaitPatches(ctx context.Context) error {
 			return cerr
 		}
 		delete(f.patches, g)
-		f.copied -= p.kept // replayRows counts every row it writes
+		if f.m.rw == nil && p.set == nil {
+			return &Error{State: StateInternal, Msg: fmt.Sprintf("%s: a row group of data file %s could not be patched (%v), and its new values were not kept (broken invariant)", f.m.what(), f.m.relPath(f.task.File.FilePath()), p.err)}
+		}
+		if p.set == nil {
+			f.copied -= p.kept // replayRows counts every row it writes
+		}
 		failed = append(failed, f.groupRange(g))
+		sets = append(sets, p.set)
 	}
 	if len(failed) > 0 {
-		return f.replayRows(ctx, failed)
+		return f.replayRows(ctx, failed, sets)
 	}
 	return nil
 }
@@ -513,13 +533,17 @@ func (f *fileRewrite) setColumns(ctx context.Context, in arrow.RecordBatch, o ba
 
 // unpatch stops patching the group: its rows so far, [gStart, upTo), are
 // read again and written whole, and the rest of it streams as usual.
+//
+// A MERGE's rows read again take the SET columns kept (f.gCols): they
+// hold the group's updates so far, which nothing else does. An UPDATE's
+// rows read again are the statement's output, updates applied.
 func (f *fileRewrite) unpatch(ctx context.Context, upTo int64) error {
-	f.releaseCols()
-	f.copied -= f.gKept // replayRows counts every row it writes
-	if upTo > f.gStart {
-		return f.replayRows(ctx, [][2]int64{{f.gStart, upTo}})
+	defer f.releaseCols()
+	if f.m.rw == nil {
+		return f.replayRows(ctx, [][2]int64{{f.gStart, upTo}}, [][][]arrow.Array{f.gCols})
 	}
-	return nil
+	f.copied -= f.gKept // replayRows counts every row it writes
+	return f.replayRows(ctx, [][2]int64{{f.gStart, upTo}}, nil)
 }
 
 func (f *fileRewrite) emit(ctx context.Context, in arrow.RecordBatch, o batchOut) error {
@@ -626,11 +650,34 @@ func (f *fileRewrite) emit(ctx context.Context, in arrow.RecordBatch, o batchOut
 }
 
 // replayRows re-reads the file's rows in ranges ([from, to) positions,
-// ascending, apart), rows let go earlier, and writes them.
-func (f *fileRewrite) replayRows(ctx context.Context, ranges [][2]int64) error {
-	var pos, n, want int64
-	for _, r := range ranges {
+// ascending, apart), rows let go earlier, and writes them. sets, when
+// not nil, may give a range the SET columns (merger.setCols, each as
+// chunks) its rows are written with, in place of the ones read: a
+// patched group's, with its updates. The rows written as read count as
+// copied; a range written with its SET columns was counted when patched.
+func (f *fileRewrite) replayRows(ctx context.Context, ranges [][2]int64, sets [][][]arrow.Array) error {
+	var pos, n, want, plain int64
+	ends := make([][][]int64, len(ranges)) // per range and SET column, its chunks' ends
+	for i, r := range ranges {
 		want += r[1] - r[0]
+		if i >= len(sets) || sets[i] == nil {
+			plain += r[1] - r[0]
+			continue
+		}
+		if len(sets[i]) != len(f.m.setCols) {
+			return &Error{State: StateInternal, Msg: fmt.Sprintf("%s: %d SET columns kept for %d (broken invariant)", f.m.what(), len(sets[i]), len(f.m.setCols))}
+		}
+		ends[i] = make([][]int64, len(sets[i]))
+		for k, chunks := range sets[i] {
+			var at int64
+			for _, c := range chunks {
+				at += int64(c.Len())
+				ends[i][k] = append(ends[i][k], at)
+			}
+			if at != r[1]-r[0] {
+				return &Error{State: StateInternal, Msg: fmt.Sprintf("%s: %d values of a SET column kept for rows [%d, %d) of data file %s (broken invariant)", f.m.what(), at, r[0], r[1], f.m.relPath(f.task.File.FilePath()))}
+			}
+		}
 	}
 	if want == 0 {
 		return nil
@@ -639,13 +686,20 @@ func (f *fileRewrite) replayRows(ctx context.Context, ranges [][2]int64) error {
 	err := f.m.readFile(ctx, f.task, func(b arrow.RecordBatch) (bool, error) {
 		lo, hi := pos, pos+b.NumRows()
 		pos = hi
-		for _, r := range ranges {
+		for i, r := range ranges {
 			a, z := max(lo, r[0]), min(hi, r[1])
 			if a >= z {
 				continue
 			}
 			n += z - a
-			if err := f.push(ctx, b.NewSlice(a-lo, z-lo)); err != nil {
+			part := b.NewSlice(a-lo, z-lo)
+			if ends[i] != nil {
+				var err error
+				if part, err = f.withSet(part, sets[i], ends[i], a-r[0]); err != nil {
+					return false, err
+				}
+			}
+			if err := f.push(ctx, part); err != nil {
 				return false, err
 			}
 		}
@@ -657,8 +711,29 @@ func (f *fileRewrite) replayRows(ctx context.Context, ranges [][2]int64) error {
 	if n != want {
 		return fmt.Errorf("%s: data file %s yielded %d of the %d rows to write again on a second read (broken invariant)", f.m.what(), f.m.relPath(f.task.File.FilePath()), n, want)
 	}
-	f.copied += n
+	f.copied += plain
 	return nil
+}
+
+// withSet returns b (which it releases) with its SET columns taken from
+// set (chunks ending at ends), from row at on.
+func (f *fileRewrite) withSet(b arrow.RecordBatch, set [][]arrow.Array, ends [][]int64, at int64) (arrow.RecordBatch, error) {
+	defer b.Release()
+	cols := slices.Clone(b.Columns())
+	var made []arrow.Array
+	defer func() { releaseAll(made) }()
+	for k, c := range f.m.setCols {
+		a, err := sliceChunks(f.m.opts.Mem, set[k], ends[k], at, b.NumRows())
+		if err != nil {
+			return nil, err
+		}
+		made = append(made, a)
+		if !arrow.TypeEqual(a.DataType(), cols[c].DataType()) {
+			return nil, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: a SET column kept as %s for a column read as %s (broken invariant)", f.m.what(), a.DataType(), cols[c].DataType())}
+		}
+		cols[c] = a
+	}
+	return array.NewRecordBatch(b.Schema(), cols, b.NumRows()), nil
 }
 
 // push writes b (which it owns), starting the writer on first use.
@@ -764,6 +839,10 @@ func (f *fileRewrite) copyGroups(ctx context.Context) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return cerr
 	}
+	if f.m.rw == nil && len(f.patches) > 0 {
+		// a MERGE's patched groups' new values are in their patches only
+		return fmt.Errorf("%s: copying the row groups of data file %s: %w (the table property skade.write.copy-row-groups = false rewrites files whole)", f.m.what(), f.m.relPath(f.task.File.FilePath()), err)
+	}
 	ranges := make([][2]int64, len(rgs))
 	for i, g := range rgs {
 		ranges[i] = f.groupRange(g)
@@ -773,7 +852,7 @@ func (f *fileRewrite) copyGroups(ctx context.Context) error {
 	for _, p := range f.patches {
 		f.copied -= p.kept
 	}
-	return f.replayRows(ctx, ranges)
+	return f.replayRows(ctx, ranges, nil)
 }
 
 // settle waits for all but the last keep rewrites still being written and

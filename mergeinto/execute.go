@@ -111,6 +111,8 @@ type merger struct {
 	// patches being encoded (startPatch): their goroutines, and a slot
 	// each of patchesInFlight
 	patchWG    sync.WaitGroup
+	failedMu   sync.Mutex
+	failed     []*patch // patches that failed, keeping their SET columns
 	patchSlots chan struct{}
 	removed    []iceberg.DataFile
 	added      []iceberg.DataFile
@@ -184,6 +186,9 @@ func (m *merger) start(ctx context.Context) {
 func (m *merger) end(res **Result, err *error) {
 	m.stopEarlyInsert()
 	m.patchWG.Wait()
+	for _, p := range m.failed {
+		p.freeSet(m.spec.Budget) // if the file's end did not
+	}
 	if *err != nil {
 		if aerr := m.abort(); aerr != nil {
 			*err = errors.Join(*err, aerr)

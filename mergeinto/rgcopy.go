@@ -18,15 +18,18 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
+	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/scan"
 	"github.com/skadedb/skade/snapshot"
 )
@@ -68,6 +71,10 @@ import (
 // of each row-group copy once its bytes are written; an error it returns
 // fails the copy.
 var TestHookRowGroupCopy func(path string) error
+
+// TestHookPatch, when set (by tests only), is called before a row group
+// of rows rows is patched; an error it returns fails the patch.
+var TestHookPatch func(rows int64) error
 
 // rowGroupLayout returns the footer of task's file and the row count at
 // the end of each of its row groups when the file's unchanged row groups
@@ -808,28 +815,34 @@ func (k *fileKeys) rows() int64 {
 	return k.ends[len(k.ends)-1]
 }
 
-// slice is key column i's rows [pos, pos+n): a slice of one chunk, or
-// the pieces of several concatenated.
+// slice is key column i's rows [pos, pos+n).
 func (k *fileKeys) slice(i int, pos, n int64) (arrow.Array, error) {
+	return sliceChunks(k.m.opts.Mem, k.chunks[i], k.ends, pos, n)
+}
+
+// sliceChunks is rows [pos, pos+n) of the column cut in chunks, the j-th
+// ending at row ends[j]: a slice of one chunk, or the pieces of several
+// concatenated. The caller checked that the rows are there.
+func sliceChunks(mem memory.Allocator, chunks []arrow.Array, ends []int64, pos, n int64) (arrow.Array, error) {
 	if n == 0 {
-		return array.NewSlice(k.chunks[i][0], 0, 0), nil
+		return array.NewSlice(chunks[0], 0, 0), nil
 	}
-	j, _ := slices.BinarySearch(k.ends, pos+1) // the first chunk ending past pos
+	j, _ := slices.BinarySearch(ends, pos+1) // the first chunk ending past pos
 	start := int64(0)
 	if j > 0 {
-		start = k.ends[j-1]
+		start = ends[j-1]
 	}
-	if pos+n <= k.ends[j] {
-		return array.NewSlice(k.chunks[i][j], pos-start, pos-start+n), nil
+	if pos+n <= ends[j] {
+		return array.NewSlice(chunks[j], pos-start, pos-start+n), nil
 	}
 	var parts []arrow.Array
 	defer func() { releaseAll(parts) }()
 	for at := pos; at < pos+n; j++ {
-		to := min(k.ends[j], pos+n)
-		parts = append(parts, array.NewSlice(k.chunks[i][j], at-start, to-start))
-		at, start = to, k.ends[j]
+		to := min(ends[j], pos+n)
+		parts = append(parts, array.NewSlice(chunks[j], at-start, to-start))
+		at, start = to, ends[j]
 	}
-	return array.Concatenate(parts, k.m.opts.Mem)
+	return array.Concatenate(parts, mem)
 }
 
 // release lets go of the key columns held.
@@ -878,6 +891,20 @@ type patch struct {
 	// encoded on a goroutine of its own (startPatch)
 	done chan struct{}
 	err  error
+	// set holds the group's SET columns (as encodePatch got them, and
+	// bytes of the budget) when a MERGE's patch failed: its updated rows'
+	// new values are nowhere else (awaitPatches writes them)
+	set      [][]arrow.Array
+	setBytes int64
+}
+
+// freeSet lets go of the SET columns a failed patch kept.
+func (p *patch) freeSet(b *exec.Budget) {
+	for _, cs := range p.set {
+		releaseAll(cs)
+	}
+	b.Release(p.setBytes)
+	p.set, p.setBytes = nil, 0
 }
 
 // patchesInFlight bounds the patches being encoded at once; the file
@@ -916,7 +943,6 @@ func (m *merger) startPatch(ctx context.Context, p *patch, meta *metadata.FileMe
 	m.patchWG.Go(func() {
 		defer func() { <-m.patchSlots }()
 		defer close(p.done)
-		defer free()
 		var enc *patch
 		p.err = recovered(func() (err error) {
 			enc, err = m.encodePatch(ctx, meta, setLeaf, cols, rows, size)
@@ -925,6 +951,16 @@ func (m *merger) startPatch(ctx context.Context, p *patch, meta *metadata.FileMe
 		if p.err == nil {
 			p.raw, p.meta = enc.raw, enc.meta
 		}
+		if p.err != nil && ctx.Err() == nil && m.rw == nil {
+			// a MERGE's updated rows are in cols only; an UPDATE's
+			// statement yields them again when the rows are read again
+			p.set, p.setBytes = cols, bytes
+			m.failedMu.Lock()
+			m.failed = append(m.failed, p)
+			m.failedMu.Unlock()
+			return
+		}
+		free()
 	})
 }
 
@@ -1010,11 +1046,23 @@ func (m *merger) columnLayout(task table.FileScanTask, meta *metadata.FileMetaDa
 				break
 			}
 		}
-		if leaves[k] < 0 {
+		if leaves[k] < 0 || !m.patchEncodesAs(m.p.target.Field(c), meta.Schema.Column(leaves[k])) {
 			return nil
 		}
 	}
 	return leaves
+}
+
+// patchEncodesAs reports whether a patch writes the target column f as
+// the file's leaf column (encodePatch refuses a patch that does not):
+// another writer may store a type otherwise, such as a DECIMAL(9, 2) as
+// INT32, where skade writes a fixed-length byte array.
+func (m *merger) patchEncodesAs(f arrow.Field, leaf *schema.Column) bool {
+	field := arrow.Field{Name: leaf.Name(), Type: f.Type, Nullable: f.Nullable,
+		Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(int(leaf.SchemaNode().FieldID()))})}
+	props := writerProps(m.spec.Target.Properties(), []arrow.Field{field}, 1)
+	sc, err := pqarrow.ToParquet(arrow.NewSchema([]arrow.Field{field}, nil), props, pqarrow.NewArrowWriterProperties())
+	return err == nil && sc.NumColumns() == 1 && sc.Column(0).SchemaNode().Equals(leaf.SchemaNode())
 }
 
 // encodePatch encodes one row group's SET columns (cols[k]: the k-th SET
@@ -1023,6 +1071,11 @@ func (m *merger) columnLayout(task table.FileScanTask, meta *metadata.FileMetaDa
 // Parquet writer settings; it fails when a column does not come out as
 // the file's leaf setLeaf[k] of meta.
 func (m *merger) encodePatch(ctx context.Context, meta *metadata.FileMetaData, setLeaf []int, cols [][]arrow.Array, rows, size int64) (*patch, error) {
+	if TestHookPatch != nil {
+		if err := TestHookPatch(rows); err != nil {
+			return nil, err
+		}
+	}
 	set := m.setCols
 	fields := make([]arrow.Field, len(set))
 	chunked := make([]arrow.Column, len(set))
