@@ -609,9 +609,12 @@ func (m *merger) readKeyFirst(ctx context.Context, task table.FileScanTask, f *f
 	// the runs are read without their key columns when the probe kept
 	// them (keys.held)
 	sc, spliced := m.readScan, keys.held()
+	var direct []directColumn // read through pqarrow (directread.go)
 	if spliced {
 		sc = m.restScan
+		direct = m.directColumns(f.meta)
 	}
+	meta, groupRuns := f.meta, runs
 	// keyBytes are the key columns' bytes in row groups [from, to), read
 	// once only when spliced
 	keyBytes := func(from, to int) int64 {
@@ -643,7 +646,7 @@ func (m *merger) readKeyFirst(ctx context.Context, task table.FileScanTask, f *f
 	}
 	run := 0
 	pos, end := spans[0][0], spans[0][1]
-	err = m.readConformed(ctx, sc, tasks, "reading", true, func(tb arrow.RecordBatch) (bool, error) {
+	each := func(tb arrow.RecordBatch) (bool, error) {
 		for pos == end && run < len(runs)-1 {
 			run++
 			pos, end = spans[run][0], spans[run][1]
@@ -663,7 +666,12 @@ func (m *merger) readKeyFirst(ctx context.Context, task table.FileScanTask, f *f
 		err := fn(tb, groups[pos:pos+rows], pos)
 		pos += rows
 		return err == nil, err
-	})
+	}
+	if direct != nil {
+		err = m.readDirect(ctx, task, meta, direct, groupRuns, each)
+	} else {
+		err = m.readConformed(ctx, sc, tasks, "reading", true, each)
+	}
 	if err != nil {
 		return true, err
 	}

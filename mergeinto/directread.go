@@ -1,0 +1,295 @@
+package mergeinto
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/scan"
+)
+
+// Direct reads. A MERGE read key columns first (readKeyFirst) reads the
+// row groups a key hit without their key columns, which the probe kept
+// (fileKeys). Those row groups are read here through pqarrow, from the
+// footer the merge already holds, rather than through iceberg-go's scan:
+// a string column whose every data page is dictionary-encoded is read as
+// its dictionary and indices and made a string array in one pass
+// (dictStrings), where arrow-go's string reader appends each value to a
+// builder (BENCHMARKS.md, session 29: a tenth of a spread MERGE's CPU for
+// one such column).
+//
+// A file qualifies (directColumns) when its schema is flat and each
+// target column other than the keys is a primitive the file holds as a
+// top-level column with its field id, or lacks (read as NULL, as
+// iceberg-go's scan reads a column added later). Its columns are read as
+// pqarrow makes them and cast to the target's types as conform casts
+// iceberg-go's. Files with deletes never get here (rowGroupLayout).
+
+// directColumn is how one target column is read directly.
+type directColumn struct {
+	leaf int  // the file's leaf column; -1: not in the file (NULL)
+	dict bool // read as dictionary and made strings (dictStrings)
+}
+
+// directColumns plans the direct read of task's file (footer meta): one
+// entry per target column (keys: leaf -1, spliced by the caller); nil
+// when the file does not qualify.
+func (m *merger) directColumns(meta *metadata.FileMetaData) []directColumn {
+	if meta == nil || meta.Schema.Root().NumFields() != meta.Schema.NumColumns() {
+		return nil // not flat
+	}
+	sch := m.spec.Target.Schema()
+	out := make([]directColumn, m.p.target.NumFields())
+	for c := range out {
+		out[c].leaf = -1
+		if slices.Contains(m.p.keyCols, c) {
+			continue
+		}
+		f := m.p.target.Field(c)
+		field, ok := sch.FindFieldByName(f.Name)
+		if !ok {
+			return nil
+		}
+		if _, primitive := field.Type.(iceberg.PrimitiveType); !primitive {
+			return nil
+		}
+		for i := 0; i < meta.Schema.NumColumns(); i++ {
+			col := meta.Schema.Column(i)
+			if col.SchemaNode().FieldID() != int32(field.ID) {
+				continue
+			}
+			if len(col.ColumnPath()) != 1 || col.MaxRepetitionLevel() != 0 {
+				return nil
+			}
+			out[c].leaf = i
+			out[c].dict = f.Type.ID() == arrow.STRING && col.PhysicalType() == parquet.Types.ByteArray && allDictPages(meta, i)
+			break
+		}
+	}
+	if !slices.ContainsFunc(out, func(dc directColumn) bool { return dc.leaf >= 0 }) {
+		return nil // nothing to read
+	}
+	return out
+}
+
+// allDictPages reports whether every data page of leaf column i in every
+// row group of meta is dictionary-encoded, by the chunks' page encoding
+// statistics (false where a chunk has none). Read as a dictionary, a
+// chunk that fell back to plain pages would be hashed value by value.
+func allDictPages(meta *metadata.FileMetaData, i int) bool {
+	for g := range meta.NumRowGroups() {
+		cc, err := meta.RowGroup(g).ColumnChunk(i)
+		if err != nil {
+			return false
+		}
+		stats := cc.EncodingStats()
+		if len(stats) == 0 {
+			return false
+		}
+		for _, s := range stats {
+			switch int32(s.PageType) {
+			case 0, 3: // DATA_PAGE, DATA_PAGE_V2
+				if s.Encoding != parquet.Encodings.RLEDict && s.Encoding != parquet.Encodings.PlainDict {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// readDirect reads the row groups runs ([from, to) row group indices,
+// ascending) of task's file (footer meta) as planned by cols, calling fn
+// with each batch in the target layout, key columns NULL, until fn
+// returns false or an error.
+func (m *merger) readDirect(ctx context.Context, task table.FileScanTask, meta *metadata.FileMetaData, cols []directColumn, runs [][2]int, fn func(arrow.RecordBatch) (bool, error)) error {
+	fail := func(err error) error {
+		return fmt.Errorf("%s: reading data file %s: %w", m.what(), m.relPath(task.File.FilePath()), err)
+	}
+	fsys, err := m.spec.Target.FS(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	src, err := fsys.Open(task.File.FilePath())
+	if err != nil {
+		return fail(err)
+	}
+	defer src.Close()
+	pr, err := file.NewParquetReader(src, file.WithMetadata(meta))
+	if err != nil {
+		return fail(err)
+	}
+	defer pr.Close()
+	props := pqarrow.ArrowReadProperties{Parallel: true, BatchSize: int64(scan.ReadBatchRows(m.opts.BatchSize))}
+	var leaves []int
+	at := make([]int, len(cols)) // each column's place among the leaves read
+	for c, dc := range cols {
+		at[c] = -1
+		if dc.leaf >= 0 {
+			at[c] = len(leaves)
+			leaves = append(leaves, dc.leaf)
+			props.SetReadDict(dc.leaf, dc.dict)
+		}
+	}
+	ts := m.writeSchema()
+	prog := exec.ProgressFrom(ctx)
+	// read reads one run; an error of fn's is returned as it is, one of
+	// the read's wrapped by fail
+	read := func(rr pqarrow.RecordReader) (bool, error) {
+		defer rr.Release()
+		for rr.Next() {
+			rec := rr.RecordBatch()
+			n := rec.NumRows()
+			out := make([]arrow.Array, ts.NumFields())
+			for c, f := range ts.Fields() {
+				if c >= len(cols) || at[c] < 0 {
+					out[c] = m.nullArray(f.Type, int(n))
+					continue
+				}
+				a, err := m.directArray(ctx, rec.Column(at[c]), f.Type, cols[c].dict)
+				if err != nil {
+					releaseAll(out)
+					return false, fail(fmt.Errorf("column %q: %w", f.Name, err))
+				}
+				out[c] = a
+			}
+			prog.AddRows(n)
+			tb := newBatch(ts, out, n)
+			more, err := fn(tb)
+			tb.Release()
+			if err != nil || !more {
+				return false, err
+			}
+		}
+		if err := rr.Err(); err != nil {
+			return false, fail(err)
+		}
+		return true, nil
+	}
+	fr, err := pqarrow.NewFileReader(pr, props, scan.ReadBuffers)
+	if err != nil {
+		return fail(err)
+	}
+	for _, r := range runs {
+		groups := make([]int, 0, r[1]-r[0])
+		for g := r[0]; g < r[1]; g++ {
+			groups = append(groups, g)
+		}
+		rr, err := fr.GetRecordReader(ctx, leaves, groups)
+		if err != nil {
+			return fail(err)
+		}
+		if more, err := read(rr); err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// directArray is a, a column read directly, as the target's type typ: a
+// dictionary made strings, another type cast as conform casts.
+func (m *merger) directArray(ctx context.Context, a arrow.Array, typ arrow.DataType, dict bool) (arrow.Array, error) {
+	if d, ok := a.(*array.Dictionary); ok && dict {
+		s, err := dictStrings(scan.ReadBuffers, d)
+		if err != nil {
+			return nil, err
+		}
+		a = s
+		defer s.Release()
+	}
+	if arrow.TypeEqual(a.DataType(), typ) {
+		a.Retain()
+		return a, nil
+	}
+	return compute.CastArray(compute.WithAllocator(ctx, m.opts.Mem), a, compute.SafeCastOptions(typ))
+}
+
+// dictStrings makes d, a dictionary of strings, a string array: each
+// value's bytes copied once into one buffer.
+func dictStrings(mem memory.Allocator, d *array.Dictionary) (arrow.Array, error) {
+	dict, ok := d.Dictionary().(*array.String)
+	if !ok {
+		return nil, fmt.Errorf("a dictionary of %s, not strings", d.Dictionary().DataType())
+	}
+	n := d.Len()
+	// the indices, -1 for NULL
+	var idx []int32
+	if ind, ok := d.Indices().(*array.Int32); ok && ind.NullN() == 0 {
+		idx = ind.Int32Values()
+	} else {
+		idx = make([]int32, n)
+		for i := range n {
+			idx[i] = -1
+			if d.IsValid(i) {
+				k := d.GetValueIndex(i)
+				if k < 0 || k > math.MaxInt32 {
+					return nil, fmt.Errorf("dictionary index %d", k)
+				}
+				idx[i] = int32(k)
+			}
+		}
+	}
+	offs := dict.ValueOffsets()
+	bytes := dict.ValueBytes()
+	base := offs[0]
+	dlen := int32(dict.Len())
+	var total int
+	for _, k := range idx {
+		if k >= dlen || k < -1 {
+			return nil, fmt.Errorf("dictionary index %d of %d values", k, dlen)
+		}
+		if k >= 0 {
+			total += int(offs[k+1] - offs[k])
+		}
+	}
+	if total > math.MaxInt32 {
+		return nil, fmt.Errorf("%d bytes of strings in one batch", total)
+	}
+	ob := memory.NewResizableBuffer(mem)
+	defer ob.Release()
+	ob.Resize((n + 1) * 4)
+	vb := memory.NewResizableBuffer(mem)
+	defer vb.Release()
+	vb.Resize(total)
+	o := arrow.Int32Traits.CastFromBytes(ob.Bytes())[:n+1]
+	v := vb.Bytes()
+	var pos int32
+	for i, k := range idx {
+		o[i] = pos
+		if k >= 0 {
+			pos += int32(copy(v[pos:], bytes[offs[k]-base:offs[k+1]-base]))
+		}
+	}
+	o[n] = pos
+	var valid *memory.Buffer
+	nulls := d.NullN()
+	if nulls > 0 {
+		valid = memory.NewResizableBuffer(mem)
+		defer valid.Release()
+		valid.Resize(int(bitutil.BytesForBits(int64(n))))
+		vs := valid.Bytes()
+		clear(vs)
+		for i, k := range idx {
+			if k >= 0 {
+				bitutil.SetBit(vs, i)
+			}
+		}
+	}
+	data := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{valid, ob, vb}, nil, nulls, 0)
+	defer data.Release()
+	return array.MakeFromData(data), nil
+}
