@@ -35,7 +35,8 @@ import (
 // A file qualifies (directColumns) when its schema is flat and each
 // target column other than the keys is a primitive the file holds as a
 // top-level column with its field id, or lacks (read as NULL, as
-// iceberg-go's scan reads a column added later). Its columns are read as
+// iceberg-go's scan reads a column added later without an initial
+// default). Its columns are read as
 // pqarrow makes them and cast to the target's types as conform casts
 // iceberg-go's. Files with deletes never get here (rowGroupLayout).
 
@@ -78,6 +79,9 @@ func (m *merger) directColumns(meta *metadata.FileMetaData) []directColumn {
 			out[c].leaf = i
 			out[c].dict = f.Type.ID() == arrow.STRING && col.PhysicalType() == parquet.Types.ByteArray && allDictPages(meta, i)
 			break
+		}
+		if out[c].leaf < 0 && field.InitialDefault != nil {
+			return nil // the scan reads the default, not NULL
 		}
 	}
 	if !slices.ContainsFunc(out, func(dc directColumn) bool { return dc.leaf >= 0 }) {
