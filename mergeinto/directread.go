@@ -54,6 +54,11 @@ func (m *merger) directColumns(meta *metadata.FileMetaData) []directColumn {
 		return nil // not flat
 	}
 	sch := m.spec.Target.Schema()
+	// the types pqarrow reads the file's columns as (no dictionaries)
+	as, err := pqarrow.FromParquet(meta.Schema, &pqarrow.ArrowReadProperties{}, meta.KeyValueMetadata())
+	if err != nil || as.NumFields() != meta.Schema.NumColumns() {
+		return nil
+	}
 	out := make([]directColumn, m.p.target.NumFields())
 	for c := range out {
 		out[c].leaf = -1
@@ -73,7 +78,7 @@ func (m *merger) directColumns(meta *metadata.FileMetaData) []directColumn {
 			if col.SchemaNode().FieldID() != int32(field.ID) {
 				continue
 			}
-			if len(col.ColumnPath()) != 1 || col.MaxRepetitionLevel() != 0 {
+			if len(col.ColumnPath()) != 1 || col.MaxRepetitionLevel() != 0 || !directCastable(as.Field(i).Type, f.Type) {
 				return nil
 			}
 			out[c].leaf = i
@@ -88,6 +93,36 @@ func (m *merger) directColumns(meta *metadata.FileMetaData) []directColumn {
 		return nil // nothing to read
 	}
 	return out
+}
+
+// directCastable reports whether a column pqarrow reads as from is read
+// directly for a target column of type to: the same type, or a widening
+// that loses nothing (a column whose type was widened after the file was
+// written). Anything else (INT96 timestamps, UUIDs, another unit) goes
+// through iceberg-go's scan, which knows Iceberg's conversions.
+func directCastable(from, to arrow.DataType) bool {
+	if arrow.TypeEqual(from, to) {
+		return true
+	}
+	switch to.ID() {
+	case arrow.INT64:
+		switch from.ID() {
+		case arrow.INT8, arrow.INT16, arrow.INT32:
+			return true
+		}
+	case arrow.INT32:
+		switch from.ID() {
+		case arrow.INT8, arrow.INT16:
+			return true
+		}
+	case arrow.FLOAT64:
+		return from.ID() == arrow.FLOAT32
+	case arrow.DECIMAL128:
+		f, ok := from.(arrow.DecimalType)
+		t := to.(arrow.DecimalType)
+		return ok && f.GetScale() == t.GetScale() && f.GetPrecision() <= t.GetPrecision()
+	}
+	return false
 }
 
 // allDictPages reports whether every data page of leaf column i in every

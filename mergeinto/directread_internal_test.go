@@ -108,3 +108,30 @@ func TestDictStrings(t *testing.T) {
 	}
 	d.Release()
 }
+
+// Only the same type, or a widening that loses nothing, is read directly.
+func TestDirectCastable(t *testing.T) {
+	d := func(p, s int32) arrow.DataType { return &arrow.Decimal128Type{Precision: p, Scale: s} }
+	for _, tc := range []struct {
+		from, to arrow.DataType
+		want     bool
+	}{
+		{arrow.BinaryTypes.String, arrow.BinaryTypes.String, true},
+		{arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Int64, true},
+		{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Int32, false},
+		{arrow.PrimitiveTypes.Uint32, arrow.PrimitiveTypes.Int64, false},
+		{arrow.PrimitiveTypes.Float32, arrow.PrimitiveTypes.Float64, true},
+		{arrow.PrimitiveTypes.Float64, arrow.PrimitiveTypes.Float32, false},
+		{d(9, 2), d(18, 2), true},
+		{&arrow.Decimal32Type{Precision: 9, Scale: 2}, d(9, 2), true},
+		{d(18, 2), d(9, 2), false},
+		{d(9, 2), d(18, 3), false},
+		{arrow.FixedWidthTypes.Timestamp_ns, arrow.FixedWidthTypes.Timestamp_us, false},
+		{arrow.FixedWidthTypes.Timestamp_us, arrow.FixedWidthTypes.Timestamp_us, true},
+		{arrow.BinaryTypes.Binary, arrow.BinaryTypes.String, false},
+	} {
+		if got := directCastable(tc.from, tc.to); got != tc.want {
+			t.Errorf("%s to %s: %v, want %v", tc.from, tc.to, got, tc.want)
+		}
+	}
+}
