@@ -321,40 +321,15 @@ func TestRowGroupCopyOfAForeignFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(tbl.Iceberg().Location(), "data", "foreign.parquet")
 	const n = 50000
 	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "v", Type: arrow.PrimitiveTypes.Float64, Nullable: true}}, nil)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := pqarrow.NewFileWriter(sc, out, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(5000),
-		parquet.WithPageIndexEnabled(true), parquet.WithBloomFilterEnabledFor("id", true), parquet.WithDataPageSize(4096)), pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
-	}
 	ids, vs := array.NewInt64Builder(memory.DefaultAllocator), array.NewFloat64Builder(memory.DefaultAllocator)
 	for i := 0; i < n; i++ {
 		ids.Append(int64(i))
 		vs.Append(float64(i % 10))
 	}
-	rec := array.NewRecordBatch(sc, []arrow.Array{ids.NewArray(), vs.NewArray()}, n)
-	if err := w.WriteBuffered(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	txn := tbl.Iceberg().NewTransaction()
-	if err := txn.AddFiles(ctx, []string{path}, nil, false); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := txn.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
+	addForeignFile(t, tbl, array.NewRecordBatch(sc, []arrow.Array{ids.NewArray(), vs.NewArray()}, n), parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(5000),
+		parquet.WithPageIndexEnabled(true), parquet.WithBloomFilterEnabledFor("id", true), parquet.WithDataPageSize(4096)))
 	// ids 12000..12009 (row group 2) change; 60000.. are inserted
 	mustExec(t, s, `MERGE INTO f USING (SELECT i AS id FROM range(12000, 12010) r(i) UNION ALL SELECT 60000) src ON f.id = src.id
 		WHEN MATCHED THEN UPDATE SET v = 100 WHEN NOT MATCHED THEN INSERT VALUES (src.id, 100)`)
@@ -731,7 +706,6 @@ func TestRowGroupPatchOfForeignDecimals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(tbl.Iceberg().Location(), "data", "foreign.parquet")
 	id := func(n string) arrow.Metadata { return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{n}) }
 	d9, d18 := &arrow.Decimal128Type{Precision: 9, Scale: 2}, &arrow.Decimal128Type{Precision: 18, Scale: 2}
 	sc := arrow.NewSchema([]arrow.Field{
@@ -739,17 +713,6 @@ func TestRowGroupPatchOfForeignDecimals(t *testing.T) {
 		{Name: "d9", Type: d9, Nullable: true, Metadata: id("2")},
 		{Name: "d18", Type: d18, Nullable: true, Metadata: id("3")},
 		{Name: "v", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: id("4")}}, nil)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := pqarrow.NewFileWriter(sc, out, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(5000), parquet.WithStoreDecimalAsInteger(true)), pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n = 20000
 	ids, b9, b18, vs := array.NewInt64Builder(memory.DefaultAllocator), array.NewDecimal128Builder(memory.DefaultAllocator, d9),
 		array.NewDecimal128Builder(memory.DefaultAllocator, d18), array.NewFloat64Builder(memory.DefaultAllocator)
@@ -759,20 +722,8 @@ func TestRowGroupPatchOfForeignDecimals(t *testing.T) {
 		b18.Append(decimal128.FromI64(i * 100)) // i
 		vs.Append(float64(i))
 	}
-	rec := array.NewRecordBatch(sc, []arrow.Array{ids.NewArray(), b9.NewArray(), b18.NewArray(), vs.NewArray()}, n)
-	if err := w.WriteBuffered(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	txn := tbl.Iceberg().NewTransaction()
-	if err := txn.AddFiles(ctx, []string{path}, nil, false); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := txn.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
+	addForeignFile(t, tbl, array.NewRecordBatch(sc, []arrow.Array{ids.NewArray(), b9.NewArray(), b18.NewArray(), vs.NewArray()}, n),
+		parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(5000), parquet.WithStoreDecimalAsInteger(true)))
 	var tried atomic.Int64
 	mergeinto.TestHookPatch = func(int64) error { tried.Add(1); return nil }
 	defer func() { mergeinto.TestHookPatch = nil }()
@@ -860,5 +811,37 @@ func TestMergeDirectReads(t *testing.T) {
 	same("MERGE that reads the target's values")
 	if got := query(t, s, "SELECT count(*) FILTER (WHERE x LIKE '%/%/%'), count(*) FILTER (WHERE t LIKE '%!') FROM a"); strings.HasPrefix(got[0], "0|") || strings.HasSuffix(got[0], "|0") {
 		t.Fatalf("the MERGEs changed too little: %v", got)
+	}
+}
+
+// addForeignFile writes rec as a file of another writer (pqarrow, with
+// props) into tbl's data directory and adds it to the table.
+func addForeignFile(t *testing.T, tbl *lake.Table, rec arrow.RecordBatch, props *parquet.WriterProperties) {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(tbl.Iceberg().Location(), "data", "foreign.parquet")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pqarrow.NewFileWriter(rec.Schema(), out, props, pqarrow.DefaultWriterProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteBuffered(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	txn := tbl.Iceberg().NewTransaction()
+	if err := txn.AddFiles(ctx, []string{path}, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := txn.Commit(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
