@@ -583,7 +583,10 @@ func (f *fileRewrite) finishKeyFirst(ctx context.Context) error {
 // file order. hit is false, and fn never called, when no key found one:
 // the file stays. Where every row group has a hit and none can be
 // patched, the file is read whole as one group (f's layout is dropped).
-// bytes grows by the bytes read. It touches no state of m that it does
+// The runs are read without the key columns when the probe's could be
+// kept (fileKeys; spliced back into each batch), and then through
+// pqarrow when the file allows (directread.go). bytes grows by the bytes
+// read. It touches no state of m that it does
 // not only read, so a read-ahead worker may call it (with a probe of its
 // own).
 func (m *merger) readKeyFirst(ctx context.Context, task table.FileScanTask, f *fileRewrite, probe func(arrow.RecordBatch) ([]int32, error), bytes *int64, fn func(b arrow.RecordBatch, groups []int32, pos int64) error) (hit bool, err error) {
