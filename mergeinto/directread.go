@@ -32,12 +32,13 @@ import (
 // builder (BENCHMARKS.md, session 29: a tenth of a spread MERGE's CPU for
 // one such column).
 //
-// A file qualifies (directColumns) when its schema is flat and each
-// target column other than the keys is a primitive the file holds as a
-// top-level column with its field id, or lacks (read as NULL, as
-// iceberg-go's scan reads a column added later without an initial
-// default). Its columns are read as
-// pqarrow makes them and cast to the target's types as conform casts
+// A file qualifies (directColumns) when its schema is flat, every column
+// has a field id (the scan maps the columns of a file without them by
+// name), and each target column other than the keys is a primitive the
+// file holds as a top-level column with its field id and a type equal to
+// the target's or a lossless widening of it (directCastable), or lacks
+// without an initial default (read as NULL, as iceberg-go's scan reads
+// it). Its columns are cast to the target's types as conform casts
 // iceberg-go's. Files with deletes never get here (rowGroupLayout).
 
 // directColumn is how one target column is read directly.
@@ -52,6 +53,11 @@ type directColumn struct {
 func (m *merger) directColumns(meta *metadata.FileMetaData) []directColumn {
 	if meta == nil || meta.Schema.Root().NumFields() != meta.Schema.NumColumns() {
 		return nil // not flat
+	}
+	for i := range meta.Schema.NumColumns() {
+		if meta.Schema.Column(i).SchemaNode().FieldID() < 0 {
+			return nil // the scan maps such a file's columns by name
+		}
 	}
 	sch := m.spec.Target.Schema()
 	// the types pqarrow reads the file's columns as (no dictionaries)
