@@ -719,21 +719,9 @@ func (f *fileRewrite) replayRows(ctx context.Context, ranges [][2]int64, sets []
 // set (chunks ending at ends), from row at on.
 func (f *fileRewrite) withSet(b arrow.RecordBatch, set [][]arrow.Array, ends [][]int64, at int64) (arrow.RecordBatch, error) {
 	defer b.Release()
-	cols := slices.Clone(b.Columns())
-	var made []arrow.Array
-	defer func() { releaseAll(made) }()
-	for k, c := range f.m.setCols {
-		a, err := sliceChunks(f.m.opts.Mem, set[k], ends[k], at, b.NumRows())
-		if err != nil {
-			return nil, err
-		}
-		made = append(made, a)
-		if !arrow.TypeEqual(a.DataType(), cols[c].DataType()) {
-			return nil, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: a SET column kept as %s for a column read as %s (broken invariant)", f.m.what(), a.DataType(), cols[c].DataType())}
-		}
-		cols[c] = a
-	}
-	return array.NewRecordBatch(b.Schema(), cols, b.NumRows()), nil
+	return f.m.withColumns(b, f.m.setCols, func(k int) (arrow.Array, error) {
+		return sliceChunks(f.m.opts.Mem, set[k], ends[k], at, b.NumRows())
+	})
 }
 
 // push writes b (which it owns), starting the writer on first use.

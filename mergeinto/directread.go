@@ -9,7 +9,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -205,7 +204,7 @@ func (m *merger) readDirect(ctx context.Context, task table.FileScanTask, meta *
 					out[c] = m.nullArray(f.Type, int(n))
 					continue
 				}
-				a, err := m.directArray(ctx, rec.Column(at[c]), f.Type, cols[c].dict)
+				a, err := directArray(ctx, rec.Column(at[c]), f.Type, cols[c].dict)
 				if err != nil {
 					releaseAll(out)
 					return false, fail(fmt.Errorf("column %q: %w", f.Name, err))
@@ -247,7 +246,7 @@ func (m *merger) readDirect(ctx context.Context, task table.FileScanTask, meta *
 
 // directArray is a, a column read directly, as the target's type typ: a
 // dictionary made strings, another type cast as conform casts.
-func (m *merger) directArray(ctx context.Context, a arrow.Array, typ arrow.DataType, dict bool) (arrow.Array, error) {
+func directArray(ctx context.Context, a arrow.Array, typ arrow.DataType, dict bool) (arrow.Array, error) {
 	if d, ok := a.(*array.Dictionary); ok && dict {
 		s, err := dictStrings(scan.ReadBuffers, d)
 		if err != nil {
@@ -256,11 +255,7 @@ func (m *merger) directArray(ctx context.Context, a arrow.Array, typ arrow.DataT
 		a = s
 		defer s.Release()
 	}
-	if arrow.TypeEqual(a.DataType(), typ) {
-		a.Retain()
-		return a, nil
-	}
-	return compute.CastArray(compute.WithAllocator(ctx, m.opts.Mem), a, compute.SafeCastOptions(typ))
+	return castTo(ctx, a, typ)
 }
 
 // dictStrings makes d, a dictionary of strings, a string array: each

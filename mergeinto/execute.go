@@ -569,20 +569,25 @@ func (m *merger) conform(ctx context.Context, b arrow.RecordBatch) (arrow.Record
 			cols[i] = m.nullArray(f.Type, int(b.NumRows()))
 			continue
 		}
-		c := b.Column(idx[0])
-		if arrow.TypeEqual(c.DataType(), f.Type) {
-			c.Retain()
-			cols[i] = c
-			continue
-		}
-		cast, err := compute.CastArray(ctx, c, compute.SafeCastOptions(f.Type))
+		c, err := castTo(ctx, b.Column(idx[0]), f.Type)
 		if err != nil {
 			releaseAll(cols)
 			return nil, fmt.Errorf("%s: column %q: %w", m.what(), f.Name, err)
 		}
-		cols[i] = cast
+		cols[i] = c
 	}
 	return newBatch(ts, cols, b.NumRows()), nil
+}
+
+// castTo is a as type typ (a itself, retained, when it is of it), cast
+// safely: what a column read from a file becomes in the target layout.
+// The caller releases it.
+func castTo(ctx context.Context, a arrow.Array, typ arrow.DataType) (arrow.Array, error) {
+	if arrow.TypeEqual(a.DataType(), typ) {
+		a.Retain()
+		return a, nil
+	}
+	return compute.CastArray(ctx, a, compute.SafeCastOptions(typ))
 }
 
 // relPath is path relative to the table location when inside it.

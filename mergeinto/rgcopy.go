@@ -804,19 +804,27 @@ func (k *fileKeys) splice(b arrow.RecordBatch, cols []int, pos int64) (arrow.Rec
 	if pos < 0 || pos+n > k.rows() || len(k.ends) == 0 {
 		return nil, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: rows [%d, %d) of a data file past the %d keys read (broken invariant)", k.m.what(), pos, pos+n, k.rows())}
 	}
+	return k.m.withColumns(b, cols, func(i int) (arrow.Array, error) { return k.slice(i, pos, n) })
+}
+
+// withColumns returns b with its column cols[i] replaced by column(i),
+// which must be of the same type; the caller releases the result.
+func (m *merger) withColumns(b arrow.RecordBatch, cols []int, column func(i int) (arrow.Array, error)) (arrow.RecordBatch, error) {
 	out := slices.Clone(b.Columns())
 	var made []arrow.Array
+	defer func() { releaseAll(made) }()
 	for i, c := range cols {
-		a, err := k.slice(i, pos, n)
+		a, err := column(i)
 		if err != nil {
-			releaseAll(made)
 			return nil, err
 		}
 		made = append(made, a)
+		if !arrow.TypeEqual(a.DataType(), out[c].DataType()) {
+			return nil, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: a column kept as %s for one read as %s (broken invariant)", m.what(), a.DataType(), out[c].DataType())}
+		}
 		out[c] = a
 	}
-	defer releaseAll(made)
-	return array.NewRecordBatch(b.Schema(), out, n), nil
+	return array.NewRecordBatch(b.Schema(), out, b.NumRows()), nil
 }
 
 func (k *fileKeys) rows() int64 {
