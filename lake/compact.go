@@ -216,6 +216,19 @@ func (t *Table) compactOnce(ctx context.Context, opts CompactOptions) (*Table, C
 		return out, res, nil
 	}
 
+	// iceberg-go's rewrite reads a file lacking a partition column as
+	// NULLs (scan.ReadTasks): such groups are read by skade's reader and
+	// written as a sorted table's are (with no sort when none is declared)
+	lacking := false
+	for _, g := range groups {
+		for _, task := range g.Tasks {
+			l, err := skscan.LacksPartitionColumn(ctx, t.tbl, task)
+			if err != nil {
+				return nil, res, fmt.Errorf("compact %s: %w", t.Name(), err)
+			}
+			lacking = lacking || l
+		}
+	}
 	props := iceberg.Properties{"skade.operation": "compact"}
 	out, err := t.commitCompaction(ctx, reads, func(txn *table.Transaction) error {
 		ropts := table.RewriteDataFilesOptions{
@@ -225,7 +238,7 @@ func (t *Table) compactOnce(ctx context.Context, opts CompactOptions) (*Table, C
 		}
 		var r *table.RewriteResult
 		var err error
-		if meta.SortOrder().IsUnsorted() {
+		if meta.SortOrder().IsUnsorted() && !lacking {
 			r, err = txn.RewriteDataFiles(ctx, groups, ropts)
 		} else {
 			// a declared sort order: each group is written sorted, through

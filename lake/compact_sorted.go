@@ -89,7 +89,10 @@ func sortedGroup(ctx context.Context, tbl *table.Table, group table.CompactionTa
 	if lineage {
 		scanOpts = append(scanOpts, table.WithRowLineage())
 	}
-	schema, records, err := tbl.Scan(scanOpts...).ReadTasks(ctx, group.Tasks)
+	alt := func(fields []string) *table.Scan {
+		return tbl.Scan(table.WithSelectedFields(fields...))
+	}
+	schema, records, err := skscan.ReadTasksSchema(ctx, tbl, tbl.Scan(scanOpts...), alt, group.Tasks)
 	if err != nil {
 		return table.CompactionGroupResult{}, fmt.Errorf("read tasks for compaction group %q: %w", group.PartitionKey, err)
 	}

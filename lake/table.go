@@ -459,12 +459,57 @@ func (t *Table) Scan(ctx context.Context, opts ...ScanOption) (array.RecordReade
 		scan.Close()
 		return t.filteredScan(ctx, cfg)
 	}
-	schema, seq, err := scan.ToArrowRecords(ctx)
+	// iceberg-go's ToArrowRecords, but reading files that lack a
+	// partition column as skscan.ReadTasks does
+	tasks, err := scan.PlanFiles(ctx)
+	if err != nil {
+		scan.Close()
+		return nil, translate(fmt.Errorf("scan %s: %w", t.Name(), err))
+	}
+	alt := func(fields []string) *table.Scan {
+		o := []table.ScanOption{table.WithSnapshotID(t.snap.SnapshotID), table.WithSelectedFields(fields...)}
+		if cfg.batch > 0 {
+			o = append(o, table.WithArrowBatchSize(cfg.batch))
+		}
+		return t.tbl.Scan(o...)
+	}
+	schema, seq, err := skscan.ReadTasksSchema(ctx, t.tbl, scan, alt, tasks)
+	if err == nil && cfg.limit >= 0 {
+		seq = limitSeq(seq, cfg.limit)
+	}
 	if err != nil {
 		scan.Close()
 		return nil, translate(fmt.Errorf("scan %s: %w", t.Name(), err))
 	}
 	return newSeqReader(schema, seq, scan.Close), nil
+}
+
+// limitSeq stops seq after n rows.
+func limitSeq(seq iter.Seq2[arrow.RecordBatch, error], n int64) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		if n <= 0 {
+			return
+		}
+		for b, err := range seq {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if b.NumRows() >= n {
+				if b.NumRows() > n {
+					c := b.NewSlice(0, n)
+					b.Release()
+					b = c
+				}
+				yield(b, nil)
+				return
+			}
+			n -= b.NumRows()
+			if !yield(b, nil) {
+				return
+			}
+		}
+	}
 }
 
 // seqReader adapts iceberg-go's batch iterator to array.RecordReader.

@@ -36,8 +36,8 @@ import (
 // name), and each target column other than the keys is a primitive the
 // file holds as a top-level column with its field id and a type equal to
 // the target's or a lossless widening of it (directCastable), or lacks
-// without an initial default (read as NULL, as iceberg-go's scan reads
-// it). Its columns are cast to the target's types as conform casts
+// without an initial default or a partition value (read as NULL, as
+// iceberg-go's scan reads it). Its columns are cast to the target's types as conform casts
 // iceberg-go's. Files with deletes never get here (rowGroupLayout).
 
 // directColumn is how one target column is read directly.
@@ -49,7 +49,7 @@ type directColumn struct {
 // directColumns plans the direct read of task's file (footer meta): one
 // entry per target column (keys: leaf -1, spliced by the caller); nil
 // when the file does not qualify.
-func (m *merger) directColumns(meta *metadata.FileMetaData) []directColumn {
+func (m *merger) directColumns(task table.FileScanTask, meta *metadata.FileMetaData) []directColumn {
 	if meta == nil || meta.Schema.Root().NumFields() != meta.Schema.NumColumns() {
 		return nil // not flat
 	}
@@ -90,8 +90,8 @@ func (m *merger) directColumns(meta *metadata.FileMetaData) []directColumn {
 			out[c].dict = f.Type.ID() == arrow.STRING && col.PhysicalType() == parquet.Types.ByteArray && allDictPages(meta, i)
 			break
 		}
-		if out[c].leaf < 0 && field.InitialDefault != nil {
-			return nil // the scan reads the default, not NULL
+		if out[c].leaf < 0 && (field.InitialDefault != nil || scan.IdentitySource(m.spec.Target.Metadata(), task.File, field.ID)) {
+			return nil // the scan reads the default or the partition value, not NULL
 		}
 	}
 	if !slices.ContainsFunc(out, func(dc directColumn) bool { return dc.leaf >= 0 }) {

@@ -507,7 +507,7 @@ func (m *merger) readConformed(ctx context.Context, sc *table.Scan, tasks []tabl
 	fail := func(err error) error {
 		return fmt.Errorf("%s: %s data file %s: %w", m.what(), doing, m.relPath(tasks[0].File.FilePath()), err)
 	}
-	_, seq, err := sc.ReadTasks(compute.WithAllocator(ctx, scan.ReadBuffers), tasks)
+	seq, err := scan.ReadTasks(compute.WithAllocator(ctx, scan.ReadBuffers), m.spec.Target, sc, m.altScan, tasks)
 	if err != nil {
 		return fail(err)
 	}
@@ -529,6 +529,12 @@ func (m *merger) readConformed(ctx context.Context, sc *table.Scan, tasks []tabl
 		}
 	}
 	return nil
+}
+
+// altScan is a scan of the named target columns like the merge's own
+// (scan.ReadTasks reads a file lacking a partition column with it).
+func (m *merger) altScan(fields []string) *table.Scan {
+	return m.spec.Target.Scan(append(m.snapshotOpts(), table.WithArrowBatchSize(scan.ReadBatchRows(m.opts.BatchSize)), table.WithSelectedFields(fields...))...)
 }
 
 // nullArray is an all-NULL array of type dt and length n, shared: a read

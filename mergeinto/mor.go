@@ -248,9 +248,12 @@ func (d *PositionDeletes) equalityDeleted(ctx context.Context, task table.FileSc
 // encoded tuple, in file order. The slice is reused: copy it to keep it.
 func (d *PositionDeletes) keys(ctx context.Context, task table.FileScanTask, names []string) iter.Seq2[[]byte, error] {
 	return func(yield func([]byte, error) bool) {
-		scan := d.tbl.Scan(append(slices.Clone(d.scan), table.WithSelectedFields(names...))...)
-		defer scan.Close()
-		_, seq, err := scan.ReadTasks(ctx, []table.FileScanTask{task})
+		alt := func(fields []string) *table.Scan {
+			return d.tbl.Scan(append(slices.Clone(d.scan), table.WithSelectedFields(fields...))...)
+		}
+		sc := alt(names)
+		defer sc.Close()
+		seq, err := scan.ReadTasks(ctx, d.tbl, sc, alt, []table.FileScanTask{task})
 		if err != nil {
 			yield(nil, err)
 			return

@@ -615,7 +615,7 @@ func (m *merger) readKeyFirst(ctx context.Context, task table.FileScanTask, f *f
 	var direct []directColumn // read through pqarrow (directread.go)
 	if spliced {
 		sc = m.restScan
-		direct = m.directColumns(f.meta)
+		direct = m.directColumns(task, f.meta)
 	}
 	meta, groupRuns := f.meta, runs
 	// keyBytes are the key columns' bytes in row groups [from, to), read

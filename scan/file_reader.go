@@ -15,6 +15,9 @@ import (
 type fileRead struct {
 	task table.FileScanTask
 	scan *table.Scan
+	// tbl and alt read a file lacking a partition column (ReadTasks)
+	tbl *table.Table
+	alt ScanFunc
 	// conform turns a batch read into the scan's output schema.
 	conform func(context.Context, arrow.RecordBatch) (arrow.RecordBatch, error)
 	// deletes, when not nil, applies deletesOf's position and equality
@@ -156,7 +159,7 @@ func (r *fileReader) read(ctx context.Context, i int) {
 		filter = &deleteFilter{fd: fd}
 	}
 	tasks := append([]table.FileScanTask{f.task}, f.more...)
-	_, seq, err := f.scan.ReadTasks(compute.WithAllocator(ctx, ReadBuffers), tasks)
+	seq, err := ReadTasks(compute.WithAllocator(ctx, ReadBuffers), f.tbl, f.scan, f.alt, tasks)
 	if err != nil {
 		send(fileItem{err: err})
 		return

@@ -42,8 +42,11 @@ type Reader struct {
 // OpenFiles starts reading tasks, in order.
 func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (*Reader, error) {
 	files := make([]fileRead, len(tasks))
+	alt := func(fields []string) *table.Scan {
+		return spec.Table.Scan(append(append(slices.Clone(spec.SnapshotOpts), BatchOpts(spec.Table)...), table.WithSelectedFields(fields...))...)
+	}
 	for i, t := range tasks {
-		files[i] = fileRead{task: t, scan: spec.Scan, conform: spec.Conform}
+		files[i] = fileRead{task: t, scan: spec.Scan, tbl: spec.Table, alt: alt, conform: spec.Conform}
 	}
 	var idx *deleteIndex
 	for i, t := range tasks {

@@ -1,0 +1,553 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"slices"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+)
+
+// A data file need not hold the columns its partition tuple gives by
+// identity: a table migrated from Hive (Spark's add_files, or any
+// writer's AppendDataFiles of files laid out as region=eu/…) keeps the
+// partition column in the directory name only. Iceberg's spec (Column
+// Projection) says a reader returns the partition value for such a
+// column. iceberg-go v0.7.0 returns NULL, and fails to read a file when
+// every column asked for is one of them; a rewrite of such a file would
+// then write the NULLs, losing the column.
+//
+// ReadTasks reads around it: a file lacking such a column is read
+// without it, and the column is made from the file's partition value.
+
+// ScanFunc makes a scan like the caller's, of the named columns, with no
+// row filter.
+type ScanFunc func(fields []string) *table.Scan
+
+// ReadTasks is sc.ReadTasks over tasks of tbl, except that a file lacking
+// a column that an identity field of its partition spec gives is read
+// through alt, without that column and without a row filter (its rows are
+// all returned, deletes applied, so the caller must filter them itself if
+// sc has a filter), and the column is filled with the file's partition
+// value. The batches have the columns of sc's projection, by name.
+// Telling which files lack a column costs nothing for files whose column
+// statistics name it (every file skade writes); other files' footers are
+// read once per process.
+func ReadTasks(ctx context.Context, tbl *table.Table, sc *table.Scan, alt ScanFunc, tasks []table.FileScanTask) (iter.Seq2[arrow.RecordBatch, error], error) {
+	_, seq, err := ReadTasksSchema(ctx, tbl, sc, alt, tasks)
+	return seq, err
+}
+
+// ReadTasksSchema is ReadTasks that also returns the batches' schema.
+func ReadTasksSchema(ctx context.Context, tbl *table.Table, sc *table.Scan, alt ScanFunc, tasks []table.FileScanTask) (*arrow.Schema, iter.Seq2[arrow.RecordBatch, error], error) {
+	proj, err := sc.Projection()
+	if err != nil {
+		return nil, nil, err
+	}
+	meta := tbl.Metadata()
+	if !slices.ContainsFunc(tasks, func(t table.FileScanTask) bool { return len(identityCandidates(meta, proj, t)) > 0 }) {
+		return sc.ReadTasks(ctx, tasks)
+	}
+	schema, err := table.SchemaToArrowSchema(proj, nil, false, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	// runs of tasks of one file read alike
+	type run struct {
+		tasks []table.FileScanTask
+		fill  *fileFill
+	}
+	var runs []run
+	for _, t := range tasks {
+		if n := len(runs); n > 0 && runs[n-1].tasks[0].File.FilePath() == t.File.FilePath() {
+			runs[n-1].tasks = append(runs[n-1].tasks, t)
+			continue
+		}
+		fill, err := fillFor(ctx, fs, meta, proj, t)
+		if err != nil {
+			return nil, nil, err
+		}
+		if fill != nil {
+			fill.schema = schema
+		}
+		if n := len(runs); n > 0 && fill == nil && runs[n-1].fill == nil {
+			runs[n-1].tasks = append(runs[n-1].tasks, t)
+			continue
+		}
+		runs = append(runs, run{tasks: []table.FileScanTask{t}, fill: fill})
+	}
+	return schema, func(yield func(arrow.RecordBatch, error) bool) {
+		for _, r := range runs {
+			if r.fill == nil {
+				_, seq, err := sc.ReadTasks(ctx, r.tasks)
+				if err != nil {
+					yield(nil, err)
+					return
+				}
+				for b, err := range seq {
+					if !yield(b, err) || err != nil {
+						return
+					}
+				}
+				continue
+			}
+			if !r.fill.readTasks(ctx, alt, r.tasks, yield) {
+				return
+			}
+		}
+	}, nil
+}
+
+// LacksPartitionColumn reports whether t's file lacks a column of the
+// table's current schema that an identity field of its partition spec
+// gives (see ReadTasks).
+func LacksPartitionColumn(ctx context.Context, tbl *table.Table, t table.FileScanTask) (bool, error) {
+	meta := tbl.Metadata()
+	if len(identityCandidates(meta, meta.CurrentSchema(), t)) == 0 {
+		return false, nil
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return false, err
+	}
+	f, err := fillFor(ctx, fs, meta, meta.CurrentSchema(), t)
+	return f != nil, err
+}
+
+// fileFill is how to read one file that lacks columns its partition
+// tuple gives.
+type fileFill struct {
+	out    []iceberg.NestedField // the columns to return, in order
+	consts map[int]any           // field id → partition value, for the columns the file lacks
+	cols   []string              // the columns to read from the file
+	schema *arrow.Schema         // the batches'
+	mem    memory.Allocator      // the context's, as iceberg-go's reader allocates
+}
+
+// identityCandidates returns the fields of proj that an identity field of
+// t's partition spec gives and that t's column statistics do not show in
+// the file, with the partition field ids.
+func identityCandidates(meta table.Metadata, proj *iceberg.Schema, t table.FileScanTask) map[int]int {
+	spec := meta.PartitionSpecByID(int(t.File.SpecID()))
+	if spec == nil || spec.IsUnpartitioned() {
+		return nil
+	}
+	var out map[int]int
+	for _, pf := range spec.Fields() {
+		if _, ok := pf.Transform.(iceberg.IdentityTransform); !ok || len(pf.SourceIDs) != 1 {
+			continue
+		}
+		src := pf.SourceIDs[0]
+		if _, ok := proj.FindFieldByID(src); !ok {
+			continue
+		}
+		if inStats(t.File, src) {
+			continue
+		}
+		if out == nil {
+			out = map[int]int{}
+		}
+		out[src] = pf.FieldID
+	}
+	return out
+}
+
+// IdentitySource reports whether an identity field of df's partition
+// spec takes column id: a file lacking the column has its values in its
+// partition tuple.
+func IdentitySource(meta table.Metadata, df iceberg.DataFile, id int) bool {
+	spec := meta.PartitionSpecByID(int(df.SpecID()))
+	if spec == nil {
+		return false
+	}
+	for _, pf := range spec.Fields() {
+		if _, ok := pf.Transform.(iceberg.IdentityTransform); ok && len(pf.SourceIDs) == 1 && pf.SourceIDs[0] == id {
+			return true
+		}
+	}
+	return false
+}
+
+// inStats reports whether df's column statistics name column id, which
+// only a file holding the column has.
+func inStats(df iceberg.DataFile, id int) bool {
+	if _, ok := df.ValueCounts()[id]; ok {
+		return true
+	}
+	if _, ok := df.ColumnSizes()[id]; ok {
+		return true
+	}
+	_, ok := df.NullValueCounts()[id]
+	return ok
+}
+
+// fillFor returns how to read t's file, or nil when it holds every column
+// of proj that its partition tuple gives.
+func fillFor(ctx context.Context, fs iceio.IO, meta table.Metadata, proj *iceberg.Schema, t table.FileScanTask) (*fileFill, error) {
+	cands := identityCandidates(meta, proj, t)
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	held, err := fileFieldIDs(fs, meta, t.File.FilePath())
+	if err != nil {
+		return nil, err
+	}
+	if len(held) == 0 {
+		// no column of the file could be identified (no field ids, no
+		// name mapping): nothing to judge by, read as iceberg-go does
+		return nil, nil
+	}
+	part := t.File.Partition()
+	f := &fileFill{out: proj.Fields(), consts: map[int]any{}, mem: compute.GetAllocator(ctx)}
+	for src, pid := range cands {
+		if !held[src] {
+			f.consts[src] = part[pid]
+		}
+	}
+	if len(f.consts) == 0 {
+		return nil, nil
+	}
+	anchored := false
+	for _, fld := range f.out {
+		if _, ok := f.consts[fld.ID]; ok {
+			continue
+		}
+		f.cols = append(f.cols, fld.Name)
+		anchored = anchored || held[fld.ID]
+	}
+	if !anchored {
+		// iceberg-go cannot read a file with none of the columns asked
+		// for: read the lowest-id column it holds, and drop it
+		best := -1
+		for _, fld := range meta.CurrentSchema().Fields() {
+			if held[fld.ID] && (best < 0 || fld.ID < best) {
+				best = fld.ID
+			}
+		}
+		if best < 0 {
+			return nil, fmt.Errorf("data file %s holds none of the table's current columns", t.File.FilePath())
+		}
+		anchor, _ := meta.CurrentSchema().FindColumnName(best)
+		f.cols = append(f.cols, anchor)
+	}
+	return f, nil
+}
+
+// readTasks reads tasks (one file) through alt and yields their batches with
+// the constant columns filled; false when yield stopped or failed.
+func (f *fileFill) readTasks(ctx context.Context, alt ScanFunc, tasks []table.FileScanTask, yield func(arrow.RecordBatch, error) bool) bool {
+	tasks = slices.Clone(tasks)
+	for i := range tasks {
+		tasks[i].Residual = nil // the alternative scan filters nothing
+	}
+	sc := alt(f.cols)
+	defer sc.Close()
+	_, seq, err := sc.ReadTasks(ctx, tasks)
+	if err != nil {
+		yield(nil, err)
+		return false
+	}
+	for b, err := range seq {
+		if err != nil {
+			yield(nil, err)
+			return false
+		}
+		out, err := f.fill(b)
+		b.Release()
+		if err != nil {
+			yield(nil, err)
+			return false
+		}
+		if !yield(out, nil) {
+			return false
+		}
+	}
+	return true
+}
+
+// fill makes b's batch of f.out: the columns read by name, the constant
+// ones made.
+func (f *fileFill) fill(b arrow.RecordBatch) (arrow.RecordBatch, error) {
+	n := int(b.NumRows())
+	fields := slices.Clone(f.schema.Fields())
+	cols := make([]arrow.Array, len(f.out))
+	release := func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}
+	for i, fld := range f.out {
+		if v, ok := f.consts[fld.ID]; ok {
+			c, err := ConstantArray(f.mem, fields[i].Type, v, n)
+			if err != nil {
+				release()
+				return nil, fmt.Errorf("column %q from the partition value: %w", fld.Name, err)
+			}
+			cols[i] = c
+			continue
+		}
+		idx := b.Schema().FieldIndices(fld.Name)
+		if len(idx) == 0 {
+			release()
+			return nil, fmt.Errorf("column %q missing from the data read (bug)", fld.Name)
+		}
+		c := b.Column(idx[0])
+		c.Retain()
+		cols[i] = c
+		if !arrow.TypeEqual(c.DataType(), fields[i].Type) {
+			fields[i] = b.Schema().Field(idx[0])
+		}
+	}
+	out := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(n))
+	release()
+	return out, nil
+}
+
+// ConstantArray is an array of n copies of v, an Iceberg value as
+// iceberg-go gives partition values (nil for NULL), of type dt.
+func ConstantArray(mem memory.Allocator, dt arrow.DataType, v any, n int) (arrow.Array, error) {
+	if v == nil {
+		return array.MakeArrayOfNull(mem, dt, n), nil
+	}
+	if ext, ok := dt.(arrow.ExtensionType); ok {
+		// a UUID: its storage, wrapped
+		st, err := ConstantArray(mem, ext.StorageType(), v, n)
+		if err != nil {
+			return nil, err
+		}
+		defer st.Release()
+		return array.NewExtensionArrayWithStorage(ext, st), nil
+	}
+	bld := array.NewBuilder(mem, dt)
+	defer bld.Release()
+	bld.Reserve(n)
+	bad := func() (arrow.Array, error) {
+		return nil, fmt.Errorf("a partition value %v (%T) cannot be a %s", v, v, dt)
+	}
+	switch b := bld.(type) {
+	case *array.BooleanBuilder:
+		x, ok := v.(bool)
+		if !ok {
+			return bad()
+		}
+		for range n {
+			b.Append(x)
+		}
+	case *array.Int32Builder:
+		x, ok := v.(int32)
+		if !ok {
+			return bad()
+		}
+		for range n {
+			b.Append(x)
+		}
+	case *array.Int64Builder:
+		var x int64
+		switch y := v.(type) {
+		case int64:
+			x = y
+		case int32:
+			x = int64(y)
+		default:
+			return bad()
+		}
+		for range n {
+			b.Append(x)
+		}
+	case *array.Float32Builder:
+		x, ok := v.(float32)
+		if !ok {
+			return bad()
+		}
+		for range n {
+			b.Append(x)
+		}
+	case *array.Float64Builder:
+		var x float64
+		switch y := v.(type) {
+		case float64:
+			x = y
+		case float32:
+			x = float64(y)
+		default:
+			return bad()
+		}
+		for range n {
+			b.Append(x)
+		}
+	case *array.StringBuilder:
+		x, ok := v.(string)
+		if !ok {
+			return bad()
+		}
+		b.ReserveData(n * len(x))
+		for range n {
+			b.Append(x)
+		}
+	case *array.LargeStringBuilder:
+		x, ok := v.(string)
+		if !ok {
+			return bad()
+		}
+		for range n {
+			b.Append(x)
+		}
+	case *array.BinaryBuilder:
+		x, ok := v.([]byte)
+		if !ok {
+			return bad()
+		}
+		for range n {
+			b.Append(x)
+		}
+	case *array.Date32Builder:
+		x, ok := v.(iceberg.Date)
+		if !ok {
+			return bad()
+		}
+		for range n {
+			b.Append(arrow.Date32(x))
+		}
+	case *array.TimestampBuilder:
+		nano := dt.(*arrow.TimestampType).Unit == arrow.Nanosecond
+		var x int64
+		switch y := v.(type) {
+		case iceberg.Timestamp:
+			if nano {
+				return bad()
+			}
+			x = int64(y)
+		case iceberg.TimestampNano:
+			if !nano {
+				return bad()
+			}
+			x = int64(y)
+		default:
+			return bad()
+		}
+		for range n {
+			b.Append(arrow.Timestamp(x))
+		}
+	case *array.Time64Builder:
+		x, ok := v.(iceberg.Time)
+		if !ok {
+			return bad()
+		}
+		for range n {
+			b.Append(arrow.Time64(x))
+		}
+	case *array.Decimal128Builder:
+		var x decimal128.Num
+		switch y := v.(type) {
+		case iceberg.DecimalLiteral:
+			if y.Scale != int(dt.(*arrow.Decimal128Type).Scale) {
+				return bad()
+			}
+			x = y.Val
+		case iceberg.Decimal:
+			if y.Scale != int(dt.(*arrow.Decimal128Type).Scale) {
+				return bad()
+			}
+			x = y.Val
+		default:
+			return bad()
+		}
+		for range n {
+			b.Append(x)
+		}
+	case *array.FixedSizeBinaryBuilder:
+		var x []byte
+		switch y := v.(type) {
+		case []byte:
+			x = y
+		case uuid.UUID:
+			x = y[:]
+		default:
+			return bad()
+		}
+		if len(x) != dt.(*arrow.FixedSizeBinaryType).ByteWidth {
+			return bad()
+		}
+		for range n {
+			b.Append(x)
+		}
+	default:
+		return nil, fmt.Errorf("a partition column of type %s cannot be filled from its partition value", dt)
+	}
+	return bld.NewArray(), nil
+}
+
+// TestHookFooterRead, when set (by tests only), is called with the path
+// of each file whose footer is read to tell which columns it holds.
+var TestHookFooterRead func(path string)
+
+// heldIDs caches, by file path, the top-level field ids a data file holds
+// (data files are never rewritten in place).
+var heldIDs = struct {
+	sync.Mutex
+	m map[string]map[int]bool
+}{m: map[string]map[int]bool{}}
+
+// fileFieldIDs returns the top-level field ids the Parquet file at path
+// holds: its own field ids, or for a file written without them, the ids
+// the table's name mapping gives its columns' names.
+func fileFieldIDs(fs iceio.IO, meta table.Metadata, path string) (map[int]bool, error) {
+	heldIDs.Lock()
+	ids, ok := heldIDs.m[path]
+	heldIDs.Unlock()
+	if ok {
+		return ids, nil
+	}
+	if hook := TestHookFooterRead; hook != nil {
+		hook(path)
+	}
+	f, err := fs.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("data file %s: %w", path, err)
+	}
+	defer f.Close()
+	pr, err := file.NewParquetReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("data file %s: %w", path, err)
+	}
+	defer pr.Close()
+	root := pr.MetaData().Schema.Root()
+	ids = map[int]bool{}
+	mapping := meta.NameMapping()
+	for i := range root.NumFields() {
+		n := root.Field(i)
+		if id := int(n.FieldID()); id >= 0 {
+			ids[id] = true
+			continue
+		}
+		for _, mf := range mapping {
+			if mf.FieldID != nil && slices.Contains(mf.Names, n.Name()) {
+				ids[*mf.FieldID] = true
+			}
+		}
+	}
+	heldIDs.Lock()
+	if len(heldIDs.m) >= 1<<14 {
+		clear(heldIDs.m)
+	}
+	heldIDs.m[path] = ids
+	heldIDs.Unlock()
+	return ids, nil
+}
