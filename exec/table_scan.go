@@ -152,7 +152,7 @@ func (s *TableScan) Open(ctx context.Context) error {
 	s.scan = sc
 	rd, err := scan.OpenFiles(ctx, scan.ReadSpec{
 		Name: s.name, Table: s.tbl, Scan: s.scan, Schema: q.Schema(), SnapshotOpts: q.SnapshotOpts(),
-		Fields: read, Mem: s.mem, Conform: s.conform,
+		Fields: read, Mem: s.mem, Conform: s.conform, TimeFilter: scan.ReadFilterTimestamps(s.filter, q.Schema()),
 	}, tasks)
 	if err != nil {
 		s.scan.Close()

@@ -114,6 +114,12 @@ func (m *merger) footerLayout(ctx context.Context, task table.FileScanTask, one 
 	}
 	defer pr.Close()
 	meta := pr.MetaData()
+	if otherTimeUnit(meta, m.spec.Target.Schema()) {
+		// a copy would keep the column's unit, and iceberg-go would take
+		// its statistics for the new file's bounds as microseconds: such
+		// a file is written again, in microseconds
+		return nil, nil
+	}
 	size := meta.GetSourceFileSize()
 	if meta.NumRowGroups() < 1 || (!one && meta.NumRowGroups() < 2) || meta.IsSetEncryptionAlgorithm() || meta.FileDecryptor != nil ||
 		meta.WriterVersion().LessThan(metadata.Parquet816FixedVersion) {
@@ -876,6 +882,26 @@ func (k *fileKeys) release() {
 	k.ends = nil
 	k.m.spec.Budget.Release(k.bytes)
 	k.bytes = 0
+}
+
+// otherTimeUnit reports whether a file stores a timestamp column in
+// another unit than its Iceberg type's (INT96, or TIMESTAMP(MILLIS) for a
+// microsecond column, as other writers may).
+func otherTimeUnit(meta *metadata.FileMetaData, sch *iceberg.Schema) bool {
+	for i := range meta.Schema.NumColumns() {
+		c := meta.Schema.Column(i)
+		if scan.OtherTimeUnit(c.SchemaNode(), sch) {
+			return true
+		}
+		if c.SchemaNode().FieldID() < 0 {
+			// a name-mapped column: judged by its unit alone
+			ts, ok := c.LogicalType().(schema.TimestampLogicalType)
+			if c.PhysicalType() == parquet.Types.Int96 || (ok && ts.TimeUnit() == schema.TimeUnitMillis) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // rowGroupOffsets are where each row group of meta starts, as iceberg-go

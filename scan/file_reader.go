@@ -16,8 +16,9 @@ type fileRead struct {
 	task table.FileScanTask
 	scan *table.Scan
 	// tbl and alt read a file lacking a partition column (ReadTasks)
-	tbl *table.Table
-	alt ScanFunc
+	tbl     *table.Table
+	alt     ScanFunc
+	timeIDs []int // the timestamp columns scan's filter compares
 	// conform turns a batch read into the scan's output schema.
 	conform func(context.Context, arrow.RecordBatch) (arrow.RecordBatch, error)
 	// deletes, when not nil, applies deletesOf's position and equality
@@ -159,7 +160,7 @@ func (r *fileReader) read(ctx context.Context, i int) {
 		filter = &deleteFilter{fd: fd}
 	}
 	tasks := append([]table.FileScanTask{f.task}, f.more...)
-	seq, err := ReadTasks(compute.WithAllocator(ctx, ReadBuffers), f.tbl, f.scan, f.alt, tasks)
+	seq, err := ReadTasksFiltered(compute.WithAllocator(ctx, ReadBuffers), f.tbl, f.scan, f.alt, tasks, f.timeIDs)
 	if err != nil {
 		send(fileItem{err: err})
 		return

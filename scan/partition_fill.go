@@ -12,7 +12,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -51,12 +53,27 @@ func ReadTasks(ctx context.Context, tbl *table.Table, sc *table.Scan, alt ScanFu
 
 // ReadTasksSchema is ReadTasks that also returns the batches' schema.
 func ReadTasksSchema(ctx context.Context, tbl *table.Table, sc *table.Scan, alt ScanFunc, tasks []table.FileScanTask) (*arrow.Schema, iter.Seq2[arrow.RecordBatch, error], error) {
+	return readTasks(ctx, tbl, sc, alt, tasks, nil)
+}
+
+// ReadTasksFiltered is ReadTasks for a scan whose row filter compares
+// the timestamp columns timeIDs (field ids) with literals: a file that
+// stores one of them in another unit than microseconds (fileCols) is read
+// through alt too, with no filter, since iceberg-go would skip row groups
+// of it by statistics it misreads. Telling costs a footer read of each
+// file once per process.
+func ReadTasksFiltered(ctx context.Context, tbl *table.Table, sc *table.Scan, alt ScanFunc, tasks []table.FileScanTask, timeIDs []int) (iter.Seq2[arrow.RecordBatch, error], error) {
+	_, seq, err := readTasks(ctx, tbl, sc, alt, tasks, timeIDs)
+	return seq, err
+}
+
+func readTasks(ctx context.Context, tbl *table.Table, sc *table.Scan, alt ScanFunc, tasks []table.FileScanTask, timeIDs []int) (*arrow.Schema, iter.Seq2[arrow.RecordBatch, error], error) {
 	proj, err := sc.Projection()
 	if err != nil {
 		return nil, nil, err
 	}
 	meta := tbl.Metadata()
-	if !slices.ContainsFunc(tasks, func(t table.FileScanTask) bool { return len(identityCandidates(meta, proj, t)) > 0 }) {
+	if len(timeIDs) == 0 && !slices.ContainsFunc(tasks, func(t table.FileScanTask) bool { return len(identityCandidates(meta, proj, t)) > 0 }) {
 		return sc.ReadTasks(ctx, tasks)
 	}
 	schema, err := table.SchemaToArrowSchema(proj, nil, false, false)
@@ -81,6 +98,19 @@ func ReadTasksSchema(ctx context.Context, tbl *table.Table, sc *table.Scan, alt 
 		fill, err := fillFor(ctx, fs, meta, proj, t)
 		if err != nil {
 			return nil, nil, err
+		}
+		if fill == nil && len(timeIDs) > 0 {
+			fc, err := fileColumns(fs, meta, t.File.FilePath())
+			if err != nil {
+				return nil, nil, err
+			}
+			if slices.ContainsFunc(timeIDs, func(id int) bool { return fc.otherUnit[id] }) {
+				// every column, unfiltered
+				fill = &fileFill{out: proj.Fields(), consts: map[int]any{}, mem: compute.GetAllocator(ctx)}
+				for _, f := range fill.out {
+					fill.cols = append(fill.cols, f.Name)
+				}
+			}
 		}
 		if fill != nil {
 			fill.schema = schema
@@ -203,10 +233,11 @@ func fillFor(ctx context.Context, fs iceio.IO, meta table.Metadata, proj *iceber
 	if len(cands) == 0 {
 		return nil, nil
 	}
-	held, err := fileFieldIDs(fs, meta, t.File.FilePath())
+	fc, err := fileColumns(fs, meta, t.File.FilePath())
 	if err != nil {
 		return nil, err
 	}
+	held := fc.held
 	if len(held) == 0 {
 		// no column of the file could be identified (no field ids, no
 		// name mapping): nothing to judge by, read as iceberg-go does
@@ -498,22 +529,63 @@ func ConstantArray(mem memory.Allocator, dt arrow.DataType, v any, n int) (arrow
 // of each file whose footer is read to tell which columns it holds.
 var TestHookFooterRead func(path string)
 
-// heldIDs caches, by file path, the top-level field ids a data file holds
-// (data files are never rewritten in place).
-var heldIDs = struct {
-	sync.Mutex
-	m map[string]map[int]bool
-}{m: map[string]map[int]bool{}}
+// fileCols is what a data file's footer says of its top-level columns,
+// by field id: which it holds, and which hold timestamps in another unit
+// than their type's (OtherTimeUnit: INT96, or TIMESTAMP(MILLIS) in a file
+// another writer made). iceberg-go's reader compares such a column's Parquet
+// statistics with microsecond literals as they are, so a row filter on it
+// skips row groups it must read (a millisecond file's
+// ts > '2026-01-01 00:10' read no row).
+type fileCols struct {
+	held      map[int]bool
+	otherUnit map[int]bool
+}
 
-// fileFieldIDs returns the top-level field ids the Parquet file at path
-// holds: its own field ids, or for a file written without them, the ids
-// the table's name mapping gives its columns' names.
-func fileFieldIDs(fs iceio.IO, meta table.Metadata, path string) (map[int]bool, error) {
-	heldIDs.Lock()
-	ids, ok := heldIDs.m[path]
-	heldIDs.Unlock()
+// OtherTimeUnit reports whether a Parquet leaf stores a timestamp column
+// of sch (by its field id) in another unit than the column's Iceberg
+// type: INT96, or a unit other than microseconds for timestamp and
+// timestamptz (nanoseconds for their _ns kinds).
+func OtherTimeUnit(n schema.Node, sch *iceberg.Schema) bool {
+	leaf, ok := n.(*schema.PrimitiveNode)
+	return ok && n.FieldID() >= 0 && otherUnit(leaf, int(n.FieldID()), sch)
+}
+
+func otherUnit(leaf *schema.PrimitiveNode, id int, sch *iceberg.Schema) bool {
+	f, ok := sch.FindFieldByID(id)
+	if !ok {
+		return false
+	}
+	want := schema.TimeUnitMicros
+	switch f.Type.(type) {
+	case iceberg.TimestampType, iceberg.TimestampTzType:
+	case iceberg.TimestampNsType, iceberg.TimestampTzNsType:
+		want = schema.TimeUnitNanos
+	default:
+		return false
+	}
+	if leaf.PhysicalType() == parquet.Types.Int96 {
+		return true
+	}
+	ts, ok := leaf.LogicalType().(schema.TimestampLogicalType)
+	return ok && ts.TimeUnit() != want
+}
+
+// footerCols caches fileCols by file path (data files are never
+// rewritten in place).
+var footerCols = struct {
+	sync.Mutex
+	m map[string]*fileCols
+}{m: map[string]*fileCols{}}
+
+// fileColumns returns what the footer of the Parquet file at path says of
+// its top-level columns: their own field ids, or for a file written
+// without them, the ids the table's name mapping gives their names.
+func fileColumns(fs iceio.IO, meta table.Metadata, path string) (*fileCols, error) {
+	footerCols.Lock()
+	fc, ok := footerCols.m[path]
+	footerCols.Unlock()
 	if ok {
-		return ids, nil
+		return fc, nil
 	}
 	if hook := TestHookFooterRead; hook != nil {
 		hook(path)
@@ -529,25 +601,32 @@ func fileFieldIDs(fs iceio.IO, meta table.Metadata, path string) (map[int]bool, 
 	}
 	defer pr.Close()
 	root := pr.MetaData().Schema.Root()
-	ids = map[int]bool{}
+	fc = &fileCols{held: map[int]bool{}, otherUnit: map[int]bool{}}
 	mapping := meta.NameMapping()
 	for i := range root.NumFields() {
 		n := root.Field(i)
+		var ids []int
 		if id := int(n.FieldID()); id >= 0 {
-			ids[id] = true
-			continue
+			ids = append(ids, id)
+		} else {
+			for _, mf := range mapping {
+				if mf.FieldID != nil && slices.Contains(mf.Names, n.Name()) {
+					ids = append(ids, *mf.FieldID)
+				}
+			}
 		}
-		for _, mf := range mapping {
-			if mf.FieldID != nil && slices.Contains(mf.Names, n.Name()) {
-				ids[*mf.FieldID] = true
+		for _, id := range ids {
+			fc.held[id] = true
+			if leaf, ok := n.(*schema.PrimitiveNode); ok && otherUnit(leaf, id, meta.CurrentSchema()) {
+				fc.otherUnit[id] = true
 			}
 		}
 	}
-	heldIDs.Lock()
-	if len(heldIDs.m) >= 1<<14 {
-		clear(heldIDs.m)
+	footerCols.Lock()
+	if len(footerCols.m) >= 1<<14 {
+		clear(footerCols.m)
 	}
-	heldIDs.m[path] = ids
-	heldIDs.Unlock()
-	return ids, nil
+	footerCols.m[path] = fc
+	footerCols.Unlock()
+	return fc, nil
 }

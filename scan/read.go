@@ -26,6 +26,9 @@ type ReadSpec struct {
 	Schema       *iceberg.Schema
 	SnapshotOpts []table.ScanOption
 	Mem          memory.Allocator
+	// TimeFilter are the timestamp columns (field ids) Scan's row filter
+	// compares (ReadFilterTimestamps): see ReadTasksFiltered.
+	TimeFilter []int
 	// Conform turns a batch read into the caller's output schema.
 	Conform func(context.Context, arrow.RecordBatch) (arrow.RecordBatch, error)
 }
@@ -46,7 +49,7 @@ func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (
 		return spec.Table.Scan(append(append(slices.Clone(spec.SnapshotOpts), BatchOpts(spec.Table)...), table.WithSelectedFields(fields...))...)
 	}
 	for i, t := range tasks {
-		files[i] = fileRead{task: t, scan: spec.Scan, tbl: spec.Table, alt: alt, conform: spec.Conform}
+		files[i] = fileRead{task: t, scan: spec.Scan, tbl: spec.Table, alt: alt, timeIDs: spec.TimeFilter, conform: spec.Conform}
 	}
 	var idx *deleteIndex
 	for i, t := range tasks {
@@ -80,7 +83,7 @@ func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (
 		rd.raw = spec.Table.Scan(append(append(slices.Clone(spec.SnapshotOpts), BatchOpts(spec.Table)...), table.WithSelectedFields(raw...))...)
 		for i := range files {
 			if files[i].deletes != nil {
-				files[i].scan = rd.raw
+				files[i].scan, files[i].timeIDs = rd.raw, nil // no filter
 				files[i].task.DeleteFiles, files[i].task.EqualityDeleteFiles, files[i].task.Residual = nil, nil, nil
 				files[i].deletesOf = tasks[i]
 			}

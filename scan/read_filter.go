@@ -1,6 +1,8 @@
 package scan
 
 import (
+	"slices"
+
 	"github.com/apache/iceberg-go"
 )
 
@@ -38,6 +40,30 @@ func ReadFilter(filter iceberg.BooleanExpression, schema *iceberg.Schema) iceber
 	return Weaken(filter, func(p iceberg.UnboundPredicate) iceberg.BooleanExpression {
 		return readLeaf(p, schema)
 	}, nil)
+}
+
+// ReadFilterTimestamps returns the field ids of the timestamp columns
+// that ReadFilter(filter, schema) compares with literals: iceberg-go
+// prunes row groups by their statistics, which a file storing such a
+// column in another unit than microseconds misleads (ReadTasksFiltered).
+func ReadFilterTimestamps(filter iceberg.BooleanExpression, schema *iceberg.Schema) []int {
+	rf := ReadFilter(filter, schema)
+	if rf == nil {
+		return nil
+	}
+	var ids []int
+	Weaken(rf, func(p iceberg.UnboundPredicate) iceberg.BooleanExpression {
+		if ref, ok := p.Term().(iceberg.Reference); ok && p.Op() != iceberg.OpIsNull {
+			if f, ok := schema.FindFieldByNameCaseInsensitive(string(ref)); ok && !slices.Contains(ids, f.ID) {
+				switch f.Type.(type) {
+				case iceberg.TimestampType, iceberg.TimestampTzType:
+					ids = append(ids, f.ID)
+				}
+			}
+		}
+		return p
+	}, nil)
+	return ids
 }
 
 // readLeaf is the safe form of one leaf, nil when there is none.
