@@ -3,7 +3,6 @@ package lake_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -14,7 +13,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-	"github.com/apache/iceberg-go"
 )
 
 // TestMillisecondTimestampsFiltered: a data file another writer made may
@@ -51,40 +49,10 @@ func TestMillisecondTimestampsFiltered(t *testing.T) {
 	rec := array.NewRecordBatch(sc, []arrow.Array{ib.NewArray(), tb.NewArray(), zb.NewArray()}, 1000)
 	defer rec.Release()
 	path := filepath.Join(tbl.Iceberg().Location(), "data", "millis.parquet")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := pqarrow.NewFileWriter(sc, out, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(250)), pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WriteBuffered(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	size := writeForeignFile(t, path, rec, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(250)), pqarrow.DefaultWriterProps())
 	// registered as a migration does, with no column metrics (iceberg-go's
 	// AddFiles takes the millisecond statistics as microseconds)
-	b, err := iceberg.NewDataFileBuilder(tbl.Iceberg().Metadata().PartitionSpec(), iceberg.EntryContentData, path, iceberg.ParquetFile, nil, nil, nil, 1000, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
-	txn := tbl.Iceberg().NewTransaction()
-	if err := txn.AddDataFiles(ctx, []iceberg.DataFile{b.Build()}, nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := txn.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
+	commitDataFiles(t, tbl, migratedDataFile(t, tbl, path, nil, 1000, size, 0))
 	// skade's own rows, ids 1000..1999, the same instants shifted
 	mustExec(t, s, `INSERT INTO x SELECT i, TIMESTAMP '2026-01-01 00:00:00' + (i - 1000) * INTERVAL '1001 milliseconds',
 		TIMESTAMPTZ '2026-01-01 00:00:00+00' + (i - 1000) * INTERVAL '1001 milliseconds' FROM generate_series(1000, 1999) g(i)`)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -46,42 +45,13 @@ func hiveFile(t *testing.T, tbl *lake.Table, region string, ids []int64, withIDs
 	rec := array.NewRecordBatch(sc, []arrow.Array{ib.NewArray(), vb.NewArray()}, int64(len(ids)))
 	defer rec.Release()
 	path := filepath.Join(tbl.Iceberg().Location(), "data", "region="+region, fmt.Sprintf("part-%d.parquet", ids[0]))
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := pqarrow.NewFileWriter(sc, out, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(250)), pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WriteBuffered(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	meta := tbl.Iceberg().Metadata()
-	spec := meta.PartitionSpec()
+	size := writeForeignFile(t, path, rec, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(250)), pqarrow.DefaultWriterProps())
+	spec := tbl.Iceberg().Metadata().PartitionSpec()
 	var pid int
 	for _, pf := range spec.Fields() {
 		pid = pf.FieldID
 	}
-	b, err := iceberg.NewDataFileBuilder(spec, iceberg.EntryContentData, path, iceberg.ParquetFile,
-		map[int]any{pid: region}, nil, nil, int64(len(ids)), st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if meta.Version() >= 3 {
-		b.FirstRowID(firstRowID)
-	}
-	return b.Build()
+	return migratedDataFile(t, tbl, path, map[int]any{pid: region}, int64(len(ids)), size, firstRowID)
 }
 
 // TestPartitionColumnsAbsentFromFiles: a data file need not hold the
@@ -149,13 +119,7 @@ func testPartitionColumnsAbsent(t *testing.T, version, mode string) {
 		}
 		files = append(files, hiveFile(t, tbl, c.region, ids, c.ids, next))
 	}
-	txn := tbl.Iceberg().NewTransaction()
-	if err := txn.AddDataFiles(ctx, files, nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := txn.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
+	commitDataFiles(t, tbl, files...)
 	check := func(step string) {
 		t.Helper()
 		var want []string

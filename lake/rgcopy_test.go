@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -820,23 +819,7 @@ func addForeignFile(t *testing.T, tbl *lake.Table, rec arrow.RecordBatch, props 
 	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(tbl.Iceberg().Location(), "data", "foreign.parquet")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := pqarrow.NewFileWriter(rec.Schema(), out, props, pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WriteBuffered(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeForeignFile(t, path, rec, props, pqarrow.DefaultWriterProps())
 	txn := tbl.Iceberg().NewTransaction()
 	if err := txn.AddFiles(ctx, []string{path}, nil, false); err != nil {
 		t.Fatal(err)

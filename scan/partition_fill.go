@@ -369,160 +369,73 @@ func ConstantArray(mem memory.Allocator, dt arrow.DataType, v any, n int) (arrow
 	bld := array.NewBuilder(mem, dt)
 	defer bld.Release()
 	bld.Reserve(n)
-	bad := func() (arrow.Array, error) {
-		return nil, fmt.Errorf("a partition value %v (%T) cannot be a %s", v, v, dt)
-	}
+	ok := true
 	switch b := bld.(type) {
 	case *array.BooleanBuilder:
-		x, ok := v.(bool)
-		if !ok {
-			return bad()
-		}
-		for range n {
-			b.Append(x)
-		}
+		ok = repeat(b, v, n, func(x bool) bool { return x })
 	case *array.Int32Builder:
-		x, ok := v.(int32)
-		if !ok {
-			return bad()
-		}
-		for range n {
-			b.Append(x)
-		}
+		ok = repeat(b, v, n, func(x int32) int32 { return x })
 	case *array.Int64Builder:
-		var x int64
-		switch y := v.(type) {
-		case int64:
-			x = y
-		case int32:
-			x = int64(y)
-		default:
-			return bad()
-		}
-		for range n {
-			b.Append(x)
-		}
+		ok = repeat(b, v, n, func(x int64) int64 { return x }) ||
+			repeat(b, v, n, func(x int32) int64 { return int64(x) })
 	case *array.Float32Builder:
-		x, ok := v.(float32)
-		if !ok {
-			return bad()
-		}
-		for range n {
-			b.Append(x)
-		}
+		ok = repeat(b, v, n, func(x float32) float32 { return x })
 	case *array.Float64Builder:
-		var x float64
-		switch y := v.(type) {
-		case float64:
-			x = y
-		case float32:
-			x = float64(y)
-		default:
-			return bad()
-		}
-		for range n {
-			b.Append(x)
-		}
+		ok = repeat(b, v, n, func(x float64) float64 { return x }) ||
+			repeat(b, v, n, func(x float32) float64 { return float64(x) })
 	case *array.StringBuilder:
-		x, ok := v.(string)
-		if !ok {
-			return bad()
-		}
-		b.ReserveData(n * len(x))
-		for range n {
-			b.Append(x)
-		}
+		ok = repeat(b, v, n, func(x string) string { return x })
 	case *array.LargeStringBuilder:
-		x, ok := v.(string)
-		if !ok {
-			return bad()
-		}
-		for range n {
-			b.Append(x)
-		}
+		ok = repeat(b, v, n, func(x string) string { return x })
 	case *array.BinaryBuilder:
-		x, ok := v.([]byte)
-		if !ok {
-			return bad()
-		}
-		for range n {
-			b.Append(x)
-		}
+		ok = repeat(b, v, n, func(x []byte) []byte { return x })
 	case *array.Date32Builder:
-		x, ok := v.(iceberg.Date)
-		if !ok {
-			return bad()
-		}
-		for range n {
-			b.Append(arrow.Date32(x))
-		}
+		ok = repeat(b, v, n, func(x iceberg.Date) arrow.Date32 { return arrow.Date32(x) })
 	case *array.TimestampBuilder:
-		nano := dt.(*arrow.TimestampType).Unit == arrow.Nanosecond
-		var x int64
-		switch y := v.(type) {
-		case iceberg.Timestamp:
-			if nano {
-				return bad()
-			}
-			x = int64(y)
-		case iceberg.TimestampNano:
-			if !nano {
-				return bad()
-			}
-			x = int64(y)
-		default:
-			return bad()
-		}
-		for range n {
-			b.Append(arrow.Timestamp(x))
+		if dt.(*arrow.TimestampType).Unit == arrow.Nanosecond {
+			ok = repeat(b, v, n, func(x iceberg.TimestampNano) arrow.Timestamp { return arrow.Timestamp(x) })
+		} else {
+			ok = repeat(b, v, n, func(x iceberg.Timestamp) arrow.Timestamp { return arrow.Timestamp(x) })
 		}
 	case *array.Time64Builder:
-		x, ok := v.(iceberg.Time)
-		if !ok {
-			return bad()
-		}
-		for range n {
-			b.Append(arrow.Time64(x))
-		}
+		ok = repeat(b, v, n, func(x iceberg.Time) arrow.Time64 { return arrow.Time64(x) })
 	case *array.Decimal128Builder:
-		var x decimal128.Num
-		switch y := v.(type) {
+		scale := int(dt.(*arrow.Decimal128Type).Scale)
+		switch x := v.(type) {
 		case iceberg.DecimalLiteral:
-			if y.Scale != int(dt.(*arrow.Decimal128Type).Scale) {
-				return bad()
-			}
-			x = y.Val
+			ok = x.Scale == scale && repeat(b, x.Val, n, func(y decimal128.Num) decimal128.Num { return y })
 		case iceberg.Decimal:
-			if y.Scale != int(dt.(*arrow.Decimal128Type).Scale) {
-				return bad()
-			}
-			x = y.Val
+			ok = x.Scale == scale && repeat(b, x.Val, n, func(y decimal128.Num) decimal128.Num { return y })
 		default:
-			return bad()
-		}
-		for range n {
-			b.Append(x)
+			ok = false
 		}
 	case *array.FixedSizeBinaryBuilder:
-		var x []byte
-		switch y := v.(type) {
-		case []byte:
-			x = y
-		case uuid.UUID:
-			x = y[:]
-		default:
-			return bad()
+		x, isBytes := v.([]byte)
+		if u, isUUID := v.(uuid.UUID); isUUID {
+			x, isBytes = u[:], true
 		}
-		if len(x) != dt.(*arrow.FixedSizeBinaryType).ByteWidth {
-			return bad()
-		}
-		for range n {
-			b.Append(x)
-		}
+		ok = isBytes && len(x) == dt.(*arrow.FixedSizeBinaryType).ByteWidth && repeat(b, x, n, func(y []byte) []byte { return y })
 	default:
 		return nil, fmt.Errorf("a partition column of type %s cannot be filled from its partition value", dt)
 	}
+	if !ok {
+		return nil, fmt.Errorf("a partition value %v (%T) cannot be a %s", v, v, dt)
+	}
 	return bld.NewArray(), nil
+}
+
+// repeat appends n copies of v, converted by conv, when v is a T; false
+// when it is not.
+func repeat[T, A any](b interface{ Append(A) }, v any, n int, conv func(T) A) bool {
+	x, ok := v.(T)
+	if !ok {
+		return false
+	}
+	a := conv(x)
+	for range n {
+		b.Append(a)
+	}
+	return true
 }
 
 // TestHookFooterRead, when set (by tests only), is called with the path
