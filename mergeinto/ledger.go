@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/skadedb/skade/scan"
 )
 
 // Ledger is the safety net of a commit that replaces data files: it
@@ -120,7 +121,7 @@ func (l *Ledger) CheckWritten(ctx context.Context, removed []iceberg.DataFile, w
 // hidden is how many rows of task's file its delete files hide.
 func (l *Ledger) hidden(ctx context.Context, f *ledgerFile) (int64, error) {
 	task := f.task
-	if f.known || !HasDeletes(task) {
+	if f.known || !scan.HasDeletes(task) {
 		return f.hidden, nil
 	}
 	pd := NewPositionDeletes(l.tbl, l.scan, l.what, l.mem)

@@ -137,7 +137,7 @@ func (f *FileDeletes) Rows() int64 { return int64(len(f.pos)) }
 func (f *FileDeletes) load(ctx context.Context) error {
 	f.loaded = true
 	d := f.d
-	if !HasDeletes(f.task) {
+	if !scan.HasDeletes(f.task) {
 		return nil
 	}
 	fsys, err := d.tbl.FS(ctx)

@@ -161,7 +161,7 @@ func Rewrite(ctx context.Context, spec *RewriteSpec, txn *table.Transaction) (re
 	mt.FilesScanned = int64(len(spec.Files) + len(spec.Drop))
 	for _, task := range spec.Drop {
 		// statistics prove every row matches: drop the file unread
-		if HasDeletes(task) {
+		if scan.HasDeletes(task) {
 			return nil, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s has deletes and cannot be dropped unread (binder bug)", m.what(), m.relPath(task.File.FilePath()))}
 		}
 		m.ledger.Read(task, task.File.Count())
@@ -205,11 +205,6 @@ func Rewrite(ctx context.Context, spec *RewriteSpec, txn *table.Transaction) (re
 	}
 	m.res.Count = mt.RowsUpdated + mt.RowsDeleted
 	return m.res, nil
-}
-
-// HasDeletes reports whether delete files apply to task's data file.
-func HasDeletes(task table.FileScanTask) bool {
-	return len(task.DeleteFiles)+len(task.EqualityDeleteFiles)+len(task.DeletionVectorFiles) > 0
 }
 
 // rewriteFile runs the statement over one file and hands each batch to

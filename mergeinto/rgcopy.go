@@ -93,7 +93,7 @@ func (m *merger) rowGroupLayout(ctx context.Context, task table.FileScanTask, on
 // footer and row group ends of a Parquet file without deletes whose row
 // groups lie plainly in it.
 func (m *merger) footerLayout(ctx context.Context, task table.FileScanTask, one bool) (*metadata.FileMetaData, []int64) {
-	if HasDeletes(task) || task.File.FileFormat() != iceberg.ParquetFile {
+	if scan.HasDeletes(task) || task.File.FileFormat() != iceberg.ParquetFile {
 		return nil, nil
 	}
 	if so := task.File.SplitOffsets(); !one && so != nil && len(so) < 2 {

@@ -206,7 +206,7 @@ func (w *Write) planFiles(ctx context.Context, explain bool) error {
 	for _, t := range tasks {
 		// a file with deletes is read even so (its record count includes
 		// the deleted rows), then dropped with its deletes
-		if wholly(t) && !mergeinto.HasDeletes(t) {
+		if wholly(t) && !scan.HasDeletes(t) {
 			w.Drop = append(w.Drop, t)
 		} else {
 			w.Files = append(w.Files, t)

@@ -73,7 +73,10 @@ func readTasks(ctx context.Context, tbl *table.Table, sc *table.Scan, alt ScanFu
 		return nil, nil, err
 	}
 	meta := tbl.Metadata()
-	if len(timeIDs) == 0 && !slices.ContainsFunc(tasks, func(t table.FileScanTask) bool { return len(identityCandidates(meta, proj, t)) > 0 }) {
+	if len(timeIDs) == 0 && !slices.ContainsFunc(tasks, func(t table.FileScanTask) bool {
+		wide, _ := widened(meta, proj, t)
+		return len(identityCandidates(meta, wide, t)) > 0
+	}) {
 		return sc.ReadTasks(ctx, tasks)
 	}
 	schema, err := table.SchemaToArrowSchema(proj, nil, false, false)
@@ -162,11 +165,14 @@ func LacksPartitionColumn(ctx context.Context, tbl *table.Table, t table.FileSca
 // fileFill is how to read one file that lacks columns its partition
 // tuple gives.
 type fileFill struct {
-	out    []iceberg.NestedField // the columns to return, in order
-	consts map[int]any           // field id → partition value, for the columns the file lacks
-	cols   []string              // the columns to read from the file
-	schema *arrow.Schema         // the batches'
-	mem    memory.Allocator      // the context's, as iceberg-go's reader allocates
+	out     []iceberg.NestedField // the columns to return, in order
+	consts  map[int]any           // field id → partition value, for the columns the file lacks
+	extra   []iceberg.NestedField // equality key columns read besides out, dropped after the deletes
+	cols    []string              // the columns to read from the file
+	schema  *arrow.Schema         // the batches'
+	fs      iceio.IO
+	schema0 *iceberg.Schema  // the table's, for its deletes
+	mem     memory.Allocator // the context's, as iceberg-go's reader allocates
 }
 
 // identityCandidates returns the fields of proj that an identity field of
@@ -226,10 +232,31 @@ func inStats(df iceberg.DataFile, id int) bool {
 	return ok
 }
 
+// widened is proj with the key columns of t's equality deletes it lacks
+// (extra): they are read too, and may be the partition column, when the
+// deletes are applied here (fileFill.readTasks).
+func widened(meta table.Metadata, proj *iceberg.Schema, t table.FileScanTask) (wide *iceberg.Schema, extra []iceberg.NestedField) {
+	for _, d := range t.EqualityDeleteFiles {
+		for _, id := range d.EqualityFieldIDs() {
+			if _, ok := proj.FindFieldByID(id); ok || slices.ContainsFunc(extra, func(f iceberg.NestedField) bool { return f.ID == id }) {
+				continue
+			}
+			if f, ok := meta.CurrentSchema().FindFieldByID(id); ok {
+				extra = append(extra, f)
+			}
+		}
+	}
+	if len(extra) == 0 {
+		return proj, nil
+	}
+	return iceberg.NewSchema(proj.ID, append(slices.Clone(proj.Fields()), extra...)...), extra
+}
+
 // fillFor returns how to read t's file, or nil when it holds every column
 // of proj that its partition tuple gives.
 func fillFor(ctx context.Context, fs iceio.IO, meta table.Metadata, proj *iceberg.Schema, t table.FileScanTask) (*fileFill, error) {
-	cands := identityCandidates(meta, proj, t)
+	wide, extra := widened(meta, proj, t)
+	cands := identityCandidates(meta, wide, t)
 	if len(cands) == 0 {
 		return nil, nil
 	}
@@ -244,7 +271,7 @@ func fillFor(ctx context.Context, fs iceio.IO, meta table.Metadata, proj *iceber
 		return nil, nil
 	}
 	part := t.File.Partition()
-	f := &fileFill{out: proj.Fields(), consts: map[int]any{}, mem: compute.GetAllocator(ctx)}
+	f := &fileFill{out: proj.Fields(), extra: extra, consts: map[int]any{}, mem: compute.GetAllocator(ctx), fs: fs, schema0: meta.CurrentSchema()}
 	for src, pid := range cands {
 		if !held[src] {
 			f.consts[src] = part[pid]
@@ -254,7 +281,7 @@ func fillFor(ctx context.Context, fs iceio.IO, meta table.Metadata, proj *iceber
 		return nil, nil
 	}
 	anchored := false
-	for _, fld := range f.out {
+	for _, fld := range append(slices.Clone(f.out), extra...) {
 		if _, ok := f.consts[fld.ID]; ok {
 			continue
 		}
@@ -286,6 +313,50 @@ func (f *fileFill) readTasks(ctx context.Context, alt ScanFunc, tasks []table.Fi
 	for i := range tasks {
 		tasks[i].Residual = nil // the alternative scan filters nothing
 	}
+	// iceberg-go fails to apply an equality delete on a column the file
+	// lacks: then the deletes are applied here, after the fill, as the
+	// scan's delete index applies them (other deletes are iceberg-go's)
+	var filter *deleteFilter
+	if f.constantKeys(tasks) {
+		idx := newDeleteIndex(f.fs, f.mem, f.schema0, func(names []string, batch int) *table.Scan { return alt(names) })
+		if len(tasks) != 1 || !idx.accept(tasks[0]) {
+			yield(nil, fmt.Errorf("data file %s lacks a column its partition tuple gives and an equality delete keys on, and its deletes cannot be applied here (deletion vectors with them, or a split file)", tasks[0].File.FilePath()))
+			return false
+		}
+		fd, err := idx.forTask(ctx, tasks[0])
+		if err != nil {
+			yield(nil, err)
+			return false
+		}
+		filter = &deleteFilter{fd: fd}
+		tasks[0].DeleteFiles, tasks[0].EqualityDeleteFiles = nil, nil
+	}
+	if !f.readFilled(ctx, alt, tasks, filter, yield) {
+		return false
+	}
+	if filter != nil && filter.next != tasks[0].File.Count() {
+		yield(nil, fmt.Errorf("data file %s: read %d rows, its metadata says %d; deletes cannot be applied by position", tasks[0].File.FilePath(), filter.next, tasks[0].File.Count()))
+		return false
+	}
+	return true
+}
+
+// constantKeys reports whether an equality delete of tasks has a key
+// column the file lacks (one of f.consts).
+func (f *fileFill) constantKeys(tasks []table.FileScanTask) bool {
+	for _, t := range tasks {
+		for _, d := range t.EqualityDeleteFiles {
+			if slices.ContainsFunc(d.EqualityFieldIDs(), func(id int) bool { _, ok := f.consts[id]; return ok }) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// readFilled is readTasks's read, with filter (when not nil) applying the
+// deletes to each batch filled.
+func (f *fileFill) readFilled(ctx context.Context, alt ScanFunc, tasks []table.FileScanTask, filter *deleteFilter, yield func(arrow.RecordBatch, error) bool) bool {
 	sc := alt(f.cols)
 	defer sc.Close()
 	_, seq, err := sc.ReadTasks(ctx, tasks)
@@ -300,6 +371,12 @@ func (f *fileFill) readTasks(ctx context.Context, alt ScanFunc, tasks []table.Fi
 		}
 		out, err := f.fill(b)
 		b.Release()
+		if err == nil && filter != nil {
+			out, err = filter.apply(ctx, f.mem, out)
+		}
+		if err == nil && len(f.extra) > 0 {
+			out = dropLast(out, len(f.extra))
+		}
 		if err != nil {
 			yield(nil, err)
 			return false
@@ -316,7 +393,15 @@ func (f *fileFill) readTasks(ctx context.Context, alt ScanFunc, tasks []table.Fi
 func (f *fileFill) fill(b arrow.RecordBatch) (arrow.RecordBatch, error) {
 	n := int(b.NumRows())
 	fields := slices.Clone(f.schema.Fields())
-	cols := make([]arrow.Array, len(f.out))
+	for _, e := range f.extra {
+		dt, err := table.TypeToArrowType(e.Type, false, false)
+		if err != nil {
+			return nil, err
+		}
+		fields = append(fields, arrow.Field{Name: e.Name, Type: dt, Nullable: true})
+	}
+	wide := append(slices.Clone(f.out), f.extra...)
+	cols := make([]arrow.Array, len(wide))
 	release := func() {
 		for _, c := range cols {
 			if c != nil {
@@ -324,7 +409,7 @@ func (f *fileFill) fill(b arrow.RecordBatch) (arrow.RecordBatch, error) {
 			}
 		}
 	}
-	for i, fld := range f.out {
+	for i, fld := range wide {
 		if v, ok := f.consts[fld.ID]; ok {
 			c, err := ConstantArray(f.mem, fields[i].Type, v, n)
 			if err != nil {
@@ -349,6 +434,18 @@ func (f *fileFill) fill(b arrow.RecordBatch) (arrow.RecordBatch, error) {
 	out := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(n))
 	release()
 	return out, nil
+}
+
+// HasDeletes reports whether delete files apply to task's data file.
+func HasDeletes(task table.FileScanTask) bool {
+	return len(task.DeleteFiles)+len(task.EqualityDeleteFiles)+len(task.DeletionVectorFiles) > 0
+}
+
+// dropLast returns b without its last k columns; it consumes b.
+func dropLast(b arrow.RecordBatch, k int) arrow.RecordBatch {
+	defer b.Release()
+	n := int(b.NumCols()) - k
+	return array.NewRecordBatch(arrow.NewSchema(b.Schema().Fields()[:n], nil), b.Columns()[:n], b.NumRows())
 }
 
 // ConstantArray is an array of n copies of v, an Iceberg value as
