@@ -954,9 +954,12 @@ func (p *patch) freeSet(b *exec.Budget) {
 
 // patchesInFlight bounds the patches being encoded at once; the file
 // reader waits for one to finish before starting another. Each holds its
-// row group's SET columns until it is encoded.
+// row group's SET columns until it is encoded. One per core: with one
+// fewer (to leave the reader a core), a 2-core machine encoded one patch
+// at a time, and the last file's patches ran on one core while the other
+// idled; a spread MERGE took 7-30% longer (BENCHMARKS.md, session 30).
 func patchesInFlight() int {
-	return max(1, min(runtime.GOMAXPROCS(0), 4)-1)
+	return max(1, min(runtime.GOMAXPROCS(0), 4))
 }
 
 // startPatch encodes one row group's SET columns (cols, rows rows, which
