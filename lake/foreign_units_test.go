@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,5 +87,66 @@ func TestMillisecondTimestampsFiltered(t *testing.T) {
 	}
 	if got := query(t, s, "SELECT count(*) FROM x WHERE ts > TIMESTAMP '2026-01-01 00:10:00'"); !slices.Equal(got, []string{fmt.Sprint(2 * 360)}) {
 		t.Fatalf("after DELETE: %v rows after 00:10", got)
+	}
+}
+
+// TestUnreadableTimestampUnits: iceberg-go cannot read a timestamp column
+// stored as INT96 (Hive's, Impala's and older Spark's timestamps) or in
+// nanoseconds for a microsecond column. The error names the file, the
+// column and the way out, and a DELETE without WHERE or a TRUNCATE drops
+// such files without reading them (they read every file before).
+func TestUnreadableTimestampUnits(t *testing.T) {
+	ctx := context.Background()
+	md := func(n string) arrow.Metadata { return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{n}) }
+	nsType := &arrow.TimestampType{Unit: arrow.Nanosecond}
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: md("1")},
+		{Name: "ts", Type: nsType, Nullable: true, Metadata: md("2")}}, nil)
+	ib, tb := array.NewInt64Builder(memory.DefaultAllocator), array.NewTimestampBuilder(memory.DefaultAllocator, nsType)
+	for i := range int64(10) {
+		ib.Append(i)
+		tb.Append(arrow.Timestamp(1767225600_000000000 + i))
+	}
+	rec := array.NewRecordBatch(sc, []arrow.Array{ib.NewArray(), tb.NewArray()}, 10)
+	defer rec.Release()
+	for _, c := range []struct {
+		name, stored string
+		aprops       pqarrow.ArrowWriterProperties
+	}{
+		{"int96", "INT96", pqarrow.NewArrowWriterProperties(pqarrow.WithDeprecatedInt96Timestamps(true))},
+		{"nanos", "TIMESTAMP(NANOS)", pqarrow.DefaultWriterProps()},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			lk, _ := openLake(t)
+			s := lk.Session()
+			mustExec(t, s, `CREATE TABLE x (id BIGINT, ts TIMESTAMP)`)
+			mustExec(t, s, `INSERT INTO x VALUES (100, TIMESTAMP '2026-01-01 00:00:00')`)
+			tbl, err := lk.Table(ctx, "x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(tbl.Iceberg().Location(), "data", c.name+".parquet")
+			size := writeForeignFile(t, path, rec, parquet.NewWriterProperties(), c.aprops)
+			commitDataFiles(t, tbl, migratedDataFile(t, tbl, path, nil, 10, size, 0))
+			res, err := s.SQL(ctx, "SELECT id, ts FROM x")
+			if err == nil {
+				_, err = res.Collect(ctx)
+			}
+			if err == nil || !strings.Contains(err.Error(), c.name+`.parquet stores column "ts" as `+c.stored) || !strings.Contains(err.Error(), "TIMESTAMP_MICROS") {
+				t.Fatalf("reading the file: %v", err)
+			}
+			// the file's rows go without being read
+			res, err = s.SQL(ctx, "DELETE FROM x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := res.Metrics().RowsDeleted; n != 11 {
+				t.Fatalf("DELETE deleted %d rows, want 11", n)
+			}
+			res.Close()
+			if got := query(t, s, "SELECT count(*) FROM x"); !slices.Equal(got, []string{"0"}) {
+				t.Fatalf("after DELETE: %v rows", got)
+			}
+		})
 	}
 }

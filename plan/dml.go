@@ -317,6 +317,8 @@ type Rewrite struct {
 	root    Node
 	input   exec.Operator
 	strict  []strictPred
+	// every: there is no WHERE, so every row matches (AllMatch)
+	every bool
 	// inclusive are the conjuncts that exclude row groups by their
 	// statistics (rowGroupFilter), ordered whether root keeps the
 	// file's row order
@@ -405,7 +407,14 @@ func (p *Planner) rowRewrite(ctx context.Context, target *TableRef, alias parser
 	var marks []*Join
 	ec := &exprCtx{sc: sc, clause: "WHERE", marks: &marks, filterIn: filterIns(where)}
 	var match, pred Expr
+	if where == nil && len(using) > 0 {
+		// DELETE … USING s (UPDATE … FROM s) without WHERE: a row matches
+		// when s has a row, as in PostgreSQL; not every row whatever s
+		// holds
+		where = &parser.Literal{Pos: using[0].Position(), Kind: parser.LitBool, Value: "true"}
+	}
 	if where == nil {
+		rw.every = true
 		l, _ := exec.NewLiteral(true)
 		match = constLit(l)
 	} else {

@@ -205,8 +205,9 @@ func allMatch(preds []strictPred, df iceberg.DataFile) bool {
 }
 
 // AllMatch reports whether the rewrite's predicate holds for every row of
-// df by its statistics alone, so a DELETE can drop the file unread.
-func (r *Rewrite) AllMatch(df iceberg.DataFile) bool { return allMatch(r.strict, df) }
+// df by its statistics alone, or because there is none, so a DELETE can
+// drop the file unread.
+func (r *Rewrite) AllMatch(df iceberg.DataFile) bool { return r.every || allMatch(r.strict, df) }
 
 // Row groups. A DELETE's or UPDATE's conjuncts of the strict form (a
 // column of an integer, date or timestamp type against constants) tell

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -67,7 +68,60 @@ func ReadTasksFiltered(ctx context.Context, tbl *table.Table, sc *table.Scan, al
 	return seq, err
 }
 
+// readTasks is readTasksRaw with iceberg-go's error for a timestamp
+// column stored in a unit it cannot read explained (explainUnits).
 func readTasks(ctx context.Context, tbl *table.Table, sc *table.Scan, alt ScanFunc, tasks []table.FileScanTask, timeIDs []int) (*arrow.Schema, iter.Seq2[arrow.RecordBatch, error], error) {
+	schema, seq, err := readTasksRaw(ctx, tbl, sc, alt, tasks, timeIDs)
+	if err != nil {
+		return nil, nil, explainUnits(ctx, tbl, tasks, err)
+	}
+	return schema, func(yield func(arrow.RecordBatch, error) bool) {
+		for b, err := range seq {
+			if err != nil {
+				yield(nil, explainUnits(ctx, tbl, tasks, err))
+				return
+			}
+			if !yield(b, nil) {
+				return
+			}
+		}
+	}, nil
+}
+
+// explainUnits returns err, iceberg-go's, or when a file of tasks stores
+// a timestamp column in a unit iceberg-go cannot read (INT96, as Hive,
+// Impala and older Spark wrote timestamps, or nanoseconds for a
+// microsecond column), an error that says which file and column, and what
+// to do.
+func explainUnits(ctx context.Context, tbl *table.Table, tasks []table.FileScanTask, err error) error {
+	if !strings.Contains(err.Error(), "cannot promote") {
+		return err
+	}
+	fs, ferr := tbl.FS(ctx)
+	if ferr != nil {
+		return err
+	}
+	meta := tbl.Metadata()
+	for i, t := range tasks {
+		if i > 0 && t.File.FilePath() == tasks[i-1].File.FilePath() {
+			continue
+		}
+		fc, ferr := fileColumns(fs, meta, t.File.FilePath())
+		if ferr != nil {
+			continue
+		}
+		for id, how := range fc.stored {
+			if how == "TIMESTAMP(MILLIS)" {
+				continue // read right
+			}
+			name, _ := meta.CurrentSchema().FindColumnName(id)
+			return fmt.Errorf("data file %s stores column %q as %s, which skade cannot read yet; rewrite the file with microsecond timestamps (Spark: spark.sql.parquet.outputTimestampType = TIMESTAMP_MICROS) (%w)", t.File.FilePath(), name, how, err)
+		}
+	}
+	return err
+}
+
+func readTasksRaw(ctx context.Context, tbl *table.Table, sc *table.Scan, alt ScanFunc, tasks []table.FileScanTask, timeIDs []int) (*arrow.Schema, iter.Seq2[arrow.RecordBatch, error], error) {
 	proj, err := sc.Projection()
 	if err != nil {
 		return nil, nil, err
@@ -549,6 +603,7 @@ var TestHookFooterRead func(path string)
 type fileCols struct {
 	held      map[int]bool
 	otherUnit map[int]bool
+	stored    map[int]string // how each otherUnit column is stored
 }
 
 // OtherTimeUnit reports whether a Parquet leaf stores a timestamp column
@@ -611,7 +666,7 @@ func fileColumns(fs iceio.IO, meta table.Metadata, path string) (*fileCols, erro
 	}
 	defer pr.Close()
 	root := pr.MetaData().Schema.Root()
-	fc = &fileCols{held: map[int]bool{}, otherUnit: map[int]bool{}}
+	fc = &fileCols{held: map[int]bool{}, otherUnit: map[int]bool{}, stored: map[int]string{}}
 	mapping := meta.NameMapping()
 	for i := range root.NumFields() {
 		n := root.Field(i)
@@ -629,6 +684,10 @@ func fileColumns(fs iceio.IO, meta table.Metadata, path string) (*fileCols, erro
 			fc.held[id] = true
 			if leaf, ok := n.(*schema.PrimitiveNode); ok && otherUnit(leaf, id, meta.CurrentSchema()) {
 				fc.otherUnit[id] = true
+				fc.stored[id] = "INT96"
+				if ts, ok := leaf.LogicalType().(schema.TimestampLogicalType); ok {
+					fc.stored[id] = map[schema.TimeUnitType]string{schema.TimeUnitMillis: "TIMESTAMP(MILLIS)", schema.TimeUnitMicros: "TIMESTAMP(MICROS)", schema.TimeUnitNanos: "TIMESTAMP(NANOS)"}[ts.TimeUnit()]
+				}
 			}
 		}
 	}
