@@ -26,10 +26,17 @@ func TestBufferPool(t *testing.T) {
 	if a[0] != poisonByte || a[len(a)-1] != poisonByte {
 		t.Fatalf("a freed buffer is not poisoned: %x … %x", a[0], a[len(a)-1])
 	}
-	// the freed buffer (class 16: 65,536 bytes and more) serves a request
-	// that fits, zeroed, with capacity equal to its length
+	// a freed buffer (class 16: 65,536 bytes and more) serves a request
+	// that fits, zeroed, with capacity equal to its length. sync.Pool may
+	// drop what it is given (at a GC, and a quarter of it under the race
+	// detector), so each round frees a buffer of its own and looks for it.
 	var reused bool
-	for range 100 { // sync.Pool may drop entries; retry with fresh frees
+	for round := range 100 {
+		if round > 0 {
+			a = p.Allocate(100_000)
+			addr = unsafe.SliceData(a)
+			p.Free(a)
+		}
 		b := p.Allocate(60_000)
 		if len(b) != 60_000 || cap(b) != 60_000 || !aligned(b) {
 			t.Fatalf("Allocate(60000): len %d cap %d", len(b), cap(b))
@@ -43,7 +50,6 @@ func TestBufferPool(t *testing.T) {
 			reused = true
 			break
 		}
-		p.Free(b)
 	}
 	if !reused {
 		t.Fatal("a freed buffer was never handed out again")
@@ -151,35 +157,41 @@ func bufferAddrs(d arrow.ArrayData, into map[*byte]bool) {
 func TestBufferPoolSameSize(t *testing.T) {
 	p := NewBufferPool()
 	const size = 1<<20 + 64 // as arrow-go asks for 131,080 8-byte values
-	// handedBack reports whether Allocate(n) gives addr back, retrying
-	// with fresh frees (sync.Pool may drop entries); every buffer it
-	// gets must be n long and zeroed
-	handedBack := func(n int, addr *byte) bool {
-		for range 100 {
-			b := p.Allocate(n)
-			if len(b) != n || cap(b) != n || b[0] != 0 || b[n-1] != 0 {
-				t.Fatalf("Allocate(%d): len %d cap %d, first and last %x %x", n, len(b), cap(b), b[0], b[n-1])
-			}
-			if unsafe.SliceData(b) == addr {
-				return true
-			}
-			p.Free(b)
+	// get is Allocate(n), which must be n long and zeroed
+	get := func(n int) []byte {
+		b := p.Allocate(n)
+		if len(b) != n || cap(b) != n || b[0] != 0 || b[n-1] != 0 {
+			t.Fatalf("Allocate(%d): len %d cap %d, first and last %x %x", n, len(b), cap(b), b[0], b[n-1])
 		}
-		return false
+		return b
 	}
-	a := p.Allocate(size)
-	p.Free(a)
-	if !handedBack(size, unsafe.SliceData(a)) {
+	// sync.Pool may drop what it is given (at a GC, and a quarter of it
+	// under the race detector): each round below frees buffers of its
+	// own and looks for them, and one round of 100 must see them kept
+	reused := false
+	for range 100 {
+		a := get(size)
+		p.Free(a)
+		if reused = unsafe.SliceData(get(size)) == unsafe.SliceData(a); reused {
+			break
+		}
+	}
+	if !reused {
 		t.Fatal("a buffer freed at a size was never handed out again for that size")
 	}
-	small := p.Allocate(1<<20 + 8)
-	smallAddr := unsafe.SliceData(small)
-	p.Free(small) // class 20, as the size-long buffer was
-	b := p.Allocate(size)
-	if len(b) != size || cap(b) != size || unsafe.SliceData(b) == smallAddr {
-		t.Fatalf("Allocate(%d) after a smaller free: len %d cap %d, the smaller buffer: %v", size, len(b), cap(b), unsafe.SliceData(b) == smallAddr)
+	kept := false
+	for range 100 {
+		small := get(1<<20 + 8)
+		smallAddr := unsafe.SliceData(small)
+		p.Free(small) // class 20, as the size-long buffer was
+		if b := get(size); unsafe.SliceData(b) == smallAddr {
+			t.Fatalf("Allocate(%d) after a smaller free gave the smaller buffer", size)
+		}
+		if kept = unsafe.SliceData(get(1<<20+8)) == smallAddr; kept {
+			break
+		}
 	}
-	if !handedBack(1<<20+8, smallAddr) {
+	if !kept {
 		t.Fatal("the smaller buffer passed over was not kept for a request it fits")
 	}
 }
