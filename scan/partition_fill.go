@@ -59,7 +59,7 @@ func ReadTasksSchema(ctx context.Context, tbl *table.Table, sc *table.Scan, alt 
 
 // ReadTasksFiltered is ReadTasks for a scan whose row filter compares
 // the timestamp columns timeIDs (field ids) with literals: a file that
-// stores one of them in another unit than microseconds (fileCols) is read
+// stores one of them in another unit than microseconds (fileCols.stored) is read
 // through alt too, with no filter, since iceberg-go would skip row groups
 // of it by statistics it misreads. Telling costs a footer read of each
 // file once per process.
@@ -161,7 +161,7 @@ func readTasksRaw(ctx context.Context, tbl *table.Table, sc *table.Scan, alt Sca
 			if err != nil {
 				return nil, nil, err
 			}
-			if slices.ContainsFunc(timeIDs, func(id int) bool { return fc.otherUnit[id] }) {
+			if slices.ContainsFunc(timeIDs, func(id int) bool { return fc.stored[id] != "" }) {
 				// every column, unfiltered
 				fill = &fileFill{out: proj.Fields(), consts: map[int]any{}, mem: compute.GetAllocator(ctx)}
 				for _, f := range fill.out {
@@ -170,7 +170,9 @@ func readTasksRaw(ctx context.Context, tbl *table.Table, sc *table.Scan, alt Sca
 			}
 		}
 		if fill != nil {
-			fill.schema = schema
+			if err := fill.layout(schema); err != nil {
+				return nil, nil, err
+			}
 		}
 		if n := len(runs); n > 0 && fill == nil && runs[n-1].fill == nil {
 			runs[n-1].tasks = append(runs[n-1].tasks, t)
@@ -223,7 +225,8 @@ type fileFill struct {
 	consts  map[int]any           // field id → partition value, for the columns the file lacks
 	extra   []iceberg.NestedField // equality key columns read besides out, dropped after the deletes
 	cols    []string              // the columns to read from the file
-	schema  *arrow.Schema         // the batches'
+	wide    []iceberg.NestedField // out, then extra (layout)
+	fields  []arrow.Field         // wide's Arrow fields: the batches', then extra's
 	fs      iceio.IO
 	schema0 *iceberg.Schema  // the table's, for its deletes
 	mem     memory.Allocator // the context's, as iceberg-go's reader allocates
@@ -233,40 +236,43 @@ type fileFill struct {
 // t's partition spec gives and that t's column statistics do not show in
 // the file, with the partition field ids.
 func identityCandidates(meta table.Metadata, proj *iceberg.Schema, t table.FileScanTask) map[int]int {
-	spec := meta.PartitionSpecByID(int(t.File.SpecID()))
-	if spec == nil || spec.IsUnpartitioned() {
-		return nil
-	}
 	var out map[int]int
-	for _, pf := range spec.Fields() {
-		if _, ok := pf.Transform.(iceberg.IdentityTransform); !ok || len(pf.SourceIDs) != 1 {
-			continue
-		}
-		src := pf.SourceIDs[0]
-		if _, ok := proj.FindFieldByID(src); !ok {
-			continue
-		}
-		if inStats(t.File, src) {
+	for src, pid := range identitySources(meta, t.File) {
+		if _, ok := proj.FindFieldByID(src); !ok || inStats(t.File, src) {
 			continue
 		}
 		if out == nil {
 			out = map[int]int{}
 		}
-		out[src] = pf.FieldID
+		out[src] = pid
 	}
 	return out
 }
 
-// IdentitySource reports whether an identity field of df's partition
-// spec takes column id: a file lacking the column has its values in its
-// partition tuple.
-func IdentitySource(meta table.Metadata, df iceberg.DataFile, id int) bool {
-	spec := meta.PartitionSpecByID(int(df.SpecID()))
-	if spec == nil {
-		return false
+// identitySources yields the columns an identity field of df's partition
+// spec takes, with the partition field ids: a file lacking such a column
+// has its value in its partition tuple.
+func identitySources(meta table.Metadata, df iceberg.DataFile) iter.Seq2[int, int] {
+	return func(yield func(src, pid int) bool) {
+		spec := meta.PartitionSpecByID(int(df.SpecID()))
+		if spec == nil {
+			return
+		}
+		for _, pf := range spec.Fields() {
+			if _, ok := pf.Transform.(iceberg.IdentityTransform); ok && len(pf.SourceIDs) == 1 {
+				if !yield(pf.SourceIDs[0], pf.FieldID) {
+					return
+				}
+			}
+		}
 	}
-	for _, pf := range spec.Fields() {
-		if _, ok := pf.Transform.(iceberg.IdentityTransform); ok && len(pf.SourceIDs) == 1 && pf.SourceIDs[0] == id {
+}
+
+// IdentitySource reports whether an identity field of df's partition
+// spec takes column id (identitySources).
+func IdentitySource(meta table.Metadata, df iceberg.DataFile, id int) bool {
+	for src := range identitySources(meta, df) {
+		if src == id {
 			return true
 		}
 	}
@@ -442,19 +448,27 @@ func (f *fileFill) readFilled(ctx context.Context, alt ScanFunc, tasks []table.F
 	return true
 }
 
-// fill makes b's batch of f.out: the columns read by name, the constant
-// ones made.
-func (f *fileFill) fill(b arrow.RecordBatch) (arrow.RecordBatch, error) {
-	n := int(b.NumRows())
-	fields := slices.Clone(f.schema.Fields())
+// layout sets the columns fill makes: schema's (the batches', of f.out),
+// then f.extra's.
+func (f *fileFill) layout(schema *arrow.Schema) error {
+	f.wide = append(slices.Clone(f.out), f.extra...)
+	f.fields = slices.Clone(schema.Fields())
 	for _, e := range f.extra {
 		dt, err := table.TypeToArrowType(e.Type, false, false)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		fields = append(fields, arrow.Field{Name: e.Name, Type: dt, Nullable: true})
+		f.fields = append(f.fields, arrow.Field{Name: e.Name, Type: dt, Nullable: true})
 	}
-	wide := append(slices.Clone(f.out), f.extra...)
+	return nil
+}
+
+// fill makes b's batch of f.wide: the columns read by name, the constant
+// ones made.
+func (f *fileFill) fill(b arrow.RecordBatch) (arrow.RecordBatch, error) {
+	n := int(b.NumRows())
+	fields := slices.Clone(f.fields)
+	wide := f.wide
 	cols := make([]arrow.Array, len(wide))
 	release := func() {
 		for _, c := range cols {
@@ -601,9 +615,8 @@ var TestHookFooterRead func(path string)
 // skips row groups it must read (a millisecond file's
 // ts > '2026-01-01 00:10' read no row).
 type fileCols struct {
-	held      map[int]bool
-	otherUnit map[int]bool
-	stored    map[int]string // how each otherUnit column is stored
+	held   map[int]bool
+	stored map[int]string // how each column in another unit is stored ("INT96", "TIMESTAMP(MILLIS)", …)
 }
 
 // OtherTimeUnit reports whether a Parquet leaf stores a timestamp column
@@ -666,7 +679,7 @@ func fileColumns(fs iceio.IO, meta table.Metadata, path string) (*fileCols, erro
 	}
 	defer pr.Close()
 	root := pr.MetaData().Schema.Root()
-	fc = &fileCols{held: map[int]bool{}, otherUnit: map[int]bool{}, stored: map[int]string{}}
+	fc = &fileCols{held: map[int]bool{}, stored: map[int]string{}}
 	mapping := meta.NameMapping()
 	for i := range root.NumFields() {
 		n := root.Field(i)
@@ -683,7 +696,6 @@ func fileColumns(fs iceio.IO, meta table.Metadata, path string) (*fileCols, erro
 		for _, id := range ids {
 			fc.held[id] = true
 			if leaf, ok := n.(*schema.PrimitiveNode); ok && otherUnit(leaf, id, meta.CurrentSchema()) {
-				fc.otherUnit[id] = true
 				fc.stored[id] = "INT96"
 				if ts, ok := leaf.LogicalType().(schema.TimestampLogicalType); ok {
 					fc.stored[id] = map[schema.TimeUnitType]string{schema.TimeUnitMillis: "TIMESTAMP(MILLIS)", schema.TimeUnitMicros: "TIMESTAMP(MICROS)", schema.TimeUnitNanos: "TIMESTAMP(NANOS)"}[ts.TimeUnit()]
