@@ -70,6 +70,14 @@ func NewCase(whens []When, elseExpr Expr) (Expr, error) {
 	return c, nil
 }
 
+// Wrapper is an expression that evaluates one argument and passes or
+// refuses its value (a NOT NULL check of an assignment): it reads what
+// its argument reads.
+type Wrapper interface {
+	Expr
+	Unwrap() Expr
+}
+
 // UsedColumns lists the input columns the expressions read (unordered),
 // or nil when an expression of a kind this file does not know hides its
 // inputs: a caller must then assume every column is read.
@@ -121,6 +129,8 @@ func usedColumns(es ...Expr) (_ []int, volatile bool) {
 				}
 			}
 			return walk(x.arg)
+		case Wrapper:
+			return walk(x.Unwrap())
 		}
 		return false
 	}

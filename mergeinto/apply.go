@@ -185,6 +185,20 @@ type fileRewrite struct {
 	replay   int64 // rows of the group's unchanged prefix let go; re-read on change
 	copied   int64
 
+	// narrow: the row groups hit were read without the columns the
+	// statement does not need (merger.narrowColumns), NULL in their
+	// place, so no row of a batch is ever written as it is. A group that
+	// cannot be patched is read again whole when it ends (deferring),
+	// from deferFrom on, with the updates held in deferred put in place
+	// (deferred.go). unreadChunks counts the column chunks left unread,
+	// for the metrics.
+	narrow       bool
+	deferring    bool
+	deferFrom    int64
+	deferred     []deferredUpdates
+	deferBytes   int64
+	unreadChunks int64
+
 	w *fileWriter
 }
 
@@ -238,6 +252,7 @@ func (f *fileRewrite) releaseBuffer() {
 	f.m.spec.Budget.Release(f.bufBytes)
 	f.buf, f.bufBytes = nil, 0
 	f.releaseCols()
+	f.releaseDeferred()
 }
 
 func (f *fileRewrite) releaseCols() {
@@ -377,6 +392,12 @@ func (f *fileRewrite) skipTo(ctx context.Context, pos int64) error {
 func (f *fileRewrite) advance(ctx context.Context) error {
 	for f.g < len(f.ends) && f.pos >= f.ends[f.g] {
 		switch {
+		case f.deferring:
+			err := f.replayDeferred(ctx, f.ends[f.g])
+			f.deferring = false
+			if err != nil {
+				return err
+			}
 		case f.gCols != nil:
 			f.patchGroup(ctx)
 		case !f.gChanged && f.ends[f.g] > f.gStart:
@@ -555,6 +576,10 @@ func (f *fileRewrite) emit(ctx context.Context, in arrow.RecordBatch, o batchOut
 	}
 	start := f.pos
 	f.pos += in.NumRows()
+	if f.deferring {
+		defer releaseBatches(o.out)
+		return f.deferRows(ctx, in, o, start)
+	}
 	if f.gCols != nil {
 		// a group being patched keeps its SET columns only
 		cols, ok, err := f.setColumns(ctx, in, o)
@@ -578,9 +603,18 @@ func (f *fileRewrite) emit(ctx context.Context, in arrow.RecordBatch, o batchOut
 			releaseBatches(o.out)
 			return err
 		}
+		if f.narrow {
+			// the rest of the group is read again when it ends
+			f.startDefer(start)
+			defer releaseBatches(o.out)
+			return f.deferRows(ctx, in, o, start)
+		}
 	}
 	if !o.changed {
 		if f.gChanged {
+			if f.narrow {
+				return f.narrowWrite()
+			}
 			in.Retain()
 			f.copied += in.NumRows()
 			return f.push(ctx, in)
@@ -635,9 +669,20 @@ func (f *fileRewrite) emit(ctx context.Context, in arrow.RecordBatch, o batchOut
 			f.releaseCols()
 			f.gChanged = false
 		}
+		if f.narrow {
+			// the group's rows so far kept their values; they and the
+			// rest are read again when it ends
+			f.releaseBuffer()
+			f.replay = 0
+			f.startDefer(f.gStart)
+			return f.deferRows(ctx, in, o, start)
+		}
 		if err := f.startChange(ctx); err != nil {
 			return err
 		}
+	}
+	if f.narrow {
+		return f.narrowWrite()
 	}
 	f.copied += o.kept
 	for i, b := range out {
@@ -647,6 +692,12 @@ func (f *fileRewrite) emit(ctx context.Context, in arrow.RecordBatch, o batchOut
 		}
 	}
 	return nil
+}
+
+// narrowWrite is the error of a write of a narrow batch's rows as they
+// are, which emit never makes: their unread columns are NULL.
+func (f *fileRewrite) narrowWrite() error {
+	return &Error{State: StateInternal, Msg: fmt.Sprintf("%s: rows of data file %s read without some columns were about to be written (broken invariant)", f.m.what(), f.m.relPath(f.task.File.FilePath()))}
 }
 
 // replayRows re-reads the file's rows in ranges ([from, to) positions,
@@ -1427,7 +1478,8 @@ func (m *merger) updatedRows(jc arrow.RecordBatch, set []Assignment) ([]arrow.Ar
 			cols[i].Retain()
 		}
 	}
-	if err := m.checkNotNull(cols, "UPDATE"); err != nil {
+	// a column a narrow read left out is NULL here, and unchanged
+	if err := m.checkNotNull(cols, "UPDATE", m.unread); err != nil {
 		releaseAll(cols)
 		return nil, err
 	}
@@ -1627,7 +1679,7 @@ func (m *merger) insertRows(j arrow.RecordBatch, inserted *int64) (out []arrow.R
 			}
 		}
 		if err == nil {
-			err = m.checkNotNull(cols, "INSERT")
+			err = m.checkNotNull(cols, "INSERT", nil)
 		}
 		if err == nil {
 			err = m.returnRows(cols, jc.Columns()[nt:], nil, cols, ActionNameInsert, len(idx))
@@ -1648,9 +1700,9 @@ func (m *merger) insertRows(j arrow.RecordBatch, inserted *int64) (out []arrow.R
 }
 
 // checkNotNull refuses a NULL in a NOT NULL column.
-func (m *merger) checkNotNull(cols []arrow.Array, what string) error {
+func (m *merger) checkNotNull(cols []arrow.Array, what string, skip []bool) error {
 	for i, f := range m.p.target.Fields() {
-		if !f.Nullable && cols[i].NullN() > 0 {
+		if !f.Nullable && cols[i].NullN() > 0 && (skip == nil || !skip[i]) {
 			return &Error{State: StateNotNull, Msg: fmt.Sprintf("merge into %s: column %q is NOT NULL, but the %s would set it to NULL", m.p.name, f.Name, what)}
 		}
 	}

@@ -47,9 +47,10 @@ type directColumn struct {
 }
 
 // directColumns plans the direct read of task's file (footer meta): one
-// entry per target column (keys: leaf -1, spliced by the caller); nil
-// when the file does not qualify.
-func (m *merger) directColumns(task table.FileScanTask, meta *metadata.FileMetaData) []directColumn {
+// entry per target column (keys: leaf -1, spliced by the caller; the
+// columns skip marks: leaf -1, left NULL); nil when the file does not
+// qualify.
+func (m *merger) directColumns(task table.FileScanTask, meta *metadata.FileMetaData, skip []bool) []directColumn {
 	if meta == nil || meta.Schema.Root().NumFields() != meta.Schema.NumColumns() {
 		return nil // not flat
 	}
@@ -67,7 +68,7 @@ func (m *merger) directColumns(task table.FileScanTask, meta *metadata.FileMetaD
 	out := make([]directColumn, m.p.target.NumFields())
 	for c := range out {
 		out[c].leaf = -1
-		if slices.Contains(m.p.keyCols, c) {
+		if slices.Contains(m.p.keyCols, c) || skip != nil && skip[c] {
 			continue
 		}
 		f := m.p.target.Field(c)

@@ -93,9 +93,13 @@ type merger struct {
 	// setCols are the columns the statement's updates assign, when it may
 	// patch row groups (rgcopy.go); nil until patching is first asked.
 	setCols []int
-	nullsMu sync.Mutex
-	nulls   map[nullKey]arrow.Array // conform's shared NULL columns
-	wopts   []table.WriteRecordOption
+	// unread marks the target columns a narrow read leaves out (see
+	// narrowColumns), nil when none; unreadCount counts them
+	unread      []bool
+	unreadCount int
+	nullsMu     sync.Mutex
+	nulls       map[nullKey]arrow.Array // conform's shared NULL columns
+	wopts       []table.WriteRecordOption
 	// direct is the direct writer's plan (direct_writer.go), nil when
 	// WriteRecords writes; directPlanned once it was asked for
 	direct        *directPlan

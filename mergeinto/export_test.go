@@ -28,3 +28,11 @@ func SetKeyRangeMinRows(n int) (restore func()) {
 	keyRangeMinRows = n
 	return func() { keyRangeMinRows = old }
 }
+
+// SetNarrowRead switches narrow reads (narrowColumns) on or off, for a
+// test; the returned func restores the setting.
+func SetNarrowRead(on bool) (restore func()) {
+	old := narrowReadOff
+	narrowReadOff = !on
+	return func() { narrowReadOff = old }
+}

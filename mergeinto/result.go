@@ -64,6 +64,11 @@ type Metrics struct {
 	// columns (an UPDATE's, or a MERGE's that only updates) were encoded
 	// again and the others copied verbatim.
 	RowGroupsPatched int64
+	// ColumnChunksUnread are column chunks of the row groups a MERGE
+	// that only updates read that it did not read at all: columns neither
+	// an ON key, a SET column, nor read by a condition or an expression,
+	// whose chunks a patch copies as they are.
+	ColumnChunksUnread int64
 	// RowGroupsSkipped are row groups of candidate files a DELETE or
 	// UPDATE did not read: their statistics prove no row matches.
 	RowGroupsSkipped int64
@@ -99,6 +104,7 @@ func (m Metrics) Map() map[string]int64 {
 		"row_groups_copied":               m.RowGroupsCopied,
 		"row_groups_patched":              m.RowGroupsPatched,
 		"row_groups_skipped":              m.RowGroupsSkipped,
+		"column_chunks_unread":            m.ColumnChunksUnread,
 		"files_scanned":                   m.FilesScanned,
 		"files_skipped":                   m.FilesSkipped,
 		"files_rewritten":                 m.FilesRewritten,
@@ -130,6 +136,9 @@ func (m Metrics) String() string {
 	}
 	if m.RowGroupsSkipped > 0 {
 		fmt.Fprintf(&b, "row groups unread (statistics): %d; ", m.RowGroupsSkipped)
+	}
+	if m.ColumnChunksUnread > 0 {
+		fmt.Fprintf(&b, "column chunks unread (no clause reads them): %d; ", m.ColumnChunksUnread)
 	}
 	r := func(d time.Duration) time.Duration { return d.Round(time.Microsecond) }
 	fmt.Fprintf(&b, "time: build=%s prune=%s scan=%s insert=%s stage=%s", r(m.BuildTime), r(m.PruneTime), r(m.ScanTime), r(m.InsertTime), r(m.StageTime))

@@ -574,6 +574,7 @@ func (f *fileRewrite) applyAt(ctx context.Context, b arrow.RecordBatch, groups [
 // finishKeyFirst ends a file read by readKeyFirst with a hit: the row
 // groups after the last one read are unchanged.
 func (f *fileRewrite) finishKeyFirst(ctx context.Context) error {
+	f.m.res.Metrics.ColumnChunksUnread += f.unreadChunks
 	n := f.task.File.Count()
 	if err := f.skipTo(ctx, n); err != nil {
 		return err
@@ -621,7 +622,16 @@ func (m *merger) readKeyFirst(ctx context.Context, task table.FileScanTask, f *f
 	var direct []directColumn // read through pqarrow (directread.go)
 	if spliced {
 		sc = m.restScan
-		direct = m.directColumns(task, f.meta)
+		if f.setLeaf != nil && m.unread != nil {
+			// a patched row group needs its SET columns and what the
+			// statement reads, no more (narrowColumns)
+			if direct = m.directColumns(task, f.meta, m.unread); direct != nil {
+				f.narrow = true
+			}
+		}
+		if direct == nil {
+			direct = m.directColumns(task, f.meta, nil)
+		}
 	}
 	meta, groupRuns := f.meta, runs
 	// keyBytes are the key columns' bytes in row groups [from, to), read
@@ -641,7 +651,12 @@ func (m *merger) readKeyFirst(ctx context.Context, task table.FileScanTask, f *f
 		tasks = make([]table.FileScanTask, len(runs))
 		for i, r := range runs {
 			tasks[i] = f.runTask(task, r)
-			*bytes += tasks[i].Length - keyBytes(r[0], r[1])
+			if f.narrow {
+				*bytes += leafBytes(f.meta, r[0], r[1], direct)
+				f.unreadChunks += int64(r[1]-r[0]) * int64(m.unreadCount)
+			} else {
+				*bytes += tasks[i].Length - keyBytes(r[0], r[1])
+			}
 		}
 	}
 	// the runs' rows: f is not read once fn has been called (a worker
@@ -688,6 +703,20 @@ func (m *merger) readKeyFirst(ctx context.Context, task table.FileScanTask, f *f
 		return true, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: data file %s yielded fewer rows than its row groups %v hold (broken invariant)", m.what(), m.relPath(task.File.FilePath()), runs)}
 	}
 	return true, nil
+}
+
+// leafBytes are the bytes of the column chunks cols reads (directColumn.leaf)
+// in row groups [from, to) of meta.
+func leafBytes(meta *metadata.FileMetaData, from, to int, cols []directColumn) int64 {
+	var size int64
+	for _, rg := range meta.RowGroups[from:to] {
+		for _, dc := range cols {
+			if dc.leaf >= 0 {
+				size += rg.Columns[dc.leaf].MetaData.GetTotalCompressedSize()
+			}
+		}
+	}
+	return size
 }
 
 // probeKeys reads the key columns of task's file (n rows) and returns
@@ -1051,7 +1080,69 @@ func (m *merger) patching() bool {
 		m.setCols = append(m.setCols, c)
 	}
 	slices.Sort(m.setCols)
+	if len(m.setCols) > 0 {
+		m.narrowColumns()
+	}
 	return len(m.setCols) > 0
+}
+
+// narrowReadOff switches narrow reads off (a test's, export_test.go).
+var narrowReadOff = false
+
+// narrowColumns sets m.unread, the target columns a MERGE that only
+// updates leaves unread in the row groups its keys hit, when it reads
+// them directly (readKeyFirst) and they may be patched: those neither an
+// ON key nor a SET column nor read by the ON residual, a condition or an
+// expression. A patch copies their column chunks as they are, so their
+// values are never needed; the batches carry NULL in their place. Where
+// such a group cannot be patched after all, its rows are read again whole
+// (fileRewrite.deferFrom), never written from the batches. m.unread stays
+// nil when every column is needed, when the statement returns rows
+// (RETURNING returns old rows whole) or when an expression hides what it
+// reads. patching calls it once, before any read.
+func (m *merger) narrowColumns() {
+	if narrowReadOff || m.rw != nil || m.mor || m.lin != nil || len(m.spec.Returning) > 0 {
+		return
+	}
+	n := m.p.target.NumFields()
+	need := make([]bool, n)
+	for _, c := range m.p.keyCols {
+		need[c] = true
+	}
+	for _, c := range m.setCols {
+		need[c] = true
+	}
+	// NOT MATCHED clauses see source rows alone, never a target batch
+	exprs := []exec.Expr{m.spec.On}
+	for _, cl := range m.spec.Clauses {
+		if cl.Kind == NotMatchedByTarget {
+			continue
+		}
+		exprs = append(exprs, cl.Cond)
+		exprs = append(exprs, cl.Action.Values...)
+		for _, a := range cl.Action.Set {
+			exprs = append(exprs, a.Expr)
+		}
+	}
+	used := exec.UsedColumns(exprs...)
+	if used == nil {
+		return // an expression hides what it reads
+	}
+	for _, c := range used {
+		if c < n {
+			need[c] = true
+		}
+	}
+	unread := make([]bool, n)
+	for c, ok := range need {
+		if !ok {
+			unread[c] = true
+			m.unreadCount++
+		}
+	}
+	if m.unreadCount > 0 {
+		m.unread = unread
+	}
 }
 
 // columnLayout returns the Parquet leaf of each SET column in task's file

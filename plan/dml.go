@@ -50,6 +50,7 @@ type notNull struct {
 }
 
 func (n *notNull) DataType() arrow.DataType { return n.arg.DataType() }
+func (n *notNull) Unwrap() exec.Expr        { return n.arg }
 func (n *notNull) String() string           { return n.arg.String() }
 func (n *notNull) Eval(ec *exec.EvalContext, batch arrow.RecordBatch) (arrow.Array, error) {
 	a, err := n.arg.Eval(ec, batch)

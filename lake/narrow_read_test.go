@@ -1,0 +1,131 @@
+package lake_test
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/skadedb/skade/mergeinto"
+)
+
+// A copy-on-write MERGE that only updates reads, in the row groups its
+// keys hit, only the columns it needs: the ON keys, the SET columns and
+// what a condition or expression reads. A patch copies the other columns'
+// chunks as they are (mergeinto's narrowColumns). Where a group cannot be
+// patched after all (a memory limit, a patch that fails to encode), its
+// rows are read again whole and written with the updates; the batches,
+// which hold NULL for the columns not read, are never written.
+//
+// Each statement runs on a table and on a twin that never patches (it
+// reads and writes whole rows), partitioned and not, with a NOT NULL
+// column left unread, several row groups per file and several files. The
+// two must hold the same rows after every statement, and the bytes read
+// and the column chunks left unread show that the narrow read happened.
+func TestMergeReadsOnlyTheColumnsItNeeds(t *testing.T) {
+	for _, tc := range []struct{ name, part string }{{"plain", ""}, {"partitioned", "PARTITIONED BY (p)"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			lk, _ := openLake(t)
+			s := lk.Session()
+			twins(t, s, `CREATE TABLE %[1]s (id BIGINT, p INT NOT NULL, a DOUBLE, b TEXT NOT NULL, c TIMESTAMP, d BIGINT, e TEXT) `+tc.part+`
+				WITH ('write.parquet.row-group-limit' = '3000'%[2]s)`)
+			for f := range 4 {
+				twins(t, s, fmt.Sprintf(`INSERT INTO %%[1]s SELECT i, (i / 6000)::int, i * 0.5, 'b' || (i %%%% 7),
+					TIMESTAMP '2026-01-01' + i * INTERVAL '1 second', i * 3,
+					CASE WHEN i %%%% 11 = 0 THEN NULL ELSE repeat('e', 200) || i END
+					FROM range(%d, %d) r(i) -- %%[2]s`, f*6000, (f+1)*6000))
+			}
+			same := func(what string) {
+				t.Helper()
+				got, want := query(t, s, "SELECT * FROM a ORDER BY id"), query(t, s, "SELECT * FROM b ORDER BY id")
+				if len(want) < 24000 || !slices.Equal(got, want) {
+					t.Fatalf("%s: the table and its twin that never patches differ (%d and %d rows)", what, len(got), len(want))
+				}
+			}
+			metric := func(plan, name string) int64 {
+				t.Helper()
+				m := regexp.MustCompile(name + `(\d+)`).FindStringSubmatch(plan)
+				if m == nil {
+					return 0
+				}
+				n, _ := strconv.ParseInt(m[1], 10, 64)
+				return n
+			}
+			// run runs merge (a format of the table's name) on both
+			// tables, and returns the table's bytes read and column
+			// chunks left unread
+			run := func(merge string) (read, unread int64) {
+				t.Helper()
+				plan := strings.Join(query(t, s, "EXPLAIN ANALYZE "+fmt.Sprintf(merge, "a")), "\n")
+				mustExec(t, s, fmt.Sprintf(merge, "b"))
+				return metric(plan, `bytes: read=`), metric(plan, `column chunks unread \(no clause reads them\): `)
+			}
+			// keys every 37th id, in every row group, and new ones
+			const src = `SELECT i * 37 AS id, i * 1.5 AS v, 'n' || i AS w FROM range(700) r(i) UNION ALL SELECT 100000 + i, i, 'new' FROM range(5) r(i)`
+
+			// SET a alone: b, c, d, e (and p) are left unread
+			narrowRead, unread := run(`MERGE INTO %s t USING (` + src + `) src ON t.id = src.id
+				WHEN MATCHED THEN UPDATE SET a = src.v WHEN NOT MATCHED THEN INSERT VALUES (src.id, 9, src.v, src.w, NULL, 0, NULL)`)
+			same("SET a")
+			if unread == 0 {
+				t.Fatal("SET a: no column chunk was left unread")
+			}
+			// the same, with a condition that reads e: e is read too
+			wideRead, _ := run(`MERGE INTO %s t USING (` + src + `) src ON t.id = src.id
+				WHEN MATCHED AND t.e IS NOT NULL THEN UPDATE SET a = -src.v`)
+			same("SET a WHEN e IS NOT NULL")
+			if narrowRead*4 > wideRead*3 {
+				t.Fatalf("bytes read: %d setting a, %d with a condition on e: e (half of the bytes) was read for the first", narrowRead, wideRead)
+			}
+			// two SET columns, one from the stored value, and a condition
+			// on d
+			run(`MERGE INTO %s t USING (` + src + `) src ON t.id = src.id
+				WHEN MATCHED AND t.d %% 2 = 0 THEN UPDATE SET b = t.b || src.w, a = t.a + 1`)
+			same("SET b, a WHEN d")
+
+			// every patch fails to encode, then every other one: the
+			// groups are read again whole
+			var calls atomic.Int64
+			mergeinto.TestHookPatch = func(int64) error { calls.Add(1); return errors.New("injected") }
+			_, unread = run(`MERGE INTO %s t USING (` + src + `) src ON t.id = src.id WHEN MATCHED THEN UPDATE SET a = src.v + 1`)
+			mergeinto.TestHookPatch = nil
+			same("every patch failed")
+			if calls.Load() == 0 || unread == 0 {
+				t.Fatalf("%d patches tried, %d chunks unread", calls.Load(), unread)
+			}
+			calls.Store(0)
+			mergeinto.TestHookPatch = func(int64) error {
+				if calls.Add(1)%2 == 0 {
+					return errors.New("injected")
+				}
+				return nil
+			}
+			run(`MERGE INTO %s t USING (` + src + `) src ON t.id = src.id WHEN MATCHED THEN UPDATE SET d = -t.d`)
+			mergeinto.TestHookPatch = nil
+			same("every other patch failed")
+
+			// under a memory limit the SET column (e, 200-odd bytes a row)
+			// of a group does not fit: patches give way at the group's
+			// first update or part way, and the group's rows are read
+			// again whole when it ends
+			var deferred atomic.Int64
+			mergeinto.TestHookDefer = func() { deferred.Add(1) }
+			mustExec(t, s, "SET memory_limit = '1MB'")
+			_, unread = run(`MERGE INTO %s t USING (SELECT i * 5 AS id FROM range(4800) r(i)) src ON t.id = src.id
+				WHEN MATCHED THEN UPDATE SET e = t.e || 'x'`)
+			mustExec(t, s, "RESET memory_limit")
+			mergeinto.TestHookDefer = nil
+			same("under a memory limit")
+			if deferred.Load() == 0 || unread == 0 {
+				t.Fatalf("%d groups deferred, %d chunks unread: the memory limit no longer stops a narrow patch (lower it)", deferred.Load(), unread)
+			}
+			if got := query(t, s, "SELECT count(*) FROM a WHERE e LIKE '%x'"); !slices.Equal(got, []string{strconv.Itoa(4800 - 4800/11 - 1)}) {
+				t.Fatalf("rows updated under the memory limit: %v", got)
+			}
+		})
+	}
+}
