@@ -129,3 +129,45 @@ func TestMergeReadsOnlyTheColumnsItNeeds(t *testing.T) {
 		})
 	}
 }
+
+// A timestamp SET column is patched like any other: pqarrow marks a
+// timestamp with the legacy converted type beside its logical type,
+// iceberg-go's writer with the logical type alone, and until session 31
+// that difference alone kept every timestamp column (an updated_at) from
+// being patched. Each statement runs on a table and its twin that never
+// patches; the rows, and what a filter on the patched column (pruned by
+// the new chunks' statistics) finds, must be the same.
+func TestRowGroupPatchOfTimestamps(t *testing.T) {
+	lk, _ := openLake(t)
+	s := lk.Session()
+	twins(t, s, `CREATE TABLE %[1]s (id BIGINT, ts TIMESTAMP, tz TIMESTAMPTZ, v DOUBLE) WITH ('write.parquet.row-group-limit' = '2000'%[2]s);
+		INSERT INTO %[1]s SELECT i, TIMESTAMP '2026-01-01' + i * INTERVAL '1 minute', TIMESTAMPTZ '2026-01-01 00:00:00+00' + i * INTERVAL '1 second', i FROM range(10000) r(i)`)
+	patched := func() string {
+		t.Helper()
+		return query(t, s, "SELECT coalesce(summary['skade.patched-row-groups'], '0') FROM a$snapshots ORDER BY committed_at DESC LIMIT 1")[0]
+	}
+	for _, stmt := range []string{
+		`MERGE INTO %s t USING (SELECT i * 41 AS id FROM range(200) r(i)) src ON t.id = src.id
+			WHEN MATCHED THEN UPDATE SET ts = TIMESTAMP '2030-06-01 12:00:00'`,
+		`MERGE INTO %s t USING (SELECT i * 53 AS id FROM range(150) r(i)) src ON t.id = src.id
+			WHEN MATCHED THEN UPDATE SET tz = t.tz + INTERVAL '1 day', ts = t.ts - INTERVAL '1 year'`,
+		`UPDATE %s SET ts = TIMESTAMP '2031-01-01' WHERE id %% 97 = 3`,
+	} {
+		mustExec(t, s, fmt.Sprintf(stmt, "a"))
+		if p := patched(); p == "0" {
+			t.Fatalf("%s: no row group patched", stmt)
+		}
+		mustExec(t, s, fmt.Sprintf(stmt, "b"))
+		for _, q := range []string{
+			"SELECT * FROM %s ORDER BY id",
+			"SELECT count(*), min(ts), max(ts) FROM %s WHERE ts >= TIMESTAMP '2030-01-01'",
+			"SELECT count(*) FROM %s WHERE ts < TIMESTAMP '2025-06-01'",
+			"SELECT count(*), max(tz) FROM %s WHERE tz > TIMESTAMPTZ '2026-01-02 00:00:00+00'",
+		} {
+			got, want := query(t, s, fmt.Sprintf(q, "a")), query(t, s, fmt.Sprintf(q, "b"))
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s\n%s: the table and its twin that never patches differ: %.200v against %.200v", stmt, q, got, want)
+			}
+		}
+	}
+}

@@ -1201,7 +1201,34 @@ func (m *merger) patchEncodesAs(f arrow.Field, leaf *schema.Column) bool {
 		Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(int(leaf.SchemaNode().FieldID()))})}
 	props := writerProps(m.spec.Target.Properties(), []arrow.Field{field}, 1)
 	sc, err := pqarrow.ToParquet(arrow.NewSchema([]arrow.Field{field}, nil), props, pqarrow.NewArrowWriterProperties())
-	return err == nil && sc.NumColumns() == 1 && sc.Column(0).SchemaNode().Equals(leaf.SchemaNode())
+	return err == nil && sc.NumColumns() == 1 && sameStorage(sc.Column(0).SchemaNode(), leaf.SchemaNode())
+}
+
+// sameStorage reports whether a patch's column (node p) stores values as
+// the file's (f) does: the same node, or the same but for the legacy
+// converted type a timestamp carries. pqarrow always sets it on a
+// timestamp (TIMESTAMP_MICROS beside the logical type); iceberg-go's
+// writer, and other writers, set the logical type alone. The values, the
+// physical type and the statistics' order are the same, and the copy
+// keeps the file's own schema in its footer.
+func sameStorage(p, f schema.Node) bool {
+	if p.Equals(f) {
+		return true
+	}
+	pp, ok1 := p.(*schema.PrimitiveNode)
+	fp, ok2 := f.(*schema.PrimitiveNode)
+	if !ok1 || !ok2 {
+		return false
+	}
+	_, ok := fp.LogicalType().(schema.TimestampLogicalType)
+	if !ok || !pp.LogicalType().Equals(fp.LogicalType()) || pp.PhysicalType() != parquet.Types.Int64 || fp.PhysicalType() != parquet.Types.Int64 {
+		return false
+	}
+	legacy := func(c schema.ConvertedType) bool {
+		return c == schema.ConvertedTypes.None || c == schema.ConvertedTypes.TimestampMicros || c == schema.ConvertedTypes.TimestampMillis
+	}
+	return pp.Name() == fp.Name() && pp.RepetitionType() == fp.RepetitionType() && pp.FieldID() == fp.FieldID() &&
+		legacy(pp.ConvertedType()) && legacy(fp.ConvertedType())
 }
 
 // encodePatch encodes one row group's SET columns (cols[k]: the k-th SET
@@ -1280,7 +1307,7 @@ func (m *merger) encodePatch(ctx context.Context, meta *metadata.FileMetaData, s
 		return nil, fmt.Errorf("the patch came out as %d row groups of %d columns", pm.NumRowGroups(), pm.Schema.NumColumns())
 	}
 	for k, leaf := range setLeaf {
-		if !pm.Schema.Column(k).SchemaNode().Equals(meta.Schema.Column(leaf).SchemaNode()) {
+		if !sameStorage(pm.Schema.Column(k).SchemaNode(), meta.Schema.Column(leaf).SchemaNode()) {
 			return nil, fmt.Errorf("column %s encodes as %s, the file has %s", fields[k].Name, pm.Schema.Column(k), meta.Schema.Column(leaf))
 		}
 	}
