@@ -136,11 +136,11 @@ func TestMergeReadsOnlyTheColumnsItNeeds(t *testing.T) {
 	}
 }
 
-// A timestamp SET column is patched like any other: pqarrow marks a
-// timestamp with the legacy converted type beside its logical type,
-// iceberg-go's writer with the logical type alone, and until session 31
-// that difference alone kept every timestamp column (an updated_at) from
-// being patched. Each statement runs on a table and its twin that never
+// A timestamp SET column is patched like any other: pqarrow builds a
+// timestamp column with the legacy converted type beside its logical
+// type, arrow-go reads a local timestamp's from a footer with the logical
+// type alone, and until session 31 that difference alone kept every
+// timestamp column (an updated_at) from being patched. Each statement runs on a table and its twin that never
 // patches; the rows, and what a filter on the patched column (pruned by
 // the new chunks' statistics) finds, must be the same.
 func TestRowGroupPatchOfTimestamps(t *testing.T) {

@@ -1206,11 +1206,13 @@ func (m *merger) patchEncodesAs(f arrow.Field, leaf *schema.Column) bool {
 
 // sameStorage reports whether a patch's column (node p) stores values as
 // the file's (f) does: the same node, or the same but for the legacy
-// converted type a timestamp carries. pqarrow always sets it on a
-// timestamp (TIMESTAMP_MICROS beside the logical type); iceberg-go's
-// writer, and other writers, set the logical type alone. The values, the
-// physical type and the statistics' order are the same, and the copy
-// keeps the file's own schema in its footer.
+// converted type a timestamp carries. pqarrow builds a timestamp column
+// with TIMESTAMP_MICROS forced beside its logical type, while a column
+// read from a footer may carry the logical type alone (arrow-go reads a
+// local timestamp's so, whoever wrote the file), so the two never
+// compared equal. The values, the physical type and the statistics'
+// order are the same, and the copy keeps the file's own schema in its
+// footer.
 func sameStorage(p, f schema.Node) bool {
 	if p.Equals(f) {
 		return true
