@@ -86,7 +86,31 @@ func (m *merger) rowGroupLayout(ctx context.Context, task table.FileScanTask, on
 	if m.mor || m.lin != nil || !snapshot.CopyRowGroups(m.spec.Target.Properties()) {
 		return nil, nil
 	}
-	return m.footerLayout(ctx, task, one)
+	meta, ends := m.footerLayout(ctx, task, one)
+	if meta != nil && holdsDropped(meta, m.spec.Target.Schema()) {
+		// a copy would keep the dropped column, which iceberg-go's
+		// metrics of the new file refuse: such a file is written again,
+		// without it
+		return nil, nil
+	}
+	return meta, ends
+}
+
+// holdsDropped reports whether the file (footer meta) holds a column,
+// by field id, that schema no longer has: one dropped since the file was
+// written.
+func holdsDropped(meta *metadata.FileMetaData, schema *iceberg.Schema) bool {
+	for i := range meta.Schema.NumColumns() {
+		node := meta.Schema.Column(i).SchemaNode()
+		for ; node != nil && node.Parent() != nil; node = node.Parent() {
+			if id := node.FieldID(); id >= 0 && !iceberg.IsMetadataColumn(int(id)) {
+				if _, ok := schema.FindFieldByID(int(id)); !ok {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // footerLayout is rowGroupLayout without its rules for copying: the
