@@ -295,8 +295,10 @@ func (f *fileRewrite) runRows(r [2]int) (from, to int64) {
 }
 
 // runTask is task narrowed to the bytes of the row groups of run r
-// (rangesReadable must hold).
+// (rangesReadable must hold), without the early filter's residual: a
+// run's rows are read whole, every one counted.
 func (f *fileRewrite) runTask(task table.FileScanTask, r [2]int) table.FileScanTask {
+	task.Residual = nil
 	offsets := rowGroupOffsets(f.meta)
 	task.Start = offsets[r[0]]
 	task.Length = task.File.FileSizeBytes() - task.Start

@@ -132,10 +132,9 @@ func (f *fileRewrite) replayDeferred(ctx context.Context, to int64) error {
 	// the held updates in file order: entry k, row j next
 	k, j := 0, 0
 	pos, n := r[0], int64(0)
-	// the row group whole: not through the early filter's residual the
-	// task may carry
+	// the row group whole (runTask drops the early filter's residual the
+	// task may carry)
 	task := f.runTask(f.task, [2]int{g, g + 1})
-	task.Residual = nil
 	f.m.res.Metrics.BytesRead += task.Length
 	err := f.m.readConformed(ctx, f.m.readScan, []table.FileScanTask{task}, "reading again", true, func(b arrow.RecordBatch) (bool, error) {
 		lo, hi := pos, pos+b.NumRows()

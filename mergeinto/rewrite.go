@@ -275,7 +275,6 @@ func (m *merger) rewriteRowGroups(ctx context.Context, task table.FileScanTask, 
 	for _, r := range runs {
 		m.res.Metrics.RowGroupsSkipped -= int64(r[1] - r[0])
 		t := f.runTask(task, r)
-		t.Residual = nil
 		from, to := f.runRows(r)
 		if err := f.skipTo(ctx, from); err != nil {
 			return err
@@ -622,7 +621,6 @@ func (m *merger) markRowGroups(ctx context.Context, task table.FileScanTask, f *
 	for _, r := range runs {
 		m.res.Metrics.RowGroupsSkipped -= int64(r[1] - r[0])
 		t := f.runTask(task, r)
-		t.Residual = nil
 		from, to := f.runRows(r)
 		read := int64(0)
 		err := m.rw.runFrom(ctx, m, t, from, func(b arrow.RecordBatch) (bool, error) {
