@@ -16,6 +16,7 @@ import (
 	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/mergeinto"
 	"github.com/skadedb/skade/plan"
+	skscan "github.com/skadedb/skade/scan"
 	"github.com/skadedb/skade/snapshot"
 )
 
@@ -350,7 +351,7 @@ func (c *constraintCheck) probeRest(ctx context.Context, added snapshot.FileSet)
 		if none {
 			continue
 		}
-		opts := []table.ScanOption{table.WithSnapshotID(c.snap.SnapshotID)}
+		opts := skscan.PinSnapshot(c.tbl, c.snap.SnapshotID)
 		if filter != nil {
 			opts = append(opts, table.WithRowFilter(filter))
 		}

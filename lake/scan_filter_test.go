@@ -84,3 +84,47 @@ func TestScanFilterEveryTypeWithNulls(t *testing.T) {
 		t.Error("a filter on a missing column was accepted")
 	}
 }
+
+// Table.Scan and Table.PlanFiles with a Filter on a column added, or
+// renamed, since the table's last write: the snapshot was written under
+// the older schema, and a scan pinned to it by id reads with that schema,
+// to which the filter could not bind (until session 31).
+func TestScanFilterOnAColumnChangedSinceTheLastWrite(t *testing.T) {
+	ctx := context.Background()
+	lk, _ := openLake(t)
+	s := lk.Session()
+	mustExec(t, s, `CREATE TABLE g (id BIGINT, v VARCHAR);
+		INSERT INTO g SELECT i, 'v' || i FROM range(10) r(i);
+		ALTER TABLE g ADD COLUMN n INTEGER;
+		ALTER TABLE g RENAME COLUMN v TO w`)
+	tbl, err := lk.Table(ctx, "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		filter iceberg.BooleanExpression
+		want   int64
+	}{
+		{iceberg.IsNull(iceberg.Reference("n")), 10},
+		{iceberg.NotNull(iceberg.Reference("n")), 0},
+		{iceberg.EqualTo(iceberg.Reference("w"), "v3"), 1},
+	} {
+		rdr, err := tbl.Scan(ctx, lake.Filter(c.filter))
+		if err != nil {
+			t.Fatalf("Scan(%s): %v", c.filter, err)
+		}
+		var n int64
+		for rdr.Next() {
+			n += rdr.RecordBatch().NumRows()
+		}
+		err = rdr.Err()
+		rdr.Release()
+		if err != nil || n != c.want {
+			t.Errorf("Scan(%s): %d rows (%v), want %d", c.filter, n, err, c.want)
+		}
+		files, err := tbl.PlanFiles(ctx, lake.Filter(c.filter))
+		if err != nil || len(files) != 1 {
+			t.Errorf("PlanFiles(%s): %v (%v), want the one file", c.filter, files, err)
+		}
+	}
+}

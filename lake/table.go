@@ -374,7 +374,7 @@ func (t *Table) newScan(opts []ScanOption) (*table.Scan, scanConfig) {
 	}
 	var sopts []table.ScanOption
 	if t.snap != nil {
-		sopts = append(sopts, table.WithSnapshotID(t.snap.SnapshotID))
+		sopts = append(sopts, skscan.PinSnapshot(t.tbl, t.snap.SnapshotID)...)
 	}
 	if len(cfg.columns) > 0 {
 		sopts = append(sopts, table.WithSelectedFields(cfg.columns...))
@@ -411,7 +411,7 @@ func (t *Table) PlanFiles(ctx context.Context, opts ...ScanOption) ([]FileInfo, 
 	}
 	// the files the engine's scan reads: planned with the sound part of
 	// the filter (scan.PlanFilter), one entry per data file
-	sopts := []table.ScanOption{table.WithSnapshotID(t.snap.SnapshotID)}
+	sopts := skscan.PinSnapshot(t.tbl, t.snap.SnapshotID)
 	if len(cfg.columns) > 0 {
 		sopts = append(sopts, table.WithSelectedFields(cfg.columns...))
 	}
@@ -467,7 +467,7 @@ func (t *Table) Scan(ctx context.Context, opts ...ScanOption) (array.RecordReade
 		return nil, translate(fmt.Errorf("scan %s: %w", t.Name(), err))
 	}
 	alt := func(fields []string) *table.Scan {
-		o := []table.ScanOption{table.WithSnapshotID(t.snap.SnapshotID), table.WithSelectedFields(fields...)}
+		o := append(skscan.PinSnapshot(t.tbl, t.snap.SnapshotID), table.WithSelectedFields(fields...))
 		if cfg.batch > 0 {
 			o = append(o, table.WithArrowBatchSize(cfg.batch))
 		}

@@ -151,7 +151,9 @@ func (w *Write) planFiles(ctx context.Context, explain bool) error {
 		w.fields, fs = withLineage(w.fields, fs)
 		w.read = arrow.NewSchema(fs, nil)
 	}
-	pinned := []table.ScanOption{table.WithSnapshotID(snap.SnapshotID)}
+	// a live scan of the current snapshot: the pushed filter may name a
+	// column added or renamed since the last write
+	pinned := scan.PinSnapshot(tbl, snap.SnapshotID)
 	sopts := slices.Clone(pinned)
 	if pf := scan.PlanFilter(ctx, tbl, snap, rw.Pushed); pf != nil {
 		sopts = append(sopts, table.WithRowFilter(pf))

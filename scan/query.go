@@ -26,10 +26,19 @@ type Query struct {
 // current schema: a column added or renamed since the last write is
 // visible (iceberg-go reads a pinned snapshot with its own schema).
 func (q Query) SnapshotOpts() []table.ScanOption {
-	if cur := q.Table.CurrentSnapshot(); cur != nil && cur.SnapshotID == q.SnapID {
+	return PinSnapshot(q.Table, q.SnapID)
+}
+
+// PinSnapshot is how a scan of tbl reads its snapshot snapID: as a live
+// scan (no option) when it is the current snapshot, so that the scan, and
+// a row filter bound to it, see the current schema, where a column added
+// or renamed since the last write is; else pinned by id, which iceberg-go
+// reads with the snapshot's own schema.
+func PinSnapshot(tbl *table.Table, snapID int64) []table.ScanOption {
+	if cur := tbl.CurrentSnapshot(); cur != nil && cur.SnapshotID == snapID {
 		return nil
 	}
-	return []table.ScanOption{table.WithSnapshotID(q.SnapID)}
+	return []table.ScanOption{table.WithSnapshotID(snapID)}
 }
 
 // Schema is the Iceberg schema the scan reads with: the snapshot's for a
