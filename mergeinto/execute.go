@@ -467,16 +467,13 @@ func (m *merger) columnNames(cols []int) []string {
 	return names
 }
 
-// snapshotOpts selects the snapshot to read. The head is read as a live
-// scan, which reads through the table's current schema: a scan pinned by
-// snapshot id uses the schema the snapshot was written with, whose names
-// may predate an ALTER TABLE ... RENAME, and conform matches by current
-// name.
+// snapshotOpts selects the snapshot to read (scan.PinSnapshot). The head
+// is read as a live scan, which reads through the table's current schema:
+// a scan pinned by snapshot id uses the schema the snapshot was written
+// with, whose names may predate an ALTER TABLE ... RENAME, and conform
+// matches by current name.
 func (m *merger) snapshotOpts() []table.ScanOption {
-	if cur := m.spec.Target.CurrentSnapshot(); cur != nil && cur.SnapshotID == m.spec.Snapshot.SnapshotID {
-		return nil
-	}
-	return []table.ScanOption{table.WithSnapshotID(m.spec.Snapshot.SnapshotID)}
+	return scan.PinSnapshot(m.spec.Target, m.spec.Snapshot.SnapshotID)
 }
 
 // readFile streams task's rows in the target layout, calling fn per batch
