@@ -417,33 +417,20 @@ func (m *merger) readColumns() []string {
 	if !m.mor || m.lin != nil || m.rw != nil || len(m.spec.Returning) > 0 {
 		return nil
 	}
-	n := m.p.target.NumFields()
-	need := make([]bool, n)
-	for _, c := range m.p.keyCols {
-		need[c] = true
+	need := m.clauseColumns()
+	if need == nil {
+		return nil // an expression hides what it reads
 	}
-	exprs := []exec.Expr{m.spec.On}
+	n := len(need)
 	for _, cl := range m.spec.Clauses {
-		exprs = append(exprs, cl.Cond)
-		exprs = append(exprs, cl.Action.Values...)
 		if cl.Action.Kind == ActionUpdate {
 			set := make([]bool, n)
 			for _, a := range cl.Action.Set {
 				set[a.Column] = true
-				exprs = append(exprs, a.Expr)
 			}
 			for i, s := range set {
 				need[i] = need[i] || !s
 			}
-		}
-	}
-	used := exec.UsedColumns(exprs...)
-	if used == nil {
-		return nil // an expression hides what it reads
-	}
-	for _, c := range used {
-		if c < n {
-			need[c] = true
 		}
 	}
 	var cols []int
@@ -456,6 +443,36 @@ func (m *merger) readColumns() []string {
 		return nil
 	}
 	return m.columnNames(cols)
+}
+
+// clauseColumns marks the target columns the statement reads to decide
+// and compute its changes: the ON keys, and what the ON residual and the
+// clauses' conditions and expressions read. It is nil when an expression
+// hides what it reads.
+func (m *merger) clauseColumns() []bool {
+	n := m.p.target.NumFields()
+	exprs := []exec.Expr{m.spec.On}
+	for _, cl := range m.spec.Clauses {
+		exprs = append(exprs, cl.Cond)
+		exprs = append(exprs, cl.Action.Values...)
+		for _, a := range cl.Action.Set {
+			exprs = append(exprs, a.Expr)
+		}
+	}
+	used := exec.UsedColumns(exprs...)
+	if used == nil {
+		return nil
+	}
+	need := make([]bool, n)
+	for _, c := range m.p.keyCols {
+		need[c] = true
+	}
+	for _, c := range used {
+		if c < n {
+			need[c] = true
+		}
+	}
+	return need
 }
 
 // columnNames names target columns by index.

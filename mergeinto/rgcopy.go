@@ -1128,36 +1128,14 @@ func (m *merger) narrowColumns() {
 	if narrowReadOff || m.rw != nil || m.mor || m.lin != nil || len(m.spec.Returning) > 0 {
 		return
 	}
-	n := m.p.target.NumFields()
-	need := make([]bool, n)
-	for _, c := range m.p.keyCols {
-		need[c] = true
+	need := m.clauseColumns()
+	if need == nil {
+		return // an expression hides what it reads
 	}
 	for _, c := range m.setCols {
 		need[c] = true
 	}
-	// NOT MATCHED clauses see source rows alone, never a target batch
-	exprs := []exec.Expr{m.spec.On}
-	for _, cl := range m.spec.Clauses {
-		if cl.Kind == NotMatchedByTarget {
-			continue
-		}
-		exprs = append(exprs, cl.Cond)
-		exprs = append(exprs, cl.Action.Values...)
-		for _, a := range cl.Action.Set {
-			exprs = append(exprs, a.Expr)
-		}
-	}
-	used := exec.UsedColumns(exprs...)
-	if used == nil {
-		return // an expression hides what it reads
-	}
-	for _, c := range used {
-		if c < n {
-			need[c] = true
-		}
-	}
-	unread := make([]bool, n)
+	unread := make([]bool, len(need))
 	for c, ok := range need {
 		if !ok {
 			unread[c] = true
