@@ -40,7 +40,7 @@ func TestPatchingMergesAgreeWithTwins(t *testing.T) {
 		{"ts", "TIMESTAMP", "TIMESTAMP '2026-01-01' + i * INTERVAL '1 minute'", "TIMESTAMP '2030-01-01' + s.k * INTERVAL '1 second'"},
 		{"b", "BIGINT", "i * 3", "s.k * 7"},
 	}
-	var outcomes [4]atomic.Int64 // patched, narrow, deferred, failed patches
+	var outcomes [6]atomic.Int64 // patched, narrow, deferred, failed patches, sparse, sparse with failed patches or deferred groups
 	for seq := range sequences {
 		t.Run(fmt.Sprint(seq), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(31, uint64(seq)))
@@ -147,6 +147,12 @@ func TestPatchingMergesAgreeWithTwins(t *testing.T) {
 				if failEvery > 0 && calls.Load() > 0 {
 					outcomes[3].Add(1)
 				}
+				if strings.Contains(plan, " sparse)") {
+					outcomes[4].Add(1)
+					if deferred.Load() > 0 || failEvery > 0 && calls.Load() > 0 {
+						outcomes[5].Add(1)
+					}
+				}
 				desc := fmt.Sprintf("step %d (row groups of %d, memory limit %q, every %d-th patch failing):\n%s", step, rg, limit, failEvery, on("a"))
 				twinsAgree(t, s, desc,
 					"SELECT * FROM %s ORDER BY id",
@@ -157,9 +163,9 @@ func TestPatchingMergesAgreeWithTwins(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("statements patching: %d, reading narrow: %d, with deferred groups: %d, with failed patches: %d",
-		outcomes[0].Load(), outcomes[1].Load(), outcomes[2].Load(), outcomes[3].Load())
-	if !testing.Short() && (outcomes[0].Load() == 0 || outcomes[1].Load() == 0 || outcomes[2].Load() == 0 || outcomes[3].Load() == 0) {
+	t.Logf("statements patching: %d, reading narrow: %d, with deferred groups: %d, with failed patches: %d, patching sparse: %d (with deferred groups or failed patches: %d)",
+		outcomes[0].Load(), outcomes[1].Load(), outcomes[2].Load(), outcomes[3].Load(), outcomes[4].Load(), outcomes[5].Load())
+	if !testing.Short() && (outcomes[0].Load() == 0 || outcomes[1].Load() == 0 || outcomes[2].Load() == 0 || outcomes[3].Load() == 0 || outcomes[4].Load() == 0 || outcomes[5].Load() == 0) {
 		t.Fatal("the generator is lopsided")
 	}
 }

@@ -78,7 +78,7 @@ func (m *merger) mergeFile(ctx context.Context, task table.FileScanTask, read ba
 	}
 	var pos int64
 	apply := func(b arrow.RecordBatch, groups []int32) error {
-		o, err := m.applyBatch(b, groups, task, pos)
+		o, err := m.applyBatch(b, groups, task, pos, false)
 		pos += b.NumRows()
 		if err != nil {
 			return err
@@ -199,6 +199,18 @@ type fileRewrite struct {
 	deferBytes   int64
 	unreadChunks int64
 
+	// sparse: the file's patched groups are read without their SET
+	// columns, and their updates held alone (sparse.go). setRead is how
+	// each SET column is read when a group is patched; gSparse marks the
+	// group being read as patched so, gUpd its updates (gUpdBytes of the
+	// budget), gReadBytes the budget of its patch's read.
+	sparse     bool
+	setRead    []directColumn
+	gSparse    bool
+	gUpd       []deferredUpdates
+	gUpdBytes  int64
+	gReadBytes int64
+
 	w *fileWriter
 }
 
@@ -253,6 +265,7 @@ func (f *fileRewrite) releaseBuffer() {
 	f.buf, f.bufBytes = nil, 0
 	f.releaseCols()
 	f.releaseDeferred()
+	f.releaseSparse()
 }
 
 func (f *fileRewrite) releaseCols() {
@@ -400,6 +413,8 @@ func (f *fileRewrite) advance(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
+		case f.gSparse:
+			f.patchSparse(ctx)
 		case f.gCols != nil:
 			f.patchGroup(ctx)
 		case !f.gChanged && f.ends[f.g] > f.gStart:
@@ -447,10 +462,13 @@ func (f *fileRewrite) awaitPatches(ctx context.Context) error {
 			p.freeSet(f.m.spec.Budget)
 		}
 	}()
+	var sparse []int // the sparse patches that failed, by group
+	sparseHeld := map[int][]deferredUpdates{}
 	for _, g := range slices.Sorted(maps.Keys(f.patches)) {
 		p := f.patches[g]
 		<-p.done
-		if p.set != nil {
+		f.m.res.Metrics.BytesRead += p.read
+		if p.set != nil || p.held != nil {
 			held = append(held, p)
 		}
 		if p.err == nil {
@@ -460,6 +478,16 @@ func (f *fileRewrite) awaitPatches(ctx context.Context) error {
 			return cerr
 		}
 		delete(f.patches, g)
+		if p.sparse {
+			if p.held == nil {
+				return &Error{State: StateInternal, Msg: fmt.Sprintf("%s: a row group of data file %s could not be patched (%v), and its updates were not kept (broken invariant)", f.m.what(), f.m.relPath(f.task.File.FilePath()), p.err)}
+			}
+			// replayHeld counts the rows it writes that keep their values
+			f.copied -= p.kept
+			sparse = append(sparse, g)
+			sparseHeld[g] = p.held
+			continue
+		}
 		if f.m.rw == nil && p.set == nil {
 			return &Error{State: StateInternal, Msg: fmt.Sprintf("%s: a row group of data file %s could not be patched (%v), and its new values were not kept (broken invariant)", f.m.what(), f.m.relPath(f.task.File.FilePath()), p.err)}
 		}
@@ -468,6 +496,12 @@ func (f *fileRewrite) awaitPatches(ctx context.Context) error {
 		}
 		failed = append(failed, f.groupRange(g))
 		sets = append(sets, p.set)
+	}
+	for _, g := range sparse {
+		r := f.groupRange(g)
+		if err := f.replayHeld(ctx, g, r[0], r[1], sparseHeld[g]); err != nil {
+			return err
+		}
 	}
 	if len(failed) > 0 {
 		return f.replayRows(ctx, failed, sets)
@@ -581,6 +615,9 @@ func (f *fileRewrite) emit(ctx context.Context, in arrow.RecordBatch, o batchOut
 	if f.deferring {
 		defer releaseBatches(o.out)
 		return f.deferRows(ctx, in, o, start)
+	}
+	if f.sparse {
+		return f.emitSparse(ctx, in, o, start)
 	}
 	if f.gCols != nil {
 		// a group being patched keeps its SET columns only
@@ -866,6 +903,11 @@ func (f *fileRewrite) copyGroups(ctx context.Context) error {
 		mt := &f.m.res.Metrics
 		mt.RowGroupsCopied += int64(len(f.copyRGs))
 		mt.RowGroupsPatched += int64(len(f.patches))
+		for _, p := range f.patches {
+			if p.sparse {
+				mt.RowGroupsPatchedSparse++
+			}
+		}
 		mt.BytesCopied += df.FileSizeBytes()
 		for _, p := range f.patches {
 			mt.BytesCopied -= int64(len(p.raw))
@@ -967,7 +1009,11 @@ func (m *merger) addFiles(files []iceberg.DataFile) {
 // source group, -1 for none) and applies the MATCHED and NOT MATCHED BY
 // SOURCE clauses. pos is the position of b's
 // first row in its file.
-func (m *merger) applyBatch(b arrow.RecordBatch, groups []int32, task table.FileScanTask, pos int64) (o batchOut, err error) {
+//
+// sparse (a sparse file's, sparse.go): an UPDATE-only MERGE's out holds
+// the updated rows alone, each batch with its updRows, as the file's
+// sink holds only the updates.
+func (m *merger) applyBatch(b arrow.RecordBatch, groups []int32, task table.FileScanTask, pos int64, sparse bool) (o batchOut, err error) {
 	n := int(b.NumRows())
 	rows, srcs, multi, err := m.match(b, groups)
 	if err == nil && len(multi) > 0 {
@@ -1045,6 +1091,10 @@ func (m *merger) applyBatch(b arrow.RecordBatch, groups []int32, task table.File
 		// position deletes hide the changed rows. out holds only the
 		// updated rows.
 		o.out = o.out[1:]
+		return o, nil
+	}
+	if sparse && m.lin == nil && m.rw == nil && len(o.updRows) == len(o.out)-1 {
+		o.out = o.out[1:] // the kept rows' slot, empty
 		return o, nil
 	}
 	if m.lin == nil && m.rw == nil {

@@ -91,21 +91,7 @@ func (f *fileRewrite) deferRows(ctx context.Context, in arrow.RecordBatch, o bat
 	if err != nil {
 		return err
 	}
-	d := deferredUpdates{pos: slices.Clone(o.changedPos), vals: vals}
-	var size int64
-	for _, a := range vals {
-		size += int64(a.Data().SizeInBytes())
-	}
-	if f.deferBytes+size <= f.m.opts.BufferLimit && f.m.spec.Budget.Reserve(size, "merge deferred updates") == nil {
-		f.deferred = append(f.deferred, d)
-		f.deferBytes += size
-		return nil
-	}
-	// no room: write the group's rows up to here now
-	f.deferred = append(f.deferred, d)
-	err = f.replayDeferred(ctx, start+n)
-	f.deferFrom = start + n
-	return err
+	return f.holdDeferred(ctx, deferredUpdates{pos: slices.Clone(o.changedPos), vals: vals}, start+n)
 }
 
 // replayDeferred reads the rows [deferFrom, to) of the group being read
@@ -113,20 +99,26 @@ func (f *fileRewrite) deferRows(ctx context.Context, in arrow.RecordBatch, o bat
 // updates go. The rows that keep their values count as copied.
 func (f *fileRewrite) replayDeferred(ctx context.Context, to int64) error {
 	defer f.releaseDeferred()
-	from := f.deferFrom
+	return f.replayHeld(ctx, f.g, f.deferFrom, to, f.deferred)
+}
+
+// replayHeld reads the rows [from, to) of row group g again whole, puts
+// the updates held (in file order, within those rows) in place, and
+// writes them. The rows that keep their values count as copied. The
+// caller lets held go.
+func (f *fileRewrite) replayHeld(ctx context.Context, g int, from, to int64, held []deferredUpdates) error {
 	if to <= from {
-		if len(f.deferred) > 0 {
+		if len(held) > 0 {
 			return &Error{State: StateInternal, Msg: fmt.Sprintf("%s: updates held for no rows (broken invariant)", f.m.what())}
 		}
 		return nil
 	}
-	g := f.g
 	r := f.groupRange(g)
 	if from < r[0] || to > r[1] {
 		return &Error{State: StateInternal, Msg: fmt.Sprintf("%s: rows [%d, %d) deferred outside their row group [%d, %d) (broken invariant)", f.m.what(), from, to, r[0], r[1])}
 	}
 	var updated, applied int64
-	for _, d := range f.deferred {
+	for _, d := range held {
 		updated += int64(len(d.pos))
 	}
 	// the held updates in file order: entry k, row j next
@@ -149,8 +141,8 @@ func (f *fileRewrite) replayDeferred(ctx context.Context, to int64) error {
 		// the updates of rows [a, z)
 		var rows []int32
 		parts := make([][]arrow.Array, len(f.m.setCols))
-		for k < len(f.deferred) {
-			d := f.deferred[k]
+		for k < len(held) {
+			d := held[k]
 			if j == len(d.pos) {
 				k, j = k+1, 0
 				continue

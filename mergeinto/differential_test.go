@@ -526,8 +526,9 @@ func TestDifferential(t *testing.T) {
 			if g.r.IntN(4) == 0 || small && g.r.IntN(2) == 0 {
 				spec.Options.BufferLimit = 1 + int64(g.r.IntN(60))
 			}
-			var patches, deferred atomic.Int64
+			var patches, deferred, sparse atomic.Int64
 			mergeinto.TestHookDefer = func() { deferred.Add(1) }
+			mergeinto.TestHookSparse = func(int64) { sparse.Add(1) }
 			// and on every fourth case nothing is read narrow, to compare
 			restoreN := mergeinto.SetNarrowRead(c%4 != 3)
 			failEvery := []int64{0, 0, 0, 1, 2}[g.r.IntN(5)]
@@ -558,7 +559,7 @@ func TestDifferential(t *testing.T) {
 			}
 			spec.Budget = exec.NewBudget(0) // unlimited, to see that all of it comes back
 			res, err := mergeinto.Execute(ctx, spec, r.txn)
-			mergeinto.TestHookPatch, mergeinto.TestHookDefer = nil, nil
+			mergeinto.TestHookPatch, mergeinto.TestHookDefer, mergeinto.TestHookSparse = nil, nil, nil
 			restoreN()
 			if failEvery > 0 && patches.Load() > 0 {
 				outcomes["patches failed"]++
@@ -568,6 +569,12 @@ func TestDifferential(t *testing.T) {
 			}
 			if deferred.Load() > 0 {
 				outcomes["narrow groups deferred"]++
+			}
+			if sparse.Load() > 0 {
+				outcomes["sparse patches"]++
+				if failEvery > 0 {
+					outcomes["sparse patches, some failing"]++
+				}
 			}
 			if u := spec.Budget.Used(); u != 0 {
 				t.Fatalf("%s\n%d bytes of the budget still held after the statement (error %v)", desc(), u, err)
@@ -619,7 +626,7 @@ func TestDifferential(t *testing.T) {
 	t.Logf("%d cases: %v", cases, outcomes)
 	// the short run's 200 cases may draw no cardinality error and no
 	// deferred group; the full run's 1,000 must cover every outcome
-	if (!testing.Short() && (outcomes["cardinality error"] == 0 || outcomes["narrow groups deferred"] == 0)) || outcomes["read narrow"] == 0 || outcomes["staged"] < cases/3 || outcomes["no change"] == 0 || outcomes["source rows outside the target's keys"] < cases/10 || outcomes["patches failed"] == 0 {
+	if (!testing.Short() && (outcomes["cardinality error"] == 0 || outcomes["narrow groups deferred"] == 0)) || outcomes["read narrow"] == 0 || outcomes["sparse patches"] == 0 || outcomes["staged"] < cases/3 || outcomes["no change"] == 0 || outcomes["source rows outside the target's keys"] < cases/10 || outcomes["patches failed"] == 0 {
 		t.Fatalf("the generator is lopsided: %v", outcomes)
 	}
 }

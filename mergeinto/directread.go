@@ -165,6 +165,9 @@ func (m *merger) readDirect(ctx context.Context, task table.FileScanTask, meta *
 	fail := func(err error) error {
 		return fmt.Errorf("%s: reading data file %s: %w", m.what(), m.relPath(task.File.FilePath()), err)
 	}
+	if !slices.ContainsFunc(cols, func(dc directColumn) bool { return dc.leaf >= 0 }) {
+		return m.readNone(ctx, meta, runs, fn)
+	}
 	fsys, err := m.spec.Target.FS(ctx)
 	if err != nil {
 		return fail(err)
@@ -240,6 +243,38 @@ func (m *merger) readDirect(ctx context.Context, task table.FileScanTask, meta *
 		}
 		if more, err := read(rr); err != nil || !more {
 			return err
+		}
+	}
+	return nil
+}
+
+// readNone is readDirect of no column (a sparse file's whose statement
+// reads nothing but the keys, which the caller splices in): batches of
+// the runs' rows, every column NULL, a row group at a time.
+func (m *merger) readNone(ctx context.Context, meta *metadata.FileMetaData, runs [][2]int, fn func(arrow.RecordBatch) (bool, error)) error {
+	ts := m.writeSchema()
+	size := int64(scan.ReadBatchRows(m.opts.BatchSize))
+	prog := exec.ProgressFrom(ctx)
+	for _, r := range runs {
+		for g := r[0]; g < r[1]; g++ {
+			rows := meta.RowGroups[g].NumRows
+			for off := int64(0); off < rows; off += size {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				n := min(size, rows-off)
+				out := make([]arrow.Array, ts.NumFields())
+				for c, f := range ts.Fields() {
+					out[c] = m.nullArray(f.Type, int(n))
+				}
+				prog.AddRows(n)
+				tb := newBatch(ts, out, n)
+				more, err := fn(tb)
+				tb.Release()
+				if err != nil || !more {
+					return err
+				}
+			}
 		}
 	}
 	return nil

@@ -97,6 +97,11 @@ type merger struct {
 	// narrowColumns), nil when none; unreadCount counts them
 	unread      []bool
 	unreadCount int
+	// sparseUnread is unread with the SET columns marked too, when no
+	// clause reads a SET column: a file's patched row groups may then be
+	// read without them, their updates held alone (sparse.go); nil when
+	// not
+	sparseUnread []bool
 	nullsMu     sync.Mutex
 	nulls       map[nullKey]arrow.Array // conform's shared NULL columns
 	wopts       []table.WriteRecordOption

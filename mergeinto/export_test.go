@@ -36,3 +36,11 @@ func SetNarrowRead(on bool) (restore func()) {
 	narrowReadOff = !on
 	return func() { narrowReadOff = old }
 }
+
+// SetSparsePatch switches sparse patches (sparse.go) on or off, for a
+// test; the returned func restores the setting.
+func SetSparsePatch(on bool) (restore func()) {
+	old := sparseOff
+	sparseOff = !on
+	return func() { sparseOff = old }
+}

@@ -30,33 +30,14 @@ func (m *merger) inPlace(b arrow.RecordBatch, upd []arrow.RecordBatch, at [][]in
 	if int(b.NumCols()) != nt || !m.patching() {
 		return nil, false, nil
 	}
-	var rows []int32
-	for _, a := range at {
-		rows = append(rows, a...)
-	}
-	if len(rows) != changed {
-		return nil, false, nil
-	}
 	for _, c := range m.setCols {
 		if !patchable(b.Column(c).DataType()) {
 			return nil, false, nil
 		}
 	}
-	// the replacement rows in row order: order[k] is the index, among
-	// the updated rows of all upd in turn, of the k-th lowest row
-	order := make([]int32, len(rows))
-	for k := range order {
-		order[k] = int32(k)
-	}
-	slices.SortFunc(order, func(x, y int32) int { return int(rows[x]) - int(rows[y]) })
-	sorted := make([]int32, len(rows))
-	for k, o := range order {
-		sorted[k] = rows[o]
-	}
-	for k := 1; k < len(sorted); k++ {
-		if sorted[k] == sorted[k-1] {
-			return nil, false, nil // a row updated twice: not a MERGE's
-		}
+	order, sorted, ok := updateOrder(at, changed)
+	if !ok {
+		return nil, false, nil
 	}
 	cols := make([]arrow.Array, nt)
 	defer func() {
@@ -99,6 +80,36 @@ func (m *merger) inPlace(b arrow.RecordBatch, upd []arrow.RecordBatch, at [][]in
 		}
 	}
 	return newBatch(b.Schema(), cols, b.NumRows()), true, nil
+}
+
+// updateOrder puts the updated rows at (at[i]: the rows of the batch the
+// i-th updated-row batch's rows replace) in row order: sorted are the
+// rows, ascending, and order[k] is the index, among the updated rows of
+// all batches in turn, of the k-th lowest. ok is false when they are not
+// changed rows, or a row is updated twice (not a MERGE's).
+func updateOrder(at [][]int32, changed int) (order, sorted []int32, ok bool) {
+	var rows []int32
+	for _, a := range at {
+		rows = append(rows, a...)
+	}
+	if len(rows) != changed {
+		return nil, nil, false
+	}
+	order = make([]int32, len(rows))
+	for k := range order {
+		order[k] = int32(k)
+	}
+	slices.SortFunc(order, func(x, y int32) int { return int(rows[x]) - int(rows[y]) })
+	sorted = make([]int32, len(rows))
+	for k, o := range order {
+		sorted[k] = rows[o]
+	}
+	for k := 1; k < len(sorted); k++ {
+		if sorted[k] == sorted[k-1] {
+			return nil, nil, false
+		}
+	}
+	return order, sorted, true
 }
 
 // patchable reports whether exec.Patch writes columns of type dt: the

@@ -64,6 +64,11 @@ type Metrics struct {
 	// columns (an UPDATE's, or a MERGE's that only updates) were encoded
 	// again and the others copied verbatim.
 	RowGroupsPatched int64
+	// RowGroupsPatchedSparse are the patched row groups whose SET columns
+	// were read only to be encoded again, with the updates alone held
+	// while the statement read the group (a MERGE whose clauses read no
+	// SET column).
+	RowGroupsPatchedSparse int64
 	// ColumnChunksUnread are column chunks of the row groups a MERGE
 	// that only updates read that it did not read at all: columns neither
 	// an ON key, a SET column, nor read by a condition or an expression,
@@ -103,6 +108,7 @@ func (m Metrics) Map() map[string]int64 {
 		"rows_copied":                     m.RowsCopied,
 		"row_groups_copied":               m.RowGroupsCopied,
 		"row_groups_patched":              m.RowGroupsPatched,
+		"row_groups_patched_sparse":       m.RowGroupsPatchedSparse,
 		"row_groups_skipped":              m.RowGroupsSkipped,
 		"column_chunks_unread":            m.ColumnChunksUnread,
 		"files_scanned":                   m.FilesScanned,
@@ -132,7 +138,11 @@ func (m Metrics) String() string {
 	fmt.Fprintf(&b, "files: scanned=%d skipped=%d rewritten=%d removed=%d added=%d; ", m.FilesScanned, m.FilesSkipped, m.FilesRewritten, m.FilesRemoved, m.FilesAdded)
 	fmt.Fprintf(&b, "bytes: read=%d written=%d; ", m.BytesRead, m.BytesWritten)
 	if m.RowGroupsCopied+m.RowGroupsPatched > 0 {
-		fmt.Fprintf(&b, "row groups copied verbatim: %d, patched: %d (%d bytes copied); ", m.RowGroupsCopied, m.RowGroupsPatched, m.BytesCopied)
+		fmt.Fprintf(&b, "row groups copied verbatim: %d, patched: %d", m.RowGroupsCopied, m.RowGroupsPatched)
+		if m.RowGroupsPatchedSparse > 0 {
+			fmt.Fprintf(&b, " (%d sparse)", m.RowGroupsPatchedSparse)
+		}
+		fmt.Fprintf(&b, " (%d bytes copied); ", m.BytesCopied)
 	}
 	if m.RowGroupsSkipped > 0 {
 		fmt.Fprintf(&b, "row groups unread (statistics): %d; ", m.RowGroupsSkipped)

@@ -587,7 +587,7 @@ func (f *fileRewrite) applyAt(ctx context.Context, b arrow.RecordBatch, groups [
 		return err
 	}
 	return f.pieces(pos, b, func(s arrow.RecordBatch, lo, hi int64) error {
-		o, err := f.m.applyBatch(s, groups[lo:hi], f.task, pos+lo)
+		o, err := f.m.applyBatch(s, groups[lo:hi], f.task, pos+lo, f.sparse)
 		if err != nil {
 			return err
 		}
@@ -646,7 +646,11 @@ func (m *merger) readKeyFirst(ctx context.Context, task table.FileScanTask, f *f
 	var direct []directColumn // read through pqarrow (directread.go)
 	if spliced {
 		sc = m.restScan
-		if f.setLeaf != nil && m.unread != nil {
+		if f.setLeaf != nil && m.sparseUnread != nil {
+			// the SET columns too are read when a group is patched
+			direct = f.planSparse(task)
+		}
+		if direct == nil && f.setLeaf != nil && m.unread != nil {
 			// a patched row group needs its SET columns and what the
 			// statement reads, no more (narrowColumns)
 			if direct = m.directColumns(task, f.meta, m.unread); direct != nil {
@@ -994,15 +998,25 @@ type patch struct {
 	// new values are nowhere else (awaitPatches writes them)
 	set      [][]arrow.Array
 	setBytes int64
+	// sparse: a sparse patch (sparse.go), which read its SET columns
+	// itself (read bytes); held keeps its updates (heldBytes of the
+	// budget) when it failed
+	sparse    bool
+	read      int64
+	held      []deferredUpdates
+	heldBytes int64
 }
 
-// freeSet lets go of the SET columns a failed patch kept.
+// freeSet lets go of the SET columns, or the updates, a failed patch kept.
 func (p *patch) freeSet(b *exec.Budget) {
 	for _, cs := range p.set {
 		releaseAll(cs)
 	}
-	b.Release(p.setBytes)
-	p.set, p.setBytes = nil, 0
+	for _, d := range p.held {
+		d.release()
+	}
+	b.Release(p.setBytes + p.heldBytes)
+	p.set, p.setBytes, p.held, p.heldBytes = nil, 0, nil, 0
 }
 
 // patchesInFlight bounds the patches being encoded at once; the file
@@ -1132,6 +1146,12 @@ func (m *merger) narrowColumns() {
 	if need == nil {
 		return // an expression hides what it reads
 	}
+	if !sparseOff && m.everyUpdateSetsAll() && !slices.ContainsFunc(m.setCols, func(c int) bool { return need[c] }) {
+		m.sparseUnread = make([]bool, len(need))
+		for c, ok := range need {
+			m.sparseUnread[c] = !ok
+		}
+	}
 	for _, c := range m.setCols {
 		need[c] = true
 	}
@@ -1145,6 +1165,27 @@ func (m *merger) narrowColumns() {
 	if m.unreadCount > 0 {
 		m.unread = unread
 	}
+}
+
+// everyUpdateSetsAll reports whether every MATCHED UPDATE assigns every
+// SET column (m.setCols): an update row's other SET columns hold the
+// target row's values, which a sparse read leaves NULL.
+func (m *merger) everyUpdateSetsAll() bool {
+	for _, c := range m.p.matched {
+		if c.Action.Kind != ActionUpdate {
+			continue
+		}
+		set := map[int]bool{}
+		for _, a := range c.Action.Set {
+			set[a.Column] = true
+		}
+		for _, col := range m.setCols {
+			if !set[col] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // columnLayout returns the Parquet leaf of each SET column in task's file
@@ -1261,7 +1302,11 @@ func (m *merger) encodePatch(ctx context.Context, meta *metadata.FileMetaData, s
 		leaf := meta.Schema.Column(setLeaf[k])
 		id := leaf.SchemaNode().FieldID()
 		typ, chunks := f.Type, cols[k]
-		if typ.ID() == arrow.STRING {
+		if d := sharedDictionary(chunks); d != nil && typ.ID() == arrow.STRING {
+			// a sparse patch's, over the file's dictionary (patchDict)
+			typ = d.DataType()
+			dicts = true
+		} else if typ.ID() == arrow.STRING {
 			// as the direct writer writes string columns: one dictionary,
 			// not arrow-go's memo of every value
 			if dc, ok := dictChunks(m.opts.Mem, chunks, dictLimit); ok {
@@ -1316,6 +1361,22 @@ func (m *merger) encodePatch(ctx context.Context, meta *metadata.FileMetaData, s
 		}
 	}
 	return &patch{raw: buf.Bytes(), meta: pm}, nil
+}
+
+// sharedDictionary is the first of chunks when every one is a dictionary
+// array over the same dictionary array (patchDict's); nil otherwise.
+func sharedDictionary(chunks []arrow.Array) *array.Dictionary {
+	var first *array.Dictionary
+	for i, c := range chunks {
+		d, ok := c.(*array.Dictionary)
+		if !ok || i > 0 && d.Data().Dictionary() != first.Data().Dictionary() {
+			return nil
+		}
+		if i == 0 {
+			first = d
+		}
+	}
+	return first
 }
 
 // writeTableFile writes chunked (rows rows) as a Parquet file of one row

@@ -1,0 +1,144 @@
+package lake_test
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+
+	"github.com/skadedb/skade/mergeinto"
+)
+
+// A MERGE that only updates, whose clauses read none of the columns it
+// sets, patches row groups sparse: it reads them without the SET
+// columns, holds only the updates, and the patch reads the SET column
+// chunks itself; a string column stored as a dictionary is patched as
+// indices into it (mergeinto's sparse.go). Each statement runs on a
+// table and on a twin that never patches, over files of several row
+// groups, and the two must hold the same rows, and answer filters on
+// the SET columns (pruned by the patched chunks' statistics) alike.
+// Statements that must not go sparse (a condition reads a SET column,
+// two UPDATE clauses set different columns) are checked not to.
+func TestSparsePatches(t *testing.T) {
+	for _, tc := range []struct{ name, part string }{{"unpartitioned", ""}, {"bucketed", "PARTITIONED BY (bucket(3, id))"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			lk, _ := openLake(t)
+			s := lk.Session()
+			twins(t, s, `CREATE TABLE %[1]s (id BIGINT, status TEXT, amount DOUBLE, note TEXT, d DATE) `+tc.part+`
+				WITH ('write.parquet.row-group-limit' = '700'%[2]s);
+				INSERT INTO %[1]s SELECT i, CASE WHEN i %% 11 = 0 THEN NULL WHEN i %% 3 = 0 THEN 'open' ELSE 'old' END,
+					i * 1.0, 'note ' || i, DATE '2026-01-01' + (i %% 300)::int FROM range(0, 4000) r(i);
+				INSERT INTO %[1]s SELECT i, 'old', i * 1.0, 'note ' || i, DATE '2026-01-01' FROM range(4000, 6000) r(i)`)
+			sparse := regexp.MustCompile(`patched: (\d+) \((\d+) sparse\)`)
+			for _, st := range []struct {
+				sql    string
+				sparse bool
+			}{
+				// a new value into the dictionary, NULLs, a double
+				{`MERGE INTO %s t USING (SELECT i * 37 AS id, CASE WHEN i %% 5 = 0 THEN NULL ELSE 'updated' END AS status, -i * 0.5 AS amount FROM range(160) r(i)) s
+					ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = s.status, amount = s.amount`, true},
+				// every row of some row groups, and an insert
+				{`MERGE INTO %s t USING (SELECT i AS id, 'all' AS status FROM range(1400, 2800) r(i) UNION ALL SELECT 9999, 'new') s
+					ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = s.status
+					WHEN NOT MATCHED THEN INSERT (id, status) VALUES (s.id, s.status)`, true},
+				// the empty string: not written from the dictionary
+				{`MERGE INTO %s t USING (SELECT i * 101 AS id FROM range(50) r(i)) s
+					ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = ''`, true},
+				// a dictionary grown past its limit
+				{`MERGE INTO %s t USING (SELECT i * 2 AS id, repeat('z', 400) || i AS status FROM range(3000) r(i)) s
+					ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = s.status`, true},
+				// a date, from a source column
+				{`MERGE INTO %s t USING (SELECT i * 13 AS id, DATE '2031-05-05' + i::int AS d FROM range(400) r(i)) s
+					ON t.id = s.id WHEN MATCHED AND s.d > DATE '2031-05-10' THEN UPDATE SET d = s.d, note = 'dated'`, true},
+				// a condition reads a SET column: not sparse
+				{`MERGE INTO %s t USING (SELECT i * 7 AS id FROM range(300) r(i)) s
+					ON t.id = s.id WHEN MATCHED AND t.status = 'old' THEN UPDATE SET status = 'was old'`, false},
+				// clauses setting different columns: not sparse
+				{`MERGE INTO %s t USING (SELECT i * 19 AS id, i AS k FROM range(300) r(i)) s
+					ON t.id = s.id WHEN MATCHED AND s.k %% 2 = 0 THEN UPDATE SET amount = s.k
+					WHEN MATCHED THEN UPDATE SET note = 'odd'`, false},
+			} {
+				plan := strings.Join(query(t, s, "EXPLAIN ANALYZE "+fmt.Sprintf(st.sql, "a")), "\n")
+				m := sparse.FindStringSubmatch(plan)
+				if st.sparse && (m == nil || m[2] == "0") {
+					t.Fatalf("%s: no row group patched sparse:\n%s", st.sql, plan)
+				}
+				if !st.sparse && m != nil {
+					t.Fatalf("%s: row groups patched sparse:\n%s", st.sql, plan)
+				}
+				mustExec(t, s, fmt.Sprintf(st.sql, "b"))
+				twinsAgree(t, s, st.sql,
+					"SELECT * FROM %s ORDER BY id",
+					"SELECT status, count(*), sum(amount) FROM %s GROUP BY status ORDER BY status",
+					"SELECT count(*) FROM %s WHERE status = 'updated' OR status = ''",
+					"SELECT count(*) FROM %s WHERE status IS NULL",
+					"SELECT count(*), min(status) FROM %s WHERE status > 'zzz'",
+					"SELECT count(*), min(amount) FROM %s WHERE amount < 0",
+					"SELECT count(*), max(d) FROM %s WHERE d > DATE '2031-01-01'")
+			}
+		})
+	}
+}
+
+// A sparse patch of a dictionary-encoded string column writes it from
+// the file's dictionary: the patched chunks stay dictionary-encoded, and
+// their statistics hold the new value.
+func TestSparsePatchKeepsTheDictionary(t *testing.T) {
+	lk, _ := openLake(t)
+	s := lk.Session()
+	mustExec(t, s, `CREATE TABLE t (id BIGINT, status TEXT, amount DOUBLE) WITH ('write.parquet.row-group-limit' = '1000');
+		INSERT INTO t SELECT i, 'old', i * 1.0 FROM range(5000) r(i)`)
+	var patched int64
+	mergeinto.TestHookSparse = func(int64) { patched++ }
+	defer func() { mergeinto.TestHookSparse = nil }()
+	mustExec(t, s, `MERGE INTO t USING (SELECT i * 50 AS id, 'updated' AS status, -1.0 AS amount FROM range(100) r(i)) s
+		ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = s.status, amount = s.amount`)
+	if patched != 5 {
+		t.Fatalf("%d row groups patched sparse, want 5", patched)
+	}
+	paths := query(t, s, "SELECT file_path FROM t$data_files")
+	if len(paths) != 1 {
+		t.Fatalf("%d data files, want 1", len(paths))
+	}
+	r, err := file.OpenParquetFile(strings.TrimPrefix(paths[0], "file://"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	md := r.MetaData()
+	if md.NumRowGroups() != 5 {
+		t.Fatalf("%d row groups, want 5", md.NumRowGroups())
+	}
+	for g := range md.NumRowGroups() {
+		cc, err := md.RowGroup(g).ColumnChunk(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, es := range cc.EncodingStats() {
+			if (es.PageType == 0 || es.PageType == 3) && es.Encoding != parquet.Encodings.RLEDict {
+				t.Fatalf("row group %d: status has a %v data page", g, es.Encoding)
+			}
+		}
+		st, err := cc.Statistics()
+		if err != nil || st == nil || !st.HasMinMax() {
+			t.Fatalf("row group %d: status statistics %v (%v)", g, st, err)
+		}
+		enc, err := st.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(enc.Min) != "old" || string(enc.Max) != "updated" {
+			t.Fatalf("row group %d: status ranges over [%q, %q], want [old, updated]", g, enc.Min, enc.Max)
+		}
+	}
+	if got := query(t, s, "SELECT count(*), sum(amount) FROM t WHERE status = 'updated'"); got[0] != "100|-100" {
+		t.Fatalf("updated rows: %v", got)
+	}
+	if got := query(t, s, "SELECT count(*) FROM t WHERE status = 'old'"); got[0] != strconv.Itoa(4900) {
+		t.Fatalf("rows kept: %v", got)
+	}
+}
