@@ -102,9 +102,9 @@ type merger struct {
 	// read without them, their updates held alone (sparse.go); nil when
 	// not
 	sparseUnread []bool
-	nullsMu     sync.Mutex
-	nulls       map[nullKey]arrow.Array // conform's shared NULL columns
-	wopts       []table.WriteRecordOption
+	nullsMu      sync.Mutex
+	nulls        map[nullKey]arrow.Array // conform's shared NULL columns
+	wopts        []table.WriteRecordOption
 	// direct is the direct writer's plan (direct_writer.go), nil when
 	// WriteRecords writes; directPlanned once it was asked for
 	direct        *directPlan
