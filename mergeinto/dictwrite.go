@@ -245,9 +245,18 @@ func flatDefLevels(buf []int16, c arrow.Array, maxDef int16) []int16 {
 		buf = make([]int16, n)
 	}
 	buf = buf[:n]
-	nulls := c.NullN() > 0
+	if c.NullN() == 0 {
+		// doubling copies of a run of ones
+		if n > 0 {
+			buf[0] = 1
+			for i := 1; i < n; i *= 2 {
+				copy(buf[i:], buf[:i])
+			}
+		}
+		return buf
+	}
 	for i := range buf {
-		if nulls && c.IsNull(i) {
+		if c.IsNull(i) {
 			buf[i] = 0
 		} else {
 			buf[i] = 1
