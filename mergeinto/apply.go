@@ -432,9 +432,16 @@ func (f *fileRewrite) advance(ctx context.Context) error {
 // (rgcopy.go), on a goroutine; complete waits for it, and if it could not
 // be done, reads the group's rows again and writes them whole.
 func (f *fileRewrite) patchGroup(ctx context.Context) {
-	p := &patch{kept: f.gKept, done: make(chan struct{})}
+	p, size := f.addPatch(false)
 	cols, bytes := f.gCols, f.colBytes
 	f.gCols, f.colBytes = nil, 0 // the patch's now
+	f.m.startPatch(ctx, p, f.meta, f.setLeaf, cols, bytes, f.ends[f.g]-f.gStart, size)
+}
+
+// addPatch records a patch (sparse or not) of the group ending now, and
+// returns it with the bytes the group's SET column chunks take in the file.
+func (f *fileRewrite) addPatch(sparse bool) (*patch, int64) {
+	p := &patch{kept: f.gKept, done: make(chan struct{}), sparse: sparse}
 	if f.patches == nil {
 		f.patches = map[int]*patch{}
 	}
@@ -443,7 +450,7 @@ func (f *fileRewrite) patchGroup(ctx context.Context) {
 	for _, leaf := range f.setLeaf {
 		size += f.meta.RowGroups[f.g].Columns[leaf].MetaData.GetTotalCompressedSize()
 	}
-	f.m.startPatch(ctx, p, f.meta, f.setLeaf, cols, bytes, f.ends[f.g]-f.gStart, size)
+	return p, size
 }
 
 // awaitPatches waits for the file's patches to be encoded; the rows of

@@ -1038,14 +1038,30 @@ func patchesInFlight() int {
 // the writer's does for rows written whole: on a file read in one pass it
 // would otherwise hold up the read for as long as the encoding takes.
 func (m *merger) startPatch(ctx context.Context, p *patch, meta *metadata.FileMetaData, setLeaf []int, cols [][]arrow.Array, bytes, rows, size int64) {
-	if m.patchSlots == nil {
-		m.patchSlots = make(chan struct{}, patchesInFlight())
-	}
-	free := func() {
+	m.runPatch(ctx, p, func() (*patch, error) {
+		return m.encodePatch(ctx, meta, setLeaf, cols, rows, size)
+	}, func() bool {
+		if m.rw != nil {
+			return false // an UPDATE's statement yields its rows again when they are read again
+		}
+		p.set, p.setBytes = cols, bytes // a MERGE's updated rows are in cols only
+		return true
+	}, func() {
 		for _, cs := range cols {
 			releaseAll(cs)
 		}
 		m.spec.Budget.Release(bytes)
+	})
+}
+
+// runPatch encodes a patch into p (encode) on a goroutine, after waiting
+// for a free slot; p.done closes when it is encoded or has failed. When
+// it fails (but not on cancellation) and keep keeps what the patch was
+// made from, p joins m.failed; otherwise free lets that go. The merger's
+// end waits for every patch started.
+func (m *merger) runPatch(ctx context.Context, p *patch, encode func() (*patch, error), keep func() bool, free func()) {
+	if m.patchSlots == nil {
+		m.patchSlots = make(chan struct{}, patchesInFlight())
 	}
 	select {
 	case m.patchSlots <- struct{}{}:
@@ -1060,16 +1076,13 @@ func (m *merger) startPatch(ctx context.Context, p *patch, meta *metadata.FileMe
 		defer close(p.done)
 		var enc *patch
 		p.err = recovered(func() (err error) {
-			enc, err = m.encodePatch(ctx, meta, setLeaf, cols, rows, size)
+			enc, err = encode()
 			return err
 		})
 		if p.err == nil {
 			p.raw, p.meta = enc.raw, enc.meta
 		}
-		if p.err != nil && ctx.Err() == nil && m.rw == nil {
-			// a MERGE's updated rows are in cols only; an UPDATE's
-			// statement yields them again when the rows are read again
-			p.set, p.setBytes = cols, bytes
+		if p.err != nil && ctx.Err() == nil && keep() {
 			m.failedMu.Lock()
 			m.failed = append(m.failed, p)
 			m.failedMu.Unlock()

@@ -224,17 +224,9 @@ func (f *fileRewrite) releaseSparse() {
 
 // patchSparse starts the sparse patch of the group ending now.
 func (f *fileRewrite) patchSparse(ctx context.Context) {
-	p := &patch{kept: f.gKept, done: make(chan struct{}), sparse: true}
+	p, size := f.addPatch(true)
 	held, heldBytes, readBytes := f.gUpd, f.gUpdBytes, f.gReadBytes
 	f.gUpd, f.gUpdBytes, f.gReadBytes, f.gSparse = nil, 0, 0, false // the patch's now
-	if f.patches == nil {
-		f.patches = map[int]*patch{}
-	}
-	f.patches[f.g] = p
-	var size int64
-	for _, leaf := range f.setLeaf {
-		size += f.meta.RowGroups[f.g].Columns[leaf].MetaData.GetTotalCompressedSize()
-	}
 	f.m.startSparsePatch(ctx, p, sparseGroup{task: f.task, meta: f.meta, g: f.g, from: f.gStart, rows: f.ends[f.g] - f.gStart,
 		size: size, setLeaf: f.setLeaf, setRead: f.setRead}, held, heldBytes, readBytes)
 }
@@ -256,44 +248,22 @@ type sparseGroup struct {
 // A MERGE's failed patch keeps held (patch.held): its updates are
 // nowhere else.
 func (m *merger) startSparsePatch(ctx context.Context, p *patch, sg sparseGroup, held []deferredUpdates, heldBytes, readBytes int64) {
-	if m.patchSlots == nil {
-		m.patchSlots = make(chan struct{}, patchesInFlight())
-	}
-	free := func() {
+	m.runPatch(ctx, p, func() (*patch, error) {
+		defer func() {
+			m.spec.Budget.Release(readBytes)
+			readBytes = 0
+		}()
+		enc, read, err := m.encodeSparse(ctx, sg, held)
+		p.read = read
+		return enc, err
+	}, func() bool {
+		p.held, p.heldBytes = held, heldBytes
+		return true
+	}, func() {
 		for _, d := range held {
 			d.release()
 		}
-		m.spec.Budget.Release(heldBytes)
-	}
-	select {
-	case m.patchSlots <- struct{}{}:
-	case <-ctx.Done():
-		free()
-		m.spec.Budget.Release(readBytes)
-		p.err = ctx.Err()
-		close(p.done)
-		return
-	}
-	m.patchWG.Go(func() {
-		defer func() { <-m.patchSlots }()
-		defer close(p.done)
-		var enc *patch
-		p.err = recovered(func() (err error) {
-			enc, p.read, err = m.encodeSparse(ctx, sg, held)
-			return err
-		})
-		m.spec.Budget.Release(readBytes)
-		if p.err == nil {
-			p.raw, p.meta = enc.raw, enc.meta
-		}
-		if p.err != nil && ctx.Err() == nil {
-			p.held, p.heldBytes = held, heldBytes
-			m.failedMu.Lock()
-			m.failed = append(m.failed, p)
-			m.failedMu.Unlock()
-			return
-		}
-		free()
+		m.spec.Budget.Release(heldBytes + readBytes)
 	})
 }
 
