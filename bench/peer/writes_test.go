@@ -232,6 +232,28 @@ func newWorld(b *testing.B, n int) *world {
 	return w
 }
 
+// liveFiles is a DuckDB list literal of table's live data files (a
+// table without deletes: the files hold its rows).
+func (w *world) liveFiles(table string) string {
+	res, err := w.s.SQL(w.ctx, "SELECT file_path FROM "+table+"$data_files ORDER BY file_path")
+	if err != nil {
+		w.b.Fatal(err)
+	}
+	bs, err := res.Collect(w.ctx)
+	if err != nil {
+		w.b.Fatal(err)
+	}
+	var paths []string
+	for _, rb := range bs {
+		col := rb.Column(0).(*array.String)
+		for i := 0; i < col.Len(); i++ {
+			paths = append(paths, "'"+strings.TrimPrefix(col.Value(i), "file://")+"'")
+		}
+		rb.Release()
+	}
+	return "[" + strings.Join(paths, ", ") + "]"
+}
+
 // source is a source query: 1% of the target's keys (every step-th key
 // from offset), updated, and 10% new keys starting at newBase × n.
 func (w *world) source(step, offset, newBase int) string {
@@ -402,6 +424,21 @@ func (w *world) cases() []peerCase {
 			run: func() { w.skade(fmt.Sprintf(mergeSQL, src)) },
 			check: func() {
 				merged("skade "+name, w.skadeRow("SELECT count(*), count(*) FILTER (WHERE status = 'updated') FROM target"))
+				if mode == "copy-on-write" {
+					// an independent reader of the files written (row
+					// groups copied and patched among them): DuckDB's
+					files := w.liveFiles("target")
+					merged("DuckDB reading skade's "+name, w.duckRow(fmt.Sprintf(
+						"SELECT count(*), count(*) FILTER (WHERE status = 'updated') FROM read_parquet(%s)", files), 2))
+					sk := w.skadeRow("SELECT count(*), sum(amount) FROM target")
+					n, err1 := strconv.Atoi(sk[0])
+					sum, err2 := strconv.ParseFloat(sk[1], 64)
+					if err1 != nil || err2 != nil {
+						w.b.Fatalf("skade %s: count and sum %v", name, sk)
+					}
+					w.wantScan("DuckDB reading skade's "+name, w.duckRow(fmt.Sprintf(
+						"SELECT count(*), sum(amount)::VARCHAR FROM read_parquet(%s)", files), 2), n, sum)
+				}
 			},
 		}
 	}
