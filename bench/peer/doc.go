@@ -15,7 +15,10 @@
 // deletes, the equality-delete upsert against DuckDB writing equality
 // deletes, and scans, with peak RSS and the page faults each side took
 // (memory touched afresh, which on a virtual machine costs about 3 ms per
-// MB). SKADE_PEER_ROWS sets the target's
+// MB). Each side's result is checked after every round; skade's
+// copy-on-write files are also read back by DuckDB's read_parquet (count,
+// rows updated, sum), an independent reader of the row groups skade
+// copied and patched. SKADE_PEER_ROWS sets the target's
 // rows (default 1,000,000; the targets are at 10,000,000) and
 // SKADE_PEER_CASES picks cases by name prefix:
 //
