@@ -191,28 +191,13 @@ func newWorld(b *testing.B, n int) *world {
 		w.duck("CREATE TABLE " + name + " AS " + q)
 	}
 	// the data files, as DuckDB reads them
-	res, err := w.s.SQL(ctx, "SELECT file_path FROM base$data_files ORDER BY file_path")
-	if err != nil {
-		b.Fatal(err)
-	}
-	bs, err := res.Collect(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var paths []string
-	for _, rb := range bs {
-		col := rb.Column(0).(*array.String)
-		for i := 0; i < col.Len(); i++ {
-			paths = append(paths, "'"+strings.TrimPrefix(col.Value(i), "file://")+"'")
-		}
-		rb.Release()
-	}
+	paths := w.livePaths("base")
 	if len(paths) != 10 {
 		b.Fatalf("base has %d data files, want 10", len(paths))
 	}
 	w.files = "[" + strings.Join(paths, ", ") + "]"
 	// the spread source as records, for the equality-delete upsert
-	res, err = w.s.SQL(ctx, "SELECT * FROM src_spread")
+	res, err := w.s.SQL(ctx, "SELECT * FROM src_spread")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -235,6 +220,11 @@ func newWorld(b *testing.B, n int) *world {
 // liveFiles is a DuckDB list literal of table's live data files (a
 // table without deletes: the files hold its rows).
 func (w *world) liveFiles(table string) string {
+	return "[" + strings.Join(w.livePaths(table), ", ") + "]"
+}
+
+// livePaths are table's live data files, each a quoted DuckDB string.
+func (w *world) livePaths(table string) []string {
 	res, err := w.s.SQL(w.ctx, "SELECT file_path FROM "+table+"$data_files ORDER BY file_path")
 	if err != nil {
 		w.b.Fatal(err)
@@ -251,7 +241,7 @@ func (w *world) liveFiles(table string) string {
 		}
 		rb.Release()
 	}
-	return "[" + strings.Join(paths, ", ") + "]"
+	return paths
 }
 
 // source is a source query: 1% of the target's keys (every step-th key
