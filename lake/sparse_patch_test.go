@@ -1,13 +1,18 @@
 package lake_test
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 
 	"github.com/skadedb/skade/mergeinto"
@@ -140,5 +145,64 @@ func TestSparsePatchKeepsTheDictionary(t *testing.T) {
 	}
 	if got := query(t, s, "SELECT count(*) FROM t WHERE status = 'old'"); got[0] != strconv.Itoa(4900) {
 		t.Fatalf("rows kept: %v", got)
+	}
+}
+
+// Sparse patches of a file another writer laid out: Parquet v1 data
+// pages of 2 kB, snappy, row groups of 3,000 rows, a dictionary-encoded
+// string column and a double, NULLs in both, field ids (as Iceberg
+// writers store them). Against the twin that never patches.
+func TestSparsePatchOfAForeignFile(t *testing.T) {
+	ctx := context.Background()
+	lk, _ := openLake(t)
+	s := lk.Session()
+	twins(t, s, `CREATE TABLE %[1]s (id BIGINT, status TEXT, amount DOUBLE) WITH ('write.parquet.row-group-limit' = '3000'%[2]s)`)
+	id := func(n string) arrow.Metadata { return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{n}) }
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: id("1")},
+		{Name: "status", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: id("2")},
+		{Name: "amount", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: id("3")}}, nil)
+	const n = 20000
+	for _, name := range []string{"a", "b"} {
+		ids, sts, ams := array.NewInt64Builder(memory.DefaultAllocator), array.NewStringBuilder(memory.DefaultAllocator), array.NewFloat64Builder(memory.DefaultAllocator)
+		for i := range int64(n) {
+			ids.Append(i)
+			if i%17 == 0 {
+				sts.AppendNull()
+			} else {
+				sts.Append([]string{"a", "bb", "ccc"}[i%3])
+			}
+			if i%19 == 0 {
+				ams.AppendNull()
+			} else {
+				ams.Append(float64(i) * 0.25)
+			}
+		}
+		tbl, err := lk.Table(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addForeignFile(t, tbl, array.NewRecordBatch(sc, []arrow.Array{ids.NewArray(), sts.NewArray(), ams.NewArray()}, n),
+			parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(3000), parquet.WithDataPageVersion(parquet.DataPageV1),
+				parquet.WithDataPageSize(2048), parquet.WithCompression(compress.Codecs.Snappy)))
+	}
+	sparse := regexp.MustCompile(`patched: (\d+) \((\d+) sparse\)`)
+	for _, stmt := range []string{
+		`MERGE INTO %s t USING (SELECT i * 7 AS id, CASE WHEN i %% 9 = 0 THEN NULL ELSE 'new' END AS status, -1.5 * i AS amount FROM range(1000) r(i)) s
+			ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = s.status, amount = s.amount`,
+		`MERGE INTO %s t USING (SELECT i * 11 AS id FROM range(500) r(i)) s
+			ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = 'bb', amount = NULL`,
+	} {
+		plan := strings.Join(query(t, s, "EXPLAIN ANALYZE "+fmt.Sprintf(stmt, "a")), "\n")
+		if m := sparse.FindStringSubmatch(plan); m == nil || m[2] == "0" {
+			t.Fatalf("%s: no row group patched sparse:\n%s", stmt, plan)
+		}
+		mustExec(t, s, fmt.Sprintf(stmt, "b"))
+		twinsAgree(t, s, stmt,
+			"SELECT * FROM %s ORDER BY id",
+			"SELECT status, count(*), sum(amount) FROM %s GROUP BY status ORDER BY status",
+			"SELECT count(*) FROM %s WHERE status = 'new'",
+			"SELECT count(*), max(amount) FROM %s WHERE amount < 0",
+			"SELECT count(*) FROM %s WHERE amount IS NULL")
 	}
 }
