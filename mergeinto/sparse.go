@@ -18,8 +18,11 @@ import (
 	"github.com/skadedb/skade/scan"
 )
 
-// Sparse patches. A MERGE that only updates, and whose clauses read none
-// of the columns its SETs assign, needs a patched row group's SET columns
+// Sparse patches. A MERGE that only updates, whose clauses read none of
+// the columns its SETs assign, and each of whose WHEN MATCHED UPDATEs
+// assigns all of them (everyUpdateSetsAll: an update row's other SET
+// columns would carry the target's values, which such a read leaves
+// NULL), needs a patched row group's SET columns
 // only to encode them again: the stored values of the rows it keeps, and
 // the new values of the rows it updates. Such a file is read sparse: its
 // row groups hit are read without the SET columns (NULL in the batches,
