@@ -469,8 +469,11 @@ func (f *fileRewrite) awaitPatches(ctx context.Context) error {
 			p.freeSet(f.m.spec.Budget)
 		}
 	}()
-	var sparse []int // the sparse patches that failed, by group
-	sparseHeld := map[int][]deferredUpdates{}
+	type sparseFailure struct {
+		g    int
+		held []deferredUpdates
+	}
+	var sparse []sparseFailure // the sparse patches that failed
 	for _, g := range slices.Sorted(maps.Keys(f.patches)) {
 		p := f.patches[g]
 		<-p.done
@@ -491,8 +494,7 @@ func (f *fileRewrite) awaitPatches(ctx context.Context) error {
 			}
 			// replayHeld counts the rows it writes that keep their values
 			f.copied -= p.kept
-			sparse = append(sparse, g)
-			sparseHeld[g] = p.held
+			sparse = append(sparse, sparseFailure{g, p.held})
 			continue
 		}
 		if f.m.rw == nil && p.set == nil {
@@ -504,9 +506,9 @@ func (f *fileRewrite) awaitPatches(ctx context.Context) error {
 		failed = append(failed, f.groupRange(g))
 		sets = append(sets, p.set)
 	}
-	for _, g := range sparse {
-		r := f.groupRange(g)
-		if err := f.replayHeld(ctx, g, r[0], r[1], sparseHeld[g]); err != nil {
+	for _, sf := range sparse {
+		r := f.groupRange(sf.g)
+		if err := f.replayHeld(ctx, sf.g, r[0], r[1], sf.held); err != nil {
 			return err
 		}
 	}
@@ -910,14 +912,12 @@ func (f *fileRewrite) copyGroups(ctx context.Context) error {
 		mt := &f.m.res.Metrics
 		mt.RowGroupsCopied += int64(len(f.copyRGs))
 		mt.RowGroupsPatched += int64(len(f.patches))
-		for _, p := range f.patches {
-			if p.sparse {
-				mt.RowGroupsPatchedSparse++
-			}
-		}
 		mt.BytesCopied += df.FileSizeBytes()
 		for _, p := range f.patches {
 			mt.BytesCopied -= int64(len(p.raw))
+			if p.sparse {
+				mt.RowGroupsPatchedSparse++
+			}
 		}
 		for _, g := range f.copyRGs {
 			r := f.groupRange(g)

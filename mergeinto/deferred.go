@@ -176,15 +176,11 @@ func (f *fileRewrite) replayHeld(ctx context.Context, g int, from, to int64, hel
 		if len(rows) > 0 {
 			var err error
 			out, err = f.m.withColumns(part, f.m.setCols, func(c int) (arrow.Array, error) {
-				vals := parts[c][0]
-				if len(parts[c]) > 1 {
-					all, err := array.Concatenate(parts[c], f.m.opts.Mem)
-					if err != nil {
-						return nil, err
-					}
-					defer all.Release()
-					vals = all
+				vals, err := concatParts(f.m.opts.Mem, parts[c])
+				if err != nil {
+					return nil, err
 				}
+				defer vals.Release()
 				return overlay(ctx, f.m.opts.Mem, part.Column(f.m.setCols[c]), rows, vals)
 			})
 			if err != nil {

@@ -1,10 +1,12 @@
 package mergeinto
 
 import (
+	"context"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skadedb/skade/exec"
 )
@@ -55,31 +57,48 @@ func (m *merger) inPlace(b arrow.RecordBatch, upd []arrow.RecordBatch, at [][]in
 			cols[c].Retain()
 			continue
 		}
-		parts := make([]arrow.Array, len(upd))
-		for i, u := range upd {
-			parts[i] = u.Column(c)
-		}
-		var all arrow.Array
-		if len(parts) == 1 {
-			all = parts[0]
-			all.Retain()
-		} else if all, err = array.Concatenate(parts, m.opts.Mem); err != nil {
-			return nil, false, err
-		}
-		vals, err := takeCols(m.ec.Ctx, []arrow.Array{all}, order)
-		all.Release()
+		vals, err := m.updatedValues(m.ec.Ctx, upd, c, order)
 		if err != nil {
 			return nil, false, err
 		}
 		var ok bool
-		cols[c], ok = exec.Patch(m.opts.Mem, b.Column(c), sorted, vals[0])
-		vals[0].Release()
+		cols[c], ok = exec.Patch(m.opts.Mem, b.Column(c), sorted, vals)
+		vals.Release()
 		if !ok {
 			releaseAll(cols)
 			return nil, false, nil
 		}
 	}
 	return newBatch(b.Schema(), cols, b.NumRows()), true, nil
+}
+
+// updatedValues are column c of the updated-row batches upd in row order
+// (order: updateOrder's). The caller releases them.
+func (m *merger) updatedValues(ctx context.Context, upd []arrow.RecordBatch, c int, order []int32) (arrow.Array, error) {
+	parts := make([]arrow.Array, len(upd))
+	for i, u := range upd {
+		parts[i] = u.Column(c)
+	}
+	all, err := concatParts(m.opts.Mem, parts)
+	if err != nil {
+		return nil, err
+	}
+	defer all.Release()
+	vals, err := takeCols(ctx, []arrow.Array{all}, order)
+	if err != nil {
+		return nil, err
+	}
+	return vals[0], nil
+}
+
+// concatParts is parts as one array: the only part, retained, or their
+// concatenation. The caller releases it.
+func concatParts(mem memory.Allocator, parts []arrow.Array) (arrow.Array, error) {
+	if len(parts) == 1 {
+		parts[0].Retain()
+		return parts[0], nil
+	}
+	return array.Concatenate(parts, mem)
 }
 
 // updateOrder puts the updated rows at (at[i]: the rows of the batch the

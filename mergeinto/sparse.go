@@ -150,28 +150,12 @@ func (f *fileRewrite) sparseUpdates(ctx context.Context, o batchOut, start, n in
 		d.pos[k] = start + int64(r)
 	}
 	for _, c := range m.setCols {
-		parts := make([]arrow.Array, len(o.out))
-		for i, u := range o.out {
-			parts[i] = u.Column(c)
-		}
-		var all arrow.Array
-		if len(parts) == 1 {
-			all = parts[0]
-			all.Retain()
-		} else {
-			var err error
-			if all, err = array.Concatenate(parts, m.opts.Mem); err != nil {
-				d.release()
-				return deferredUpdates{}, err
-			}
-		}
-		vals, err := takeCols(ctx, []arrow.Array{all}, order)
-		all.Release()
+		vals, err := m.updatedValues(ctx, o.out, c, order)
 		if err != nil {
 			d.release()
 			return deferredUpdates{}, err
 		}
-		d.vals = append(d.vals, vals[0])
+		d.vals = append(d.vals, vals)
 	}
 	return d, nil
 }
@@ -297,10 +281,7 @@ func (m *merger) encodeSparse(ctx context.Context, sg sparseGroup, held []deferr
 		for i, d := range held {
 			parts[i] = d.vals[k]
 		}
-		if len(parts) == 1 {
-			vals[k] = parts[0]
-			vals[k].Retain()
-		} else if vals[k], err = array.Concatenate(parts, m.opts.Mem); err != nil {
+		if vals[k], err = concatParts(m.opts.Mem, parts); err != nil {
 			return nil, 0, err
 		}
 	}
