@@ -914,7 +914,7 @@ func (f *fileRewrite) copyGroups(ctx context.Context) error {
 		mt.RowGroupsPatched += int64(len(f.patches))
 		mt.BytesCopied += df.FileSizeBytes()
 		for _, p := range f.patches {
-			mt.BytesCopied -= int64(len(p.raw))
+			mt.BytesCopied -= p.bytes()
 			if p.sparse {
 				mt.RowGroupsPatchedSparse++
 			}

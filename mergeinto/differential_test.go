@@ -273,10 +273,17 @@ func (g gen) maybeNull(v any, p int) any {
 	return v
 }
 
-func (g gen) targetRows(n int) [][]any {
+// targetRows are n target rows; v is NULL in about a sixth of them
+// unless dense.
+func (g gen) targetRows(n int, dense bool) [][]any {
 	var rows [][]any
 	for i := 0; i < n; i++ {
-		rows = append(rows, []any{g.maybeNull(int64(g.r.IntN(30)), 12), int64(g.r.IntN(3)), g.maybeNull(int64(g.r.IntN(10)), 6), g.maybeNull([]string{"x", "y", "z"}[g.r.IntN(3)], 5)})
+		v := int64(g.r.IntN(10))
+		row := []any{g.maybeNull(int64(g.r.IntN(30)), 12), int64(g.r.IntN(3)), v, g.maybeNull([]string{"x", "y", "z"}[g.r.IntN(3)], 5)}
+		if !dense {
+			row[2] = g.maybeNull(v, 6)
+		}
+		rows = append(rows, row)
 	}
 	return rows
 }
@@ -430,16 +437,26 @@ func TestDifferential(t *testing.T) {
 			parts = []string{"g"}
 		}
 		f := newFixtureIn(t, cat, fmt.Sprintf("d%d", b), dTarget, parts...)
+		props := iceberg.Properties{}
 		if b%4 == 2 {
 			// row groups of 3 rows: the copy, the patch, and the reads
 			// key columns first (here and by the read-ahead workers) see
 			// files with row groups hit and not
-			f.setProperties(iceberg.Properties{table.ParquetRowGroupLimitKey: "3"})
+			props[table.ParquetRowGroupLimitKey] = "3"
+		}
+		// PLAIN integers, and on half of those bases no NULL in v: pages
+		// a sparse patch re-encodes in place (fixedpatch.go)
+		plain := b%2 == 1 || b%8 == 6
+		if plain {
+			props["parquet.enable.dictionary"] = "false"
+		}
+		if len(props) > 0 {
+			f.setProperties(props)
 		}
 		var target [][]any
 		var files [][][]any
 		for file := 0; file < 1+g.r.IntN(3); file++ {
-			rows := g.targetRows(g.r.IntN(15))
+			rows := g.targetRows(g.r.IntN(15), plain && b%4 < 2)
 			if len(rows) > 0 {
 				files = append(files, rows)
 			}
@@ -470,6 +487,15 @@ func TestDifferential(t *testing.T) {
 				if len(only) > 0 {
 					clauses = only
 				}
+			}
+			if g.r.IntN(8) == 0 {
+				// an eighth only set v, from a constant or the source, as
+				// a sparse patch takes it (fixedpatch.go on plain pages)
+				v := rlit(int64(g.r.IntN(20) - 5))
+				if g.r.IntN(2) == 0 {
+					v = rcol(5) // s.v
+				}
+				clauses = []rclause{{kind: mergeinto.Matched, action: mergeinto.ActionUpdate, set: map[int]rexpr{2: v}}}
 			}
 			composite := g.r.IntN(4) == 0
 			var on *rexpr
@@ -526,9 +552,10 @@ func TestDifferential(t *testing.T) {
 			if g.r.IntN(4) == 0 || small && g.r.IntN(2) == 0 {
 				spec.Options.BufferLimit = 1 + int64(g.r.IntN(60))
 			}
-			var patches, deferred, sparse atomic.Int64
+			var patches, deferred, sparse, fixed atomic.Int64
 			mergeinto.TestHookDefer = func() { deferred.Add(1) }
 			mergeinto.TestHookSparse = func(int64) { sparse.Add(1) }
+			mergeinto.TestHookFixed = func(int64) { fixed.Add(1) }
 			// and on every fourth case nothing is read narrow, to compare
 			restoreN := mergeinto.SetNarrowRead(c%4 != 3)
 			failEvery := []int64{0, 0, 0, 1, 2}[g.r.IntN(5)]
@@ -559,7 +586,7 @@ func TestDifferential(t *testing.T) {
 			}
 			spec.Budget = exec.NewBudget(0) // unlimited, to see that all of it comes back
 			res, err := mergeinto.Execute(ctx, spec, r.txn)
-			mergeinto.TestHookPatch, mergeinto.TestHookDefer, mergeinto.TestHookSparse = nil, nil, nil
+			mergeinto.TestHookPatch, mergeinto.TestHookDefer, mergeinto.TestHookSparse, mergeinto.TestHookFixed = nil, nil, nil, nil
 			restoreN()
 			if failEvery > 0 && patches.Load() > 0 {
 				outcomes["patches failed"]++
@@ -575,6 +602,9 @@ func TestDifferential(t *testing.T) {
 				if failEvery > 0 {
 					outcomes["sparse patches, some failing"]++
 				}
+			}
+			if fixed.Load() > 0 {
+				outcomes["fixed-width pages patched"]++
 			}
 			if u := spec.Budget.Used(); u != 0 {
 				t.Fatalf("%s\n%d bytes of the budget still held after the statement (error %v)", desc(), u, err)
@@ -626,7 +656,7 @@ func TestDifferential(t *testing.T) {
 	t.Logf("%d cases: %v", cases, outcomes)
 	// the short run's 200 cases may draw no cardinality error and no
 	// deferred group; the full run's 1,000 must cover every outcome
-	if (!testing.Short() && (outcomes["cardinality error"] == 0 || outcomes["narrow groups deferred"] == 0)) || outcomes["read narrow"] == 0 || outcomes["sparse patches"] == 0 || outcomes["staged"] < cases/3 || outcomes["no change"] == 0 || outcomes["source rows outside the target's keys"] < cases/10 || outcomes["patches failed"] == 0 {
+	if (!testing.Short() && (outcomes["cardinality error"] == 0 || outcomes["narrow groups deferred"] == 0)) || outcomes["read narrow"] == 0 || outcomes["sparse patches"] == 0 || outcomes["fixed-width pages patched"] == 0 || outcomes["staged"] < cases/3 || outcomes["no change"] == 0 || outcomes["source rows outside the target's keys"] < cases/10 || outcomes["patches failed"] == 0 {
 		t.Fatalf("the generator is lopsided: %v", outcomes)
 	}
 }

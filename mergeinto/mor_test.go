@@ -128,7 +128,7 @@ func morSequence(t *testing.T, cat *catalog.Catalog, seq, steps int, count func(
 	mor := newFixtureIn(t, cat, fmt.Sprintf("mor%d", seq), dTarget, parts...)
 	var files [][][]any
 	for file := 0; file < 1+g.r.IntN(3); file++ {
-		if rows := g.targetRows(g.r.IntN(15)); len(rows) > 0 {
+		if rows := g.targetRows(g.r.IntN(15), false); len(rows) > 0 {
 			files = append(files, rows)
 		}
 	}

@@ -238,12 +238,21 @@ func (m *merger) copyRowGroups(ctx context.Context, task table.FileScanTask, met
 			continue
 		}
 		rg := out.RowGroups[i]
-		prg := p.meta.RowGroups[0]
 		// one reader, so that adjacent patched chunks copy as one run
 		pr := bytes.NewReader(p.raw)
+		j := 0 // the next column of raw
 		for k, leaf := range setLeaf {
-			rg.Columns[leaf] = prg.Columns[k]
+			if fc, ok := p.fixed[k]; ok {
+				rg.Columns[leaf] = fc.meta.RowGroups[0].Columns[0]
+				srcs[i][leaf] = bytes.NewReader(fc.raw)
+				continue
+			}
+			if p.meta == nil || j >= len(p.meta.RowGroups[0].Columns) {
+				return nil, fmt.Errorf("a patch lacks SET column %d of %d (broken invariant)", k, len(setLeaf))
+			}
+			rg.Columns[leaf] = p.meta.RowGroups[0].Columns[j]
 			srcs[i][leaf] = pr
+			j++
 		}
 		var size, compressed int64
 		for _, c := range rg.Columns {
@@ -988,7 +997,11 @@ func rowGroupOffsets(meta *metadata.FileMetaData) []int64 {
 type patch struct {
 	raw  []byte                 // a Parquet file of one row group
 	meta *metadata.FileMetaData // its footer
-	kept int64                  // rows of the group that kept their values
+	// fixed are the SET columns (by their place in the statement's SET
+	// columns) a sparse patch re-encoded page by page (fixedpatch.go);
+	// raw holds the others, in order
+	fixed map[int]fixedChunk
+	kept  int64 // rows of the group that kept their values
 	// done is closed once raw and meta, or err, are set: a patch is
 	// encoded on a goroutine of its own (startPatch)
 	done chan struct{}
@@ -1005,6 +1018,15 @@ type patch struct {
 	read      int64
 	held      []deferredUpdates
 	heldBytes int64
+}
+
+// bytes are the bytes the patch encoded.
+func (p *patch) bytes() int64 {
+	n := int64(len(p.raw))
+	for _, fc := range p.fixed {
+		n += int64(len(fc.raw))
+	}
+	return n
 }
 
 // freeSet lets go of the SET columns, or the updates, a failed patch kept.
@@ -1039,7 +1061,7 @@ func patchesInFlight() int {
 // would otherwise hold up the read for as long as the encoding takes.
 func (m *merger) startPatch(ctx context.Context, p *patch, meta *metadata.FileMetaData, setLeaf []int, cols [][]arrow.Array, bytes, rows, size int64) {
 	m.runPatch(ctx, p, func() (*patch, error) {
-		return m.encodePatch(ctx, meta, setLeaf, cols, rows, size)
+		return m.encodePatch(ctx, meta, m.setCols, setLeaf, cols, rows, size)
 	}, func() bool {
 		if m.rw != nil {
 			return false // an UPDATE's statement yields its rows again when they are read again
@@ -1080,7 +1102,7 @@ func (m *merger) runPatch(ctx context.Context, p *patch, encode func() (*patch, 
 			return err
 		})
 		if p.err == nil {
-			p.raw, p.meta = enc.raw, enc.meta
+			p.raw, p.meta, p.fixed = enc.raw, enc.meta, enc.fixed
 		}
 		if p.err != nil && ctx.Err() == nil && keep() {
 			m.failedMu.Lock()
@@ -1289,18 +1311,17 @@ func sameStorage(p, f schema.Node) bool {
 		legacy(pp.ConvertedType()) && legacy(fp.ConvertedType())
 }
 
-// encodePatch encodes one row group's SET columns (cols[k]: the k-th SET
-// column's arrays, rows in file order; size: their bytes in the file) as
-// a patch, with the table's
+// encodePatch encodes one row group's SET columns set (target columns,
+// the statement's or some of them; cols[k]: the arrays of set[k], rows in
+// file order; size: their bytes in the file) as a patch, with the table's
 // Parquet writer settings; it fails when a column does not come out as
 // the file's leaf setLeaf[k] of meta.
-func (m *merger) encodePatch(ctx context.Context, meta *metadata.FileMetaData, setLeaf []int, cols [][]arrow.Array, rows, size int64) (*patch, error) {
+func (m *merger) encodePatch(ctx context.Context, meta *metadata.FileMetaData, set, setLeaf []int, cols [][]arrow.Array, rows, size int64) (*patch, error) {
 	if TestHookPatch != nil {
 		if err := TestHookPatch(rows); err != nil {
 			return nil, err
 		}
 	}
-	set := m.setCols
 	fields := make([]arrow.Field, len(set))
 	chunked := make([]arrow.Column, len(set))
 	defer func() {

@@ -47,8 +47,9 @@ import (
 // read again whole and written with the held updates in place
 // (awaitPatches, replayHeld).
 
-// sparseOff switches sparse patches off (a test's, export_test.go).
-var sparseOff = false
+// sparseOff switches sparse patches off, and fixedOff their page-by-page
+// patches of fixed-width columns (tests', export_test.go).
+var sparseOff, fixedOff = false, false
 
 // TestHookSparse, when set (by tests only), is called with the rows of
 // each row group a sparse patch encodes.
@@ -211,11 +212,11 @@ func (f *fileRewrite) releaseSparse() {
 
 // patchSparse starts the sparse patch of the group ending now.
 func (f *fileRewrite) patchSparse(ctx context.Context) {
-	p, size := f.addPatch(true)
+	p, _ := f.addPatch(true)
 	held, heldBytes, readBytes := f.gUpd, f.gUpdBytes, f.gReadBytes
 	f.gUpd, f.gUpdBytes, f.gReadBytes, f.gSparse = nil, 0, 0, false // the patch's now
 	f.m.startSparsePatch(ctx, p, sparseGroup{task: f.task, meta: f.meta, g: f.g, from: f.gStart, rows: f.ends[f.g] - f.gStart,
-		size: size, setLeaf: f.setLeaf, setRead: f.setRead}, held, heldBytes, readBytes)
+		setLeaf: f.setLeaf, setRead: f.setRead}, held, heldBytes, readBytes)
 }
 
 // sparseGroup is a row group a sparse patch reads and encodes.
@@ -224,7 +225,6 @@ type sparseGroup struct {
 	meta       *metadata.FileMetaData
 	g          int
 	from, rows int64 // the group's first row in the file, and its rows
-	size       int64 // its SET column chunks' bytes in the file
 	setLeaf    []int
 	setRead    []directColumn
 }
@@ -299,27 +299,56 @@ func (m *merger) encodeSparse(ctx context.Context, sg sparseGroup, held []deferr
 		return nil, 0, fail(err)
 	}
 	defer pr.Close()
+	for _, leaf := range sg.setLeaf {
+		read += sg.meta.RowGroups[sg.g].Columns[leaf].MetaData.GetTotalCompressedSize()
+	}
+	// fixed-width columns page by page (fixedpatch.go), the rest (by
+	// their place in m.setCols) through pqarrow
+	fixed := map[int]fixedChunk{}
+	var rest, restCols, restLeaf []int
+	wprops := writerProps(m.spec.Target.Properties(), nil, sg.rows)
+	for k, c := range m.setCols {
+		if w := fixedWidth(m.p.target.Field(c).Type, sg.meta.Schema.Column(sg.setLeaf[k])); w > 0 && !fixedOff {
+			fc, ok, err := fixedPatch(pr, sg.g, sg.setLeaf[k], sg.rows, rows, vals[k], w, wprops, m.opts.Mem)
+			if err != nil {
+				return nil, read, fail(fmt.Errorf("column %q: %w", m.p.target.Field(c).Name, err))
+			}
+			if ok {
+				if TestHookFixed != nil {
+					TestHookFixed(sg.rows)
+				}
+				fixed[k] = fc
+				continue
+			}
+		}
+		rest, restCols, restLeaf = append(rest, k), append(restCols, c), append(restLeaf, sg.setLeaf[k])
+	}
+	if len(rest) == 0 {
+		if TestHookPatch != nil {
+			if err := TestHookPatch(sg.rows); err != nil {
+				return nil, read, err
+			}
+		}
+		return &patch{fixed: fixed}, read, nil
+	}
 	// batches of the scan's size: arrow-go's dictionary decoder takes
 	// scratch of 17 bytes a row of the batch, anew for each column chunk
 	props := pqarrow.ArrowReadProperties{BatchSize: int64(scan.ReadBatchRows(m.opts.BatchSize))}
-	for _, dc := range sg.setRead {
-		props.SetReadDict(dc.leaf, dc.dict)
+	for _, k := range rest {
+		props.SetReadDict(sg.setRead[k].leaf, sg.setRead[k].dict)
 	}
 	// read into the scan's pooled buffers, as readDirect does: fresh
 	// ones are zeroed by the runtime, a page at a time
 	fr, err := pqarrow.NewFileReader(pr, props, scan.ReadBuffers)
 	if err != nil {
-		return nil, 0, fail(err)
+		return nil, read, fail(err)
 	}
-	rr, err := fr.GetRecordReader(ctx, sg.setLeaf, []int{sg.g})
+	rr, err := fr.GetRecordReader(ctx, restLeaf, []int{sg.g})
 	if err != nil {
-		return nil, 0, fail(err)
+		return nil, read, fail(err)
 	}
 	defer rr.Release()
-	for _, leaf := range sg.setLeaf {
-		read += sg.meta.RowGroups[sg.g].Columns[leaf].MetaData.GetTotalCompressedSize()
-	}
-	chunks := make([][]arrow.Array, len(m.setCols))
+	chunks := make([][]arrow.Array, len(rest))
 	defer func() {
 		for _, cs := range chunks {
 			releaseAll(cs)
@@ -329,10 +358,10 @@ func (m *merger) encodeSparse(ctx context.Context, sg sparseGroup, held []deferr
 	for rr.Next() {
 		rec := rr.RecordBatch()
 		got += rec.NumRows()
-		for k := range chunks {
-			a := rec.Column(k)
+		for i := range chunks {
+			a := rec.Column(i)
 			a.Retain()
-			chunks[k] = append(chunks[k], a)
+			chunks[i] = append(chunks[i], a)
 		}
 	}
 	if err := rr.Err(); err != nil {
@@ -341,24 +370,25 @@ func (m *merger) encodeSparse(ctx context.Context, sg sparseGroup, held []deferr
 	if got != sg.rows {
 		return nil, read, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: row group %d of data file %s yielded %d of its %d rows (broken invariant)", m.what(), sg.g, m.relPath(sg.task.File.FilePath()), got, sg.rows)}
 	}
-	cols := make([][]arrow.Array, len(m.setCols))
+	cols := make([][]arrow.Array, len(rest))
 	defer func() {
 		for _, cs := range cols {
 			releaseAll(cs)
 		}
 	}()
 	limit := stringDictLimit(m.spec.Target.Properties())
-	for k, c := range m.setCols {
+	for i, k := range rest {
+		c := m.setCols[k]
 		typ := m.p.target.Field(c).Type
 		if sg.setRead[k].dict && typ.ID() == arrow.STRING {
-			if out, ok := patchDict(m.opts.Mem, chunks[k], rows, vals[k], limit); ok {
-				cols[k] = out
+			if out, ok := patchDict(m.opts.Mem, chunks[i], rows, vals[k], limit); ok {
+				cols[i] = out
 				continue
 			}
 		}
 		// chunk by chunk: the updates of rows [lo, lo+len) of the group
 		lo, u := 0, 0
-		for _, ch := range chunks[k] {
+		for _, ch := range chunks[i] {
 			n := ch.Len()
 			e := u
 			for e < len(rows) && int(rows[e]) < lo+n {
@@ -382,14 +412,21 @@ func (m *merger) encodeSparse(ctx context.Context, sg sparseGroup, held []deferr
 				}
 				a = out
 			}
-			cols[k] = append(cols[k], a)
+			cols[i] = append(cols[i], a)
 			lo, u = lo+n, e
 		}
 		if u != len(rows) {
 			return nil, read, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: %d of %d updates put in place (broken invariant)", m.what(), u, len(rows))}
 		}
 	}
-	p, err := m.encodePatch(ctx, sg.meta, sg.setLeaf, cols, sg.rows, sg.size)
+	var size int64 // the rest's chunks' bytes in the file
+	for _, leaf := range restLeaf {
+		size += sg.meta.RowGroups[sg.g].Columns[leaf].MetaData.GetTotalCompressedSize()
+	}
+	p, err := m.encodePatch(ctx, sg.meta, restCols, restLeaf, cols, sg.rows, size)
+	if p != nil {
+		p.fixed = fixed
+	}
 	return p, read, err
 }
 
