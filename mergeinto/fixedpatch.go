@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"sync"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -100,6 +101,18 @@ func fixedWidth(typ arrow.DataType, leaf *schema.Column) int {
 	return 0
 }
 
+// fixedScratch is what fixedPatch encodes a page in: its body (levels
+// and values), compressed values, a V2 page's levels and compressed
+// values, and an aligned copy of its values. Pooled: zeroing fresh ones
+// took 7% of the patches' CPU in a spread MERGE.
+type fixedScratch struct {
+	body, compressed bytes.Buffer
+	combined         []byte
+	typed            []uint64
+}
+
+var fixedScratches = sync.Pool{New: func() any { return new(fixedScratch) }}
+
 // byteSink is a bytes.Buffer that tells where it is, as arrow-go's page
 // writer needs.
 type byteSink struct{ bytes.Buffer }
@@ -175,11 +188,11 @@ func fixedPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals arrow
 	v2 := props.DataPageVersion() == parquet.DataPageV2
 	optional := descr.MaxDefinitionLevel() == 1
 
-	var body, compressed bytes.Buffer
-	var combined []byte // a V2 page's levels and compressed values
-	var typed []uint64  // an aligned copy of a page's values, for the statistics
-	var lo int64        // the group's row the page starts at
-	u := 0              // the next update
+	sc := fixedScratches.Get().(*fixedScratch)
+	defer fixedScratches.Put(sc)
+	body, compressed := &sc.body, &sc.compressed
+	var lo int64 // the group's row the page starts at
+	u := 0       // the next update
 	for pages.Next() {
 		dp, isData := pages.Page().(file.DataPage)
 		if !isData || parquet.Encoding(dp.Encoding()) != parquet.Encodings.Plain {
@@ -216,9 +229,10 @@ func fixedPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals arrow
 		body.Write(values)
 		var enc metadata.EncodedStatistics
 		if stats {
-			if cap(typed) < int(n)*width/8+1 {
-				typed = make([]uint64, int(n)*width/8+1)
+			if cap(sc.typed) < int(n)*width/8+1 {
+				sc.typed = make([]uint64, int(n)*width/8+1)
 			}
+			typed := sc.typed[:cap(sc.typed)]
 			aligned := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(typed))), len(typed)*8)[:len(values)]
 			copy(aligned, values)
 			if err := updateStats(pageStats, aligned, int(n)); err != nil {
@@ -237,9 +251,9 @@ func fixedPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals arrow
 			data := body.Bytes()
 			if pw.HasCompressor() {
 				compressed.Reset()
-				c := pw.Compress(&compressed, body.Bytes()[levels:])
-				combined = append(append(combined[:0], body.Bytes()[:levels]...), c...)
-				data = combined
+				c := pw.Compress(compressed, body.Bytes()[levels:])
+				sc.combined = append(append(sc.combined[:0], body.Bytes()[:levels]...), c...)
+				data = sc.combined
 			}
 			page = file.NewDataPageV2WithStats(memory.NewBufferBytes(data), int32(n), 0, int32(n), parquet.Encodings.Plain,
 				int32(levels), 0, int32(body.Len()), pw.HasCompressor(), enc)
@@ -247,7 +261,7 @@ func fixedPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals arrow
 			data := body.Bytes()
 			if pw.HasCompressor() {
 				compressed.Reset()
-				data = pw.Compress(&compressed, body.Bytes())
+				data = pw.Compress(compressed, body.Bytes())
 			}
 			page = file.NewDataPageV1WithStats(memory.NewBufferBytes(data), int32(n), parquet.Encodings.Plain,
 				parquet.Encodings.RLE, parquet.Encodings.RLE, int32(body.Len()), enc)
