@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -29,45 +30,64 @@ import (
 // Statements that must not go sparse (a condition reads a SET column,
 // two UPDATE clauses set different columns) are checked not to.
 func TestSparsePatches(t *testing.T) {
-	for _, tc := range []struct{ name, part string }{{"unpartitioned", ""}, {"bucketed", "PARTITIONED BY (bucket(3, id))"}} {
+	for _, tc := range []struct{ name, part, props string }{
+		{"unpartitioned", "", ""},
+		{"bucketed", "PARTITIONED BY (bucket(3, id))", ""},
+		// data pages v1, which hold their levels inside the compressed
+		// body, and small: a patch's pages keep the file's boundaries
+		{"v1 pages", "", ", 'write.parquet.page-version' = '1', 'write.parquet.page-size-bytes' = '1024'"},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lk, _ := openLake(t)
 			s := lk.Session()
 			twins(t, s, `CREATE TABLE %[1]s (id BIGINT, status TEXT, amount DOUBLE, note TEXT, d DATE) `+tc.part+`
-				WITH ('write.parquet.row-group-limit' = '700'%[2]s);
+				WITH ('write.parquet.row-group-limit' = '700'`+tc.props+`%[2]s);
 				INSERT INTO %[1]s SELECT i, CASE WHEN i %% 11 = 0 THEN NULL WHEN i %% 3 = 0 THEN 'open' ELSE 'old' END,
 					i * 1.0, 'note ' || i, DATE '2026-01-01' + (i %% 300)::int FROM range(0, 4000) r(i);
 				INSERT INTO %[1]s SELECT i, 'old', i * 1.0, 'note ' || i, DATE '2026-01-01' FROM range(4000, 6000) r(i)`)
+			var fixed atomic.Int64
+			mergeinto.TestHookFixed = func(int64) { fixed.Add(1) }
+			defer func() { mergeinto.TestHookFixed = nil }()
 			sparse := regexp.MustCompile(`patched: (\d+) \((\d+) sparse\)`)
 			for _, st := range []struct {
-				sql    string
-				sparse bool
+				sql           string
+				sparse, fixed bool // patched sparse; a fixed-width column page by page
 			}{
 				// a new value into the dictionary, NULLs, a double
 				{`MERGE INTO %s t USING (SELECT i * 37 AS id, CASE WHEN i %% 5 = 0 THEN NULL ELSE 'updated' END AS status, -i * 0.5 AS amount FROM range(160) r(i)) s
-					ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = s.status, amount = s.amount`, true},
+					ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = s.status, amount = s.amount`, true, true},
+				// a double's NaN and both zeros, for the statistics
+				{`MERGE INTO %s t USING (SELECT i * 53 AS id, CASE i %% 3 WHEN 0 THEN 'NaN'::DOUBLE WHEN 1 THEN -0.0 ELSE 0.0 END AS amount FROM range(90) r(i)) s
+					ON t.id = s.id WHEN MATCHED THEN UPDATE SET amount = s.amount`, true, true},
+				// a NULL into a double without one: not page by page
+				{`MERGE INTO %s t USING (SELECT i * 41 AS id FROM range(60) r(i)) s
+					ON t.id = s.id WHEN MATCHED THEN UPDATE SET amount = NULL`, true, false},
 				// every row of some row groups, and an insert
 				{`MERGE INTO %s t USING (SELECT i AS id, 'all' AS status FROM range(1400, 2800) r(i) UNION ALL SELECT 9999, 'new') s
 					ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = s.status
-					WHEN NOT MATCHED THEN INSERT (id, status) VALUES (s.id, s.status)`, true},
+					WHEN NOT MATCHED THEN INSERT (id, status) VALUES (s.id, s.status)`, true, false},
 				// the empty string: not written from the dictionary
 				{`MERGE INTO %s t USING (SELECT i * 101 AS id FROM range(50) r(i)) s
-					ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = ''`, true},
+					ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = ''`, true, false},
 				// a dictionary grown past its limit
 				{`MERGE INTO %s t USING (SELECT i * 2 AS id, repeat('z', 400) || i AS status FROM range(3000) r(i)) s
-					ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = s.status`, true},
+					ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = s.status`, true, false},
 				// a date, from a source column
 				{`MERGE INTO %s t USING (SELECT i * 13 AS id, DATE '2031-05-05' + i::int AS d FROM range(400) r(i)) s
-					ON t.id = s.id WHEN MATCHED AND s.d > DATE '2031-05-10' THEN UPDATE SET d = s.d, note = 'dated'`, true},
+					ON t.id = s.id WHEN MATCHED AND s.d > DATE '2031-05-10' THEN UPDATE SET d = s.d, note = 'dated'`, true, true},
 				// a condition reads a SET column: not sparse
 				{`MERGE INTO %s t USING (SELECT i * 7 AS id FROM range(300) r(i)) s
-					ON t.id = s.id WHEN MATCHED AND t.status = 'old' THEN UPDATE SET status = 'was old'`, false},
+					ON t.id = s.id WHEN MATCHED AND t.status = 'old' THEN UPDATE SET status = 'was old'`, false, false},
 				// clauses setting different columns: not sparse
 				{`MERGE INTO %s t USING (SELECT i * 19 AS id, i AS k FROM range(300) r(i)) s
 					ON t.id = s.id WHEN MATCHED AND s.k %% 2 = 0 THEN UPDATE SET amount = s.k
-					WHEN MATCHED THEN UPDATE SET note = 'odd'`, false},
+					WHEN MATCHED THEN UPDATE SET note = 'odd'`, false, false},
 			} {
+				fixed.Store(0)
 				plan := strings.Join(query(t, s, "EXPLAIN ANALYZE "+fmt.Sprintf(st.sql, "a")), "\n")
+				if got := fixed.Load() > 0; got != st.fixed {
+					t.Fatalf("%s: %d column chunks patched page by page, want them %v", st.sql, fixed.Load(), st.fixed)
+				}
 				m := sparse.FindStringSubmatch(plan)
 				if st.sparse && (m == nil || m[2] == "0") {
 					t.Fatalf("%s: no row group patched sparse:\n%s", st.sql, plan)
@@ -83,7 +103,26 @@ func TestSparsePatches(t *testing.T) {
 					"SELECT count(*) FROM %s WHERE status IS NULL",
 					"SELECT count(*), min(status) FROM %s WHERE status > 'zzz'",
 					"SELECT count(*), min(amount) FROM %s WHERE amount < 0",
-					"SELECT count(*), max(d) FROM %s WHERE d > DATE '2031-01-01'")
+					"SELECT count(*), max(d) FROM %s WHERE d > DATE '2031-01-01'",
+					"SELECT count(*) FROM %s WHERE amount = 0",
+					"SELECT count(*) FROM %s WHERE amount IS NULL")
+			}
+			// each copy's metrics against the plain writer's file of its rows
+			copies := rgCopies(t, lk, "a")
+			if len(copies) == 0 {
+				t.Fatal("no row group was copied")
+			}
+			for i, df := range copies {
+				chk := fmt.Sprintf("chk%d", i)
+				mustExec(t, s, fmt.Sprintf(`CREATE TABLE %s (id BIGINT, status TEXT, amount DOUBLE, note TEXT, d DATE) %s;
+					INSERT INTO %s SELECT id, status, amount, note, d FROM read_parquet('%s')`, chk, tc.part, chk, df.FilePath()))
+				plain := tableFiles(t, lk, chk)
+				if len(plain) != 1 {
+					t.Fatalf("the plain writer wrote %d files for one copy's rows", len(plain))
+				}
+				if err := sameEntry(df, plain[0]); err != nil {
+					t.Errorf("copy %s: %v", df.FilePath(), err)
+				}
 			}
 		})
 	}
@@ -150,21 +189,25 @@ func TestSparsePatchKeepsTheDictionary(t *testing.T) {
 
 // Sparse patches of a file another writer laid out: Parquet v1 data
 // pages of 2 kB, snappy, row groups of 3,000 rows, a dictionary-encoded
-// string column and a double, NULLs in both, field ids (as Iceberg
-// writers store them). Against the twin that never patches.
+// string column and a double, NULLs in both, a PLAIN double and int
+// without NULLs (patched page by page), field ids (as Iceberg writers
+// store them). Against the twin that never patches.
 func TestSparsePatchOfAForeignFile(t *testing.T) {
 	ctx := context.Background()
 	lk, _ := openLake(t)
 	s := lk.Session()
-	twins(t, s, `CREATE TABLE %[1]s (id BIGINT, status TEXT, amount DOUBLE) WITH ('write.parquet.row-group-limit' = '3000'%[2]s)`)
+	twins(t, s, `CREATE TABLE %[1]s (id BIGINT, status TEXT, amount DOUBLE, price DOUBLE, n INT) WITH ('write.parquet.row-group-limit' = '3000'%[2]s)`)
 	id := func(n string) arrow.Metadata { return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{n}) }
 	sc := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: id("1")},
 		{Name: "status", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: id("2")},
-		{Name: "amount", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: id("3")}}, nil)
+		{Name: "amount", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: id("3")},
+		{Name: "price", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: id("4")},
+		{Name: "n", Type: arrow.PrimitiveTypes.Int32, Nullable: true, Metadata: id("5")}}, nil)
 	const n = 20000
 	for _, name := range []string{"a", "b"} {
 		ids, sts, ams := array.NewInt64Builder(memory.DefaultAllocator), array.NewStringBuilder(memory.DefaultAllocator), array.NewFloat64Builder(memory.DefaultAllocator)
+		prs, ns := array.NewFloat64Builder(memory.DefaultAllocator), array.NewInt32Builder(memory.DefaultAllocator)
 		for i := range int64(n) {
 			ids.Append(i)
 			if i%17 == 0 {
@@ -177,23 +220,39 @@ func TestSparsePatchOfAForeignFile(t *testing.T) {
 			} else {
 				ams.Append(float64(i) * 0.25)
 			}
+			prs.Append(float64(i) / 8)
+			ns.Append(int32(i % 1000))
 		}
 		tbl, err := lk.Table(ctx, name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		addForeignFile(t, tbl, array.NewRecordBatch(sc, []arrow.Array{ids.NewArray(), sts.NewArray(), ams.NewArray()}, n),
+		addForeignFile(t, tbl, array.NewRecordBatch(sc, []arrow.Array{ids.NewArray(), sts.NewArray(), ams.NewArray(), prs.NewArray(), ns.NewArray()}, n),
 			parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(3000), parquet.WithDataPageVersion(parquet.DataPageV1),
-				parquet.WithDataPageSize(2048), parquet.WithCompression(compress.Codecs.Snappy)))
+				parquet.WithDataPageSize(2048), parquet.WithCompression(compress.Codecs.Snappy),
+				parquet.WithDictionaryFor("price", false), parquet.WithDictionaryFor("n", false)))
 	}
 	sparse := regexp.MustCompile(`patched: (\d+) \((\d+) sparse\)`)
-	for _, stmt := range []string{
-		`MERGE INTO %s t USING (SELECT i * 7 AS id, CASE WHEN i %% 9 = 0 THEN NULL ELSE 'new' END AS status, -1.5 * i AS amount FROM range(1000) r(i)) s
-			ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = s.status, amount = s.amount`,
-		`MERGE INTO %s t USING (SELECT i * 11 AS id FROM range(500) r(i)) s
-			ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = 'bb', amount = NULL`,
+	var fixed atomic.Int64
+	mergeinto.TestHookFixed = func(int64) { fixed.Add(1) }
+	defer func() { mergeinto.TestHookFixed = nil }()
+	for _, st := range []struct {
+		stmt  string
+		fixed bool // a column patched page by page
+	}{
+		{`MERGE INTO %s t USING (SELECT i * 7 AS id, CASE WHEN i %% 9 = 0 THEN NULL ELSE 'new' END AS status, -1.5 * i AS amount FROM range(1000) r(i)) s
+			ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = s.status, amount = s.amount`, false},
+		{`MERGE INTO %s t USING (SELECT i * 11 AS id FROM range(500) r(i)) s
+			ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = 'bb', amount = NULL`, false},
+		{`MERGE INTO %s t USING (SELECT i * 13 AS id, -i * 0.75 AS price, (i %% 7)::int - 3 AS n FROM range(1400) r(i)) s
+			ON t.id = s.id WHEN MATCHED THEN UPDATE SET price = s.price, n = s.n`, true},
 	} {
+		stmt := st.stmt
+		fixed.Store(0)
 		plan := strings.Join(query(t, s, "EXPLAIN ANALYZE "+fmt.Sprintf(stmt, "a")), "\n")
+		if got := fixed.Load() > 0; got != st.fixed {
+			t.Fatalf("%s: %d column chunks patched page by page, want them %v", stmt, fixed.Load(), st.fixed)
+		}
 		if m := sparse.FindStringSubmatch(plan); m == nil || m[2] == "0" {
 			t.Fatalf("%s: no row group patched sparse:\n%s", stmt, plan)
 		}
@@ -203,6 +262,7 @@ func TestSparsePatchOfAForeignFile(t *testing.T) {
 			"SELECT status, count(*), sum(amount) FROM %s GROUP BY status ORDER BY status",
 			"SELECT count(*) FROM %s WHERE status = 'new'",
 			"SELECT count(*), max(amount) FROM %s WHERE amount < 0",
-			"SELECT count(*) FROM %s WHERE amount IS NULL")
+			"SELECT count(*) FROM %s WHERE amount IS NULL",
+			"SELECT count(*), min(price), max(n) FROM %s WHERE price < 0 OR n < 0")
 	}
 }
