@@ -60,11 +60,7 @@ func fixedWidth(typ arrow.DataType, leaf *schema.Column) int {
 		switch lt := leaf.LogicalType().(type) {
 		case schema.TimestampLogicalType:
 			lu = lt.TimeUnit()
-		case *schema.TimestampLogicalType:
-			lu = lt.TimeUnit()
 		case schema.TimeLogicalType:
-			lu = lt.TimeUnit()
-		case *schema.TimeLogicalType:
 			lu = lt.TimeUnit()
 		default:
 			return false

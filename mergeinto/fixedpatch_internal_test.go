@@ -1,0 +1,85 @@
+package mergeinto
+
+import (
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/schema"
+)
+
+// fixedWidth takes a column page by page only where the Arrow values'
+// bytes are the file's: the same width, the same time unit, signed.
+func TestFixedWidth(t *testing.T) {
+	leaf := func(typ parquet.Type, lt schema.LogicalType, rep parquet.Repetition) *schema.Column {
+		t.Helper()
+		n, err := schema.NewPrimitiveNodeLogical("c", rep, lt, typ, -1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		root, err := schema.NewGroupNode("schema", parquet.Repetitions.Repeated, schema.FieldList{n}, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return schema.NewSchema(root).Column(0)
+	}
+	opt, req, rep := parquet.Repetitions.Optional, parquet.Repetitions.Required, parquet.Repetitions.Repeated
+	none := schema.NoLogicalType{}
+	for _, tc := range []struct {
+		typ  arrow.DataType
+		col  *schema.Column
+		want int
+	}{
+		{arrow.PrimitiveTypes.Float64, leaf(parquet.Types.Double, none, opt), 8},
+		{arrow.PrimitiveTypes.Float64, leaf(parquet.Types.Double, none, req), 8},
+		{arrow.PrimitiveTypes.Float32, leaf(parquet.Types.Float, none, opt), 4},
+		{arrow.PrimitiveTypes.Int64, leaf(parquet.Types.Int64, schema.NewIntLogicalType(64, true), opt), 8},
+		{arrow.PrimitiveTypes.Int32, leaf(parquet.Types.Int32, schema.NewIntLogicalType(32, true), opt), 4},
+		{arrow.FixedWidthTypes.Date32, leaf(parquet.Types.Int32, schema.DateLogicalType{}, opt), 4},
+		{arrow.FixedWidthTypes.Timestamp_us, leaf(parquet.Types.Int64, schema.NewTimestampLogicalType(false, schema.TimeUnitMicros), opt), 8},
+		{&arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, leaf(parquet.Types.Int64, schema.NewTimestampLogicalType(true, schema.TimeUnitMicros), opt), 8},
+		{arrow.FixedWidthTypes.Timestamp_ns, leaf(parquet.Types.Int64, schema.NewTimestampLogicalType(false, schema.TimeUnitNanos), opt), 8},
+		{arrow.FixedWidthTypes.Time64us, leaf(parquet.Types.Int64, schema.NewTimeLogicalType(false, schema.TimeUnitMicros), opt), 8},
+		// another unit, another width, unsigned, repeated, a float in a double
+		{arrow.FixedWidthTypes.Timestamp_us, leaf(parquet.Types.Int64, schema.NewTimestampLogicalType(false, schema.TimeUnitMillis), opt), 0},
+		{arrow.FixedWidthTypes.Timestamp_ms, leaf(parquet.Types.Int64, schema.NewTimestampLogicalType(false, schema.TimeUnitMillis), opt), 0},
+		{arrow.FixedWidthTypes.Timestamp_s, leaf(parquet.Types.Int64, schema.NewTimestampLogicalType(false, schema.TimeUnitMillis), opt), 0},
+		{arrow.PrimitiveTypes.Int16, leaf(parquet.Types.Int32, schema.NewIntLogicalType(16, true), opt), 0},
+		{arrow.PrimitiveTypes.Uint32, leaf(parquet.Types.Int32, schema.NewIntLogicalType(32, false), opt), 0},
+		{arrow.PrimitiveTypes.Int64, leaf(parquet.Types.Int64, schema.NewIntLogicalType(64, false), opt), 0},
+		{arrow.PrimitiveTypes.Int64, leaf(parquet.Types.Int64, none, rep), 0},
+		{arrow.PrimitiveTypes.Float32, leaf(parquet.Types.Double, none, opt), 0},
+		{&arrow.Decimal128Type{Precision: 10, Scale: 2}, leaf(parquet.Types.Int64, schema.NewDecimalLogicalType(10, 2), opt), 0},
+	} {
+		if got := fixedWidth(tc.typ, tc.col); got != tc.want {
+			t.Errorf("%s as %s: width %d, want %d", tc.typ, tc.col, got, tc.want)
+		}
+	}
+}
+
+// allDefined reads definition levels of bit width 1 in both of the
+// hybrid's run kinds, and says no to a 0, a short run or bad bytes.
+func TestAllDefined(t *testing.T) {
+	for _, tc := range []struct {
+		rle  []byte
+		n    int
+		want bool
+	}{
+		{[]byte{10 << 1, 1}, 10, true},                // RLE run of ten 1s
+		{[]byte{10 << 1, 1}, 9, true},                 // longer than needed
+		{[]byte{10 << 1, 1}, 11, false},               // too short
+		{[]byte{10 << 1, 0}, 10, false},               // ten 0s
+		{[]byte{2<<1 | 1, 0xff, 0x0f}, 12, true},      // bit-packed: 8 + 4 set
+		{[]byte{2<<1 | 1, 0xff, 0x0b}, 12, false},     // the 11th is 0
+		{[]byte{2<<1 | 1, 0xff, 0x0f}, 13, false},     // the 13th is 0
+		{[]byte{1<<1 | 1, 0xff, 4 << 1, 1}, 12, true}, // bit-packed then RLE
+		{[]byte{2<<1 | 1, 0xff}, 12, false},           // truncated
+		{[]byte{}, 1, false},
+		{[]byte{0}, 1, false}, // an empty run never ends
+		{nil, 0, true},
+	} {
+		if got := allDefined(tc.rle, tc.n); got != tc.want {
+			t.Errorf("allDefined(%v, %d) = %v, want %v", tc.rle, tc.n, got, tc.want)
+		}
+	}
+}
