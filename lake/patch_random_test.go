@@ -40,7 +40,7 @@ func TestPatchingMergesAgreeWithTwins(t *testing.T) {
 		{"ts", "TIMESTAMP", "TIMESTAMP '2026-01-01' + i * INTERVAL '1 minute'", "TIMESTAMP '2030-01-01' + s.k * INTERVAL '1 second'"},
 		{"b", "BIGINT", "i * 3", "s.k * 7"},
 	}
-	var outcomes [7]atomic.Int64 // patched, narrow, deferred, failed patches, sparse, sparse with failed patches or deferred groups, fixed-width pages patched
+	var outcomes [8]atomic.Int64 // patched, narrow, deferred, failed patches, sparse, sparse with failed patches or deferred groups, fixed-width pages patched, dictionary pages patched
 	for seq := range sequences {
 		t.Run(fmt.Sprint(seq), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(31, uint64(seq)))
@@ -118,8 +118,9 @@ func TestPatchingMergesAgreeWithTwins(t *testing.T) {
 					}
 				}
 				mergeinto.TestHookDefer = func() { deferred.Add(1) }
-				var fixed atomic.Int64
+				var fixed, dict atomic.Int64
 				mergeinto.TestHookFixed = func(int64) { fixed.Add(1) }
+				mergeinto.TestHookDictPaged = func(int64) { dict.Add(1) }
 				if limit != "" {
 					mustExec(t, s, "SET memory_limit = '"+limit+"'")
 				}
@@ -127,7 +128,7 @@ func TestPatchingMergesAgreeWithTwins(t *testing.T) {
 				if limit != "" {
 					mustExec(t, s, "RESET memory_limit")
 				}
-				mergeinto.TestHookPatch, mergeinto.TestHookDefer, mergeinto.TestHookFixed = nil, nil, nil
+				mergeinto.TestHookPatch, mergeinto.TestHookDefer, mergeinto.TestHookFixed, mergeinto.TestHookDictPaged = nil, nil, nil, nil
 				if err != nil && limit != "" && strings.Contains(err.Error(), "memory limit") {
 					// refused under the limit: the table is as it was
 					if got, want := query(t, s, "SELECT * FROM a ORDER BY id"), query(t, s, "SELECT * FROM b ORDER BY id"); !slices.Equal(got, want) {
@@ -158,6 +159,9 @@ func TestPatchingMergesAgreeWithTwins(t *testing.T) {
 				if fixed.Load() > 0 {
 					outcomes[6].Add(1)
 				}
+				if dict.Load() > 0 {
+					outcomes[7].Add(1)
+				}
 				desc := fmt.Sprintf("step %d (row groups of %d, memory limit %q, every %d-th patch failing):\n%s", step, rg, limit, failEvery, on("a"))
 				twinsAgree(t, s, desc,
 					"SELECT * FROM %s ORDER BY id",
@@ -168,9 +172,9 @@ func TestPatchingMergesAgreeWithTwins(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("statements patching: %d, reading narrow: %d, with deferred groups: %d, with failed patches: %d, patching sparse: %d (with deferred groups or failed patches: %d), patching fixed-width pages: %d",
-		outcomes[0].Load(), outcomes[1].Load(), outcomes[2].Load(), outcomes[3].Load(), outcomes[4].Load(), outcomes[5].Load(), outcomes[6].Load())
-	if !testing.Short() && (outcomes[0].Load() == 0 || outcomes[1].Load() == 0 || outcomes[2].Load() == 0 || outcomes[3].Load() == 0 || outcomes[4].Load() == 0 || outcomes[5].Load() == 0 || outcomes[6].Load() == 0) {
+	t.Logf("statements patching: %d, reading narrow: %d, with deferred groups: %d, with failed patches: %d, patching sparse: %d (with deferred groups or failed patches: %d), patching fixed-width pages: %d, patching dictionary pages: %d",
+		outcomes[0].Load(), outcomes[1].Load(), outcomes[2].Load(), outcomes[3].Load(), outcomes[4].Load(), outcomes[5].Load(), outcomes[6].Load(), outcomes[7].Load())
+	if !testing.Short() && (outcomes[0].Load() == 0 || outcomes[1].Load() == 0 || outcomes[2].Load() == 0 || outcomes[3].Load() == 0 || outcomes[4].Load() == 0 || outcomes[5].Load() == 0 || outcomes[6].Load() == 0 || outcomes[7].Load() == 0) {
 		t.Fatal("the generator is lopsided")
 	}
 }

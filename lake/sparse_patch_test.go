@@ -45,48 +45,56 @@ func TestSparsePatches(t *testing.T) {
 				INSERT INTO %[1]s SELECT i, CASE WHEN i %% 11 = 0 THEN NULL WHEN i %% 3 = 0 THEN 'open' ELSE 'old' END,
 					i * 1.0, 'note ' || i, DATE '2026-01-01' + (i %% 300)::int FROM range(0, 4000) r(i);
 				INSERT INTO %[1]s SELECT i, 'old', i * 1.0, 'note ' || i, DATE '2026-01-01' FROM range(4000, 6000) r(i)`)
-			var fixed atomic.Int64
+			var fixed, dict atomic.Int64
 			mergeinto.TestHookFixed = func(int64) { fixed.Add(1) }
-			defer func() { mergeinto.TestHookFixed = nil }()
+			mergeinto.TestHookDictPaged = func(int64) { dict.Add(1) }
+			defer func() { mergeinto.TestHookFixed, mergeinto.TestHookDictPaged = nil, nil }()
 			sparse := regexp.MustCompile(`patched: (\d+) \((\d+) sparse\)`)
 			for _, st := range []struct {
 				sql           string
 				sparse, fixed bool // patched sparse; a fixed-width column page by page
+				dict          int  // a dictionary-encoded column page by page: 0 no, 1 yes, 2 either
 			}{
 				// a new value into the dictionary, NULLs, a double
 				{`MERGE INTO %s t USING (SELECT i * 37 AS id, CASE WHEN i %% 5 = 0 THEN NULL ELSE 'updated' END AS status, -i * 0.5 AS amount FROM range(160) r(i)) s
-					ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = s.status, amount = s.amount`, true, true},
+					ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = s.status, amount = s.amount`, true, true, 1},
 				// a double's NaN and both zeros, for the statistics
 				{`MERGE INTO %s t USING (SELECT i * 53 AS id, CASE i %% 3 WHEN 0 THEN 'NaN'::DOUBLE WHEN 1 THEN -0.0 ELSE 0.0 END AS amount FROM range(90) r(i)) s
-					ON t.id = s.id WHEN MATCHED THEN UPDATE SET amount = s.amount`, true, true},
+					ON t.id = s.id WHEN MATCHED THEN UPDATE SET amount = s.amount`, true, true, 0},
 				// a NULL into a double without one: not page by page
 				{`MERGE INTO %s t USING (SELECT i * 41 AS id FROM range(60) r(i)) s
-					ON t.id = s.id WHEN MATCHED THEN UPDATE SET amount = NULL`, true, false},
+					ON t.id = s.id WHEN MATCHED THEN UPDATE SET amount = NULL`, true, false, 0},
 				// every row of some row groups, and an insert
 				{`MERGE INTO %s t USING (SELECT i AS id, 'all' AS status FROM range(1400, 2800) r(i) UNION ALL SELECT 9999, 'new') s
 					ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = s.status
-					WHEN NOT MATCHED THEN INSERT (id, status) VALUES (s.id, s.status)`, true, false},
+					WHEN NOT MATCHED THEN INSERT (id, status) VALUES (s.id, s.status)`, true, false, 1},
 				// the empty string: not written from the dictionary
 				{`MERGE INTO %s t USING (SELECT i * 101 AS id FROM range(50) r(i)) s
-					ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = ''`, true, false},
-				// a dictionary grown past its limit
+					ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = ''`, true, false, 0},
+				// a dictionary grown past its limit (the groups whose
+				// dictionary holds the empty string since the statement
+				// above are not patched page by page; others may be)
 				{`MERGE INTO %s t USING (SELECT i * 2 AS id, repeat('z', 400) || i AS status FROM range(3000) r(i)) s
-					ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = s.status`, true, false},
+					ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = s.status`, true, false, 2},
 				// a date, from a source column
 				{`MERGE INTO %s t USING (SELECT i * 13 AS id, DATE '2031-05-05' + i::int AS d FROM range(400) r(i)) s
-					ON t.id = s.id WHEN MATCHED AND s.d > DATE '2031-05-10' THEN UPDATE SET d = s.d, note = 'dated'`, true, true},
+					ON t.id = s.id WHEN MATCHED AND s.d > DATE '2031-05-10' THEN UPDATE SET d = s.d, note = 'dated'`, true, true, 2},
 				// a condition reads a SET column: not sparse
 				{`MERGE INTO %s t USING (SELECT i * 7 AS id FROM range(300) r(i)) s
-					ON t.id = s.id WHEN MATCHED AND t.status = 'old' THEN UPDATE SET status = 'was old'`, false, false},
+					ON t.id = s.id WHEN MATCHED AND t.status = 'old' THEN UPDATE SET status = 'was old'`, false, false, 0},
 				// clauses setting different columns: not sparse
 				{`MERGE INTO %s t USING (SELECT i * 19 AS id, i AS k FROM range(300) r(i)) s
 					ON t.id = s.id WHEN MATCHED AND s.k %% 2 = 0 THEN UPDATE SET amount = s.k
-					WHEN MATCHED THEN UPDATE SET note = 'odd'`, false, false},
+					WHEN MATCHED THEN UPDATE SET note = 'odd'`, false, false, 0},
 			} {
 				fixed.Store(0)
+				dict.Store(0)
 				plan := strings.Join(query(t, s, "EXPLAIN ANALYZE "+fmt.Sprintf(st.sql, "a")), "\n")
 				if got := fixed.Load() > 0; got != st.fixed {
-					t.Fatalf("%s: %d column chunks patched page by page, want them %v", st.sql, fixed.Load(), st.fixed)
+					t.Fatalf("%s: %d fixed-width column chunks patched page by page, want them %v", st.sql, fixed.Load(), st.fixed)
+				}
+				if got := dict.Load() > 0; st.dict != 2 && got != (st.dict == 1) {
+					t.Fatalf("%s: %d dictionary-encoded column chunks patched page by page, want them %v", st.sql, dict.Load(), st.dict == 1)
 				}
 				m := sparse.FindStringSubmatch(plan)
 				if st.sparse && (m == nil || m[2] == "0") {
@@ -136,13 +144,14 @@ func TestSparsePatchKeepsTheDictionary(t *testing.T) {
 	s := lk.Session()
 	mustExec(t, s, `CREATE TABLE t (id BIGINT, status TEXT, amount DOUBLE) WITH ('write.parquet.row-group-limit' = '1000');
 		INSERT INTO t SELECT i, 'old', i * 1.0 FROM range(5000) r(i)`)
-	var patched int64
-	mergeinto.TestHookSparse = func(int64) { patched++ }
-	defer func() { mergeinto.TestHookSparse = nil }()
+	var patched, paged atomic.Int64
+	mergeinto.TestHookSparse = func(int64) { patched.Add(1) }
+	mergeinto.TestHookDictPaged = func(int64) { paged.Add(1) }
+	defer func() { mergeinto.TestHookSparse, mergeinto.TestHookDictPaged = nil, nil }()
 	mustExec(t, s, `MERGE INTO t USING (SELECT i * 50 AS id, 'updated' AS status, -1.0 AS amount FROM range(100) r(i)) s
 		ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = s.status, amount = s.amount`)
-	if patched != 5 {
-		t.Fatalf("%d row groups patched sparse, want 5", patched)
+	if patched.Load() != 5 || paged.Load() != 5 {
+		t.Fatalf("%d row groups patched sparse, %d status chunks page by page, want 5 and 5", patched.Load(), paged.Load())
 	}
 	paths := query(t, s, "SELECT file_path FROM t$data_files")
 	if len(paths) != 1 {
@@ -233,25 +242,30 @@ func TestSparsePatchOfAForeignFile(t *testing.T) {
 				parquet.WithDictionaryFor("price", false), parquet.WithDictionaryFor("n", false)))
 	}
 	sparse := regexp.MustCompile(`patched: (\d+) \((\d+) sparse\)`)
-	var fixed atomic.Int64
+	var fixed, dict atomic.Int64
 	mergeinto.TestHookFixed = func(int64) { fixed.Add(1) }
-	defer func() { mergeinto.TestHookFixed = nil }()
+	mergeinto.TestHookDictPaged = func(int64) { dict.Add(1) }
+	defer func() { mergeinto.TestHookFixed, mergeinto.TestHookDictPaged = nil, nil }()
 	for _, st := range []struct {
-		stmt  string
-		fixed bool // a column patched page by page
+		stmt        string
+		fixed, dict bool // a fixed-width column, a dictionary-encoded one patched page by page
 	}{
 		{`MERGE INTO %s t USING (SELECT i * 7 AS id, CASE WHEN i %% 9 = 0 THEN NULL ELSE 'new' END AS status, -1.5 * i AS amount FROM range(1000) r(i)) s
-			ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = s.status, amount = s.amount`, false},
+			ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = s.status, amount = s.amount`, false, true},
 		{`MERGE INTO %s t USING (SELECT i * 11 AS id FROM range(500) r(i)) s
-			ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = 'bb', amount = NULL`, false},
+			ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = 'bb', amount = NULL`, false, true},
 		{`MERGE INTO %s t USING (SELECT i * 13 AS id, -i * 0.75 AS price, (i %% 7)::int - 3 AS n FROM range(1400) r(i)) s
-			ON t.id = s.id WHEN MATCHED THEN UPDATE SET price = s.price, n = s.n`, true},
+			ON t.id = s.id WHEN MATCHED THEN UPDATE SET price = s.price, n = s.n`, true, false},
 	} {
 		stmt := st.stmt
 		fixed.Store(0)
+		dict.Store(0)
 		plan := strings.Join(query(t, s, "EXPLAIN ANALYZE "+fmt.Sprintf(stmt, "a")), "\n")
 		if got := fixed.Load() > 0; got != st.fixed {
-			t.Fatalf("%s: %d column chunks patched page by page, want them %v", stmt, fixed.Load(), st.fixed)
+			t.Fatalf("%s: %d fixed-width column chunks patched page by page, want them %v", stmt, fixed.Load(), st.fixed)
+		}
+		if got := dict.Load() > 0; got != st.dict {
+			t.Fatalf("%s: %d dictionary-encoded column chunks patched page by page, want them %v", stmt, dict.Load(), st.dict)
 		}
 		if m := sparse.FindStringSubmatch(plan); m == nil || m[2] == "0" {
 			t.Fatalf("%s: no row group patched sparse:\n%s", stmt, plan)

@@ -488,14 +488,23 @@ func TestDifferential(t *testing.T) {
 					clauses = only
 				}
 			}
-			if g.r.IntN(8) == 0 {
-				// an eighth only set v, from a constant or the source, as
-				// a sparse patch takes it (fixedpatch.go on plain pages)
-				v := rlit(int64(g.r.IntN(20) - 5))
+			if g.r.IntN(6) == 0 {
+				// a sixth only set v or s, from a constant or the source,
+				// as a sparse patch takes them (v page by page on plain
+				// pages, fixedpatch.go)
+				set := map[int]rexpr{}
 				if g.r.IntN(2) == 0 {
-					v = rcol(5) // s.v
+					set[2] = rlit(int64(g.r.IntN(20) - 5))
+					if g.r.IntN(2) == 0 {
+						set[2] = rcol(5) // s.v
+					}
+				} else {
+					set[3] = rlit([]string{"x", "w", "new"}[g.r.IntN(3)])
+					if g.r.IntN(2) == 0 {
+						set[3] = rcol(6) // s.s
+					}
 				}
-				clauses = []rclause{{kind: mergeinto.Matched, action: mergeinto.ActionUpdate, set: map[int]rexpr{2: v}}}
+				clauses = []rclause{{kind: mergeinto.Matched, action: mergeinto.ActionUpdate, set: set}}
 			}
 			composite := g.r.IntN(4) == 0
 			var on *rexpr

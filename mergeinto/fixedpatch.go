@@ -39,10 +39,10 @@ import (
 // each column chunk a sparse patch re-encodes page by page.
 var TestHookFixed func(rows int64)
 
-// fixedChunk is one SET column of a patch, re-encoded page by page: a
-// Parquet file's bytes (raw) whose footer (meta) has one row group of
-// that one column.
-type fixedChunk struct {
+// pagedChunk is one SET column of a patch, re-encoded page by page
+// (here, or dictpatch.go): a Parquet file's bytes (raw) whose footer
+// (meta) has one row group of that one column.
+type pagedChunk struct {
 	raw  []byte
 	meta *metadata.FileMetaData
 }
@@ -109,6 +109,28 @@ type fixedScratch struct {
 
 var fixedScratches = sync.Pool{New: func() any { return new(fixedScratch) }}
 
+// pagedSchema is the schema of a file of column descr alone, as the file
+// has it; nil where it cannot be made so.
+func pagedSchema(descr *schema.Column) *schema.Schema {
+	node, ok := descr.SchemaNode().(*schema.PrimitiveNode)
+	if !ok {
+		return nil
+	}
+	col, err := schema.NewPrimitiveNodeLogical(node.Name(), node.RepetitionType(), node.LogicalType(), node.PhysicalType(), node.TypeLength(), node.FieldID())
+	if err != nil {
+		return nil
+	}
+	root, err := schema.NewGroupNode("schema", parquet.Repetitions.Repeated, schema.FieldList{col}, -1)
+	if err != nil {
+		return nil
+	}
+	sch := schema.NewSchema(root)
+	if !sameStorage(sch.Column(0).SchemaNode(), node) {
+		return nil
+	}
+	return sch
+}
+
 // byteSink is a bytes.Buffer that tells where it is, as arrow-go's page
 // writer needs.
 type byteSink struct{ bytes.Buffer }
@@ -120,47 +142,35 @@ func (s *byteSink) Tell() int64 { return int64(s.Len()) }
 // no NULL) over the rows at (ascending, of the group); ok is false, and
 // nothing kept, where the chunk does not qualify (see above). props are
 // the table's writer settings.
-func fixedPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals arrow.Array, width int, props *parquet.WriterProperties, mem memory.Allocator) (_ fixedChunk, ok bool, err error) {
+func fixedPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals arrow.Array, width int, props *parquet.WriterProperties, mem memory.Allocator) (_ pagedChunk, ok bool, err error) {
 	descr := pr.MetaData().Schema.Column(leaf)
 	if vals.NullN() > 0 || vals.Len() != len(at) || fixedWidth(vals.DataType(), descr) != width || width == 0 {
-		return fixedChunk{}, false, nil
+		return pagedChunk{}, false, nil
 	}
 	if vb := vals.Data().Buffers(); len(vb) < 2 || vb[1] == nil || vb[1].Len() < (vals.Data().Offset()+vals.Len())*width {
-		return fixedChunk{}, false, nil
+		return pagedChunk{}, false, nil
 	}
 	newVals := vals.Data().Buffers()[1].Bytes()[vals.Data().Offset()*width:]
 	cm, err := pr.MetaData().RowGroup(g).ColumnChunk(leaf)
 	if err != nil {
-		return fixedChunk{}, false, err
+		return pagedChunk{}, false, err
 	}
 	if cm.HasDictionaryPage() || cm.NumValues() != rows {
-		return fixedChunk{}, false, nil
+		return pagedChunk{}, false, nil
 	}
 	if st, err := cm.Statistics(); err == nil && st != nil && st.HasNullCount() && st.NullCount() > 0 {
-		return fixedChunk{}, false, nil
+		return pagedChunk{}, false, nil
 	}
 	pages, err := pr.RowGroup(g).GetColumnPageReader(leaf)
 	if err != nil {
-		return fixedChunk{}, false, err
+		return pagedChunk{}, false, err
 	}
 	defer pages.Close()
 
 	// the patch file: one row group of this one column, as the file has it
-	node, ok := descr.SchemaNode().(*schema.PrimitiveNode)
-	if !ok {
-		return fixedChunk{}, false, nil
-	}
-	col, err := schema.NewPrimitiveNodeLogical(node.Name(), node.RepetitionType(), node.LogicalType(), node.PhysicalType(), node.TypeLength(), node.FieldID())
-	if err != nil {
-		return fixedChunk{}, false, nil
-	}
-	root, err := schema.NewGroupNode("schema", parquet.Repetitions.Repeated, schema.FieldList{col}, -1)
-	if err != nil {
-		return fixedChunk{}, false, err
-	}
-	sch := schema.NewSchema(root)
-	if !sameStorage(sch.Column(0).SchemaNode(), node) {
-		return fixedChunk{}, false, nil
+	sch := pagedSchema(descr)
+	if sch == nil {
+		return pagedChunk{}, false, nil
 	}
 	out := sch.Column(0)
 	fb := metadata.NewFileMetadataBuilder(sch, props, nil)
@@ -172,7 +182,7 @@ func fixedPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals arrow
 	codec := props.CompressionFor(out.Path())
 	pw, err := file.NewPageWriter(&sink, codec, props.CompressionLevelFor(out.Path()), ccb, 0, 0, mem, false, nil, nil)
 	if err != nil {
-		return fixedChunk{}, false, err
+		return pagedChunk{}, false, err
 	}
 	stats := props.StatisticsEnabledFor(out.Path()) && out.SortOrder() != schema.SortUNKNOWN
 	var chunkStats, pageStats metadata.TypedStatistics
@@ -192,17 +202,17 @@ func fixedPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals arrow
 	for pages.Next() {
 		dp, isData := pages.Page().(file.DataPage)
 		if !isData || parquet.Encoding(dp.Encoding()) != parquet.Encodings.Plain {
-			return fixedChunk{}, false, nil
+			return pagedChunk{}, false, nil
 		}
 		n := int64(dp.NumValues())
 		values, good := plainValues(dp, optional)
 		if !good || int64(len(values)) != n*int64(width) || lo+n > rows {
-			return fixedChunk{}, false, nil
+			return pagedChunk{}, false, nil
 		}
 		for ; u < len(at) && int64(at[u]) < lo+n; u++ {
 			r := int64(at[u]) - lo
 			if r < 0 {
-				return fixedChunk{}, false, fmt.Errorf("an update of row %d before the page from row %d (broken invariant)", at[u], lo)
+				return pagedChunk{}, false, fmt.Errorf("an update of row %d before the page from row %d (broken invariant)", at[u], lo)
 			}
 			copy(values[r*int64(width):(r+1)*int64(width)], newVals[u*width:(u+1)*width])
 		}
@@ -232,10 +242,10 @@ func fixedPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals arrow
 			aligned := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(typed))), len(typed)*8)[:len(values)]
 			copy(aligned, values)
 			if err := updateStats(pageStats, aligned, int(n)); err != nil {
-				return fixedChunk{}, false, err
+				return pagedChunk{}, false, err
 			}
 			if enc, err = pageStats.Encode(); err != nil {
-				return fixedChunk{}, false, err
+				return pagedChunk{}, false, err
 			}
 			enc.ApplyStatSizeLimits(maxStats)
 			enc.Signed = out.SortOrder() == schema.SortSIGNED
@@ -265,20 +275,20 @@ func fixedPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals arrow
 		_, err := pw.WriteDataPage(page)
 		page.Release()
 		if err != nil {
-			return fixedChunk{}, false, err
+			return pagedChunk{}, false, err
 		}
 		lo += n
 	}
 	if err := pages.Err(); err != nil {
-		return fixedChunk{}, false, err
+		return pagedChunk{}, false, err
 	}
 	if lo != rows || u != len(at) {
-		return fixedChunk{}, false, fmt.Errorf("pages of %d rows and %d of %d updates in a row group of %d rows (broken invariant)", lo, u, len(at), rows)
+		return pagedChunk{}, false, fmt.Errorf("pages of %d rows and %d of %d updates in a row group of %d rows (broken invariant)", lo, u, len(at), rows)
 	}
 	if stats && rows > 0 {
 		enc, err := chunkStats.Encode()
 		if err != nil {
-			return fixedChunk{}, false, err
+			return pagedChunk{}, false, err
 		}
 		enc.ApplyStatSizeLimits(maxStats)
 		enc.Signed = out.SortOrder() == schema.SortSIGNED
@@ -287,20 +297,20 @@ func fixedPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals arrow
 		}
 	}
 	if err := pw.Close(false /* dictionary */, false /* fallback */); err != nil {
-		return fixedChunk{}, false, err
+		return pagedChunk{}, false, err
 	}
 	rgb.SetNumRows(int(rows))
 	if err := rgb.Finish(0, 0); err != nil {
-		return fixedChunk{}, false, err
+		return pagedChunk{}, false, err
 	}
 	fm, err := fb.Finish()
 	if err != nil {
-		return fixedChunk{}, false, err
+		return pagedChunk{}, false, err
 	}
 	if codec != compress.Codecs.Uncompressed && !pw.HasCompressor() {
-		return fixedChunk{}, false, fmt.Errorf("no %s compressor (broken invariant)", codec)
+		return pagedChunk{}, false, fmt.Errorf("no %s compressor (broken invariant)", codec)
 	}
-	return fixedChunk{raw: sink.Bytes(), meta: fm}, true, nil
+	return pagedChunk{raw: sink.Bytes(), meta: fm}, true, nil
 }
 
 // plainValues are the PLAIN values of data page dp, decompressed, when

@@ -242,7 +242,7 @@ func (m *merger) copyRowGroups(ctx context.Context, task table.FileScanTask, met
 		pr := bytes.NewReader(p.raw)
 		j := 0 // the next column of raw
 		for k, leaf := range setLeaf {
-			if fc, ok := p.fixed[k]; ok {
+			if fc, ok := p.paged[k]; ok {
 				rg.Columns[leaf] = fc.meta.RowGroups[0].Columns[0]
 				srcs[i][leaf] = bytes.NewReader(fc.raw)
 				continue
@@ -997,10 +997,10 @@ func rowGroupOffsets(meta *metadata.FileMetaData) []int64 {
 type patch struct {
 	raw  []byte                 // a Parquet file of one row group
 	meta *metadata.FileMetaData // its footer
-	// fixed are the SET columns (by their place in the statement's SET
-	// columns) a sparse patch re-encoded page by page (fixedpatch.go);
-	// raw holds the others, in order
-	fixed map[int]fixedChunk
+	// paged are the SET columns (by their place in the statement's SET
+	// columns) a sparse patch re-encoded page by page (fixedpatch.go,
+	// dictpatch.go); raw holds the others, in order
+	paged map[int]pagedChunk
 	kept  int64 // rows of the group that kept their values
 	// done is closed once raw and meta, or err, are set: a patch is
 	// encoded on a goroutine of its own (startPatch)
@@ -1023,7 +1023,7 @@ type patch struct {
 // bytes are the bytes the patch encoded.
 func (p *patch) bytes() int64 {
 	n := int64(len(p.raw))
-	for _, fc := range p.fixed {
+	for _, fc := range p.paged {
 		n += int64(len(fc.raw))
 	}
 	return n
@@ -1102,7 +1102,7 @@ func (m *merger) runPatch(ctx context.Context, p *patch, encode func() (*patch, 
 			return err
 		})
 		if p.err == nil {
-			p.raw, p.meta, p.fixed = enc.raw, enc.meta, enc.fixed
+			p.raw, p.meta, p.paged = enc.raw, enc.meta, enc.paged
 		}
 		if p.err != nil && ctx.Err() == nil && keep() {
 			m.failedMu.Lock()

@@ -47,9 +47,8 @@ import (
 // read again whole and written with the held updates in place
 // (awaitPatches, replayHeld).
 
-// sparseOff switches sparse patches off, and fixedOff their page-by-page
-// patches of fixed-width columns (tests', export_test.go).
-var sparseOff, fixedOff = false, false
+// sparseOff switches sparse patches off (a test's, export_test.go).
+var sparseOff = false
 
 // TestHookSparse, when set (by tests only), is called with the rows of
 // each row group a sparse patch encodes.
@@ -302,24 +301,32 @@ func (m *merger) encodeSparse(ctx context.Context, sg sparseGroup, held []deferr
 	for _, leaf := range sg.setLeaf {
 		read += sg.meta.RowGroups[sg.g].Columns[leaf].MetaData.GetTotalCompressedSize()
 	}
-	// fixed-width columns page by page (fixedpatch.go), the rest (by
-	// their place in m.setCols) through pqarrow
-	fixed := map[int]fixedChunk{}
+	// fixed-width and dictionary-encoded string columns page by page
+	// (fixedpatch.go, dictpatch.go), the rest (by their place in
+	// m.setCols) through pqarrow
+	paged := map[int]pagedChunk{}
 	var rest, restCols, restLeaf []int
 	wprops := writerProps(m.spec.Target.Properties(), nil, sg.rows)
+	limit := stringDictLimit(m.spec.Target.Properties())
 	for k, c := range m.setCols {
-		if w := fixedWidth(m.p.target.Field(c).Type, sg.meta.Schema.Column(sg.setLeaf[k])); w > 0 && !fixedOff {
-			fc, ok, err := fixedPatch(pr, sg.g, sg.setLeaf[k], sg.rows, rows, vals[k], w, wprops, m.opts.Mem)
-			if err != nil {
-				return nil, read, fail(fmt.Errorf("column %q: %w", m.p.target.Field(c).Name, err))
+		typ, leaf := m.p.target.Field(c).Type, sg.setLeaf[k]
+		var pc pagedChunk
+		ok := false
+		if w := fixedWidth(typ, sg.meta.Schema.Column(leaf)); w > 0 {
+			if pc, ok, err = fixedPatch(pr, sg.g, leaf, sg.rows, rows, vals[k], w, wprops, m.opts.Mem); ok && TestHookFixed != nil {
+				TestHookFixed(sg.rows)
 			}
-			if ok {
-				if TestHookFixed != nil {
-					TestHookFixed(sg.rows)
-				}
-				fixed[k] = fc
-				continue
+		} else if s, isStr := vals[k].(*array.String); isStr && sg.setRead[k].dict && typ.ID() == arrow.STRING {
+			if pc, ok, err = dictPatch(pr, sg.g, leaf, sg.rows, rows, s, limit, wprops, m.opts.Mem); ok && TestHookDictPaged != nil {
+				TestHookDictPaged(sg.rows)
 			}
+		}
+		if err != nil {
+			return nil, read, fail(fmt.Errorf("column %q: %w", m.p.target.Field(c).Name, err))
+		}
+		if ok {
+			paged[k] = pc
+			continue
 		}
 		rest, restCols, restLeaf = append(rest, k), append(restCols, c), append(restLeaf, sg.setLeaf[k])
 	}
@@ -329,7 +336,7 @@ func (m *merger) encodeSparse(ctx context.Context, sg sparseGroup, held []deferr
 				return nil, read, err
 			}
 		}
-		return &patch{fixed: fixed}, read, nil
+		return &patch{paged: paged}, read, nil
 	}
 	// batches of the scan's size: arrow-go's dictionary decoder takes
 	// scratch of 17 bytes a row of the batch, anew for each column chunk
@@ -376,7 +383,6 @@ func (m *merger) encodeSparse(ctx context.Context, sg sparseGroup, held []deferr
 			releaseAll(cs)
 		}
 	}()
-	limit := stringDictLimit(m.spec.Target.Properties())
 	for i, k := range rest {
 		c := m.setCols[k]
 		typ := m.p.target.Field(c).Type
@@ -425,7 +431,7 @@ func (m *merger) encodeSparse(ctx context.Context, sg sparseGroup, held []deferr
 	}
 	p, err := m.encodePatch(ctx, sg.meta, restCols, restLeaf, cols, sg.rows, size)
 	if p != nil {
-		p.fixed = fixed
+		p.paged = paged
 	}
 	return p, read, err
 }

@@ -1,0 +1,507 @@
+package mergeinto
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"slices"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/schema"
+)
+
+// Dictionary pages patched. A sparse patch's string SET column whose
+// chunk is dictionary-encoded throughout (a dictionary page, then data
+// pages of dictionary indices) is patched page by page as well: the
+// dictionary keeps its values, the new ones appended; each data page's
+// definition levels and indices are decoded (Parquet's RLE/bit-packed
+// hybrid), the updated rows' indices (or NULLs) put in place, and the
+// page encoded again, with the bit width the grown dictionary needs, and
+// the statistics of the dictionary values it uses, as the column writer
+// gives them (dictColumnWriter). No string is made or hashed but the new
+// values'. Where the dictionary or a new value is the empty string (see
+// stringDict.encode), repeats a value, or would grow past limit, the
+// column goes the way of the others (patchDict and arrow-go's writer).
+// In a spread MERGE setting a status column, reading it through pqarrow
+// and writing it through arrow-go's writer took a tenth of the CPU
+// (BENCHMARKS.md, session 33).
+
+// TestHookDictPaged, when set (by tests only), is called with the rows of
+// each dictionary-encoded column chunk a sparse patch re-encodes page by
+// page.
+var TestHookDictPaged func(rows int64)
+
+// dictPatch re-encodes string column leaf of row group g of the file pr
+// reads (rows rows) page by page, with vals over the rows at (ascending,
+// of the group); ok is false, and nothing kept, where the chunk or the
+// values do not qualify (see above).
+func dictPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals *array.String, limit int64, props *parquet.WriterProperties, mem memory.Allocator) (_ pagedChunk, ok bool, err error) {
+	descr := pr.MetaData().Schema.Column(leaf)
+	if vals.Len() != len(at) || descr.PhysicalType() != parquet.Types.ByteArray || descr.MaxRepetitionLevel() != 0 ||
+		descr.MaxDefinitionLevel() > 1 || descr.SortOrder() != schema.SortUNSIGNED {
+		return pagedChunk{}, false, nil
+	}
+	if _, isString := descr.LogicalType().(schema.StringLogicalType); !isString {
+		return pagedChunk{}, false, nil
+	}
+	cm, err := pr.MetaData().RowGroup(g).ColumnChunk(leaf)
+	if err != nil {
+		return pagedChunk{}, false, err
+	}
+	if !cm.HasDictionaryPage() || cm.NumValues() != rows {
+		return pagedChunk{}, false, nil
+	}
+	pages, err := pr.RowGroup(g).GetColumnPageReader(leaf)
+	if err != nil {
+		return pagedChunk{}, false, err
+	}
+	defer pages.Close()
+	if !pages.Next() {
+		return pagedChunk{}, false, pages.Err()
+	}
+	dp, isDict := pages.Page().(*file.DictionaryPage)
+	if !isDict || (parquet.Encoding(dp.Encoding()) != parquet.Encodings.Plain && parquet.Encoding(dp.Encoding()) != parquet.Encodings.PlainDict) {
+		return pagedChunk{}, false, nil
+	}
+	// the dictionary: PLAIN byte arrays, each after its length
+	dict := append([]byte(nil), dp.Data()...) // the page's buffer is the reader's
+	entries := int(dp.NumValues())
+	index := make(map[string]int32, entries)
+	var offs []int32 // where each value starts in dict, and where the last ends
+	for pos := 0; len(offs) < entries; {
+		if pos+4 > len(dict) {
+			return pagedChunk{}, false, nil
+		}
+		l := int(binary.LittleEndian.Uint32(dict[pos:]))
+		if l <= 0 || l > len(dict)-pos-4 {
+			return pagedChunk{}, false, nil // the empty string, or broken
+		}
+		v := string(dict[pos+4 : pos+4+l])
+		if _, dup := index[v]; dup {
+			return pagedChunk{}, false, nil
+		}
+		index[v] = int32(len(offs))
+		offs = append(offs, int32(pos+4))
+		pos += 4 + l
+	}
+	// the updates' indices (-1: NULL), new values appended
+	size := int64(len(dict))
+	newIdx := make([]int32, len(at))
+	optional := descr.MaxDefinitionLevel() == 1
+	for k := range at {
+		if vals.IsNull(k) {
+			if !optional {
+				return pagedChunk{}, false, nil
+			}
+			newIdx[k] = -1
+			continue
+		}
+		v := vals.Value(k)
+		if v == "" {
+			return pagedChunk{}, false, nil
+		}
+		i, have := index[v]
+		if !have {
+			size += int64(len(v)) + 4
+			if size > limit || len(index) >= maxDictEntries {
+				return pagedChunk{}, false, nil
+			}
+			i = int32(len(index))
+			index[v] = i
+			var l [4]byte
+			binary.LittleEndian.PutUint32(l[:], uint32(len(v)))
+			dict = append(append(dict, l[:]...), v...)
+			offs = append(offs, int32(len(dict)-len(v)))
+		}
+		newIdx[k] = i
+	}
+	n := len(index)
+	value := func(i int32) []byte {
+		start := offs[i]
+		return dict[start : start+int32(binary.LittleEndian.Uint32(dict[start-4:]))]
+	}
+
+	// the patch file: one row group of this one column, as the file has it
+	sch := pagedSchema(descr)
+	if sch == nil {
+		return pagedChunk{}, false, nil
+	}
+	pc := sch.Column(0)
+	fb := metadata.NewFileMetadataBuilder(sch, props, nil)
+	rgb := fb.AppendRowGroup()
+	ccb := rgb.NextColumnChunk()
+	var sink byteSink
+	sink.Grow(int(min(cm.TotalCompressedSize()+int64(len(dict))+64<<10, 1<<30)))
+	sink.WriteString("PAR1")
+	codec := props.CompressionFor(pc.Path())
+	pw, err := file.NewPageWriter(&sink, codec, props.CompressionLevelFor(pc.Path()), ccb, 0, 0, mem, false, nil, nil)
+	if err != nil {
+		return pagedChunk{}, false, err
+	}
+	if _, err := pw.WriteDictionaryPage(file.NewDictionaryPage(memory.NewBufferBytes(dict), int32(n), props.DictionaryPageEncoding())); err != nil {
+		return pagedChunk{}, false, err
+	}
+	stats := props.StatisticsEnabledFor(pc.Path()) && pc.SortOrder() != schema.SortUNKNOWN
+	var chunkStats, pageStats metadata.TypedStatistics
+	if stats {
+		chunkStats = metadata.NewStatistics(pc, mem)
+		pageStats = metadata.NewStatistics(pc, mem)
+	}
+	maxStats := int(props.MaxStatsSizeFor(pc.Path()))
+	v2 := props.DataPageVersion() == parquet.DataPageV2
+	width := max(1, bits.Len(uint(n-1)))
+	used := make([]bool, n)
+
+	sc := dictScratches.Get().(*dictScratch)
+	defer dictScratches.Put(sc)
+	var lo int64 // the group's row the page starts at
+	u := 0       // the next update
+	for pages.Next() {
+		page, isData := pages.Page().(file.DataPage)
+		if !isData {
+			return pagedChunk{}, false, nil
+		}
+		if enc := parquet.Encoding(page.Encoding()); enc != parquet.Encodings.RLEDict && enc != parquet.Encodings.PlainDict {
+			return pagedChunk{}, false, nil
+		}
+		rowsIn := int(page.NumValues())
+		if lo+int64(rowsIn) > rows {
+			return pagedChunk{}, false, nil
+		}
+		var good bool
+		if sc.levels, sc.idx, sc.decoded, good = dictIndices(page, optional, entries, sc.levels, sc.idx, sc.decoded); !good {
+			return pagedChunk{}, false, nil
+		}
+		levels, idx := sc.levels, sc.idx
+		for ; u < len(at) && int64(at[u]) < lo+int64(rowsIn); u++ {
+			r := int64(at[u]) - lo
+			if r < 0 {
+				return pagedChunk{}, false, fmt.Errorf("an update of row %d before the page from row %d (broken invariant)", at[u], lo)
+			}
+			idx[r] = newIdx[u]
+		}
+		nulls := 0
+		clear(used)
+		for r, i := range idx {
+			if i < 0 {
+				levels[r] = 0
+				nulls++
+				continue
+			}
+			levels[r] = 1
+			used[i] = true
+		}
+		// the page: levels, then the bit width and the non-NULL indices
+		body := sc.body[:0]
+		var lvl int
+		if optional {
+			if !v2 {
+				body = append(body, 0, 0, 0, 0)
+			}
+			body = hybridEncode(body, levels, 1)
+			if !v2 {
+				binary.LittleEndian.PutUint32(body, uint32(len(body)-4))
+			}
+			lvl = len(body)
+		}
+		body = append(body, byte(width))
+		nonNull := idx
+		if nulls > 0 {
+			nonNull = sc.decoded[:0] // decoded is done with
+			for _, i := range idx {
+				if i >= 0 {
+					nonNull = append(nonNull, i)
+				}
+			}
+			sc.decoded = nonNull
+		}
+		body = hybridEncode(body, nonNull, width)
+		sc.body = body
+		var enc metadata.EncodedStatistics
+		if stats {
+			bld := array.NewStringBuilder(mem)
+			for i, on := range used {
+				if on {
+					bld.BinaryBuilder.Append(value(int32(i)))
+				}
+			}
+			ref := bld.NewArray()
+			bld.Release()
+			pageStats.IncNulls(int64(nulls))
+			pageStats.IncNumValues(int64(rowsIn - nulls))
+			err := pageStats.UpdateFromArrow(ref, false)
+			ref.Release()
+			if err != nil {
+				return pagedChunk{}, false, err
+			}
+			if enc, err = pageStats.Encode(); err != nil {
+				return pagedChunk{}, false, err
+			}
+			enc.ApplyStatSizeLimits(maxStats)
+			enc.Signed = pc.SortOrder() == schema.SortSIGNED
+			chunkStats.Merge(pageStats)
+			pageStats.Reset()
+		}
+		var dpage file.DataPage
+		if v2 {
+			data := body
+			if pw.HasCompressor() {
+				sc.compressed.Reset()
+				c := pw.Compress(&sc.compressed, body[lvl:])
+				sc.combined = append(append(sc.combined[:0], body[:lvl]...), c...)
+				data = sc.combined
+			}
+			dpage = file.NewDataPageV2WithStats(memory.NewBufferBytes(data), int32(rowsIn), int32(nulls), int32(rowsIn),
+				props.DictionaryIndexEncoding(), int32(lvl), 0, int32(len(body)), pw.HasCompressor(), enc)
+		} else {
+			data := body
+			if pw.HasCompressor() {
+				sc.compressed.Reset()
+				data = pw.Compress(&sc.compressed, body)
+			}
+			dpage = file.NewDataPageV1WithStats(memory.NewBufferBytes(data), int32(rowsIn), props.DictionaryIndexEncoding(),
+				parquet.Encodings.RLE, parquet.Encodings.RLE, int32(len(body)), enc)
+		}
+		_, err := pw.WriteDataPage(dpage)
+		dpage.Release()
+		if err != nil {
+			return pagedChunk{}, false, err
+		}
+		lo += int64(rowsIn)
+	}
+	if err := pages.Err(); err != nil {
+		return pagedChunk{}, false, err
+	}
+	if lo != rows || u != len(at) {
+		return pagedChunk{}, false, fmt.Errorf("pages of %d rows and %d of %d updates in a row group of %d rows (broken invariant)", lo, u, len(at), rows)
+	}
+	if stats && rows > 0 {
+		enc, err := chunkStats.Encode()
+		if err != nil {
+			return pagedChunk{}, false, err
+		}
+		enc.ApplyStatSizeLimits(maxStats)
+		enc.Signed = pc.SortOrder() == schema.SortSIGNED
+		if enc.IsSet() {
+			ccb.SetStats(enc)
+		}
+	}
+	if err := pw.Close(true /* dictionary */, false /* fallback */); err != nil {
+		return pagedChunk{}, false, err
+	}
+	rgb.SetNumRows(int(rows))
+	if err := rgb.Finish(0, 0); err != nil {
+		return pagedChunk{}, false, err
+	}
+	fm, err := fb.Finish()
+	if err != nil {
+		return pagedChunk{}, false, err
+	}
+	if codec != compress.Codecs.Uncompressed && !pw.HasCompressor() {
+		return pagedChunk{}, false, fmt.Errorf("no %s compressor (broken invariant)", codec)
+	}
+	return pagedChunk{raw: sink.Bytes(), meta: fm}, true, nil
+}
+
+// dictScratch is what dictPatch decodes and encodes a page in, pooled
+// as fixedScratch is.
+type dictScratch struct {
+	levels, idx, decoded []int32
+	body, combined       []byte
+	compressed           bytes.Buffer
+}
+
+var dictScratches = sync.Pool{New: func() any { return new(dictScratch) }}
+
+// dictIndices decodes data page p of dictionary indices (into entries
+// values) into levels (0 or 1 a row) and idx (a row's index, -1 for a
+// NULL), through decoded (the non-NULL rows' indices), reusing the room
+// of all three; good is false where the page is encoded otherwise than
+// this reads (levels not RLE, an index out of range).
+func dictIndices(p file.DataPage, optional bool, entries int, levels, idx, decoded []int32) (_, _, _ []int32, good bool) {
+	data := p.Data()
+	n := int(p.NumValues())
+	levels, idx, decoded = slices.Grow(levels[:0], n), slices.Grow(idx[:0], n), decoded[:0]
+	var vals []byte
+	switch dp := p.(type) {
+	case *file.DataPageV2:
+		k := int(dp.DefinitionLevelByteLen())
+		if dp.RepetitionLevelByteLen() != 0 || k > len(data) || dp.NumRows() != dp.NumValues() || !optional && k != 0 {
+			return levels, idx, decoded, false
+		}
+		if optional {
+			var ok bool
+			if levels, ok = hybridDecode(data[:k], 1, n, levels); !ok {
+				return levels, idx, decoded, false
+			}
+		}
+		vals = data[k:]
+	case *file.DataPageV1:
+		vals = data
+		if optional {
+			if dp.DefinitionLevelEncoding() != parquet.Encodings.RLE || len(data) < 4 {
+				return levels, idx, decoded, false
+			}
+			k := int(binary.LittleEndian.Uint32(data))
+			if k < 0 || k > len(data)-4 {
+				return levels, idx, decoded, false
+			}
+			var ok bool
+			if levels, ok = hybridDecode(data[4:4+k], 1, n, levels); !ok {
+				return levels, idx, decoded, false
+			}
+			vals = data[4+k:]
+		}
+	default:
+		return levels, idx, decoded, false
+	}
+	if !optional {
+		levels = levels[:n]
+		for i := range levels {
+			levels[i] = 1
+		}
+	}
+	defined := 0
+	for _, l := range levels {
+		if l > 1 {
+			return levels, idx, decoded, false
+		}
+		defined += int(l)
+	}
+	if defined > 0 {
+		if len(vals) < 1 || vals[0] > 32 {
+			return levels, idx, decoded, false
+		}
+		var ok bool
+		if decoded, ok = hybridDecode(vals[1:], int(vals[0]), defined, decoded); !ok {
+			return levels, idx, decoded, false
+		}
+	}
+	idx = idx[:n]
+	j := 0
+	for r, l := range levels {
+		if l == 0 {
+			idx[r] = -1
+			continue
+		}
+		i := decoded[j]
+		j++
+		if i < 0 || int(i) >= entries {
+			return levels, idx, decoded, false
+		}
+		idx[r] = i
+	}
+	return levels, idx, decoded, true
+}
+
+// hybridDecode appends the first n values of rle, Parquet's RLE/bit-packed
+// hybrid of bit width w, to out; ok is false where rle holds fewer or is
+// broken.
+func hybridDecode(rle []byte, w, n int, out []int32) (_ []int32, ok bool) {
+	if w < 0 || w > 32 {
+		return out, false
+	}
+	want := len(out) + n
+	vb := (w + 7) / 8
+	for len(out) < want {
+		h, k := binary.Uvarint(rle)
+		if k <= 0 || h>>1 == 0 || h>>1 > 1<<31 {
+			return out, false
+		}
+		rle = rle[k:]
+		if h&1 == 0 { // a run of one value
+			if len(rle) < vb {
+				return out, false
+			}
+			var v uint32
+			for i := range vb {
+				v |= uint32(rle[i]) << (8 * i)
+			}
+			if w < 32 && v>>w != 0 {
+				return out, false
+			}
+			rle = rle[vb:]
+			c := min(int(h>>1), want-len(out))
+			at := len(out)
+			out = slices.Grow(out, c)[:at+c]
+			for i := range out[at:] {
+				out[at+i] = int32(v)
+			}
+			continue
+		}
+		groups := int(h >> 1)
+		if groups*w > len(rle) {
+			return out, false
+		}
+		packed := rle[:groups*w]
+		rle = rle[groups*w:]
+		count := min(groups*8, want-len(out))
+		out = slices.Grow(out, count)
+		for i := range count {
+			bit := i * w
+			var v uint64
+			for b := 0; b < w; {
+				byt := packed[(bit+b)/8]
+				off := (bit + b) % 8
+				take := min(8-off, w-b)
+				v |= uint64(byt>>off&(1<<take-1)) << b
+				b += take
+			}
+			out = append(out, int32(uint32(v)))
+		}
+	}
+	return out, true
+}
+
+// hybridEncode appends vals (each < 1<<w) in Parquet's RLE/bit-packed
+// hybrid of bit width w to dst: a run of eight or more equal values (or
+// the last values, all equal) as one RLE run, the rest bit-packed in
+// groups of eight, the last group padded with zeros.
+func hybridEncode(dst []byte, vals []int32, w int) []byte {
+	runAt := func(i int) int { // the equal values from i on, up to 8
+		j := i + 1
+		for j < len(vals) && j-i < 8 && vals[j] == vals[i] {
+			j++
+		}
+		return j - i
+	}
+	for i := 0; i < len(vals); {
+		if r := runAt(i); r >= 8 || i+r == len(vals) {
+			j := i + r
+			for j < len(vals) && vals[j] == vals[i] {
+				j++
+			}
+			dst = binary.AppendUvarint(dst, uint64(j-i)<<1)
+			for b := 0; b < (w+7)/8; b++ {
+				dst = append(dst, byte(uint32(vals[i])>>(8*b)))
+			}
+			i = j
+			continue
+		}
+		start := i
+		for i < len(vals) && (i == start || runAt(i) < 8) {
+			i = min(i+8, len(vals))
+		}
+		groups := (i - start + 7) / 8
+		dst = binary.AppendUvarint(dst, uint64(groups)<<1|1)
+		base := len(dst)
+		dst = append(dst, make([]byte, groups*w)...)
+		for k, v := range vals[start:i] {
+			bit := k * w
+			for b := 0; b < w; {
+				off := (bit + b) % 8
+				take := min(8-off, w-b)
+				dst[base+(bit+b)/8] |= byte(uint32(v)>>b&(1<<take-1)) << off
+				b += take
+			}
+		}
+	}
+	return dst
+}
