@@ -32,12 +32,16 @@ import (
 // column chunks itself, on its own goroutine, puts the updates in place,
 // and encodes them (encodeSparse).
 //
-// A string column whose data pages are all dictionary-encoded is read as
-// its dictionary and indices, the updates become indices into it (new
-// values appended to it), and it is written from them: the strings are
-// never made one by one, nor hashed again (patchDict). In a spread MERGE
-// setting a status column and a double, making and hashing the strings
-// took a tenth of the CPU (BENCHMARKS.md, session 32).
+// A fixed-width column of PLAIN pages without NULLs, and a string column
+// dictionary-encoded throughout, are patched page by page, never made
+// into Arrow arrays (fixedpatch.go, dictpatch.go). Where such a patch
+// does not apply, the chunk is read through pqarrow: a string column
+// whose data pages are all dictionary-encoded as its dictionary and
+// indices, the updates becoming indices into it (new values appended to
+// it), and it is written from them: the strings are never made one by
+// one, nor hashed again (patchDict). In a spread MERGE setting a status
+// column and a double, making and hashing the strings took a tenth of
+// the CPU (BENCHMARKS.md, session 32).
 //
 // A sparse file is a narrow one (fileRewrite.narrow): no row of its
 // batches is ever written as it is. Where a group cannot be patched
