@@ -48,10 +48,10 @@ func TestHybridRoundTrip(t *testing.T) {
 					t.Fatalf("width %d: a prefix of %d decoded %v (ok %v)", w, n-3, got, ok)
 				}
 			}
-			// more than were encoded: refused, or padding zeros of the
-			// last bit-packed group
-			if got, ok = hybridDecode(enc, w, n+9, nil); ok {
-				t.Fatalf("width %d: %d values decoded from %d encoded", w, n+9, n)
+			// more than were encoded (past the padding of the last
+			// bit-packed group): refused
+			if got, ok := hybridDecode(enc, w, n+9, nil); ok {
+				t.Fatalf("width %d: %d values decoded from %d encoded: %v", w, n+9, n, got)
 			}
 		}
 	}
