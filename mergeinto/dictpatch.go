@@ -1,7 +1,6 @@
 package mergeinto
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/bits"
@@ -11,9 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 )
 
@@ -128,34 +125,14 @@ func dictPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals *array
 		return dict[start : start+int32(binary.LittleEndian.Uint32(dict[start-4:]))]
 	}
 
-	// the patch file: one row group of this one column, as the file has it
-	sch := pagedSchema(descr)
-	if sch == nil {
-		return pagedChunk{}, false, nil
-	}
-	pc := sch.Column(0)
-	fb := metadata.NewFileMetadataBuilder(sch, props, nil)
-	rgb := fb.AppendRowGroup()
-	ccb := rgb.NextColumnChunk()
-	var sink byteSink
-	sink.Grow(int(min(cm.TotalCompressedSize()+int64(len(dict))+64<<10, 1<<30)))
-	sink.WriteString("PAR1")
-	codec := props.CompressionFor(pc.Path())
-	pw, err := file.NewPageWriter(&sink, codec, props.CompressionLevelFor(pc.Path()), ccb, 0, 0, mem, false, nil, nil)
-	if err != nil {
+	pf, ok, err := newPageFile(descr, cm.TotalCompressedSize()+int64(len(dict)), props, mem)
+	if !ok {
 		return pagedChunk{}, false, err
 	}
-	if _, err := pw.WriteDictionaryPage(file.NewDictionaryPage(memory.NewBufferBytes(dict), int32(n), props.DictionaryPageEncoding())); err != nil {
+	defer pf.release()
+	if _, err := pf.pw.WriteDictionaryPage(file.NewDictionaryPage(memory.NewBufferBytes(dict), int32(n), props.DictionaryPageEncoding())); err != nil {
 		return pagedChunk{}, false, err
 	}
-	stats := props.StatisticsEnabledFor(pc.Path()) && pc.SortOrder() != schema.SortUNKNOWN
-	var chunkStats, pageStats metadata.TypedStatistics
-	if stats {
-		chunkStats = metadata.NewStatistics(pc, mem)
-		pageStats = metadata.NewStatistics(pc, mem)
-	}
-	maxStats := int(props.MaxStatsSizeFor(pc.Path()))
-	v2 := props.DataPageVersion() == parquet.DataPageV2
 	width := max(1, bits.Len(uint(n-1)))
 	used := make([]bool, n)
 
@@ -202,11 +179,11 @@ func dictPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals *array
 		body := sc.body[:0]
 		var lvl int
 		if optional {
-			if !v2 {
+			if !pf.v2 {
 				body = append(body, 0, 0, 0, 0)
 			}
 			body = hybridEncode(body, levels, 1)
-			if !v2 {
+			if !pf.v2 {
 				binary.LittleEndian.PutUint32(body, uint32(len(body)-4))
 			}
 			lvl = len(body)
@@ -224,8 +201,9 @@ func dictPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals *array
 		}
 		body = hybridEncode(body, nonNull, width)
 		sc.body = body
-		var enc metadata.EncodedStatistics
-		if stats {
+		if pf.pageStats != nil {
+			// the dictionary values the page uses, as dictColumnWriter
+			// gives them
 			bld := array.NewStringBuilder(mem)
 			for i, on := range used {
 				if on {
@@ -234,88 +212,28 @@ func dictPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals *array
 			}
 			ref := bld.NewArray()
 			bld.Release()
-			pageStats.IncNulls(int64(nulls))
-			pageStats.IncNumValues(int64(rowsIn - nulls))
-			err := pageStats.UpdateFromArrow(ref, false)
+			pf.pageStats.IncNulls(int64(nulls))
+			pf.pageStats.IncNumValues(int64(rowsIn - nulls))
+			err := pf.pageStats.UpdateFromArrow(ref, false)
 			ref.Release()
 			if err != nil {
 				return pagedChunk{}, false, err
 			}
-			if enc, err = pageStats.Encode(); err != nil {
-				return pagedChunk{}, false, err
-			}
-			enc.ApplyStatSizeLimits(maxStats)
-			enc.Signed = pc.SortOrder() == schema.SortSIGNED
-			chunkStats.Merge(pageStats)
-			pageStats.Reset()
 		}
-		var dpage file.DataPage
-		if v2 {
-			data := body
-			if pw.HasCompressor() {
-				sc.compressed.Reset()
-				c := pw.Compress(&sc.compressed, body[lvl:])
-				sc.combined = append(append(sc.combined[:0], body[:lvl]...), c...)
-				data = sc.combined
-			}
-			dpage = file.NewDataPageV2WithStats(memory.NewBufferBytes(data), int32(rowsIn), int32(nulls), int32(rowsIn),
-				props.DictionaryIndexEncoding(), int32(lvl), 0, int32(len(body)), pw.HasCompressor(), enc)
-		} else {
-			data := body
-			if pw.HasCompressor() {
-				sc.compressed.Reset()
-				data = pw.Compress(&sc.compressed, body)
-			}
-			dpage = file.NewDataPageV1WithStats(memory.NewBufferBytes(data), int32(rowsIn), props.DictionaryIndexEncoding(),
-				parquet.Encodings.RLE, parquet.Encodings.RLE, int32(len(body)), enc)
-		}
-		_, err := pw.WriteDataPage(dpage)
-		dpage.Release()
-		if err != nil {
+		if err := pf.writePage(body, lvl, rowsIn, nulls, props.DictionaryIndexEncoding()); err != nil {
 			return pagedChunk{}, false, err
 		}
 		lo += int64(rowsIn)
 	}
-	if err := pages.Err(); err != nil {
-		return pagedChunk{}, false, err
-	}
-	if lo != rows || u != len(at) {
-		return pagedChunk{}, false, fmt.Errorf("pages of %d rows and %d of %d updates in a row group of %d rows (broken invariant)", lo, u, len(at), rows)
-	}
-	if stats && rows > 0 {
-		enc, err := chunkStats.Encode()
-		if err != nil {
-			return pagedChunk{}, false, err
-		}
-		enc.ApplyStatSizeLimits(maxStats)
-		enc.Signed = pc.SortOrder() == schema.SortSIGNED
-		if enc.IsSet() {
-			ccb.SetStats(enc)
-		}
-	}
-	if err := pw.Close(true /* dictionary */, false /* fallback */); err != nil {
-		return pagedChunk{}, false, err
-	}
-	rgb.SetNumRows(int(rows))
-	if err := rgb.Finish(0, 0); err != nil {
-		return pagedChunk{}, false, err
-	}
-	fm, err := fb.Finish()
-	if err != nil {
-		return pagedChunk{}, false, err
-	}
-	if codec != compress.Codecs.Uncompressed && !pw.HasCompressor() {
-		return pagedChunk{}, false, fmt.Errorf("no %s compressor (broken invariant)", codec)
-	}
-	return pagedChunk{raw: sink.Bytes(), meta: fm}, true, nil
+	pc, err := pf.finish(pages, rows, lo, u, len(at), true /* dictionary */)
+	return pc, err == nil, err
 }
 
 // dictScratch is what dictPatch decodes and encodes a page in, pooled
 // as fixedScratch is.
 type dictScratch struct {
 	levels, idx, decoded []int32
-	body, combined       []byte
-	compressed           bytes.Buffer
+	body                 []byte
 }
 
 var dictScratches = sync.Pool{New: func() any { return new(dictScratch) }}

@@ -1,7 +1,6 @@
 package mergeinto
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"sync"
@@ -10,7 +9,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/schema"
@@ -38,14 +36,6 @@ import (
 // TestHookFixed, when set (by tests only), is called with the rows of
 // each column chunk a sparse patch re-encodes page by page.
 var TestHookFixed func(rows int64)
-
-// pagedChunk is one SET column of a patch, re-encoded page by page
-// (here, or dictpatch.go): a Parquet file's bytes (raw) whose footer
-// (meta) has one row group of that one column.
-type pagedChunk struct {
-	raw  []byte
-	meta *metadata.FileMetaData
-}
 
 // fixedWidth is the byte width of leaf's values when a sparse patch may
 // re-encode its pages in place for a column of type typ (see above): the
@@ -97,45 +87,14 @@ func fixedWidth(typ arrow.DataType, leaf *schema.Column) int {
 	return 0
 }
 
-// fixedScratch is what fixedPatch encodes a page in: its body (levels
-// and values), compressed values, a V2 page's levels and compressed
-// values, and an aligned copy of its values. Pooled: zeroing fresh ones
-// took 7% of the patches' CPU in a spread MERGE.
+// fixedScratch is what fixedPatch lays a page out in: its body (levels
+// and values), and an aligned copy of its values; pooled as pageScratch.
 type fixedScratch struct {
-	body, compressed bytes.Buffer
-	combined         []byte
-	typed            []uint64
+	body  []byte
+	typed []uint64
 }
 
 var fixedScratches = sync.Pool{New: func() any { return new(fixedScratch) }}
-
-// pagedSchema is the schema of a file of column descr alone, as the file
-// has it; nil where it cannot be made so.
-func pagedSchema(descr *schema.Column) *schema.Schema {
-	node, ok := descr.SchemaNode().(*schema.PrimitiveNode)
-	if !ok {
-		return nil
-	}
-	col, err := schema.NewPrimitiveNodeLogical(node.Name(), node.RepetitionType(), node.LogicalType(), node.PhysicalType(), node.TypeLength(), node.FieldID())
-	if err != nil {
-		return nil
-	}
-	root, err := schema.NewGroupNode("schema", parquet.Repetitions.Repeated, schema.FieldList{col}, -1)
-	if err != nil {
-		return nil
-	}
-	sch := schema.NewSchema(root)
-	if !sameStorage(sch.Column(0).SchemaNode(), node) {
-		return nil
-	}
-	return sch
-}
-
-// byteSink is a bytes.Buffer that tells where it is, as arrow-go's page
-// writer needs.
-type byteSink struct{ bytes.Buffer }
-
-func (s *byteSink) Tell() int64 { return int64(s.Len()) }
 
 // fixedPatch re-encodes column leaf of row group g of the file pr reads
 // (rows rows) page by page, with the values vals (of width bytes each,
@@ -167,36 +126,14 @@ func fixedPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals arrow
 	}
 	defer pages.Close()
 
-	// the patch file: one row group of this one column, as the file has it
-	sch := pagedSchema(descr)
-	if sch == nil {
-		return pagedChunk{}, false, nil
-	}
-	out := sch.Column(0)
-	fb := metadata.NewFileMetadataBuilder(sch, props, nil)
-	rgb := fb.AppendRowGroup()
-	ccb := rgb.NextColumnChunk()
-	var sink byteSink
-	sink.Grow(int(min(cm.TotalCompressedSize()+cm.TotalCompressedSize()/4+64<<10, 1<<30)))
-	sink.WriteString("PAR1")
-	codec := props.CompressionFor(out.Path())
-	pw, err := file.NewPageWriter(&sink, codec, props.CompressionLevelFor(out.Path()), ccb, 0, 0, mem, false, nil, nil)
-	if err != nil {
+	pf, ok, err := newPageFile(descr, cm.TotalCompressedSize(), props, mem)
+	if !ok {
 		return pagedChunk{}, false, err
 	}
-	stats := props.StatisticsEnabledFor(out.Path()) && out.SortOrder() != schema.SortUNKNOWN
-	var chunkStats, pageStats metadata.TypedStatistics
-	if stats {
-		chunkStats = metadata.NewStatistics(out, mem)
-		pageStats = metadata.NewStatistics(out, mem)
-	}
-	maxStats := int(props.MaxStatsSizeFor(out.Path()))
-	v2 := props.DataPageVersion() == parquet.DataPageV2
+	defer pf.release()
 	optional := descr.MaxDefinitionLevel() == 1
-
 	sc := fixedScratches.Get().(*fixedScratch)
 	defer fixedScratches.Put(sc)
-	body, compressed := &sc.body, &sc.compressed
 	var lo int64 // the group's row the page starts at
 	u := 0       // the next update
 	for pages.Next() {
@@ -216,101 +153,40 @@ func fixedPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals arrow
 			}
 			copy(values[r*int64(width):(r+1)*int64(width)], newVals[u*width:(u+1)*width])
 		}
-		// the page's levels, as the table's page version has them
-		body.Reset()
+		// the page's levels (one RLE run of n ones), as the table's page
+		// version lays them out, then its values
+		body := sc.body[:0]
 		var levels int
 		if optional {
-			var lv [binary.MaxVarintLen64 + 1]byte
-			k := binary.PutUvarint(lv[:], uint64(n)<<1) // one RLE run of n ones
-			lv[k] = 1
-			k++
-			if !v2 {
-				var l [4]byte
-				binary.LittleEndian.PutUint32(l[:], uint32(k))
-				body.Write(l[:])
+			if !pf.v2 {
+				body = append(body, 0, 0, 0, 0)
 			}
-			body.Write(lv[:k])
-			levels = body.Len()
+			body = append(binary.AppendUvarint(body, uint64(n)<<1), 1)
+			if !pf.v2 {
+				binary.LittleEndian.PutUint32(body, uint32(len(body)-4))
+			}
+			levels = len(body)
 		}
-		body.Write(values)
-		var enc metadata.EncodedStatistics
-		if stats {
+		body = append(body, values...)
+		sc.body = body
+		if pf.pageStats != nil {
 			if cap(sc.typed) < int(n)*width/8+1 {
 				sc.typed = make([]uint64, int(n)*width/8+1)
 			}
 			typed := sc.typed[:cap(sc.typed)]
 			aligned := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(typed))), len(typed)*8)[:len(values)]
 			copy(aligned, values)
-			if err := updateStats(pageStats, aligned, int(n)); err != nil {
+			if err := updateStats(pf.pageStats, aligned, int(n)); err != nil {
 				return pagedChunk{}, false, err
 			}
-			if enc, err = pageStats.Encode(); err != nil {
-				return pagedChunk{}, false, err
-			}
-			enc.ApplyStatSizeLimits(maxStats)
-			enc.Signed = out.SortOrder() == schema.SortSIGNED
-			chunkStats.Merge(pageStats)
-			pageStats.Reset()
 		}
-		var page file.DataPage
-		if v2 {
-			data := body.Bytes()
-			if pw.HasCompressor() {
-				compressed.Reset()
-				c := pw.Compress(compressed, body.Bytes()[levels:])
-				sc.combined = append(append(sc.combined[:0], body.Bytes()[:levels]...), c...)
-				data = sc.combined
-			}
-			page = file.NewDataPageV2WithStats(memory.NewBufferBytes(data), int32(n), 0, int32(n), parquet.Encodings.Plain,
-				int32(levels), 0, int32(body.Len()), pw.HasCompressor(), enc)
-		} else {
-			data := body.Bytes()
-			if pw.HasCompressor() {
-				compressed.Reset()
-				data = pw.Compress(compressed, body.Bytes())
-			}
-			page = file.NewDataPageV1WithStats(memory.NewBufferBytes(data), int32(n), parquet.Encodings.Plain,
-				parquet.Encodings.RLE, parquet.Encodings.RLE, int32(body.Len()), enc)
-		}
-		_, err := pw.WriteDataPage(page)
-		page.Release()
-		if err != nil {
+		if err := pf.writePage(body, levels, int(n), 0, parquet.Encodings.Plain); err != nil {
 			return pagedChunk{}, false, err
 		}
 		lo += n
 	}
-	if err := pages.Err(); err != nil {
-		return pagedChunk{}, false, err
-	}
-	if lo != rows || u != len(at) {
-		return pagedChunk{}, false, fmt.Errorf("pages of %d rows and %d of %d updates in a row group of %d rows (broken invariant)", lo, u, len(at), rows)
-	}
-	if stats && rows > 0 {
-		enc, err := chunkStats.Encode()
-		if err != nil {
-			return pagedChunk{}, false, err
-		}
-		enc.ApplyStatSizeLimits(maxStats)
-		enc.Signed = out.SortOrder() == schema.SortSIGNED
-		if enc.IsSet() {
-			ccb.SetStats(enc)
-		}
-	}
-	if err := pw.Close(false /* dictionary */, false /* fallback */); err != nil {
-		return pagedChunk{}, false, err
-	}
-	rgb.SetNumRows(int(rows))
-	if err := rgb.Finish(0, 0); err != nil {
-		return pagedChunk{}, false, err
-	}
-	fm, err := fb.Finish()
-	if err != nil {
-		return pagedChunk{}, false, err
-	}
-	if codec != compress.Codecs.Uncompressed && !pw.HasCompressor() {
-		return pagedChunk{}, false, fmt.Errorf("no %s compressor (broken invariant)", codec)
-	}
-	return pagedChunk{raw: sink.Bytes(), meta: fm}, true, nil
+	pc, err := pf.finish(pages, rows, lo, u, len(at), false /* dictionary */)
+	return pc, err == nil, err
 }
 
 // plainValues are the PLAIN values of data page dp, decompressed, when
