@@ -4,7 +4,9 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 )
 
@@ -80,6 +82,45 @@ func TestAllDefined(t *testing.T) {
 	} {
 		if got := allDefined(tc.rle, tc.n); got != tc.want {
 			t.Errorf("allDefined(%v, %d) = %v, want %v", tc.rle, tc.n, got, tc.want)
+		}
+	}
+}
+
+// plainValues takes a page's values only where its levels say every row
+// is defined, whatever its header says, for both page versions.
+func TestPlainValues(t *testing.T) {
+	vals := []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12} // three INT32s
+	v2 := func(levels []byte, nulls int32) file.DataPage {
+		data := append(append([]byte(nil), levels...), vals...)
+		return file.NewDataPageV2(memory.NewBufferBytes(data), 3, nulls, 3, parquet.Encodings.Plain, int32(len(levels)), 0, int32(len(data)), false)
+	}
+	v1 := func(levels []byte) file.DataPage {
+		var data []byte
+		if levels != nil {
+			data = append([]byte{byte(len(levels)), 0, 0, 0}, levels...)
+		}
+		data = append(data, vals...)
+		return file.NewDataPageV1(memory.NewBufferBytes(data), 3, parquet.Encodings.Plain, parquet.Encodings.RLE, parquet.Encodings.RLE, int32(len(data)))
+	}
+	for _, tc := range []struct {
+		name     string
+		page     file.DataPage
+		optional bool
+		ok       bool
+	}{
+		{"v2, all defined", v2([]byte{3 << 1, 1}, 0), true, true},
+		{"v2, required", v2(nil, 0), false, true},
+		{"v2, a NULL in the header", v2([]byte{3 << 1, 1}, 1), true, false},
+		{"v2, a NULL in the levels only", v2([]byte{1<<1 | 1, 0b101}, 0), true, false},
+		{"v2, levels too short", v2([]byte{2 << 1, 1}, 0), true, false},
+		{"v2, no levels for an optional column", v2(nil, 0), true, false},
+		{"v1, all defined", v1([]byte{3 << 1, 1}), true, true},
+		{"v1, required", v1(nil), false, true},
+		{"v1, a NULL in the levels", v1([]byte{1<<1 | 1, 0b011}), true, false},
+	} {
+		got, ok := plainValues(tc.page, tc.optional)
+		if ok != tc.ok || ok && string(got) != string(vals) {
+			t.Errorf("%s: values %v (ok %v), want ok %v", tc.name, got, ok, tc.ok)
 		}
 	}
 }
