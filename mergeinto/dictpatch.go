@@ -71,7 +71,7 @@ func dictPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals *array
 	dict := append([]byte(nil), dp.Data()...) // the page's buffer is the reader's
 	entries := int(dp.NumValues())
 	index := make(map[string]int32, entries)
-	var offs []int32 // where each value starts in dict, and where the last ends
+	var offs []int32 // where each value starts in dict (after its length)
 	for pos := 0; len(offs) < entries; {
 		if pos+4 > len(dict) {
 			return pagedChunk{}, false, nil
@@ -176,18 +176,11 @@ func dictPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals *array
 			used[i] = true
 		}
 		// the page: levels, then the bit width and the non-NULL indices
-		body := sc.body[:0]
-		var lvl int
+		var defs func([]byte) []byte
 		if optional {
-			if !pf.v2 {
-				body = append(body, 0, 0, 0, 0)
-			}
-			body = hybridEncode(body, levels, 1)
-			if !pf.v2 {
-				binary.LittleEndian.PutUint32(body, uint32(len(body)-4))
-			}
-			lvl = len(body)
+			defs = func(b []byte) []byte { return hybridEncode(b, levels, 1) }
 		}
+		body, lvl := pf.pageBody(defs)
 		body = append(body, byte(width))
 		nonNull := idx
 		if nulls > 0 {
@@ -200,7 +193,6 @@ func dictPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals *array
 			sc.decoded = nonNull
 		}
 		body = hybridEncode(body, nonNull, width)
-		sc.body = body
 		if pf.pageStats != nil {
 			// the dictionary values the page uses, as dictColumnWriter
 			// gives them
@@ -233,7 +225,6 @@ func dictPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals *array
 // as fixedScratch is.
 type dictScratch struct {
 	levels, idx, decoded []int32
-	body                 []byte
 }
 
 var dictScratches = sync.Pool{New: func() any { return new(dictScratch) }}
@@ -244,60 +235,30 @@ var dictScratches = sync.Pool{New: func() any { return new(dictScratch) }}
 // of all three; good is false where the page is encoded otherwise than
 // this reads (levels not RLE, an index out of range).
 func dictIndices(p file.DataPage, optional bool, entries int, levels, idx, decoded []int32) (_, _, _ []int32, good bool) {
-	data := p.Data()
 	n := int(p.NumValues())
 	levels, idx, decoded = slices.Grow(levels[:0], n), slices.Grow(idx[:0], n), decoded[:0]
-	var vals []byte
-	switch dp := p.(type) {
-	case *file.DataPageV2:
-		k := int(dp.DefinitionLevelByteLen())
-		if dp.RepetitionLevelByteLen() != 0 || k > len(data) || dp.NumRows() != dp.NumValues() || !optional && k != 0 {
-			return levels, idx, decoded, false
-		}
-		if optional {
-			var ok bool
-			if levels, ok = hybridDecode(data[:k], 1, n, levels); !ok {
-				return levels, idx, decoded, false
-			}
-		}
-		vals = data[k:]
-	case *file.DataPageV1:
-		vals = data
-		if optional {
-			if dp.DefinitionLevelEncoding() != parquet.Encodings.RLE || len(data) < 4 {
-				return levels, idx, decoded, false
-			}
-			k := int(binary.LittleEndian.Uint32(data))
-			if k < 0 || k > len(data)-4 {
-				return levels, idx, decoded, false
-			}
-			var ok bool
-			if levels, ok = hybridDecode(data[4:4+k], 1, n, levels); !ok {
-				return levels, idx, decoded, false
-			}
-			vals = data[4+k:]
-		}
-	default:
+	defs, vals, ok := pageRegions(p, optional)
+	if !ok {
 		return levels, idx, decoded, false
 	}
-	if !optional {
+	if optional {
+		if levels, ok = hybridDecode(defs, 1, n, levels); !ok {
+			return levels, idx, decoded, false
+		}
+	} else {
 		levels = levels[:n]
 		for i := range levels {
 			levels[i] = 1
 		}
 	}
-	defined := 0
+	defined := 0 // hybridDecode of width 1 gives 0 or 1
 	for _, l := range levels {
-		if l > 1 {
-			return levels, idx, decoded, false
-		}
 		defined += int(l)
 	}
 	if defined > 0 {
 		if len(vals) < 1 || vals[0] > 32 {
 			return levels, idx, decoded, false
 		}
-		var ok bool
 		if decoded, ok = hybridDecode(vals[1:], int(vals[0]), defined, decoded); !ok {
 			return levels, idx, decoded, false
 		}

@@ -87,10 +87,9 @@ func fixedWidth(typ arrow.DataType, leaf *schema.Column) int {
 	return 0
 }
 
-// fixedScratch is what fixedPatch lays a page out in: its body (levels
-// and values), and an aligned copy of its values; pooled as pageScratch.
+// fixedScratch is an aligned copy of a page's values, for the
+// statistics; pooled as pageScratch.
 type fixedScratch struct {
-	body  []byte
 	typed []uint64
 }
 
@@ -153,22 +152,13 @@ func fixedPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals arrow
 			}
 			copy(values[r*int64(width):(r+1)*int64(width)], newVals[u*width:(u+1)*width])
 		}
-		// the page's levels (one RLE run of n ones), as the table's page
-		// version lays them out, then its values
-		body := sc.body[:0]
-		var levels int
+		// the page's levels (one RLE run of n ones), then its values
+		var ones func([]byte) []byte
 		if optional {
-			if !pf.v2 {
-				body = append(body, 0, 0, 0, 0)
-			}
-			body = append(binary.AppendUvarint(body, uint64(n)<<1), 1)
-			if !pf.v2 {
-				binary.LittleEndian.PutUint32(body, uint32(len(body)-4))
-			}
-			levels = len(body)
+			ones = func(b []byte) []byte { return append(binary.AppendUvarint(b, uint64(n)<<1), 1) }
 		}
+		body, levels := pf.pageBody(ones)
 		body = append(body, values...)
-		sc.body = body
 		if pf.pageStats != nil {
 			if cap(sc.typed) < int(n)*width/8+1 {
 				sc.typed = make([]uint64, int(n)*width/8+1)
@@ -194,33 +184,11 @@ func fixedPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals arrow
 // of definition); good is false otherwise, or when the levels are encoded
 // another way than RLE.
 func plainValues(dp file.DataPage, optional bool) (values []byte, good bool) {
-	data := dp.Data()
-	n := int(dp.NumValues())
-	switch p := dp.(type) {
-	case *file.DataPageV2:
-		if p.NumNulls() != 0 || p.RepetitionLevelByteLen() != 0 || int(p.DefinitionLevelByteLen()) > len(data) ||
-			p.NumRows() != p.NumValues() {
-			return nil, false
-		}
-		k := int(p.DefinitionLevelByteLen())
-		if optional && !allDefined(data[:k], n) || !optional && k != 0 {
-			return nil, false
-		}
-		return data[k:], true
-	case *file.DataPageV1:
-		if !optional {
-			return data, true
-		}
-		if p.DefinitionLevelEncoding() != parquet.Encodings.RLE || len(data) < 4 {
-			return nil, false
-		}
-		k := int(binary.LittleEndian.Uint32(data))
-		if k < 0 || k > len(data)-4 || !allDefined(data[4:4+k], n) {
-			return nil, false
-		}
-		return data[4+k:], true
+	levels, values, ok := pageRegions(dp, optional)
+	if v2, isV2 := dp.(*file.DataPageV2); !ok || isV2 && v2.NumNulls() != 0 || optional && !allDefined(levels, int(dp.NumValues())) {
+		return nil, false
 	}
-	return nil, false
+	return values, true
 }
 
 // allDefined reports whether rle, definition levels of bit width 1 in

@@ -2,6 +2,7 @@ package mergeinto
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"sync"
 
@@ -39,9 +40,11 @@ type pageFile struct {
 	scratch    *pageScratch
 }
 
-// pageScratch is what pageFile compresses a page in. Pooled: zeroing fresh
-// buffers took 7% of the patches' CPU in a spread MERGE.
+// pageScratch is what pageFile lays a page out and compresses it in.
+// Pooled: zeroing fresh buffers took 7% of the patches' CPU in a spread
+// MERGE.
 type pageScratch struct {
+	body       []byte // its levels and values (pageBody)
 	compressed bytes.Buffer
 	combined   []byte // a V2 page's levels and compressed values
 }
@@ -99,6 +102,53 @@ func (f *pageFile) encoded(st metadata.TypedStatistics) (metadata.EncodedStatist
 	return enc, nil
 }
 
+// pageBody starts a data page's body in f's scratch (writePage takes it
+// back): the definition levels levels appends (none where levels is nil),
+// laid out for f's page version, in a V1 page after their length; n is
+// the bytes they take.
+func (f *pageFile) pageBody(levels func([]byte) []byte) (body []byte, n int) {
+	body = f.scratch.body[:0]
+	switch {
+	case levels == nil:
+	case f.v2:
+		body = levels(body)
+	default:
+		body = levels(append(body, 0, 0, 0, 0))
+		binary.LittleEndian.PutUint32(body, uint32(len(body)-4))
+	}
+	return body, len(body)
+}
+
+// pageRegions splits data page p, decompressed, into its definition
+// levels (Parquet's RLE/bit-packed hybrid of bit width 1; none for a
+// required column, optional false) and its values; ok is false where p
+// has repetition levels, a V1 page's levels are encoded otherwise than
+// RLE, or the lengths do not fit.
+func pageRegions(p file.DataPage, optional bool) (levels, values []byte, ok bool) {
+	data := p.Data()
+	switch dp := p.(type) {
+	case *file.DataPageV2:
+		k := int(dp.DefinitionLevelByteLen())
+		if dp.RepetitionLevelByteLen() != 0 || k < 0 || k > len(data) || dp.NumRows() != dp.NumValues() || !optional && k != 0 {
+			return nil, nil, false
+		}
+		return data[:k], data[k:], true
+	case *file.DataPageV1:
+		if !optional {
+			return nil, data, true
+		}
+		if dp.DefinitionLevelEncoding() != parquet.Encodings.RLE || len(data) < 4 {
+			return nil, nil, false
+		}
+		k := int(binary.LittleEndian.Uint32(data))
+		if k > len(data)-4 {
+			return nil, nil, false
+		}
+		return data[4 : 4+k], data[4+k:], true
+	}
+	return nil, nil, false
+}
+
 // writePage writes a data page of rows rows (nulls of them NULL) whose
 // body (uncompressed) is its levels (the first levels bytes, laid out for
 // f's page version) and values, encoded as enc, with the statistics
@@ -114,6 +164,7 @@ func (f *pageFile) writePage(body []byte, levels, rows, nulls int, enc parquet.E
 		f.pageStats.Reset()
 	}
 	sc, data := f.scratch, body
+	sc.body = body // its room, grown, for the next page
 	var page file.DataPage
 	if f.v2 {
 		if f.pw.HasCompressor() {
