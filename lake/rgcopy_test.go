@@ -138,19 +138,28 @@ func TestRowGroupCopyMatchesThePlainRewrite(t *testing.T) {
 				t.Fatalf("%d copies with skade.write.copy-row-groups = false", n)
 			}
 			// Each copy against the plain writer's file of the same rows.
-			for i, df := range copies {
-				chk := fmt.Sprintf("chk%d", i)
-				mustExec(t, s, fmt.Sprintf(`CREATE TABLE %s (id BIGINT, p INT, v DOUBLE, s TEXT, d DATE) %s;
-					INSERT INTO %s SELECT id, p, v, s, d FROM read_parquet('%s')`, chk, part, chk, df.FilePath()))
-				plain := tableFiles(t, lk, chk)
-				if len(plain) != 1 {
-					t.Fatalf("the plain writer wrote %d files for one copy's rows", len(plain))
-				}
-				if err := sameEntry(df, plain[0]); err != nil {
-					t.Errorf("copy %s: %v", df.FilePath(), err)
-				}
-			}
+			copiesMatchPlainWriter(t, lk, s, copies, "id BIGINT, p INT, v DOUBLE, s TEXT, d DATE", "id, p, v, s, d", part)
 		})
+	}
+}
+
+// copiesMatchPlainWriter writes each copy's rows again with the plain
+// writer, into a table of columns cols (names: their names, in order)
+// and partition clause part, and requires the copy's entry to match the
+// plain file's (sameEntry).
+func copiesMatchPlainWriter(t *testing.T, lk *lake.Lake, s *lake.Session, copies []iceberg.DataFile, cols, names, part string) {
+	t.Helper()
+	for i, df := range copies {
+		chk := fmt.Sprintf("chk%d", i)
+		mustExec(t, s, fmt.Sprintf(`CREATE TABLE %s (%s) %s;
+			INSERT INTO %s SELECT %s FROM read_parquet('%s')`, chk, cols, part, chk, names, df.FilePath()))
+		plain := tableFiles(t, lk, chk)
+		if len(plain) != 1 {
+			t.Fatalf("the plain writer wrote %d files for one copy's rows", len(plain))
+		}
+		if err := sameEntry(df, plain[0]); err != nil {
+			t.Errorf("copy %s: %v", df.FilePath(), err)
+		}
 	}
 }
 

@@ -120,18 +120,7 @@ func TestSparsePatches(t *testing.T) {
 			if len(copies) == 0 {
 				t.Fatal("no row group was copied")
 			}
-			for i, df := range copies {
-				chk := fmt.Sprintf("chk%d", i)
-				mustExec(t, s, fmt.Sprintf(`CREATE TABLE %s (id BIGINT, status TEXT, amount DOUBLE, note TEXT, d DATE) %s;
-					INSERT INTO %s SELECT id, status, amount, note, d FROM read_parquet('%s')`, chk, tc.part, chk, df.FilePath()))
-				plain := tableFiles(t, lk, chk)
-				if len(plain) != 1 {
-					t.Fatalf("the plain writer wrote %d files for one copy's rows", len(plain))
-				}
-				if err := sameEntry(df, plain[0]); err != nil {
-					t.Errorf("copy %s: %v", df.FilePath(), err)
-				}
-			}
+			copiesMatchPlainWriter(t, lk, s, copies, "id BIGINT, status TEXT, amount DOUBLE, note TEXT, d DATE", "id, status, amount, note, d", tc.part)
 		})
 	}
 }
