@@ -432,25 +432,30 @@ func (f *fileRewrite) advance(ctx context.Context) error {
 // (rgcopy.go), on a goroutine; complete waits for it, and if it could not
 // be done, reads the group's rows again and writes them whole.
 func (f *fileRewrite) patchGroup(ctx context.Context) {
-	p, size := f.addPatch(false)
+	p := f.addPatch(false)
 	cols, bytes := f.gCols, f.colBytes
 	f.gCols, f.colBytes = nil, 0 // the patch's now
-	f.m.startPatch(ctx, p, f.meta, f.setLeaf, cols, bytes, f.ends[f.g]-f.gStart, size)
+	f.m.startPatch(ctx, p, f.meta, f.setLeaf, cols, bytes, f.ends[f.g]-f.gStart, chunkBytes(f.meta, f.g, f.setLeaf))
 }
 
-// addPatch records a patch (sparse or not) of the group ending now, and
-// returns it with the bytes the group's SET column chunks take in the file.
-func (f *fileRewrite) addPatch(sparse bool) (*patch, int64) {
+// addPatch records a patch (sparse or not) of the group ending now.
+func (f *fileRewrite) addPatch(sparse bool) *patch {
 	p := &patch{kept: f.gKept, done: make(chan struct{}), sparse: sparse}
 	if f.patches == nil {
 		f.patches = map[int]*patch{}
 	}
 	f.patches[f.g] = p
+	return p
+}
+
+// chunkBytes are the bytes the column chunks leaves of row group g of meta
+// take in the file.
+func chunkBytes(meta *metadata.FileMetaData, g int, leaves []int) int64 {
 	var size int64
-	for _, leaf := range f.setLeaf {
-		size += f.meta.RowGroups[f.g].Columns[leaf].MetaData.GetTotalCompressedSize()
+	for _, leaf := range leaves {
+		size += meta.RowGroups[g].Columns[leaf].MetaData.GetTotalCompressedSize()
 	}
-	return p, size
+	return size
 }
 
 // awaitPatches waits for the file's patches to be encoded; the rows of

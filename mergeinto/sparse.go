@@ -215,7 +215,7 @@ func (f *fileRewrite) releaseSparse() {
 
 // patchSparse starts the sparse patch of the group ending now.
 func (f *fileRewrite) patchSparse(ctx context.Context) {
-	p, _ := f.addPatch(true)
+	p := f.addPatch(true)
 	held, heldBytes, readBytes := f.gUpd, f.gUpdBytes, f.gReadBytes
 	f.gUpd, f.gUpdBytes, f.gReadBytes, f.gSparse = nil, 0, 0, false // the patch's now
 	f.m.startSparsePatch(ctx, p, sparseGroup{task: f.task, meta: f.meta, g: f.g, from: f.gStart, rows: f.ends[f.g] - f.gStart,
@@ -302,9 +302,7 @@ func (m *merger) encodeSparse(ctx context.Context, sg sparseGroup, held []deferr
 		return nil, 0, fail(err)
 	}
 	defer pr.Close()
-	for _, leaf := range sg.setLeaf {
-		read += sg.meta.RowGroups[sg.g].Columns[leaf].MetaData.GetTotalCompressedSize()
-	}
+	read = chunkBytes(sg.meta, sg.g, sg.setLeaf)
 	// fixed-width and dictionary-encoded string columns page by page
 	// (fixedpatch.go, dictpatch.go), the rest (by their place in
 	// m.setCols) through pqarrow
@@ -429,11 +427,7 @@ func (m *merger) encodeSparse(ctx context.Context, sg sparseGroup, held []deferr
 			return nil, read, &Error{State: StateInternal, Msg: fmt.Sprintf("%s: %d of %d updates put in place (broken invariant)", m.what(), u, len(rows))}
 		}
 	}
-	var size int64 // the rest's chunks' bytes in the file
-	for _, leaf := range restLeaf {
-		size += sg.meta.RowGroups[sg.g].Columns[leaf].MetaData.GetTotalCompressedSize()
-	}
-	p, err := m.encodePatch(ctx, sg.meta, restCols, restLeaf, cols, sg.rows, size)
+	p, err := m.encodePatch(ctx, sg.meta, restCols, restLeaf, cols, sg.rows, chunkBytes(sg.meta, sg.g, restLeaf))
 	if p != nil {
 		p.paged = paged
 	}
