@@ -70,26 +70,20 @@ func dictPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals *array
 	// the dictionary: PLAIN byte arrays, each after its length
 	dict := append([]byte(nil), dp.Data()...) // the page's buffer is the reader's
 	entries := int(dp.NumValues())
-	index := make(map[string]int32, entries)
+	grow := newDictGrowth(entries, limit)
 	var offs []int32 // where each value starts in dict (after its length)
 	for pos := 0; len(offs) < entries; {
 		if pos+4 > len(dict) {
 			return pagedChunk{}, false, nil
 		}
 		l := int(binary.LittleEndian.Uint32(dict[pos:]))
-		if l <= 0 || l > len(dict)-pos-4 {
-			return pagedChunk{}, false, nil // the empty string, or broken
-		}
-		v := string(dict[pos+4 : pos+4+l])
-		if _, dup := index[v]; dup {
+		if l > len(dict)-pos-4 || !grow.have(string(dict[pos+4:pos+4+l])) {
 			return pagedChunk{}, false, nil
 		}
-		index[v] = int32(len(offs))
 		offs = append(offs, int32(pos+4))
 		pos += 4 + l
 	}
 	// the updates' indices (-1: NULL), new values appended
-	size := int64(len(dict))
 	newIdx := make([]int32, len(at))
 	optional := descr.MaxDefinitionLevel() == 1
 	for k := range at {
@@ -101,17 +95,11 @@ func dictPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals *array
 			continue
 		}
 		v := vals.Value(k)
-		if v == "" {
+		i, added, ok := grow.of(v)
+		if !ok {
 			return pagedChunk{}, false, nil
 		}
-		i, have := index[v]
-		if !have {
-			size += int64(len(v)) + 4
-			if size > limit || len(index) >= maxDictEntries {
-				return pagedChunk{}, false, nil
-			}
-			i = int32(len(index))
-			index[v] = i
+		if added {
 			var l [4]byte
 			binary.LittleEndian.PutUint32(l[:], uint32(len(v)))
 			dict = append(append(dict, l[:]...), v...)
@@ -119,7 +107,7 @@ func dictPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals *array
 		}
 		newIdx[k] = i
 	}
-	n := len(index)
+	n := len(grow.index)
 	value := func(i int32) []byte {
 		start := offs[i]
 		return dict[start : start+int32(binary.LittleEndian.Uint32(dict[start-4:]))]
@@ -219,6 +207,51 @@ func dictPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals *array
 	}
 	pc, err := pf.finish(pages, rows, lo, u, len(at), true /* dictionary */)
 	return pc, err == nil, err
+}
+
+// dictGrowth is a string dictionary as dictPatch and patchDict grow it:
+// its values' indices, and the bytes it takes (each value's length and 4,
+// as a PLAIN dictionary page stores it), which new values may not take
+// past limit, nor its entries past maxDictEntries. Neither takes the
+// empty string (whose statistics arrow-go's dictionary path would skip;
+// see stringDict.encode) nor a dictionary that repeats a value.
+type dictGrowth struct {
+	index       map[string]int32
+	size, limit int64
+}
+
+func newDictGrowth(entries int, limit int64) *dictGrowth {
+	return &dictGrowth{index: make(map[string]int32, entries), limit: limit}
+}
+
+// have records the dictionary's next value; false where it is the empty
+// string or a repeat.
+func (d *dictGrowth) have(v string) bool {
+	if _, dup := d.index[v]; dup || v == "" {
+		return false
+	}
+	d.index[v] = int32(len(d.index))
+	d.size += int64(len(v)) + 4
+	return true
+}
+
+// of is v's index, v appended where the dictionary lacks it (added); ok
+// is false where v is the empty string or the dictionary would grow past
+// its limits. The map keeps v: the caller keeps it alive while d is used.
+func (d *dictGrowth) of(v string) (i int32, added, ok bool) {
+	if v == "" {
+		return 0, false, false
+	}
+	if i, have := d.index[v]; have {
+		return i, false, true
+	}
+	d.size += int64(len(v)) + 4
+	if d.size > d.limit || len(d.index) >= maxDictEntries {
+		return 0, false, false
+	}
+	i = int32(len(d.index))
+	d.index[v] = i
+	return i, true, true
 }
 
 // dictScratch is what dictPatch decodes and encodes a page in, pooled

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -472,15 +471,11 @@ func patchDict(mem memory.Allocator, chunks []arrow.Array, rows []int32, vals ar
 			return nil, false
 		}
 	}
-	index := make(map[string]int32, dict.Len())
-	var bytes int64
+	grow := newDictGrowth(dict.Len(), limit)
 	for i := range dict.Len() {
-		v := dict.Value(i)
-		if _, dup := index[v]; dup || v == "" {
+		if !grow.have(dict.Value(i)) {
 			return nil, false
 		}
-		index[v] = int32(i)
-		bytes += int64(len(v)) + 4
 	}
 	// the new values, and each update's index
 	var added []string
@@ -490,19 +485,12 @@ func patchDict(mem memory.Allocator, chunks []arrow.Array, rows []int32, vals ar
 			continue
 		}
 		v := vs.Value(k)
-		if v == "" {
+		i, isNew, ok := grow.of(v)
+		if !ok {
 			return nil, false
 		}
-		i, ok := index[v]
-		if !ok {
-			bytes += int64(len(v)) + 4
-			if bytes > limit || len(index) >= maxDictEntries {
-				return nil, false
-			}
-			v = strings.Clone(v)
-			i = int32(len(index))
-			index[v] = i
-			added = append(added, v)
+		if isNew {
+			added = append(added, v) // the builder below copies it
 		}
 		at[k] = i
 	}
@@ -535,7 +523,7 @@ func patchDict(mem memory.Allocator, chunks []arrow.Array, rows []int32, vals ar
 		for e < len(rows) && int(rows[e]) < lo+n {
 			e++
 		}
-		a, good := dictChunk(mem, dt, ind, rows[u:e], lo, vs, u, at[u:e], newDict, len(index))
+		a, good := dictChunk(mem, dt, ind, rows[u:e], lo, vs, u, at[u:e], newDict, len(grow.index))
 		if !good {
 			return nil, false
 		}
