@@ -269,3 +269,38 @@ func TestSparsePatchOfAForeignFile(t *testing.T) {
 			"SELECT count(*), min(price), max(n) FROM %s WHERE price < 0 OR n < 0")
 	}
 }
+
+// A sparse patch whose new strings would grow the file's dictionary past
+// the table's limit (half of write.parquet.dict-size-bytes) does not
+// write the column from its dictionary, page by page or otherwise; one
+// within the limit does. Against the twin that never patches.
+func TestSparsePatchPastTheDictionaryLimit(t *testing.T) {
+	lk, _ := openLake(t)
+	s := lk.Session()
+	twins(t, s, `CREATE TABLE %[1]s (id BIGINT, status TEXT) WITH ('write.parquet.row-group-limit' = '1000', 'write.parquet.dict-size-bytes' = '4096'%[2]s);
+		INSERT INTO %[1]s SELECT i, 'old' FROM range(3000) r(i)`)
+	var sparse, dict atomic.Int64
+	mergeinto.TestHookSparse = func(int64) { sparse.Add(1) }
+	mergeinto.TestHookDictPaged = func(int64) { dict.Add(1) }
+	defer func() { mergeinto.TestHookSparse, mergeinto.TestHookDictPaged = nil, nil }()
+	for _, st := range []struct {
+		sql  string
+		dict bool
+	}{
+		// five short new values: within the limit
+		{`MERGE INTO %s t USING (SELECT i * 7 + 1 AS id, 'v' || (i %% 5) AS status FROM range(400) r(i)) s
+			ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = s.status`, true},
+		// about 33 new values of 104 bytes a row group: past 2,048 bytes
+		{`MERGE INTO %s t USING (SELECT i * 30 AS id, repeat('x', 100) || i AS status FROM range(100) r(i)) s
+			ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = s.status`, false},
+	} {
+		sparse.Store(0)
+		dict.Store(0)
+		mustExec(t, s, fmt.Sprintf(st.sql, "a"))
+		if sparse.Load() == 0 || (dict.Load() > 0) != st.dict {
+			t.Fatalf("%s: %d row groups patched sparse, %d dictionary-encoded chunks page by page; want some sparse, and page by page %v", st.sql, sparse.Load(), dict.Load(), st.dict)
+		}
+		mustExec(t, s, fmt.Sprintf(st.sql, "b"))
+		twinsAgree(t, s, st.sql, "SELECT * FROM %s ORDER BY id", "SELECT status, count(*) FROM %s GROUP BY status ORDER BY status")
+	}
+}
