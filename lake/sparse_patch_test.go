@@ -71,9 +71,11 @@ func TestSparsePatches(t *testing.T) {
 				// the empty string: not written from the dictionary
 				{`MERGE INTO %s t USING (SELECT i * 101 AS id FROM range(50) r(i)) s
 					ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = ''`, true, false, 0},
-				// a dictionary grown past its limit (the groups whose
-				// dictionary holds the empty string since the statement
-				// above are not patched page by page; others may be)
+				// long new values, growing the dictionary (within its
+				// limit; TestSparsePatchPastTheDictionaryLimit goes past
+				// it); the groups whose dictionary holds the empty string
+				// since the statement above are not patched page by page,
+				// others may be
 				{`MERGE INTO %s t USING (SELECT i * 2 AS id, repeat('z', 400) || i AS status FROM range(3000) r(i)) s
 					ON t.id = s.id WHEN MATCHED THEN UPDATE SET status = s.status`, true, false, 2},
 				// a date, from a source column
