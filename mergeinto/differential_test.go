@@ -561,8 +561,13 @@ func TestDifferential(t *testing.T) {
 			if g.r.IntN(4) == 0 || small && g.r.IntN(2) == 0 {
 				spec.Options.BufferLimit = 1 + int64(g.r.IntN(60))
 			}
-			var patches, deferred, sparse, fixed atomic.Int64
+			var patches, deferred, sparse, fixed, plain atomic.Int64
 			mergeinto.TestHookDefer = func() { deferred.Add(1) }
+			mergeinto.TestHookPlainRead = func(rows int64) {
+				if rows >= 0 {
+					plain.Add(1)
+				}
+			}
 			mergeinto.TestHookSparse = func(int64) { sparse.Add(1) }
 			mergeinto.TestHookFixed = func(int64) { fixed.Add(1) }
 			// and on every fourth case nothing is read narrow, to compare
@@ -596,6 +601,7 @@ func TestDifferential(t *testing.T) {
 			spec.Budget = exec.NewBudget(0) // unlimited, to see that all of it comes back
 			res, err := mergeinto.Execute(ctx, spec, r.txn)
 			mergeinto.TestHookPatch, mergeinto.TestHookDefer, mergeinto.TestHookSparse, mergeinto.TestHookFixed = nil, nil, nil, nil
+			mergeinto.TestHookPlainRead = nil
 			restoreN()
 			if failEvery > 0 && patches.Load() > 0 {
 				outcomes["patches failed"]++
@@ -614,6 +620,9 @@ func TestDifferential(t *testing.T) {
 			}
 			if fixed.Load() > 0 {
 				outcomes["fixed-width pages patched"]++
+			}
+			if plain.Load() > 0 {
+				outcomes["row groups read page by page"]++
 			}
 			if u := spec.Budget.Used(); u != 0 {
 				t.Fatalf("%s\n%d bytes of the budget still held after the statement (error %v)", desc(), u, err)
@@ -665,7 +674,7 @@ func TestDifferential(t *testing.T) {
 	t.Logf("%d cases: %v", cases, outcomes)
 	// the short run's 200 cases may draw no cardinality error and no
 	// deferred group; the full run's 1,000 must cover every outcome
-	if (!testing.Short() && (outcomes["cardinality error"] == 0 || outcomes["narrow groups deferred"] == 0)) || outcomes["read narrow"] == 0 || outcomes["sparse patches"] == 0 || outcomes["fixed-width pages patched"] == 0 || outcomes["staged"] < cases/3 || outcomes["no change"] == 0 || outcomes["source rows outside the target's keys"] < cases/10 || outcomes["patches failed"] == 0 {
+	if (!testing.Short() && (outcomes["cardinality error"] == 0 || outcomes["narrow groups deferred"] == 0)) || outcomes["read narrow"] == 0 || outcomes["sparse patches"] == 0 || outcomes["fixed-width pages patched"] == 0 || outcomes["row groups read page by page"] == 0 || outcomes["staged"] < cases/3 || outcomes["no change"] == 0 || outcomes["source rows outside the target's keys"] < cases/10 || outcomes["patches failed"] == 0 {
 		t.Fatalf("the generator is lopsided: %v", outcomes)
 	}
 }

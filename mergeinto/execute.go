@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
@@ -527,12 +528,21 @@ func (m *merger) readTask(ctx context.Context, task table.FileScanTask, fn func(
 // progress (a file re-read, a rewrite's replayed prefix, counts its rows
 // again).
 func (m *merger) readConformed(ctx context.Context, sc *table.Scan, tasks []table.FileScanTask, doing string, progress bool, fn func(arrow.RecordBatch) (bool, error)) error {
+	return m.readConformedMeta(ctx, sc, tasks, nil, doing, progress, fn)
+}
+
+// readConformedMeta is readConformed given the file's footer, meta, when
+// the caller holds it (nil otherwise), for a plain read (plainread.go).
+func (m *merger) readConformedMeta(ctx context.Context, sc *table.Scan, tasks []table.FileScanTask, meta *metadata.FileMetaData, doing string, progress bool, fn func(arrow.RecordBatch) (bool, error)) error {
 	fail := func(err error) error {
 		return fmt.Errorf("%s: %s data file %s: %w", m.what(), doing, m.relPath(tasks[0].File.FilePath()), err)
 	}
-	seq, err := scan.ReadTasks(compute.WithAllocator(ctx, scan.ReadBuffers), m.spec.Target, sc, m.altScan, tasks)
-	if err != nil {
-		return fail(err)
+	seq := m.plainRead(ctx, sc, tasks, meta)
+	if seq == nil {
+		var err error
+		if seq, err = scan.ReadTasks(compute.WithAllocator(ctx, scan.ReadBuffers), m.spec.Target, sc, m.altScan, tasks); err != nil {
+			return fail(err)
+		}
 	}
 	for b, err := range seq {
 		if err != nil {

@@ -763,7 +763,7 @@ func leafBytes(meta *metadata.FileMetaData, from, to int, cols []directColumn) i
 func (m *merger) probeKeys(ctx context.Context, task table.FileScanTask, n int64, meta *metadata.FileMetaData, probe func(arrow.RecordBatch) ([]int32, error), bytes *int64, keys *fileKeys) ([]int32, error) {
 	*bytes += m.keyChunkBytes(meta, 0, len(meta.RowGroups))
 	groups := make([]int32, 0, n)
-	err := m.readConformed(ctx, m.keyScan, []table.FileScanTask{task}, "reading the keys of", false, func(tb arrow.RecordBatch) (bool, error) {
+	err := m.readConformedMeta(ctx, m.keyScan, []table.FileScanTask{task}, meta, "reading the keys of", false, func(tb arrow.RecordBatch) (bool, error) {
 		g, err := probe(tb)
 		if err != nil {
 			return false, m.probeError(err)

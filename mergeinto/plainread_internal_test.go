@@ -1,0 +1,300 @@
+package mergeinto
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// plainTestSchema is the table the plain read tests write: every
+// fixed-width type the read takes, optional and required, with field ids.
+func plainTestSchema() *arrow.Schema {
+	f := func(name string, id int, typ arrow.DataType, nullable bool) arrow.Field {
+		return arrow.Field{Name: name, Type: typ, Nullable: nullable,
+			Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(id)})}
+	}
+	return arrow.NewSchema([]arrow.Field{
+		f("id", 1, arrow.PrimitiveTypes.Int64, true),
+		f("n", 2, arrow.PrimitiveTypes.Int32, false),
+		f("x", 3, arrow.PrimitiveTypes.Float64, true),
+		f("y", 4, arrow.PrimitiveTypes.Float32, true),
+		f("d", 5, arrow.FixedWidthTypes.Date32, true),
+		f("ts", 6, &arrow.TimestampType{Unit: arrow.Microsecond}, true),
+		f("s", 7, arrow.BinaryTypes.String, true),
+	}, nil)
+}
+
+// plainTestRecord holds rows rows of plainTestSchema; nullAt (when >= 0)
+// is a row whose x is NULL.
+func plainTestRecord(mem memory.Allocator, rows, nullAt int) arrow.RecordBatch {
+	b := array.NewRecordBuilder(mem, plainTestSchema())
+	defer b.Release()
+	for i := range rows {
+		b.Field(0).(*array.Int64Builder).Append(int64(i)*7919 - 1<<40)
+		b.Field(1).(*array.Int32Builder).Append(int32(i % 1000))
+		if i == nullAt {
+			b.Field(2).AppendNull()
+		} else {
+			switch i % 97 {
+			case 3:
+				b.Field(2).(*array.Float64Builder).Append(math.NaN())
+			case 5:
+				b.Field(2).(*array.Float64Builder).Append(math.Copysign(0, -1))
+			default:
+				b.Field(2).(*array.Float64Builder).Append(float64(i) * 1.25)
+			}
+		}
+		b.Field(3).(*array.Float32Builder).Append(float32(i) / 3)
+		b.Field(4).(*array.Date32Builder).Append(arrow.Date32(20000 + i%400))
+		b.Field(5).(*array.TimestampBuilder).Append(arrow.Timestamp(int64(i) * 1_000_003))
+		b.Field(6).(*array.StringBuilder).Append(fmt.Sprint("v", i%5))
+	}
+	return b.NewRecordBatch()
+}
+
+// writePlainTest writes rec as a Parquet file with props.
+func writePlainTest(t *testing.T, rec arrow.RecordBatch, props ...parquet.WriterProperty) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, parquet.NewWriterProperties(props...), pqarrow.DefaultWriterProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// plainTestFields are fields (by index into plainTestSchema) as a read
+// schema and their field ids.
+func plainTestFields(fields ...int) (*arrow.Schema, []int) {
+	sc := plainTestSchema()
+	var fs []arrow.Field
+	var ids []int
+	for _, i := range fields {
+		f := sc.Field(i)
+		f.Metadata = arrow.Metadata{}
+		fs = append(fs, f)
+		ids = append(ids, i+1)
+	}
+	return arrow.NewSchema(fs, nil), ids
+}
+
+// readPlain reads the file held in b page by page (plainBatches) in
+// batches of at most size rows; nil when plainColumns refuses it.
+func readPlain(t *testing.T, mem memory.Allocator, b []byte, schema *arrow.Schema, ids []int, rows int64, size int) []arrow.RecordBatch {
+	t.Helper()
+	pr, err := file.NewParquetReader(bytes.NewReader(b), file.WithReadProps(parquet.NewReaderProperties(mem)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	cols := plainColumns(pr.MetaData(), schema, ids, rows)
+	if cols == nil {
+		return nil
+	}
+	var out []arrow.RecordBatch
+	for b, err := range plainBatches(context.Background(), pr, schema, cols, size, mem) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.NumRows() > int64(size) || b.NumRows() == 0 {
+			t.Fatalf("a batch of %d rows, want 1 to %d", b.NumRows(), size)
+		}
+		if !b.Schema().Equal(schema) {
+			t.Fatalf("batch schema %v, want %v", b.Schema(), schema)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// samePlain requires batches to hold rec's columns fields, value for
+// value (bit for bit for floating point, NULLs where rec has them).
+func samePlain(t *testing.T, what string, batches []arrow.RecordBatch, rec arrow.RecordBatch, fields []int) {
+	t.Helper()
+	var at int64
+	for _, b := range batches {
+		for k, f := range fields {
+			want := array.NewSlice(rec.Column(f), at, at+b.NumRows())
+			got := b.Column(k)
+			if !array.ApproxEqual(got, want, array.WithNaNsEqual(true)) || !sameBits(got, want) {
+				t.Fatalf("%s: column %s, rows %d..%d: got %v, want %v", what, rec.Schema().Field(f).Name, at, at+b.NumRows(), got, want)
+			}
+			want.Release()
+		}
+		at += b.NumRows()
+	}
+	if at != rec.NumRows() {
+		t.Fatalf("%s: %d rows read, want %d", what, at, rec.NumRows())
+	}
+}
+
+// sameBits compares floating-point values by their bits (-0 is not 0).
+func sameBits(a, b arrow.Array) bool {
+	switch x := a.(type) {
+	case *array.Float64:
+		y := b.(*array.Float64)
+		for i := range x.Len() {
+			if x.IsValid(i) && math.Float64bits(x.Value(i)) != math.Float64bits(y.Value(i)) {
+				return false
+			}
+		}
+	case *array.Float32:
+		y := b.(*array.Float32)
+		for i := range x.Len() {
+			if x.IsValid(i) && math.Float32bits(x.Value(i)) != math.Float32bits(y.Value(i)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// TestPlainRead reads files of several layouts page by page and requires
+// the rows written: row groups of 700 rows, pages of 1 kB, V1 and V2
+// pages, three codecs, an optional and a required column, NaN and -0, and
+// batches that cross pages and end short of a row group.
+func TestPlainRead(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rec := plainTestRecord(mem, 5000, -1)
+	defer rec.Release()
+	fields := []int{0, 1, 2, 3, 4, 5}
+	schema, ids := plainTestFields(fields...)
+	for _, v := range []parquet.DataPageVersion{parquet.DataPageV1, parquet.DataPageV2} {
+		for _, codec := range []compress.Compression{compress.Codecs.Zstd, compress.Codecs.Snappy, compress.Codecs.Uncompressed} {
+			what := fmt.Sprintf("pages v%d, %s", v+1, codec)
+			b := writePlainTest(t, rec, parquet.WithDictionaryDefault(false), parquet.WithDataPageVersion(v), parquet.WithCompression(codec),
+				parquet.WithDataPageSize(1<<10), parquet.WithMaxRowGroupLength(700), parquet.WithBatchSize(100))
+			var groups int
+			TestHookPlainRead = func(rows int64) {
+				if rows < 0 {
+					t.Errorf("%s: a row group went through pqarrow", what)
+				}
+				groups++
+			}
+			for _, size := range []int{333, 1 << 20} {
+				groups = 0
+				got := readPlain(t, mem, b, schema, ids, rec.NumRows(), size)
+				if got == nil {
+					t.Fatalf("%s: plainColumns refused the file", what)
+				}
+				samePlain(t, what, got, rec, fields)
+				releaseBatches(got)
+				if groups != 8 {
+					t.Fatalf("%s: %d row groups read page by page, want 8", what, groups)
+				}
+			}
+			// a subset, in another order
+			sub, subIDs := plainTestFields(5, 0)
+			got := readPlain(t, mem, b, sub, subIDs, rec.NumRows(), 1000)
+			samePlain(t, what+", two columns", got, rec, []int{5, 0})
+			releaseBatches(got)
+		}
+	}
+	TestHookPlainRead = nil
+}
+
+// TestPlainReadRefuses: a file plainColumns must leave to the scan.
+func TestPlainReadRefuses(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rec := plainTestRecord(mem, 3000, 1700)
+	defer rec.Release()
+	plain := []parquet.WriterProperty{parquet.WithDictionaryDefault(false), parquet.WithMaxRowGroupLength(1000)}
+	all, allIDs := plainTestFields(0, 1, 3)
+	withNull, withNullIDs := plainTestFields(0, 2)
+	dates, dateIDs := plainTestFields(0, 4) // 400 dates in 1,000 rows: kept as a dictionary
+	for _, c := range []struct {
+		what   string
+		props  []parquet.WriterProperty
+		schema *arrow.Schema
+		ids    []int
+		rows   int64
+	}{
+		{"dictionary-encoded", []parquet.WriterProperty{parquet.WithMaxRowGroupLength(1000)}, dates, dateIDs, 3000},
+		{"statistics count a NULL", plain, withNull, withNullIDs, 3000},
+		{"a string column", plain, arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}}, nil), []int{7}, 3000},
+		{"a field id the file lacks", plain, all, []int{1, 2, 99}, 3000},
+		{"another type (int32 read as int64)", plain, arrow.NewSchema([]arrow.Field{{Name: "n", Type: arrow.PrimitiveTypes.Int64}}, nil), []int{2}, 3000},
+		{"another row count than the manifest's", plain, all, allIDs, 2999},
+		{"DELTA_BINARY_PACKED", append(plain, parquet.WithEncodingFor("id", parquet.Encodings.DeltaBinaryPacked)), all, allIDs, 3000},
+	} {
+		b := writePlainTest(t, rec, c.props...)
+		if got := readPlain(t, mem, b, c.schema, c.ids, c.rows, 512); got != nil {
+			releaseBatches(got)
+			t.Errorf("%s: read page by page", c.what)
+		}
+	}
+	// the same file without the NULL is read
+	b := writePlainTest(t, rec, plain...)
+	got := readPlain(t, mem, b, all, allIDs, 3000, 512)
+	if got == nil {
+		t.Fatal("a plain file without NULLs was refused")
+	}
+	samePlain(t, "plain", got, rec, []int{0, 1, 3})
+	releaseBatches(got)
+}
+
+// TestPlainReadFallsBack: a file without statistics whose optional
+// column has a NULL on a page in the middle of a row group is read page
+// by page up to the batch that holds it, and the rest of that row group
+// through pqarrow, each row once.
+func TestPlainReadFallsBack(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	for _, v := range []parquet.DataPageVersion{parquet.DataPageV1, parquet.DataPageV2} {
+		rec := plainTestRecord(mem, 4000, 2345)
+		b := writePlainTest(t, rec, parquet.WithDictionaryDefault(false), parquet.WithStats(false), parquet.WithDataPageVersion(v),
+			parquet.WithDataPageSize(512), parquet.WithMaxRowGroupLength(1000), parquet.WithBatchSize(64))
+		fields := []int{0, 2, 3}
+		schema, ids := plainTestFields(fields...)
+		var paged, fell int
+		TestHookPlainRead = func(rows int64) {
+			if rows < 0 {
+				fell++
+			} else {
+				paged++
+			}
+		}
+		got := readPlain(t, mem, b, schema, ids, rec.NumRows(), 300)
+		TestHookPlainRead = nil
+		if got == nil {
+			t.Fatal("refused")
+		}
+		samePlain(t, fmt.Sprintf("pages v%d", v+1), got, rec, fields)
+		if got[len(got)-1].Column(1).NullN() != 0 || !hasNull(got) {
+			t.Fatal("the NULL is not where it was written")
+		}
+		releaseBatches(got)
+		rec.Release()
+		if paged != 3 || fell != 1 {
+			t.Fatalf("pages v%d: %d row groups page by page and %d through pqarrow, want 3 and 1", v+1, paged, fell)
+		}
+	}
+}
+
+func hasNull(bs []arrow.RecordBatch) bool {
+	for _, b := range bs {
+		if b.Column(1).NullN() > 0 {
+			return true
+		}
+	}
+	return false
+}
