@@ -10,8 +10,12 @@ package snapshot
 // In a CPU profile of the 1M-row MERGE benchmark, zeroing those buffers
 // took 10% of the samples (BENCHMARKS.md, "zstd encoders"). A page is compressed on its own
 // (EncodeAll), so a window larger than the page finds nothing more: 1 MiB
-// covers Parquet's default page size. Decoding, and every other codec
-// method, is arrow-go's own.
+// covers Parquet's default page size. The frames carry no content
+// checksum (optional in zstd's format; parquet-mr's zstd-jni writes none
+// by default either): a Parquet page has its own CRC field, and hashing
+// every page twice, once writing and once on every read of it, was 1.3% of
+// a merge-on-read MERGE's CPU. Decoding, and every other codec method, is
+// arrow-go's own.
 //
 // It is registered for the process when snapshot is loaded, as every
 // write path loads it.
@@ -59,7 +63,8 @@ func (c zstdCodec) EncodeLevel(dst, src []byte, level int) []byte {
 	default:
 		var err error
 		enc, err = zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderLevel(lvl),
-			zstd.WithEncoderConcurrency(1), zstd.WithAllLitEntropyCompression(true), zstd.WithWindowSize(zstdWindow))
+			zstd.WithEncoderConcurrency(1), zstd.WithAllLitEntropyCompression(true), zstd.WithWindowSize(zstdWindow),
+			zstd.WithEncoderCRC(false))
 		if err != nil {
 			// the options are constant and valid: fall back to arrow-go's
 			return c.Codec.EncodeLevel(dst, src, level)
