@@ -675,8 +675,14 @@ const (
 	posDeletePosID  = 2147483545
 )
 
-var posDeleteArrowSchema = arrow.NewSchema([]arrow.Field{
-	{Name: "file_path", Type: arrow.BinaryTypes.String, Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(posDeletePathID)})},
+// posDeleteDictType is file_path's type as writePositionDeleteFile hands
+// it to the writer.
+var posDeleteDictType = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+
+// posDeleteSchema is a position delete file's, as writePositionDeleteFile
+// hands it to the writer: file_path a dictionary.
+var posDeleteSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "file_path", Type: posDeleteDictType, Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(posDeletePathID)})},
 	{Name: "pos", Type: arrow.PrimitiveTypes.Int64, Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(posDeletePosID)})},
 }, nil)
 
@@ -684,33 +690,38 @@ var posDeleteArrowSchema = arrow.NewSchema([]arrow.Field{
 // file, with the data file's partition and file_path bounds equal to its
 // path (so readers and compaction treat it as scoped to that one file).
 func (d *PositionDeletes) writePositionDeleteFile(wfs iceio.WriteFileIO, meta table.Metadata, path string, data iceberg.DataFile, pos []int64) (iceberg.DataFile, error) {
-	bld := array.NewRecordBuilder(d.mem, posDeleteArrowSchema)
-	defer bld.Release()
-	paths := bld.Field(0).(*array.StringBuilder)
-	paths.Reserve(len(pos))
-	paths.ReserveData(len(pos) * len(data.FilePath()))
-	for range pos {
-		paths.Append(data.FilePath())
-	}
-	bld.Field(1).(*array.Int64Builder).AppendValues(pos, nil)
-	rec := bld.NewRecordBatch()
-	defer rec.Release()
+	// file_path is one value repeated: a dictionary of that one value
+	// and an index per row, written as a dictionary page and run lengths
+	// (writeRowGroupFile), without the path copied and hashed for each row
+	n := len(pos)
+	sb := array.NewStringBuilder(d.mem)
+	sb.Append(data.FilePath())
+	dict := sb.NewArray()
+	sb.Release()
+	defer dict.Release()
+	zeros := memory.NewResizableBuffer(d.mem)
+	zeros.Resize(n * arrow.Int32SizeBytes)
+	clear(zeros.Bytes())
+	idxData := array.NewData(arrow.PrimitiveTypes.Int32, n, []*memory.Buffer{nil, zeros}, nil, 0, 0)
+	zeros.Release()
+	idx := array.MakeFromData(idxData)
+	idxData.Release()
+	defer idx.Release()
+	paths := array.NewDictionaryArray(posDeleteDictType, idx, dict)
+	defer paths.Release()
+	posData := array.NewData(arrow.PrimitiveTypes.Int64, n, []*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(pos))}, nil, 0, 0)
+	positions := array.MakeFromData(posData)
+	posData.Release()
+	defer positions.Release()
+	cols := []*arrow.Chunked{arrow.NewChunked(posDeleteDictType, []arrow.Array{paths}), arrow.NewChunked(arrow.PrimitiveTypes.Int64, []arrow.Array{positions})}
+	defer cols[0].Release()
+	defer cols[1].Release()
 
 	var buf bytes.Buffer
-	// file_path is one value repeated: a dictionary of one entry and run
-	// lengths, instead of the path once per row for zstd to find again.
 	codec, level := snapshot.ParquetCompression(meta.Properties(), true)
 	props := parquet.NewWriterProperties(parquet.WithCompression(codec), parquet.WithCompressionLevel(level),
-		parquet.WithDictionaryDefault(false), parquet.WithDictionaryFor("file_path", true))
-	w, err := pqarrow.NewFileWriter(posDeleteArrowSchema, &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err != nil {
-		return nil, err
-	}
-	if err := w.Write(rec); err != nil {
-		w.Close()
-		return nil, err
-	}
-	if err := w.Close(); err != nil {
+		parquet.WithDictionaryDefault(false), parquet.WithDictionaryFor("file_path", true), parquet.WithAllocator(d.mem))
+	if _, err := writeRowGroupFile(context.Background(), &buf, posDeleteSchema, cols, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(d.mem))); err != nil {
 		return nil, err
 	}
 	if err := wfs.WriteFile(path, buf.Bytes()); err != nil {
