@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/schema"
+
+	"github.com/skadedb/skade/scan"
 )
 
 // Dictionary pages patched. A sparse patch's string SET column whose
@@ -270,7 +272,7 @@ var dictScratches = sync.Pool{New: func() any { return new(dictScratch) }}
 func dictIndices(p file.DataPage, optional bool, entries int, levels, idx, decoded []int32) (_, _, _ []int32, good bool) {
 	n := int(p.NumValues())
 	levels, idx, decoded = slices.Grow(levels[:0], n), slices.Grow(idx[:0], n), decoded[:0]
-	defs, vals, ok := pageRegions(p, optional)
+	defs, vals, ok := scan.PageRegions(p, optional)
 	if !ok {
 		return levels, idx, decoded, false
 	}

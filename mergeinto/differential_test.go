@@ -18,6 +18,7 @@ import (
 	"github.com/skadedb/skade/catalog"
 	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/mergeinto"
+	"github.com/skadedb/skade/scan"
 )
 
 // The differential test: randomized MERGE statements on generated data,
@@ -563,7 +564,7 @@ func TestDifferential(t *testing.T) {
 			}
 			var patches, deferred, sparse, fixed, plain atomic.Int64
 			mergeinto.TestHookDefer = func() { deferred.Add(1) }
-			mergeinto.TestHookPlainRead = func(rows int64) {
+			scan.TestHookPlainRead = func(rows int64) {
 				if rows >= 0 {
 					plain.Add(1)
 				}
@@ -601,7 +602,7 @@ func TestDifferential(t *testing.T) {
 			spec.Budget = exec.NewBudget(0) // unlimited, to see that all of it comes back
 			res, err := mergeinto.Execute(ctx, spec, r.txn)
 			mergeinto.TestHookPatch, mergeinto.TestHookDefer, mergeinto.TestHookSparse, mergeinto.TestHookFixed = nil, nil, nil, nil
-			mergeinto.TestHookPlainRead = nil
+			scan.TestHookPlainRead = nil
 			restoreN()
 			if failEvery > 0 && patches.Load() > 0 {
 				outcomes["patches failed"]++

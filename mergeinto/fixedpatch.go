@@ -11,7 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
-	"github.com/apache/arrow-go/v18/parquet/schema"
+
+	"github.com/skadedb/skade/scan"
 )
 
 // Fixed-width patches. A sparse patch's SET column of a fixed-width type
@@ -37,56 +38,6 @@ import (
 // each column chunk a sparse patch re-encodes page by page.
 var TestHookFixed func(rows int64)
 
-// fixedWidth is the byte width of leaf's values when a sparse patch may
-// re-encode its pages in place for a column of type typ (see above): the
-// same bytes in the Arrow array and the file, no repetition, at most one
-// level of definition, and signed statistics; 0 otherwise.
-func fixedWidth(typ arrow.DataType, leaf *schema.Column) int {
-	if leaf.MaxRepetitionLevel() != 0 || leaf.MaxDefinitionLevel() > 1 || leaf.SortOrder() != schema.SortSIGNED {
-		return 0
-	}
-	unit := func(u arrow.TimeUnit) bool {
-		var lu schema.TimeUnitType
-		switch lt := leaf.LogicalType().(type) {
-		case schema.TimestampLogicalType:
-			lu = lt.TimeUnit()
-		case schema.TimeLogicalType:
-			lu = lt.TimeUnit()
-		default:
-			return false
-		}
-		return u == arrow.Microsecond && lu == schema.TimeUnitMicros || u == arrow.Nanosecond && lu == schema.TimeUnitNanos
-	}
-	switch leaf.PhysicalType() {
-	case parquet.Types.Int32:
-		if id := typ.ID(); id == arrow.INT32 || id == arrow.DATE32 {
-			return 4
-		}
-	case parquet.Types.Int64:
-		switch t := typ.(type) {
-		case *arrow.Int64Type:
-			return 8
-		case *arrow.TimestampType:
-			if unit(t.Unit) {
-				return 8
-			}
-		case *arrow.Time64Type:
-			if unit(t.Unit) {
-				return 8
-			}
-		}
-	case parquet.Types.Float:
-		if typ.ID() == arrow.FLOAT32 {
-			return 4
-		}
-	case parquet.Types.Double:
-		if typ.ID() == arrow.FLOAT64 {
-			return 8
-		}
-	}
-	return 0
-}
-
 // fixedScratch is an aligned copy of a page's values, for the
 // statistics; pooled as pageScratch.
 type fixedScratch struct {
@@ -102,7 +53,7 @@ var fixedScratches = sync.Pool{New: func() any { return new(fixedScratch) }}
 // the table's writer settings.
 func fixedPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals arrow.Array, width int, props *parquet.WriterProperties, mem memory.Allocator) (_ pagedChunk, ok bool, err error) {
 	descr := pr.MetaData().Schema.Column(leaf)
-	if vals.NullN() > 0 || vals.Len() != len(at) || fixedWidth(vals.DataType(), descr) != width || width == 0 {
+	if vals.NullN() > 0 || vals.Len() != len(at) || scan.FixedWidth(vals.DataType(), descr) != width || width == 0 {
 		return pagedChunk{}, false, nil
 	}
 	if vb := vals.Data().Buffers(); len(vb) < 2 || vb[1] == nil || vb[1].Len() < (vals.Data().Offset()+vals.Len())*width {
@@ -141,7 +92,7 @@ func fixedPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals arrow
 			return pagedChunk{}, false, nil
 		}
 		n := int64(dp.NumValues())
-		values, good := plainValues(dp, optional)
+		values, good := scan.PlainValues(dp, optional)
 		if !good || int64(len(values)) != n*int64(width) || lo+n > rows {
 			return pagedChunk{}, false, nil
 		}
@@ -177,56 +128,6 @@ func fixedPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals arrow
 	}
 	pc, err := pf.finish(pages, rows, lo, u, len(at), false /* dictionary */)
 	return pc, err == nil, err
-}
-
-// plainValues are the PLAIN values of data page dp, decompressed, when
-// every value is defined (optional: the column's values have one level
-// of definition); good is false otherwise, or when the levels are encoded
-// another way than RLE.
-func plainValues(dp file.DataPage, optional bool) (values []byte, good bool) {
-	levels, values, ok := pageRegions(dp, optional)
-	if v2, isV2 := dp.(*file.DataPageV2); !ok || isV2 && v2.NumNulls() != 0 || optional && !allDefined(levels, int(dp.NumValues())) {
-		return nil, false
-	}
-	return values, true
-}
-
-// allDefined reports whether rle, definition levels of bit width 1 in
-// Parquet's RLE/bit-packed hybrid, holds at least n levels, the first n
-// all 1.
-func allDefined(rle []byte, n int) bool {
-	for n > 0 {
-		h, k := binary.Uvarint(rle)
-		if k <= 0 || h == 0 {
-			return false
-		}
-		rle = rle[k:]
-		if h&1 == 0 { // a run of one value, in one byte
-			if len(rle) < 1 || rle[0] != 1 {
-				return false
-			}
-			rle = rle[1:]
-			n -= int(min(h>>1, uint64(n)))
-			continue
-		}
-		// groups of 8 levels bit-packed, one byte a group
-		groups := h >> 1
-		if groups > uint64(len(rle)) {
-			return false
-		}
-		for _, b := range rle[:groups] {
-			want := byte(0xff)
-			if n < 8 {
-				want = byte(1)<<n - 1
-			}
-			if b&want != want {
-				return false
-			}
-			n -= min(8, n)
-		}
-		rle = rle[groups:]
-	}
-	return true
 }
 
 // updateStats adds the n values of a page (values, little-endian, in an

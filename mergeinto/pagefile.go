@@ -119,36 +119,6 @@ func (f *pageFile) pageBody(levels func([]byte) []byte) (body []byte, n int) {
 	return body, len(body)
 }
 
-// pageRegions splits data page p, decompressed, into its definition
-// levels (Parquet's RLE/bit-packed hybrid of bit width 1; none for a
-// required column, optional false) and its values; ok is false where p
-// has repetition levels, a V1 page's levels are encoded otherwise than
-// RLE, or the lengths do not fit.
-func pageRegions(p file.DataPage, optional bool) (levels, values []byte, ok bool) {
-	data := p.Data()
-	switch dp := p.(type) {
-	case *file.DataPageV2:
-		k := int(dp.DefinitionLevelByteLen())
-		if dp.RepetitionLevelByteLen() != 0 || k < 0 || k > len(data) || dp.NumRows() != dp.NumValues() || !optional && k != 0 {
-			return nil, nil, false
-		}
-		return data[:k], data[k:], true
-	case *file.DataPageV1:
-		if !optional {
-			return nil, data, true
-		}
-		if dp.DefinitionLevelEncoding() != parquet.Encodings.RLE || len(data) < 4 {
-			return nil, nil, false
-		}
-		k := int(binary.LittleEndian.Uint32(data))
-		if k > len(data)-4 {
-			return nil, nil, false
-		}
-		return data[4 : 4+k], data[4+k:], true
-	}
-	return nil, nil, false
-}
-
 // writePage writes a data page of rows rows (nulls of them NULL) whose
 // body (uncompressed) is its levels (the first levels bytes, laid out for
 // f's page version) and values, encoded as enc, with the statistics

@@ -313,7 +313,7 @@ func (m *merger) encodeSparse(ctx context.Context, sg sparseGroup, held []deferr
 		typ, leaf := m.p.target.Field(c).Type, sg.setLeaf[k]
 		var pc pagedChunk
 		ok := false
-		if w := fixedWidth(typ, sg.meta.Schema.Column(leaf)); w > 0 {
+		if w := scan.FixedWidth(typ, sg.meta.Schema.Column(leaf)); w > 0 {
 			if pc, ok, err = fixedPatch(pr, sg.g, leaf, sg.rows, rows, vals[k], w, wprops, m.opts.Mem); ok && TestHookFixed != nil {
 				TestHookFixed(sg.rows)
 			}

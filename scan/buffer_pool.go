@@ -113,6 +113,29 @@ func (p *BufferPool) Allocate(size int) []byte {
 	return alignedMake(size)
 }
 
+// AllocateUninit is Allocate without the zeroing, for a caller that
+// writes every byte of the buffer before anything reads it (a plain
+// read's values, plain.go): a recycled buffer holds what it last held
+// (poisonByte under go test), a fresh one zeroes.
+func (p *BufferPool) AllocateUninit(size int) []byte {
+	p.setup()
+	if size >= p.min {
+		k := bits.Len(uint(size - 1))
+		if v := p.pools[k].Get(); v != nil {
+			return (*v.(*[]byte))[:size:size]
+		}
+		if j := bits.Len(uint(size)) - 1; j != k {
+			if v := p.pools[j].Get(); v != nil {
+				if full := *v.(*[]byte); cap(full) >= size {
+					return full[:size:size]
+				}
+				p.pools[j].Put(v)
+			}
+		}
+	}
+	return alignedMake(size)
+}
+
 // alignedMake is a zeroed slice of size bytes whose first byte is 64-byte
 // aligned.
 func alignedMake(size int) []byte {

@@ -1,4 +1,4 @@
-package mergeinto
+package scan
 
 import (
 	"bytes"
@@ -297,4 +297,10 @@ func hasNull(bs []arrow.RecordBatch) bool {
 		}
 	}
 	return false
+}
+
+func releaseBatches(bs []arrow.RecordBatch) {
+	for _, b := range bs {
+		b.Release()
+	}
 }

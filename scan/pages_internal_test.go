@@ -1,4 +1,4 @@
-package mergeinto
+package scan
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/schema"
 )
 
-// fixedWidth takes a column page by page only where the Arrow values'
+// FixedWidth takes a column page by page only where the Arrow values'
 // bytes are the file's: the same width, the same time unit, signed.
 func TestFixedWidth(t *testing.T) {
 	leaf := func(typ parquet.Type, lt schema.LogicalType, rep parquet.Repetition) *schema.Column {
@@ -53,13 +53,13 @@ func TestFixedWidth(t *testing.T) {
 		{arrow.PrimitiveTypes.Float32, leaf(parquet.Types.Double, none, opt), 0},
 		{&arrow.Decimal128Type{Precision: 10, Scale: 2}, leaf(parquet.Types.Int64, schema.NewDecimalLogicalType(10, 2), opt), 0},
 	} {
-		if got := fixedWidth(tc.typ, tc.col); got != tc.want {
+		if got := FixedWidth(tc.typ, tc.col); got != tc.want {
 			t.Errorf("%s as %s: width %d, want %d", tc.typ, tc.col, got, tc.want)
 		}
 	}
 }
 
-// allDefined reads definition levels of bit width 1 in both of the
+// AllDefined reads definition levels of bit width 1 in both of the
 // hybrid's run kinds, and says no to a 0, a short run or bad bytes.
 func TestAllDefined(t *testing.T) {
 	for _, tc := range []struct {
@@ -80,13 +80,13 @@ func TestAllDefined(t *testing.T) {
 		{[]byte{0}, 1, false}, // an empty run never ends
 		{nil, 0, true},
 	} {
-		if got := allDefined(tc.rle, tc.n); got != tc.want {
-			t.Errorf("allDefined(%v, %d) = %v, want %v", tc.rle, tc.n, got, tc.want)
+		if got := AllDefined(tc.rle, tc.n); got != tc.want {
+			t.Errorf("AllDefined(%v, %d) = %v, want %v", tc.rle, tc.n, got, tc.want)
 		}
 	}
 }
 
-// plainValues takes a page's values only where its levels say every row
+// PlainValues takes a page's values only where its levels say every row
 // is defined, whatever its header says, for both page versions.
 func TestPlainValues(t *testing.T) {
 	vals := []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12} // three INT32s
@@ -118,7 +118,7 @@ func TestPlainValues(t *testing.T) {
 		{"v1, required", v1(nil), false, true},
 		{"v1, a NULL in the levels", v1([]byte{1<<1 | 1, 0b011}), true, false},
 	} {
-		got, ok := plainValues(tc.page, tc.optional)
+		got, ok := PlainValues(tc.page, tc.optional)
 		if ok != tc.ok || ok && string(got) != string(vals) {
 			t.Errorf("%s: values %v (ok %v), want ok %v", tc.name, got, ok, tc.ok)
 		}
