@@ -195,3 +195,40 @@ func TestBufferPoolSameSize(t *testing.T) {
 		t.Fatal("the smaller buffer passed over was not kept for a request it fits")
 	}
 }
+
+// AllocateUninit hands out buffers as Allocate does (length and capacity
+// the size asked for, 64-byte aligned), a recycled one as it was freed
+// (poisoned under go test), and a fresh one zeroed.
+func TestBufferPoolAllocateUninit(t *testing.T) {
+	p := NewBufferPool()
+	aligned := func(b []byte) bool { return uintptr(unsafe.Pointer(unsafe.SliceData(b)))&63 == 0 }
+	fresh := p.AllocateUninit(70_000)
+	if len(fresh) != 70_000 || cap(fresh) != 70_000 || !aligned(fresh) {
+		t.Fatalf("AllocateUninit(70000): len %d cap %d aligned %v", len(fresh), cap(fresh), aligned(fresh))
+	}
+	var reused bool
+	for round := range 100 {
+		a := p.Allocate(100_000)
+		addr := unsafe.SliceData(a)
+		p.Free(a)
+		b := p.AllocateUninit(60_000)
+		if len(b) != 60_000 || cap(b) != 60_000 || !aligned(b) {
+			t.Fatalf("round %d: len %d cap %d aligned %v", round, len(b), cap(b), aligned(b))
+		}
+		if unsafe.SliceData(b) == addr {
+			reused = true
+			if b[0] != poisonByte || b[len(b)-1] != poisonByte {
+				t.Fatalf("a recycled buffer was cleared: %x … %x", b[0], b[len(b)-1])
+			}
+			break
+		}
+		for _, c := range b {
+			if c != 0 && c != poisonByte {
+				t.Fatalf("round %d: a buffer holding %x", round, c)
+			}
+		}
+	}
+	if !reused {
+		t.Fatal("no freed buffer was handed out again in 100 rounds")
+	}
+}
