@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
+	"sync/atomic"
 )
 
 // HashTable maps row keys (see RowKeys) to dense group ids 0..Len()-1, in
@@ -52,6 +53,11 @@ type HashTable struct {
 	filter  []uint64
 	fmask   uint64
 	filterN int
+	// filterSmall: filter is a small table's (htSmallFilterMax), whose
+	// slots are in the caches anyway; filterOff (atomic, 1) is set once a
+	// batch's probes mostly passed it, and probes skip it from then on.
+	filterSmall bool
+	filterOff   uint32
 	// dense, when Seal could build it, replaces filter: an exact bitmap
 	// of the keys' values (hashtable_dense.go), used while filterN is
 	// Len() too.
@@ -399,16 +405,26 @@ const htTouchMin = 1 << 18
 // about 1–3% of absent keys.
 const htFilterBitsPerKey = 8
 
+// htSmallFilterMax is the most keys a table below htTouchMin slots gets
+// Seal's Bloom filter for. Its slots are in the CPU caches, but a lookup
+// still encodes, compares and branches: a MERGE of 10 source rows whose
+// keys lie one in each of ten 1M-row files probed 10M absent keys at 17
+// ns each (BENCHMARKS.md, session 34), where the filter rules out nearly
+// all of them with one load. Up to this many keys the filter is a few
+// kB, and it lets through about 2% of absent keys.
+const htSmallFilterMax = 1 << 12
+
 // Seal is called once the table's keys are all inserted; probes that
 // follow (FindRows) go faster. Where the keys are integers of a few
 // narrow ranges it builds an exact bitmap of their values (a dense
 // filter, hashtable_dense.go), whatever the table's size. Otherwise, on
-// a table large enough that its slots fall out of the CPU caches, it
-// builds a Bloom filter of the keys, about one byte per key, so that a
-// probe for an absent key mostly reads the filter alone. An insert after
-// Seal turns the filter off.
+// a table large enough that its slots fall out of the CPU caches, or
+// small enough (htSmallFilterMax keys) that the filter is a few words,
+// it builds a Bloom filter of the keys, about one byte per key, so that
+// a probe for an absent key mostly reads the filter alone. An insert
+// after Seal turns the filter off.
 func (t *HashTable) Seal() {
-	t.filter, t.dense, t.filterN = nil, nil, -1
+	t.filter, t.dense, t.filterN, t.filterSmall, t.filterOff = nil, nil, -1, false, 0
 	if t.n == 0 {
 		return
 	}
@@ -419,7 +435,10 @@ func (t *HashTable) Seal() {
 		return
 	}
 	if t.numSlots() < htTouchMin {
-		return
+		if t.n > htSmallFilterMax {
+			return
+		}
+		t.filterSmall = true
 	}
 	words := 1
 	for words*64 < t.n*htFilterBitsPerKey {
@@ -483,7 +502,7 @@ func (t *HashTable) FindRows(keys *RowKeys, ids []int32, skipNull bool) {
 			t.findDense(keys, ids, skipNull)
 			return
 		}
-		if t.filter != nil {
+		if t.filter != nil && !(t.filterSmall && atomic.LoadUint32(&t.filterOff) != 0) {
 			t.findFiltered(keys, ids, skipNull)
 			return
 		}
@@ -522,7 +541,17 @@ func (t *HashTable) findFiltered(keys *RowKeys, ids []int32, skipNull bool) {
 	}
 	sel = sel[:n]
 	keys.sel = sel
-	t.touchSel(hs, sel, &keys.sink)
+	if t.filterSmall {
+		// On a small table a row the filter passes costs its check and
+		// the lookup, which alone is cheap: where most rows pass, the
+		// check costs more than it spares (a third more per row when
+		// all do), so the probes that follow go without it.
+		if 2*n > len(hs) {
+			atomic.StoreUint32(&t.filterOff, 1)
+		}
+	} else {
+		t.touchSel(hs, sel, &keys.sink)
+	}
 	for _, r := range sel {
 		if skipNull && keys.AnyNull && keys.Null[r] {
 			ids[r] = -1

@@ -185,3 +185,184 @@ func TestSealedFilter(t *testing.T) {
 		})
 	}
 }
+
+// TestSmallTableFilter: a table of up to htSmallFilterMax keys that gets
+// no dense filter (keys spread wide, strings) gets the Bloom filter
+// though its slots are few, and its probes answer as a Go map does:
+// present, absent and NULL keys. One key more, and the table stays
+// unfiltered until its slots outgrow the caches.
+func TestSmallTableFilter(t *testing.T) {
+	for _, n := range []int{1, 10, htSmallFilterMax, htSmallFilterMax + 1} {
+		for _, typ := range []arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.BinaryTypes.String} {
+			enc, err := NewKeyEncoder([]arrow.DataType{typ})
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys := func(vals []int, nulls bool) *RowKeys {
+				var b array.Builder
+				if typ.ID() == arrow.INT64 {
+					ib := array.NewInt64Builder(memory.DefaultAllocator)
+					for i, v := range vals {
+						if nulls && i%31 == 5 {
+							ib.AppendNull()
+						} else {
+							ib.Append(int64(v) * 1_000_003)
+						}
+					}
+					b = ib
+				} else {
+					sb := array.NewStringBuilder(memory.DefaultAllocator)
+					for i, v := range vals {
+						if nulls && i%31 == 5 {
+							sb.AppendNull()
+						} else {
+							sb.Append(fmt.Sprintf("key-%d", v))
+						}
+					}
+					b = sb
+				}
+				defer b.Release()
+				c := b.NewArray()
+				defer c.Release()
+				var rk RowKeys
+				if err := enc.Encode([]arrow.Array{c}, &rk); err != nil {
+					t.Fatal(err)
+				}
+				return &rk
+			}
+			// build keys 0, 2, 4, …; every 31st probe row from row 5 is NULL
+			build := make([]int, n)
+			for i := range build {
+				build[i] = 2 * i
+			}
+			bk := keys(build, false)
+			jt := NewJoinTable(enc.Width(), n)
+			jt.AddRows(bk)
+			jt.Seal()
+			what := fmt.Sprintf("%s, %d keys", typ, n)
+			// one integer key is a narrow range: the dense filter
+			if dense := typ.ID() == arrow.INT64 && n == 1; (jt.dense != nil) != dense {
+				t.Fatalf("%s: dense filter %v, want %v", what, jt.dense != nil, dense)
+			}
+			if want := jt.dense == nil && (n <= htSmallFilterMax || jt.numSlots() >= htTouchMin); (jt.filter != nil) != want {
+				t.Fatalf("%s in %d slots: filter %v, want %v", what, jt.numSlots(), jt.filter != nil, want)
+			}
+			probe := make([]int, 2*n+1000)
+			for i := range probe {
+				probe[i] = i
+			}
+			pk := keys(probe, true)
+			ids := make([]int32, pk.N)
+			jt.Probe(pk, ids)
+			if jt.filter != nil && jt.filterOff != 0 {
+				t.Fatalf("%s: the filter was turned off by a probe that mostly missed", what)
+			}
+			checkProbe(t, what, probe, pk, ids, n)
+			if jt.filter == nil {
+				continue
+			}
+			// a probe of present keys alone turns a small table's filter
+			// off; the probes after it answer the same without it
+			hits := keys(build, false)
+			hitIDs := make([]int32, hits.N)
+			jt.Probe(hits, hitIDs)
+			for r, id := range hitIDs {
+				if id != int32(r) {
+					t.Fatalf("%s: present key %d: group %d", what, build[r], id)
+				}
+			}
+			if small := jt.numSlots() < htTouchMin; (jt.filterOff != 0) != small {
+				t.Fatalf("%s: filter off %v after a probe of present keys, want %v", what, jt.filterOff != 0, small)
+			}
+			clear(ids)
+			jt.Probe(pk, ids)
+			checkProbe(t, what+", filter off", probe, pk, ids, n)
+		}
+	}
+}
+
+// checkProbe requires ids, the groups of probe's keys pk in a table of keys 0,
+// 2, …, 2(n-1), to be each present key's, and -1 for absent and NULL ones.
+func checkProbe(t *testing.T, what string, probe []int, pk *RowKeys, ids []int32, n int) {
+	t.Helper()
+	matched := 0
+	for r, id := range ids {
+		v := probe[r]
+		switch {
+		case pk.Null[r]:
+			if id != -1 {
+				t.Fatalf("%s: NULL key of row %d matched group %d", what, r, id)
+			}
+		case v%2 == 0 && v < 2*n:
+			if id != int32(v/2) {
+				t.Fatalf("%s: key %d: group %d, want %d", what, v, id, v/2)
+			}
+			matched++
+		default:
+			if id != -1 {
+				t.Fatalf("%s: absent key %d matched group %d", what, v, id)
+			}
+		}
+	}
+	if matched == 0 {
+		t.Fatalf("%s: nothing matched", what)
+	}
+}
+
+// BenchmarkSmallTableProbe probes a 1,000-key table (spread keys, so no
+// dense filter) with batches of present keys and of absent ones, with
+// Seal's small-table filter and without it (removed after Seal). Run:
+// go test -run '^$' -bench SmallTableProbe -count 5 ./exec/
+func BenchmarkSmallTableProbe(b *testing.B) {
+	enc, err := NewKeyEncoder([]arrow.DataType{arrow.PrimitiveTypes.Int64})
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys := func(vals []int64) *RowKeys {
+		ib := array.NewInt64Builder(memory.DefaultAllocator)
+		defer ib.Release()
+		ib.AppendValues(vals, nil)
+		c := ib.NewArray()
+		defer c.Release()
+		var rk RowKeys
+		if err := enc.Encode([]arrow.Array{c}, &rk); err != nil {
+			b.Fatal(err)
+		}
+		return &rk
+	}
+	const n = 1000
+	build := make([]int64, n)
+	for i := range build {
+		build[i] = int64(i) * 1_000_003
+	}
+	for _, present := range []bool{true, false} {
+		probe := make([]int64, 4096)
+		for i := range probe {
+			if present {
+				probe[i] = int64(i%n) * 1_000_003
+			} else {
+				probe[i] = int64(i)*7 + 1
+			}
+		}
+		pk := keys(probe)
+		for _, filtered := range []bool{true, false} {
+			jt := NewJoinTable(enc.Width(), n)
+			jt.AddRows(keys(build))
+			jt.Seal()
+			if jt.filter == nil || jt.dense != nil {
+				b.Fatal("no small-table filter")
+			}
+			if !filtered {
+				jt.filter = nil
+			}
+			ids := make([]int32, pk.N)
+			name := map[bool]string{true: "present", false: "absent"}[present] + map[bool]string{true: "/filter", false: "/none"}[filtered]
+			b.Run(name, func(b *testing.B) {
+				for b.Loop() {
+					jt.Probe(pk, ids)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*pk.N), "ns/row")
+			})
+		}
+	}
+}
