@@ -46,16 +46,16 @@ type HashTable struct {
 	offs   []int // len Len()+1 when width == 0
 
 	// filter is a blocked Bloom filter over the keys' hashes, built by
-	// Seal on large tables: three bits in one word per key. A probe whose
+	// Seal: three bits in one word per key. A probe whose
 	// word lacks a bit misses without reading the slot array, which on a
 	// large table is a cache miss. filterN is Len() when it was built;
 	// FindRows uses it only while they agree.
 	filter  []uint64
 	fmask   uint64
 	filterN int
-	// filterSmall: filter is a small table's (htSmallFilterMax), whose
-	// slots are in the caches anyway; filterOff (atomic, 1) is set once a
-	// batch's probes mostly passed it, and probes skip it from then on.
+	// filterSmall: filter is a table's whose slots fit in the caches
+	// (fewer than htTouchMin); filterOff (atomic, 1) is set once a batch's
+	// probes mostly passed it, and probes skip it from then on.
 	filterSmall bool
 	filterOff   uint32
 	// dense, when Seal could build it, replaces filter: an exact bitmap
@@ -405,24 +405,18 @@ const htTouchMin = 1 << 18
 // about 1–3% of absent keys.
 const htFilterBitsPerKey = 8
 
-// htSmallFilterMax is the most keys a table below htTouchMin slots gets
-// Seal's Bloom filter for. Its slots are in the CPU caches, but a lookup
-// still encodes, compares and branches: a MERGE of 10 source rows whose
-// keys lie one in each of ten 1M-row files probed 10M absent keys at 17
-// ns each (BENCHMARKS.md, session 34), where the filter rules out nearly
-// all of them with one load. Up to this many keys the filter is a few
-// kB, and it lets through about 2% of absent keys.
-const htSmallFilterMax = 1 << 12
-
 // Seal is called once the table's keys are all inserted; probes that
 // follow (FindRows) go faster. Where the keys are integers of a few
 // narrow ranges it builds an exact bitmap of their values (a dense
-// filter, hashtable_dense.go), whatever the table's size. Otherwise, on
-// a table large enough that its slots fall out of the CPU caches, or
-// small enough (htSmallFilterMax keys) that the filter is a few words,
-// it builds a Bloom filter of the keys, about one byte per key, so that
-// a probe for an absent key mostly reads the filter alone. An insert
-// after Seal turns the filter off.
+// filter, hashtable_dense.go), whatever the table's size. Otherwise it
+// builds a Bloom filter of the keys, about one byte per key, so that a
+// probe for an absent key mostly reads the filter alone: on a table
+// whose slots fall out of the CPU caches that spares a cache miss, and
+// on a smaller one a lookup that still encodes, compares and branches (a
+// MERGE of 10 source rows whose keys lie one in each of ten 1M-row files
+// probed 10M absent keys at 17 ns each; BENCHMARKS.md, session 34). A
+// smaller table's probes drop the filter once a batch mostly passes it
+// (findFiltered). An insert after Seal turns the filter off.
 func (t *HashTable) Seal() {
 	t.filter, t.dense, t.filterN, t.filterSmall, t.filterOff = nil, nil, -1, false, 0
 	if t.n == 0 {
@@ -434,12 +428,7 @@ func (t *HashTable) Seal() {
 		t.filterN = t.n
 		return
 	}
-	if t.numSlots() < htTouchMin {
-		if t.n > htSmallFilterMax {
-			return
-		}
-		t.filterSmall = true
-	}
+	t.filterSmall = t.numSlots() < htTouchMin
 	words := 1
 	for words*64 < t.n*htFilterBitsPerKey {
 		words *= 2

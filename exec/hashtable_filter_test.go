@@ -186,13 +186,13 @@ func TestSealedFilter(t *testing.T) {
 	}
 }
 
-// TestSmallTableFilter: a table of up to htSmallFilterMax keys that gets
-// no dense filter (keys spread wide, strings) gets the Bloom filter
-// though its slots are few, and its probes answer as a Go map does:
-// present, absent and NULL keys. One key more, and the table stays
-// unfiltered until its slots outgrow the caches.
+// TestSmallTableFilter: a table that gets no dense filter (keys spread
+// wide, strings) gets the Bloom filter though its slots are few, and its
+// probes answer as a Go map does: present, absent and NULL keys. A probe
+// of present keys alone turns the filter off, and the probes after it
+// answer the same.
 func TestSmallTableFilter(t *testing.T) {
-	for _, n := range []int{1, 10, htSmallFilterMax, htSmallFilterMax + 1} {
+	for _, n := range []int{1, 10, 4096, 50_000} {
 		for _, typ := range []arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.BinaryTypes.String} {
 			enc, err := NewKeyEncoder([]arrow.DataType{typ})
 			if err != nil {
@@ -244,7 +244,7 @@ func TestSmallTableFilter(t *testing.T) {
 			if dense := typ.ID() == arrow.INT64 && n == 1; (jt.dense != nil) != dense {
 				t.Fatalf("%s: dense filter %v, want %v", what, jt.dense != nil, dense)
 			}
-			if want := jt.dense == nil && (n <= htSmallFilterMax || jt.numSlots() >= htTouchMin); (jt.filter != nil) != want {
+			if want := jt.dense == nil; (jt.filter != nil) != want {
 				t.Fatalf("%s in %d slots: filter %v, want %v", what, jt.numSlots(), jt.filter != nil, want)
 			}
 			probe := make([]int, 2*n+1000)
@@ -330,39 +330,40 @@ func BenchmarkSmallTableProbe(b *testing.B) {
 		}
 		return &rk
 	}
-	const n = 1000
-	build := make([]int64, n)
-	for i := range build {
-		build[i] = int64(i) * 1_000_003
-	}
-	for _, present := range []bool{true, false} {
-		probe := make([]int64, 4096)
-		for i := range probe {
-			if present {
-				probe[i] = int64(i%n) * 1_000_003
-			} else {
-				probe[i] = int64(i)*7 + 1
-			}
+	for _, n := range []int{1000, 50_000} {
+		build := make([]int64, n)
+		for i := range build {
+			build[i] = int64(i) * 1_000_003
 		}
-		pk := keys(probe)
-		for _, filtered := range []bool{true, false} {
-			jt := NewJoinTable(enc.Width(), n)
-			jt.AddRows(keys(build))
-			jt.Seal()
-			if jt.filter == nil || jt.dense != nil {
-				b.Fatal("no small-table filter")
-			}
-			if !filtered {
-				jt.filter = nil
-			}
-			ids := make([]int32, pk.N)
-			name := map[bool]string{true: "present", false: "absent"}[present] + map[bool]string{true: "/filter", false: "/none"}[filtered]
-			b.Run(name, func(b *testing.B) {
-				for b.Loop() {
-					jt.Probe(pk, ids)
+		for _, present := range []bool{true, false} {
+			probe := make([]int64, 4096)
+			for i := range probe {
+				if present {
+					probe[i] = int64((i*7919)%n) * 1_000_003
+				} else {
+					probe[i] = int64(i)*7 + 1
 				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*pk.N), "ns/row")
-			})
+			}
+			pk := keys(probe)
+			for _, filtered := range []bool{true, false} {
+				jt := NewJoinTable(enc.Width(), n)
+				jt.AddRows(keys(build))
+				jt.Seal()
+				if jt.filter == nil || jt.dense != nil {
+					b.Fatal("no small-table filter")
+				}
+				if !filtered {
+					jt.filter = nil
+				}
+				ids := make([]int32, pk.N)
+				name := fmt.Sprintf("%d/", n) + map[bool]string{true: "present", false: "absent"}[present] + map[bool]string{true: "/filter", false: "/none"}[filtered]
+				b.Run(name, func(b *testing.B) {
+					for b.Loop() {
+						jt.Probe(pk, ids)
+					}
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*pk.N), "ns/row")
+				})
+			}
 		}
 	}
 }
