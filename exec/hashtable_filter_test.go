@@ -44,51 +44,12 @@ func TestSealedFilter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// every 97th row NULL, from row 0
 			column := func(vals []int, nulls bool) arrow.Array {
-				var b array.Builder
-				switch typ.ID() {
-				case arrow.INT64:
-					ib := array.NewInt64Builder(memory.DefaultAllocator)
-					for i, v := range vals {
-						if nulls && i%97 == 0 {
-							ib.AppendNull()
-						} else {
-							ib.Append(tc.f(v))
-						}
-					}
-					b = ib
-				case arrow.INT32:
-					ib := array.NewInt32Builder(memory.DefaultAllocator)
-					for i, v := range vals {
-						if nulls && i%97 == 0 {
-							ib.AppendNull()
-						} else {
-							ib.Append(int32(tc.f(v)))
-						}
-					}
-					b = ib
-				default:
-					sb := array.NewStringBuilder(memory.DefaultAllocator)
-					for i, v := range vals {
-						if nulls && i%97 == 0 {
-							sb.AppendNull()
-						} else {
-							sb.Append(fmt.Sprintf("key-%d", tc.f(v)))
-						}
-					}
-					b = sb
-				}
-				defer b.Release()
-				return b.NewArray()
+				return filterColumn(typ, vals, tc.f, nulls, 97, 0)
 			}
 			keys := func(vals []int, nulls bool) *RowKeys {
-				c := column(vals, nulls)
-				defer c.Release()
-				var rk RowKeys
-				if err := enc.Encode([]arrow.Array{c}, &rk); err != nil {
-					t.Fatal(err)
-				}
-				return &rk
+				return filterKeys(t, enc, column(vals, nulls))
 			}
 			build := make([]int, n)
 			for i := range build {
@@ -198,37 +159,9 @@ func TestSmallTableFilter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			spread := func(v int) int64 { return int64(v) * 1_000_003 }
 			keys := func(vals []int, nulls bool) *RowKeys {
-				var b array.Builder
-				if typ.ID() == arrow.INT64 {
-					ib := array.NewInt64Builder(memory.DefaultAllocator)
-					for i, v := range vals {
-						if nulls && i%31 == 5 {
-							ib.AppendNull()
-						} else {
-							ib.Append(int64(v) * 1_000_003)
-						}
-					}
-					b = ib
-				} else {
-					sb := array.NewStringBuilder(memory.DefaultAllocator)
-					for i, v := range vals {
-						if nulls && i%31 == 5 {
-							sb.AppendNull()
-						} else {
-							sb.Append(fmt.Sprintf("key-%d", v))
-						}
-					}
-					b = sb
-				}
-				defer b.Release()
-				c := b.NewArray()
-				defer c.Release()
-				var rk RowKeys
-				if err := enc.Encode([]arrow.Array{c}, &rk); err != nil {
-					t.Fatal(err)
-				}
-				return &rk
+				return filterKeys(t, enc, filterColumn(typ, vals, spread, nulls, 31, 5))
 			}
 			// build keys 0, 2, 4, …; every 31st probe row from row 5 is NULL
 			build := make([]int, n)
@@ -366,4 +299,57 @@ func BenchmarkSmallTableProbe(b *testing.B) {
 			}
 		}
 	}
+}
+
+// filterColumn is a column of typ holding f(v) for each v of vals (as
+// "key-<f(v)>" for strings), NULL at every every-th row from row from
+// when nulls.
+func filterColumn(typ arrow.DataType, vals []int, f func(int) int64, nulls bool, every, from int) arrow.Array {
+	null := func(i int) bool { return nulls && i%every == from }
+	var b array.Builder
+	switch typ.ID() {
+	case arrow.INT64:
+		ib := array.NewInt64Builder(memory.DefaultAllocator)
+		for i, v := range vals {
+			if null(i) {
+				ib.AppendNull()
+			} else {
+				ib.Append(f(v))
+			}
+		}
+		b = ib
+	case arrow.INT32:
+		ib := array.NewInt32Builder(memory.DefaultAllocator)
+		for i, v := range vals {
+			if null(i) {
+				ib.AppendNull()
+			} else {
+				ib.Append(int32(f(v)))
+			}
+		}
+		b = ib
+	default:
+		sb := array.NewStringBuilder(memory.DefaultAllocator)
+		for i, v := range vals {
+			if null(i) {
+				sb.AppendNull()
+			} else {
+				sb.Append(fmt.Sprintf("key-%d", f(v)))
+			}
+		}
+		b = sb
+	}
+	defer b.Release()
+	return b.NewArray()
+}
+
+// filterKeys encodes column c with enc and releases c.
+func filterKeys(tb testing.TB, enc *KeyEncoder, c arrow.Array) *RowKeys {
+	tb.Helper()
+	defer c.Release()
+	var rk RowKeys
+	if err := enc.Encode([]arrow.Array{c}, &rk); err != nil {
+		tb.Fatal(err)
+	}
+	return &rk
 }
