@@ -53,11 +53,12 @@ type HashTable struct {
 	filter  []uint64
 	fmask   uint64
 	filterN int
-	// filterSmall: filter is a table's whose slots fit in the caches
-	// (fewer than htTouchMin); filterOff (atomic, 1) is set once a batch's
-	// probes mostly passed it, and probes skip it from then on.
-	filterSmall bool
-	filterOff   uint32
+	// filterSkip (atomic) is how many batches FindRows is still to probe
+	// without the filter: a batch that mostly passes it sets it to
+	// htFilterRest, each batch probed without it counts down, and the
+	// batch after them goes through the filter again, to see whether it
+	// still passes most keys.
+	filterSkip int32
 	// dense, when Seal could build it, replaces filter: an exact bitmap
 	// of the keys' values (hashtable_dense.go), used while filterN is
 	// Len() too.
@@ -400,6 +401,10 @@ func (t *HashTable) touchSel(hashes []uint64, sel []int32, sink *uint64) {
 // htTouchMin is the slot count from which touch pays: about 4 MiB of slots.
 const htTouchMin = 1 << 18
 
+// htFilterRest is how many batches FindRows probes without the filter
+// after one that mostly passed it.
+const htFilterRest = 15
+
 // htFilterBitsPerKey sizes Seal's filter (rounded up to a power of two):
 // with three bits per key in one word, 8–16 bits per key let through
 // about 1–3% of absent keys.
@@ -414,11 +419,13 @@ const htFilterBitsPerKey = 8
 // whose slots fall out of the CPU caches that spares a cache miss, and
 // on a smaller one a lookup that still encodes, compares and branches (a
 // MERGE of 10 source rows whose keys lie one in each of ten 1M-row files
-// probed 10M absent keys at 17 ns each; BENCHMARKS.md, session 34). A
-// smaller table's probes drop the filter once a batch mostly passes it
-// (findFiltered). An insert after Seal turns the filter off.
+// probed 10M absent keys at 17 ns each; BENCHMARKS.md, session 34).
+// Probes rest from the filter for htFilterRest batches after one that
+// mostly passed it (findFiltered). An insert after Seal turns the filter
+// off.
 func (t *HashTable) Seal() {
-	t.filter, t.dense, t.filterN, t.filterSmall, t.filterOff = nil, nil, -1, false, 0
+	t.filter, t.dense, t.filterN = nil, nil, -1
+	atomic.StoreInt32(&t.filterSkip, 0)
 	if t.n == 0 {
 		return
 	}
@@ -428,7 +435,6 @@ func (t *HashTable) Seal() {
 		t.filterN = t.n
 		return
 	}
-	t.filterSmall = t.numSlots() < htTouchMin
 	words := 1
 	for words*64 < t.n*htFilterBitsPerKey {
 		words *= 2
@@ -491,7 +497,7 @@ func (t *HashTable) FindRows(keys *RowKeys, ids []int32, skipNull bool) {
 			t.findDense(keys, ids, skipNull)
 			return
 		}
-		if t.filter != nil && !(t.filterSmall && atomic.LoadUint32(&t.filterOff) != 0) {
+		if t.filter != nil && (atomic.LoadInt32(&t.filterSkip) <= 0 || atomic.AddInt32(&t.filterSkip, -1) < 0) {
 			t.findFiltered(keys, ids, skipNull)
 			return
 		}
@@ -530,15 +536,14 @@ func (t *HashTable) findFiltered(keys *RowKeys, ids []int32, skipNull bool) {
 	}
 	sel = sel[:n]
 	keys.sel = sel
-	if t.filterSmall {
-		// On a small table a row the filter passes costs its check and
-		// the lookup, which alone is cheap: where most rows pass, the
-		// check costs more than it spares (a third more per row when
-		// all do), so the probes that follow go without it.
-		if 2*n > len(hs) {
-			atomic.StoreUint32(&t.filterOff, 1)
-		}
-	} else {
+	if 2*n > len(hs) {
+		// A row the filter passes costs its check and the lookup: where
+		// most rows pass, the check costs more than it spares (a third
+		// more per row when all do, at 1,000 keys and at 300,000), so
+		// the next batches go without it.
+		atomic.StoreInt32(&t.filterSkip, htFilterRest)
+	}
+	if t.numSlots() >= htTouchMin {
 		t.touchSel(hs, sel, &keys.sink)
 	}
 	for _, r := range sel {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -150,8 +151,8 @@ func TestSealedFilter(t *testing.T) {
 // TestSmallTableFilter: a table that gets no dense filter (keys spread
 // wide, strings) gets the Bloom filter though its slots are few, and its
 // probes answer as a Go map does: present, absent and NULL keys. A probe
-// of present keys alone turns the filter off, and the probes after it
-// answer the same.
+// of present keys alone rests the filter for htFilterRest batches, whose
+// probes answer the same, and the next probe goes through it again.
 func TestSmallTableFilter(t *testing.T) {
 	for _, n := range []int{1, 10, 4096, 50_000} {
 		for _, typ := range []arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.BinaryTypes.String} {
@@ -187,15 +188,16 @@ func TestSmallTableFilter(t *testing.T) {
 			pk := keys(probe, true)
 			ids := make([]int32, pk.N)
 			jt.Probe(pk, ids)
-			if jt.filter != nil && jt.filterOff != 0 {
-				t.Fatalf("%s: the filter was turned off by a probe that mostly missed", what)
+			if skip := atomic.LoadInt32(&jt.filterSkip); skip != 0 {
+				t.Fatalf("%s: a probe that mostly missed left the filter resting for %d batches", what, skip)
 			}
 			checkProbe(t, what, probe, pk, ids, n)
 			if jt.filter == nil {
 				continue
 			}
-			// a probe of present keys alone turns a small table's filter
-			// off; the probes after it answer the same without it
+			// a probe of present keys alone rests the filter for
+			// htFilterRest batches; the probes meanwhile answer the same
+			// without it, and the one after them goes through it again
 			hits := keys(build, false)
 			hitIDs := make([]int32, hits.N)
 			jt.Probe(hits, hitIDs)
@@ -204,12 +206,17 @@ func TestSmallTableFilter(t *testing.T) {
 					t.Fatalf("%s: present key %d: group %d", what, build[r], id)
 				}
 			}
-			if small := jt.numSlots() < htTouchMin; (jt.filterOff != 0) != small {
-				t.Fatalf("%s: filter off %v after a probe of present keys, want %v", what, jt.filterOff != 0, small)
+			for k := htFilterRest; k >= 0; k-- {
+				if skip := atomic.LoadInt32(&jt.filterSkip); skip != int32(k) {
+					t.Fatalf("%s: the filter rests %d more batches, want %d", what, skip, k)
+				}
+				clear(ids)
+				jt.Probe(pk, ids)
+				checkProbe(t, fmt.Sprintf("%s, %d batches to rest", what, k), probe, pk, ids, n)
 			}
-			clear(ids)
-			jt.Probe(pk, ids)
-			checkProbe(t, what+", filter off", probe, pk, ids, n)
+			if skip := atomic.LoadInt32(&jt.filterSkip); skip != 0 {
+				t.Fatalf("%s: after its rest the filter rests %d batches more", what, skip)
+			}
 		}
 	}
 }
@@ -263,7 +270,7 @@ func BenchmarkSmallTableProbe(b *testing.B) {
 		}
 		return &rk
 	}
-	for _, n := range []int{1000, 50_000} {
+	for _, n := range []int{1000, 50_000, 300_000} {
 		build := make([]int64, n)
 		for i := range build {
 			build[i] = int64(i) * 1_000_003
