@@ -88,29 +88,11 @@ var _ memory.Allocator = (*BufferPool)(nil)
 // length, as memory.GoAllocator's are (arrow-go code reads a buffer's
 // capacity as room it may write).
 func (p *BufferPool) Allocate(size int) []byte {
-	p.setup()
-	if size >= p.min {
-		// class k's buffers all fit; class k-1's (when size is not a
-		// power of two) may, and a buffer freed at this very size went
-		// there
-		k := bits.Len(uint(size - 1))
-		if v := p.pools[k].Get(); v != nil {
-			b := (*v.(*[]byte))[:size:size]
-			clear(b)
-			return b
-		}
-		if j := bits.Len(uint(size)) - 1; j != k {
-			if v := p.pools[j].Get(); v != nil {
-				if full := *v.(*[]byte); cap(full) >= size {
-					b := full[:size:size]
-					clear(b)
-					return b
-				}
-				p.pools[j].Put(v)
-			}
-		}
+	b, recycled := p.take(size)
+	if recycled {
+		clear(b)
 	}
-	return alignedMake(size)
+	return b
 }
 
 // AllocateUninit is Allocate without the zeroing, for a caller that
@@ -118,22 +100,32 @@ func (p *BufferPool) Allocate(size int) []byte {
 // read's values, plain.go): a recycled buffer holds what it last held
 // (poisonByte under go test), a fresh one zeroes.
 func (p *BufferPool) AllocateUninit(size int) []byte {
+	b, _ := p.take(size)
+	return b
+}
+
+// take returns a buffer of size bytes whose capacity is its length:
+// recycled (holding what it last held), or fresh and zeroed.
+func (p *BufferPool) take(size int) (b []byte, recycled bool) {
 	p.setup()
 	if size >= p.min {
+		// class k's buffers all fit; class k-1's (when size is not a
+		// power of two) may, and a buffer freed at this very size went
+		// there
 		k := bits.Len(uint(size - 1))
 		if v := p.pools[k].Get(); v != nil {
-			return (*v.(*[]byte))[:size:size]
+			return (*v.(*[]byte))[:size:size], true
 		}
 		if j := bits.Len(uint(size)) - 1; j != k {
 			if v := p.pools[j].Get(); v != nil {
 				if full := *v.(*[]byte); cap(full) >= size {
-					return full[:size:size]
+					return full[:size:size], true
 				}
 				p.pools[j].Put(v)
 			}
 		}
 	}
-	return alignedMake(size)
+	return alignedMake(size), false
 }
 
 // alignedMake is a zeroed slice of size bytes whose first byte is 64-byte
