@@ -87,13 +87,9 @@ func fixedPatch(pr *file.Reader, g, leaf int, rows int64, at []int32, vals arrow
 	var lo int64 // the group's row the page starts at
 	u := 0       // the next update
 	for pages.Next() {
-		dp, isData := pages.Page().(file.DataPage)
-		if !isData || parquet.Encoding(dp.Encoding()) != parquet.Encodings.Plain {
-			return pagedChunk{}, false, nil
-		}
-		n := int64(dp.NumValues())
-		values, good := scan.PlainValues(dp, optional)
-		if !good || int64(len(values)) != n*int64(width) || lo+n > rows {
+		values, nv, good := scan.PlainValues(pages.Page(), optional, width)
+		n := int64(nv)
+		if !good || lo+n > rows {
 			return pagedChunk{}, false, nil
 		}
 		for ; u < len(at) && int64(at[u]) < lo+n; u++ {

@@ -94,16 +94,22 @@ func PageRegions(p file.DataPage, optional bool) (levels, values []byte, ok bool
 	return nil, nil, false
 }
 
-// PlainValues are the PLAIN values of data page dp, decompressed, when
-// every value is defined (optional: the column's values have one level
-// of definition); good is false otherwise, or when the levels are encoded
-// another way than RLE.
-func PlainValues(dp file.DataPage, optional bool) (values []byte, good bool) {
-	levels, values, ok := PageRegions(dp, optional)
-	if v2, isV2 := dp.(*file.DataPageV2); !ok || isV2 && v2.NumNulls() != 0 || optional && !AllDefined(levels, int(dp.NumValues())) {
-		return nil, false
+// PlainValues are the values of page p, decompressed, and how many there
+// are, when p is a data page of PLAIN values width bytes each, every one
+// defined (optional: the column's values have one level of definition);
+// good is false otherwise, or when the levels are encoded another way
+// than RLE.
+func PlainValues(p file.Page, optional bool, width int) (values []byte, n int, good bool) {
+	dp, isData := p.(file.DataPage)
+	if !isData || parquet.Encoding(dp.Encoding()) != parquet.Encodings.Plain {
+		return nil, 0, false
 	}
-	return values, true
+	n = int(dp.NumValues())
+	levels, values, ok := PageRegions(dp, optional)
+	if v2, isV2 := dp.(*file.DataPageV2); !ok || isV2 && v2.NumNulls() != 0 || optional && !AllDefined(levels, n) || len(values) != n*width {
+		return nil, 0, false
+	}
+	return values, n, true
 }
 
 // AllDefined reports whether rle, definition levels of bit width 1 in

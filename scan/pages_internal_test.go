@@ -86,8 +86,9 @@ func TestAllDefined(t *testing.T) {
 	}
 }
 
-// PlainValues takes a page's values only where its levels say every row
-// is defined, whatever its header says, for both page versions.
+// PlainValues takes a page's values only where it is a data page of
+// PLAIN values of the width asked for, and its levels say every row is
+// defined, whatever its header says, for both page versions.
 func TestPlainValues(t *testing.T) {
 	vals := []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12} // three INT32s
 	v2 := func(levels []byte, nulls int32) file.DataPage {
@@ -118,9 +119,21 @@ func TestPlainValues(t *testing.T) {
 		{"v1, required", v1(nil), false, true},
 		{"v1, a NULL in the levels", v1([]byte{1<<1 | 1, 0b011}), true, false},
 	} {
-		got, ok := PlainValues(tc.page, tc.optional)
-		if ok != tc.ok || ok && string(got) != string(vals) {
+		got, n, ok := PlainValues(tc.page, tc.optional, 4)
+		if ok != tc.ok || ok && (string(got) != string(vals) || n != 3) {
 			t.Errorf("%s: values %v (ok %v), want ok %v", tc.name, got, ok, tc.ok)
 		}
+	}
+	// not three values of 8 bytes; not PLAIN; not a data page
+	if _, _, ok := PlainValues(v2([]byte{3 << 1, 1}, 0), true, 8); ok {
+		t.Error("12 bytes taken for three values of 8 bytes")
+	}
+	delta := file.NewDataPageV2(memory.NewBufferBytes(append([]byte{3 << 1, 1}, vals...)), 3, 0, 3, parquet.Encodings.DeltaBinaryPacked, 2, 0, 14, false)
+	if _, _, ok := PlainValues(delta, true, 4); ok {
+		t.Error("a DELTA_BINARY_PACKED page taken as PLAIN values")
+	}
+	dict := file.NewDictionaryPage(memory.NewBufferBytes(vals), 3, parquet.Encodings.Plain)
+	if _, _, ok := PlainValues(dict, true, 4); ok {
+		t.Error("a dictionary page taken as a data page")
 	}
 }

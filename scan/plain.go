@@ -354,12 +354,8 @@ func (c *plainCursor) next(n int, typ arrow.DataType, mem memory.Allocator) (a a
 				}
 				return nil, false, fmt.Errorf("the column chunk ends %d values short of its row group", len(dst)/w)
 			}
-			dp, isData := c.pages.Page().(file.DataPage)
-			if !isData || parquet.Encoding(dp.Encoding()) != parquet.Encodings.Plain {
-				return nil, false, nil
-			}
-			vals, good := PlainValues(dp, c.col.optional)
-			if !good || len(vals) != int(dp.NumValues())*w {
+			vals, _, good := PlainValues(c.pages.Page(), c.col.optional, w)
+			if !good {
 				return nil, false, nil
 			}
 			c.vals = vals
