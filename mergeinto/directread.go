@@ -291,7 +291,7 @@ func directArray(ctx context.Context, a arrow.Array, typ arrow.DataType, dict bo
 		a = s
 		defer s.Release()
 	}
-	return castTo(ctx, a, typ)
+	return scan.CastTo(ctx, a, typ)
 }
 
 // dictStrings makes d, a dictionary of strings, a string array: each

@@ -608,7 +608,7 @@ func (m *merger) conform(ctx context.Context, b arrow.RecordBatch) (arrow.Record
 			cols[i] = m.nullArray(f.Type, int(b.NumRows()))
 			continue
 		}
-		c, err := castTo(ctx, b.Column(idx[0]), f.Type)
+		c, err := scan.CastTo(ctx, b.Column(idx[0]), f.Type)
 		if err != nil {
 			releaseAll(cols)
 			return nil, fmt.Errorf("%s: column %q: %w", m.what(), f.Name, err)
@@ -616,17 +616,6 @@ func (m *merger) conform(ctx context.Context, b arrow.RecordBatch) (arrow.Record
 		cols[i] = c
 	}
 	return newBatch(ts, cols, b.NumRows()), nil
-}
-
-// castTo is a as type typ (a itself, retained, when it is of it), cast
-// safely: what a column read from a file becomes in the target layout.
-// The caller releases it.
-func castTo(ctx context.Context, a arrow.Array, typ arrow.DataType) (arrow.Array, error) {
-	if arrow.TypeEqual(a.DataType(), typ) {
-		a.Retain()
-		return a, nil
-	}
-	return compute.CastArray(ctx, a, compute.SafeCastOptions(typ))
 }
 
 // relPath is path relative to the table location when inside it.

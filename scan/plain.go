@@ -303,7 +303,7 @@ func plainFallback(ctx context.Context, pr *file.Reader, schema *arrow.Schema, c
 				return fail(fmt.Errorf("column %s not read (broken invariant)", schema.Field(i).Name))
 			}
 			part := array.NewSlice(rec.Column(k), skip, n)
-			a, err := castTo(ctx, part, schema.Field(i).Type)
+			a, err := CastTo(ctx, part, schema.Field(i).Type)
 			part.Release()
 			if err != nil {
 				releaseAll(arrs)
@@ -381,9 +381,10 @@ func (c *plainCursor) finish() error {
 	return c.pages.Err()
 }
 
-// castTo is a as type typ: itself (retained) when it is one, else cast
-// safely.
-func castTo(ctx context.Context, a arrow.Array, typ arrow.DataType) (arrow.Array, error) {
+// CastTo is a as type typ (a itself, retained, when it is of it), cast
+// safely: what a column read from a file becomes in the reader's layout.
+// The caller releases it.
+func CastTo(ctx context.Context, a arrow.Array, typ arrow.DataType) (arrow.Array, error) {
 	if arrow.TypeEqual(a.DataType(), typ) {
 		a.Retain()
 		return a, nil
