@@ -187,72 +187,10 @@ func plainBatches(ctx context.Context, pr *file.Reader, schema *arrow.Schema, co
 	return func(yield func(arrow.RecordBatch, error) bool) {
 		size := int64(max(size, 1))
 		for g := range pr.NumRowGroups() {
-			rg := pr.RowGroup(g)
-			rows := rg.NumRows()
-			curs := make([]plainCursor, len(cols))
-			closeAll := func() {
-				for i := range curs {
-					if curs[i].pages != nil {
-						curs[i].pages.Close()
-					}
-				}
+			done, fell, more := plainGroup(ctx, pr.RowGroup(g), g, schema, cols, size, mem, yield)
+			if !more {
+				return
 			}
-			for i, c := range cols {
-				pages, err := rg.GetColumnPageReader(c.leaf)
-				if err != nil {
-					closeAll()
-					yield(nil, err)
-					return
-				}
-				curs[i] = plainCursor{pages: pages, col: c}
-			}
-			var done int64
-			fell := false
-			for done < rows {
-				if err := ctx.Err(); err != nil {
-					closeAll()
-					yield(nil, err)
-					return
-				}
-				n := min(size, rows-done)
-				arrs := make([]arrow.Array, len(cols))
-				good := true
-				for i := range cols {
-					a, ok, err := curs[i].next(int(n), schema.Field(i).Type, mem)
-					if err != nil || !ok {
-						releaseAll(arrs)
-						if err != nil {
-							closeAll()
-							yield(nil, fmt.Errorf("row group %d, column %s: %w", g, schema.Field(i).Name, err))
-							return
-						}
-						good = false
-						break
-					}
-					arrs[i] = a
-				}
-				if !good {
-					fell = true
-					break
-				}
-				b := array.NewRecordBatch(schema, arrs, n)
-				releaseAll(arrs)
-				done += n
-				if !yield(b, nil) {
-					closeAll()
-					return
-				}
-			}
-			if !fell {
-				for i := range curs {
-					if err := curs[i].finish(); err != nil {
-						closeAll()
-						yield(nil, fmt.Errorf("row group %d, column %s: %w", g, schema.Field(i).Name, err))
-						return
-					}
-				}
-			}
-			closeAll()
 			if fell {
 				if TestHookPlainRead != nil {
 					TestHookPlainRead(-1)
@@ -260,11 +198,72 @@ func plainBatches(ctx context.Context, pr *file.Reader, schema *arrow.Schema, co
 				if !plainFallback(ctx, pr, schema, cols, g, done, size, mem, yield) {
 					return
 				}
-			} else if TestHookPlainRead != nil {
-				TestHookPlainRead(rows)
 			}
 		}
 	}
+}
+
+// plainGroup reads row group g (rg) page by page as plainBatches does,
+// yielding each batch; done are the rows it yielded. fell is true where
+// a page was not PLAIN values every one defined: the rest of the group is
+// the caller's to read another way. more is false where yield said stop
+// or an error was yielded.
+func plainGroup(ctx context.Context, rg *file.RowGroupReader, g int, schema *arrow.Schema, cols []plainColumn, size int64, mem memory.Allocator, yield func(arrow.RecordBatch, error) bool) (done int64, fell, more bool) {
+	curs := make([]plainCursor, len(cols))
+	defer func() {
+		for i := range curs {
+			if curs[i].pages != nil {
+				curs[i].pages.Close()
+			}
+		}
+	}()
+	fail := func(i int, err error) (int64, bool, bool) {
+		yield(nil, fmt.Errorf("row group %d, column %s: %w", g, schema.Field(i).Name, err))
+		return done, false, false
+	}
+	for i, c := range cols {
+		pages, err := rg.GetColumnPageReader(c.leaf)
+		if err != nil {
+			yield(nil, err)
+			return done, false, false
+		}
+		curs[i] = plainCursor{pages: pages, col: c}
+	}
+	rows := rg.NumRows()
+	for done < rows {
+		if err := ctx.Err(); err != nil {
+			yield(nil, err)
+			return done, false, false
+		}
+		n := min(size, rows-done)
+		arrs := make([]arrow.Array, len(cols))
+		for i := range cols {
+			a, ok, err := curs[i].next(int(n), schema.Field(i).Type, mem)
+			if err != nil || !ok {
+				releaseAll(arrs)
+				if err != nil {
+					return fail(i, err)
+				}
+				return done, true, true
+			}
+			arrs[i] = a
+		}
+		b := array.NewRecordBatch(schema, arrs, n)
+		releaseAll(arrs)
+		done += n
+		if !yield(b, nil) {
+			return done, false, false
+		}
+	}
+	for i := range curs {
+		if err := curs[i].finish(); err != nil {
+			return fail(i, err)
+		}
+	}
+	if TestHookPlainRead != nil {
+		TestHookPlainRead(rows)
+	}
+	return done, false, true
 }
 
 // plainFallback reads row group g of pr from row skip on through pqarrow,
