@@ -3,13 +3,10 @@ package mergeinto
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/bitutil"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
@@ -27,7 +24,7 @@ import (
 // footer the merge already holds, rather than through iceberg-go's scan:
 // a string column whose every data page is dictionary-encoded is read as
 // its dictionary and indices and made a string array in one pass
-// (dictStrings), where arrow-go's string reader appends each value to a
+// (scan.DictStrings), where arrow-go's string reader appends each value to a
 // builder (BENCHMARKS.md, session 29: a tenth of a spread MERGE's CPU for
 // one such column).
 //
@@ -35,7 +32,7 @@ import (
 // has a field id (the scan maps the columns of a file without them by
 // name), and each target column other than the keys is a primitive the
 // file holds as a top-level column with its field id and a type equal to
-// the target's or a lossless widening of it (directCastable), or lacks
+// the target's or a lossless widening of it (scan.DirectCastable), or lacks
 // without an initial default or a partition value (read as NULL, as
 // iceberg-go's scan reads it). Its columns are cast to the target's types as conform casts
 // iceberg-go's. Files with deletes never get here (rowGroupLayout).
@@ -43,7 +40,7 @@ import (
 // directColumn is how one target column is read directly.
 type directColumn struct {
 	leaf int  // the file's leaf column; -1: not in the file (NULL)
-	dict bool // read as dictionary and made strings (dictStrings)
+	dict bool // read as dictionary and made strings (scan.DictStrings)
 }
 
 // directColumns plans the direct read of task's file (footer meta): one
@@ -84,11 +81,11 @@ func (m *merger) directColumns(task table.FileScanTask, meta *metadata.FileMetaD
 			if col.SchemaNode().FieldID() != int32(field.ID) {
 				continue
 			}
-			if len(col.ColumnPath()) != 1 || col.MaxRepetitionLevel() != 0 || !directCastable(as.Field(i).Type, f.Type) {
+			if len(col.ColumnPath()) != 1 || col.MaxRepetitionLevel() != 0 || !scan.DirectCastable(as.Field(i).Type, f.Type) {
 				return nil
 			}
 			out[c].leaf = i
-			out[c].dict = f.Type.ID() == arrow.STRING && col.PhysicalType() == parquet.Types.ByteArray && allDictPages(meta, i)
+			out[c].dict = f.Type.ID() == arrow.STRING && col.PhysicalType() == parquet.Types.ByteArray && scan.AllDictPages(meta, i, nil)
 			break
 		}
 		if out[c].leaf < 0 && (field.InitialDefault != nil || scan.IdentitySource(m.spec.Target.Metadata(), task.File, field.ID)) {
@@ -99,62 +96,6 @@ func (m *merger) directColumns(task table.FileScanTask, meta *metadata.FileMetaD
 		return nil // nothing to read
 	}
 	return out
-}
-
-// directCastable reports whether a column pqarrow reads as from is read
-// directly for a target column of type to: the same type, or a widening
-// that loses nothing (a column whose type was widened after the file was
-// written). Anything else (INT96 timestamps, UUIDs, another unit) goes
-// through iceberg-go's scan, which knows Iceberg's conversions.
-func directCastable(from, to arrow.DataType) bool {
-	if arrow.TypeEqual(from, to) {
-		return true
-	}
-	switch to.ID() {
-	case arrow.INT64:
-		switch from.ID() {
-		case arrow.INT8, arrow.INT16, arrow.INT32:
-			return true
-		}
-	case arrow.INT32:
-		switch from.ID() {
-		case arrow.INT8, arrow.INT16:
-			return true
-		}
-	case arrow.FLOAT64:
-		return from.ID() == arrow.FLOAT32
-	case arrow.DECIMAL128:
-		f, ok := from.(arrow.DecimalType)
-		t := to.(arrow.DecimalType)
-		return ok && f.GetScale() == t.GetScale() && f.GetPrecision() <= t.GetPrecision()
-	}
-	return false
-}
-
-// allDictPages reports whether every data page of leaf column i in every
-// row group of meta is dictionary-encoded, by the chunks' page encoding
-// statistics (false where a chunk has none). Read as a dictionary, a
-// chunk that fell back to plain pages would be hashed value by value.
-func allDictPages(meta *metadata.FileMetaData, i int) bool {
-	for g := range meta.NumRowGroups() {
-		cc, err := meta.RowGroup(g).ColumnChunk(i)
-		if err != nil {
-			return false
-		}
-		stats := cc.EncodingStats()
-		if len(stats) == 0 {
-			return false
-		}
-		for _, s := range stats {
-			switch int32(s.PageType) {
-			case 0, 3: // DATA_PAGE, DATA_PAGE_V2
-				if s.Encoding != parquet.Encodings.RLEDict && s.Encoding != parquet.Encodings.PlainDict {
-					return false
-				}
-			}
-		}
-	}
-	return true
 }
 
 // readDirect reads the row groups runs ([from, to) row group indices,
@@ -284,7 +225,7 @@ func (m *merger) readNone(ctx context.Context, meta *metadata.FileMetaData, runs
 // dictionary made strings, another type cast as conform casts.
 func directArray(ctx context.Context, a arrow.Array, typ arrow.DataType, dict bool) (arrow.Array, error) {
 	if d, ok := a.(*array.Dictionary); ok && dict {
-		s, err := dictStrings(scan.ReadBuffers, d)
+		s, err := scan.DictStrings(scan.ReadBuffers, d, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -292,80 +233,4 @@ func directArray(ctx context.Context, a arrow.Array, typ arrow.DataType, dict bo
 		defer s.Release()
 	}
 	return scan.CastTo(ctx, a, typ)
-}
-
-// dictStrings makes d, a dictionary of strings, a string array: each
-// value's bytes copied once into one buffer.
-func dictStrings(mem memory.Allocator, d *array.Dictionary) (arrow.Array, error) {
-	dict, ok := d.Dictionary().(*array.String)
-	if !ok {
-		return nil, fmt.Errorf("a dictionary of %s, not strings", d.Dictionary().DataType())
-	}
-	n := d.Len()
-	// the indices, -1 for NULL
-	var idx []int32
-	if ind, ok := d.Indices().(*array.Int32); ok && ind.NullN() == 0 {
-		idx = ind.Int32Values()
-	} else {
-		idx = make([]int32, n)
-		for i := range n {
-			idx[i] = -1
-			if d.IsValid(i) {
-				k := d.GetValueIndex(i)
-				if k < 0 || k > math.MaxInt32 {
-					return nil, fmt.Errorf("dictionary index %d", k)
-				}
-				idx[i] = int32(k)
-			}
-		}
-	}
-	offs := dict.ValueOffsets()
-	bytes := dict.ValueBytes()
-	base := offs[0]
-	dlen := int32(dict.Len())
-	var total int
-	for _, k := range idx {
-		if k >= dlen || k < -1 {
-			return nil, fmt.Errorf("dictionary index %d of %d values", k, dlen)
-		}
-		if k >= 0 {
-			total += int(offs[k+1] - offs[k])
-		}
-	}
-	if total > math.MaxInt32 {
-		return nil, fmt.Errorf("%d bytes of strings in one batch", total)
-	}
-	ob := memory.NewResizableBuffer(mem)
-	defer ob.Release()
-	ob.Resize((n + 1) * 4)
-	vb := memory.NewResizableBuffer(mem)
-	defer vb.Release()
-	vb.Resize(total)
-	o := arrow.Int32Traits.CastFromBytes(ob.Bytes())[:n+1]
-	v := vb.Bytes()
-	var pos int32
-	for i, k := range idx {
-		o[i] = pos
-		if k >= 0 {
-			pos += int32(copy(v[pos:], bytes[offs[k]-base:offs[k+1]-base]))
-		}
-	}
-	o[n] = pos
-	var valid *memory.Buffer
-	nulls := d.NullN()
-	if nulls > 0 {
-		valid = memory.NewResizableBuffer(mem)
-		defer valid.Release()
-		valid.Resize(int(bitutil.BytesForBits(int64(n))))
-		vs := valid.Bytes()
-		clear(vs)
-		for i, k := range idx {
-			if k >= 0 {
-				bitutil.SetBit(vs, i)
-			}
-		}
-	}
-	data := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{valid, ob, vb}, nil, nulls, 0)
-	defer data.Release()
-	return array.MakeFromData(data), nil
 }

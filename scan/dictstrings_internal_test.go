@@ -1,4 +1,4 @@
-package mergeinto
+package scan
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// dictStrings gives the strings a dictionary array stands for: int32
+// DictStrings gives the strings a dictionary array stands for: int32
 // indices with and without NULLs, narrower indices, a slice of a
 // dictionary array and of its dictionary, empty strings and an empty
 // array; an index past the dictionary is an error, not a panic.
@@ -45,7 +45,7 @@ func TestDictStrings(t *testing.T) {
 	}
 	check := func(name string, d *array.Dictionary, want []string, wantValid []bool) {
 		t.Helper()
-		got, err := dictStrings(mem, d)
+		got, err := DictStrings(mem, d, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -98,12 +98,27 @@ func TestDictStrings(t *testing.T) {
 	check("sliced dictionary", d, []string{"yz", "x", "yz"}, nil)
 	d.Release()
 
+	// only the rows selected, NULLs among them
+	d = build(arrow.PrimitiveTypes.Int16, vals, []int{3, 0, 1, 2, 0}, valid)
+	got, err := DictStrings(mem, d, []int32{0, 1, 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := got.(*array.String); s.Len() != 3 || s.Value(0) != "b" || s.IsValid(1) || s.Value(2) != "alpha" || s.NullN() != 1 {
+		t.Fatalf("selected rows: %v", got)
+	}
+	got.Release()
+	if _, err := DictStrings(mem, d, []int32{5}); err == nil {
+		t.Fatal("a row past the array: no error")
+	}
+	d.Release()
+
 	d = build(arrow.PrimitiveTypes.Int32, nil, nil, nil)
 	check("empty", d, nil, nil)
 	d.Release()
 
 	d = build(arrow.PrimitiveTypes.Int32, vals, []int{0, 4}, nil)
-	if _, err := dictStrings(mem, d); err == nil || !strings.Contains(err.Error(), "dictionary index 4 of 4") {
+	if _, err := DictStrings(mem, d, nil); err == nil || !strings.Contains(err.Error(), "dictionary index 4 of 4") {
 		t.Fatalf("an index past the dictionary: %v", err)
 	}
 	d.Release()
@@ -130,7 +145,7 @@ func TestDirectCastable(t *testing.T) {
 		{arrow.FixedWidthTypes.Timestamp_us, arrow.FixedWidthTypes.Timestamp_us, true},
 		{arrow.BinaryTypes.Binary, arrow.BinaryTypes.String, false},
 	} {
-		if got := directCastable(tc.from, tc.to); got != tc.want {
+		if got := DirectCastable(tc.from, tc.to); got != tc.want {
 			t.Errorf("%s to %s: %v, want %v", tc.from, tc.to, got, tc.want)
 		}
 	}
