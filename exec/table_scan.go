@@ -153,6 +153,7 @@ func (s *TableScan) Open(ctx context.Context) error {
 	rd, err := scan.OpenFiles(ctx, scan.ReadSpec{
 		Name: s.name, Table: s.tbl, Scan: s.scan, Schema: q.Schema(), SnapshotOpts: q.SnapshotOpts(),
 		Fields: read, Mem: s.mem, Conform: s.conform, TimeFilter: scan.ReadFilterTimestamps(s.filter, q.Schema()),
+		Filter: s.filter,
 	}, tasks)
 	if err != nil {
 		s.scan.Close()

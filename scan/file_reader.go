@@ -30,6 +30,10 @@ type fileRead struct {
 	// also has an entry of its own, marked read, that yields nothing.
 	more []table.FileScanTask
 	read bool
+	// dict, when not nil, is the scan's row filter compiled for reading
+	// the file filtered by dictionary (dictread.go); set only where the
+	// file has no deletes applied here.
+	dict *dictFilter
 }
 
 // groupSplits gives each run of consecutive splits of one data file
@@ -100,7 +104,15 @@ func startFileReader(ctx context.Context, files []fileRead) *fileReader {
 	ctx, cancel := context.WithCancel(ctx)
 	r := &fileReader{files: files, out: make([]chan fileItem, len(files)), window: make(chan struct{}, workers+1), cancel: cancel}
 	for i := range r.out {
-		r.out[i] = make(chan fileItem, 2)
+		// iceberg-go's scan reads ahead on goroutines of its own; a file
+		// read filtered by dictionary (dictread.go) reads ahead only as far
+		// as its channel lets it, and with two batches a file waiting for
+		// the one before it to be taken stalled (one core busy of two)
+		ahead := 2
+		if files[i].dict != nil {
+			ahead = files[i].dict.ahead(queryBatchRows(files[i].tbl))
+		}
+		r.out[i] = make(chan fileItem, ahead)
 	}
 	todo := make(chan int)
 	r.wg.Add(workers + 1)
@@ -158,6 +170,22 @@ func (r *fileReader) read(ctx context.Context, i int) {
 			return
 		}
 		filter = &deleteFilter{fd: fd}
+	}
+	if f.dict != nil && filter == nil {
+		handled, err := readDict(ctx, f, func(rec arrow.RecordBatch) bool {
+			rec, err := f.conform(ctx, rec)
+			if err != nil {
+				send(fileItem{err: err})
+				return false
+			}
+			return send(fileItem{rec: rec})
+		})
+		if err != nil {
+			send(fileItem{err: err})
+		}
+		if handled {
+			return
+		}
 	}
 	tasks := append([]table.FileScanTask{f.task}, f.more...)
 	seq, err := ReadTasksFiltered(compute.WithAllocator(ctx, ReadBuffers), f.tbl, f.scan, f.alt, tasks, f.timeIDs)

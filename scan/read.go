@@ -31,6 +31,12 @@ type ReadSpec struct {
 	TimeFilter []int
 	// Conform turns a batch read into the caller's output schema.
 	Conform func(context.Context, arrow.RecordBatch) (arrow.RecordBatch, error)
+	// Filter is the scan's pruning filter (what Scan's row filter is
+	// ReadFilter's part of), when the caller's own predicate above the
+	// scan gives the exact answer: files it tests by string columns alone
+	// may then be read filtered by dictionary (dictread.go). nil reads
+	// every file through Scan.
+	Filter iceberg.BooleanExpression
 }
 
 // Reader reads a scan's files concurrently and hands their batches out in
@@ -86,6 +92,13 @@ func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (
 				files[i].scan, files[i].timeIDs = rd.raw, nil // no filter
 				files[i].task.DeleteFiles, files[i].task.EqualityDeleteFiles, files[i].task.Residual = nil, nil, nil
 				files[i].deletesOf = tasks[i]
+			}
+		}
+	}
+	if df := compileDictFilter(spec.Filter, spec.Schema, spec.Fields); df != nil && !TestDictReadOff.Load() {
+		for i := range files {
+			if files[i].deletes == nil {
+				files[i].dict = df
 			}
 		}
 	}

@@ -1,0 +1,881 @@
+package scan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/bits"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+)
+
+// Dictionary-filtered reads. A query's scan whose row filter (ReadFilter's
+// part of it) tests string columns only, reading a file in which each of
+// those columns is dictionary-encoded throughout, reads that file here
+// rather than through iceberg-go's scan, and filters it while the strings
+// are still a dictionary and indices:
+//
+//  1. A row group's filter columns are read first, as dictionaries. Each
+//     predicate is evaluated once per dictionary value (and once for
+//     NULL), and a row's outcome is looked up by its index. A row group
+//     none of whose dictionary values can pass is left after its first
+//     batch.
+//  2. The group's other columns are read only when some row passed, and
+//     cut down to the rows that passed (arrow-go's filter kernel).
+//  3. A filter column is made strings only for the rows that passed
+//     (DictStrings).
+//
+// iceberg-go's scan makes every value of such a column a string (one
+// builder append each), compares the strings with arrow-go's kernels and
+// then filters every column: a scan of 10M rows with `status = 'x'` spent
+// two thirds of its CPU there (BENCHMARKS.md, session 35).
+//
+// The filter is the scan's pruning filter, which the query's predicate
+// implies; it may be applied as a superset: a predicate this code cannot
+// evaluate passes everything, and so does a NULL where SQL and Iceberg
+// might disagree (<>, NOT IN). The planner's own Filter above the scan
+// gives the exact answer, as it does over iceberg-go's scan.
+//
+// A file qualifies when it has no delete files, is flat with a field id on
+// every column, holds every column read as a top-level leaf whose type is
+// the field's or a lossless widening of it (DirectCastable, as a MERGE's
+// direct reads), and each filter column's data pages are all
+// dictionary-encoded in the row groups read. Anything else is read by
+// iceberg-go's scan, as before. A split (a range of the file's row
+// groups) is read as iceberg-go reads it: the row groups whose split
+// offset lies in its range.
+
+// TestDictReadOff, when set (by tests only), turns dictionary-filtered
+// reads off, for a test to compare them with iceberg-go's scan.
+var TestDictReadOff atomic.Bool
+
+// TestHookDictRead, when set (by tests only), is called with the rows of
+// each row group a dictionary-filtered read reads, and how many of them
+// passed; skipped is true where the group was left after its first batch.
+var TestHookDictRead func(rows, passed int64, skipped bool)
+
+// dictFilter is a query's row filter compiled for dictionary-filtered
+// reads, and the columns the scan reads.
+type dictFilter struct {
+	root   *dictNode
+	ids    []int // the filter columns' field ids (dictNode.col indexes it)
+	preds  int   // the predicates (dictNode.leaf indexes them)
+	fields []iceberg.NestedField
+	names  []string         // the columns read, as the batches name them
+	types  []arrow.DataType // their Arrow types as iceberg-go reads them
+}
+
+// dictNode is one node of a compiled filter.
+type dictNode struct {
+	kind byte // 'T' true, 'F' false, '&' and, '|' or, 'p' predicate
+	l, r *dictNode
+	col  int               // 'p': the column (dictFilter.ids)
+	leaf int               // 'p': its place among the predicates
+	pass func(string) bool // 'p': on a value
+	null bool              // 'p': on NULL
+}
+
+// compileDictFilter compiles rf (a scan's pruning filter, implied by the
+// query's predicate) for the scan of names (the columns read) with
+// schema; nil unless every predicate of rf that ReadFilter keeps is on a
+// string column, and every column read is a primitive field.
+func compileDictFilter(rf iceberg.BooleanExpression, schema *iceberg.Schema, names []string) *dictFilter {
+	if rf == nil || schema == nil || len(names) == 0 {
+		return nil
+	}
+	pushed, err := iceberg.RewriteNotExpr(rf)
+	if err != nil {
+		return nil
+	}
+	bound, err := iceberg.BindExpr(schema, pushed, false)
+	if err != nil {
+		return nil
+	}
+	df := &dictFilter{names: names}
+	if df.root = df.compile(bound); df.root == nil || len(df.ids) == 0 {
+		return nil
+	}
+	for _, name := range names {
+		f, ok := schema.FindFieldByName(name)
+		if !ok {
+			return nil
+		}
+		if _, ok := f.Type.(iceberg.PrimitiveType); !ok || f.ID >= reservedFieldIDs {
+			return nil
+		}
+		t, err := table.TypeToArrowType(f.Type, false, false)
+		if err != nil {
+			return nil
+		}
+		df.fields = append(df.fields, f)
+		df.types = append(df.types, t)
+	}
+	return df
+}
+
+// dictAheadBytes is about how many bytes of batches a file read filtered
+// by dictionary may hold unread; between 2 and 64 batches.
+const dictAheadBytes = 64 << 20
+
+// ahead is how many batches of rows rows a file read filtered by df may
+// hold unread (dictAheadBytes), by the widths of the columns read
+// (strings taken as 16 bytes).
+func (df *dictFilter) ahead(rows int) int {
+	width := 0
+	for _, t := range df.types {
+		w := 16
+		if fw, ok := t.(arrow.FixedWidthDataType); ok {
+			w = max(fw.BitWidth()/8, 1)
+		}
+		width += w
+	}
+	return min(max(dictAheadBytes/max(width*rows, 1), 2), 64)
+}
+
+// reservedFieldIDs is where Iceberg's reserved field ids (metadata
+// columns, row lineage) start: Integer.MAX_VALUE - 200.
+const reservedFieldIDs = 1<<31 - 1 - 200
+
+// compile turns a bound expression without NOT into a tree; nil where it
+// holds something else (a predicate on a column other than a string).
+func (df *dictFilter) compile(e iceberg.BooleanExpression) *dictNode {
+	n, err := iceberg.VisitExpr(e, dictCompiler{df})
+	if err != nil {
+		return nil
+	}
+	return n
+}
+
+// dictCompiler is compile's visitor; a nil node is what cannot be
+// compiled, and makes its parents nil.
+type dictCompiler struct{ df *dictFilter }
+
+func (dictCompiler) VisitTrue() *dictNode  { return &dictNode{kind: 'T'} }
+func (dictCompiler) VisitFalse() *dictNode { return &dictNode{kind: 'F'} }
+
+// VisitNot cannot be compiled: RewriteNotExpr leaves none.
+func (dictCompiler) VisitNot(*dictNode) *dictNode { return nil }
+
+func (dictCompiler) VisitAnd(l, r *dictNode) *dictNode {
+	if l == nil || r == nil {
+		return nil
+	}
+	return &dictNode{kind: '&', l: l, r: r}
+}
+
+func (dictCompiler) VisitOr(l, r *dictNode) *dictNode {
+	if l == nil || r == nil {
+		return nil
+	}
+	return &dictNode{kind: '|', l: l, r: r}
+}
+
+func (dictCompiler) VisitUnbound(iceberg.UnboundPredicate) *dictNode { return nil }
+
+func (c dictCompiler) VisitBound(e iceberg.BoundPredicate) *dictNode {
+	df := c.df
+	f := e.Ref().Field()
+	if _, ok := f.Type.(iceberg.StringType); !ok {
+		if !safeFilterType(f.Type) {
+			// ReadFilter drops it: iceberg-go neither prunes nor
+			// filters by it, and the Filter above the scan tests it
+			return &dictNode{kind: 'T'}
+		}
+		return nil // iceberg-go's scan prunes row groups by it
+	}
+	col := slices.Index(df.ids, f.ID)
+	if col < 0 {
+		col = len(df.ids)
+		df.ids = append(df.ids, f.ID)
+	}
+	n := &dictNode{kind: 'p', col: col, leaf: df.preds, null: true, pass: stringPredicate(e)}
+	df.preds++
+	switch e.Op() {
+	case iceberg.OpIsNull:
+		n.pass, n.null = func(string) bool { return false }, true
+	case iceberg.OpNotNull, iceberg.OpEQ, iceberg.OpLT, iceberg.OpLTEQ, iceberg.OpGT, iceberg.OpGTEQ, iceberg.OpIn, iceberg.OpStartsWith:
+		// no NULL passes these, in SQL (NULL) as in Iceberg (false)
+		n.null = false
+	}
+	return n
+}
+
+// stringPredicate is p's test of a non-NULL value; one that passes
+// everything where p is not a comparison with string literals.
+func stringPredicate(p iceberg.BoundPredicate) func(string) bool {
+	all := func(string) bool { return true }
+	switch q := p.(type) {
+	case iceberg.BoundLiteralPredicate:
+		lit, ok := q.Literal().Any().(string)
+		if !ok {
+			return all
+		}
+		switch p.Op() {
+		case iceberg.OpEQ:
+			return func(s string) bool { return s == lit }
+		case iceberg.OpNEQ:
+			return func(s string) bool { return s != lit }
+		case iceberg.OpLT:
+			return func(s string) bool { return s < lit }
+		case iceberg.OpLTEQ:
+			return func(s string) bool { return s <= lit }
+		case iceberg.OpGT:
+			return func(s string) bool { return s > lit }
+		case iceberg.OpGTEQ:
+			return func(s string) bool { return s >= lit }
+		case iceberg.OpStartsWith:
+			return func(s string) bool { return strings.HasPrefix(s, lit) }
+		case iceberg.OpNotStartsWith:
+			return func(s string) bool { return !strings.HasPrefix(s, lit) }
+		}
+	case iceberg.BoundSetPredicate:
+		set := make(map[string]struct{})
+		for _, l := range q.Literals().Members() {
+			s, ok := l.Any().(string)
+			if !ok {
+				return all
+			}
+			set[s] = struct{}{}
+		}
+		in := p.Op() == iceberg.OpIn
+		if !in && p.Op() != iceberg.OpNotIn {
+			return all
+		}
+		return func(s string) bool { _, ok := set[s]; return ok == in }
+	}
+	return all
+}
+
+// dictLeaf is a compiled predicate's outcome per dictionary value of the
+// row group being read.
+type dictLeaf struct {
+	node *dictNode
+	dict arrow.Array // the dictionary the outcomes are of
+	pass []bool
+}
+
+// dictFile is one file's dictionary-filtered read.
+type dictFile struct {
+	df      *dictFilter
+	pr      *file.Reader
+	fr      *pqarrow.FileReader // the filter columns as dictionaries
+	plainFr *pqarrow.FileReader // as strings (row groups not all dictionary-encoded)
+	props   pqarrow.ArrowReadProperties
+	groups  []int
+	dictG   []bool // per row group: its filter columns are all dictionary-encoded
+	filter  []int  // the leaves of df.ids
+	other   []int  // the leaves of the columns read that are not filter columns
+	outLeaf []int  // per column read, its leaf
+	leaves  []dictLeaf
+	nulls   []bool // per filter column: the group being read may hold a NULL
+}
+
+// readDict reads f's tasks filtered by dictionary, calling emit with each
+// batch (the columns read, named as the scan reads them); handled is
+// false, with nothing emitted, where the file does not qualify (see
+// above) and the caller reads it through iceberg-go's scan.
+func readDict(ctx context.Context, f *fileRead, emit func(arrow.RecordBatch) bool) (handled bool, err error) {
+	df := f.dict
+	tasks := append([]table.FileScanTask{f.task}, f.more...)
+	for _, t := range tasks {
+		if HasDeletes(t) || t.File.FileFormat() != iceberg.ParquetFile || t.File.FilePath() != f.task.File.FilePath() {
+			return false, nil
+		}
+	}
+	fsys, err := f.tbl.FS(ctx)
+	if err != nil {
+		return false, nil // the scan reports it
+	}
+	src, err := fsys.Open(f.task.File.FilePath())
+	if err != nil {
+		return false, nil
+	}
+	defer src.Close()
+	st, err := src.Stat()
+	if err != nil {
+		return false, nil
+	}
+	pr, err := file.NewParquetReader(src, file.WithReadProps(parquet.NewReaderProperties(ReadBuffers)))
+	if err != nil {
+		return false, nil
+	}
+	defer pr.Close()
+	d := &dictFile{df: df, pr: pr}
+	if !d.plan(tasks, st.Size()) {
+		return false, nil
+	}
+	d.props = pqarrow.ArrowReadProperties{Parallel: true, BatchSize: int64(queryBatchRows(f.tbl))}
+	props := d.props
+	for _, leaf := range d.filter {
+		props.SetReadDict(leaf, true)
+	}
+	if d.fr, err = pqarrow.NewFileReader(pr, props, ReadBuffers); err != nil {
+		return true, err
+	}
+	co := &coalescer{emit: emit, rows: int64(props.BatchSize)}
+	defer co.release()
+	for _, g := range d.groups {
+		if err := ctx.Err(); err != nil {
+			return true, err
+		}
+		more, err := d.readGroup(ctx, g, co.add)
+		if err == nil && co.err != nil {
+			err = co.err
+		}
+		if err != nil {
+			return true, fmt.Errorf("file %s, row group %d: %w", f.task.File.FilePath(), g, err)
+		}
+		if !more {
+			return true, nil
+		}
+	}
+	co.flush()
+	return true, co.err
+}
+
+// coalescer gathers the small batches a selective filter leaves into
+// batches of about rows rows before they go to emit: fewer batches for
+// the operators above, and the file reader's look-ahead (a number of
+// batches) covers more of the file.
+type coalescer struct {
+	emit    func(arrow.RecordBatch) bool
+	rows    int64
+	pending []arrow.RecordBatch
+	held    int64
+	err     error
+}
+
+// add takes b; false when emit wants no more or the batches could not be
+// joined (err).
+func (c *coalescer) add(b arrow.RecordBatch) bool {
+	if len(c.pending) == 0 && b.NumRows() >= c.rows/2 {
+		return c.emit(b)
+	}
+	c.pending = append(c.pending, b)
+	c.held += b.NumRows()
+	if c.held < c.rows/2 {
+		return true
+	}
+	return c.flush()
+}
+
+// flush emits what is pending as one batch.
+func (c *coalescer) flush() bool {
+	if len(c.pending) == 0 {
+		return true
+	}
+	pending := c.pending
+	c.pending, c.held = nil, 0
+	if len(pending) == 1 {
+		return c.emit(pending[0])
+	}
+	defer func() {
+		for _, b := range pending {
+			b.Release()
+		}
+	}()
+	sc := pending[0].Schema()
+	cols := make([]arrow.Array, sc.NumFields())
+	var rows int64
+	for _, b := range pending {
+		rows += b.NumRows()
+	}
+	parts := make([]arrow.Array, len(pending))
+	for i := range cols {
+		for k, b := range pending {
+			parts[k] = b.Column(i)
+		}
+		a, err := array.Concatenate(parts, ReadBuffers)
+		if err != nil {
+			releaseAll(cols)
+			c.err = err
+			return false
+		}
+		cols[i] = a
+	}
+	out := array.NewRecordBatch(sc, cols, rows)
+	releaseAll(cols)
+	return c.emit(out)
+}
+
+// release drops what is pending (a read that stopped early).
+func (c *coalescer) release() {
+	for _, b := range c.pending {
+		b.Release()
+	}
+	c.pending = nil
+}
+
+// plan maps the columns to the file's leaves and picks the row groups of
+// tasks (the file is size bytes); false where the file does not qualify.
+func (d *dictFile) plan(tasks []table.FileScanTask, size int64) bool {
+	meta := d.pr.MetaData()
+	if meta.IsSetEncryptionAlgorithm() || meta.FileDecryptor != nil || meta.Schema.Root().NumFields() != meta.Schema.NumColumns() {
+		return false
+	}
+	leafOf := make(map[int32]int, meta.Schema.NumColumns())
+	for i := range meta.Schema.NumColumns() {
+		id := meta.Schema.Column(i).SchemaNode().FieldID()
+		if id < 0 {
+			return false // the scan maps such a file's columns by name
+		}
+		leafOf[id] = i
+	}
+	as, err := pqarrow.FromParquet(meta.Schema, &pqarrow.ArrowReadProperties{}, meta.KeyValueMetadata())
+	if err != nil || as.NumFields() != meta.Schema.NumColumns() {
+		return false
+	}
+	for _, id := range d.df.ids {
+		leaf, ok := leafOf[int32(id)]
+		if !ok || as.Field(leaf).Type.ID() != arrow.STRING || meta.Schema.Column(leaf).PhysicalType() != parquet.Types.ByteArray {
+			return false
+		}
+		d.filter = append(d.filter, leaf)
+	}
+	for i, f := range d.df.fields {
+		leaf, ok := leafOf[int32(f.ID)]
+		if !ok || !DirectCastable(as.Field(leaf).Type, d.df.types[i]) {
+			return false
+		}
+		d.outLeaf = append(d.outLeaf, leaf)
+		if !slices.Contains(d.filter, leaf) && !slices.Contains(d.other, leaf) {
+			d.other = append(d.other, leaf)
+		}
+	}
+	if d.groups = taskGroups(meta, tasks, size); d.groups == nil {
+		return false
+	}
+	// a row group whose filter columns are not all dictionary-encoded
+	// (a writer's small last group, a dictionary that grew too large) is
+	// read with them as strings; a file without any such group goes to
+	// the scan
+	d.dictG = make([]bool, meta.NumRowGroups())
+	anyDict := false
+	for _, g := range d.groups {
+		d.dictG[g] = true
+		for _, leaf := range d.filter {
+			if !AllDictPages(meta, leaf, []int{g}) {
+				d.dictG[g] = false
+			}
+		}
+		anyDict = anyDict || d.dictG[g]
+	}
+	if !anyDict {
+		return false
+	}
+	d.leaves = make([]dictLeaf, d.df.preds)
+	var collect func(n *dictNode)
+	collect = func(n *dictNode) {
+		switch n.kind {
+		case '&', '|':
+			collect(n.l)
+			collect(n.r)
+		case 'p':
+			d.leaves[n.leaf].node = n
+		}
+	}
+	collect(d.df.root)
+	d.nulls = make([]bool, len(d.filter))
+	return true
+}
+
+// taskGroups is the row groups of the file (footer meta, size bytes)
+// that tasks read, ascending: all of them for a task of the whole file,
+// else those whose split offset lies in the task's range, as iceberg-go
+// picks them (the data file's split offsets when they are one per row
+// group, ascending and inside the file; else each group's first page).
+// nil where a range is not one iceberg-go reads.
+func taskGroups(meta *metadata.FileMetaData, tasks []table.FileScanTask, size int64) []int {
+	n := meta.NumRowGroups()
+	use := make([]bool, n)
+	for _, t := range tasks {
+		if IsWhole(t) {
+			for g := range use {
+				use[g] = true
+			}
+			continue
+		}
+		start, length := t.Start, t.Length
+		if start < 0 || length <= 0 || start > size {
+			return nil
+		}
+		length = min(length, size-start)
+		offsets := t.File.SplitOffsets()
+		if !validOffsets(offsets, n, size) {
+			offsets = make([]int64, n)
+			for g := range offsets {
+				offsets[g] = groupOffset(meta.RowGroup(g))
+			}
+		}
+		for g, o := range offsets {
+			if o >= start && o < start+length {
+				use[g] = true
+			}
+		}
+	}
+	groups := []int{}
+	for g, u := range use {
+		if u {
+			groups = append(groups, g)
+		}
+	}
+	return groups
+}
+
+// validOffsets reports whether offsets are one per row group (n),
+// ascending, and inside a file of size bytes.
+func validOffsets(offsets []int64, n int, size int64) bool {
+	if len(offsets) != n {
+		return false
+	}
+	for i, o := range offsets {
+		if o < 0 || o >= size || i > 0 && o <= offsets[i-1] {
+			return false
+		}
+	}
+	return true
+}
+
+// groupOffset is where row group rg starts for split planning: its first
+// column's dictionary page, else its first data page, else its file
+// offset.
+func groupOffset(rg *metadata.RowGroupMetaData) int64 {
+	if rg.NumColumns() > 0 {
+		if c, err := rg.ColumnChunk(0); err == nil {
+			data := c.DataPageOffset()
+			if c.HasDictionaryPage() {
+				if d := c.DictionaryPageOffset(); d >= 0 && (data < 0 || d < data) {
+					return d
+				}
+			}
+			if data >= 0 {
+				return data
+			}
+		}
+	}
+	return rg.FileOffset()
+}
+
+// queryBatchRows is the batch size a query's scan of tbl reads with
+// (BatchOpts): the table's read.parquet.batch-size, else readBatchRows.
+func queryBatchRows(tbl *table.Table) int {
+	if v, ok := tbl.Properties()[table.ParquetBatchSizeKey]; ok {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			return n
+		}
+	}
+	return readBatchRows
+}
+
+// filtered is one batch of a row group's filter columns and which of its
+// rows passed.
+type filtered struct {
+	rec  arrow.RecordBatch // the filter columns, as dictionaries
+	bits []uint64          // the rows that passed
+	n    int               // how many
+}
+
+// readGroup reads row group g filtered, emitting its batches; false when
+// emit wants no more.
+func (d *dictFile) readGroup(ctx context.Context, g int, emit func(arrow.RecordBatch) bool) (bool, error) {
+	rg := d.pr.MetaData().RowGroup(g)
+	for k, leaf := range d.filter {
+		d.nulls[k] = true
+		if cc, err := rg.ColumnChunk(leaf); err == nil {
+			if st, err := cc.Statistics(); err == nil && st != nil && st.HasNullCount() && st.NullCount() == 0 {
+				d.nulls[k] = false
+			}
+		}
+	}
+	for i := range d.leaves {
+		d.leaves[i].dict = nil
+	}
+	var kept []filtered
+	defer func() {
+		for _, f := range kept {
+			f.rec.Release()
+		}
+	}()
+	fr := d.fr
+	if !d.dictG[g] {
+		if d.plainFr == nil {
+			var err error
+			if d.plainFr, err = pqarrow.NewFileReader(d.pr, d.props, ReadBuffers); err != nil {
+				return false, err
+			}
+		}
+		fr = d.plainFr
+	}
+	rr, err := fr.GetRecordReader(ctx, d.filter, []int{g})
+	if err != nil {
+		return false, err
+	}
+	var rows, passed int64
+	skipped := false
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		dicts := make([]*array.Dictionary, len(d.filter))
+		strs := make([]*array.String, len(d.filter))
+		for k := range d.filter {
+			switch c := rec.Column(k).(type) {
+			case *array.Dictionary:
+				dicts[k] = c
+			case *array.String:
+				strs[k] = c
+			}
+			if (dicts[k] != nil) != d.dictG[g] || (strs[k] != nil) == d.dictG[g] {
+				rr.Release()
+				return false, fmt.Errorf("filter column read as %s (broken invariant)", rec.Column(k).DataType())
+			}
+		}
+		if err := d.lookups(dicts); err != nil {
+			rr.Release()
+			return false, err
+		}
+		if d.dictG[g] && len(kept) == 0 && !d.possible(d.df.root) {
+			rows, skipped = rg.NumRows(), true
+			break
+		}
+		n := int(rec.NumRows())
+		bm := d.eval(d.df.root, dicts, strs, n)
+		cnt := 0
+		for _, w := range bm {
+			cnt += bits.OnesCount64(w)
+		}
+		rec.Retain()
+		kept = append(kept, filtered{rec: rec, bits: bm, n: cnt})
+		rows += int64(n)
+		passed += int64(cnt)
+	}
+	err = rr.Err()
+	rr.Release()
+	if err != nil {
+		return false, err
+	}
+	if TestHookDictRead != nil {
+		TestHookDictRead(rows, passed, skipped)
+	}
+	if skipped || passed == 0 {
+		return true, nil
+	}
+	if len(d.other) == 0 {
+		for _, f := range kept {
+			if f.n == 0 {
+				continue
+			}
+			out, err := d.batch(ctx, f, nil)
+			if err != nil {
+				return false, err
+			}
+			if !emit(out) {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+	or, err := fr.GetRecordReader(ctx, d.other, []int{g})
+	if err != nil {
+		return false, err
+	}
+	defer or.Release()
+	i := 0
+	for or.Next() {
+		rec := or.RecordBatch()
+		if i >= len(kept) || kept[i].rec.NumRows() != rec.NumRows() {
+			return false, errors.New("the row group's columns came in batches of different sizes (broken invariant)")
+		}
+		f := kept[i]
+		i++
+		if f.n == 0 {
+			continue
+		}
+		out, err := d.batch(ctx, f, rec)
+		if err != nil {
+			return false, err
+		}
+		if !emit(out) {
+			return false, nil
+		}
+	}
+	if err := or.Err(); err != nil {
+		return false, err
+	}
+	if i != len(kept) {
+		return false, errors.New("the row group's columns came in batches of different sizes (broken invariant)")
+	}
+	return true, nil
+}
+
+// lookups computes each predicate's outcome per value of its column's
+// dictionary, where the dictionary is not the one they are of already.
+func (d *dictFile) lookups(dicts []*array.Dictionary) error {
+	for i := range d.leaves {
+		l := &d.leaves[i]
+		if dicts[l.node.col] == nil {
+			continue // read as strings
+		}
+		dict := dicts[l.node.col].Dictionary()
+		if l.dict == dict {
+			continue
+		}
+		s, ok := dict.(*array.String)
+		if !ok {
+			return fmt.Errorf("a dictionary of %s, not strings", dict.DataType())
+		}
+		l.pass = slices.Grow(l.pass[:0], s.Len())[:s.Len()]
+		for k := range s.Len() {
+			l.pass[k] = s.IsValid(k) && l.node.pass(s.Value(k))
+		}
+		l.dict = dict
+	}
+	return nil
+}
+
+// possible reports whether some row of the row group may pass n, by the
+// predicates' outcomes on its dictionaries and its columns' NULLs.
+func (d *dictFile) possible(n *dictNode) bool {
+	switch n.kind {
+	case 'T':
+		return true
+	case 'F':
+		return false
+	case '&':
+		return d.possible(n.l) && d.possible(n.r)
+	case '|':
+		return d.possible(n.l) || d.possible(n.r)
+	}
+	if n.null && d.nulls[n.col] {
+		return true
+	}
+	return slices.Contains(d.leaves[n.leaf].pass, true)
+}
+
+// eval is the bitmap of the n rows that pass node n.
+func (d *dictFile) eval(n *dictNode, dicts []*array.Dictionary, strs []*array.String, rows int) []uint64 {
+	words := (rows + 63) / 64
+	out := make([]uint64, words)
+	switch n.kind {
+	case 'T':
+		for i := range out {
+			out[i] = ^uint64(0)
+		}
+		if r := rows % 64; r != 0 {
+			out[words-1] = 1<<r - 1
+		}
+	case 'F':
+	case '&', '|':
+		l, r := d.eval(n.l, dicts, strs, rows), d.eval(n.r, dicts, strs, rows)
+		for i := range out {
+			if n.kind == '&' {
+				out[i] = l[i] & r[i]
+			} else {
+				out[i] = l[i] | r[i]
+			}
+		}
+	case 'p':
+		if sc := strs[n.col]; sc != nil {
+			for i := range rows {
+				ok := n.null
+				if sc.IsValid(i) {
+					ok = n.pass(sc.Value(i))
+				}
+				if ok {
+					out[i>>6] |= 1 << (i & 63)
+				}
+			}
+			break
+		}
+		pass := d.leaves[n.leaf].pass
+		dc := dicts[n.col]
+		ind, dense := dc.Indices().(*array.Int32)
+		var idx []int32
+		if dense {
+			idx = ind.Int32Values()
+		}
+		for i := range rows {
+			ok := n.null
+			if dc.IsValid(i) {
+				var k int
+				if dense {
+					k = int(idx[i])
+				} else {
+					k = dc.GetValueIndex(i)
+				}
+				ok = k >= 0 && k < len(pass) && pass[k]
+			}
+			if ok {
+				out[i>>6] |= 1 << (i & 63)
+			}
+		}
+	}
+	return out
+}
+
+// batch is one output batch: the rows of f that passed, with the columns
+// read in the scan's order; rec holds the other columns (nil when there
+// are none).
+func (d *dictFile) batch(ctx context.Context, f filtered, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	rows := int(f.rec.NumRows())
+	var sel []int32
+	var mask arrow.Array
+	if f.n < rows {
+		sel = make([]int32, 0, f.n)
+		for w, word := range f.bits {
+			for word != 0 {
+				sel = append(sel, int32(w*64+bits.TrailingZeros64(word)))
+				word &= word - 1
+			}
+		}
+		mb := array.NewBooleanBuilder(ReadBuffers)
+		mb.Resize(rows)
+		for i := range rows {
+			mb.UnsafeAppend(f.bits[i>>6]&(1<<(i&63)) != 0)
+		}
+		mask = mb.NewArray()
+		mb.Release()
+		defer mask.Release()
+	}
+	cols := make([]arrow.Array, len(d.outLeaf))
+	fields := make([]arrow.Field, len(d.outLeaf))
+	for i, leaf := range d.outLeaf {
+		var a arrow.Array
+		var err error
+		if k := slices.Index(d.filter, leaf); k >= 0 && f.rec.Column(k).DataType().ID() == arrow.DICTIONARY {
+			a, err = DictStrings(ReadBuffers, f.rec.Column(k).(*array.Dictionary), sel)
+		} else {
+			var col arrow.Array
+			if k >= 0 {
+				col = f.rec.Column(k)
+			} else {
+				col = rec.Column(slices.Index(d.other, leaf))
+			}
+			if mask == nil {
+				col.Retain()
+				a = col
+			} else {
+				a, err = compute.FilterArray(compute.WithAllocator(ctx, ReadBuffers), col, mask, *compute.DefaultFilterOptions())
+			}
+		}
+		if err != nil {
+			releaseAll(cols)
+			return nil, err
+		}
+		cols[i] = a
+		fields[i] = arrow.Field{Name: d.df.names[i], Type: a.DataType(), Nullable: true}
+	}
+	out := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(f.n))
+	releaseAll(cols)
+	return out, nil
+}
