@@ -22,7 +22,9 @@ import (
 // The filter is for pruning: iceberg-go skips data files (and row groups)
 // whose partition values or column min/max rule it out, and drops rows
 // that fail it. The planner keeps its own Filter above the scan, so a
-// filter here must only ever be implied by the query's predicate.
+// filter here must only ever be implied by the query's predicate; the
+// exception is the part set by SetExact, which the scan applies exactly
+// and no Filter above tests.
 //
 // Position and equality deletes are applied by scan.OpenFiles (each delete
 // file read once per scan, see scan/deletes.go); deletion vectors and split
@@ -42,8 +44,12 @@ type TableScan struct {
 	noSnap bool
 	fields []string
 	filter iceberg.BooleanExpression
-	schema *arrow.Schema
-	mem    memory.Allocator
+	// exact, when not nil, is applied to every row (SetExact); filterOnly
+	// are the columns read for it alone
+	exact      iceberg.BooleanExpression
+	filterOnly []string
+	schema     *arrow.Schema
+	mem        memory.Allocator
 
 	// tasks, when preset, are read instead of planning (a DML statement
 	// rewriting one file at a time).
@@ -92,7 +98,22 @@ func (s *TableScan) String() string {
 	if s.filter != nil {
 		fmt.Fprintf(&b, " filter=%s", s.filter)
 	}
+	if s.exact != nil {
+		fmt.Fprintf(&b, " exact=%s", s.exact)
+		if len(s.filterOnly) > 0 {
+			fmt.Fprintf(&b, " reading [%s]", strings.Join(s.filterOnly, ", "))
+		}
+	}
 	return b.String()
+}
+
+// SetExact makes the scan return only rows that pass exact, a filter of
+// predicates on string columns that mean what SQL's do, for a planner
+// that keeps no Filter above the scan for them; filterOnly are columns
+// (Iceberg names) that exact tests and the scan does not return. exact
+// must also be part of the pruning filter.
+func (s *TableScan) SetExact(exact iceberg.BooleanExpression, filterOnly []string) {
+	s.exact, s.filterOnly = exact, filterOnly
 }
 
 // NewFileScan is a TableScan of the given planned files only; filter,
@@ -153,7 +174,7 @@ func (s *TableScan) Open(ctx context.Context) error {
 	rd, err := scan.OpenFiles(ctx, scan.ReadSpec{
 		Name: s.name, Table: s.tbl, Scan: s.scan, Schema: q.Schema(), SnapshotOpts: q.SnapshotOpts(),
 		Fields: read, Mem: s.mem, Conform: s.conform, TimeFilter: scan.ReadFilterTimestamps(s.filter, q.Schema()),
-		Filter: s.filter,
+		Filter: s.filter, Exact: s.exact, FilterOnly: s.filterOnly,
 	}, tasks)
 	if err != nil {
 		s.scan.Close()
@@ -166,7 +187,11 @@ func (s *TableScan) Open(ctx context.Context) error {
 
 // query is the scan's file planning and read options (package scan).
 func (s *TableScan) query() scan.Query {
-	return scan.Query{Table: s.tbl, SnapID: s.snapID, Fields: s.fields, Filter: s.filter}
+	fields := s.fields
+	if len(s.filterOnly) > 0 {
+		fields = append(fields[:len(fields):len(fields)], s.filterOnly...)
+	}
+	return scan.Query{Table: s.tbl, SnapID: s.snapID, Fields: fields, Filter: s.filter}
 }
 
 func (s *TableScan) Next(ctx context.Context) (arrow.RecordBatch, error) {

@@ -3,6 +3,7 @@ package lake_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -54,25 +55,48 @@ func TestDictFilteredReads(t *testing.T) {
 					CASE WHEN i %% 3 = 0 THEN 'x' ELSE 'y' END, i * 1.5, 'u' || i
 				FROM range(0, 6000) r(i);
 				INSERT INTO t SELECT i, 'rare', NULL, -1.0 * i, 'v' || i FROM range(6000, 6050) r(i)`, part, version))
+			// each predicate also in Go, the oracle: over every row read
+			// unfiltered (a NULL is nil)
+			type pred func(status, tag *string) bool
+			is := func(v *string, want ...string) bool { return v != nil && slices.Contains(want, *v) }
+			cmp := func(v *string, f func(string) bool) bool { return v != nil && f(*v) }
 			queries := []struct {
 				where string
 				dict  bool // read by dictionary
+				keep  pred
 			}{
-				{"status = 'active'", true},
-				{"status = 'rare'", true},
-				{"status = 'nowhere'", true},
-				{"status IN ('closed', 'late')", true},
-				{"status < 'n'", true},
-				{"status >= 'late' AND status <= 'pending'", true},
-				{"status BETWEEN 'closed' AND 'new'", true},
-				{"status IS NULL", true},
-				{"status IS NOT NULL", true},
-				{"status = 'new' OR status IS NULL", true},
-				{"status = 'rare' OR tag = 'x'", true},
-				{"status = 'pending' AND tag = 'y'", true},
-				{"status = 'active' AND id > 4000", false},
-				{"u = 'u17'", false}, // unique strings: no dictionary
-				{"amount > 100", false},
+				{"status = 'active'", true, func(s, _ *string) bool { return is(s, "active") }},
+				{"status = 'rare'", true, func(s, _ *string) bool { return is(s, "rare") }},
+				{"status = 'nowhere'", true, func(s, _ *string) bool { return false }},
+				{"status IN ('closed', 'late')", true, func(s, _ *string) bool { return is(s, "closed", "late") }},
+				{"status < 'n'", true, func(s, _ *string) bool { return cmp(s, func(v string) bool { return v < "n" }) }},
+				{"status >= 'late' AND status <= 'pending'", true, func(s, _ *string) bool { return cmp(s, func(v string) bool { return v >= "late" && v <= "pending" }) }},
+				{"status BETWEEN 'closed' AND 'new'", true, func(s, _ *string) bool { return cmp(s, func(v string) bool { return v >= "closed" && v <= "new" }) }},
+				{"status IS NULL", true, func(s, _ *string) bool { return s == nil }},
+				{"status IS NOT NULL", true, func(s, _ *string) bool { return s != nil }},
+				{"status = 'new' OR status IS NULL", true, func(s, _ *string) bool { return s == nil || is(s, "new") }},
+				{"status = 'rare' OR tag = 'x'", true, func(s, g *string) bool { return is(s, "rare") || is(g, "x") }},
+				{"status = 'pending' AND tag = 'y'", true, func(s, g *string) bool { return is(s, "pending") && is(g, "y") }},
+				{"status <> 'active'", false, func(s, _ *string) bool { return s != nil && *s != "active" }},
+				{"status = 'active' AND id > 4000", false, nil},
+				{"u = 'u17'", false, nil}, // unique strings: no dictionary
+				{"amount > 100", false, nil},
+			}
+			oracle := func(keep pred) []string {
+				var out []string
+				for _, r := range query(t, s, "SELECT id, status, tag, amount FROM t ORDER BY id") {
+					f := strings.Split(r, "|")
+					val := func(x string) *string {
+						if x == "(null)" {
+							return nil
+						}
+						return &x
+					}
+					if keep(val(f[1]), val(f[2])) {
+						out = append(out, r)
+					}
+				}
+				return out
 			}
 			check := func(round string) {
 				read() // what earlier statements read
@@ -88,6 +112,23 @@ func TestDictFilteredReads(t *testing.T) {
 					n := read()
 					if !slices.Equal(have, want) {
 						t.Fatalf("%s, %s: %s: %d rows, %d through the scan\n%v\n%v", what, round, q.where, len(have), len(want), have, want)
+					}
+					if q.keep != nil {
+						if o := oracle(q.keep); !slices.Equal(have, o) {
+							t.Fatalf("%s, %s: %s: %d rows, the oracle %d", what, round, q.where, len(have), len(o))
+						}
+						// the string columns only filtered by, not returned
+						narrow := query(t, s, "SELECT id, amount FROM t WHERE "+q.where+" ORDER BY id")
+						read()
+						if len(narrow) != len(have) {
+							t.Fatalf("%s, %s: %s: %d rows returning id and amount, %d returning all", what, round, q.where, len(narrow), len(have))
+						}
+						for i, r := range narrow {
+							f := strings.Split(have[i], "|")
+							if r != f[0]+"|"+f[3] {
+								t.Fatalf("%s, %s: %s: row %d is %s, want %s|%s", what, round, q.where, i, r, f[0], f[3])
+							}
+						}
 					}
 					if q.dict && round == "clean" && n.groups == 0 {
 						t.Fatalf("%s, %s: %s: no row group read by dictionary", what, round, q.where)
@@ -105,6 +146,16 @@ func TestDictFilteredReads(t *testing.T) {
 						t.Fatalf("%s: %s: %d of %d rows passed, %d returned", what, q.where, n.passed, n.rows, len(have))
 					}
 				}
+			}
+			// the conjuncts the scan applies exactly leave no Filter above
+			// it, and it returns no column read only for them
+			plan := strings.Join(query(t, s, "EXPLAIN SELECT id, amount FROM t WHERE status IN ('a', 'b') AND amount > 1"), "\n")
+			if !strings.Contains(plan, "exact=") || !strings.Contains(plan, "reading [status]") || strings.Contains(plan, "Filter (t.status") || !strings.Contains(plan, "Filter (t.amount") {
+				t.Fatalf("%s: the plan:\n%s", what, plan)
+			}
+			plan = strings.Join(query(t, s, "EXPLAIN SELECT id FROM t WHERE status <> 'a'"), "\n")
+			if strings.Contains(plan, "exact=") || !strings.Contains(plan, "Filter (t.status") {
+				t.Fatalf("%s: the plan:\n%s", what, plan)
 			}
 			check("clean")
 			// deletes: files with them are read through the scan

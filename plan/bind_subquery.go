@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -641,7 +642,17 @@ func nodeExprs(n Node) []Expr {
 		}
 		return out
 	case *Scan:
-		return x.Filters
+		// the conjuncts the scan applies exactly need no column out of it
+		if len(x.Exact) == 0 {
+			return x.Filters
+		}
+		var out []Expr
+		for _, f := range x.Filters {
+			if !slices.Contains(x.Exact, f) {
+				out = append(out, f)
+			}
+		}
+		return out
 	}
 	return nil
 }

@@ -43,6 +43,12 @@ type Scan struct {
 	// Pushed is the part of them iceberg-go can prune files with.
 	Filters []Expr
 	Pushed  iceberg.BooleanExpression
+	// Exact are the conjuncts of Filters the scan applies exactly
+	// (predicates on string columns that mean in Iceberg what they mean
+	// in SQL), so no Filter above it tests them; ExactPushed is their
+	// Iceberg form, part of Pushed too.
+	Exact       []Expr
+	ExactPushed iceberg.BooleanExpression
 	// Alias is the name the query uses for the table.
 	Alias string
 }
@@ -60,6 +66,9 @@ func (s *Scan) String() string {
 		names[i] = c.Name
 	}
 	fmt.Fprintf(&b, " [%s]", strings.Join(names, ", "))
+	if s.ExactPushed != nil {
+		fmt.Fprintf(&b, " exact=%s", s.ExactPushed)
+	}
 	if s.Pushed != nil {
 		fmt.Fprintf(&b, " pushed=%s", s.Pushed)
 	}

@@ -95,7 +95,19 @@ func pushdown(b *binder, n Node) Node {
 		case *Scan:
 			y.Filters = append(y.Filters, cs...)
 			y.Pushed = icebergFilter(y)
-			return &Filter{Input: y, Pred: x.Pred}
+			var rest []Expr
+			for _, c := range cs {
+				if e := exactFilter(y, c); e != nil {
+					y.Exact = append(y.Exact, c)
+					y.ExactPushed = andIceberg(y.ExactPushed, e)
+				} else {
+					rest = append(rest, c)
+				}
+			}
+			if len(rest) == 0 {
+				return y
+			}
+			return &Filter{Input: y, Pred: andConj(rest)}
 		}
 		x.Input = pushdown(b, in)
 		return x
@@ -307,6 +319,61 @@ func icebergFilter(s *Scan) iceberg.BooleanExpression {
 		return parts[0]
 	}
 	return iceberg.NewAnd(parts[0], parts[1], parts[2:]...)
+}
+
+// exactFilter is the Iceberg form of conjunct c when the scan can apply
+// it exactly, so that no Filter above the scan need test it: a predicate,
+// or AND/OR of predicates, on string columns, each =, <, <=, >, >=, IN
+// (of non-NULL constants), IS NULL or IS NOT NULL, which mean in Iceberg
+// what they mean in SQL (text compares by its bytes in both). nil for
+// anything else. The scan evaluates it on dictionaries where it can
+// (scan/dictread.go).
+func exactFilter(s *Scan, c Expr) iceberg.BooleanExpression {
+	e := toIceberg(s, c)
+	if e == nil {
+		return nil
+	}
+	if ok, err := iceberg.VisitExpr(e, exactVisitor{s}); err != nil || !ok {
+		return nil
+	}
+	return e
+}
+
+// exactVisitor reports whether an expression holds only what exactFilter
+// accepts.
+type exactVisitor struct{ s *Scan }
+
+func (exactVisitor) VisitTrue() bool                        { return true }
+func (exactVisitor) VisitFalse() bool                       { return true }
+func (exactVisitor) VisitNot(bool) bool                     { return false }
+func (exactVisitor) VisitAnd(l, r bool) bool                { return l && r }
+func (exactVisitor) VisitOr(l, r bool) bool                 { return l && r }
+func (exactVisitor) VisitBound(iceberg.BoundPredicate) bool { return false }
+
+func (v exactVisitor) VisitUnbound(p iceberg.UnboundPredicate) bool {
+	switch p.Op() {
+	case iceberg.OpEQ, iceberg.OpLT, iceberg.OpLTEQ, iceberg.OpGT, iceberg.OpGTEQ, iceberg.OpIn, iceberg.OpIsNull, iceberg.OpNotNull:
+	default:
+		return false
+	}
+	ref, ok := p.Term().(iceberg.Reference)
+	if !ok {
+		return false
+	}
+	for i, a := range v.s.All {
+		if v.s.Fields[i] == string(ref) {
+			return a.Type.ID() == arrow.STRING
+		}
+	}
+	return false
+}
+
+// andIceberg is a AND b, where a may be nil.
+func andIceberg(a, b iceberg.BooleanExpression) iceberg.BooleanExpression {
+	if a == nil {
+		return b
+	}
+	return iceberg.NewAnd(a, b)
 }
 
 var icebergOps = map[string]iceberg.Operation{

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -100,10 +101,32 @@ func (b *binder) buildSerial(n Node) (exec.Operator, error) {
 	switch n := n.(type) {
 	case *Scan:
 		fields, schema := scanFields(n)
+		var ts *exec.TableScan
+		var err error
 		if b.split != nil {
-			return exec.NewFileScan(n.Table.Name, n.Table.Table, n.Snap, fields, schema, n.Pushed, b.split)
+			ts, err = exec.NewFileScan(n.Table.Name, n.Table.Table, n.Snap, fields, schema, n.Pushed, b.split)
+		} else {
+			ts, err = exec.NewTableScan(n.Table.Name, n.Table.Table, n.Snap, fields, schema, n.Pushed)
 		}
-		return exec.NewTableScan(n.Table.Name, n.Table.Table, n.Snap, fields, schema, n.Pushed)
+		if err != nil {
+			return nil, err
+		}
+		if n.ExactPushed == nil {
+			return ts, nil
+		}
+		// the columns the exact filter tests that the scan does not return
+		var only []string
+		for _, c := range n.Exact {
+			used := map[ColumnID]bool{}
+			exprCols(c, used)
+			for i, a := range n.All {
+				if used[a.ID] && !slices.Contains(fields, n.Fields[i]) && !slices.Contains(only, n.Fields[i]) {
+					only = append(only, n.Fields[i])
+				}
+			}
+		}
+		ts.SetExact(n.ExactPushed, only)
+		return ts, nil
 	case *SourceScan:
 		op, err := n.Open()
 		if err != nil {

@@ -46,7 +46,10 @@ import (
 // implies; it may be applied as a superset: a predicate this code cannot
 // evaluate passes everything, and so does a NULL where SQL and Iceberg
 // might disagree (<>, NOT IN). The planner's own Filter above the scan
-// gives the exact answer, as it does over iceberg-go's scan.
+// gives the exact answer, as it does over iceberg-go's scan. The part of
+// the filter the planner hands over as exact (ReadSpec.Exact: no Filter
+// above the scan tests it) is evaluated exactly here, and by
+// exactFilter.apply on every batch read any other way.
 //
 // A file qualifies when it has no delete files, is flat with a field id on
 // every column, holds every column read as a top-level leaf whose type is
@@ -75,6 +78,9 @@ type dictFilter struct {
 	fields []iceberg.NestedField
 	names  []string         // the columns read, as the batches name them
 	types  []arrow.DataType // their Arrow types as iceberg-go reads them
+	// exact: every predicate is evaluated exactly (compileExact), none
+	// as a superset
+	exact bool
 }
 
 // dictNode is one node of a compiled filter.
@@ -123,6 +129,85 @@ func compileDictFilter(rf iceberg.BooleanExpression, schema *iceberg.Schema, nam
 		df.types = append(df.types, t)
 	}
 	return df
+}
+
+// exactFilter is a filter the scan applies exactly (ReadSpec.Exact): the
+// compiled predicates, and the names the batches give their columns.
+type exactFilter struct {
+	df    *dictFilter
+	names []string // per df.ids
+}
+
+// compileExact compiles e, a filter of predicates on string columns that
+// mean what SQL's do (the planner's Scan.Exact), to be applied exactly;
+// an error where some part of it cannot be.
+func compileExact(e iceberg.BooleanExpression, schema *iceberg.Schema) (*exactFilter, error) {
+	pushed, err := iceberg.RewriteNotExpr(e)
+	if err == nil {
+		var bound iceberg.BooleanExpression
+		if bound, err = iceberg.BindExpr(schema, pushed, false); err == nil {
+			df := &dictFilter{exact: true}
+			if df.root = df.compile(bound); df.root != nil {
+				ex := &exactFilter{df: df}
+				for _, id := range df.ids {
+					name, ok := schema.FindColumnName(id)
+					if !ok {
+						return nil, fmt.Errorf("no column of field id %d", id)
+					}
+					ex.names = append(ex.names, name)
+				}
+				return ex, nil
+			}
+			err = errors.New("not only predicates on string columns that SQL and Iceberg agree on")
+		}
+	}
+	return nil, fmt.Errorf("the scan's exact filter %s: %w (planner bug)", e, err)
+}
+
+// apply returns the rows of rec (columns named as the scan reads them)
+// that pass ex; it consumes rec.
+func (ex *exactFilter) apply(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	strs := make([]*array.String, len(ex.names))
+	var owned []arrow.Array
+	defer func() { releaseAll(owned) }()
+	for k, name := range ex.names {
+		idx := rec.Schema().FieldIndices(name)
+		if len(idx) != 1 {
+			rec.Release()
+			return nil, fmt.Errorf("the exact filter's column %q is not in the data read (bug)", name)
+		}
+		c := rec.Column(idx[0])
+		if c.DataType().ID() != arrow.STRING {
+			cast, err := CastTo(ctx, c, arrow.BinaryTypes.String)
+			if err != nil {
+				rec.Release()
+				return nil, fmt.Errorf("the exact filter's column %q: %w", name, err)
+			}
+			owned = append(owned, cast)
+			c = cast
+		}
+		strs[k] = c.(*array.String)
+	}
+	n := int(rec.NumRows())
+	d := &dictFile{df: ex.df}
+	bm := d.eval(ex.df.root, make([]*array.Dictionary, len(ex.names)), strs, n)
+	cnt := 0
+	for _, w := range bm {
+		cnt += bits.OnesCount64(w)
+	}
+	if cnt == n {
+		return rec, nil
+	}
+	defer rec.Release()
+	mb := array.NewBooleanBuilder(ReadBuffers)
+	defer mb.Release()
+	mb.Resize(n)
+	for i := range n {
+		mb.UnsafeAppend(bm[i>>6]&(1<<(i&63)) != 0)
+	}
+	mask := mb.NewArray()
+	defer mask.Release()
+	return compute.FilterRecordBatch(compute.WithAllocator(ctx, ReadBuffers), rec, mask, compute.DefaultFilterOptions())
 }
 
 // dictAheadBytes is about how many bytes of batches a file read filtered
@@ -188,7 +273,7 @@ func (c dictCompiler) VisitBound(e iceberg.BoundPredicate) *dictNode {
 	df := c.df
 	f := e.Ref().Field()
 	if _, ok := f.Type.(iceberg.StringType); !ok {
-		if !safeFilterType(f.Type) {
+		if !df.exact && !safeFilterType(f.Type) {
 			// ReadFilter drops it: iceberg-go neither prunes nor
 			// filters by it, and the Filter above the scan tests it
 			return &dictNode{kind: 'T'}
@@ -200,62 +285,76 @@ func (c dictCompiler) VisitBound(e iceberg.BoundPredicate) *dictNode {
 		col = len(df.ids)
 		df.ids = append(df.ids, f.ID)
 	}
-	n := &dictNode{kind: 'p', col: col, leaf: df.preds, null: true, pass: stringPredicate(e)}
+	pass, exact := stringPredicate(e)
+	n := &dictNode{kind: 'p', col: col, leaf: df.preds, null: true, pass: pass}
 	df.preds++
 	switch e.Op() {
 	case iceberg.OpIsNull:
-		n.pass, n.null = func(string) bool { return false }, true
-	case iceberg.OpNotNull, iceberg.OpEQ, iceberg.OpLT, iceberg.OpLTEQ, iceberg.OpGT, iceberg.OpGTEQ, iceberg.OpIn, iceberg.OpStartsWith:
+		n.pass, n.null, exact = func(string) bool { return false }, true, true
+	case iceberg.OpNotNull:
+		n.pass, n.null, exact = func(string) bool { return true }, false, true
+	case iceberg.OpEQ, iceberg.OpLT, iceberg.OpLTEQ, iceberg.OpGT, iceberg.OpGTEQ, iceberg.OpIn, iceberg.OpStartsWith:
 		// no NULL passes these, in SQL (NULL) as in Iceberg (false)
 		n.null = false
+	default:
+		// <>, NOT IN, NOT STARTS WITH: a NULL passes, which SQL would
+		// not let through
+		exact = false
+	}
+	if !exact {
+		if df.exact {
+			return nil
+		}
+		n.null = true // passes every row
 	}
 	return n
 }
 
-// stringPredicate is p's test of a non-NULL value; one that passes
-// everything where p is not a comparison with string literals.
-func stringPredicate(p iceberg.BoundPredicate) func(string) bool {
+// stringPredicate is p's test of a non-NULL value (strings compare by
+// their bytes, as skade's text does); exact is false, and the test passes
+// everything, where p is not a comparison with string literals.
+func stringPredicate(p iceberg.BoundPredicate) (test func(string) bool, exact bool) {
 	all := func(string) bool { return true }
 	switch q := p.(type) {
 	case iceberg.BoundLiteralPredicate:
 		lit, ok := q.Literal().Any().(string)
 		if !ok {
-			return all
+			return all, false
 		}
 		switch p.Op() {
 		case iceberg.OpEQ:
-			return func(s string) bool { return s == lit }
+			return func(s string) bool { return s == lit }, true
 		case iceberg.OpNEQ:
-			return func(s string) bool { return s != lit }
+			return func(s string) bool { return s != lit }, true
 		case iceberg.OpLT:
-			return func(s string) bool { return s < lit }
+			return func(s string) bool { return s < lit }, true
 		case iceberg.OpLTEQ:
-			return func(s string) bool { return s <= lit }
+			return func(s string) bool { return s <= lit }, true
 		case iceberg.OpGT:
-			return func(s string) bool { return s > lit }
+			return func(s string) bool { return s > lit }, true
 		case iceberg.OpGTEQ:
-			return func(s string) bool { return s >= lit }
+			return func(s string) bool { return s >= lit }, true
 		case iceberg.OpStartsWith:
-			return func(s string) bool { return strings.HasPrefix(s, lit) }
+			return func(s string) bool { return strings.HasPrefix(s, lit) }, true
 		case iceberg.OpNotStartsWith:
-			return func(s string) bool { return !strings.HasPrefix(s, lit) }
+			return func(s string) bool { return !strings.HasPrefix(s, lit) }, true
 		}
 	case iceberg.BoundSetPredicate:
 		set := make(map[string]struct{})
 		for _, l := range q.Literals().Members() {
 			s, ok := l.Any().(string)
 			if !ok {
-				return all
+				return all, false
 			}
 			set[s] = struct{}{}
 		}
 		in := p.Op() == iceberg.OpIn
 		if !in && p.Op() != iceberg.OpNotIn {
-			return all
+			return all, false
 		}
-		return func(s string) bool { _, ok := set[s]; return ok == in }
+		return func(s string) bool { _, ok := set[s]; return ok == in }, true
 	}
-	return all
+	return all, false
 }
 
 // dictLeaf is a compiled predicate's outcome per dictionary value of the

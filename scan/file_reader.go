@@ -34,6 +34,9 @@ type fileRead struct {
 	// the file filtered by dictionary (dictread.go); set only where the
 	// file has no deletes applied here.
 	dict *dictFilter
+	// exact, when not nil, filters every batch not read by dictionary
+	// (ReadSpec.Exact)
+	exact *exactFilter
 }
 
 // groupSplits gives each run of consecutive splits of one data file
@@ -200,6 +203,12 @@ func (r *fileReader) read(ctx context.Context, i int) {
 		}
 		if filter != nil {
 			if rec, err = filter.apply(ctx, ReadBuffers, rec); err != nil {
+				send(fileItem{err: err})
+				return
+			}
+		}
+		if f.exact != nil && rec.NumRows() > 0 {
+			if rec, err = f.exact.apply(ctx, rec); err != nil {
 				send(fileItem{err: err})
 				return
 			}

@@ -37,6 +37,15 @@ type ReadSpec struct {
 	// may then be read filtered by dictionary (dictread.go). nil reads
 	// every file through Scan.
 	Filter iceberg.BooleanExpression
+	// Exact, when not nil, is a filter of predicates on string columns
+	// that the caller has no Filter above the scan for: every batch must
+	// hold only rows that pass it. A file read by dictionary evaluates it
+	// exactly there (it is part of Filter); a batch read any other way is
+	// filtered by it before Conform. FilterOnly are the columns of Fields
+	// read for Exact alone, which Conform drops; a file read by dictionary
+	// does not make them.
+	Exact      iceberg.BooleanExpression
+	FilterOnly []string
 }
 
 // Reader reads a scan's files concurrently and hands their batches out in
@@ -54,8 +63,15 @@ func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (
 	alt := func(fields []string) *table.Scan {
 		return spec.Table.Scan(append(append(slices.Clone(spec.SnapshotOpts), BatchOpts(spec.Table)...), table.WithSelectedFields(fields...))...)
 	}
+	var exact *exactFilter
+	if spec.Exact != nil {
+		var err error
+		if exact, err = compileExact(spec.Exact, spec.Schema); err != nil {
+			return nil, fmt.Errorf("scan %s: %w", spec.Name, err)
+		}
+	}
 	for i, t := range tasks {
-		files[i] = fileRead{task: t, scan: spec.Scan, tbl: spec.Table, alt: alt, timeIDs: spec.TimeFilter, conform: spec.Conform}
+		files[i] = fileRead{task: t, scan: spec.Scan, tbl: spec.Table, alt: alt, timeIDs: spec.TimeFilter, conform: spec.Conform, exact: exact}
 	}
 	var idx *deleteIndex
 	for i, t := range tasks {
@@ -95,7 +111,20 @@ func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (
 			}
 		}
 	}
-	if df := compileDictFilter(spec.Filter, spec.Schema, spec.Fields); df != nil && !TestDictReadOff.Load() {
+	out := spec.Fields // the columns a file read by dictionary makes
+	if len(spec.FilterOnly) > 0 {
+		out = slices.DeleteFunc(slices.Clone(out), func(f string) bool { return slices.Contains(spec.FilterOnly, f) })
+	}
+	rf := spec.Filter
+	if spec.Exact != nil {
+		// evaluated exactly by a read by dictionary, as compileExact
+		// evaluates it
+		rf = spec.Exact
+		if spec.Filter != nil {
+			rf = iceberg.NewAnd(spec.Filter, spec.Exact)
+		}
+	}
+	if df := compileDictFilter(rf, spec.Schema, out); df != nil && !TestDictReadOff.Load() {
 		for i := range files {
 			if files[i].deletes == nil {
 				files[i].dict = df
