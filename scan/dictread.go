@@ -379,6 +379,10 @@ type dictFile struct {
 	outLeaf []int  // per column read, its leaf
 	leaves  []dictLeaf
 	nulls   []bool // per filter column: the group being read may hold a NULL
+	// pagePr reads the filter columns' dictionary pages alone (precheck);
+	// pageDict holds each one's values
+	pagePr   *file.Reader
+	pageDict [][]string
 }
 
 // readDict reads f's tasks filtered by dictionary, calling emit with each
@@ -414,6 +418,16 @@ func readDict(ctx context.Context, f *fileRead, emit func(arrow.RecordBatch) boo
 	d := &dictFile{df: df, pr: pr}
 	if !d.plan(tasks, st.Size()) {
 		return false, nil
+	}
+	// a second reader of the footer already parsed, whose streams read a
+	// column chunk only as far as asked (the dictionary page)
+	pageProps := parquet.NewReaderProperties(ReadBuffers)
+	pageProps.BufferedStreamEnabled = true
+	pageProps.BufferSize = 64 << 10
+	if ppr, err := file.NewParquetReader(src, file.WithReadProps(pageProps), file.WithMetadata(pr.MetaData())); err == nil {
+		d.pagePr = ppr
+		defer ppr.Close()
+		d.pageDict = make([][]string, len(d.filter))
 	}
 	d.props = pqarrow.ArrowReadProperties{Parallel: true, BatchSize: int64(queryBatchRows(f.tbl))}
 	props := d.props
@@ -707,6 +721,22 @@ func (d *dictFile) readGroup(ctx context.Context, g int, emit func(arrow.RecordB
 			f.rec.Release()
 		}
 	}()
+	if d.dictG[g] {
+		switch d.precheck(g) {
+		case settledNo:
+			if TestHookDictRead != nil {
+				TestHookDictRead(rg.NumRows(), 0, true)
+			}
+			return true, nil
+		case settledYes:
+			if d.filterOnly() {
+				if TestHookDictRead != nil {
+					TestHookDictRead(rg.NumRows(), rg.NumRows(), false)
+				}
+				return d.readAll(ctx, g, emit)
+			}
+		}
+	}
 	fr := d.fr
 	if !d.dictG[g] {
 		if d.plainFr == nil {
@@ -817,6 +847,41 @@ func (d *dictFile) readGroup(ctx context.Context, g int, emit func(arrow.RecordB
 	return true, nil
 }
 
+// filterOnly reports whether the scan returns none of the filter columns.
+func (d *dictFile) filterOnly() bool {
+	for _, leaf := range d.filter {
+		if slices.Contains(d.outLeaf, leaf) {
+			return false
+		}
+	}
+	return true
+}
+
+// readAll emits every row of row group g, whose rows all pass the filter
+// and none of whose filter columns the scan returns; false when emit
+// wants no more.
+func (d *dictFile) readAll(ctx context.Context, g int, emit func(arrow.RecordBatch) bool) (bool, error) {
+	or, err := d.fr.GetRecordReader(ctx, d.other, []int{g})
+	if err != nil {
+		return false, err
+	}
+	defer or.Release()
+	for or.Next() {
+		rec := or.RecordBatch()
+		cols := make([]arrow.Array, len(d.outLeaf))
+		fields := make([]arrow.Field, len(d.outLeaf))
+		for i, leaf := range d.outLeaf {
+			cols[i] = rec.Column(slices.Index(d.other, leaf))
+			fields[i] = arrow.Field{Name: d.df.names[i], Type: cols[i].DataType(), Nullable: true}
+		}
+		out := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rec.NumRows())
+		if !emit(out) {
+			return false, nil
+		}
+	}
+	return true, or.Err()
+}
+
 // lookups computes each predicate's outcome per value of its column's
 // dictionary, where the dictionary is not the one they are of already.
 func (d *dictFile) lookups(dicts []*array.Dictionary) error {
@@ -902,6 +967,20 @@ func (d *dictFile) eval(n *dictNode, dicts []*array.Dictionary, strs []*array.St
 		var idx []int32
 		if dense {
 			idx = ind.Int32Values()
+		}
+		if dense && dc.NullN() == 0 {
+			// no NULL: a lookup per row, a word at a time
+			for w := range out {
+				var word uint64
+				base := w * 64
+				for j, k := range idx[base:min(base+64, rows)] {
+					if k >= 0 && int(k) < len(pass) && pass[k] {
+						word |= 1 << j
+					}
+				}
+				out[w] = word
+			}
+			break
 		}
 		for i := range rows {
 			ok := n.null
