@@ -77,7 +77,11 @@ func TestDictFilteredReads(t *testing.T) {
 				{"status = 'new' OR status IS NULL", true, func(s, _ *string) bool { return s == nil || is(s, "new") }},
 				{"status = 'rare' OR tag = 'x'", true, func(s, g *string) bool { return is(s, "rare") || is(g, "x") }},
 				{"status = 'pending' AND tag = 'y'", true, func(s, g *string) bool { return is(s, "pending") && is(g, "y") }},
-				{"status <> 'active'", false, func(s, _ *string) bool { return s != nil && *s != "active" }},
+				{"status <> 'active'", true, func(s, _ *string) bool { return s != nil && *s != "active" }},
+				{"'active' <> status", true, func(s, _ *string) bool { return s != nil && *s != "active" }},
+				{"status NOT IN ('closed', 'late', 'rare')", true, func(s, _ *string) bool { return s != nil && !is(s, "closed", "late", "rare") }},
+				{"status NOT IN ('closed', NULL)", false, func(s, _ *string) bool { return false }},
+				{"status LIKE 'a%'", false, func(s, _ *string) bool { return s != nil && strings.HasPrefix(*s, "a") }},
 				{"status = 'active' AND id > 4000", false, nil},
 				{"u = 'u17'", false, nil}, // unique strings: no dictionary
 				{"amount > 100", false, nil},
@@ -153,8 +157,13 @@ func TestDictFilteredReads(t *testing.T) {
 			if !strings.Contains(plan, "exact=") || !strings.Contains(plan, "reading [status]") || strings.Contains(plan, "Filter (t.status") || !strings.Contains(plan, "Filter (t.amount") {
 				t.Fatalf("%s: the plan:\n%s", what, plan)
 			}
-			plan = strings.Join(query(t, s, "EXPLAIN SELECT id FROM t WHERE status <> 'a'"), "\n")
+			plan = strings.Join(query(t, s, "EXPLAIN SELECT id FROM t WHERE status LIKE 'a%'"), "\n")
 			if strings.Contains(plan, "exact=") || !strings.Contains(plan, "Filter (t.status") {
+				t.Fatalf("%s: the plan:\n%s", what, plan)
+			}
+			// <> and NOT IN: exact for the scan alone, not for pruning
+			plan = strings.Join(query(t, s, "EXPLAIN SELECT id FROM t WHERE status <> 'a'"), "\n")
+			if !strings.Contains(plan, "exact=") || strings.Contains(plan, "pushed=") || strings.Contains(plan, "Filter (t.status") {
 				t.Fatalf("%s: the plan:\n%s", what, plan)
 			}
 			check("clean")

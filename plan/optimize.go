@@ -329,6 +329,9 @@ func icebergFilter(s *Scan) iceberg.BooleanExpression {
 // anything else. The scan evaluates it on dictionaries where it can
 // (scan/dictread.go).
 func exactFilter(s *Scan, c Expr) iceberg.BooleanExpression {
+	if e := exactNegated(s, c); e != nil {
+		return e
+	}
 	e := toIceberg(s, c)
 	if e == nil {
 		return nil
@@ -338,6 +341,46 @@ func exactFilter(s *Scan, c Expr) iceberg.BooleanExpression {
 	}
 	return e
 }
+
+// exactNegated is the exact form of c, a text column <> or NOT IN
+// non-NULL constants, for the scan alone: c IS NOT NULL AND the Iceberg
+// predicate, since Iceberg's != and NOT IN let a NULL through and SQL's do
+// not. It is not part of the pruning filter (icebergFilter leaves these
+// out). nil for anything else.
+func exactNegated(s *Scan, c Expr) iceberg.BooleanExpression {
+	f, ok := c.(*Func)
+	if !ok || len(f.Args) < 2 || f.Name != "<>" && f.Name != "not_in" {
+		return nil
+	}
+	col, rest := f.Args[0], f.Args[1:]
+	if _, isCol := col.(*ColRef); !isCol && f.Name == "<>" {
+		col, rest = f.Args[1], f.Args[:1]
+	}
+	name, typ, ok := fieldOf(s, col)
+	if !ok || typ.ID() != arrow.STRING || len(rest) > maxExactNegatedSet {
+		return nil
+	}
+	var lits []iceberg.Literal
+	for _, a := range rest {
+		l, ok := icebergLiteral(a, typ)
+		if !ok {
+			return nil // a NULL among them, or not a constant
+		}
+		lits = append(lits, l)
+	}
+	ref := iceberg.Reference(name)
+	var p iceberg.BooleanExpression
+	if f.Name == "<>" {
+		p = iceberg.LiteralPredicate(iceberg.OpNEQ, ref, lits[0])
+	} else {
+		p = iceberg.SetPredicate(iceberg.OpNotIn, ref, lits)
+	}
+	return iceberg.NewAnd(p, iceberg.NotNull(ref))
+}
+
+// maxExactNegatedSet bounds a NOT IN list the scan applies itself: a
+// longer one is left to the Filter above the scan.
+const maxExactNegatedSet = 1000
 
 // exactVisitor reports whether an expression holds only what exactFilter
 // accepts.

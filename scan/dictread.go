@@ -296,9 +296,11 @@ func (c dictCompiler) VisitBound(e iceberg.BoundPredicate) *dictNode {
 	case iceberg.OpEQ, iceberg.OpLT, iceberg.OpLTEQ, iceberg.OpGT, iceberg.OpGTEQ, iceberg.OpIn, iceberg.OpStartsWith:
 		// no NULL passes these, in SQL (NULL) as in Iceberg (false)
 		n.null = false
+	case iceberg.OpNEQ, iceberg.OpNotIn:
+		// a NULL passes, as in Iceberg: exact for Iceberg's meaning, which
+		// the planner ANDs with IS NOT NULL for SQL's (plan.exactNegated)
 	default:
-		// <>, NOT IN, NOT STARTS WITH: a NULL passes, which SQL would
-		// not let through
+		// NOT STARTS WITH, NaN tests
 		exact = false
 	}
 	if !exact {
