@@ -30,8 +30,8 @@ import (
 //  1. A row group's filter columns are read first, as dictionaries. Each
 //     predicate is evaluated once per dictionary value (and once for
 //     NULL), and a row's outcome is looked up by its index. A row group
-//     none of whose dictionary values can pass is left after its first
-//     batch.
+//     whose dictionary pages settle the filter is left unread, or read
+//     without its filter columns (dictpage.go).
 //  2. The group's other columns are read only when some row passed, and
 //     cut down to the rows that passed (arrow-go's filter kernel).
 //  3. A filter column is made strings only for the rows that passed
@@ -66,7 +66,8 @@ var TestDictReadOff atomic.Bool
 
 // TestHookDictRead, when set (by tests only), is called with the rows of
 // each row group a dictionary-filtered read reads, and how many of them
-// passed; skipped is true where the group was left after its first batch.
+// passed; skipped is true where the group was left unread, its dictionary
+// pages (dictpage.go) showing that no row can pass.
 var TestHookDictRead func(rows, passed int64, skipped bool)
 
 // dictFilter is a query's row filter compiled for dictionary-filtered
@@ -754,7 +755,6 @@ func (d *dictFile) readGroup(ctx context.Context, g int, emit func(arrow.RecordB
 		return false, err
 	}
 	var rows, passed int64
-	skipped := false
 	for rr.Next() {
 		rec := rr.RecordBatch()
 		dicts := make([]*array.Dictionary, len(d.filter))
@@ -775,10 +775,6 @@ func (d *dictFile) readGroup(ctx context.Context, g int, emit func(arrow.RecordB
 			rr.Release()
 			return false, err
 		}
-		if d.dictG[g] && len(kept) == 0 && !d.possible(d.df.root) {
-			rows, skipped = rg.NumRows(), true
-			break
-		}
 		n := int(rec.NumRows())
 		bm := d.eval(d.df.root, dicts, strs, n)
 		cnt := 0
@@ -796,9 +792,9 @@ func (d *dictFile) readGroup(ctx context.Context, g int, emit func(arrow.RecordB
 		return false, err
 	}
 	if TestHookDictRead != nil {
-		TestHookDictRead(rows, passed, skipped)
+		TestHookDictRead(rows, passed, false)
 	}
-	if skipped || passed == 0 {
+	if passed == 0 {
 		return true, nil
 	}
 	if len(d.other) == 0 {
@@ -907,25 +903,6 @@ func (d *dictFile) lookups(dicts []*array.Dictionary) error {
 		l.dict = dict
 	}
 	return nil
-}
-
-// possible reports whether some row of the row group may pass n, by the
-// predicates' outcomes on its dictionaries and its columns' NULLs.
-func (d *dictFile) possible(n *dictNode) bool {
-	switch n.kind {
-	case 'T':
-		return true
-	case 'F':
-		return false
-	case '&':
-		return d.possible(n.l) && d.possible(n.r)
-	case '|':
-		return d.possible(n.l) || d.possible(n.r)
-	}
-	if n.null && d.nulls[n.col] {
-		return true
-	}
-	return slices.Contains(d.leaves[n.leaf].pass, true)
 }
 
 // eval is the bitmap of the n rows that pass node n.
