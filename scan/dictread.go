@@ -21,11 +21,11 @@ import (
 	"github.com/apache/iceberg-go/table"
 )
 
-// Dictionary-filtered reads. A query's scan whose row filter (ReadFilter's
-// part of it) tests string columns only, reading a file in which each of
-// those columns is dictionary-encoded throughout, reads that file here
-// rather than through iceberg-go's scan, and filters it while the strings
-// are still a dictionary and indices:
+// Dictionary-filtered reads. A query's scan whose pushed filter tests
+// string columns only (predicates on types iceberg-go does not prune by
+// aside), reading a file in which those columns are dictionary-encoded,
+// reads that file here rather than through iceberg-go's scan, and filters
+// it while the strings are still a dictionary and indices:
 //
 //  1. A row group's filter columns are read first, as dictionaries. Each
 //     predicate is evaluated once per dictionary value (and once for
@@ -54,11 +54,12 @@ import (
 // A file qualifies when it has no delete files, is flat with a field id on
 // every column, holds every column read as a top-level leaf whose type is
 // the field's or a lossless widening of it (DirectCastable, as a MERGE's
-// direct reads), and each filter column's data pages are all
-// dictionary-encoded in the row groups read. Anything else is read by
-// iceberg-go's scan, as before. A split (a range of the file's row
-// groups) is read as iceberg-go reads it: the row groups whose split
-// offset lies in its range.
+// direct reads), and the filter columns' data pages are all
+// dictionary-encoded in at least one row group read. A row group where
+// they are not is read with them as strings, the predicates evaluated per
+// row. Anything else is read by iceberg-go's scan, as before. A split (a
+// range of the file's row groups) is read as iceberg-go reads it: the row
+// groups whose split offset lies in its range.
 
 // TestDictReadOff, when set (by tests only), turns dictionary-filtered
 // reads off, for a test to compare them with iceberg-go's scan.
