@@ -2,6 +2,7 @@ package plan
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
@@ -349,6 +350,9 @@ func exactFilter(s *Scan, c Expr) iceberg.BooleanExpression {
 // out). nil for anything else.
 func exactNegated(s *Scan, c Expr) iceberg.BooleanExpression {
 	f, ok := c.(*Func)
+	if ok && f.Name == "like" && len(f.Args) == 2 {
+		return exactPrefix(s, f)
+	}
 	if !ok || len(f.Args) < 2 || f.Name != "<>" && f.Name != "not_in" {
 		return nil
 	}
@@ -376,6 +380,31 @@ func exactNegated(s *Scan, c Expr) iceberg.BooleanExpression {
 		p = iceberg.SetPredicate(iceberg.OpNotIn, ref, lits)
 	}
 	return iceberg.NewAnd(p, iceberg.NotNull(ref))
+}
+
+// exactPrefix is the exact form of f, a text column LIKE a constant
+// pattern that is a prefix followed by one % (no _, %, or backslash, the
+// escape character, in the prefix): Iceberg's STARTS WITH, which no NULL
+// passes, as none is LIKE anything. For the scan alone, as exactNegated's.
+// nil for anything else.
+func exactPrefix(s *Scan, f *Func) iceberg.BooleanExpression {
+	name, typ, ok := fieldOf(s, f.Args[0])
+	if !ok || typ.ID() != arrow.STRING {
+		return nil
+	}
+	lit, ok := icebergLiteral(f.Args[1], typ)
+	if !ok {
+		return nil
+	}
+	pat, ok := lit.Any().(string)
+	if !ok {
+		return nil
+	}
+	prefix, ok := strings.CutSuffix(pat, "%")
+	if !ok || strings.ContainsAny(prefix, `%_\`) {
+		return nil
+	}
+	return iceberg.LiteralPredicate(iceberg.OpStartsWith, iceberg.Reference(name), iceberg.NewLiteral(prefix))
 }
 
 // maxExactNegatedSet bounds a NOT IN list the scan applies itself: a
