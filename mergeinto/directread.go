@@ -48,20 +48,12 @@ type directColumn struct {
 // columns skip marks: leaf -1, left NULL); nil when the file does not
 // qualify.
 func (m *merger) directColumns(task table.FileScanTask, meta *metadata.FileMetaData, skip []bool) []directColumn {
-	if meta == nil || meta.Schema.Root().NumFields() != meta.Schema.NumColumns() {
-		return nil // not flat
-	}
-	for i := range meta.Schema.NumColumns() {
-		if meta.Schema.Column(i).SchemaNode().FieldID() < 0 {
-			return nil // the scan maps such a file's columns by name
-		}
-	}
-	sch := m.spec.Target.Schema()
 	// the types pqarrow reads the file's columns as (no dictionaries)
-	as, err := pqarrow.FromParquet(meta.Schema, &pqarrow.ArrowReadProperties{}, meta.KeyValueMetadata())
-	if err != nil || as.NumFields() != meta.Schema.NumColumns() {
+	leafOf, as, ok := scan.FlatLeaves(meta)
+	if !ok {
 		return nil
 	}
+	sch := m.spec.Target.Schema()
 	out := make([]directColumn, m.p.target.NumFields())
 	for c := range out {
 		out[c].leaf = -1
@@ -76,17 +68,14 @@ func (m *merger) directColumns(task table.FileScanTask, meta *metadata.FileMetaD
 		if _, primitive := field.Type.(iceberg.PrimitiveType); !primitive {
 			return nil
 		}
-		for i := 0; i < meta.Schema.NumColumns(); i++ {
-			col := meta.Schema.Column(i)
-			if col.SchemaNode().FieldID() != int32(field.ID) {
-				continue
-			}
-			if len(col.ColumnPath()) != 1 || col.MaxRepetitionLevel() != 0 || !scan.DirectCastable(as.Field(i).Type, f.Type) {
+		if i, ok := leafOf[int32(field.ID)]; ok {
+			// (a repeated top-level leaf reads as a list, which no
+			// primitive is castable from)
+			if !scan.DirectCastable(as.Field(i).Type, f.Type) {
 				return nil
 			}
 			out[c].leaf = i
-			out[c].dict = f.Type.ID() == arrow.STRING && col.PhysicalType() == parquet.Types.ByteArray && scan.AllDictPages(meta, i, nil)
-			break
+			out[c].dict = f.Type.ID() == arrow.STRING && meta.Schema.Column(i).PhysicalType() == parquet.Types.ByteArray && scan.AllDictPages(meta, i, nil)
 		}
 		if out[c].leaf < 0 && (field.InitialDefault != nil || scan.IdentitySource(m.spec.Target.Metadata(), task.File, field.ID)) {
 			return nil // the scan reads the default or the partition value, not NULL

@@ -539,19 +539,11 @@ func (c *coalescer) release() {
 // tasks (the file is size bytes); false where the file does not qualify.
 func (d *dictFile) plan(tasks []table.FileScanTask, size int64) bool {
 	meta := d.pr.MetaData()
-	if meta.IsSetEncryptionAlgorithm() || meta.FileDecryptor != nil || meta.Schema.Root().NumFields() != meta.Schema.NumColumns() {
+	if meta.IsSetEncryptionAlgorithm() || meta.FileDecryptor != nil {
 		return false
 	}
-	leafOf := make(map[int32]int, meta.Schema.NumColumns())
-	for i := range meta.Schema.NumColumns() {
-		id := meta.Schema.Column(i).SchemaNode().FieldID()
-		if id < 0 {
-			return false // the scan maps such a file's columns by name
-		}
-		leafOf[id] = i
-	}
-	as, err := pqarrow.FromParquet(meta.Schema, &pqarrow.ArrowReadProperties{}, meta.KeyValueMetadata())
-	if err != nil || as.NumFields() != meta.Schema.NumColumns() {
+	leafOf, as, ok := FlatLeaves(meta)
+	if !ok {
 		return false
 	}
 	for _, id := range d.df.ids {

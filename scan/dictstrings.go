@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // Helpers of the reads that go through pqarrow from a footer held, not
@@ -44,6 +45,33 @@ func DirectCastable(from, to arrow.DataType) bool {
 		return ok && f.GetScale() == t.GetScale() && f.GetPrecision() <= t.GetPrecision()
 	}
 	return false
+}
+
+// FlatLeaves maps the field ids of a flat file (footer meta: every column
+// a top-level leaf, each with a field id) to their leaves, the first leaf
+// of an id that several carry; as is the Arrow schema pqarrow reads the
+// file with (no dictionaries). ok is false where the file is not so: its
+// columns are then mapped by name or nested, which iceberg-go's scan
+// knows.
+func FlatLeaves(meta *metadata.FileMetaData) (leafOf map[int32]int, as *arrow.Schema, ok bool) {
+	if meta == nil || meta.Schema.Root().NumFields() != meta.Schema.NumColumns() {
+		return nil, nil, false // not flat
+	}
+	leafOf = make(map[int32]int, meta.Schema.NumColumns())
+	for i := range meta.Schema.NumColumns() {
+		id := meta.Schema.Column(i).SchemaNode().FieldID()
+		if id < 0 {
+			return nil, nil, false
+		}
+		if _, seen := leafOf[id]; !seen {
+			leafOf[id] = i
+		}
+	}
+	as, err := pqarrow.FromParquet(meta.Schema, &pqarrow.ArrowReadProperties{}, meta.KeyValueMetadata())
+	if err != nil || as.NumFields() != meta.Schema.NumColumns() {
+		return nil, nil, false
+	}
+	return leafOf, as, true
 }
 
 // AllDictPages reports whether every data page of leaf column i in the
