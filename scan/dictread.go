@@ -2,6 +2,7 @@ package scan
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -13,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
@@ -193,23 +195,33 @@ func (ex *exactFilter) apply(ctx context.Context, rec arrow.RecordBatch) (arrow.
 	n := int(rec.NumRows())
 	d := &dictFile{df: ex.df}
 	bm := d.eval(ex.df.root, make([]*array.Dictionary, len(ex.names)), strs, n)
-	cnt := 0
-	for _, w := range bm {
-		cnt += bits.OnesCount64(w)
-	}
-	if cnt == n {
+	if countBits(bm) == n {
 		return rec, nil
 	}
 	defer rec.Release()
-	mb := array.NewBooleanBuilder(ReadBuffers)
-	defer mb.Release()
-	mb.Resize(n)
-	for i := range n {
-		mb.UnsafeAppend(bm[i>>6]&(1<<(i&63)) != 0)
-	}
-	mask := mb.NewArray()
+	mask := bitsMask(bm, n)
 	defer mask.Release()
 	return compute.FilterRecordBatch(compute.WithAllocator(ctx, ReadBuffers), rec, mask, compute.DefaultFilterOptions())
+}
+
+// countBits is how many bits of bm are set.
+func countBits(bm []uint64) int {
+	n := 0
+	for _, w := range bm {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+// bitsMask is the boolean array of the first n bits of bm (eval's
+// bitmap: row i is bit i%64 of word i/64), its bytes the words', little
+// end first, as Arrow lays out bits.
+func bitsMask(bm []uint64, n int) arrow.Array {
+	b := make([]byte, 0, len(bm)*8)
+	for _, w := range bm {
+		b = binary.LittleEndian.AppendUint64(b, w)
+	}
+	return array.NewBoolean(n, memory.NewBufferBytes(b), nil, 0)
 }
 
 // dictAheadBytes is about how many bytes of batches a file read filtered
@@ -646,15 +658,7 @@ func taskGroups(meta *metadata.FileMetaData, tasks []table.FileScanTask, size in
 // validOffsets reports whether offsets are one per row group (n),
 // ascending, and inside a file of size bytes.
 func validOffsets(offsets []int64, n int, size int64) bool {
-	if len(offsets) != n {
-		return false
-	}
-	for i, o := range offsets {
-		if o < 0 || o >= size || i > 0 && o <= offsets[i-1] {
-			return false
-		}
-	}
-	return true
+	return len(offsets) == n && ascendingInside(offsets, size)
 }
 
 // groupOffset is where row group rg starts for split planning: its first
@@ -770,10 +774,7 @@ func (d *dictFile) readGroup(ctx context.Context, g int, emit func(arrow.RecordB
 		}
 		n := int(rec.NumRows())
 		bm := d.eval(d.df.root, dicts, strs, n)
-		cnt := 0
-		for _, w := range bm {
-			cnt += bits.OnesCount64(w)
-		}
+		cnt := countBits(bm)
 		rec.Retain()
 		kept = append(kept, filtered{rec: rec, bits: bm, n: cnt})
 		rows += int64(n)
@@ -795,7 +796,7 @@ func (d *dictFile) readGroup(ctx context.Context, g int, emit func(arrow.RecordB
 			if f.n == 0 {
 				continue
 			}
-			out, err := d.batch(ctx, f, nil)
+			out, err := d.batch(ctx, f, nil, int(f.rec.NumRows()))
 			if err != nil {
 				return false, err
 			}
@@ -821,7 +822,7 @@ func (d *dictFile) readGroup(ctx context.Context, g int, emit func(arrow.RecordB
 		if f.n == 0 {
 			continue
 		}
-		out, err := d.batch(ctx, f, rec)
+		out, err := d.batch(ctx, f, rec, int(rec.NumRows()))
 		if err != nil {
 			return false, err
 		}
@@ -859,13 +860,11 @@ func (d *dictFile) readAll(ctx context.Context, g int, emit func(arrow.RecordBat
 	defer or.Release()
 	for or.Next() {
 		rec := or.RecordBatch()
-		cols := make([]arrow.Array, len(d.outLeaf))
-		fields := make([]arrow.Field, len(d.outLeaf))
-		for i, leaf := range d.outLeaf {
-			cols[i] = rec.Column(slices.Index(d.other, leaf))
-			fields[i] = arrow.Field{Name: d.df.names[i], Type: cols[i].DataType(), Nullable: true}
+		n := int(rec.NumRows())
+		out, err := d.batch(ctx, filtered{n: n}, rec, n)
+		if err != nil {
+			return false, err
 		}
-		out := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rec.NumRows())
 		if !emit(out) {
 			return false, nil
 		}
@@ -973,11 +972,11 @@ func (d *dictFile) eval(n *dictNode, dicts []*array.Dictionary, strs []*array.St
 	return out
 }
 
-// batch is one output batch: the rows of f that passed, with the columns
-// read in the scan's order; rec holds the other columns (nil when there
-// are none).
-func (d *dictFile) batch(ctx context.Context, f filtered, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
-	rows := int(f.rec.NumRows())
+// batch is one output batch: the rows of f (rows rows; every one where
+// f.n is rows, and then f.rec may be nil when the scan returns no filter
+// column) that passed, with the columns read in the scan's order; rec
+// holds the other columns (nil when there are none).
+func (d *dictFile) batch(ctx context.Context, f filtered, rec arrow.RecordBatch, rows int) (arrow.RecordBatch, error) {
 	var sel []int32
 	var mask arrow.Array
 	if f.n < rows {
@@ -988,13 +987,7 @@ func (d *dictFile) batch(ctx context.Context, f filtered, rec arrow.RecordBatch)
 				word &= word - 1
 			}
 		}
-		mb := array.NewBooleanBuilder(ReadBuffers)
-		mb.Resize(rows)
-		for i := range rows {
-			mb.UnsafeAppend(f.bits[i>>6]&(1<<(i&63)) != 0)
-		}
-		mask = mb.NewArray()
-		mb.Release()
+		mask = bitsMask(f.bits, rows)
 		defer mask.Release()
 	}
 	cols := make([]arrow.Array, len(d.outLeaf))

@@ -81,10 +81,8 @@ func pieceRanges(t table.FileScanTask, piece int64) [][2]int64 {
 	if size <= piece || len(offsets) < 2 {
 		return nil
 	}
-	for i, o := range offsets {
-		if o < 0 || o >= size || (i > 0 && o <= offsets[i-1]) {
-			return nil // not offsets to trust
-		}
+	if !ascendingInside(offsets, size) {
+		return nil // not offsets to trust
 	}
 	var ranges [][2]int64
 	start := int64(0)
@@ -98,4 +96,15 @@ func pieceRanges(t table.FileScanTask, piece int64) [][2]int64 {
 		return nil
 	}
 	return append(ranges, [2]int64{start, size})
+}
+
+// ascendingInside reports whether offsets ascend strictly and lie inside
+// a file of size bytes: split offsets to trust.
+func ascendingInside(offsets []int64, size int64) bool {
+	for i, o := range offsets {
+		if o < 0 || o >= size || i > 0 && o <= offsets[i-1] {
+			return false
+		}
+	}
+	return true
 }
