@@ -333,6 +333,9 @@ func exactFilter(s *Scan, c Expr) iceberg.BooleanExpression {
 	if e := exactNegated(s, c); e != nil {
 		return e
 	}
+	if f, ok := c.(*Func); ok && f.Name == "like" && len(f.Args) == 2 {
+		return exactPrefix(s, f)
+	}
 	e := toIceberg(s, c)
 	if e == nil {
 		return nil
@@ -350,9 +353,6 @@ func exactFilter(s *Scan, c Expr) iceberg.BooleanExpression {
 // out). nil for anything else.
 func exactNegated(s *Scan, c Expr) iceberg.BooleanExpression {
 	f, ok := c.(*Func)
-	if ok && f.Name == "like" && len(f.Args) == 2 {
-		return exactPrefix(s, f)
-	}
 	if !ok || len(f.Args) < 2 || f.Name != "<>" && f.Name != "not_in" {
 		return nil
 	}
