@@ -105,18 +105,11 @@ func compileDictFilter(rf iceberg.BooleanExpression, schema *iceberg.Schema, nam
 	if rf == nil || schema == nil || len(names) == 0 {
 		return nil
 	}
-	pushed, err := iceberg.RewriteNotExpr(rf)
-	if err != nil {
+	df, err := compileTree(rf, schema, false)
+	if err != nil || len(df.ids) == 0 {
 		return nil
 	}
-	bound, err := iceberg.BindExpr(schema, pushed, false)
-	if err != nil {
-		return nil
-	}
-	df := &dictFilter{names: names}
-	if df.root = df.compile(bound); df.root == nil || len(df.ids) == 0 {
-		return nil
-	}
+	df.names = names
 	for _, name := range names {
 		f, ok := schema.FindFieldByName(name)
 		if !ok {
@@ -146,26 +139,38 @@ type exactFilter struct {
 // mean what SQL's do (the planner's Scan.Exact), to be applied exactly;
 // an error where some part of it cannot be.
 func compileExact(e iceberg.BooleanExpression, schema *iceberg.Schema) (*exactFilter, error) {
-	pushed, err := iceberg.RewriteNotExpr(e)
-	if err == nil {
-		var bound iceberg.BooleanExpression
-		if bound, err = iceberg.BindExpr(schema, pushed, false); err == nil {
-			df := &dictFilter{exact: true}
-			if df.root = df.compile(bound); df.root != nil {
-				ex := &exactFilter{df: df}
-				for _, id := range df.ids {
-					name, ok := schema.FindColumnName(id)
-					if !ok {
-						return nil, fmt.Errorf("no column of field id %d", id)
-					}
-					ex.names = append(ex.names, name)
-				}
-				return ex, nil
-			}
-			err = errors.New("not only predicates on string columns that SQL and Iceberg agree on")
-		}
+	df, err := compileTree(e, schema, true)
+	if err != nil {
+		return nil, fmt.Errorf("the scan's exact filter %s: %w (planner bug)", e, err)
 	}
-	return nil, fmt.Errorf("the scan's exact filter %s: %w (planner bug)", e, err)
+	ex := &exactFilter{df: df}
+	for _, id := range df.ids {
+		name, ok := schema.FindColumnName(id)
+		if !ok {
+			return nil, fmt.Errorf("no column of field id %d", id)
+		}
+		ex.names = append(ex.names, name)
+	}
+	return ex, nil
+}
+
+// compileTree binds e, NOT pushed into its leaves, to schema and compiles
+// it, exactly or as a superset (dictFilter.exact); an error where it
+// holds what cannot be compiled so.
+func compileTree(e iceberg.BooleanExpression, schema *iceberg.Schema, exact bool) (*dictFilter, error) {
+	pushed, err := iceberg.RewriteNotExpr(e)
+	if err != nil {
+		return nil, err
+	}
+	bound, err := iceberg.BindExpr(schema, pushed, false)
+	if err != nil {
+		return nil, err
+	}
+	df := &dictFilter{exact: exact}
+	if df.root = df.compile(bound); df.root == nil {
+		return nil, errors.New("not only predicates on string columns that SQL and Iceberg agree on")
+	}
+	return df, nil
 }
 
 // apply returns the rows of rec (columns named as the scan reads them)
