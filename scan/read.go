@@ -40,8 +40,9 @@ type ReadSpec struct {
 	// Exact, when not nil, is a filter of predicates on string columns
 	// that the caller has no Filter above the scan for: every batch must
 	// hold only rows that pass it. A file read by dictionary evaluates it
-	// exactly there (it is part of Filter); a batch read any other way is
-	// filtered by it before Conform. FilterOnly are the columns of Fields
+	// exactly there, ANDed with Filter (of which it is part, but for <>,
+	// NOT IN and LIKE prefixes, which are not used for pruning); a batch
+	// read any other way is filtered by it before Conform. FilterOnly are the columns of Fields
 	// read for Exact alone, which Conform drops; a file read by dictionary
 	// does not make them.
 	Exact      iceberg.BooleanExpression
