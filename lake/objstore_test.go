@@ -204,14 +204,21 @@ func TestObjectStoreFailuresLeaveNothing(t *testing.T) {
 	s := lk.Session()
 	mustExec(t, s, `CREATE TABLE t (id BIGINT, v VARCHAR);
 		INSERT INTO t SELECT i, 'v' || i FROM range(0, 3000) r(i)`)
+	// a merge-on-read table: its position deletes are written beside its
+	// updated and inserted rows (mergeinto's finishWrites)
+	mustExec(t, s, `CREATE TABLE m (id BIGINT, v VARCHAR) WITH ('write.merge.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read');
+		INSERT INTO m SELECT i, 'v' || i FROM range(0, 3000) r(i)`)
 	before := srv.Keys(t, "fail/")
 	want := query(t, s, `SELECT count(*), sum(id), max(v) FROM t`)
+	wantM := query(t, s, `SELECT count(*), sum(id), max(v) FROM m`)
 
 	for _, fault := range []int{1, 2, 3} {
 		for _, st := range []string{
 			`INSERT INTO t SELECT i, 'w' || i FROM range(3000, 9000) r(i)`,
 			`UPDATE t SET v = 'u' WHERE id % 3 = 0`,
 			`MERGE INTO t USING (SELECT i AS id FROM range(0, 6000, 2) r(i)) s ON t.id = s.id WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT VALUES (s.id, 'new')`,
+			`MERGE INTO m USING (SELECT i AS id FROM range(0, 6000, 2) r(i)) s ON m.id = s.id WHEN MATCHED THEN UPDATE SET v = 'u' WHEN NOT MATCHED THEN INSERT VALUES (s.id, 'new')`,
+			`UPDATE m SET v = 'u' WHERE id % 3 = 0`,
 		} {
 			proxy.Faults(fault, 0, 0, false)
 			err := s.Exec(context.Background(), st)
@@ -226,6 +233,9 @@ func TestObjectStoreFailuresLeaveNothing(t *testing.T) {
 			}
 			if got := query(t, s, `SELECT count(*), sum(id), max(v) FROM t`); !slices.Equal(got, want) {
 				t.Fatalf("after a failed %s the table holds %v, want %v", st, got, want)
+			}
+			if got := query(t, s, `SELECT count(*), sum(id), max(v) FROM m`); !slices.Equal(got, wantM) {
+				t.Fatalf("after a failed %s table m holds %v, want %v", st, got, wantM)
 			}
 			if after := srv.Keys(t, "fail/"); !slices.Equal(after, before) {
 				t.Fatalf("a failed %s left objects behind: %v", st, added(before, after))

@@ -1553,13 +1553,21 @@ func (m *merger) updatedRows(jc arrow.RecordBatch, set []Assignment) ([]arrow.Ar
 // insertUnmatched applies the NOT MATCHED clauses to the source rows that
 // matched no target row and writes the inserted rows to new files. The
 // rows an early insert took (insert_early.go) it leaves, and their
-// writers it finishes with its own, writing to them too.
-func (m *merger) insertUnmatched(ctx context.Context) (err error) {
+// writers it finishes with its own, writing to them too. Once every row
+// is pushed it closes all its writers' inputs before waiting for any
+// (finishAll): each holds its open row group until then. before, when
+// not nil, runs between the two (finishWrites waits there for the
+// updated rows' writer, whose files come first).
+func (m *merger) insertUnmatched(ctx context.Context, before func() error) (err error) {
 	if len(m.p.notMatched) == 0 {
+		if before != nil {
+			return before()
+		}
 		return nil
 	}
 	start := time.Now()
-	defer func() { m.res.Metrics.InsertTime = time.Since(start) }()
+	var waited time.Duration // in before, not the insert's
+	defer func() { m.res.Metrics.InsertTime = time.Since(start) - waited }()
 	var ws []*fileWriter
 	if e := m.early; e != nil {
 		m.early = nil
@@ -1574,9 +1582,11 @@ func (m *merger) insertUnmatched(ctx context.Context) (err error) {
 	jt := m.src.Table
 	next := func(dst []int32, from int32) ([]int32, int32) { return jt.AppendUnmatched(dst, from, m.opts.BatchSize) }
 	if len(keys) > 0 {
-		if err := m.insertSorted(ctx, next, keys); err != nil {
+		w, err := m.insertSorted(ctx, next, keys)
+		if err != nil {
 			return err
 		}
+		ws = append(ws, w)
 	} else {
 		// A large insert is written by several writers at once, each
 		// taking a contiguous share of the source rows, so that encoding
@@ -1590,14 +1600,24 @@ func (m *merger) insertUnmatched(ctx context.Context) (err error) {
 		}
 	}
 	for _, w := range ws {
-		if w == nil {
-			continue
+		if w != nil {
+			w.closeInput()
 		}
-		files, err := w.finish()
+	}
+	if before != nil {
+		t := time.Now()
+		err := before()
+		waited = time.Since(t)
 		if err != nil {
-			return fmt.Errorf("merge into %s: writing inserted rows: %w", m.p.name, err)
+			return err
 		}
-		m.addFiles(files)
+	}
+	files, err := finishAll(ws)
+	if err != nil {
+		return fmt.Errorf("merge into %s: writing inserted rows: %w", m.p.name, err)
+	}
+	for _, fs := range files {
+		m.addFiles(fs)
 	}
 	return nil
 }
@@ -1658,8 +1678,9 @@ func (m *merger) eachInsert(ctx context.Context, next func(dst []int32, from int
 }
 
 // insertSorted inserts the rows next lists in the table's sort order:
-// all of them are held, sorted, and written by one writer.
-func (m *merger) insertSorted(ctx context.Context, next func(dst []int32, from int32) ([]int32, int32), keys []exec.SortKey) error {
+// all of them are held, sorted, and pushed to one writer, which it
+// returns (nil when no row is inserted) for the caller to finish.
+func (m *merger) insertSorted(ctx context.Context, next func(dst []int32, from int32) ([]int32, int32), keys []exec.SortKey) (*fileWriter, error) {
 	var held []arrow.RecordBatch
 	defer func() { releaseBatches(held) }()
 	err := m.eachInsert(ctx, next, &m.res.Metrics.RowsInserted, func(batches []arrow.RecordBatch, _ int) error {
@@ -1667,26 +1688,21 @@ func (m *merger) insertSorted(ctx context.Context, next func(dst []int32, from i
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(held) == 0 {
-		return nil
+		return nil, nil
 	}
 	sorted, err := sortBatches(ctx, held[0].Schema(), held, keys, exec.SortOptions{Mem: m.opts.Mem})
 	held = nil // sortBatches took them
 	if err != nil {
-		return fmt.Errorf("merge into %s: sorting inserted rows: %w", m.p.name, err)
+		return nil, fmt.Errorf("merge into %s: sorting inserted rows: %w", m.p.name, err)
 	}
 	w := m.newWriter(ctx)
 	if err := w.pushAll(ctx, sorted); err != nil {
-		return err
+		return nil, err
 	}
-	files, err := w.finish()
-	if err != nil {
-		return fmt.Errorf("merge into %s: writing inserted rows: %w", m.p.name, err)
-	}
-	m.addFiles(files)
-	return nil
+	return w, nil
 }
 
 // insertRowsPerWriter is how many inserted rows make another writer

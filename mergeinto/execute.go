@@ -58,10 +58,7 @@ func Execute(ctx context.Context, spec *Spec, txn *table.Transaction) (res *Resu
 	if err := m.scanTarget(ctx); err != nil {
 		return nil, err
 	}
-	if err := m.finishMergeOnRead(ctx); err != nil {
-		return nil, err
-	}
-	if err := m.insertUnmatched(ctx); err != nil {
+	if err := m.finishWrites(ctx, true); err != nil {
 		return nil, err
 	}
 	if err := m.stage(ctx, txn); err != nil {

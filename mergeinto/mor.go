@@ -746,22 +746,70 @@ func (d *PositionDeletes) writePositionDeleteFile(wfs iceio.WriteFileIO, meta ta
 	return b.Build(), nil
 }
 
-// finishMergeOnRead collects the updated rows' data files and writes the
-// position deletes, after every candidate file was read.
-func (m *merger) finishMergeOnRead(ctx context.Context) error {
-	if !m.mor {
-		return nil
-	}
-	if m.morWriter != nil {
-		files, err := m.morWriter.finish()
-		if err != nil {
-			return fmt.Errorf("%s: writing updated rows: %w", m.what(), err)
+// finishWrites ends the writes of a statement whose every candidate file
+// was read (Execute with insert set, Rewrite without): a merge-on-read
+// statement's updated rows and position deletes, and a MERGE's inserted
+// rows (insertUnmatched). A writer holds its open row group until its
+// input closes, so every input is closed before any writer is waited
+// for, and the position deletes, which need only the positions the scan
+// collected, are written beside them. The data files are recorded in the
+// order they always were: the updated rows', then the inserted rows'.
+func (m *merger) finishWrites(ctx context.Context, insert bool) (err error) {
+	var updates func() error
+	if m.mor {
+		if m.morWriter != nil {
+			m.morWriter.closeInput()
+			updates = func() error {
+				files, err := m.morWriter.finish()
+				if err != nil {
+					return fmt.Errorf("%s: writing updated rows: %w", m.what(), err)
+				}
+				m.addFiles(files)
+				return nil
+			}
 		}
-		m.addFiles(files)
+		wait := m.startDeleteWrite(ctx)
+		defer func() {
+			// a failure elsewhere stops the deletes; theirs is then moot
+			if derr := wait(err != nil); err == nil {
+				err = derr
+			}
+		}()
 	}
-	n, err := m.pd.Write(ctx)
-	m.res.Metrics.BytesWritten += n
-	return err
+	if insert {
+		return m.insertUnmatched(ctx, updates)
+	}
+	if updates != nil {
+		return updates()
+	}
+	return nil
+}
+
+// startDeleteWrite writes the position deletes (PositionDeletes.Write) on
+// a goroutine of its own. wait cancels them first when stop is set, waits
+// for them, counts their bytes and returns their error; the statement
+// must call it before it returns (its abort removes what they wrote).
+func (m *merger) startDeleteWrite(ctx context.Context) (wait func(stop bool) error) {
+	dctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	var n int64
+	var err error
+	go func() {
+		defer close(done)
+		err = recovered(func() (err error) {
+			n, err = m.pd.Write(dctx)
+			return err
+		})
+	}()
+	return func(stop bool) error {
+		if stop {
+			cancel()
+		}
+		<-done
+		cancel()
+		m.res.Metrics.BytesWritten += n
+		return err
+	}
 }
 
 // relPath is path relative to tbl's location when inside it.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -212,6 +213,18 @@ func pair[T interface {
 	return kf
 }
 
+// inside is how many of n rows have their bit clear in bm (nil: all of
+// them): the capacity the values kept need. An upsert's new keys are
+// mostly outside: with 1M of a source's 1.1M rows outside, a slice for
+// every row cost the early filter about 8 ms of its 13 on one core, most
+// of it zeroing.
+func inside(bm []uint64, n int) int {
+	for _, w := range bm {
+		n -= bits.OnesCount64(w)
+	}
+	return max(n, 0)
+}
+
 // isOutside reports whether row i's bit is set in bm (nil: no row's).
 func isOutside(bm []uint64, i int) bool {
 	return bm != nil && bm[i>>6]&(1<<(uint(i)&63)) != 0
@@ -238,7 +251,7 @@ func ints[T int32 | int64](ref iceberg.Reference, vals arrow.Array, exactLimit i
 		// conv, and the left-out values (most of an upsert's) are boxed
 		// where they are, not copied
 		vs := a.Int64Values()
-		in = make([]T, 0, len(vs))
+		in = make([]T, 0, inside(outside, len(vs)))
 		hasOut := false
 		for i, v := range vs {
 			if isOutside(outside, i) {

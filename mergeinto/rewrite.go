@@ -194,7 +194,7 @@ func Rewrite(ctx context.Context, spec *RewriteSpec, txn *table.Transaction) (re
 		return nil, err
 	}
 	mt.ScanTime = time.Since(start)
-	if err := m.finishMergeOnRead(ctx); err != nil {
+	if err := m.finishWrites(ctx, false); err != nil {
 		return nil, err
 	}
 	if m.pd != nil {

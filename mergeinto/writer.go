@@ -28,7 +28,8 @@ type fileWriter struct {
 	files []iceberg.DataFile
 	err   error
 
-	closed bool
+	closed      bool // stopped: the goroutine is done
+	inputClosed bool // ch is closed
 }
 
 // startWriter starts a file writer for tbl taking batches of schema.
@@ -112,6 +113,18 @@ func (w *fileWriter) finish() ([]iceberg.DataFile, error) {
 	return w.files, w.err
 }
 
+// closeInput closes the input without waiting: the writer goes on to
+// encode what it holds and to close its file. A writer holds its open
+// row group until then, so closing several before waiting for any
+// (finishAll) has their last row groups encoded side by side. Nothing
+// may be pushed after it; finish or stop then waits. Idempotent.
+func (w *fileWriter) closeInput() {
+	if !w.inputClosed {
+		w.inputClosed = true
+		close(w.ch)
+	}
+}
+
 // stop closes the input, cancelling the write first when abort is set,
 // waits for the goroutine and releases unconsumed batches. Idempotent.
 func (w *fileWriter) stop(abort bool) {
@@ -122,12 +135,36 @@ func (w *fileWriter) stop(abort bool) {
 	if abort {
 		w.cancel()
 	}
-	close(w.ch)
+	w.closeInput()
 	<-w.done
 	for b := range w.ch {
 		b.Release()
 	}
 	w.cancel()
+}
+
+// finishAll closes the inputs of ws (nil ones skipped) before waiting
+// for any, and returns their data files in the order of ws; on failure
+// it stops at the first writer that failed, the others still closing
+// (the merger's abort waits for them).
+func finishAll(ws []*fileWriter) ([][]iceberg.DataFile, error) {
+	for _, w := range ws {
+		if w != nil {
+			w.closeInput()
+		}
+	}
+	out := make([][]iceberg.DataFile, len(ws))
+	for i, w := range ws {
+		if w == nil {
+			continue
+		}
+		files, err := w.finish()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = files
+	}
+	return out, nil
 }
 
 // written returns the data files completed so far (for cleanup).
