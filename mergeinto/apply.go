@@ -867,6 +867,7 @@ func (f *fileRewrite) finish(ctx context.Context, read int64) error {
 		if f.w == nil {
 			return nil
 		}
+		f.w.closeInput() // every row is pushed
 	} else {
 		f.awaiting = true
 	}
