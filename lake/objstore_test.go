@@ -2,6 +2,7 @@ package lake_test
 
 import (
 	"context"
+	"crypto/md5"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -190,6 +191,48 @@ func TestObjectStoreProjection(t *testing.T) {
 	}
 	if d.PUTs != 0 {
 		t.Fatalf("a query wrote to the store: %v", d)
+	}
+}
+
+// A query closed early (its LIMIT met) stops reading: the readers that
+// had begun other ranges of the file stop at their next column chunk
+// instead of decoding their ranges to the end (scan/cancel_io.go).
+func TestObjectStoreLimitStopsReading(t *testing.T) {
+	srv := s3test.Start(t)
+	// small row groups and batches, and the file read as one task
+	// (iceberg-go's default split size)
+	lk, _ := openS3Lake(t, srv, "limit", lake.WithTableDefaults(map[string]string{
+		"write.parquet.row-group-limit": "500", "read.parquet.batch-size": "1000"}))
+	s := lk.Session()
+	mustExec(t, s, `CREATE TABLE t (id BIGINT, v VARCHAR, x DOUBLE) WITH ('write.parquet.compression-codec' = 'uncompressed');
+		INSERT INTO t SELECT i, md5(i::VARCHAR), i * 0.5 FROM range(0, 60000) r(i)`)
+	if got := query(t, s, `SELECT count(*) FROM t$files`); !slices.Equal(got, []string{"1"}) {
+		t.Fatalf("data files %v, want one (the test reads one file's ranges)", got)
+	}
+	read := func(q string, want []string) int64 {
+		t.Helper()
+		before, _ := lk.ObjectStoreStats()
+		got := query(t, s, q)
+		after, _ := lk.ObjectStoreStats()
+		if want != nil && !slices.Equal(got, want) {
+			t.Fatalf("%s = %v, want %v", q, got, want)
+		}
+		if len(got) == 0 {
+			t.Fatalf("%s returned nothing", q)
+		}
+		return after.Sub(before).BytesRead
+	}
+	maxV := ""
+	for i := range 60000 {
+		maxV = max(maxV, fmt.Sprintf("%x", md5.Sum([]byte(strconv.Itoa(i)))))
+	}
+	whole := read(`SELECT sum(id), max(v), count(x) FROM t`, []string{"1799970000|" + maxV + "|60000"})
+	for _, q := range []string{`SELECT * FROM t LIMIT 1`, `SELECT id, v FROM t WHERE x >= 0 LIMIT 5`} {
+		got := read(q, nil)
+		t.Logf("%s read %d bytes; the whole scan %d", q, got, whole)
+		if got*4 > whole {
+			t.Errorf("%s read %d bytes, the whole scan %d: want well under a quarter", q, got, whole)
+		}
 	}
 }
 

@@ -98,7 +98,7 @@ func (q Query) ReadScan(tasks []table.FileScanTask) (sc *table.Scan, read []stri
 		// every such file has; the caller drops it again.
 		read = append(read[:len(read):len(read)], anchor)
 	}
-	return q.Table.Scan(append(append(opts, BatchOpts(q.Table)...), table.WithSelectedFields(read...))...), read, out
+	return cancellable(q.Table).Scan(append(append(opts, BatchOpts(q.Table)...), table.WithSelectedFields(read...))...), read, out
 }
 
 // readBatchRows is the batch size a query reads with when its table sets
