@@ -336,6 +336,9 @@ func exactFilter(s *Scan, c Expr) iceberg.BooleanExpression {
 	if f, ok := c.(*Func); ok && f.Name == "like" && len(f.Args) == 2 {
 		return exactPrefix(s, f)
 	}
+	if !whole(s, c) {
+		return nil
+	}
 	e := toIceberg(s, c)
 	if e == nil {
 		return nil
@@ -344,6 +347,23 @@ func exactFilter(s *Scan, c Expr) iceberg.BooleanExpression {
 		return nil
 	}
 	return e
+}
+
+// whole reports whether toIceberg converts every part of e. Of an AND
+// with a side it cannot convert it keeps the other side, which lets more
+// rows through: sound for pruning, not exact. `a = 'x' OR (b IN ('y',
+// NULL) AND c IS NULL)` became `a = 'x' OR c IS NULL`, and with it taken
+// as exact the rows where c is NULL came back.
+func whole(s *Scan, e Expr) bool {
+	if f, ok := e.(*Func); ok && (f.Name == "and" || f.Name == "or") {
+		for _, a := range f.Args {
+			if !whole(s, a) {
+				return false
+			}
+		}
+		return true
+	}
+	return toIceberg(s, e) != nil
 }
 
 // exactNegated is the exact form of c, a text column <> or NOT IN
