@@ -146,6 +146,11 @@ func (d *RowDelta) commit(ctx context.Context, op string, opts []WriteOption) (*
 			m.release()
 		}
 	}()
+	// an upsert's keys must be unique in its records: checked beside the
+	// writes, which a duplicate stops, and the failed commit removes their
+	// files (checkUniqueKeys took about 8 ms of a 1.1M-row upsert's
+	// 115-150, first and on one core)
+	var checks []func() error
 	var total int64
 	for i, s := range d.steps {
 		if s.rdr == nil {
@@ -177,9 +182,13 @@ func (d *RowDelta) commit(ctx context.Context, op string, opts []WriteOption) (*
 		m.keyIDs = keyIDs
 		total += m.rows
 		if keyIDs != nil && i+1 < len(d.steps) && d.steps[i+1].rdr == nil {
-			if err := checkUniqueKeys(m, s.keyColumns); err != nil {
-				return nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("%s %s: %w", op, t.Name(), err)}
-			}
+			cols := s.keyColumns
+			checks = append(checks, func() error {
+				if err := checkUniqueKeys(m, cols); err != nil {
+					return &sentinelError{ErrInvalidArgument, fmt.Errorf("%s %s: %w", op, t.Name(), err)}
+				}
+				return nil
+			})
 		}
 	}
 	if total == 0 {
@@ -187,7 +196,42 @@ func (d *RowDelta) commit(ctx context.Context, op string, opts []WriteOption) (*
 	}
 	cfg.props["skade.operation"] = strings.ReplaceAll(op, " ", "-")
 	equality := slices.ContainsFunc(mats, func(m *materialized) bool { return m.keyIDs != nil && m.rows > 0 })
-	return t.commitWrite(ctx, op, cfg, func(txn *table.Transaction) error {
+	return t.commitWrite(ctx, op, cfg, func(txn *table.Transaction) (err error) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		checked := make(chan error, 1)
+		go func() {
+			var err error
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("checking the keys: %v", r)
+					cancel()
+				}
+				checked <- err
+			}()
+			for _, c := range checks {
+				if err = c(); err != nil {
+					cancel() // the writes are moot
+					return
+				}
+			}
+		}()
+		// the check reads the records, which outlive this call only until
+		// commit returns: every way out waits for it, and its failure
+		// comes first
+		var cerr error
+		waited := false
+		wait := func() error {
+			if !waited {
+				waited, cerr = true, <-checked
+			}
+			return cerr
+		}
+		defer func() {
+			if e := wait(); e != nil {
+				err = e
+			}
+		}()
 		staged, err := txn.StagedTable()
 		if err != nil {
 			return err
@@ -261,6 +305,9 @@ func (d *RowDelta) commit(ctx context.Context, op string, opts []WriteOption) (*
 			})
 		}
 		wg.Wait()
+		if err := wait(); err != nil {
+			return err
+		}
 		n := 0
 		var errs []error
 		for ji, o := range outs {

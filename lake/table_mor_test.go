@@ -3,6 +3,7 @@ package lake_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"runtime"
 	"slices"
@@ -413,5 +414,50 @@ func TestUpsertSplitsItsRows(t *testing.T) {
 	got := query(t, s, "SELECT count(*), count(DISTINCT id), count(*) FILTER (WHERE v = 'new'), sum(id) FROM t")
 	if want := "11000|11000|6000|60494500"; len(got) != 1 || got[0] != want {
 		t.Errorf("after the upsert: %v, want %s", got, want)
+	}
+}
+
+// An upsert whose records repeat a key is refused. The keys are checked
+// beside the writes of its files (lake/table_mor.go), which the refusal
+// stops and whose files the failed commit removes: nothing is committed
+// and no file is left, however far the writes got.
+func TestUpsertDuplicateKeyLeavesNothing(t *testing.T) {
+	ctx := context.Background()
+	lk, dir := openLake(t)
+	tbl := mustCreate(t, lk, "ev")
+	tbl = mustAppend(t, tbl, 0, 1000)
+	before := allFiles(t, dir)
+	snaps := snapIDs(t, tbl)
+	rows := rowsByID(t, tbl)
+	for _, n := range []int{3, 300_000} {
+		ids := make([]int64, n)
+		for i := range ids {
+			ids[i] = int64(i)
+		}
+		ids[n-1] = 1 // the last row repeats the second's key
+		r := upsertBatch(ids)
+		_, err := tbl.Upsert(ctx, []string{"id"}, r)
+		r.Release()
+		if err == nil || !strings.Contains(err.Error(), "upsert into main.ev: key (id=1) appears more than once in the records") {
+			t.Fatalf("%d rows: err = %v, want the repeated key", n, err)
+		}
+		if !errors.Is(err, lake.ErrInvalidArgument) {
+			t.Errorf("%d rows: err = %v, want ErrInvalidArgument", n, err)
+		}
+		for f := range allFiles(t, dir) {
+			if !before[f] && !strings.HasSuffix(f, ".lock") {
+				t.Errorf("%d rows: the refused upsert left %s behind", n, f)
+			}
+		}
+		cur, err := tbl.Refresh(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(snapIDs(t, cur), snaps) {
+			t.Errorf("%d rows: the refused upsert committed a snapshot", n)
+		}
+		if got := rowsByID(t, cur); !maps.Equal(got, rows) {
+			t.Errorf("%d rows: the table changed: %d rows, had %d", n, len(got), len(rows))
+		}
 	}
 }
