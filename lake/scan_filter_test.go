@@ -3,6 +3,7 @@ package lake_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
@@ -125,6 +126,35 @@ func TestScanFilterOnAColumnChangedSinceTheLastWrite(t *testing.T) {
 		files, err := tbl.PlanFiles(ctx, lake.Filter(c.filter))
 		if err != nil || len(files) != 1 {
 			t.Errorf("PlanFiles(%s): %v (%v), want the one file", c.filter, files, err)
+		}
+	}
+}
+
+// A float compared with NaN: in SQL NaN equals itself and sorts above
+// every number (as in Postgres), but no file's or row group's bounds hold
+// a NaN, so such a comparison must not prune. `x = 'NaN'` over a file
+// holding NaN among numbers returned no row while it was handed to
+// iceberg-go's pruning.
+func TestNaNComparisonsAreNotPruned(t *testing.T) {
+	lk := sqlLake(t)
+	s := lk.Session()
+	mustExec(t, s, `CREATE TABLE f (id INT, x DOUBLE, y REAL) WITH ('write.parquet.row-group-limit' = '2');
+		INSERT INTO f VALUES (1, 0.5, 0.5), (2, 'NaN', 'NaN'), (3, 0.25, 0.25), (4, 2.0, 2.0), (5, NULL, NULL)`)
+	for _, c := range []struct {
+		where string
+		want  []string
+	}{
+		{"x = 'NaN'::DOUBLE", []string{"2"}},
+		{"'NaN'::DOUBLE = x", []string{"2"}},
+		{"x = 'NaN'::DOUBLE OR id = 1", []string{"1", "2"}},
+		{"x IN (0.25, 'NaN'::DOUBLE)", []string{"2", "3"}},
+		{"y = 'NaN'::REAL", []string{"2"}},
+		{"x >= 'NaN'::DOUBLE", []string{"2"}},
+		{"x <> 'NaN'::DOUBLE", []string{"1", "3", "4"}},
+		{"x = 0.5", []string{"1"}},
+	} {
+		if got := query(t, s, "SELECT id FROM f WHERE "+c.where+" ORDER BY id"); !slices.Equal(got, c.want) {
+			t.Errorf("WHERE %s: %v, want %v", c.where, got, c.want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -804,9 +805,11 @@ func icebergLiteral(e Expr, colType arrow.DataType) (iceberg.Literal, bool) {
 	case *scalar.Int64:
 		return iceberg.NewLiteral(v.Value), true
 	case *scalar.Float32:
-		return iceberg.NewLiteral(v.Value), true
+		// NaN equals itself in SQL (as in Postgres), but no file's
+		// bounds hold it: pruning by them dropped the NaN rows
+		return iceberg.NewLiteral(v.Value), !math.IsNaN(float64(v.Value))
 	case *scalar.Float64:
-		return iceberg.NewLiteral(v.Value), true
+		return iceberg.NewLiteral(v.Value), !math.IsNaN(v.Value)
 	case *scalar.String:
 		return iceberg.NewLiteral(v.String()), true
 	case *scalar.Date32:
