@@ -44,17 +44,11 @@ func TestDictFilteredReadsRandom(t *testing.T) {
 	var rows []row
 	for _, r := range query(t, s, "SELECT id, status, tag FROM t ORDER BY id") {
 		f := strings.Split(r, "|")
-		val := func(x string) *string {
-			if x == "(null)" {
-				return nil
-			}
-			return &x
-		}
 		n, err := strconv.Atoi(f[0])
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows = append(rows, row{f[0], n, val(f[1]), val(f[2])})
+		rows = append(rows, row{f[0], n, orNull(f[1]), orNull(f[2])})
 	}
 	if len(rows) != 4000 {
 		t.Fatalf("%d rows", len(rows))

@@ -110,13 +110,7 @@ func TestDictFilteredReads(t *testing.T) {
 				var out []string
 				for _, r := range query(t, s, "SELECT id, status, tag, amount FROM t ORDER BY id") {
 					f := strings.Split(r, "|")
-					val := func(x string) *string {
-						if x == "(null)" {
-							return nil
-						}
-						return &x
-					}
-					if keep(val(f[1]), val(f[2])) {
+					if keep(orNull(f[1]), orNull(f[2])) {
 						out = append(out, r)
 					}
 				}

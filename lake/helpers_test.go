@@ -221,3 +221,11 @@ func history(t testing.TB, tbl *lake.Table) []lake.SnapshotInfo {
 	}
 	return h
 }
+
+// orNull is a field of a row query returned: nil where it printed NULL.
+func orNull(field string) *string {
+	if field == "(null)" {
+		return nil
+	}
+	return &field
+}
