@@ -133,8 +133,8 @@ func TestScanFilterOnAColumnChangedSinceTheLastWrite(t *testing.T) {
 // A float compared with NaN: in SQL NaN equals itself and sorts above
 // every number (as in Postgres), but no file's or row group's bounds hold
 // a NaN, so such a comparison must not prune. `x = 'NaN'` over a file
-// holding NaN among numbers returned no row while it was handed to
-// iceberg-go's pruning.
+// holding NaN among numbers returned no row, and DELETE and UPDATE with
+// it changed none, while it was handed to iceberg-go's pruning.
 func TestNaNComparisonsAreNotPruned(t *testing.T) {
 	lk := sqlLake(t)
 	s := lk.Session()
@@ -156,5 +156,11 @@ func TestNaNComparisonsAreNotPruned(t *testing.T) {
 		if got := query(t, s, "SELECT id FROM f WHERE "+c.where+" ORDER BY id"); !slices.Equal(got, c.want) {
 			t.Errorf("WHERE %s: %v, want %v", c.where, got, c.want)
 		}
+	}
+	// DELETE and UPDATE prune their files with the same filter
+	mustExec(t, s, "UPDATE f SET id = 20 WHERE y = 'NaN'::REAL")
+	mustExec(t, s, "DELETE FROM f WHERE x = 'NaN'::DOUBLE")
+	if got := query(t, s, "SELECT id FROM f ORDER BY id"); !slices.Equal(got, []string{"1", "3", "4", "5"}) {
+		t.Errorf("after DELETE WHERE x = 'NaN': %v", got)
 	}
 }
