@@ -26,12 +26,24 @@ import (
 // deletes. The first version of this test found an OR whose AND had lost
 // a side taken as exact (plan.whole).
 func TestDictFilteredReadsRandom(t *testing.T) {
+	for _, v := range []struct{ name, table string }{
+		{"v2", ""},
+		// small files per bucket, some in plain pages; deletion vectors
+		{"v3 bucketed", " PARTITIONED BY (bucket(3, id)) WITH ('format-version' = '3')"},
+	} {
+		t.Run(v.name, func(t *testing.T) { dictReadsRandom(t, v.table) })
+	}
+}
+
+// dictReadsRandom is TestDictFilteredReadsRandom over a table created
+// with table (a PARTITIONED BY and WITH clause, or nothing).
+func dictReadsRandom(t *testing.T, table string) {
 	lk := sqlLake(t)
 	s := lk.Session()
 	// status: six values and NULL, a dictionary; tag: three values and
 	// NULL; late row groups hold values the early ones do not
-	mustExec(t, s, `CREATE TABLE t (id BIGINT, status VARCHAR, tag VARCHAR)
-		WITH ('write.parquet.row-group-limit' = '300', 'read.split.target-size' = '4096', 'write.delete.mode' = 'merge-on-read');
+	mustExec(t, s, `CREATE TABLE t (id BIGINT, status VARCHAR, tag VARCHAR)`+table+`;
+		ALTER TABLE t SET TBLPROPERTIES ('write.parquet.row-group-limit' = '300', 'read.split.target-size' = '4096', 'write.delete.mode' = 'merge-on-read');
 		INSERT INTO t SELECT i,
 			CASE WHEN i % 7 = 0 THEN NULL WHEN i < 2000 THEN ['active', 'closed', 'new'][i % 3 + 1] ELSE ['late', 'pending', 'closed', 'zeta'][i % 4 + 1] END,
 			CASE WHEN i % 5 = 0 THEN NULL ELSE ['x', 'y', 'xy'][i % 3 + 1] END
