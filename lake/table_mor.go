@@ -219,14 +219,7 @@ func (d *RowDelta) commit(ctx context.Context, op string, opts []WriteOption) (*
 		// the check reads the records, which outlive this call only until
 		// commit returns: every way out waits for it, and its failure
 		// comes first
-		var cerr error
-		waited := false
-		wait := func() error {
-			if !waited {
-				waited, cerr = true, <-checked
-			}
-			return cerr
-		}
+		wait := sync.OnceValue(func() error { return <-checked })
 		defer func() {
 			if e := wait(); e != nil {
 				err = e

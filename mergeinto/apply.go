@@ -1556,9 +1556,9 @@ func (m *merger) updatedRows(jc arrow.RecordBatch, set []Assignment) ([]arrow.Ar
 // rows an early insert took (insert_early.go) it leaves, and their
 // writers it finishes with its own, writing to them too. Once every row
 // is pushed it closes all its writers' inputs before waiting for any
-// (finishAll): each holds its open row group until then. before, when
-// not nil, runs between the two (finishWrites waits there for the
-// updated rows' writer, whose files come first).
+// (closeInputs, waitAll): each holds its open row group until then.
+// before, when not nil, runs between the two (finishWrites waits there
+// for the updated rows' writer, whose files come first).
 func (m *merger) insertUnmatched(ctx context.Context, before func() error) (err error) {
 	if len(m.p.notMatched) == 0 {
 		if before != nil {
@@ -1600,11 +1600,7 @@ func (m *merger) insertUnmatched(ctx context.Context, before func() error) (err 
 			return err
 		}
 	}
-	for _, w := range ws {
-		if w != nil {
-			w.closeInput()
-		}
-	}
+	closeInputs(ws)
 	if before != nil {
 		t := time.Now()
 		err := before()
@@ -1613,7 +1609,7 @@ func (m *merger) insertUnmatched(ctx context.Context, before func() error) (err 
 			return err
 		}
 	}
-	files, err := finishAll(ws)
+	files, err := waitAll(ws)
 	if err != nil {
 		return fmt.Errorf("merge into %s: writing inserted rows: %w", m.p.name, err)
 	}

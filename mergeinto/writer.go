@@ -116,8 +116,8 @@ func (w *fileWriter) finish() ([]iceberg.DataFile, error) {
 // closeInput closes the input without waiting: the writer goes on to
 // encode what it holds and to close its file. A writer holds its open
 // row group until then, so closing several before waiting for any
-// (finishAll) has their last row groups encoded side by side. Nothing
-// may be pushed after it; finish or stop then waits. Idempotent.
+// (closeInputs, waitAll) has their last row groups encoded side by side.
+// Nothing may be pushed after it; finish or stop then waits. Idempotent.
 func (w *fileWriter) closeInput() {
 	if !w.inputClosed {
 		w.inputClosed = true
@@ -143,16 +143,22 @@ func (w *fileWriter) stop(abort bool) {
 	w.cancel()
 }
 
-// finishAll closes the inputs of ws (nil ones skipped) before waiting
-// for any, and returns their data files in the order of ws; on failure
-// it stops at the first writer that failed, the others still closing
-// (the merger's abort waits for them).
-func finishAll(ws []*fileWriter) ([][]iceberg.DataFile, error) {
+// closeInputs closes the inputs of ws (nil ones skipped) without waiting:
+// their last row groups are then encoded side by side.
+func closeInputs(ws []*fileWriter) {
 	for _, w := range ws {
 		if w != nil {
 			w.closeInput()
 		}
 	}
+}
+
+// waitAll waits for ws (nil ones skipped) in order and returns their data
+// files in the order of ws; on failure it stops at the first writer that
+// failed, the others still closing (the merger's abort waits for them).
+// Close their inputs first (closeInputs), or each waits for the one
+// before it.
+func waitAll(ws []*fileWriter) ([][]iceberg.DataFile, error) {
 	out := make([][]iceberg.DataFile, len(ws))
 	for i, w := range ws {
 		if w == nil {
