@@ -206,11 +206,10 @@ func TestDictFilteredReadsOfAnotherWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	md := func(n string) arrow.Metadata { return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{n}) }
 	sc := arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: md("1")},
-		{Name: "status", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: md("2")},
-		{Name: "amount", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: md("3")}}, nil)
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: fieldID("1")},
+		{Name: "status", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: fieldID("2")},
+		{Name: "amount", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: fieldID("3")}}, nil)
 	const n = 20000
 	status := func(i int) *string {
 		var v string

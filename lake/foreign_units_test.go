@@ -32,12 +32,11 @@ func TestMillisecondTimestampsFiltered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	md := func(n string) arrow.Metadata { return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{n}) }
 	msType, mszType := &arrow.TimestampType{Unit: arrow.Millisecond}, &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}
 	sc := arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: md("1")},
-		{Name: "ts", Type: msType, Nullable: true, Metadata: md("2")},
-		{Name: "tz", Type: mszType, Nullable: true, Metadata: md("3")}}, nil)
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: fieldID("1")},
+		{Name: "ts", Type: msType, Nullable: true, Metadata: fieldID("2")},
+		{Name: "tz", Type: mszType, Nullable: true, Metadata: fieldID("3")}}, nil)
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(i int64) time.Time { return base.Add(time.Duration(i) * 1001 * time.Millisecond) }
 	ib := array.NewInt64Builder(memory.DefaultAllocator)
@@ -97,11 +96,10 @@ func TestMillisecondTimestampsFiltered(t *testing.T) {
 // such files without reading them (they read every file before).
 func TestUnreadableTimestampUnits(t *testing.T) {
 	ctx := context.Background()
-	md := func(n string) arrow.Metadata { return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{n}) }
 	nsType := &arrow.TimestampType{Unit: arrow.Nanosecond}
 	sc := arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: md("1")},
-		{Name: "ts", Type: nsType, Nullable: true, Metadata: md("2")}}, nil)
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: fieldID("1")},
+		{Name: "ts", Type: nsType, Nullable: true, Metadata: fieldID("2")}}, nil)
 	ib, tb := array.NewInt64Builder(memory.DefaultAllocator), array.NewTimestampBuilder(memory.DefaultAllocator, nsType)
 	for i := range int64(10) {
 		ib.Append(i)

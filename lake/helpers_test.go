@@ -229,3 +229,9 @@ func orNull(field string) *string {
 	}
 	return &field
 }
+
+// fieldID is the Arrow field metadata that gives a Parquet column the
+// Iceberg field id n (files of other writers, built in tests).
+func fieldID(n string) arrow.Metadata {
+	return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{n})
+}

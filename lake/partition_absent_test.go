@@ -32,7 +32,7 @@ func hiveFile(t *testing.T, tbl *lake.Table, region string, ids []int64, withIDs
 		if !withIDs {
 			return arrow.Metadata{}
 		}
-		return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{n})
+		return fieldID(n)
 	}
 	sc := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: md("1")},

@@ -714,13 +714,12 @@ func TestRowGroupPatchOfForeignDecimals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := func(n string) arrow.Metadata { return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{n}) }
 	d9, d18 := &arrow.Decimal128Type{Precision: 9, Scale: 2}, &arrow.Decimal128Type{Precision: 18, Scale: 2}
 	sc := arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: id("1")},
-		{Name: "d9", Type: d9, Nullable: true, Metadata: id("2")},
-		{Name: "d18", Type: d18, Nullable: true, Metadata: id("3")},
-		{Name: "v", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: id("4")}}, nil)
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: fieldID("1")},
+		{Name: "d9", Type: d9, Nullable: true, Metadata: fieldID("2")},
+		{Name: "d18", Type: d18, Nullable: true, Metadata: fieldID("3")},
+		{Name: "v", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: fieldID("4")}}, nil)
 	const n = 20000
 	ids, b9, b18, vs := array.NewInt64Builder(memory.DefaultAllocator), array.NewDecimal128Builder(memory.DefaultAllocator, d9),
 		array.NewDecimal128Builder(memory.DefaultAllocator, d18), array.NewFloat64Builder(memory.DefaultAllocator)

@@ -197,13 +197,12 @@ func TestSparsePatchOfAForeignFile(t *testing.T) {
 	lk, _ := openLake(t)
 	s := lk.Session()
 	twins(t, s, `CREATE TABLE %[1]s (id BIGINT, status TEXT, amount DOUBLE, price DOUBLE, n INT) WITH ('write.parquet.row-group-limit' = '3000'%[2]s)`)
-	id := func(n string) arrow.Metadata { return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{n}) }
 	sc := arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: id("1")},
-		{Name: "status", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: id("2")},
-		{Name: "amount", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: id("3")},
-		{Name: "price", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: id("4")},
-		{Name: "n", Type: arrow.PrimitiveTypes.Int32, Nullable: true, Metadata: id("5")}}, nil)
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: fieldID("1")},
+		{Name: "status", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: fieldID("2")},
+		{Name: "amount", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: fieldID("3")},
+		{Name: "price", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: fieldID("4")},
+		{Name: "n", Type: arrow.PrimitiveTypes.Int32, Nullable: true, Metadata: fieldID("5")}}, nil)
 	const n = 20000
 	for _, name := range []string{"a", "b"} {
 		ids, sts, ams := array.NewInt64Builder(memory.DefaultAllocator), array.NewStringBuilder(memory.DefaultAllocator), array.NewFloat64Builder(memory.DefaultAllocator)
