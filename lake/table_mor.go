@@ -179,6 +179,9 @@ func (d *RowDelta) commit(ctx context.Context, op string, opts []WriteOption) (*
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: reading the input: %w", op, t.Name(), err)
 		}
+		if err := notNullMaterialized(t.Name(), t.icebergSchema(), m); err != nil {
+			return nil, fmt.Errorf("%s %s: %w", op, t.Name(), err)
+		}
 		m.keyIDs = keyIDs
 		total += m.rows
 		if keyIDs != nil && i+1 < len(d.steps) && d.steps[i+1].rdr == nil {
