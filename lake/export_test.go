@@ -52,3 +52,11 @@ func SetRowsPerDataWriter(n int64) (restore func()) {
 	rowsPerDataWriter = n
 	return func() { rowsPerDataWriter = old }
 }
+
+// SetUpsertEncodesKeys makes upserts write their equality deletes from
+// their records (true) instead of copying them from their data files.
+func SetUpsertEncodesKeys(on bool) (restore func()) {
+	old := testUpsertEncodesKeys.Load()
+	testUpsertEncodesKeys.Store(on)
+	return func() { testUpsertEncodesKeys.Store(old) }
+}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -238,12 +239,27 @@ func (d *RowDelta) commit(ctx context.Context, op string, opts []WriteOption) (*
 			}
 		}
 		rd := txn.NewRowDelta(cfg.props)
+		// An upsert's equality deletes are its data files' key columns,
+		// copied from each data file once it is written
+		// (mergeinto.EqualityDeletesOf): copied[j] is the step whose deletes
+		// the data files of step j give.
+		copied := map[int]int{}
+		for i, m := range mats {
+			if m.keyIDs != nil && m.rows > 0 && i+1 < len(d.steps) && d.steps[i+1].rdr == nil && !testUpsertEncodesKeys.Load() {
+				copied[i+1] = i
+			}
+		}
 		// Each step's files are written on a goroutine of their own (an
-		// upsert's equality deletes beside its rows); neither touches the
-		// transaction, and the files join the delta in step order.
+		// upsert's equality deletes, when not copied, beside its rows);
+		// neither touches the transaction, and the files join the delta in
+		// step order.
 		type written struct {
-			files []iceberg.DataFile
-			err   error
+			files   []iceberg.DataFile
+			deletes []iceberg.DataFile // copied from files
+			// a file whose keys could not be copied: the deletes are
+			// written from the records after all
+			uncopied bool
+			err      error
 		}
 		// A step of many rows is written by several writers at once, each
 		// taking a contiguous share (as a MERGE's inserts are), so that an
@@ -262,13 +278,30 @@ func (d *RowDelta) commit(ctx context.Context, op string, opts []WriteOption) (*
 				continue
 			}
 			if m.keyIDs != nil {
-				jobs = append(jobs, deltaJob{step: i})
+				if s, ok := copied[i+1]; !ok || s != i {
+					jobs = append(jobs, deltaJob{step: i})
+				}
 				continue
 			}
 			k := int(min(int64(runtime.GOMAXPROCS(0)), 4, max(1, m.rows/rowsPerDataWriter)))
 			for _, sh := range splitRows(m.batches, m.rows, k) {
 				jobs = append(jobs, deltaJob{step: i, share: sh})
 			}
+		}
+		writeEqualityDeletes := func(m *materialized) ([]iceberg.DataFile, error) {
+			spec := t.tbl.Metadata().PartitionSpec()
+			proj := projectKeys(m, t.icebergSchema(), &spec, m.keyIDs)
+			files, err := txn.WriteEqualityDeletes(ctx, m.keyIDs, skscan.DetachingSeq(staged.Table.Metadata(), batchSeq(ctx, proj, false /* retain */)))
+			for _, b := range proj {
+				b.Release()
+			}
+			if err == nil {
+				err = ctx.Err()
+			}
+			if err != nil {
+				return nil, fmt.Errorf("writing equality deletes: %w", err)
+			}
+			return files, nil
 		}
 		outs := make([]written, len(jobs))
 		var wg sync.WaitGroup
@@ -277,26 +310,29 @@ func (d *RowDelta) commit(ctx context.Context, op string, opts []WriteOption) (*
 			wg.Go(func() {
 				o := &outs[ji]
 				if m.keyIDs != nil {
-					spec := t.tbl.Metadata().PartitionSpec()
-					proj := projectKeys(m, t.icebergSchema(), &spec, m.keyIDs)
-					o.files, o.err = txn.WriteEqualityDeletes(ctx, m.keyIDs, skscan.DetachingSeq(staged.Table.Metadata(), batchSeq(ctx, proj, false /* retain */)))
-					for _, b := range proj {
-						b.Release()
-					}
-					if o.err == nil {
-						o.err = ctx.Err()
-					}
-					if o.err != nil {
-						o.err = fmt.Errorf("writing equality deletes: %w", o.err)
-					}
+					o.files, o.err = writeEqualityDeletes(m)
 					return
 				}
+				eqStep, copying := copied[job.step]
 				for df, err := range mergeinto.WriteRecords(ctx, staged.Table, m.schema, batchSeq(ctx, job.share, true /* retain */), 0 /* the table's target size */) {
 					if err != nil {
 						o.err = fmt.Errorf("writing data files: %w", err)
 						return
 					}
 					o.files = append(o.files, df)
+					if !copying || o.uncopied {
+						continue
+					}
+					eq, ok, err := mergeinto.EqualityDeletesOf(ctx, staged.Table, df, mats[eqStep].keyIDs)
+					if err != nil {
+						o.err = fmt.Errorf("writing equality deletes: %w", err)
+						return
+					}
+					if ok {
+						o.deletes = append(o.deletes, eq)
+					} else {
+						o.uncopied = true
+					}
 				}
 			})
 		}
@@ -306,21 +342,43 @@ func (d *RowDelta) commit(ctx context.Context, op string, opts []WriteOption) (*
 		}
 		n := 0
 		var errs []error
+		var deletes []iceberg.DataFile
+		fallback := map[int]bool{} // the steps whose copied deletes are dropped
 		for ji, o := range outs {
 			if o.err != nil {
 				errs = append(errs, o.err)
-				continue
 			}
+			if eqStep, ok := copied[jobs[ji].step]; ok && o.uncopied {
+				fallback[eqStep] = true
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		for ji, o := range outs {
 			if mats[jobs[ji].step].keyIDs != nil {
 				rd.AddDeletes(o.files...)
 			} else {
 				rd.AddRows(o.files...)
 			}
 			n += len(o.files)
+			if eqStep, ok := copied[jobs[ji].step]; ok && fallback[eqStep] {
+				if err := removeFiles(ctx, staged.Table, o.deletes); err != nil {
+					return err
+				}
+				continue
+			}
+			deletes = append(deletes, o.deletes...)
 		}
-		if err := errors.Join(errs...); err != nil {
-			return err
+		for i := range fallback {
+			files, err := writeEqualityDeletes(mats[i])
+			if err != nil {
+				return err
+			}
+			deletes = append(deletes, files...)
 		}
+		rd.AddDeletes(deletes...)
+		n += len(deletes)
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -761,6 +819,29 @@ func equalityDeletesReachAll(ctx context.Context, tbl *table.Table, op, name str
 	for _, m := range manifests {
 		if m.ManifestContent() == iceberg.ManifestContentData && m.PartitionSpecID() != cur && (m.HasAddedFiles() || m.HasExistingFiles()) {
 			return &sentinelError{ErrInvalidArgument, fmt.Errorf("%s %s: the table holds data files written with an earlier partition spec (%d; the current one is %d), which equality deletes would not reach; compact the table first (ALTER TABLE %s EXECUTE compact rewrites them into the current spec), or use MERGE", op, name, m.PartitionSpecID(), cur, name)}
+		}
+	}
+	return nil
+}
+
+// testUpsertEncodesKeys, when set (by tests only), writes an upsert's
+// equality deletes from its records instead of copying its data files'
+// key columns: the write the copies are compared with.
+var testUpsertEncodesKeys atomic.Bool
+
+// removeFiles removes files, written by this write into tbl and dropped
+// from it.
+func removeFiles(ctx context.Context, tbl *table.Table, files []iceberg.DataFile) error {
+	if len(files) == 0 {
+		return nil
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := fsys.Remove(f.FilePath()); err != nil && !isNotExist(err) {
+			return err
 		}
 	}
 	return nil

@@ -193,6 +193,11 @@ func withFirstRowID(df iceberg.DataFile, spec iceberg.PartitionSpec, schema *ice
 // rebuildDataFile is df's entry (path, format, counts, metrics, split
 // offsets, key metadata) in spec with partition, then edited by edit.
 func rebuildDataFile(df iceberg.DataFile, spec iceberg.PartitionSpec, schema *iceberg.Schema, partition map[int]any, edit func(*iceberg.DataFileBuilder)) (iceberg.DataFile, error) {
+	return rebuildAs(df.ContentType(), df, spec, schema, partition, edit)
+}
+
+// rebuildAs is rebuildDataFile with the entry's content set to content.
+func rebuildAs(content iceberg.ManifestEntryContent, df iceberg.DataFile, spec iceberg.PartitionSpec, schema *iceberg.Schema, partition map[int]any, edit func(*iceberg.DataFileBuilder)) (iceberg.DataFile, error) {
 	logical := map[int]string{}
 	for _, f := range spec.Fields() {
 		src, ok := schema.FindFieldByID(f.SourceID())
@@ -212,7 +217,7 @@ func rebuildDataFile(df iceberg.DataFile, spec iceberg.PartitionSpec, schema *ic
 			logical[f.FieldID] = "uuid"
 		}
 	}
-	b, err := iceberg.NewDataFileBuilder(spec, df.ContentType(), df.FilePath(), df.FileFormat(), partition, logical, nil, df.Count(), df.FileSizeBytes())
+	b, err := iceberg.NewDataFileBuilder(spec, content, df.FilePath(), df.FileFormat(), partition, logical, nil, df.Count(), df.FileSizeBytes())
 	if err != nil {
 		return nil, fmt.Errorf("data file %s: %w", df.FilePath(), err)
 	}

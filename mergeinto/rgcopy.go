@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"path"
 	"runtime"
 	"slices"
 	"strconv"
@@ -27,7 +26,6 @@ import (
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
-	"github.com/google/uuid"
 
 	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/scan"
@@ -525,19 +523,7 @@ func (m *merger) copiedDataFile(ctx context.Context, fsys iceio.IO, src iceberg.
 // beside the source when the source lies in it (its partition's
 // directory).
 func (m *merger) copyPath(task table.FileScanTask) (string, error) {
-	name := fmt.Sprintf("00000-0-%s-rgcopy.parquet", uuid.New())
-	tbl := m.spec.Target
-	data := strings.TrimRight(tbl.Location(), "/") + "/data/"
-	lp, err := tbl.LocationProvider()
-	if err != nil {
-		return "", err
-	}
-	if rel, ok := strings.CutPrefix(task.File.FilePath(), data); ok {
-		if dir := path.Dir(rel); dir != "." && !strings.Contains(dir, "..") {
-			name = dir + "/" + name
-		}
-	}
-	return lp.NewDataLocation(name), nil
+	return besideDataFile(m.spec.Target, task.File.FilePath(), "rgcopy")
 }
 
 // countingWriter counts the bytes written through it.
