@@ -224,11 +224,10 @@ func equalityDeletes(t *testing.T, lk *lake.Lake, name string) map[string]iceber
 	}
 	out := map[string]iceberg.DataFile{}
 	for _, mf := range mfs {
-		entries, err := mf.FetchEntries(fsys, true /* discard deleted */)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
+		for e, err := range mf.Entries(fsys, true /* discard deleted */) {
+			if err != nil {
+				t.Fatal(err)
+			}
 			if d := e.DataFile(); d.ContentType() == iceberg.EntryContentEqDeletes {
 				out[d.FilePath()] = d
 			}
