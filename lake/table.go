@@ -223,7 +223,10 @@ func (t *Table) writeRecords(ctx context.Context, op string, rdr array.RecordRea
 	if err := checkSchemaForWrite(t.icebergSchema(), rdr.Schema()); err != nil {
 		return nil, t.opError(op, err)
 	}
-	rdr, done := checkNotNull(t.Name(), t.icebergSchema(), rdr)
+	rdr, done, err := conformed(ctx, t.Name(), t.icebergSchema(), rdr)
+	if err != nil {
+		return nil, t.opError(op, err)
+	}
 	defer done()
 	return t.commitWrite(ctx, op, cfg, func(txn *table.Transaction) error {
 		return write(txn, skscan.DetachingReader(t.tbl.Metadata(), &ctxReader{ctx: ctx, RecordReader: rdr}), cfg.props)

@@ -180,7 +180,10 @@ func (d *RowDelta) commit(ctx context.Context, op string, opts []WriteOption) (*
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: reading the input: %w", op, t.Name(), err)
 		}
-		if err := notNullMaterialized(t.Name(), t.icebergSchema(), m); err != nil {
+		// an append's records (an upsert's too) get the table's whole
+		// layout; an equality delete's keep their own columns
+		fill := s.keyColumns == nil || (i+1 < len(d.steps) && d.steps[i+1].rdr == nil)
+		if err := conformMaterialized(ctx, t.Name(), t.icebergSchema(), m, fill); err != nil {
 			return nil, fmt.Errorf("%s %s: %w", op, t.Name(), err)
 		}
 		m.keyIDs = keyIDs
