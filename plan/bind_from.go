@@ -920,7 +920,10 @@ func (c *conform) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			cols[i] = a
 			continue
 		}
-		if cols[i], err = compute.CastArray(ctx, a, compute.SafeCastOptions(f.Type)); err != nil {
+		opts := compute.SafeCastOptions(f.Type)
+		// digits past the microsecond are cut, as Iceberg's writers cut them
+		opts.AllowTimeTruncate = true
+		if cols[i], err = compute.CastArray(ctx, a, opts); err != nil {
 			return nil, fmt.Errorf("column %q: %w", f.Name, err)
 		}
 	}

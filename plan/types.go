@@ -144,6 +144,21 @@ func canonical(dt arrow.DataType) arrow.DataType {
 			}
 			return tTimestamp
 		}
+	case arrow.DICTIONARY:
+		// a dictionary-encoded column (Arrow IPC, pandas' categoricals)
+		// computes as its values
+		return canonical(dt.(*arrow.DictionaryType).ValueType)
+	case arrow.UINT8:
+		return arrow.PrimitiveTypes.Int16
+	case arrow.UINT16:
+		return arrow.PrimitiveTypes.Int32
+	case arrow.UINT32:
+		return arrow.PrimitiveTypes.Int64
+	case arrow.UINT64:
+		// every value fits, as in PostgreSQL's numeric(20)
+		return &arrow.Decimal128Type{Precision: 20, Scale: 0}
+	case arrow.FLOAT16:
+		return arrow.PrimitiveTypes.Float32
 	case arrow.DATE64:
 		return arrow.FixedWidthTypes.Date32
 	case arrow.TIME32:
