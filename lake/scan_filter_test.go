@@ -3,9 +3,11 @@ package lake_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/iceberg-go"
 
@@ -155,6 +157,34 @@ func TestNaNComparisonsAreNotPruned(t *testing.T) {
 	} {
 		if got := query(t, s, "SELECT id FROM f WHERE "+c.where+" ORDER BY id"); !slices.Equal(got, c.want) {
 			t.Errorf("WHERE %s: %v, want %v", c.where, got, c.want)
+		}
+	}
+	// the Go API's filters, Iceberg expressions, are pruned with as well
+	tbl, err := lk.Table(context.Background(), "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := iceberg.Reference("x")
+	for name, f := range map[string]iceberg.BooleanExpression{
+		"EqualTo(x, NaN)":             iceberg.EqualTo(x, math.NaN()),
+		"IsIn(x, 0.25, NaN)":          iceberg.IsIn(x, 0.25, math.NaN()),
+		"EqualTo(y, NaN) as float32":  iceberg.EqualTo(iceberg.Reference("y"), float32(math.NaN())),
+		"Or(EqualTo(x, NaN), id = 1)": iceberg.NewOr(iceberg.EqualTo(x, math.NaN()), iceberg.EqualTo(iceberg.Reference("id"), int32(1))),
+	} {
+		rdr, err := tbl.Scan(context.Background(), lake.Columns("id"), lake.Filter(f))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var ids []int32
+		for rdr.Next() {
+			ids = append(ids, rdr.RecordBatch().Column(0).(*array.Int32).Int32Values()...)
+		}
+		if err := rdr.Err(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		rdr.Release()
+		if !slices.Contains(ids, 2) {
+			t.Errorf("Table.Scan with Filter %s: ids %v, want the NaN row's 2 among them", name, ids)
 		}
 	}
 	// DELETE and UPDATE prune their files with the same filter

@@ -3,6 +3,8 @@ package scan
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"sync"
 
@@ -104,6 +106,12 @@ func brokenSummaryColumns(ctx context.Context, tbl *table.Table, snap *table.Sna
 // holding it and 'd' has the lower bound 'd', so pruning by such a leaf
 // may skip the rows holding the empty string. Leaves it does not satisfy
 // prune soundly: the bounds are right for every other value.
+//
+// Leaves comparing with a NaN literal are dropped too: no bounds hold a
+// NaN, so iceberg-go prunes every file for x = NaN, while the engine, as
+// PostgreSQL, takes NaN as equal to itself. SQL never hands such a leaf
+// to pruning (plan.icebergLiteral); a Go API filter
+// (lake.Filter(iceberg.EqualTo(ref, math.NaN()))) did, and lost the rows.
 func EmptyStringSafe(filter iceberg.BooleanExpression, schema *iceberg.Schema) iceberg.BooleanExpression {
 	if filter == nil || schema == nil {
 		return filter
@@ -117,8 +125,31 @@ func EmptyStringSafe(filter iceberg.BooleanExpression, schema *iceberg.Schema) i
 		return nil
 	}
 	return Weaken(bound, nil, func(p iceberg.BoundPredicate) iceberg.BooleanExpression {
+		if comparesNaN(p) {
+			return nil
+		}
 		return emptySafeLeaf(schema, p)
 	})
+}
+
+// comparesNaN reports whether p compares with a NaN literal.
+func comparesNaN(p iceberg.BoundPredicate) bool {
+	nan := func(l iceberg.Literal) bool {
+		switch v := l.Any().(type) {
+		case float32:
+			return math.IsNaN(float64(v))
+		case float64:
+			return math.IsNaN(v)
+		}
+		return false
+	}
+	switch lp := p.(type) {
+	case iceberg.BoundLiteralPredicate:
+		return nan(lp.Literal())
+	case iceberg.BoundSetPredicate:
+		return slices.ContainsFunc(lp.Literals().Members(), nan)
+	}
+	return false
 }
 
 // emptySafeLeaf is p, unbound again, unless p is a leaf on a string
