@@ -410,6 +410,20 @@ func tableSpec(schema *arrow.Schema, cfg tableConfig) (*iceberg.Schema, *iceberg
 		}
 		seen[lower] = true
 	}
+	// Arrow types without an Iceberg type of their own become the type
+	// SQL computes them as (plan.CanonicalType): an unsigned integer the
+	// next signed type that holds all its values, a dictionary its values,
+	// a time or date of another unit microseconds or days, a timestamp in
+	// a named zone timestamptz. (iceberg-go made a uint32 column an int
+	// and refused the others.)
+	fields := schema.Fields()
+	for i, f := range fields {
+		if primitive(f.Type) || f.Type.ID() == arrow.DICTIONARY {
+			fields[i].Type = plan.CanonicalType(f.Type)
+		}
+	}
+	md := schema.Metadata()
+	schema = arrow.NewSchema(fields, &md)
 	ischema, err := table.ArrowSchemaToIcebergWithFreshIDs(schema, true /* downcastNsTimestamp */)
 	if err != nil {
 		return nil, nil, nil, &sentinelError{ErrInvalidArgument, fmt.Errorf("unsupported schema: %w", err)}

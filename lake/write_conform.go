@@ -115,10 +115,15 @@ func primitive(t arrow.DataType) bool {
 	return true
 }
 
-// convertsLosslessly reports whether Arrow type from converts to the table's Arrow
-// type to without losing a value (a timestamp's digits past the
-// microsecond aside).
+// convertsLosslessly reports whether Arrow type from converts to the
+// table's Arrow type to without changing a value: for every value, or
+// (an unsigned integer into a signed one of its width) failing the cast
+// on the value that does not fit. A timestamp's or time's digits past the
+// microsecond are cut.
 func convertsLosslessly(from, to arrow.DataType) bool {
+	if d, ok := from.(*arrow.DictionaryType); ok {
+		return arrow.TypeEqual(d.ValueType, to) || convertsLosslessly(d.ValueType, to)
+	}
 	switch to.ID() {
 	case arrow.INT64:
 		switch from.ID() {
@@ -144,10 +149,17 @@ func convertsLosslessly(from, to arrow.DataType) bool {
 		f, ok := from.(*arrow.TimestampType)
 		// a zone on both or on neither: an instant is not a local time
 		return ok && (f.TimeZone == "") == (to.(*arrow.TimestampType).TimeZone == "")
+	case arrow.TIME64:
+		return from.ID() == arrow.TIME32 || from.ID() == arrow.TIME64
 	case arrow.DECIMAL128:
-		f, ok := from.(*arrow.Decimal128Type)
 		t := to.(*arrow.Decimal128Type)
-		return ok && f.Scale == t.Scale && f.Precision <= t.Precision
+		if f, ok := from.(*arrow.Decimal128Type); ok {
+			return f.Scale == t.Scale && f.Precision <= t.Precision
+		}
+		// an integer, where its every value has room
+		digits := map[arrow.Type]int32{arrow.INT8: 3, arrow.INT16: 5, arrow.INT32: 10, arrow.INT64: 19,
+			arrow.UINT8: 3, arrow.UINT16: 5, arrow.UINT32: 10, arrow.UINT64: 20}[from.ID()]
+		return digits > 0 && t.Precision-t.Scale >= digits
 	}
 	return false
 }

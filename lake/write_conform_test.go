@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/float16"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skadedb/skade/lake"
@@ -283,5 +284,61 @@ func TestGoAPIWritesRefuseLossyTypes(t *testing.T) {
 	}
 	if got := query(t, s, "SELECT count(*) FROM a"); !slices.Equal(got, []string{"0"}) {
 		t.Errorf("rows %v, want none", got)
+	}
+}
+
+// A table created from an Arrow schema of types Iceberg lacks takes the
+// types SQL computes them as, and the same records append to it with
+// every value kept: a UINTEGER past 2^31 (iceberg-go made the column an
+// int), a UBIGINT past 2^63 (numeric(20)), a dictionary, a time in
+// milliseconds, a date64, a timestamp in a named zone and a float16
+// (refused by iceberg-go before).
+func TestGoAPICreateFromArrowTypes(t *testing.T) {
+	ctx := context.Background()
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "u32", Type: arrow.PrimitiveTypes.Uint32, Nullable: true},
+		{Name: "u64", Type: arrow.PrimitiveTypes.Uint64, Nullable: true},
+		{Name: "cat", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}, Nullable: true},
+		{Name: "t", Type: arrow.FixedWidthTypes.Time32ms, Nullable: true},
+		{Name: "d", Type: arrow.FixedWidthTypes.Date64, Nullable: true},
+		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "Europe/Berlin"}, Nullable: true},
+		{Name: "h", Type: arrow.FixedWidthTypes.Float16, Nullable: true},
+	}, nil)
+	lk := sqlLake(t)
+	tbl, err := lk.CreateTable(ctx, "a", sc, lake.PartitionBy("bucket(2, id)"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	b.Field(0).(*array.Int64Builder).Append(1)
+	b.Field(1).(*array.Uint32Builder).Append(1<<32 - 1)
+	b.Field(2).(*array.Uint64Builder).Append(1<<64 - 1)
+	if err := b.Field(3).(*array.BinaryDictionaryBuilder).AppendString("red"); err != nil {
+		t.Fatal(err)
+	}
+	b.Field(4).(*array.Time32Builder).Append(arrow.Time32(3_723_004)) // 01:02:03.004
+	b.Field(5).(*array.Date64Builder).Append(arrow.Date64(19_723 * 86_400_000))
+	b.Field(6).(*array.TimestampBuilder).Append(arrow.Timestamp(1_700_000_000_000_001))
+	b.Field(7).(*array.Float16Builder).Append(float16.New(-2.5))
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	r, err := array.NewRecordReader(sc, []arrow.RecordBatch{rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	if _, err := tbl.Append(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	s := lk.Session()
+	wantTypes := []string{"id|bigint|YES", "u32|bigint|YES", "u64|numeric(20,0)|YES", "cat|text|YES", "t|time|YES", "d|date|YES", "ts|timestamp with time zone|YES", "h|real|YES"}
+	if got := query(t, s, "DESCRIBE a"); !slices.Equal(got, wantTypes) {
+		t.Errorf("columns %v, want %v", got, wantTypes)
+	}
+	want := "1|4294967295|18446744073709551615|red|01:02:03.004000|2024-01-01|2023-11-14T22:13:20.000001Z|-2.5"
+	if got := query(t, s, "SELECT * FROM a"); !slices.Equal(got, []string{want}) {
+		t.Errorf("rows %v, want %s", got, want)
 	}
 }
