@@ -221,3 +221,56 @@ func TestDriverSharesLake(t *testing.T) {
 		t.Fatalf("NewConnector: %d %v", n, err)
 	}
 }
+
+// Arguments SQL cannot hold are refused, and nothing is written: a string
+// that is not UTF-8 (as SQL text is refused), a time outside the
+// timestamp range (the year 300000 was stored as the year -284555), and
+// more arguments than the statement has parameters (silently ignored
+// before).
+func TestDriverRefusesArgumentsSQLCannotHold(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	if _, err := db.Exec("CREATE TABLE a (id BIGINT, v VARCHAR, ts TIMESTAMPTZ)"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		args  []any
+		want  string
+		state string
+	}{
+		{"a string that is not UTF-8", []any{1, string([]byte{'a', 0xff}), nil}, `parameter $2: invalid byte sequence for encoding "UTF8": 0xff at byte 2 of the value`, "22021"},
+		{"the year 300000", []any{2, "x", time.Date(300000, 1, 1, 0, 0, 0, 0, time.UTC)}, "parameter $3: timestamp out of range: 300000-01-01T00:00:00Z", ""},
+		{"before 4714 BC", []any{3, "x", time.Date(-5000, 1, 1, 0, 0, 0, 0, time.UTC)}, "parameter $3: timestamp out of range", ""},
+		{"an argument too many", []any{4, "x", nil, 5}, "the statement has 3 parameters but was given 4 arguments", ""},
+	} {
+		_, err := db.Exec("INSERT INTO a VALUES ($1, $2, $3)", c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+		if c.state != "" && lake.SQLState(err) != c.state {
+			t.Errorf("%s: SQLSTATE %s, want %s", c.name, lake.SQLState(err), c.state)
+		}
+	}
+	// the range's ends are held
+	lo, hi := time.Date(-4713, 11, 24, 0, 0, 0, 0, time.UTC), time.Date(294247, 1, 9, 23, 59, 59, 999999000, time.UTC)
+	if _, err := db.Exec("INSERT INTO a VALUES (5, 'lo', $1), (6, 'hi', $2)", lo, hi); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.Query("SELECT id, ts FROM a ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var id int64
+		var ts time.Time
+		if err := rows.Scan(&id, &ts); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%d %s", id, ts.Format(time.RFC3339Nano)))
+	}
+	if want := []string{"5 -4713-11-24T00:00:00Z", "6 294247-01-09T23:59:59.999999Z"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("rows %v, want %v", got, want)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -60,6 +61,31 @@ func NewLiteral(v any) (*Literal, error) {
 		return nil, fmt.Errorf("exec: cannot make a literal of Go type %T (planner bug)", v)
 	}
 	return &Literal{Value: s}, nil
+}
+
+// CheckParam refuses a statement argument (a Go value bound to $n) that
+// NewLiteral would take but SQL cannot hold: a string that is not UTF-8,
+// as SQL text is refused, and a time.Time outside PostgreSQL's timestamp
+// range, whose microseconds would not fit an int64 (a time in the year
+// 300000 came back in the year -284555).
+func CheckParam(v any) error {
+	switch x := v.(type) {
+	case string:
+		if !utf8.ValidString(x) {
+			for i := 0; i < len(x); {
+				r, size := utf8.DecodeRuneInString(x[i:])
+				if r == utf8.RuneError && size <= 1 {
+					return fmt.Errorf("invalid byte sequence for encoding \"UTF8\": 0x%02x at byte %d of the value", x[i], i+1)
+				}
+				i += size
+			}
+		}
+	case time.Time:
+		if x.Before(time.UnixMicro(minTimestampMicros)) || x.After(time.UnixMicro(maxTimestampMicros)) {
+			return fmt.Errorf("%w: %s", ErrTimestampOutOfRange, x.Format(time.RFC3339))
+		}
+	}
+	return nil
 }
 
 // NewNullLiteral is a NULL of type dt.

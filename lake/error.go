@@ -186,6 +186,8 @@ func messageState(msg string) string {
 		return "23502"
 	case has("division by zero"):
 		return "22012"
+	case has("invalid byte sequence for encoding"):
+		return "22021"
 	case has("date/time field value out of range", "date field value out of range", "is invalid for the 12-hour clock"):
 		return "22008"
 	case has("invalid value \"", "not supported by to_date"):

@@ -95,6 +95,12 @@ func (s *Session) SQL(ctx context.Context, query string, args ...any) (*Result, 
 	if err != nil {
 		return nil, statementError(&sentinelError{ErrInvalidArgument, err}, query)
 	}
+	// more arguments than the statement has parameters is a mistake in
+	// the call, as database/sql's other drivers report it (a server's
+	// Bind may carry declared but unused ones: Run does not check)
+	if n := NumParams(stmt); len(args) > n {
+		return nil, statementError(&sentinelError{ErrInvalidArgument, fmt.Errorf("the statement has %d parameters but was given %d arguments", n, len(args))}, query)
+	}
 	s.args = args
 	defer func() { s.args = nil }()
 	res, err := s.run(ctx, stmt)

@@ -181,6 +181,9 @@ func (b *binder) bindExpr(e parser.Expr, ec *exprCtx) (Expr, error) {
 		if e.Index < 1 || e.Index > len(b.params) {
 			return nil, errorf(e.Pos, "there is no parameter $%d; the statement was given %d arguments", e.Index, len(b.params))
 		}
+		if err := exec.CheckParam(b.params[e.Index-1]); err != nil {
+			return nil, errorf(e.Pos, "parameter $%d: %v", e.Index, err)
+		}
 		lit, err := exec.NewLiteral(b.params[e.Index-1])
 		if err != nil {
 			return nil, errorf(e.Pos, "parameter $%d: a Go %T cannot be a SQL value; pass bool, integers, floats, string, []byte, time.Time or nil", e.Index, b.params[e.Index-1])
