@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"math"
 	"time"
-	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 
 	"github.com/skadedb/skade/parser"
+	"github.com/skadedb/skade/scan"
 )
 
 // NewLiteral makes a Literal of a Go value: nil (untyped NULL), bool,
@@ -71,15 +71,7 @@ func NewLiteral(v any) (*Literal, error) {
 func CheckParam(v any) error {
 	switch x := v.(type) {
 	case string:
-		if !utf8.ValidString(x) {
-			for i := 0; i < len(x); {
-				r, size := utf8.DecodeRuneInString(x[i:])
-				if r == utf8.RuneError && size <= 1 {
-					return fmt.Errorf("invalid byte sequence for encoding \"UTF8\": 0x%02x at byte %d of the value", x[i], i+1)
-				}
-				i += size
-			}
-		}
+		return scan.InvalidUTF8(x)
 	case time.Time:
 		if x.Before(time.UnixMicro(minTimestampMicros)) || x.After(time.UnixMicro(maxTimestampMicros)) {
 			return fmt.Errorf("%w: %s", ErrTimestampOutOfRange, x.Format(time.RFC3339))

@@ -236,37 +236,22 @@ func equalityDeletes(t *testing.T, lk *lake.Lake, name string) map[string]iceber
 	return out
 }
 
-// skadeRows is table name's fields, rendered as icebergGoRows renders them.
+// skadeRows is table name's fields, sorted, rendered as icebergGoRows
+// renders them.
 func skadeRows(t *testing.T, s *lake.Session, name string, fields []string) []string {
 	t.Helper()
-	res, err := s.SQL(context.Background(), fmt.Sprintf("SELECT %s FROM %s", strings.Join(fields, ", "), name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bs, err := res.Collect(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, b := range bs {
-		out = append(out, rowStrings(b)...)
-		b.Release()
-	}
+	out := query(t, s, fmt.Sprintf("SELECT %s FROM %s", strings.Join(fields, ", "), name))
 	slices.Sort(out)
 	return out
 }
 
-// rowStrings renders b's rows, NULL as such.
+// rowStrings renders b's rows as query does.
 func rowStrings(b arrow.RecordBatch) []string {
 	out := make([]string, b.NumRows())
 	for r := range out {
 		parts := make([]string, b.NumCols())
 		for i, c := range b.Columns() {
-			if c.IsNull(r) {
-				parts[i] = "NULL"
-			} else {
-				parts[i] = c.ValueStr(r)
-			}
+			parts[i] = c.ValueStr(r)
 		}
 		out[r] = strings.Join(parts, "|")
 	}

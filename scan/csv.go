@@ -703,15 +703,9 @@ func appendValue(bld array.Builder, s, layout string) error {
 	v := strings.TrimSpace(s)
 	switch b := bld.(type) {
 	case *array.StringBuilder:
-		if !utf8.ValidString(s) {
-			// as PostgreSQL's COPY (SQLSTATE 22021): TEXT is UTF-8
-			for i := 0; i < len(s); {
-				r, n := utf8.DecodeRuneInString(s[i:])
-				if r == utf8.RuneError && n <= 1 {
-					return fmt.Errorf("invalid byte sequence for encoding \"UTF8\": 0x%02x at byte %d of the value", s[i], i+1)
-				}
-				i += n
-			}
+		// as PostgreSQL's COPY (SQLSTATE 22021): TEXT is UTF-8
+		if err := InvalidUTF8(s); err != nil {
+			return err
 		}
 		b.Append(s)
 	case *array.Int64Builder:
@@ -801,3 +795,19 @@ func layoutName(layout string) string {
 }
 
 var _ array.RecordReader = (*csvReader)(nil)
+
+// InvalidUTF8 is PostgreSQL's error for the first byte of s that is not
+// UTF-8, or nil when s is UTF-8.
+func InvalidUTF8(s string) error {
+	if utf8.ValidString(s) {
+		return nil
+	}
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return fmt.Errorf("invalid byte sequence for encoding \"UTF8\": 0x%02x at byte %d of the value", s[i], i+1)
+		}
+		i += n
+	}
+	return nil
+}
