@@ -177,7 +177,14 @@ func htTakeColumns(cctx context.Context, cols []arrow.Array, idx []int32) ([]arr
 func htTakeColumnsArr(cctx context.Context, cols []arrow.Array, ia arrow.Array) ([]arrow.Array, error) {
 	out := make([]arrow.Array, len(cols))
 	for i, c := range cols {
-		t, err := compute.TakeArray(cctx, c, ia)
+		var t arrow.Array
+		var err error
+		if c.DataType().ID() == arrow.INTERVAL_MONTH_DAY_NANO {
+			// arrow-go's take has no kernel for 16-byte values
+			t, err = takeArray(memory.DefaultAllocator, c, htIndices(ia))
+		} else {
+			t, err = compute.TakeArray(cctx, c, ia)
+		}
 		if err != nil {
 			htReleaseArrays(out)
 			return nil, fmt.Errorf("exec: gather %s: %w", c.DataType(), err)
@@ -185,6 +192,19 @@ func htTakeColumnsArr(cctx context.Context, cols []arrow.Array, ia arrow.Array) 
 		out[i] = t
 	}
 	return out, nil
+}
+
+// htIndices is an index array as takeArray takes it: -1 for a NULL.
+func htIndices(ia arrow.Array) []int32 {
+	vals := ia.(*array.Int32).Int32Values()
+	idx := make([]int32, len(vals))
+	for i, v := range vals {
+		if ia.IsNull(i) {
+			v = -1
+		}
+		idx[i] = v
+	}
+	return idx
 }
 
 // htNullColumns returns all-NULL columns of the given fields' types.
