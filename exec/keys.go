@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -391,11 +392,22 @@ func htEncodeFixedAt(c arrow.Array, w int, dst []byte, pos []int, out *RowKeys) 
 	}
 }
 
-// htCanonicalizeFloats rewrites -0.0 as 0.0 and every NaN as one NaN, so that
-// values equal under grouping have equal bytes. With pos nil the value of
-// row r starts at r*stride+off+1; else it ends at pos[r].
+// htCanonicalizeFloats rewrites -0.0 as 0.0 and every NaN as one NaN, and
+// an interval as its span (htIntervalSpan), so that values equal under
+// grouping have equal bytes. With pos nil the value of row r starts at
+// r*stride+off+1; else it ends at pos[r].
 func htCanonicalizeFloats(c arrow.Array, dst []byte, stride, off int, pos []int) {
 	switch c.DataType().ID() {
+	case arrow.INTERVAL_MONTH_DAY_NANO:
+		for r := 0; r < c.Len(); r++ {
+			p := r*stride + off + 1
+			if pos != nil {
+				p = pos[r] - 16
+			}
+			if dst[p-1] != 0 {
+				htIntervalSpan(dst[p : p+16])
+			}
+		}
 	case arrow.FLOAT64:
 		for r := 0; r < c.Len(); r++ {
 			p := r*stride + off + 1
@@ -429,6 +441,41 @@ func htCanonicalizeFloats(c arrow.Array, dst []byte, stride, off int, pos []int)
 			}
 		}
 	}
+}
+
+// htIntervalSpan rewrites an interval's 16 key bytes (months and days as
+// int32, nanoseconds as int64) as its span in nanoseconds, a 128-bit
+// integer, with a month as 30 days and a day as 24 hours: intervals are
+// equal, as in PostgreSQL, when their spans are ('1 day' and '24 hours').
+func htIntervalSpan(b []byte) {
+	months := int64(int32(binary.LittleEndian.Uint32(b)))
+	days := int64(int32(binary.LittleEndian.Uint32(b[4:])))
+	ns := int64(binary.LittleEndian.Uint64(b[8:]))
+	const nsPerDay = 86_400_000_000_000
+	hi, lo := mul128(months*30+days, nsPerDay) // |months*30+days| < 2^37
+	var c uint64
+	lo, c = bits.Add64(lo, uint64(ns), 0)
+	hi += int64(c)
+	if ns < 0 {
+		hi-- // ns's sign extension: its high word is all ones
+	}
+	binary.LittleEndian.PutUint64(b, lo)
+	binary.LittleEndian.PutUint64(b[8:], uint64(hi))
+}
+
+// mul128 is a*b as a signed 128-bit integer (hi, lo).
+func mul128(a int64, b uint64) (hi int64, lo uint64) {
+	neg := a < 0
+	if neg {
+		a = -a
+	}
+	h, l := bits.Mul64(uint64(a), b)
+	if neg {
+		var c uint64
+		l, c = bits.Add64(^l, 1, 0)
+		h = ^h + c
+	}
+	return int64(h), l
 }
 
 // HashKey is the 64-bit hash of a row key that RowKeys computes and
@@ -657,6 +704,8 @@ func putKeyValue(dst []byte, a arrow.Array, i int) int {
 	case w > 0:
 		htCopyValue(dst, htFixedBytes(a, w), i, w)
 		switch t.ID() {
+		case arrow.INTERVAL_MONTH_DAY_NANO:
+			htIntervalSpan(dst[:16])
 		case arrow.FLOAT64:
 			if v := math.Float64frombits(binary.LittleEndian.Uint64(dst)); v == 0 {
 				binary.LittleEndian.PutUint64(dst, 0)
