@@ -10,7 +10,8 @@
 // which closes when the last sql.DB on it does. NewConnector serves a lake
 // the program already opened.
 //
-// Statements take $1, $2, … (or ?) arguments: bool, integers, floats,
+// Statements take $1, $2, … (or ?) arguments: bool, integers (a uint64
+// past BIGINT as numeric(20)), floats,
 // string (which takes the type its context needs, as a quoted literal
 // does), []byte, time.Time, nil, and values whose Value method (the
 // Valuer interface of database/sql/driver) returns one of those. Named

@@ -241,6 +241,12 @@ func (c *Conn) CheckNamedValue(nv *driver.NamedValue) error {
 	if nv.Name != "" {
 		return fmt.Errorf("skade: named argument %q is not supported; use $%d", nv.Name, nv.Ordinal)
 	}
+	switch nv.Value.(type) {
+	case uint64, uint:
+		// database/sql's converter refuses those past int64; the
+		// statement takes them as numeric(20)
+		return nil
+	}
 	v, err := driver.DefaultParameterConverter.ConvertValue(nv.Value)
 	if err != nil {
 		return fmt.Errorf("skade: argument $%d: %w", nv.Ordinal, err)

@@ -251,6 +251,17 @@ func TestDriverRefusesArgumentsSQLCannotHold(t *testing.T) {
 			t.Errorf("%s: SQLSTATE %s, want %s", c.name, lake.SQLState(err), c.state)
 		}
 	}
+	// an unsigned argument past BIGINT is a numeric(20)
+	if _, err := db.Exec("CREATE TABLE u (x NUMERIC(20, 0))"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("INSERT INTO u VALUES ($1)", uint64(1<<64-1)); err != nil {
+		t.Fatal(err)
+	}
+	var u string
+	if err := db.QueryRow("SELECT x FROM u").Scan(&u); err != nil || u != "18446744073709551615" {
+		t.Errorf("uint64 max stored as %q (%v)", u, err)
+	}
 	// the range's ends are held
 	lo, hi := time.Date(-4713, 11, 24, 0, 0, 0, 0, time.UTC), time.Date(294247, 1, 9, 23, 59, 59, 999999000, time.UTC)
 	if _, err := db.Exec("INSERT INTO a VALUES (5, 'lo', $1), (6, 'hi', $2)", lo, hi); err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 
@@ -41,6 +42,21 @@ func NewLiteral(v any) (*Literal, error) {
 		s = scalar.NewInt32Scalar(x)
 	case int64:
 		s = scalar.NewInt64Scalar(x)
+	case uint8:
+		s = scalar.NewInt16Scalar(int16(x))
+	case uint16:
+		s = scalar.NewInt32Scalar(int32(x))
+	case uint32:
+		s = scalar.NewInt64Scalar(int64(x))
+	case uint:
+		return NewLiteral(uint64(x))
+	case uint64:
+		if x <= math.MaxInt64 {
+			s = scalar.NewInt64Scalar(int64(x))
+		} else {
+			// past BIGINT: numeric(20), as SQL reads an unsigned column
+			s = scalar.NewDecimal128Scalar(decimal128.FromU64(x), &arrow.Decimal128Type{Precision: 20, Scale: 0})
+		}
 	case float32:
 		s = scalar.NewFloat32Scalar(x)
 	case float64:

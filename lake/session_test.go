@@ -451,6 +451,12 @@ func TestSQLParameters(t *testing.T) {
 	if _, err := s.SQL(context.Background(), "SELECT $1", struct{}{}); err == nil || !strings.Contains(err.Error(), "cannot be a SQL value") {
 		t.Errorf("got %v", err)
 	}
+	// unsigned integers, which the message's "integers" promises, as
+	// the next signed type; a uint64 past BIGINT as numeric(20)
+	res, err = s.SQL(context.Background(), "SELECT $1 + 1, $2 + 1, $3 + 1, $4 + 1, $5, $5 + 1", uint8(255), uint16(65535), uint32(1<<32-1), uint(7), uint64(1<<64-1))
+	if got := rows(t, res, err); len(got) != 1 || got[0] != "256|65536|4294967296|8|18446744073709551615|18446744073709551616" {
+		t.Errorf("unsigned arguments: %v", got)
+	}
 }
 
 // TestSessionRun runs statements parsed by the caller, as the shell does,
