@@ -113,6 +113,12 @@ func (d *RowDelta) Commit(ctx context.Context, opts ...WriteOption) (*Table, err
 	return d.commit(ctx, "row delta on", opts)
 }
 
+// reusedByNext reports whether step i's records are also the next
+// step's rows: an upsert's equality deletes and its append.
+func (d *RowDelta) reusedByNext(i int) bool {
+	return i+1 < len(d.steps) && d.steps[i+1].rdr == nil
+}
+
 // materialized is one step's input, read into memory: the delta writes
 // files inside the transaction, and an upsert reads its records twice.
 type materialized struct {
@@ -168,7 +174,7 @@ func (d *RowDelta) commit(ctx context.Context, op string, opts []WriteOption) (*
 			}
 			keyIDs = ids
 		}
-		if s.keyColumns == nil || (i+1 < len(d.steps) && d.steps[i+1].rdr == nil) {
+		if s.keyColumns == nil || d.reusedByNext(i) {
 			if err := checkSchemaForWrite(t.icebergSchema(), s.rdr.Schema()); err != nil {
 				return nil, fmt.Errorf("%s %s: %w", op, t.Name(), err)
 			}
@@ -182,13 +188,13 @@ func (d *RowDelta) commit(ctx context.Context, op string, opts []WriteOption) (*
 		}
 		// an append's records (an upsert's too) get the table's whole
 		// layout; an equality delete's keep their own columns
-		fill := s.keyColumns == nil || (i+1 < len(d.steps) && d.steps[i+1].rdr == nil)
+		fill := s.keyColumns == nil || d.reusedByNext(i)
 		if err := conformMaterialized(ctx, t.Name(), t.icebergSchema(), m, fill); err != nil {
 			return nil, fmt.Errorf("%s %s: %w", op, t.Name(), err)
 		}
 		m.keyIDs = keyIDs
 		total += m.rows
-		if keyIDs != nil && i+1 < len(d.steps) && d.steps[i+1].rdr == nil {
+		if keyIDs != nil && d.reusedByNext(i) {
 			cols := s.keyColumns
 			checks = append(checks, func() error {
 				if err := checkUniqueKeys(m, cols); err != nil {
@@ -248,7 +254,7 @@ func (d *RowDelta) commit(ctx context.Context, op string, opts []WriteOption) (*
 		// the data files of step j give.
 		copied := map[int]int{}
 		for i, m := range mats {
-			if m.keyIDs != nil && m.rows > 0 && i+1 < len(d.steps) && d.steps[i+1].rdr == nil && !testUpsertEncodesKeys.Load() {
+			if m.keyIDs != nil && m.rows > 0 && d.reusedByNext(i) && !testUpsertEncodesKeys.Load() {
 				copied[i+1] = i
 			}
 		}

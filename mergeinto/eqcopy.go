@@ -158,8 +158,7 @@ func topLevelField(sc *iceberg.Schema, id int) (iceberg.NestedField, bool) {
 // file is not laid out so: encrypted, a key column missing, nested or
 // twice, a chunk without metadata, or rows not rows.
 func keyFooter(ctx context.Context, meta *metadata.FileMetaData, keyIDs []int, rows int64) (_ *metadata.FileMetaData, ok bool, err error) {
-	if meta.IsSetEncryptionAlgorithm() || meta.FileDecryptor != nil || meta.NumRowGroups() == 0 ||
-		meta.WriterVersion().LessThan(metadata.Parquet816FixedVersion) {
+	if meta.NumRowGroups() == 0 || !copyableFile(meta) {
 		return nil, false, nil
 	}
 	raw, err := meta.Serialize(ctx)
@@ -224,7 +223,7 @@ func keyFooter(ctx context.Context, meta *metadata.FileMetaData, keyIDs []int, r
 	}
 	size := meta.GetSourceFileSize()
 	var total int64
-	for _, rg := range out.RowGroups {
+	for i, rg := range out.RowGroups {
 		if rg.NumRows < 0 || len(rg.Columns) != leaf {
 			return nil, false, nil
 		}
@@ -232,14 +231,10 @@ func keyFooter(ctx context.Context, meta *metadata.FileMetaData, keyIDs []int, r
 		cols := rg.Columns[:0:0]
 		var bytes, compressed int64
 		for _, l := range keepLeaf {
+			if !copyableChunk(meta, i, l, size) {
+				return nil, false, nil
+			}
 			c := rg.Columns[l]
-			if c.MetaData == nil || c.CryptoMetadata != nil || len(c.EncryptedColumnMetadata) > 0 || c.FilePath != nil {
-				return nil, false, nil
-			}
-			start, length, ok := chunkRange(c.MetaData)
-			if !ok || start < 4 || (size > 0 && start+length > size) {
-				return nil, false, nil
-			}
 			bytes += c.MetaData.TotalUncompressedSize
 			compressed += c.MetaData.TotalCompressedSize
 			cols = append(cols, c)

@@ -143,8 +143,7 @@ func (m *merger) footerLayout(ctx context.Context, task table.FileScanTask, one 
 		return nil, nil
 	}
 	size := meta.GetSourceFileSize()
-	if meta.NumRowGroups() < 1 || (!one && meta.NumRowGroups() < 2) || meta.IsSetEncryptionAlgorithm() || meta.FileDecryptor != nil ||
-		meta.WriterVersion().LessThan(metadata.Parquet816FixedVersion) {
+	if meta.NumRowGroups() < 1 || (!one && meta.NumRowGroups() < 2) || !copyableFile(meta) {
 		return nil, nil
 	}
 	ends := make([]int64, meta.NumRowGroups())
@@ -153,13 +152,8 @@ func (m *merger) footerLayout(ctx context.Context, task table.FileScanTask, one 
 		if rg.NumRows < 0 {
 			return nil, nil
 		}
-		for _, c := range rg.Columns {
-			if c.MetaData == nil {
-				return nil, nil
-			}
-			start, length, ok := chunkRange(c.MetaData)
-			if !ok || c.CryptoMetadata != nil || len(c.EncryptedColumnMetadata) > 0 || c.FilePath != nil ||
-				start < 4 || start+length > size {
+		for j := range rg.Columns {
+			if !copyableChunk(meta, i, j, size) {
 				return nil, nil
 			}
 		}
@@ -170,6 +164,26 @@ func (m *merger) footerLayout(ctx context.Context, task table.FileScanTask, one 
 		return nil, nil
 	}
 	return meta, ends
+}
+
+// copyableFile reports whether meta's file may have its column chunks
+// copied byte for byte: not encrypted, and written after PARQUET-816 (whose
+// writers recorded wrong chunk sizes).
+func copyableFile(meta *metadata.FileMetaData) bool {
+	return !meta.IsSetEncryptionAlgorithm() && meta.FileDecryptor == nil &&
+		!meta.WriterVersion().LessThan(metadata.Parquet816FixedVersion)
+}
+
+// copyableChunk reports whether column chunk j of row group i of meta, a
+// file of size bytes, can be copied byte for byte: it has metadata, is not
+// encrypted, lies in this file, and its pages lie inside it.
+func copyableChunk(meta *metadata.FileMetaData, i, j int, size int64) bool {
+	c := meta.RowGroups[i].Columns[j]
+	if c.MetaData == nil || c.CryptoMetadata != nil || len(c.EncryptedColumnMetadata) > 0 || c.FilePath != nil {
+		return false
+	}
+	start, length, ok := chunkRange(c.MetaData)
+	return ok && start >= 4 && start+length <= size
 }
 
 // chunkRange is where a column chunk's pages lie in its file: from its
