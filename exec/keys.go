@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"math/bits"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -444,38 +443,17 @@ func htCanonicalizeFloats(c arrow.Array, dst []byte, stride, off int, pos []int)
 }
 
 // htIntervalSpan rewrites an interval's 16 key bytes (months and days as
-// int32, nanoseconds as int64) as its span in nanoseconds, a 128-bit
-// integer, with a month as 30 days and a day as 24 hours: intervals are
-// equal, as in PostgreSQL, when their spans are ('1 day' and '24 hours').
+// int32, nanoseconds as int64) as the key '=' compares it by
+// (intervalKey: a month is 30 days, a day 24 hours), so that grouping
+// agrees with '=': '1 day' and '24 hours' are one key, as in PostgreSQL.
 func htIntervalSpan(b []byte) {
-	months := int64(int32(binary.LittleEndian.Uint32(b)))
-	days := int64(int32(binary.LittleEndian.Uint32(b[4:])))
-	ns := int64(binary.LittleEndian.Uint64(b[8:]))
-	const nsPerDay = 86_400_000_000_000
-	hi, lo := mul128(months*30+days, nsPerDay) // |months*30+days| < 2^37
-	var c uint64
-	lo, c = bits.Add64(lo, uint64(ns), 0)
-	hi += int64(c)
-	if ns < 0 {
-		hi-- // ns's sign extension: its high word is all ones
+	v := arrow.MonthDayNanoInterval{
+		Months:      int32(binary.LittleEndian.Uint32(b)),
+		Days:        int32(binary.LittleEndian.Uint32(b[4:])),
+		Nanoseconds: int64(binary.LittleEndian.Uint64(b[8:])),
 	}
-	binary.LittleEndian.PutUint64(b, lo)
-	binary.LittleEndian.PutUint64(b[8:], uint64(hi))
-}
-
-// mul128 is a*b as a signed 128-bit integer (hi, lo).
-func mul128(a int64, b uint64) (hi int64, lo uint64) {
-	neg := a < 0
-	if neg {
-		a = -a
-	}
-	h, l := bits.Mul64(uint64(a), b)
-	if neg {
-		var c uint64
-		l, c = bits.Add64(^l, 1, 0)
-		h = ^h + c
-	}
-	return int64(h), l
+	binary.LittleEndian.PutUint64(b, uint64(intervalKey(v)))
+	clear(b[8:16])
 }
 
 // HashKey is the 64-bit hash of a row key that RowKeys computes and
