@@ -37,6 +37,10 @@ type fileRead struct {
 	// exact, when not nil, filters every batch not read by dictionary
 	// (ReadSpec.Exact)
 	exact *exactFilter
+	// plain, when not nil, is the scan's columns compiled for reading the
+	// file page by page (plainquery.go); set only where the scan has no
+	// row filter and the file no deletes applied here.
+	plain *plainQuery
 }
 
 // groupSplits gives each run of consecutive splits of one data file
@@ -114,6 +118,8 @@ func startFileReader(ctx context.Context, files []fileRead) *fileReader {
 		ahead := 2
 		if files[i].dict != nil {
 			ahead = files[i].dict.ahead(queryBatchRows(files[i].tbl))
+		} else if files[i].plain != nil {
+			ahead = files[i].plain.ahead()
 		}
 		r.out[i] = make(chan fileItem, ahead)
 	}
@@ -176,6 +182,22 @@ func (r *fileReader) read(ctx context.Context, i int) {
 	}
 	if f.dict != nil && filter == nil {
 		handled, err := readDict(ctx, f, func(rec arrow.RecordBatch) bool {
+			rec, err := f.conform(ctx, rec)
+			if err != nil {
+				send(fileItem{err: err})
+				return false
+			}
+			return send(fileItem{rec: rec})
+		})
+		if err != nil {
+			send(fileItem{err: err})
+		}
+		if handled {
+			return
+		}
+	}
+	if f.plain != nil && filter == nil {
+		handled, err := readPlainQuery(ctx, f, func(rec arrow.RecordBatch) bool {
 			rec, err := f.conform(ctx, rec)
 			if err != nil {
 				send(fileItem{err: err})

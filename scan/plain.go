@@ -2,7 +2,9 @@ package scan
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"iter"
 	"slices"
 	"sync/atomic"
@@ -12,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -23,25 +26,28 @@ import (
 // Plain reads. A file read whole by a scan without a row filter or a
 // limit, whose every column read is fixed-width (FixedWidth: the Arrow
 // values' bytes are the file's) in PLAIN pages without NULLs, is read here
-// page by page instead of through iceberg-go's scan: arrow-go's page
-// reader decompresses each page (buffers from the caller's allocator),
-// and its values are copied once into the batch's buffer. pqarrow decodes
-// each page's definition levels into int16s, turns them into a validity
-// bitmap and copies the values through its decoder into a growing
-// buffer: for a PLAIN BIGINT without NULLs that cost a third as much
-// again as decompressing its pages (BENCHMARKS.md, session 34).
+// page by page instead of through iceberg-go's scan. Each column chunk is
+// read in one piece and its pages walked here (pageheader.go); a page
+// that lies wholly inside the batch being made is decompressed straight
+// into that batch's buffer, so its values are written once and copied
+// never. pqarrow decodes each page's definition levels into int16s, turns
+// them into a validity bitmap and copies the values through its decoder
+// into a growing buffer: for a PLAIN BIGINT without NULLs that cost a
+// third as much again as decompressing its pages (BENCHMARKS.md, session
+// 34); arrow-go's page reader, which this used until session 38,
+// decompresses into a buffer of its own, from which the values were
+// copied (a query's scan read through it was no faster than pqarrow's).
 //
-// The caller is a MERGE's key reads (mergeinto's plainread.go), whose
-// scans have no row filter: the file's rows are then all returned, as
-// iceberg-go returns them. A query's scan of files does not come here:
-// measured beside iceberg-go's read of the same files, it was no faster
-// for a DOUBLE and slower for a BIGINT (BENCHMARKS.md, session 34). A file qualifies (plainColumns) when it has no delete files (or
-// they are applied by the caller, on the file read whole) and is read
-// whole, each column read is a top-level leaf of the file with the
-// field's id, and no chunk of it has a dictionary page, an encoding other
-// than PLAIN for its values, or statistics that count a NULL. A page that
-// still turns out not to be PLAIN values all defined (a file without
-// statistics) sends the rest of its row group through pqarrow
+// The callers are a MERGE's key reads (mergeinto's plainread.go) and a
+// query's scan without a row filter (plainquery.go): the file's rows are
+// then all returned, as iceberg-go returns them. A file qualifies
+// (plainColumns) when it has no delete files (or they are applied by the
+// caller, on the file read whole), each column read is a top-level leaf
+// of the file with the field's id, and no chunk of it has a dictionary
+// page, an encoding other than PLAIN for its values, or statistics that
+// count a NULL. A page that still turns out not to be PLAIN values all
+// defined (a file without statistics), or a chunk whose bytes are not
+// pages, sends the rest of its row group through pqarrow
 // (plainFallback); nothing read before it is read twice.
 
 // ReadPlain returns the batches of task's file read page by page, with
@@ -89,7 +95,13 @@ func ReadPlain(ctx context.Context, fsys iceio.IO, task table.FileScanTask, meta
 		src.Close()
 		return nil
 	}
-	seq := plainBatches(ctx, pr, schema, cols, batchRows, mem)
+	st, err := src.Stat()
+	if err != nil {
+		pr.Close()
+		src.Close()
+		return nil
+	}
+	seq := plainBatches(ctx, pr, src, st.Size(), schema, cols, batchRows, mem)
 	return func(yield func(arrow.RecordBatch, error) bool) {
 		defer src.Close()
 		defer pr.Close()
@@ -180,14 +192,14 @@ func plainColumns(meta *metadata.FileMetaData, schema *arrow.Schema, ids []int, 
 	return out
 }
 
-// plainBatches reads every row group of pr, as cols plan it (one per
-// field of schema), in batches of at most size rows of schema, allocated
-// from mem.
-func plainBatches(ctx context.Context, pr *file.Reader, schema *arrow.Schema, cols []plainColumn, size int, mem memory.Allocator) iter.Seq2[arrow.RecordBatch, error] {
+// plainBatches reads every row group of pr (the file src, size bytes),
+// as cols plan it (one per field of schema), in batches of at most size
+// rows of schema, allocated from mem.
+func plainBatches(ctx context.Context, pr *file.Reader, src io.ReaderAt, fileSize int64, schema *arrow.Schema, cols []plainColumn, size int, mem memory.Allocator) iter.Seq2[arrow.RecordBatch, error] {
 	return func(yield func(arrow.RecordBatch, error) bool) {
 		size := int64(max(size, 1))
 		for g := range pr.NumRowGroups() {
-			done, fell, more := plainGroup(ctx, pr.RowGroup(g), g, schema, cols, size, mem, yield)
+			done, fell, more := plainGroup(ctx, pr.MetaData().RowGroup(g), src, fileSize, g, schema, cols, size, size, mem, yield)
 			if !more {
 				return
 			}
@@ -204,17 +216,17 @@ func plainBatches(ctx context.Context, pr *file.Reader, schema *arrow.Schema, co
 }
 
 // plainGroup reads row group g (rg) page by page as plainBatches does,
-// yielding each batch; done are the rows it yielded. fell is true where
-// a page was not PLAIN values every one defined: the rest of the group is
-// the caller's to read another way. more is false where yield said stop
-// or an error was yielded.
-func plainGroup(ctx context.Context, rg *file.RowGroupReader, g int, schema *arrow.Schema, cols []plainColumn, size int64, mem memory.Allocator, yield func(arrow.RecordBatch, error) bool) (done int64, fell, more bool) {
+// yielding each batch; done are the rows it yielded. A batch holds at
+// most size rows, or one page of the first column's up to most rows
+// where that page alone holds more. fell is true where
+// a page was not PLAIN values every one defined, or its chunk could not
+// be walked: the rest of the group is the caller's to read another way.
+// more is false where yield said stop or an error was yielded.
+func plainGroup(ctx context.Context, rg *metadata.RowGroupMetaData, src io.ReaderAt, fileSize int64, g int, schema *arrow.Schema, cols []plainColumn, size, most int64, mem memory.Allocator, yield func(arrow.RecordBatch, error) bool) (done int64, fell, more bool) {
 	curs := make([]plainCursor, len(cols))
 	defer func() {
 		for i := range curs {
-			if curs[i].pages != nil {
-				curs[i].pages.Close()
-			}
+			curs[i].release()
 		}
 	}()
 	fail := func(i int, err error) (int64, bool, bool) {
@@ -222,12 +234,13 @@ func plainGroup(ctx context.Context, rg *file.RowGroupReader, g int, schema *arr
 		return done, false, false
 	}
 	for i, c := range cols {
-		pages, err := rg.GetColumnPageReader(c.leaf)
+		ok, err := curs[i].open(rg, c, src, fileSize, mem)
 		if err != nil {
-			yield(nil, err)
-			return done, false, false
+			return fail(i, err)
 		}
-		curs[i] = plainCursor{pages: pages, col: c}
+		if !ok {
+			return done, true, true
+		}
 	}
 	rows := rg.NumRows()
 	for done < rows {
@@ -236,6 +249,11 @@ func plainGroup(ctx context.Context, rg *file.RowGroupReader, g int, schema *arr
 			return done, false, false
 		}
 		n := min(size, rows-done)
+		if k := curs[0].pageAligned(n, min(most, rows-done)); k > 0 {
+			// whole pages of the first column: each is decompressed
+			// straight into the batch, none through scratch
+			n = min(k, rows-done)
+		}
 		arrs := make([]arrow.Array, len(cols))
 		for i := range cols {
 			a, ok, err := curs[i].next(int(n), schema.Field(i).Type, mem)
@@ -323,11 +341,201 @@ func plainFallback(ctx context.Context, pr *file.Reader, schema *arrow.Schema, c
 	return true
 }
 
-// plainCursor reads one column chunk's PLAIN values page by page.
+// plainCursor reads one column chunk's PLAIN values page by page. It
+// walks the chunk's bytes itself (readPageHeader), read in one piece, and
+// decompresses a page that lies wholly inside the batch being made
+// straight into that batch's buffer; only a page a batch ends inside
+// goes through scratch.
 type plainCursor struct {
-	pages file.PageReader
-	col   plainColumn
-	vals  []byte // the current page's values not yet taken
+	col     plainColumn
+	chunk   []byte // the chunk's pages not yet walked
+	buf     *memory.Buffer
+	codec   compress.Codec // nil: the pages are stored uncompressed
+	scratch []byte         // a page decompressed whole
+	vals    []byte         // the current page's values not yet taken (in scratch)
+	left    int64          // the row group's values not yet in a page walked
+}
+
+// open reads column chunk c.leaf of row group rg from src (fileSize
+// bytes); ok is false where the chunk cannot be walked page by page (the
+// caller reads the group another way).
+func (c *plainCursor) open(rg *metadata.RowGroupMetaData, col plainColumn, src io.ReaderAt, fileSize int64, mem memory.Allocator) (ok bool, err error) {
+	c.col, c.left = col, rg.NumRows()
+	cc, err := rg.ColumnChunk(col.leaf)
+	if err != nil {
+		return false, nil
+	}
+	off, n := cc.DataPageOffset(), cc.TotalCompressedSize()
+	if cc.HasDictionaryPage() || off < 0 || n <= 0 || off > fileSize || n > fileSize-off {
+		return false, nil
+	}
+	if cc.Compression() != compress.Codecs.Uncompressed {
+		if c.codec, err = compress.GetCodec(cc.Compression()); err != nil {
+			return false, nil
+		}
+	}
+	if p, ok := mem.(*BufferPool); ok {
+		// every byte is read into below
+		c.buf = memory.NewBufferWithAllocator(p.AllocateUninit(int(n)), p)
+	} else {
+		c.buf = memory.NewResizableBuffer(mem)
+		c.buf.Resize(int(n))
+	}
+	c.chunk = c.buf.Bytes()
+	if _, err := src.ReadAt(c.chunk, off); err != nil {
+		return false, fmt.Errorf("reading its %d bytes at %d: %w", n, off, err)
+	}
+	return true, nil
+}
+
+// release returns the chunk's buffer.
+func (c *plainCursor) release() {
+	if c.buf != nil {
+		c.buf.Release()
+		c.buf = nil
+	}
+	c.chunk, c.vals = nil, nil
+}
+
+// nextPage is the chunk's next page that is not an index page: its header
+// and its bytes as stored. ok is false at the chunk's end; an error where
+// the bytes left are not a page.
+func (c *plainCursor) nextPage() (h pageHeader, body []byte, ok bool, err error) {
+	for len(c.chunk) > 0 {
+		h, k, err := readPageHeader(c.chunk)
+		if err != nil {
+			return h, nil, false, err
+		}
+		if int64(h.compressed) > int64(len(c.chunk)-k) {
+			return h, nil, false, fmt.Errorf("%w: a page of %d bytes where %d are left", errPageHeader, h.compressed, len(c.chunk)-k)
+		}
+		body, c.chunk = c.chunk[k:k+int(h.compressed)], c.chunk[k+int(h.compressed):]
+		if h.typ != pageIndex {
+			return h, body, true, nil
+		}
+	}
+	return pageHeader{}, nil, false, nil
+}
+
+// pageAligned is how many of the chunk's next values, at most limit,
+// end where a page does: whole pages, or where the next page alone holds
+// more than limit values, that page's when they are at most most; 0
+// where the pages ahead cannot be told.
+func (c *plainCursor) pageAligned(limit, most int64) int64 {
+	acc := int64(len(c.vals) / c.col.width)
+	rest := c.chunk
+	for acc < limit && len(rest) > 0 {
+		h, k, err := readPageHeader(rest)
+		if err != nil || int64(h.compressed) > int64(len(rest)-k) {
+			break
+		}
+		rest = rest[k+int(h.compressed):]
+		if h.typ == pageIndex {
+			continue
+		}
+		if h.typ != pageData && h.typ != pageDataV2 {
+			break
+		}
+		next := acc + int64(h.numValues)
+		if next > limit {
+			if acc == 0 && next <= most {
+				return next
+			}
+			break
+		}
+		acc = next
+	}
+	return acc
+}
+
+// values writes the values of data page h (body as stored) into out,
+// which is exactly as long as they are; ok is false where the page is not
+// PLAIN values of the column's width, every one defined.
+func (c *plainCursor) values(h pageHeader, body, out []byte) (ok bool, err error) {
+	optional := c.col.optional
+	switch h.typ {
+	case pageDataV2:
+		k := int64(h.defLen) + int64(h.repLen)
+		if h.repLen != 0 || h.numNulls != 0 || h.numRows != h.numValues || k > int64(len(body)) || !optional && h.defLen != 0 ||
+			optional && !AllDefined(body[:h.defLen], int(h.numValues)) || int64(h.uncompressed)-k != int64(len(out)) {
+			return false, nil
+		}
+		vals := body[k:]
+		if c.codec == nil || !h.valuesCompressed {
+			if len(vals) != len(out) {
+				return false, nil
+			}
+			copy(out, vals)
+			return true, nil
+		}
+		return true, c.decompress(out, vals)
+	case pageData:
+		if int(h.uncompressed) < len(out) {
+			return false, nil
+		}
+		if !optional && int(h.uncompressed) == len(out) {
+			if c.codec == nil {
+				if len(body) != len(out) {
+					return false, nil
+				}
+				copy(out, body)
+				return true, nil
+			}
+			return true, c.decompress(out, body)
+		}
+		if h.defLevelEncoding != int32(parquet.Encodings.RLE) && optional {
+			return false, nil
+		}
+		data := body
+		if c.codec != nil {
+			if cap(c.scratch) < int(h.uncompressed)+decodeSlack {
+				c.scratch = make([]byte, int(h.uncompressed)+decodeSlack)
+			}
+			data = c.scratch[:h.uncompressed]
+			if err := c.decompress(data, body); err != nil {
+				return false, err
+			}
+		}
+		if optional {
+			if len(data) < 4 {
+				return false, nil
+			}
+			n := int64(binary.LittleEndian.Uint32(data))
+			if n > int64(len(data)-4) || !AllDefined(data[4:4+n], int(h.numValues)) {
+				return false, nil
+			}
+			data = data[4+n:]
+		}
+		if len(data) != len(out) {
+			return false, nil
+		}
+		copy(out, data)
+		return true, nil
+	}
+	return false, nil
+}
+
+// decodeSlack is how many bytes past a page's values the buffer it is
+// decompressed into holds: klauspost's zstd decoder copies in 16-byte
+// blocks, and with fewer than 32 bytes of room past a block it decodes
+// that block with its slower exact copies (BENCHMARKS.md, session 38).
+const decodeSlack = 64
+
+// decompress decodes src, which must hold exactly len(out) bytes, into
+// out. The bytes of out's capacity past its length may be overwritten:
+// they are the next page's, decompressed after it, or slack.
+func (c *plainCursor) decompress(out, src []byte) error {
+	got, err := compress.Decode(c.codec, out, src)
+	if err != nil {
+		return fmt.Errorf("decompressing a page: %w", err)
+	}
+	if len(got) != len(out) {
+		return fmt.Errorf("a page decompressed to %d bytes, its header says %d", len(got), len(out))
+	}
+	if len(out) > 0 && &got[0] != &out[0] {
+		copy(out, got)
+	}
+	return nil
 }
 
 // next returns the chunk's next n values as an array of type typ; ok is
@@ -336,31 +544,57 @@ type plainCursor struct {
 func (c *plainCursor) next(n int, typ arrow.DataType, mem memory.Allocator) (a arrow.Array, ok bool, err error) {
 	w := c.col.width
 	var buf *memory.Buffer
+	// decodeSlack bytes past the values: room the decompressor may write
+	// into (decompress)
 	if p, ok := mem.(*BufferPool); ok {
 		// every byte is written below before the array is made
-		buf = memory.NewBufferWithAllocator(p.AllocateUninit(n*w), p)
+		buf = memory.NewBufferWithAllocator(p.AllocateUninit(n*w + decodeSlack)[:n*w], p)
 	} else {
 		buf = memory.NewResizableBuffer(mem)
+		buf.Reserve(n*w + decodeSlack)
 		buf.Resize(n * w)
 	}
 	defer buf.Release()
 	dst := buf.Bytes()
 	for len(dst) > 0 {
-		if len(c.vals) == 0 {
-			if !c.pages.Next() {
-				if err := c.pages.Err(); err != nil {
-					return nil, false, err
-				}
-				return nil, false, fmt.Errorf("the column chunk ends %d values short of its row group", len(dst)/w)
-			}
-			vals, _, good := PlainValues(c.pages.Page(), c.col.optional, w)
-			if !good {
-				return nil, false, nil
-			}
-			c.vals = vals
+		if len(c.vals) > 0 {
+			k := copy(dst, c.vals)
+			dst, c.vals = dst[k:], c.vals[k:]
+			continue
 		}
-		k := copy(dst, c.vals)
-		dst, c.vals = dst[k:], c.vals[k:]
+		h, body, more, err := c.nextPage()
+		if err != nil || !more {
+			// a chunk that ends short, or bytes that are not a page: what
+			// pqarrow makes of them is the answer
+			return nil, false, nil
+		}
+		if h.typ != pageData && h.typ != pageDataV2 || h.encoding != int32(parquet.Encodings.Plain) {
+			return nil, false, nil
+		}
+		size := int64(h.numValues) * int64(w)
+		if size <= int64(len(dst)) {
+			if ok, err := c.values(h, body, dst[:size]); err != nil || !ok {
+				return nil, false, err
+			}
+			c.left -= int64(h.numValues)
+			dst = dst[size:]
+			continue
+		}
+		if size > c.left*int64(w) || size > int64(h.uncompressed) {
+			// more values than the row group has left, or than the page's
+			// bytes: pqarrow reports it
+			return nil, false, nil
+		}
+		if cap(c.scratch) < int(size)+decodeSlack {
+			c.scratch = make([]byte, size+decodeSlack)
+		}
+		vals := c.scratch[:size]
+		if ok, err := c.values(h, body, vals); err != nil || !ok {
+			return nil, false, err
+		}
+		c.left -= int64(h.numValues)
+		k := copy(dst, vals)
+		dst, c.vals = dst[k:], vals[k:]
 	}
 	data := array.NewData(typ, n, []*memory.Buffer{nil, buf}, nil, 0, 0)
 	defer data.Release()
@@ -369,15 +603,21 @@ func (c *plainCursor) next(n int, typ arrow.DataType, mem memory.Allocator) (a a
 
 // finish checks that the chunk holds no values past its row group's rows.
 func (c *plainCursor) finish() error {
-	for len(c.vals) == 0 && c.pages.Next() {
-		if dp, ok := c.pages.Page().(file.DataPage); !ok || dp.NumValues() > 0 {
-			return fmt.Errorf("the column chunk holds more values than its row group's rows")
-		}
-	}
 	if len(c.vals) > 0 {
 		return fmt.Errorf("the column chunk holds more values than its row group's rows")
 	}
-	return c.pages.Err()
+	for {
+		h, _, more, err := c.nextPage()
+		if err != nil {
+			return err
+		}
+		if !more {
+			return nil
+		}
+		if h.typ != pageData && h.typ != pageDataV2 || h.numValues > 0 {
+			return fmt.Errorf("the column chunk holds more values than its row group's rows")
+		}
+	}
 }
 
 // CastTo is a as type typ (a itself, retained, when it is of it), cast

@@ -99,7 +99,8 @@ func plainTestFields(fields ...int) (*arrow.Schema, []int) {
 // batches of at most size rows; nil when plainColumns refuses it.
 func readPlain(t *testing.T, mem memory.Allocator, b []byte, schema *arrow.Schema, ids []int, rows int64, size int) []arrow.RecordBatch {
 	t.Helper()
-	pr, err := file.NewParquetReader(bytes.NewReader(b), file.WithReadProps(parquet.NewReaderProperties(mem)))
+	src := bytes.NewReader(b)
+	pr, err := file.NewParquetReader(src, file.WithReadProps(parquet.NewReaderProperties(mem)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func readPlain(t *testing.T, mem memory.Allocator, b []byte, schema *arrow.Schem
 		return nil
 	}
 	var out []arrow.RecordBatch
-	for b, err := range plainBatches(context.Background(), pr, schema, cols, size, mem) {
+	for b, err := range plainBatches(context.Background(), pr, src, int64(len(b)), schema, cols, size, mem) {
 		if err != nil {
 			t.Fatal(err)
 		}

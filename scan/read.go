@@ -132,6 +132,16 @@ func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (
 			}
 		}
 	}
+	if spec.Filter == nil && spec.Exact == nil && len(spec.TimeFilter) == 0 {
+		// no row filter on the scan (ReadScan sets one from Filter alone)
+		if pq := compilePlainQuery(spec.Schema, spec.Fields, queryBatchRows(spec.Table)); pq != nil {
+			for i := range files {
+				if files[i].deletes == nil {
+					files[i].plain = pq
+				}
+			}
+		}
+	}
 	groupSplits(files, runtime.GOMAXPROCS(0))
 	rd.r = startFileReader(ctx, files)
 	return rd, nil

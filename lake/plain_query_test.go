@@ -1,0 +1,160 @@
+package lake_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/skadedb/skade/scan"
+)
+
+// A query's scan without a row filter, of fixed-width columns only,
+// reads files without deletes page by page (scan/plainquery.go). Every
+// query must return what iceberg-go's scan of the same files returns
+// (plain query reads off): v2 and v3, partitioned and not, V1 and V2
+// pages, four codecs, pages of 512 bytes in row groups of 300 rows read
+// as splits, every fixed-width type with NaN, -0 and extreme values,
+// files with NULLs (statistics refuse them), with deletes, with a
+// dictionary page, of a promoted column (INT to BIGINT: old files
+// refused), and a file another writer made (V1 pages, no metrics).
+func TestPlainQueryReads(t *testing.T) {
+	ctx := context.Background()
+	var paged, fell atomic.Int64
+	scan.TestHookPlainRead = func(rows int64) {
+		if rows >= 0 {
+			paged.Add(1)
+		} else {
+			fell.Add(1)
+		}
+	}
+	defer func() { scan.TestHookPlainRead = nil }()
+	queries := []string{
+		"SELECT id, n, x, y, d, ts, tz, tm FROM t ORDER BY id",
+		"SELECT count(*), sum(id), sum(n), sum(x), min(y), max(d), min(ts), max(tz), max(tm) FROM t",
+		"SELECT x FROM t ORDER BY id",
+		"SELECT count(*), sum(x) FROM t",
+		"SELECT id, s FROM t ORDER BY id", // a string column: through the scan
+		"SELECT sum(id) FROM (SELECT id FROM t LIMIT 1000)",
+	}
+	type variant struct{ version, part, pages, codec string }
+	var variants []variant
+	for _, version := range []string{"2", "3"} {
+		for _, part := range []string{"", " PARTITIONED BY (bucket(4, id))", " PARTITIONED BY (d)"} {
+			variants = append(variants, variant{version, part, "2", "zstd"})
+		}
+	}
+	for _, pages := range []string{"1", "2"} {
+		for _, codec := range []string{"snappy", "gzip", "uncompressed"} {
+			variants = append(variants, variant{"2", "", pages, codec})
+		}
+	}
+	variants = append(variants, variant{"2", "", "1", "zstd"})
+	for _, v := range variants {
+		what := fmt.Sprintf("v%s%s, pages v%s, %s", v.version, v.part, v.pages, v.codec)
+		lk, _ := openLake(t)
+		s := lk.Session()
+		mustExec(t, s, fmt.Sprintf(`CREATE TABLE t (id BIGINT, n INT, x DOUBLE, y REAL, d DATE, ts TIMESTAMP, tz TIMESTAMPTZ, tm TIME, s VARCHAR)%s
+			WITH ('format-version' = '%s', 'write.parquet.row-group-limit' = '300', 'read.split.target-size' = '4096',
+				'write.parquet.page-size-bytes' = '512', 'write.parquet.page-version' = '%s', 'write.parquet.compression-codec' = '%s',
+				'parquet.enable.dictionary' = 'false', 'write.delete.mode' = 'merge-on-read');
+			INSERT INTO t SELECT i, CAST(i * 7 - 9000 AS INT),
+				CASE WHEN i = 17 THEN CAST('NaN' AS DOUBLE) WHEN i = 18 THEN -0.0 WHEN i = 19 THEN 1.7976931348623157e308 ELSE i * 1.25 END,
+				CAST(i AS REAL) / 3, DATE '2026-01-01' + CAST(i %% 5 AS INT), TIMESTAMP '2026-01-01 00:00:00' + i * INTERVAL '1 second',
+				TIMESTAMPTZ '1970-01-01 00:00:00+00' - i * INTERVAL '1 day', TIME '00:00:00' + i * INTERVAL '1 second', 'v' || (i %% 5)
+			FROM range(0, 3000) r(i)`, v.part, v.version, v.pages, v.codec))
+		check := func(round string, wantPaged bool) {
+			t.Helper()
+			for _, q := range queries {
+				scan.TestPlainQueryOff.Store(true)
+				paged.Store(0)
+				want := query(t, s, q)
+				scan.TestPlainQueryOff.Store(false)
+				if paged.Load() != 0 {
+					t.Fatalf("%s, %s: %s: read page by page with plain query reads off", what, round, q)
+				}
+				fell.Store(0)
+				have := query(t, s, q)
+				if !slices.Equal(have, want) {
+					t.Fatalf("%s, %s: %s:\n%d rows %v\n%d rows through the scan %v", what, round, q, len(have), head(have), len(want), head(want))
+				}
+				if fell.Load() != 0 {
+					t.Fatalf("%s, %s: %s: a row group fell back to pqarrow", what, round, q)
+				}
+				if wantPaged && q != queries[4] && paged.Load() == 0 {
+					t.Fatalf("%s, %s: %s: no row group read page by page", what, round, q)
+				}
+			}
+		}
+		check("clean", true)
+		if v.part != "" || v.pages != "2" || v.codec != "zstd" {
+			continue // the rest once per format version
+		}
+		// a file with NULLs, one with a dictionary page, one another
+		// writer made: each its own commit
+		mustExec(t, s, `INSERT INTO t (id, n, x) VALUES (3000, NULL, NULL), (3001, 5, 2.5)`)
+		mustExec(t, s, `ALTER TABLE t SET TBLPROPERTIES ('parquet.enable.dictionary' = 'true');
+			INSERT INTO t SELECT i, 1, 1.0, 1.0, DATE '2026-01-01', TIMESTAMP '2026-01-01 00:00:00', TIMESTAMPTZ '2026-01-01 00:00:00+00', TIME '01:00:00', 'd'
+			FROM range(3100, 3400) r(i)`)
+		tbl, err := lk.Table(ctx, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := foreignPlainRecord(4000, 500)
+		path := filepath.Join(tbl.Iceberg().Location(), "data", "foreign-v1.parquet")
+		size := writeForeignFile(t, path, rec, parquet.NewWriterProperties(parquet.WithDataPageVersion(parquet.DataPageV1),
+			parquet.WithDictionaryDefault(false), parquet.WithCompression(compress.Codecs.Snappy), parquet.WithMaxRowGroupLength(120),
+			parquet.WithDataPageSize(300)), pqarrow.DefaultWriterProps())
+		commitDataFiles(t, tbl, migratedDataFile(t, tbl, path, nil, rec.NumRows(), size, 10_000))
+		rec.Release()
+		check("mixed files", true)
+		// deletes (merge-on-read) on some files, then a promotion
+		// (the DELETE's position deletes fall on the first file only; the
+		// foreign file is still read page by page)
+		mustExec(t, s, `ALTER TABLE t SET TBLPROPERTIES ('parquet.enable.dictionary' = 'false');
+			DELETE FROM t WHERE id % 97 = 3 AND id < 3000; UPDATE t SET x = x + 1 WHERE id BETWEEN 100 AND 110`)
+		check("after deletes", true)
+		mustExec(t, s, `ALTER TABLE t ALTER COLUMN n TYPE BIGINT; INSERT INTO t (id, n, x) VALUES (5000, 9000000000, 1.0)`)
+		check("after a promotion", false)
+	}
+}
+
+// foreignPlainRecord is rows rows of TestPlainQueryReads's fixed-width
+// columns, ids from first, as another writer writes them (field ids, no
+// string column).
+func foreignPlainRecord(first int64, rows int) arrow.RecordBatch {
+	mem := memory.DefaultAllocator
+	f := func(name, id string, typ arrow.DataType) arrow.Field {
+		return arrow.Field{Name: name, Type: typ, Nullable: true, Metadata: fieldID(id)}
+	}
+	sc := arrow.NewSchema([]arrow.Field{
+		f("id", "1", arrow.PrimitiveTypes.Int64), f("n", "2", arrow.PrimitiveTypes.Int32), f("x", "3", arrow.PrimitiveTypes.Float64),
+		f("y", "4", arrow.PrimitiveTypes.Float32), f("d", "5", arrow.FixedWidthTypes.Date32),
+		f("ts", "6", &arrow.TimestampType{Unit: arrow.Microsecond}), f("tz", "7", &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}),
+		f("tm", "8", arrow.FixedWidthTypes.Time64us)}, nil)
+	b := array.NewRecordBuilder(mem, sc)
+	defer b.Release()
+	for i := range int64(rows) {
+		b.Field(0).(*array.Int64Builder).Append(first + i)
+		b.Field(1).(*array.Int32Builder).Append(int32(-i))
+		b.Field(2).(*array.Float64Builder).Append(float64(i) / 8)
+		b.Field(3).(*array.Float32Builder).Append(float32(i) * 2)
+		b.Field(4).(*array.Date32Builder).Append(arrow.Date32(20454 + i%3))
+		b.Field(5).(*array.TimestampBuilder).Append(arrow.Timestamp(1_767_225_600_000_000 + i*1000))
+		b.Field(6).(*array.TimestampBuilder).Append(arrow.Timestamp(-i * 1_000_000))
+		b.Field(7).(*array.Time64Builder).Append(arrow.Time64(i * 1_000_000))
+	}
+	return b.NewRecordBatch()
+}
+
+// head is at most the first five of rows, for a failure's message.
+func head(rows []string) []string { return rows[:min(len(rows), 5)] }

@@ -1,0 +1,148 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+)
+
+// Plain reads for queries. A query's scan without a row filter, reading
+// only fixed-width columns, reads a file without deletes whose chunks of
+// those columns are PLAIN pages without NULLs (plainColumns) here, page
+// by page (plain.go), rather than through iceberg-go's scan: each page is
+// decompressed straight into the batch that returns it. Measured on
+// `SELECT count(*), sum(amount)` over 10M rows, that took the scan from
+// about DuckDB's time to well under it (BENCHMARKS.md, session 38);
+// through arrow-go's page reader, session 34's plain reads were no faster
+// than iceberg-go's scan. Anything else, and any row group whose pages
+// turn out otherwise, is read as before. A split is read as iceberg-go
+// reads it: the row groups whose split offset lies in its range.
+
+// TestPlainQueryOff, when set (by tests only), sends every query's file
+// through iceberg-go's scan, for a test to compare the two.
+var TestPlainQueryOff atomic.Bool
+
+// plainQuery is a query's scan compiled for plain reads: the columns
+// read, as the batches name them, and their field ids.
+type plainQuery struct {
+	schema *arrow.Schema
+	ids    []int
+	rows   int // batch rows
+}
+
+// compilePlainQuery is names (the columns a scan without a row filter
+// reads) of schema for plain reads; nil unless every one is a
+// fixed-width primitive field (plain.go's fixedWidthType).
+func compilePlainQuery(schema *iceberg.Schema, names []string, rows int) *plainQuery {
+	if schema == nil || len(names) == 0 || TestPlainQueryOff.Load() {
+		return nil
+	}
+	pq := &plainQuery{ids: make([]int, len(names)), rows: rows}
+	fields := make([]arrow.Field, len(names))
+	for i, name := range names {
+		f, ok := schema.FindFieldByName(name)
+		if !ok || f.ID >= reservedFieldIDs {
+			return nil
+		}
+		if _, ok := f.Type.(iceberg.PrimitiveType); !ok {
+			return nil
+		}
+		t, err := table.TypeToArrowType(f.Type, false, false)
+		if err != nil || fixedWidthType(t) == 0 {
+			return nil
+		}
+		fields[i] = arrow.Field{Name: name, Type: t, Nullable: true}
+		pq.ids[i] = f.ID
+	}
+	pq.schema = arrow.NewSchema(fields, nil)
+	return pq
+}
+
+// ahead is how many batches a file read plainly may hold unread: about
+// dictAheadBytes of them, as a read by dictionary holds.
+func (pq *plainQuery) ahead() int {
+	width := 0
+	for _, f := range pq.schema.Fields() {
+		width += fixedWidthType(f.Type)
+	}
+	return min(max(dictAheadBytes/max(width*pq.rows, 1), 2), 64)
+}
+
+// readPlainQuery reads f's tasks page by page, calling emit with each
+// batch (the columns read, named as the scan names them); handled is
+// false, with nothing emitted, where the file does not qualify and the
+// caller reads it through iceberg-go's scan.
+func readPlainQuery(ctx context.Context, f *fileRead, emit func(arrow.RecordBatch) bool) (handled bool, err error) {
+	pq := f.plain
+	tasks := append([]table.FileScanTask{f.task}, f.more...)
+	for _, t := range tasks {
+		if HasDeletes(t) || t.File.FileFormat() != iceberg.ParquetFile || t.File.FilePath() != f.task.File.FilePath() {
+			return false, nil
+		}
+		for _, id := range pq.ids {
+			if n, ok := t.File.NullValueCounts()[id]; ok && n > 0 {
+				return false, nil // decided without opening the file
+			}
+		}
+	}
+	fsys, err := f.tbl.FS(ctx)
+	if err != nil {
+		return false, nil // the scan reports it
+	}
+	src, err := fsys.Open(f.task.File.FilePath())
+	if err != nil {
+		return false, nil
+	}
+	defer src.Close()
+	st, err := src.Stat()
+	if err != nil {
+		return false, nil
+	}
+	pr, err := file.NewParquetReader(src, file.WithReadProps(parquet.NewReaderProperties(ReadBuffers)))
+	if err != nil {
+		return false, nil
+	}
+	defer pr.Close()
+	meta := pr.MetaData()
+	cols := plainColumns(meta, pq.schema, pq.ids, f.task.File.Count())
+	if cols == nil {
+		return false, nil
+	}
+	groups := taskGroups(meta, tasks, st.Size())
+	if groups == nil {
+		return false, nil
+	}
+	var failed error
+	yield := func(b arrow.RecordBatch, err error) bool {
+		if err != nil {
+			failed = err
+			return false
+		}
+		return emit(b)
+	}
+	size := int64(max(pq.rows, 1))
+	for _, g := range groups {
+		// a page of more rows than a batch's makes a batch of its own
+		// (up to 4 batches' rows), decompressed into it in place
+		done, fell, more := plainGroup(ctx, meta.RowGroup(g), src, st.Size(), g, pq.schema, cols, size, 4*size, ReadBuffers, yield)
+		if more && fell {
+			if TestHookPlainRead != nil {
+				TestHookPlainRead(-1)
+			}
+			more = plainFallback(ctx, pr, pq.schema, cols, g, done, size, ReadBuffers, yield)
+		}
+		if failed != nil {
+			return true, fmt.Errorf("file %s: %w", f.task.File.FilePath(), failed)
+		}
+		if !more {
+			return true, nil
+		}
+	}
+	return true, nil
+}
