@@ -198,8 +198,9 @@ func plainColumns(meta *metadata.FileMetaData, schema *arrow.Schema, ids []int, 
 func plainBatches(ctx context.Context, pr *file.Reader, src io.ReaderAt, fileSize int64, schema *arrow.Schema, cols []plainColumn, size int, mem memory.Allocator) iter.Seq2[arrow.RecordBatch, error] {
 	return func(yield func(arrow.RecordBatch, error) bool) {
 		size := int64(max(size, 1))
+		scratch := make([][]byte, len(cols))
 		for g := range pr.NumRowGroups() {
-			done, fell, more := plainGroup(ctx, pr.MetaData().RowGroup(g), src, fileSize, g, schema, cols, size, size, mem, yield)
+			done, fell, more := plainGroup(ctx, pr.MetaData().RowGroup(g), src, fileSize, g, schema, cols, size, size, mem, scratch, yield)
 			if !more {
 				return
 			}
@@ -218,14 +219,19 @@ func plainBatches(ctx context.Context, pr *file.Reader, src io.ReaderAt, fileSiz
 // plainGroup reads row group g (rg) page by page as plainBatches does,
 // yielding each batch; done are the rows it yielded. A batch holds at
 // most size rows, or one page of the first column's up to most rows
-// where that page alone holds more. fell is true where
+// where that page alone holds more. scratch holds each column's scratch
+// buffer, kept from one row group to the next. fell is true where
 // a page was not PLAIN values every one defined, or its chunk could not
 // be walked: the rest of the group is the caller's to read another way.
 // more is false where yield said stop or an error was yielded.
-func plainGroup(ctx context.Context, rg *metadata.RowGroupMetaData, src io.ReaderAt, fileSize int64, g int, schema *arrow.Schema, cols []plainColumn, size, most int64, mem memory.Allocator, yield func(arrow.RecordBatch, error) bool) (done int64, fell, more bool) {
+func plainGroup(ctx context.Context, rg *metadata.RowGroupMetaData, src io.ReaderAt, fileSize int64, g int, schema *arrow.Schema, cols []plainColumn, size, most int64, mem memory.Allocator, scratch [][]byte, yield func(arrow.RecordBatch, error) bool) (done int64, fell, more bool) {
 	curs := make([]plainCursor, len(cols))
+	for i := range curs {
+		curs[i].scratch = scratch[i]
+	}
 	defer func() {
 		for i := range curs {
+			scratch[i] = curs[i].scratch
 			curs[i].release()
 		}
 	}()

@@ -127,10 +127,11 @@ func readPlainQuery(ctx context.Context, f *fileRead, emit func(arrow.RecordBatc
 		return emit(b)
 	}
 	size := int64(max(pq.rows, 1))
+	scratch := make([][]byte, len(cols))
 	for _, g := range groups {
 		// a page of more rows than a batch's makes a batch of its own
 		// (up to 4 batches' rows), decompressed into it in place
-		done, fell, more := plainGroup(ctx, meta.RowGroup(g), src, st.Size(), g, pq.schema, cols, size, 4*size, ReadBuffers, yield)
+		done, fell, more := plainGroup(ctx, meta.RowGroup(g), src, st.Size(), g, pq.schema, cols, size, 4*size, ReadBuffers, scratch, yield)
 		if more && fell {
 			if TestHookPlainRead != nil {
 				TestHookPlainRead(-1)
