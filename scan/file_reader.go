@@ -39,7 +39,8 @@ type fileRead struct {
 	exact *exactFilter
 	// plain, when not nil, is the scan's columns compiled for reading the
 	// file page by page (plainquery.go); set only where the scan has no
-	// row filter and the file no deletes applied here.
+	// row filter. For a file whose deletes are applied here, they are
+	// the raw scan's columns (the equality keys among them).
 	plain *plainQuery
 }
 
@@ -196,55 +197,58 @@ func (r *fileReader) read(ctx context.Context, i int) {
 			return
 		}
 	}
-	if f.plain != nil && filter == nil {
-		handled, err := readPlainQuery(ctx, f, func(rec arrow.RecordBatch) bool {
-			rec, err := f.conform(ctx, rec)
-			if err != nil {
-				send(fileItem{err: err})
-				return false
-			}
-			return send(fileItem{rec: rec})
-		})
-		if err != nil {
-			send(fileItem{err: err})
-		}
-		if handled {
-			return
-		}
-	}
-	tasks := append([]table.FileScanTask{f.task}, f.more...)
-	seq, err := ReadTasksFiltered(compute.WithAllocator(ctx, ReadBuffers), f.tbl, f.scan, f.alt, tasks, f.timeIDs)
-	if err != nil {
-		send(fileItem{err: err})
-		return
-	}
-	for rec, err := range seq {
-		if err != nil {
-			send(fileItem{err: err})
-			return
-		}
+	// pass hands rec on: its deleted rows dropped, filtered exactly,
+	// conformed; false when the read must stop (an error was sent, or the
+	// reader was cancelled).
+	pass := func(rec arrow.RecordBatch) bool {
+		var err error
 		if filter != nil {
 			if rec, err = filter.apply(ctx, ReadBuffers, rec); err != nil {
 				send(fileItem{err: err})
-				return
+				return false
 			}
 		}
 		if f.exact != nil && rec.NumRows() > 0 {
 			if rec, err = f.exact.apply(ctx, rec); err != nil {
 				send(fileItem{err: err})
-				return
+				return false
 			}
 		}
 		if rec.NumRows() == 0 {
 			rec.Release()
-			continue
+			return true
 		}
 		if rec, err = f.conform(ctx, rec); err != nil {
 			send(fileItem{err: err})
+			return false
+		}
+		return send(fileItem{rec: rec})
+	}
+	handled := false
+	if f.plain != nil {
+		// a file whose deletes are applied here comes whole and in order,
+		// as the raw scan reads it
+		var err error
+		if handled, err = readPlainQuery(ctx, f, pass); err != nil {
+			send(fileItem{err: err})
 			return
 		}
-		if !send(fileItem{rec: rec}) {
+	}
+	if !handled {
+		tasks := append([]table.FileScanTask{f.task}, f.more...)
+		seq, err := ReadTasksFiltered(compute.WithAllocator(ctx, ReadBuffers), f.tbl, f.scan, f.alt, tasks, f.timeIDs)
+		if err != nil {
+			send(fileItem{err: err})
 			return
+		}
+		for rec, err := range seq {
+			if err != nil {
+				send(fileItem{err: err})
+				return
+			}
+			if !pass(rec) {
+				return
+			}
 		}
 	}
 	if filter != nil && filter.next != f.deletesOf.File.Count() {

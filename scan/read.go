@@ -93,6 +93,7 @@ func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (
 		}
 	}
 	rd := &Reader{}
+	var rawFields []string
 	if idx != nil {
 		// INVARIANT (deleteIndex): the raw scan has no row filter, so a
 		// file comes whole and in order; it also reads the equality key
@@ -104,6 +105,7 @@ func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (
 			}
 		}
 		rd.raw = spec.Table.Scan(append(append(slices.Clone(spec.SnapshotOpts), BatchOpts(spec.Table)...), table.WithSelectedFields(raw...))...)
+		rawFields = raw
 		for i := range files {
 			if files[i].deletes != nil {
 				files[i].scan, files[i].timeIDs = rd.raw, nil // no filter
@@ -134,11 +136,17 @@ func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (
 	}
 	if spec.Filter == nil && spec.Exact == nil && len(spec.TimeFilter) == 0 {
 		// no row filter on the scan (ReadScan sets one from Filter alone)
-		if pq := compilePlainQuery(spec.Schema, spec.Fields, queryBatchRows(spec.Table)); pq != nil {
-			for i := range files {
-				if files[i].deletes == nil {
-					files[i].plain = pq
-				}
+		rows := queryBatchRows(spec.Table)
+		pq := compilePlainQuery(spec.Schema, spec.Fields, rows)
+		var raw *plainQuery
+		if rd.raw != nil {
+			raw = compilePlainQuery(spec.Schema, rawFields, rows)
+		}
+		for i := range files {
+			if files[i].deletes == nil {
+				files[i].plain = pq
+			} else {
+				files[i].plain = raw
 			}
 		}
 	}
