@@ -489,7 +489,10 @@ func (c *plainCursor) values(h pageHeader, body, out []byte) (ok bool, err error
 			}
 			return true, c.decompress(out, body)
 		}
-		if h.defLevelEncoding != int32(parquet.Encodings.RLE) && optional {
+		if h.defLevelEncoding != int32(parquet.Encodings.RLE) && optional ||
+			int64(h.uncompressed) > int64(len(out))+int64(h.numValues)+68 {
+			// levels of other encodings, or more bytes than the values
+			// and a byte a level (and a length): not a page to trust
 			return false, nil
 		}
 		data := body

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"testing"
 
@@ -303,5 +304,77 @@ func hasNull(bs []arrow.RecordBatch) bool {
 func releaseBatches(bs []arrow.RecordBatch) {
 	for _, b := range bs {
 		b.Release()
+	}
+}
+
+// TestPlainReadCorruptPages: column chunks with bytes flipped anywhere in
+// their pages (headers, levels, compressed values) never make a plain
+// read panic: each row group is read, falls back (the caller's pqarrow,
+// not run here) or fails with an error, and what it yields is whole
+// batches.
+func TestPlainReadCorruptPages(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	rec := plainTestRecord(mem, 2000, -1)
+	defer rec.Release()
+	fields := []int{0, 1, 2, 5}
+	schema, ids := plainTestFields(fields...)
+	rng := rand.New(rand.NewPCG(38, 1))
+	for _, v := range []parquet.DataPageVersion{parquet.DataPageV1, parquet.DataPageV2} {
+		for _, codec := range []compress.Compression{compress.Codecs.Zstd, compress.Codecs.Snappy, compress.Codecs.Gzip, compress.Codecs.Uncompressed} {
+			good := writePlainTest(t, rec, parquet.WithDictionaryDefault(false), parquet.WithDataPageVersion(v), parquet.WithCompression(codec),
+				parquet.WithDataPageSize(1<<10), parquet.WithMaxRowGroupLength(500), parquet.WithBatchSize(100))
+			pr, err := file.NewParquetReader(bytes.NewReader(good))
+			if err != nil {
+				t.Fatal(err)
+			}
+			meta := pr.MetaData()
+			cols := plainColumns(meta, schema, ids, rec.NumRows())
+			if cols == nil {
+				t.Fatal("refused")
+			}
+			// the pages' bytes: from the first chunk's first page to the
+			// footer
+			first, _ := meta.RowGroup(0).ColumnChunk(0)
+			lo, hi := first.DataPageOffset(), int64(len(good))-int64(meta.Size())-8
+			outcomes := map[string]int{}
+			for range 120 {
+				b := bytes.Clone(good)
+				for range 1 + rng.IntN(4) {
+					b[lo+rng.Int64N(hi-lo)] ^= byte(1 + rng.IntN(255))
+				}
+				for g := range meta.NumRowGroups() {
+					func() {
+						defer func() {
+							if p := recover(); p != nil {
+								t.Fatalf("pages v%d, %s, row group %d: panic: %v", v+1, codec, g, p)
+							}
+						}()
+						var got int64
+						done, fell, more := plainGroup(context.Background(), meta.RowGroup(g), bytes.NewReader(b), int64(len(b)), g, schema, cols, 300, 300, mem, make([][]byte, len(cols)),
+							func(r arrow.RecordBatch, err error) bool {
+								if err != nil {
+									outcomes["error"]++
+									return false
+								}
+								got += r.NumRows()
+								r.Release()
+								return true
+							})
+						switch {
+						case got != done:
+							t.Fatalf("yielded %d rows, says %d", got, done)
+						case fell:
+							outcomes["fell back"]++
+						case more:
+							outcomes["read"]++
+						}
+					}()
+				}
+			}
+			pr.Close()
+			if outcomes["fell back"] == 0 && outcomes["error"] == 0 {
+				t.Fatalf("pages v%d, %s: no corruption noticed: %v", v+1, codec, outcomes)
+			}
+		}
 	}
 }
