@@ -877,6 +877,9 @@ type deleteFilter struct {
 	pi   int   // first entry of fd.positions not below next
 	buf  []byte
 	runs [][2]int // scratch: the kept runs of a batch
+	// owned: the batches given to apply are the reader's alone (a plain
+	// read's), whose fixed-width columns may be compacted in place
+	owned bool
 }
 
 // apply returns rec without its deleted rows; it consumes rec. A batch
@@ -989,6 +992,11 @@ func (f *deleteFilter) keep(ctx context.Context, mem memory.Allocator, rec arrow
 	if kept == 0 {
 		return array.NewRecordBatch(rec.Schema(), emptyColumns(mem, rec.Schema()), 0), nil
 	}
+	if f.owned {
+		if out, ok := keepRunsInPlace(rec, f.runs, kept); ok {
+			return out, nil
+		}
+	}
 	if out, ok := keepRuns(mem, rec, f.runs, kept); ok {
 		return out, nil
 	}
@@ -1022,6 +1030,41 @@ func keepRuns(mem memory.Allocator, rec arrow.RecordBatch, runs [][2]int, kept i
 	cols := make([]arrow.Array, rec.NumCols())
 	for i, c := range rec.Columns() {
 		cols[i] = copyRuns(mem, c, runs, kept)
+	}
+	out := array.NewRecordBatch(rec.Schema(), cols, int64(kept))
+	for _, c := range cols {
+		c.Release()
+	}
+	return out, true
+}
+
+// keepRunsInPlace is keepRuns for a batch nothing else holds (a plain
+// read's, deleteFilter.owned), of fixed-width columns without NULLs or
+// offsets: each column's kept runs are moved to the front of its own
+// buffer, which the result keeps. A new buffer for each batch, and a copy
+// out of one buffer into another, cost more (BENCHMARKS.md, session 38).
+// ok is false, with nothing changed, for any other batch.
+func keepRunsInPlace(rec arrow.RecordBatch, runs [][2]int, kept int) (arrow.RecordBatch, bool) {
+	for _, c := range rec.Columns() {
+		w, ok := runWidth(c)
+		if !ok || w == 0 || c.NullN() > 0 || c.Data().Offset() != 0 || c.Data().Buffers()[1] == nil {
+			return nil, false
+		}
+	}
+	cols := make([]arrow.Array, rec.NumCols())
+	for i, c := range rec.Columns() {
+		w, _ := runWidth(c)
+		buf := c.Data().Buffers()[1]
+		b, at := buf.Bytes(), 0
+		for _, r := range runs {
+			if r[0]*w != at {
+				copy(b[at:], b[r[0]*w:r[1]*w])
+			}
+			at += (r[1] - r[0]) * w
+		}
+		d := array.NewData(c.DataType(), kept, []*memory.Buffer{nil, buf}, nil, 0, 0)
+		cols[i] = array.MakeFromData(d)
+		d.Release()
 	}
 	out := array.NewRecordBatch(rec.Schema(), cols, int64(kept))
 	for _, c := range cols {

@@ -200,10 +200,13 @@ func (r *fileReader) read(ctx context.Context, i int) {
 	// pass hands rec on: its deleted rows dropped, filtered exactly,
 	// conformed; false when the read must stop (an error was sent, or the
 	// reader was cancelled).
-	pass := func(rec arrow.RecordBatch) bool {
+	pass := func(rec arrow.RecordBatch, owned bool) bool {
 		var err error
 		if filter != nil {
-			if rec, err = filter.apply(ctx, ReadBuffers, rec); err != nil {
+			filter.owned = owned
+			rec, err = filter.apply(ctx, ReadBuffers, rec)
+			filter.owned = false
+			if err != nil {
 				send(fileItem{err: err})
 				return false
 			}
@@ -246,7 +249,7 @@ func (r *fileReader) read(ctx context.Context, i int) {
 				send(fileItem{err: err})
 				return
 			}
-			if !pass(rec) {
+			if !pass(rec, false) {
 				return
 			}
 		}

@@ -75,10 +75,11 @@ func (pq *plainQuery) ahead() int {
 }
 
 // readPlainQuery reads f's tasks page by page, calling emit with each
-// batch (the columns read, named as the scan names them); handled is
+// batch (the columns read, named as the scan names them) and whether it
+// is the read's alone (owned: no other array shares its buffers); handled is
 // false, with nothing emitted, where the file does not qualify and the
 // caller reads it through iceberg-go's scan.
-func readPlainQuery(ctx context.Context, f *fileRead, emit func(arrow.RecordBatch) bool) (handled bool, err error) {
+func readPlainQuery(ctx context.Context, f *fileRead, emit func(rec arrow.RecordBatch, owned bool) bool) (handled bool, err error) {
 	pq := f.plain
 	tasks := append([]table.FileScanTask{f.task}, f.more...)
 	for _, t := range tasks {
@@ -119,24 +120,29 @@ func readPlainQuery(ctx context.Context, f *fileRead, emit func(arrow.RecordBatc
 		return false, nil
 	}
 	var failed error
-	yield := func(b arrow.RecordBatch, err error) bool {
-		if err != nil {
-			failed = err
-			return false
+	yielder := func(owned bool) func(arrow.RecordBatch, error) bool {
+		return func(b arrow.RecordBatch, err error) bool {
+			if err != nil {
+				failed = err
+				return false
+			}
+			return emit(b, owned)
 		}
-		return emit(b)
 	}
+	// a page-by-page batch is this read's alone; one of pqarrow's may
+	// share its buffers with the record it was cut from
+	paged, fellBack := yielder(true), yielder(false)
 	size := int64(max(pq.rows, 1))
 	scratch := make([][]byte, len(cols))
 	for _, g := range groups {
 		// a page of more rows than a batch's makes a batch of its own
 		// (up to 4 batches' rows), decompressed into it in place
-		done, fell, more := plainGroup(ctx, meta.RowGroup(g), src, st.Size(), g, pq.schema, cols, size, 4*size, ReadBuffers, scratch, yield)
+		done, fell, more := plainGroup(ctx, meta.RowGroup(g), src, st.Size(), g, pq.schema, cols, size, 4*size, ReadBuffers, scratch, paged)
 		if more && fell {
 			if TestHookPlainRead != nil {
 				TestHookPlainRead(-1)
 			}
-			more = plainFallback(ctx, pr, pq.schema, cols, g, done, size, ReadBuffers, yield)
+			more = plainFallback(ctx, pr, pq.schema, cols, g, done, size, ReadBuffers, fellBack)
 		}
 		if failed != nil {
 			return true, fmt.Errorf("file %s: %w", f.task.File.FilePath(), failed)
