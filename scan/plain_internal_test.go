@@ -191,7 +191,7 @@ func TestPlainRead(t *testing.T) {
 				}
 				groups++
 			}
-			for _, size := range []int{333, 1 << 20} {
+			for _, size := range []int{50, 333, 1 << 20} {
 				groups = 0
 				got := readPlain(t, mem, b, schema, ids, rec.NumRows(), size)
 				if got == nil {
