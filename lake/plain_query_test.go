@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/skadedb/skade/lake"
 	"github.com/skadedb/skade/scan"
 )
 
@@ -132,28 +133,7 @@ func TestPlainQueryReads(t *testing.T) {
 			continue // no equality-delete upsert on v3 (row lineage)
 		}
 		// equality deletes (an upsert): read with their key column
-		res, err := s.SQL(ctx, "SELECT id, n, x + 0.5 AS x, y, d, ts, tz, tm, s FROM t WHERE id BETWEEN 500 AND 530")
-		if err != nil {
-			t.Fatal(err)
-		}
-		up, err := res.Collect(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rdr, err := array.NewRecordReader(up[0].Schema(), up)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tbl, err = lk.Table(ctx, "t"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tbl.Upsert(ctx, []string{"id"}, rdr); err != nil {
-			t.Fatal(err)
-		}
-		rdr.Release()
-		for _, b := range up {
-			b.Release()
-		}
+		upsertQuery(t, lk, "t", "SELECT id, n, x + 0.5 AS x, y, d, ts, tz, tm, s FROM t WHERE id BETWEEN 500 AND 530")
 		check("after an upsert", true)
 		promote()
 	}
@@ -197,7 +177,6 @@ func head(rows []string) []string { return rows[:min(len(rows), 5)] }
 // applies), row groups of 300 rows, every file of the table carrying
 // deletes.
 func TestPlainQueryReadsApplyDeletes(t *testing.T) {
-	ctx := context.Background()
 	var paged atomic.Int64
 	scan.TestHookPlainRead = func(rows int64) {
 		if rows >= 0 {
@@ -242,32 +221,42 @@ func TestPlainQueryReadsApplyDeletes(t *testing.T) {
 		if version == "3" {
 			continue
 		}
-		res, err := s.SQL(ctx, "SELECT id, -x AS x, ts FROM t WHERE id % 5 = 1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		up, err := res.Collect(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rdr, err := array.NewRecordReader(up[0].Schema(), up)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tbl, err := lk.Table(ctx, "t")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tbl.Upsert(ctx, []string{"id"}, rdr); err != nil {
-			t.Fatal(err)
-		}
-		rdr.Release()
-		for _, b := range up {
-			b.Release()
-		}
+		upsertQuery(t, lk, "t", "SELECT id, -x AS x, ts FROM t WHERE id % 5 = 1")
 		check("equality deletes")
 		if got := query(t, s, "SELECT count(*) FROM t WHERE x < 0"); !slices.Equal(got, []string{"514"}) {
 			t.Fatalf("%v upserted rows, want 514", got)
 		}
+	}
+}
+
+// upsertQuery upserts the rows of query into table by id, through the Go
+// API (equality deletes).
+func upsertQuery(t *testing.T, lk *lake.Lake, table, query string) {
+	t.Helper()
+	ctx := context.Background()
+	res, err := lk.Session().SQL(ctx, query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, err := res.Collect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, b := range up {
+			b.Release()
+		}
+	}()
+	rdr, err := array.NewRecordReader(up[0].Schema(), up)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Release()
+	tbl, err := lk.Table(ctx, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tbl.Upsert(ctx, []string{"id"}, rdr); err != nil {
+		t.Fatal(err)
 	}
 }

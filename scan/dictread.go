@@ -20,6 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 )
 
@@ -412,32 +413,15 @@ type dictFile struct {
 // above) and the caller reads it through iceberg-go's scan.
 func readDict(ctx context.Context, f *fileRead, emit func(arrow.RecordBatch) bool) (handled bool, err error) {
 	df := f.dict
-	tasks := append([]table.FileScanTask{f.task}, f.more...)
-	for _, t := range tasks {
-		if HasDeletes(t) || t.File.FileFormat() != iceberg.ParquetFile || t.File.FilePath() != f.task.File.FilePath() {
-			return false, nil
-		}
-	}
-	fsys, err := f.tbl.FS(ctx)
-	if err != nil {
-		return false, nil // the scan reports it
-	}
-	src, err := fsys.Open(f.task.File.FilePath())
-	if err != nil {
+	tasks := f.tasks()
+	of := openTaskFile(ctx, f, tasks)
+	if of == nil {
 		return false, nil
 	}
-	defer src.Close()
-	st, err := src.Stat()
-	if err != nil {
-		return false, nil
-	}
-	pr, err := file.NewParquetReader(src, file.WithReadProps(parquet.NewReaderProperties(ReadBuffers)))
-	if err != nil {
-		return false, nil
-	}
-	defer pr.Close()
+	defer of.close()
+	src, pr := of.src, of.pr
 	d := &dictFile{df: df, pr: pr}
-	if !d.plan(tasks, st.Size()) {
+	if !d.plan(tasks, of.size) {
 		return false, nil
 	}
 	// a second reader of the footer already parsed, whose streams read a
@@ -477,6 +461,55 @@ func readDict(ctx context.Context, f *fileRead, emit func(arrow.RecordBatch) boo
 	}
 	co.flush()
 	return true, co.err
+}
+
+// taskFile is a data file opened for reading it here, rather than
+// through iceberg-go's scan (a read by dictionary, a plain read).
+type taskFile struct {
+	src  iceio.File
+	size int64
+	pr   *file.Reader // its footer parsed, buffers from ReadBuffers
+}
+
+func (tf *taskFile) close() {
+	tf.pr.Close()
+	tf.src.Close()
+}
+
+// tasks are f's task and the splits of its file read with it.
+func (f *fileRead) tasks() []table.FileScanTask {
+	return append([]table.FileScanTask{f.task}, f.more...)
+}
+
+// openTaskFile opens the Parquet file of tasks (f's), which must all be
+// of that one file and carry no deletes; nil where they do not, or the
+// file cannot be opened or its footer read: the caller leaves the file
+// to iceberg-go's scan, which reports what went wrong.
+func openTaskFile(ctx context.Context, f *fileRead, tasks []table.FileScanTask) *taskFile {
+	for _, t := range tasks {
+		if HasDeletes(t) || t.File.FileFormat() != iceberg.ParquetFile || t.File.FilePath() != f.task.File.FilePath() {
+			return nil
+		}
+	}
+	fsys, err := f.tbl.FS(ctx)
+	if err != nil {
+		return nil
+	}
+	src, err := fsys.Open(f.task.File.FilePath())
+	if err != nil {
+		return nil
+	}
+	st, err := src.Stat()
+	if err != nil {
+		src.Close()
+		return nil
+	}
+	pr, err := file.NewParquetReader(src, file.WithReadProps(parquet.NewReaderProperties(ReadBuffers)))
+	if err != nil {
+		src.Close()
+		return nil
+	}
+	return &taskFile{src: src, size: st.Size(), pr: pr}
 }
 
 // coalescer gathers the small batches a selective filter leaves into

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
@@ -150,12 +151,7 @@ func realPageHeaders(t testing.TB) [][]byte {
 		md := pr.MetaData()
 		for g := range md.NumRowGroups() {
 			for c := range md.Schema.NumColumns() {
-				cc, _ := md.RowGroup(g).ColumnChunk(c)
-				off := cc.DataPageOffset()
-				if cc.HasDictionaryPage() {
-					off = cc.DictionaryPageOffset()
-				}
-				chunk := b[off : off+cc.TotalCompressedSize()]
+				chunk := chunkBytes(md, b, g, c)
 				for len(chunk) > 0 {
 					h, n, err := readPageHeader(chunk)
 					if err != nil {
@@ -189,12 +185,7 @@ func TestReadPageHeaderOfArrowGo(t *testing.T) {
 		pages := 0
 		for g := range md.NumRowGroups() {
 			for c := range md.Schema.NumColumns() {
-				cc, _ := md.RowGroup(g).ColumnChunk(c)
-				off := cc.DataPageOffset()
-				if cc.HasDictionaryPage() {
-					off = cc.DictionaryPageOffset()
-				}
-				chunk := b[off : off+cc.TotalCompressedSize()]
+				chunk := chunkBytes(md, b, g, c)
 				prd, err := pr.RowGroup(g).GetColumnPageReader(c)
 				if err != nil {
 					t.Fatal(err)
@@ -249,4 +240,15 @@ func FuzzReadPageHeader(f *testing.F) {
 			t.Fatalf("read %d bytes of %d", n, len(b))
 		}
 	})
+}
+
+// chunkBytes is column c of row group g in the file b with footer md,
+// from its dictionary page (if any) on.
+func chunkBytes(md *metadata.FileMetaData, b []byte, g, c int) []byte {
+	cc, _ := md.RowGroup(g).ColumnChunk(c)
+	off := cc.DataPageOffset()
+	if cc.HasDictionaryPage() {
+		off = cc.DictionaryPageOffset()
+	}
+	return b[off : off+cc.TotalCompressedSize()]
 }

@@ -6,8 +6,6 @@ import (
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 )
@@ -81,41 +79,26 @@ func (pq *plainQuery) ahead() int {
 // caller reads it through iceberg-go's scan.
 func readPlainQuery(ctx context.Context, f *fileRead, emit func(rec arrow.RecordBatch, owned bool) bool) (handled bool, err error) {
 	pq := f.plain
-	tasks := append([]table.FileScanTask{f.task}, f.more...)
+	tasks := f.tasks()
 	for _, t := range tasks {
-		if HasDeletes(t) || t.File.FileFormat() != iceberg.ParquetFile || t.File.FilePath() != f.task.File.FilePath() {
-			return false, nil
-		}
 		for _, id := range pq.ids {
 			if n, ok := t.File.NullValueCounts()[id]; ok && n > 0 {
 				return false, nil // decided without opening the file
 			}
 		}
 	}
-	fsys, err := f.tbl.FS(ctx)
-	if err != nil {
-		return false, nil // the scan reports it
-	}
-	src, err := fsys.Open(f.task.File.FilePath())
-	if err != nil {
+	of := openTaskFile(ctx, f, tasks)
+	if of == nil {
 		return false, nil
 	}
-	defer src.Close()
-	st, err := src.Stat()
-	if err != nil {
-		return false, nil
-	}
-	pr, err := file.NewParquetReader(src, file.WithReadProps(parquet.NewReaderProperties(ReadBuffers)))
-	if err != nil {
-		return false, nil
-	}
-	defer pr.Close()
+	defer of.close()
+	src, pr := of.src, of.pr
 	meta := pr.MetaData()
 	cols := plainColumns(meta, pq.schema, pq.ids, f.task.File.Count())
 	if cols == nil {
 		return false, nil
 	}
-	groups := taskGroups(meta, tasks, st.Size())
+	groups := taskGroups(meta, tasks, of.size)
 	if groups == nil {
 		return false, nil
 	}
@@ -137,7 +120,7 @@ func readPlainQuery(ctx context.Context, f *fileRead, emit func(rec arrow.Record
 	for _, g := range groups {
 		// a page of more rows than a batch's makes a batch of its own
 		// (up to 4 batches' rows), decompressed into it in place
-		done, fell, more := plainGroup(ctx, meta.RowGroup(g), src, st.Size(), g, pq.schema, cols, size, 4*size, ReadBuffers, scratch, paged)
+		done, fell, more := plainGroup(ctx, meta.RowGroup(g), src, of.size, g, pq.schema, cols, size, 4*size, ReadBuffers, scratch, paged)
 		if more && fell {
 			if TestHookPlainRead != nil {
 				TestHookPlainRead(-1)
