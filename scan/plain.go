@@ -388,7 +388,11 @@ func (c *plainCursor) open(rg *metadata.RowGroupMetaData, col plainColumn, src i
 		c.buf.Resize(int(n))
 	}
 	c.chunk = c.buf.Bytes()
-	if _, err := src.ReadAt(c.chunk, off); err != nil {
+	if got, err := src.ReadAt(c.chunk, off); got != len(c.chunk) {
+		// (a ReaderAt may say io.EOF with every byte read)
+		if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
 		return false, fmt.Errorf("reading its %d bytes at %d: %w", n, off, err)
 	}
 	return true, nil
