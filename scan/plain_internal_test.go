@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -376,5 +377,51 @@ func TestPlainReadCorruptPages(t *testing.T) {
 				t.Fatalf("pages v%d, %s: no corruption noticed: %v", v+1, codec, outcomes)
 			}
 		}
+	}
+}
+
+// shortReaderAt breaks io.ReaderAt's contract the way a faulty store
+// might: reads of more than 100 bytes come back one byte short, with no
+// error.
+type shortReaderAt struct{ r *bytes.Reader }
+
+func (s shortReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if len(p) > 100 {
+		n, err := s.r.ReadAt(p[:len(p)-1], off)
+		return n, err
+	}
+	return s.r.ReadAt(p, off)
+}
+
+// TestPlainReadShortRead: a column chunk read short is an error, never
+// pages decoded from what a recycled buffer held before.
+func TestPlainReadShortRead(t *testing.T) {
+	mem := NewBufferPool()
+	rec := plainTestRecord(memory.NewGoAllocator(), 2000, -1)
+	defer rec.Release()
+	schema, ids := plainTestFields(0, 2)
+	b := writePlainTest(t, rec, parquet.WithDictionaryDefault(false), parquet.WithCompression(compress.Codecs.Uncompressed), parquet.WithMaxRowGroupLength(1000))
+	pr, err := file.NewParquetReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	cols := plainColumns(pr.MetaData(), schema, ids, rec.NumRows())
+	if cols == nil {
+		t.Fatal("refused")
+	}
+	var failed error
+	_, fell, more := plainGroup(context.Background(), pr.MetaData().RowGroup(0), shortReaderAt{bytes.NewReader(b)}, int64(len(b)), 0, schema, cols, 500, 500, mem, make([][]byte, len(cols)),
+		func(r arrow.RecordBatch, err error) bool {
+			if err != nil {
+				failed = err
+				return false
+			}
+			r.Release()
+			t.Fatal("a batch read from a chunk read short")
+			return false
+		})
+	if failed == nil || fell || more || !strings.Contains(failed.Error(), "unexpected EOF") {
+		t.Fatalf("a short read gave error %v, fell back %v, went on %v", failed, fell, more)
 	}
 }
