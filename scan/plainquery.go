@@ -62,15 +62,20 @@ func compilePlainQuery(schema *iceberg.Schema, names []string, rows int) *plainQ
 	return pq
 }
 
-// ahead is how many batches a file read plainly may hold unread: about
-// dictAheadBytes of them, as a read by dictionary holds.
+// ahead is how many batches a file read plainly may hold unread: at most
+// about dictAheadBytes of them, as a read by dictionary holds, counting
+// each batch at the largest a page can make it (plainBatchMost).
 func (pq *plainQuery) ahead() int {
 	width := 0
 	for _, f := range pq.schema.Fields() {
 		width += fixedWidthType(f.Type)
 	}
-	return min(max(dictAheadBytes/max(width*pq.rows, 1), 2), 64)
+	return min(max(dictAheadBytes/max(width*pq.rows*plainBatchMost, 1), 2), 64)
 }
+
+// plainBatchMost is how many batches' rows one page of more rows than a
+// batch may make a batch of its own in a query's plain read.
+const plainBatchMost = 4
 
 // readPlainQuery reads f's tasks page by page, calling emit with each
 // batch (the columns read, named as the scan names them) and whether it
