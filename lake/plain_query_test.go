@@ -260,3 +260,53 @@ func upsertQuery(t *testing.T, lk *lake.Lake, table, query string) {
 		t.Fatal(err)
 	}
 }
+
+// TestDictReadAllPlain: a read by dictionary whose row group's rows all
+// pass (its dictionary pages settle it) reads the other columns page by
+// page when they qualify. Every query must return what iceberg-go's scan
+// returns (dictionary reads off): a file all of one status and one of
+// mixed row groups, 300-row row groups read as splits, and a file whose
+// amount has a NULL (read through pqarrow).
+func TestDictReadAllPlain(t *testing.T) {
+	var paged atomic.Int64
+	scan.TestHookPlainRead = func(rows int64) {
+		if rows >= 0 {
+			paged.Add(1)
+		}
+	}
+	defer func() { scan.TestHookPlainRead = nil }()
+	lk, _ := openLake(t)
+	s := lk.Session()
+	mustExec(t, s, `CREATE TABLE t (id BIGINT, status VARCHAR, amount DOUBLE, ts TIMESTAMP)
+		WITH ('write.parquet.row-group-limit' = '300', 'read.split.target-size' = '4096',
+			'write.parquet.dict-encoding-enabled.column.id' = 'false', 'write.parquet.dict-encoding-enabled.column.amount' = 'false',
+			'write.parquet.dict-encoding-enabled.column.ts' = 'false');
+		INSERT INTO t SELECT i, 'old', i * 0.25, TIMESTAMP '2026-01-01 00:00:00' + i * INTERVAL '1 second' FROM range(0, 1500) r(i);
+		INSERT INTO t SELECT i, CASE WHEN i % 2 = 0 THEN 'old' ELSE 'new' END, i * 0.25,
+			TIMESTAMP '2026-01-01 00:00:00' + i * INTERVAL '1 second' FROM range(1500, 3000) r(i);
+		INSERT INTO t VALUES (5000, 'old', NULL, NULL), (5001, 'old', 1.5, TIMESTAMP '2026-02-01 00:00:00')`)
+	for _, q := range []string{
+		"SELECT count(*), sum(amount), max(ts) FROM t WHERE status = 'old'",
+		"SELECT id, amount FROM t WHERE status = 'old' ORDER BY id",
+		"SELECT id, amount, ts FROM t WHERE status IN ('old', 'new') ORDER BY id",
+		"SELECT sum(id) FROM t WHERE status = 'new'",
+	} {
+		scan.TestDictReadOff.Store(true)
+		want := query(t, s, q)
+		scan.TestDictReadOff.Store(false)
+		scan.TestPlainQueryOff.Store(true)
+		paged.Store(0)
+		dictOnly := query(t, s, q)
+		scan.TestPlainQueryOff.Store(false)
+		if paged.Load() != 0 {
+			t.Fatalf("%s: read page by page with plain reads off", q)
+		}
+		have := query(t, s, q)
+		if !slices.Equal(have, want) || !slices.Equal(dictOnly, want) {
+			t.Fatalf("%s:\n%v\nby dictionary, pqarrow %v\nthrough the scan %v", q, head(have), head(dictOnly), head(want))
+		}
+		if q != "SELECT sum(id) FROM t WHERE status = 'new'" && paged.Load() == 0 {
+			t.Fatalf("%s: no row group read page by page", q)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -405,6 +406,20 @@ type dictFile struct {
 	// pageDict holds each one's values
 	pagePr   *file.Reader
 	pageDict [][]string
+	as       *arrow.Schema // the file's columns as pqarrow reads them
+	// plain, when not nil, reads the other columns page by page in a row
+	// group whose rows all pass (readAll; plain.go): all fixed-width in
+	// PLAIN pages without NULLs
+	plain *dictPlain
+}
+
+// dictPlain is a read by dictionary's other columns read page by page.
+type dictPlain struct {
+	src     io.ReaderAt
+	size    int64
+	schema  *arrow.Schema // d.other's columns, in its order
+	cols    []plainColumn
+	scratch [][]byte
 }
 
 // readDict reads f's tasks filtered by dictionary, calling emit with each
@@ -424,6 +439,7 @@ func readDict(ctx context.Context, f *fileRead, emit func(arrow.RecordBatch) boo
 	if !d.plan(tasks, of.size) {
 		return false, nil
 	}
+	d.plain = d.planPlain(src, of.size, f.task.File.Count())
 	// a second reader of the footer already parsed, whose streams read a
 	// column chunk only as far as asked (the dictionary page)
 	pageProps := parquet.NewReaderProperties(ReadBuffers)
@@ -596,6 +612,7 @@ func (d *dictFile) plan(tasks []table.FileScanTask, size int64) bool {
 	if !ok {
 		return false
 	}
+	d.as = as
 	for _, id := range d.df.ids {
 		leaf, ok := leafOf[int32(id)]
 		if !ok || as.Field(leaf).Type.ID() != arrow.STRING || meta.Schema.Column(leaf).PhysicalType() != parquet.Types.ByteArray {
@@ -887,10 +904,58 @@ func (d *dictFile) filterOnly() bool {
 	return true
 }
 
+// planPlain plans reading d's other columns page by page (src, size
+// bytes, rows rows by the manifest); nil where they do not all qualify.
+func (d *dictFile) planPlain(src io.ReaderAt, size, rows int64) *dictPlain {
+	if len(d.other) == 0 || TestPlainQueryOff.Load() {
+		return nil
+	}
+	meta := d.pr.MetaData()
+	fields := make([]arrow.Field, len(d.other))
+	ids := make([]int, len(d.other))
+	for i, leaf := range d.other {
+		fields[i] = d.as.Field(leaf)
+		fields[i].Metadata = arrow.Metadata{}
+		ids[i] = int(meta.Schema.Column(leaf).SchemaNode().FieldID())
+	}
+	schema := arrow.NewSchema(fields, nil)
+	cols := plainColumns(meta, schema, ids, rows)
+	if cols == nil {
+		return nil
+	}
+	return &dictPlain{src: src, size: size, schema: schema, cols: cols, scratch: make([][]byte, len(cols))}
+}
+
 // readAll emits every row of row group g, whose rows all pass the filter
 // and none of whose filter columns the scan returns; false when emit
 // wants no more.
 func (d *dictFile) readAll(ctx context.Context, g int, emit func(arrow.RecordBatch) bool) (bool, error) {
+	if p := d.plain; p != nil {
+		var failed error
+		yield := func(rec arrow.RecordBatch, err error) bool {
+			if err != nil {
+				failed = err
+				return false
+			}
+			defer rec.Release()
+			n := int(rec.NumRows())
+			out, err := d.batch(ctx, filtered{n: n}, rec, n)
+			if err != nil {
+				failed = err
+				return false
+			}
+			return emit(out)
+		}
+		rows := d.props.BatchSize
+		done, fell, more := plainGroup(ctx, d.pr.MetaData().RowGroup(g), p.src, p.size, g, p.schema, p.cols, rows, plainBatchMost*rows, ReadBuffers, p.scratch, yield)
+		if more && fell && failed == nil {
+			if TestHookPlainRead != nil {
+				TestHookPlainRead(-1)
+			}
+			more = plainFallback(ctx, d.pr, p.schema, p.cols, g, done, rows, ReadBuffers, yield)
+		}
+		return more && failed == nil, failed
+	}
 	or, err := d.fr.GetRecordReader(ctx, d.other, []int{g})
 	if err != nil {
 		return false, err
