@@ -30,15 +30,7 @@ import (
 // refused), and a file another writer made (V1 pages, no metrics).
 func TestPlainQueryReads(t *testing.T) {
 	ctx := context.Background()
-	var paged, fell atomic.Int64
-	scan.TestHookPlainRead = func(rows int64) {
-		if rows >= 0 {
-			paged.Add(1)
-		} else {
-			fell.Add(1)
-		}
-	}
-	defer func() { scan.TestHookPlainRead = nil }()
+	paged, fell := countPlainReads(t)
 	queries := []string{
 		"SELECT id, n, x, y, d, ts, tz, tm FROM t ORDER BY id",
 		"SELECT count(*), sum(id), sum(n), sum(x), min(y), max(d), min(ts), max(tz), max(tm) FROM t",
@@ -177,13 +169,7 @@ func head(rows []string) []string { return rows[:min(len(rows), 5)] }
 // applies), row groups of 300 rows, every file of the table carrying
 // deletes.
 func TestPlainQueryReadsApplyDeletes(t *testing.T) {
-	var paged atomic.Int64
-	scan.TestHookPlainRead = func(rows int64) {
-		if rows >= 0 {
-			paged.Add(1)
-		}
-	}
-	defer func() { scan.TestHookPlainRead = nil }()
+	paged, _ := countPlainReads(t)
 	for _, version := range []string{"2", "3"} {
 		lk, _ := openLake(t)
 		s := lk.Session()
@@ -268,13 +254,7 @@ func upsertQuery(t *testing.T, lk *lake.Lake, table, query string) {
 // mixed row groups, 300-row row groups read as splits, and a file whose
 // amount has a NULL (read through pqarrow).
 func TestDictReadAllPlain(t *testing.T) {
-	var paged atomic.Int64
-	scan.TestHookPlainRead = func(rows int64) {
-		if rows >= 0 {
-			paged.Add(1)
-		}
-	}
-	defer func() { scan.TestHookPlainRead = nil }()
+	paged, _ := countPlainReads(t)
 	lk, _ := openLake(t)
 	s := lk.Session()
 	mustExec(t, s, `CREATE TABLE t (id BIGINT, status VARCHAR, amount DOUBLE, ts TIMESTAMP)
@@ -309,4 +289,19 @@ func TestDictReadAllPlain(t *testing.T) {
 			t.Fatalf("%s: no row group read page by page", q)
 		}
 	}
+}
+
+// countPlainReads counts, until the test ends, the row groups read page
+// by page (scan.TestHookPlainRead) and those that fell back to pqarrow.
+func countPlainReads(t *testing.T) (paged, fell *atomic.Int64) {
+	paged, fell = new(atomic.Int64), new(atomic.Int64)
+	scan.TestHookPlainRead = func(rows int64) {
+		if rows >= 0 {
+			paged.Add(1)
+		} else {
+			fell.Add(1)
+		}
+	}
+	t.Cleanup(func() { scan.TestHookPlainRead = nil })
+	return paged, fell
 }

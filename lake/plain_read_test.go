@@ -3,7 +3,6 @@ package lake_test
 import (
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"testing"
 
 	"github.com/skadedb/skade/scan"
@@ -17,13 +16,7 @@ import (
 // (read through the scan), and a second MERGE over files that carry
 // deletes.
 func TestMergePlainReads(t *testing.T) {
-	var paged atomic.Int64
-	scan.TestHookPlainRead = func(rows int64) {
-		if rows >= 0 {
-			paged.Add(1)
-		}
-	}
-	defer func() { scan.TestHookPlainRead = nil }()
+	paged, _ := countPlainReads(t)
 	for _, version := range []string{"2", "3"} {
 		for _, part := range []string{"", " PARTITIONED BY (bucket(3, id))"} {
 			for _, mode := range []string{"copy-on-write", "merge-on-read"} {
