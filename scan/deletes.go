@@ -877,16 +877,14 @@ type deleteFilter struct {
 	pi   int   // first entry of fd.positions not below next
 	buf  []byte
 	runs [][2]int // scratch: the kept runs of a batch
-	// owned: the batches given to apply are the reader's alone (a plain
-	// read's), whose fixed-width columns may be compacted in place
-	owned bool
 }
 
 // apply returns rec without its deleted rows; it consumes rec. A batch
 // with nothing deleted is returned as is. With position deletes alone,
 // the kept runs come straight from the sorted positions; equality
-// deletes mark rows in a bitmap the runs are then read from.
-func (f *deleteFilter) apply(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+// deletes mark rows in a bitmap the runs are then read from. owned: rec
+// is the reader's alone (see keep).
+func (f *deleteFilter) apply(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, owned bool) (arrow.RecordBatch, error) {
 	n := rec.NumRows()
 	lo, hi := f.next, f.next+n
 	f.next = hi
@@ -916,7 +914,7 @@ func (f *deleteFilter) apply(ctx context.Context, mem memory.Allocator, rec arro
 		if start < int(n) {
 			f.runs = append(f.runs, [2]int{start, int(n)})
 		}
-		return f.keep(ctx, mem, rec, nil)
+		return f.keep(ctx, mem, rec, nil, owned)
 	}
 	var keep []byte // bit-packed, allocated at the first deleted row
 	drop := func(i int64) {
@@ -978,12 +976,13 @@ func (f *deleteFilter) apply(ctx context.Context, mem memory.Allocator, rec arro
 			f.runs = append(f.runs, [2]int{start, i})
 		}
 	}
-	return f.keep(ctx, mem, rec, keep)
+	return f.keep(ctx, mem, rec, keep, owned)
 }
 
 // keep returns the rows of rec in f.runs; it consumes rec. keep, when
-// not nil, is the same rows as a bitmap.
-func (f *deleteFilter) keep(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, keep []byte) (arrow.RecordBatch, error) {
+// not nil, is the same rows as a bitmap. owned: rec is the reader's alone
+// (a plain read's), whose fixed-width columns may be compacted in place.
+func (f *deleteFilter) keep(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, keep []byte, owned bool) (arrow.RecordBatch, error) {
 	defer rec.Release()
 	kept := 0
 	for _, r := range f.runs {
@@ -992,7 +991,7 @@ func (f *deleteFilter) keep(ctx context.Context, mem memory.Allocator, rec arrow
 	if kept == 0 {
 		return array.NewRecordBatch(rec.Schema(), emptyColumns(mem, rec.Schema()), 0), nil
 	}
-	if f.owned {
+	if owned {
 		if out, ok := keepRunsInPlace(rec, f.runs, kept); ok {
 			return out, nil
 		}
@@ -1039,7 +1038,7 @@ func keepRuns(mem memory.Allocator, rec arrow.RecordBatch, runs [][2]int, kept i
 }
 
 // keepRunsInPlace is keepRuns for a batch nothing else holds (a plain
-// read's, deleteFilter.owned), of fixed-width columns without NULLs or
+// read's: apply's owned), of fixed-width columns without NULLs or
 // offsets: each column's kept runs are moved to the front of its own
 // buffer, which the result keeps. A new buffer for each batch, and a copy
 // out of one buffer into another, cost more (BENCHMARKS.md, session 38).

@@ -105,7 +105,7 @@ func TestDeleteFilterPositions(t *testing.T) {
 		var ids []int64
 		var strs []string
 		for _, r := range [][2]int{{0, 10}, {10, 20}, {20, 22}, {22, 30}} {
-			out, err := f.apply(context.Background(), mem, batch(r[0], r[1]))
+			out, err := f.apply(context.Background(), mem, batch(r[0], r[1]), false)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,7 +21,6 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
-	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 )
 
@@ -407,19 +406,10 @@ type dictFile struct {
 	pagePr   *file.Reader
 	pageDict [][]string
 	as       *arrow.Schema // the file's columns as pqarrow reads them
-	// plain, when not nil, reads the other columns page by page in a row
-	// group whose rows all pass (readAll; plain.go): all fixed-width in
-	// PLAIN pages without NULLs
-	plain *dictPlain
-}
-
-// dictPlain is a read by dictionary's other columns read page by page.
-type dictPlain struct {
-	src     io.ReaderAt
-	size    int64
-	schema  *arrow.Schema // d.other's columns, in its order
-	cols    []plainColumn
-	scratch [][]byte
+	// plain, when not nil, reads the other columns (in d.other's order)
+	// page by page in a row group whose rows all pass (readAll; plain.go):
+	// all fixed-width in PLAIN pages without NULLs
+	plain *plainFile
 }
 
 // readDict reads f's tasks filtered by dictionary, calling emit with each
@@ -477,55 +467,6 @@ func readDict(ctx context.Context, f *fileRead, emit func(arrow.RecordBatch) boo
 	}
 	co.flush()
 	return true, co.err
-}
-
-// taskFile is a data file opened for reading it here, rather than
-// through iceberg-go's scan (a read by dictionary, a plain read).
-type taskFile struct {
-	src  iceio.File
-	size int64
-	pr   *file.Reader // its footer parsed, buffers from ReadBuffers
-}
-
-func (tf *taskFile) close() {
-	tf.pr.Close()
-	tf.src.Close()
-}
-
-// tasks are f's task and the splits of its file read with it.
-func (f *fileRead) tasks() []table.FileScanTask {
-	return append([]table.FileScanTask{f.task}, f.more...)
-}
-
-// openTaskFile opens the Parquet file of tasks (f's), which must all be
-// of that one file and carry no deletes; nil where they do not, or the
-// file cannot be opened or its footer read: the caller leaves the file
-// to iceberg-go's scan, which reports what went wrong.
-func openTaskFile(ctx context.Context, f *fileRead, tasks []table.FileScanTask) *taskFile {
-	for _, t := range tasks {
-		if HasDeletes(t) || t.File.FileFormat() != iceberg.ParquetFile || t.File.FilePath() != f.task.File.FilePath() {
-			return nil
-		}
-	}
-	fsys, err := f.tbl.FS(ctx)
-	if err != nil {
-		return nil
-	}
-	src, err := fsys.Open(f.task.File.FilePath())
-	if err != nil {
-		return nil
-	}
-	st, err := src.Stat()
-	if err != nil {
-		src.Close()
-		return nil
-	}
-	pr, err := file.NewParquetReader(src, file.WithReadProps(parquet.NewReaderProperties(ReadBuffers)))
-	if err != nil {
-		src.Close()
-		return nil
-	}
-	return &taskFile{src: src, size: st.Size(), pr: pr}
 }
 
 // coalescer gathers the small batches a selective filter leaves into
@@ -906,7 +847,7 @@ func (d *dictFile) filterOnly() bool {
 
 // planPlain plans reading d's other columns page by page (src, size
 // bytes, rows rows by the manifest); nil where they do not all qualify.
-func (d *dictFile) planPlain(src io.ReaderAt, size, rows int64) *dictPlain {
+func (d *dictFile) planPlain(src io.ReaderAt, size, rows int64) *plainFile {
 	if len(d.other) == 0 || TestPlainQueryOff.Load() {
 		return nil
 	}
@@ -923,7 +864,7 @@ func (d *dictFile) planPlain(src io.ReaderAt, size, rows int64) *dictPlain {
 	if cols == nil {
 		return nil
 	}
-	return &dictPlain{src: src, size: size, schema: schema, cols: cols, scratch: make([][]byte, len(cols))}
+	return newPlainFile(d.pr, src, size, schema, cols)
 }
 
 // readAll emits every row of row group g, whose rows all pass the filter
@@ -947,13 +888,7 @@ func (d *dictFile) readAll(ctx context.Context, g int, emit func(arrow.RecordBat
 			return emit(out)
 		}
 		rows := d.props.BatchSize
-		done, fell, more := plainGroup(ctx, d.pr.MetaData().RowGroup(g), p.src, p.size, g, p.schema, p.cols, rows, plainBatchMost*rows, ReadBuffers, p.scratch, yield)
-		if more && fell && failed == nil {
-			if TestHookPlainRead != nil {
-				TestHookPlainRead(-1)
-			}
-			more = plainFallback(ctx, d.pr, p.schema, p.cols, g, done, rows, ReadBuffers, yield)
-		}
+		more := p.readGroup(ctx, g, rows, plainBatchMost*rows, ReadBuffers, yield, yield)
 		return more && failed == nil, failed
 	}
 	or, err := d.fr.GetRecordReader(ctx, d.other, []int{g})

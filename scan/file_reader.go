@@ -8,6 +8,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 )
 
@@ -42,6 +46,55 @@ type fileRead struct {
 	// row filter. For a file whose deletes are applied here, they are
 	// the raw scan's columns (the equality keys among them).
 	plain *plainQuery
+}
+
+// taskFile is a data file opened for reading it here, rather than
+// through iceberg-go's scan (a read by dictionary, a plain read).
+type taskFile struct {
+	src  iceio.File
+	size int64
+	pr   *file.Reader // its footer parsed, buffers from ReadBuffers
+}
+
+func (tf *taskFile) close() {
+	tf.pr.Close()
+	tf.src.Close()
+}
+
+// tasks are f's task and the splits of its file read with it.
+func (f *fileRead) tasks() []table.FileScanTask {
+	return append([]table.FileScanTask{f.task}, f.more...)
+}
+
+// openTaskFile opens the Parquet file of tasks (f's), which must all be
+// of that one file and carry no deletes; nil where they do not, or the
+// file cannot be opened or its footer read: the caller leaves the file
+// to iceberg-go's scan, which reports what went wrong.
+func openTaskFile(ctx context.Context, f *fileRead, tasks []table.FileScanTask) *taskFile {
+	for _, t := range tasks {
+		if HasDeletes(t) || t.File.FileFormat() != iceberg.ParquetFile || t.File.FilePath() != f.task.File.FilePath() {
+			return nil
+		}
+	}
+	fsys, err := f.tbl.FS(ctx)
+	if err != nil {
+		return nil
+	}
+	src, err := fsys.Open(f.task.File.FilePath())
+	if err != nil {
+		return nil
+	}
+	st, err := src.Stat()
+	if err != nil {
+		src.Close()
+		return nil
+	}
+	pr, err := file.NewParquetReader(src, file.WithReadProps(parquet.NewReaderProperties(ReadBuffers)))
+	if err != nil {
+		src.Close()
+		return nil
+	}
+	return &taskFile{src: src, size: st.Size(), pr: pr}
 }
 
 // groupSplits gives each run of consecutive splits of one data file
@@ -203,10 +256,7 @@ func (r *fileReader) read(ctx context.Context, i int) {
 	pass := func(rec arrow.RecordBatch, owned bool) bool {
 		var err error
 		if filter != nil {
-			filter.owned = owned
-			rec, err = filter.apply(ctx, ReadBuffers, rec)
-			filter.owned = false
-			if err != nil {
+			if rec, err = filter.apply(ctx, ReadBuffers, rec, owned); err != nil {
 				send(fileItem{err: err})
 				return false
 			}
@@ -238,8 +288,7 @@ func (r *fileReader) read(ctx context.Context, i int) {
 		}
 	}
 	if !handled {
-		tasks := append([]table.FileScanTask{f.task}, f.more...)
-		seq, err := ReadTasksFiltered(compute.WithAllocator(ctx, ReadBuffers), f.tbl, f.scan, f.alt, tasks, f.timeIDs)
+		seq, err := ReadTasksFiltered(compute.WithAllocator(ctx, ReadBuffers), f.tbl, f.scan, f.alt, f.tasks(), f.timeIDs)
 		if err != nil {
 			send(fileItem{err: err})
 			return

@@ -432,7 +432,7 @@ func (f *fileFill) readFilled(ctx context.Context, alt ScanFunc, tasks []table.F
 		out, err := f.fill(b)
 		b.Release()
 		if err == nil && filter != nil {
-			out, err = filter.apply(ctx, f.mem, out)
+			out, err = filter.apply(ctx, f.mem, out, false)
 		}
 		if err == nil && len(f.extra) > 0 {
 			out = dropLast(out, len(f.extra))

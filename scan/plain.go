@@ -70,16 +70,15 @@ func ReadPlain(ctx context.Context, fsys iceio.IO, task table.FileScanTask, meta
 		if _, ok := f.Type.(iceberg.PrimitiveType); !ok || fixedWidthType(schema.Field(i).Type) == 0 {
 			return nil // decided without opening the file
 		}
-		if n, ok := task.File.NullValueCounts()[f.ID]; ok && n > 0 {
-			return nil
-		}
+	}
+	if countsNulls(task.File, ids) {
+		return nil
 	}
 	src, err := fsys.Open(task.File.FilePath())
 	if err != nil {
 		return nil // the scan reports it
 	}
-	// the page buffers from mem: fresh ones for each chunk cost more than
-	// decoding it with pqarrow
+	// pqarrow's buffers, where a row group falls back to it, from mem
 	opts := []file.ReadOption{file.WithReadProps(parquet.NewReaderProperties(mem))}
 	if meta != nil {
 		opts = append(opts, file.WithMetadata(meta))
@@ -192,25 +191,60 @@ func plainColumns(meta *metadata.FileMetaData, schema *arrow.Schema, ids []int, 
 	return out
 }
 
+// countsNulls reports whether df's metrics count a NULL in a column of
+// ids: such a file is left to the scan without being opened.
+func countsNulls(df iceberg.DataFile, ids []int) bool {
+	for _, id := range ids {
+		if n, ok := df.NullValueCounts()[id]; ok && n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// plainFile is a Parquet file read page by page: its reader pr (pqarrow
+// reads a row group through it where a page does not qualify), its bytes
+// src (size of them), the columns read (cols, one per field of schema),
+// and their scratch buffers, kept from one row group to the next.
+type plainFile struct {
+	pr      *file.Reader
+	src     io.ReaderAt
+	size    int64
+	schema  *arrow.Schema
+	cols    []plainColumn
+	scratch [][]byte
+}
+
+func newPlainFile(pr *file.Reader, src io.ReaderAt, size int64, schema *arrow.Schema, cols []plainColumn) *plainFile {
+	return &plainFile{pr: pr, src: src, size: size, schema: schema, cols: cols, scratch: make([][]byte, len(cols))}
+}
+
+// readGroup reads row group g page by page (plainGroup: batches of size
+// rows, or one page's up to most), handing each batch to yield, and
+// where a page does not qualify the rest of the group through pqarrow
+// (plainFallback), handing those to fellBack; false when either said
+// stop or was given an error.
+func (p *plainFile) readGroup(ctx context.Context, g int, size, most int64, mem memory.Allocator, yield, fellBack func(arrow.RecordBatch, error) bool) bool {
+	done, fell, more := plainGroup(ctx, p.pr.MetaData().RowGroup(g), p.src, p.size, g, p.schema, p.cols, size, most, mem, p.scratch, yield)
+	if !more || !fell {
+		return more
+	}
+	if TestHookPlainRead != nil {
+		TestHookPlainRead(-1)
+	}
+	return plainFallback(ctx, p.pr, p.schema, p.cols, g, done, size, mem, fellBack)
+}
+
 // plainBatches reads every row group of pr (the file src, size bytes),
 // as cols plan it (one per field of schema), in batches of at most size
 // rows of schema, allocated from mem.
 func plainBatches(ctx context.Context, pr *file.Reader, src io.ReaderAt, fileSize int64, schema *arrow.Schema, cols []plainColumn, size int, mem memory.Allocator) iter.Seq2[arrow.RecordBatch, error] {
 	return func(yield func(arrow.RecordBatch, error) bool) {
 		size := int64(max(size, 1))
-		scratch := make([][]byte, len(cols))
+		p := newPlainFile(pr, src, fileSize, schema, cols)
 		for g := range pr.NumRowGroups() {
-			done, fell, more := plainGroup(ctx, pr.MetaData().RowGroup(g), src, fileSize, g, schema, cols, size, size, mem, scratch, yield)
-			if !more {
+			if !p.readGroup(ctx, g, size, size, mem, yield, yield) {
 				return
-			}
-			if fell {
-				if TestHookPlainRead != nil {
-					TestHookPlainRead(-1)
-				}
-				if !plainFallback(ctx, pr, schema, cols, g, done, size, mem, yield) {
-					return
-				}
 			}
 		}
 	}
@@ -380,13 +414,7 @@ func (c *plainCursor) open(rg *metadata.RowGroupMetaData, col plainColumn, src i
 			return false, nil
 		}
 	}
-	if p, ok := mem.(*BufferPool); ok {
-		// every byte is read into below
-		c.buf = memory.NewBufferWithAllocator(p.AllocateUninit(int(n)), p)
-	} else {
-		c.buf = memory.NewResizableBuffer(mem)
-		c.buf.Resize(int(n))
-	}
+	c.buf = writeOnlyBuffer(mem, int(n), 0) // every byte is read into below
 	c.chunk = c.buf.Bytes()
 	if got, err := src.ReadAt(c.chunk, off); got != len(c.chunk) {
 		// (a ReaderAt may say io.EOF with every byte read)
@@ -531,6 +559,19 @@ func (c *plainCursor) values(h pageHeader, body, out []byte) (ok bool, err error
 	return false, nil
 }
 
+// writeOnlyBuffer is a buffer of n bytes from mem, with room bytes of
+// capacity past them, for a caller that writes every one of the n before
+// anything reads them: from a BufferPool without the zeroing.
+func writeOnlyBuffer(mem memory.Allocator, n, room int) *memory.Buffer {
+	if p, ok := mem.(*BufferPool); ok {
+		return memory.NewBufferWithAllocator(p.AllocateUninit(n + room)[:n], p)
+	}
+	b := memory.NewResizableBuffer(mem)
+	b.Reserve(n + room)
+	b.Resize(n)
+	return b
+}
+
 // decodeSlack is how many bytes past a page's values the buffer it is
 // decompressed into holds: klauspost's zstd decoder copies in 16-byte
 // blocks, and with fewer than 32 bytes of room past a block it decodes
@@ -559,17 +600,9 @@ func (c *plainCursor) decompress(out, src []byte) error {
 // reads the rest of the row group another way).
 func (c *plainCursor) next(n int, typ arrow.DataType, mem memory.Allocator) (a arrow.Array, ok bool, err error) {
 	w := c.col.width
-	var buf *memory.Buffer
-	// decodeSlack bytes past the values: room the decompressor may write
-	// into (decompress)
-	if p, ok := mem.(*BufferPool); ok {
-		// every byte is written below before the array is made
-		buf = memory.NewBufferWithAllocator(p.AllocateUninit(n*w + decodeSlack)[:n*w], p)
-	} else {
-		buf = memory.NewResizableBuffer(mem)
-		buf.Reserve(n*w + decodeSlack)
-		buf.Resize(n * w)
-	}
+	// every byte is written below before the array is made; decodeSlack
+	// bytes past the values are room the decompressor may write into
+	buf := writeOnlyBuffer(mem, n*w, decodeSlack)
 	defer buf.Release()
 	dst := buf.Bytes()
 	for len(dst) > 0 {

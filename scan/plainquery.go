@@ -86,10 +86,8 @@ func readPlainQuery(ctx context.Context, f *fileRead, emit func(rec arrow.Record
 	pq := f.plain
 	tasks := f.tasks()
 	for _, t := range tasks {
-		for _, id := range pq.ids {
-			if n, ok := t.File.NullValueCounts()[id]; ok && n > 0 {
-				return false, nil // decided without opening the file
-			}
+		if countsNulls(t.File, pq.ids) {
+			return false, nil // decided without opening the file
 		}
 	}
 	of := openTaskFile(ctx, f, tasks)
@@ -97,8 +95,7 @@ func readPlainQuery(ctx context.Context, f *fileRead, emit func(rec arrow.Record
 		return false, nil
 	}
 	defer of.close()
-	src, pr := of.src, of.pr
-	meta := pr.MetaData()
+	meta := of.pr.MetaData()
 	cols := plainColumns(meta, pq.schema, pq.ids, f.task.File.Count())
 	if cols == nil {
 		return false, nil
@@ -121,17 +118,11 @@ func readPlainQuery(ctx context.Context, f *fileRead, emit func(rec arrow.Record
 	// share its buffers with the record it was cut from
 	paged, fellBack := yielder(true), yielder(false)
 	size := int64(max(pq.rows, 1))
-	scratch := make([][]byte, len(cols))
+	p := newPlainFile(of.pr, of.src, of.size, pq.schema, cols)
 	for _, g := range groups {
-		// a page of more rows than a batch's makes a batch of its own
-		// (up to 4 batches' rows), decompressed into it in place
-		done, fell, more := plainGroup(ctx, meta.RowGroup(g), src, of.size, g, pq.schema, cols, size, 4*size, ReadBuffers, scratch, paged)
-		if more && fell {
-			if TestHookPlainRead != nil {
-				TestHookPlainRead(-1)
-			}
-			more = plainFallback(ctx, pr, pq.schema, cols, g, done, size, ReadBuffers, fellBack)
-		}
+		// a page of more rows than a batch's makes a batch of its own (up
+		// to plainBatchMost batches' rows), decompressed into it in place
+		more := p.readGroup(ctx, g, size, plainBatchMost*size, ReadBuffers, paged, fellBack)
 		if failed != nil {
 			return true, fmt.Errorf("file %s: %w", f.task.File.FilePath(), failed)
 		}
