@@ -440,19 +440,28 @@ func (c *plainCursor) release() {
 // the bytes left are not a page.
 func (c *plainCursor) nextPage() (h pageHeader, body []byte, ok bool, err error) {
 	for len(c.chunk) > 0 {
-		h, k, err := readPageHeader(c.chunk)
-		if err != nil {
+		if h, body, c.chunk, err = splitPage(c.chunk); err != nil {
 			return h, nil, false, err
 		}
-		if int64(h.compressed) > int64(len(c.chunk)-k) {
-			return h, nil, false, fmt.Errorf("%w: a page of %d bytes where %d are left", errPageHeader, h.compressed, len(c.chunk)-k)
-		}
-		body, c.chunk = c.chunk[k:k+int(h.compressed)], c.chunk[k+int(h.compressed):]
 		if h.typ != pageIndex {
 			return h, body, true, nil
 		}
 	}
 	return pageHeader{}, nil, false, nil
+}
+
+// splitPage cuts the page at the start of b (a chunk's pages): its
+// header, its bytes as stored, and the bytes after it; an error where b
+// does not start with a page that fits in it.
+func splitPage(b []byte) (h pageHeader, body, rest []byte, err error) {
+	h, k, err := readPageHeader(b)
+	if err != nil {
+		return h, nil, nil, err
+	}
+	if int64(h.compressed) > int64(len(b)-k) {
+		return h, nil, nil, fmt.Errorf("%w: a page of %d bytes where %d are left", errPageHeader, h.compressed, len(b)-k)
+	}
+	return h, b[k : k+int(h.compressed)], b[k+int(h.compressed):], nil
 }
 
 // pageAligned is how many of the chunk's next values, at most limit,
@@ -466,11 +475,11 @@ func (c *plainCursor) pageAligned(limit, most int64) int64 {
 	}
 	rest := c.chunk
 	for acc < limit && len(rest) > 0 {
-		h, k, err := readPageHeader(rest)
-		if err != nil || int64(h.compressed) > int64(len(rest)-k) {
+		h, _, after, err := splitPage(rest)
+		if err != nil {
 			break
 		}
-		rest = rest[k+int(h.compressed):]
+		rest = after
 		if h.typ == pageIndex {
 			continue
 		}
