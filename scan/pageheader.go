@@ -28,7 +28,8 @@ type pageHeader struct {
 	typ          int32
 	uncompressed int32 // uncompressed_page_size: a V2 page's levels and values
 	compressed   int32 // compressed_page_size: the bytes after the header
-	// the data page header (V1 or V2)
+	// the data page header (V1 or V2), or a dictionary page's
+	// (num_values, encoding)
 	numValues, numNulls, numRows int32
 	encoding                     int32
 	defLevelEncoding             int32 // V1 only
@@ -229,6 +230,18 @@ func readPageHeader(b []byte) (h pageHeader, n int, err error) {
 					h.encoding = r.i32()
 				case id == 3 && typ == ctI32:
 					h.defLevelEncoding = r.i32()
+				default:
+					return false
+				}
+				return true
+			})
+		case id == 7 && typ == ctStruct: // DictionaryPageHeader
+			r.fields(1, func(id int16, typ byte) bool {
+				switch {
+				case id == 1 && typ == ctI32:
+					h.numValues = r.i32()
+				case id == 2 && typ == ctI32:
+					h.encoding = r.i32()
 				default:
 					return false
 				}

@@ -199,7 +199,7 @@ func TestReadPageHeaderOfArrowGo(t *testing.T) {
 					pages++
 					switch p := prd.Page().(type) {
 					case *file.DictionaryPage:
-						if h.typ != pageDictionary || h.numValues != 0 && h.numValues != p.NumValues() {
+						if h.typ != pageDictionary || h.numValues != p.NumValues() || h.encoding != int32(p.Encoding()) {
 							t.Fatalf("dictionary page: %+v", h)
 						}
 					case *file.DataPageV1:

@@ -67,7 +67,7 @@ func ReadPlain(ctx context.Context, fsys iceio.IO, task table.FileScanTask, meta
 	ids := make([]int, len(proj.Fields()))
 	for i, f := range proj.Fields() {
 		ids[i] = f.ID
-		if _, ok := f.Type.(iceberg.PrimitiveType); !ok || fixedWidthType(schema.Field(i).Type) == 0 {
+		if _, ok := f.Type.(iceberg.PrimitiveType); !ok || !plainType(schema.Field(i).Type) {
 			return nil // decided without opening the file
 		}
 	}
@@ -124,6 +124,12 @@ func fixedWidthType(t arrow.DataType) int {
 	return 0
 }
 
+// plainType reports whether a plain read may take a column of Arrow type
+// t: fixed-width, or STRING or BINARY (plainstrings.go).
+func plainType(t arrow.DataType) bool {
+	return fixedWidthType(t) > 0 || t.ID() == arrow.STRING || t.ID() == arrow.BINARY
+}
+
 // TestPlainReadOff, when set (by tests only), turns plain reads off, for
 // a test to compare them with iceberg-go's scan of the same files.
 var TestPlainReadOff atomic.Bool
@@ -134,8 +140,8 @@ var TestPlainReadOff atomic.Bool
 var TestHookPlainRead func(rows int64)
 
 // plainColumn is one column of a plain read: its leaf in the file, the
-// byte width of its values, and whether it is optional (one level of
-// definition).
+// byte width of its values (0: a STRING or BINARY column,
+// plainstrings.go), and whether it is optional (one level of definition).
 type plainColumn struct {
 	leaf     int
 	width    int
@@ -167,16 +173,22 @@ func plainColumns(meta *metadata.FileMetaData, schema *arrow.Schema, ids []int, 
 		}
 		col := meta.Schema.Column(leaf)
 		w := FixedWidth(schema.Field(i).Type, col)
-		if w == 0 {
+		if w == 0 && !stringColumn(schema.Field(i).Type, col) {
 			return nil
 		}
 		for g := range meta.NumRowGroups() {
 			cc, err := meta.RowGroup(g).ColumnChunk(leaf)
-			if err != nil || cc.HasDictionaryPage() || cc.CryptoMetadata() != nil {
+			if err != nil || w > 0 && cc.HasDictionaryPage() || cc.CryptoMetadata() != nil {
 				return nil
 			}
 			for _, e := range cc.Encodings() {
-				if e != parquet.Encodings.Plain && e != parquet.Encodings.RLE && e != parquet.Encodings.BitPacked {
+				switch e {
+				case parquet.Encodings.Plain, parquet.Encodings.RLE, parquet.Encodings.BitPacked:
+				case parquet.Encodings.RLEDict, parquet.Encodings.PlainDict:
+					if w > 0 {
+						return nil
+					}
+				default:
 					return nil
 				}
 			}
@@ -394,6 +406,7 @@ type plainCursor struct {
 	scratch []byte         // a page decompressed whole
 	vals    []byte         // the current page's values not yet taken (in scratch)
 	left    int64          // the row group's values not yet in a page walked
+	str     *stringPages   // a string column's dictionary and page (width 0)
 }
 
 // open reads column chunk c.leaf of row group rg from src (fileSize
@@ -406,8 +419,18 @@ func (c *plainCursor) open(rg *metadata.RowGroupMetaData, col plainColumn, src i
 		return false, nil
 	}
 	off, n := cc.DataPageOffset(), cc.TotalCompressedSize()
-	if cc.HasDictionaryPage() || off < 0 || n <= 0 || off > fileSize || n > fileSize-off {
+	if cc.HasDictionaryPage() {
+		// a string column's chunk starts at its dictionary page
+		if col.width > 0 || cc.DictionaryPageOffset() <= 0 || cc.DictionaryPageOffset() > off {
+			return false, nil
+		}
+		off = cc.DictionaryPageOffset()
+	}
+	if off < 0 || n <= 0 || off > fileSize || n > fileSize-off {
 		return false, nil
+	}
+	if col.width == 0 {
+		c.str = &stringPages{}
 	}
 	if cc.Compression() != compress.Codecs.Uncompressed {
 		if c.codec, err = compress.GetCodec(cc.Compression()); err != nil {
@@ -469,7 +492,7 @@ func splitPage(b []byte) (h pageHeader, body, rest []byte, err error) {
 // more than limit values, that page's when they are at most most; 0
 // where the pages ahead cannot be told.
 func (c *plainCursor) pageAligned(limit, most int64) int64 {
-	acc := int64(len(c.vals) / c.col.width)
+	acc := c.held()
 	if acc >= limit {
 		return limit // the rest of a page a batch ended inside
 	}
@@ -480,7 +503,7 @@ func (c *plainCursor) pageAligned(limit, most int64) int64 {
 			break
 		}
 		rest = after
-		if h.typ == pageIndex {
+		if h.typ == pageIndex || h.typ == pageDictionary {
 			continue
 		}
 		if h.typ != pageData && h.typ != pageDataV2 {
@@ -609,6 +632,9 @@ func (c *plainCursor) decompress(out, src []byte) error {
 // reads the rest of the row group another way).
 func (c *plainCursor) next(n int, typ arrow.DataType, mem memory.Allocator) (a arrow.Array, ok bool, err error) {
 	w := c.col.width
+	if w == 0 {
+		return c.nextStrings(n, typ, mem)
+	}
 	// every byte is written below before the array is made; decodeSlack
 	// bytes past the values are room the decompressor may write into
 	buf := writeOnlyBuffer(mem, n*w, decodeSlack)
@@ -664,10 +690,21 @@ func (c *plainCursor) next(n int, typ arrow.DataType, mem memory.Allocator) (a a
 // reader stops at the chunk's value count too, and a chunk's length may
 // run past its pages (old parquet-mr writers; arrow-go pads it).
 func (c *plainCursor) finish() error {
-	if extra := len(c.vals) / c.col.width; extra > 0 {
+	if extra := c.held(); extra > 0 {
 		return fmt.Errorf("the column chunk's pages hold %d values more than its row group's rows", extra)
 	}
 	return nil
+}
+
+// held is how many values of the page being taken are left.
+func (c *plainCursor) held() int64 {
+	if c.col.width == 0 {
+		if c.str == nil {
+			return 0
+		}
+		return c.str.held
+	}
+	return int64(len(c.vals) / c.col.width)
 }
 
 // CastTo is a as type typ (a itself, retained, when it is of it), cast

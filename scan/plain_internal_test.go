@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,6 +35,8 @@ func plainTestSchema() *arrow.Schema {
 		f("d", 5, arrow.FixedWidthTypes.Date32, true),
 		f("ts", 6, &arrow.TimestampType{Unit: arrow.Microsecond}, true),
 		f("s", 7, arrow.BinaryTypes.String, true),
+		f("u", 8, arrow.BinaryTypes.String, false),
+		f("b", 9, arrow.BinaryTypes.Binary, true),
 	}, nil)
 }
 
@@ -60,7 +63,15 @@ func plainTestRecord(mem memory.Allocator, rows, nullAt int) arrow.RecordBatch {
 		b.Field(3).(*array.Float32Builder).Append(float32(i) / 3)
 		b.Field(4).(*array.Date32Builder).Append(arrow.Date32(20000 + i%400))
 		b.Field(5).(*array.TimestampBuilder).Append(arrow.Timestamp(int64(i) * 1_000_003))
-		b.Field(6).(*array.StringBuilder).Append(fmt.Sprint("v", i%5))
+		b.Field(6).(*array.StringBuilder).Append(fmt.Sprint("v", i/64%5)) // runs: RLE runs of indices
+		// about 1,400 values: dictionary indices of 11 bits, a
+		// dictionary past a small page limit, empty strings, UTF-8
+		if i%3 == 0 {
+			b.Field(7).(*array.StringBuilder).Append("")
+		} else {
+			b.Field(7).(*array.StringBuilder).Append(strings.Repeat("ü", i%7) + strconv.Itoa(i*31%1400))
+		}
+		b.Field(8).(*array.BinaryBuilder).Append([]byte{byte(i), 0, byte(i >> 8)})
 	}
 	return b.NewRecordBatch()
 }
@@ -214,6 +225,59 @@ func TestPlainRead(t *testing.T) {
 	TestHookPlainRead = nil
 }
 
+// TestPlainReadStrings reads STRING and BINARY columns page by page:
+// dictionary-encoded (indices of 3 and 11 bits), PLAIN, and dictionaries
+// past their page limit (later pages PLAIN in the same chunk); V1 and V2
+// pages, three codecs; a string column first, so that batches end where
+// its pages do.
+func TestPlainReadStrings(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rec := plainTestRecord(mem, 5000, -1)
+	defer rec.Release()
+	fields := []int{7, 0, 6, 8, 2}
+	schema, ids := plainTestFields(fields...)
+	for _, dict := range []struct {
+		what  string
+		props []parquet.WriterProperty
+	}{
+		{"dictionaries", []parquet.WriterProperty{parquet.WithDictionaryDefault(false), parquet.WithDictionaryFor("s", true),
+			parquet.WithDictionaryFor("u", true), parquet.WithDictionaryFor("b", true)}},
+		{"PLAIN", []parquet.WriterProperty{parquet.WithDictionaryDefault(false)}},
+		{"dictionaries past their limit", []parquet.WriterProperty{parquet.WithDictionaryDefault(false), parquet.WithDictionaryFor("u", true),
+			parquet.WithDictionaryFor("s", true), parquet.WithDataPageSize(256), parquet.WithDictionaryPageSizeLimit(3 << 10)}},
+	} {
+		for _, v := range []parquet.DataPageVersion{parquet.DataPageV1, parquet.DataPageV2} {
+			for _, codec := range []compress.Compression{compress.Codecs.Zstd, compress.Codecs.Snappy, compress.Codecs.Uncompressed} {
+				what := fmt.Sprintf("%s, pages v%d, %s", dict.what, v+1, codec)
+				props := append([]parquet.WriterProperty{parquet.WithDataPageVersion(v), parquet.WithCompression(codec),
+					parquet.WithDataPageSize(1 << 10), parquet.WithMaxRowGroupLength(700), parquet.WithBatchSize(100)}, dict.props...)
+				b := writePlainTest(t, rec, props...)
+				var groups int
+				TestHookPlainRead = func(rows int64) {
+					if rows < 0 {
+						t.Errorf("%s: a row group went through pqarrow", what)
+					}
+					groups++
+				}
+				for _, size := range []int{50, 333, 1 << 20} {
+					groups = 0
+					got := readPlain(t, mem, b, schema, ids, rec.NumRows(), size)
+					if got == nil {
+						t.Fatalf("%s: plainColumns refused the file", what)
+					}
+					samePlain(t, fmt.Sprintf("%s, batches of %d", what, size), got, rec, fields)
+					releaseBatches(got)
+					if groups != 8 {
+						t.Fatalf("%s: %d row groups read page by page, want 8", what, groups)
+					}
+				}
+			}
+		}
+	}
+	TestHookPlainRead = nil
+}
+
 // TestPlainReadRefuses: a file plainColumns must leave to the scan.
 func TestPlainReadRefuses(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
@@ -233,7 +297,7 @@ func TestPlainReadRefuses(t *testing.T) {
 	}{
 		{"dictionary-encoded", []parquet.WriterProperty{parquet.WithMaxRowGroupLength(1000)}, dates, dateIDs, 3000},
 		{"statistics count a NULL", plain, withNull, withNullIDs, 3000},
-		{"a string column", plain, arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}}, nil), []int{7}, 3000},
+		{"a string column read as LARGE_STRING", plain, arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.LargeString, Nullable: true}}, nil), []int{7}, 3000},
 		{"a field id the file lacks", plain, all, []int{1, 2, 99}, 3000},
 		{"another type (int32 read as int64)", plain, arrow.NewSchema([]arrow.Field{{Name: "n", Type: arrow.PrimitiveTypes.Int64}}, nil), []int{2}, 3000},
 		{"another row count than the manifest's", plain, all, allIDs, 2999},
@@ -317,12 +381,15 @@ func TestPlainReadCorruptPages(t *testing.T) {
 	mem := memory.NewGoAllocator()
 	rec := plainTestRecord(mem, 2000, -1)
 	defer rec.Release()
-	fields := []int{0, 1, 2, 5}
+	// string columns too: dictionary pages and indices (s, u), PLAIN
+	// byte arrays (b)
+	fields := []int{0, 1, 2, 5, 6, 7, 8}
 	schema, ids := plainTestFields(fields...)
 	rng := rand.New(rand.NewPCG(38, 1))
 	for _, v := range []parquet.DataPageVersion{parquet.DataPageV1, parquet.DataPageV2} {
 		for _, codec := range []compress.Compression{compress.Codecs.Zstd, compress.Codecs.Snappy, compress.Codecs.Gzip, compress.Codecs.Uncompressed} {
-			good := writePlainTest(t, rec, parquet.WithDictionaryDefault(false), parquet.WithDataPageVersion(v), parquet.WithCompression(codec),
+			good := writePlainTest(t, rec, parquet.WithDictionaryDefault(false), parquet.WithDictionaryFor("s", true), parquet.WithDictionaryFor("u", true),
+				parquet.WithDataPageVersion(v), parquet.WithCompression(codec),
 				parquet.WithDataPageSize(1<<10), parquet.WithMaxRowGroupLength(500), parquet.WithBatchSize(100))
 			pr, err := file.NewParquetReader(bytes.NewReader(good))
 			if err != nil {
@@ -423,5 +490,46 @@ func TestPlainReadShortRead(t *testing.T) {
 		})
 	if failed == nil || fell || more || !strings.Contains(failed.Error(), "unexpected EOF") {
 		t.Fatalf("a short read gave error %v, fell back %v, went on %v", failed, fell, more)
+	}
+}
+
+// TestDecodeIndices decodes hand-made RLE/bit-packed hybrid runs, and
+// never panics or returns more values than asked on random bytes.
+func TestDecodeIndices(t *testing.T) {
+	for _, c := range []struct {
+		what  string
+		b     []byte
+		width int
+		n     int
+		want  []uint32
+	}{
+		{"a run", []byte{10 << 1, 3}, 2, 10, []uint32{3, 3, 3, 3, 3, 3, 3, 3, 3, 3}},
+		{"a run of width 0", []byte{4 << 1}, 0, 4, []uint32{0, 0, 0, 0}},
+		{"bit-packed width 0", []byte{1<<1 | 1}, 0, 8, []uint32{0, 0, 0, 0, 0, 0, 0, 0}},
+		// 0..7 in 3 bits: 0b10001000, 0b11000110, 0b11111010
+		{"bit-packed width 3", []byte{1<<1 | 1, 0x88, 0xc6, 0xfa}, 3, 8, []uint32{0, 1, 2, 3, 4, 5, 6, 7}},
+		{"bit-packed, fewer asked", []byte{1<<1 | 1, 0x88, 0xc6, 0xfa}, 3, 5, []uint32{0, 1, 2, 3, 4}},
+		{"a run then bit-packed", []byte{2 << 1, 0xff, 0xff, 0xff, 0xff, 1<<1 | 1, 1, 0, 0, 0, 2, 0, 0, 0}, 32, 4, []uint32{math.MaxUint32, math.MaxUint32, 1, 2}},
+		{"a run's value past its width", []byte{2 << 1, 9}, 3, 2, nil},
+		{"a run of none", []byte{0, 1}, 3, 1, nil},
+		{"short", []byte{1<<1 | 1, 0x88}, 3, 8, nil},
+		{"empty", nil, 3, 1, nil},
+	} {
+		got, ok := decodeIndices(c.b, c.width, c.n, nil)
+		if ok != (c.want != nil) || ok && !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v %v, want %v", c.what, got, ok, c.want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(39, 2))
+	for range 20000 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		n := rng.IntN(100)
+		got, ok := decodeIndices(b, rng.IntN(33), n, nil)
+		if ok && len(got) != n || len(got) > n {
+			t.Fatalf("%d values of %d, ok %v", len(got), n, ok)
+		}
 	}
 }

@@ -52,7 +52,7 @@ func compilePlainQuery(schema *iceberg.Schema, names []string, rows int) *plainQ
 			return nil
 		}
 		t, err := table.TypeToArrowType(f.Type, false, false)
-		if err != nil || fixedWidthType(t) == 0 {
+		if err != nil || !plainType(t) {
 			return nil
 		}
 		fields[i] = arrow.Field{Name: name, Type: t, Nullable: true}
@@ -68,10 +68,18 @@ func compilePlainQuery(schema *iceberg.Schema, names []string, rows int) *plainQ
 func (pq *plainQuery) ahead() int {
 	width := 0
 	for _, f := range pq.schema.Fields() {
-		width += fixedWidthType(f.Type)
+		if w := fixedWidthType(f.Type); w > 0 {
+			width += w
+		} else {
+			width += stringAheadBytes
+		}
 	}
 	return min(max(dictAheadBytes/max(width*pq.rows*plainBatchMost, 1), 2), 64)
 }
+
+// stringAheadBytes is what ahead counts a string value at: its offset and
+// some bytes (a guess; the bound is loose either way).
+const stringAheadBytes = 4 + 28
 
 // plainBatchMost is how many batches' rows one page of more rows than a
 // batch may make a batch of its own in a query's plain read.

@@ -1,0 +1,354 @@
+package scan
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/schema"
+)
+
+// String columns read page by page. A plain read (plain.go) takes a
+// STRING or BINARY column too: a BYTE_ARRAY leaf whose pages are
+// dictionary indices (RLE_DICTIONARY, PLAIN_DICTIONARY) into the chunk's
+// dictionary page, or PLAIN byte arrays, every value defined. skade writes
+// its string columns dictionary-encoded. pqarrow decodes each page's
+// definition levels, then appends every value to a BinaryBuilder one call
+// at a time: for a 10M-row table's one string column that was more CPU
+// than its two fixed-width columns together (BENCHMARKS.md, session 39).
+// Here a page's indices are decoded in one loop and the values gathered
+// into the batch's offsets and bytes, the bytes' length counted first.
+// Anything else (a page of another encoding, a NULL, an index past the
+// dictionary, a second dictionary page) sends the rest of the row group
+// through pqarrow, as a fixed-width page does.
+
+// maxStringPage bounds the bytes a string page or dictionary page may
+// claim to decompress to in a plain read; a larger page is left to
+// pqarrow.
+const maxStringPage = 256 << 20
+
+// wordSlack is the size of a word copied whole in nextStrings.
+const wordSlack = 8
+
+// stringColumn reports whether a column of Arrow type typ is read page by
+// page from the file's leaf: STRING or BINARY from a BYTE_ARRAY leaf at
+// most optional, annotated as a string or not at all (the bytes are the
+// values either way, as pqarrow reads them).
+func stringColumn(typ arrow.DataType, leaf *schema.Column) bool {
+	if id := typ.ID(); id != arrow.STRING && id != arrow.BINARY {
+		return false
+	}
+	if leaf.PhysicalType() != parquet.Types.ByteArray || leaf.MaxRepetitionLevel() != 0 || leaf.MaxDefinitionLevel() > 1 {
+		return false
+	}
+	switch leaf.LogicalType().(type) {
+	case nil, schema.NoLogicalType, *schema.NoLogicalType, schema.StringLogicalType, *schema.StringLogicalType:
+		return true
+	}
+	return false
+}
+
+// stringPages is the string state of a plainCursor over a BYTE_ARRAY
+// chunk: the chunk's dictionary, and what is left of the page being
+// taken (its indices, or its PLAIN byte arrays).
+type stringPages struct {
+	dict    []byte   // the dictionary page, decompressed
+	starts  []uint32 // each dictionary value's bytes: dict[starts[i]:ends[i]]
+	ends    []uint32
+	hasDict bool
+	idx     []uint32 // the page's indices not yet taken (a dictionary page)
+	idxBuf  []uint32
+	plain   []byte // the page's PLAIN byte arrays not yet taken
+	held    int64  // the page's values not yet taken
+}
+
+// nextStrings returns the chunk's next n values as a STRING or BINARY
+// array (typ); ok is false where a page is not what a plain read takes.
+func (c *plainCursor) nextStrings(n int, typ arrow.DataType, mem memory.Allocator) (a arrow.Array, ok bool, err error) {
+	s := c.str
+	offBuf := writeOnlyBuffer(mem, (n+1)*4, 0)
+	defer offBuf.Release()
+	offs := arrow.Int32Traits.CastFromBytes(offBuf.Bytes())
+	offs[0] = 0
+	data := memory.NewResizableBuffer(mem)
+	defer data.Release()
+	// room makes data hold at least need bytes, doubling
+	room := func(need int64) bool {
+		if need > math.MaxInt32 {
+			return false // past int32 offsets: pqarrow's to split
+		}
+		if int(need) > data.Cap() {
+			data.Reserve(max(int(need), 2*data.Cap(), 256))
+		}
+		return true
+	}
+	var at int64
+	for filled := 0; filled < n; {
+		if s.held == 0 {
+			if ok, err := c.stringPage(); err != nil || !ok {
+				return nil, false, err
+			}
+			continue
+		}
+		k := int(min(s.held, int64(n-filled)))
+		out := offs[filled+1 : filled+1+k]
+		if s.idx != nil {
+			ids := s.idx[:k]
+			var total int64
+			nd := uint32(len(s.starts))
+			for _, id := range ids {
+				if id >= nd {
+					return nil, false, nil // an index past the dictionary: pqarrow reports it
+				}
+				total += int64(s.ends[id] - s.starts[id])
+			}
+			// wordSlack bytes of room past the values: a value of at
+			// most a word is copied as one word (the dictionary has as
+			// many bytes of padding past its last value)
+			if !room(at + total + wordSlack) {
+				return nil, false, nil
+			}
+			buf := data.Buf()
+			for j, id := range ids {
+				st, en := s.starts[id], s.ends[id]
+				if en-st <= wordSlack {
+					binary.LittleEndian.PutUint64(buf[at:], binary.LittleEndian.Uint64(s.dict[st:]))
+					at += int64(en - st)
+				} else {
+					at += int64(copy(buf[at:], s.dict[st:en]))
+				}
+				out[j] = int32(at)
+			}
+			s.idx = s.idx[k:]
+		} else {
+			p := s.plain
+			for j := range k {
+				if len(p) < 4 {
+					return nil, false, nil
+				}
+				l := binary.LittleEndian.Uint32(p)
+				if uint64(l) > uint64(len(p)-4) || !room(at+int64(l)) {
+					return nil, false, nil
+				}
+				at += int64(copy(data.Buf()[at:], p[4:4+l]))
+				out[j] = int32(at)
+				p = p[4+l:]
+			}
+			s.plain = p
+		}
+		s.held -= int64(k)
+		filled += k
+	}
+	data.Resize(int(at))
+	d := array.NewData(typ, n, []*memory.Buffer{nil, offBuf, data}, nil, 0, 0)
+	defer d.Release()
+	return array.MakeFromData(d), true, nil
+}
+
+// stringPage walks to the chunk's next data page and makes it the one
+// being taken, reading the dictionary page on the way; ok is false where
+// a page is not what a plain read takes (the caller falls back).
+func (c *plainCursor) stringPage() (ok bool, err error) {
+	s := c.str
+	for {
+		h, body, more, err := c.nextPage()
+		if err != nil || !more {
+			return false, nil
+		}
+		switch h.typ {
+		case pageDictionary:
+			if s.hasDict || h.encoding != int32(parquet.Encodings.Plain) && h.encoding != int32(parquet.Encodings.PlainDict) {
+				return false, nil
+			}
+			raw, ok, err := c.pageBytes(h.uncompressed, body)
+			if err != nil || !ok {
+				return false, err
+			}
+			// a copy of its own (the data pages after it reuse scratch),
+			// with wordSlack bytes of padding
+			if s.starts, s.ends, ok = byteArrays(raw, int(h.numValues), s.starts, s.ends); !ok {
+				return false, nil
+			}
+			s.dict = append(append(s.dict[:0], raw...), make([]byte, wordSlack)...)
+			s.hasDict = true
+			continue
+		case pageData, pageDataV2:
+		default:
+			return false, nil
+		}
+		if int64(h.numValues) > c.left {
+			return false, nil
+		}
+		vals, ok, err := c.stringValues(h, body)
+		if err != nil || !ok {
+			return false, err
+		}
+		s.idx, s.plain = nil, nil
+		switch h.encoding {
+		case int32(parquet.Encodings.Plain):
+			s.plain = vals
+		case int32(parquet.Encodings.RLEDict), int32(parquet.Encodings.PlainDict):
+			if !s.hasDict || len(vals) < 1 || vals[0] > 32 {
+				return false, nil
+			}
+			if s.idxBuf, ok = decodeIndices(vals[1:], int(vals[0]), int(h.numValues), s.idxBuf); !ok {
+				return false, nil
+			}
+			s.idx = s.idxBuf
+		default:
+			return false, nil
+		}
+		s.held = int64(h.numValues)
+		c.left -= int64(h.numValues)
+		if s.held > 0 {
+			return true, nil
+		}
+	}
+}
+
+// stringValues is the values' bytes of data page h (body as stored),
+// decompressed, past its definition levels; ok is false where the page is
+// not one whose values are all defined.
+func (c *plainCursor) stringValues(h pageHeader, body []byte) (vals []byte, ok bool, err error) {
+	optional := c.col.optional
+	if h.typ == pageDataV2 {
+		k := int64(h.defLen) + int64(h.repLen)
+		if h.repLen != 0 || h.numNulls != 0 || h.numRows != h.numValues || k > int64(len(body)) || k > int64(h.uncompressed) ||
+			!optional && h.defLen != 0 || optional && !AllDefined(body[:h.defLen], int(h.numValues)) {
+			return nil, false, nil
+		}
+		if !h.valuesCompressed {
+			return body[k:], int64(len(body)) == int64(h.uncompressed), nil
+		}
+		return c.pageBytes(h.uncompressed-int32(k), body[k:])
+	}
+	if optional && h.defLevelEncoding != int32(parquet.Encodings.RLE) {
+		return nil, false, nil
+	}
+	data, ok, err := c.pageBytes(h.uncompressed, body)
+	if err != nil || !ok || !optional {
+		return data, ok, err
+	}
+	if len(data) < 4 {
+		return nil, false, nil
+	}
+	n := int64(binary.LittleEndian.Uint32(data))
+	if n > int64(len(data)-4) || !AllDefined(data[4:4+n], int(h.numValues)) {
+		return nil, false, nil
+	}
+	return data[4+n:], true, nil
+}
+
+// pageBytes is a page's body decompressed to its size bytes (into
+// scratch), or body itself when the chunk is not compressed; ok is false
+// where size is past maxStringPage or does not match an uncompressed
+// body.
+func (c *plainCursor) pageBytes(size int32, body []byte) ([]byte, bool, error) {
+	if size < 0 || size > maxStringPage {
+		return nil, false, nil
+	}
+	if c.codec == nil {
+		return body, len(body) == int(size), nil
+	}
+	if cap(c.scratch) < int(size)+decodeSlack {
+		c.scratch = make([]byte, int(size)+decodeSlack)
+	}
+	out := c.scratch[:size]
+	if err := c.decompress(out, body); err != nil {
+		return nil, false, err
+	}
+	return out, true, nil
+}
+
+// byteArrays finds n PLAIN byte arrays (a 4-byte little-endian length,
+// then the bytes) in b, appending where each one's bytes start and end;
+// false where b does not hold exactly them.
+func byteArrays(b []byte, n int, starts, ends []uint32) ([]uint32, []uint32, bool) {
+	if n < 0 || n > len(b)/4 || len(b) > math.MaxUint32 {
+		return starts, ends, false
+	}
+	starts, ends = starts[:0], ends[:0]
+	at := 0
+	for range n {
+		if len(b)-at < 4 {
+			return starts, ends, false
+		}
+		l := binary.LittleEndian.Uint32(b[at:])
+		if uint64(l) > uint64(len(b)-at-4) {
+			return starts, ends, false
+		}
+		starts = append(starts, uint32(at+4))
+		at += 4 + int(l)
+		ends = append(ends, uint32(at))
+	}
+	return starts, ends, at == len(b)
+}
+
+// decodeIndices decodes n values of bit width width from b, Parquet's
+// RLE/bit-packed hybrid without a length prefix (a dictionary page's
+// indices), into out (reused); false where b does not hold them.
+func decodeIndices(b []byte, width, n int, out []uint32) ([]uint32, bool) {
+	if cap(out) < n {
+		out = make([]uint32, 0, n)
+	}
+	out = out[:0]
+	byteW := (width + 7) / 8
+	mask := uint64(1)<<width - 1
+	for len(out) < n {
+		h, k := binary.Uvarint(b)
+		if k <= 0 {
+			return out, false
+		}
+		b = b[k:]
+		if h&1 == 0 {
+			// a run of one value, in byteW bytes
+			count := h >> 1
+			if count == 0 || len(b) < byteW {
+				return out, false
+			}
+			var v uint64
+			for i := range byteW {
+				v |= uint64(b[i]) << (8 * i)
+			}
+			if v > mask {
+				return out, false
+			}
+			b = b[byteW:]
+			m := int(min(count, uint64(n-len(out))))
+			for range m {
+				out = append(out, uint32(v))
+			}
+			continue
+		}
+		// groups of 8 values, width bytes a group
+		groups := h >> 1
+		if groups == 0 || width > 0 && groups > uint64(len(b)) {
+			// (a group of width bytes: more groups than bytes cannot be)
+			return out, false
+		}
+		m := min(int(min(groups, uint64(n)))*8, n-len(out))
+		need := (m*width + 7) / 8
+		if need > len(b) {
+			return out, false
+		}
+		var acc uint64
+		bits, p := 0, 0
+		for range m {
+			for bits < width {
+				acc |= uint64(b[p]) << bits
+				p++
+				bits += 8
+			}
+			out = append(out, uint32(acc&mask))
+			acc >>= width
+			bits -= width
+		}
+		if width > 0 {
+			b = b[min(int(groups)*width, len(b)):]
+		}
+	}
+	return out, true
+}
