@@ -15,8 +15,9 @@ import (
 // the probe of a copy-on-write file read key columns first (probeKeys),
 // and the whole read of a merge-on-read MERGE, which needs no more than
 // the keys and the columns its clauses read (readColumns). A file whose
-// columns read are fixed-width in PLAIN pages without NULLs is read page
-// by page (scan.ReadPlain) rather than through iceberg-go's scan. Only
+// columns read are fixed-width in PLAIN pages, or strings in PLAIN or
+// dictionary-encoded pages, without NULLs, is read page by page
+// (scan.ReadPlain) rather than through iceberg-go's scan. Only
 // the merge's own scans come here (readScan, keyScan, restScan): they
 // have no row filter and no limit, which ReadPlain requires.
 

@@ -25,8 +25,9 @@ import (
 
 // Plain reads. A file read whole by a scan without a row filter or a
 // limit, whose every column read is fixed-width (FixedWidth: the Arrow
-// values' bytes are the file's) in PLAIN pages without NULLs, is read here
-// page by page instead of through iceberg-go's scan. Each column chunk is
+// values' bytes are the file's) in PLAIN pages, or a STRING or BINARY
+// column in dictionary-encoded or PLAIN pages (plainstrings.go), without
+// NULLs, is read here page by page instead of through iceberg-go's scan. Each column chunk is
 // read in one piece and its pages walked here (pageheader.go); a page
 // that lies wholly inside the batch being made is decompressed straight
 // into that batch's buffer, so its values are written once and copied
@@ -43,9 +44,9 @@ import (
 // then all returned, as iceberg-go returns them. A file qualifies
 // (plainColumns) when it has no delete files (or they are applied by the
 // caller, on the file read whole), each column read is a top-level leaf
-// of the file with the field's id, and no chunk of it has a dictionary
-// page, an encoding other than PLAIN for its values, or statistics that
-// count a NULL. A page that still turns out not to be PLAIN values all
+// of the file with the field's id, and no chunk of it has statistics
+// that count a NULL, or (a fixed-width column) a dictionary page or an
+// encoding other than PLAIN for its values. A page that still turns out not to be PLAIN values all
 // defined (a file without statistics), or a chunk whose bytes are not
 // pages, sends the rest of its row group through pqarrow
 // (plainFallback); nothing read before it is read twice.

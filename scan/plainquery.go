@@ -11,9 +11,10 @@ import (
 )
 
 // Plain reads for queries. A query's scan without a row filter, reading
-// only fixed-width columns, reads a file without deletes whose chunks of
-// those columns are PLAIN pages without NULLs (plainColumns) here, page
-// by page (plain.go), rather than through iceberg-go's scan: each page is
+// only fixed-width, STRING and BINARY columns, reads a file whose chunks
+// of those columns qualify (plainColumns: no NULLs; PLAIN pages, or
+// dictionary-encoded ones for strings) here, page by page (plain.go),
+// rather than through iceberg-go's scan: each page is
 // decompressed straight into the batch that returns it. Measured on
 // `SELECT count(*), sum(amount)` over 10M rows, that took the scan from
 // about DuckDB's time to well under it (BENCHMARKS.md, session 38);
@@ -35,8 +36,8 @@ type plainQuery struct {
 }
 
 // compilePlainQuery is names (the columns a scan without a row filter
-// reads) of schema for plain reads; nil unless every one is a
-// fixed-width primitive field (plain.go's fixedWidthType).
+// reads) of schema for plain reads; nil unless every one is a primitive
+// field a plain read takes (plain.go's plainType).
 func compilePlainQuery(schema *iceberg.Schema, names []string, rows int) *plainQuery {
 	if schema == nil || len(names) == 0 || TestPlainQueryOff.Load() {
 		return nil

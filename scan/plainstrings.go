@@ -142,7 +142,7 @@ func (c *plainCursor) nextStrings(n int, typ arrow.DataType, mem memory.Allocato
 		s.held -= int64(k)
 		filled += k
 	}
-	data.Resize(int(at))
+	data.ResizeNoShrink(int(at))
 	d := array.NewData(typ, n, []*memory.Buffer{nil, offBuf, data}, nil, 0, 0)
 	defer d.Release()
 	return array.MakeFromData(d), true, nil
