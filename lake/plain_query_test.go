@@ -44,8 +44,21 @@ func TestPlainQueryReads(t *testing.T) {
 		// where the table's dictionaries are on
 		"SELECT s, count(*), min(u), max(u), sum(length(u)) FROM t GROUP BY s ORDER BY s",
 		"SELECT s, u FROM t",
+		// a row filter for pruning: row groups ruled out by their
+		// statistics, the rest read page by page, the predicate above
+		// the scan dropping what fails it (plainprune.go)
+		"SELECT id, x, s FROM t WHERE id BETWEEN 1000 AND 1400 ORDER BY id",
+		"SELECT count(*), sum(x) FROM t WHERE d = DATE '2026-01-03'",
+		"SELECT count(*), min(id), max(tm) FROM t WHERE ts >= TIMESTAMP '2026-01-01 00:45:00' AND n < 9000",
+		"SELECT id FROM t WHERE id IN (5, 2999) OR n IS NULL ORDER BY id",
+		"SELECT count(*), min(id), max(id) FROM t WHERE id >= 299 AND id <= 600", // bounds equal to row groups' (300 rows)
+		"SELECT count(*), max(n) FROM t WHERE id = 1500 OR tz > TIMESTAMPTZ '2030-01-01 00:00:00+00'",
+		"SELECT id, u FROM t WHERE id < 100 ORDER BY id",
 	}
 	stringsOnly := func(q string) bool { return q == queries[6] || q == queries[7] }
+	pruned := &atomic.Int64{}
+	scan.TestHookPlainPruned = func(rows int64) { pruned.Add(rows) }
+	t.Cleanup(func() { scan.TestHookPlainPruned = nil })
 	type variant struct {
 		version, part, pages, codec string
 		dict                        bool
@@ -88,6 +101,7 @@ func TestPlainQueryReads(t *testing.T) {
 					t.Fatalf("%s, %s: %s: read page by page with plain query reads off", what, round, q)
 				}
 				fell.Store(0)
+				pruned.Store(0)
 				have := query(t, s, q)
 				if !slices.Equal(have, want) {
 					t.Fatalf("%s, %s: %s:\n%d rows %v\n%d rows through the scan %v", what, round, q, len(have), head(have), len(want), head(want))
@@ -95,8 +109,11 @@ func TestPlainQueryReads(t *testing.T) {
 				if fell.Load() != 0 {
 					t.Fatalf("%s, %s: %s: a row group fell back to pqarrow", what, round, q)
 				}
-				if wantPaged && (!v.dict || stringsOnly(q)) && paged.Load() == 0 {
+				if wantPaged && (!v.dict || stringsOnly(q)) && paged.Load()+pruned.Load() == 0 {
 					t.Fatalf("%s, %s: %s: no row group read page by page", what, round, q)
+				}
+				if round == "clean" && !v.dict && q == queries[8] && pruned.Load() == 0 {
+					t.Fatalf("%s, %s: %s: no row group left unread by its statistics", what, round, q)
 				}
 			}
 		}

@@ -27,12 +27,19 @@ import (
 // through iceberg-go's scan, for a test to compare the two.
 var TestPlainQueryOff atomic.Bool
 
+// TestHookPlainPruned, when set (by tests only), is called with the rows
+// of each row group a query's plain read leaves unread by its statistics.
+var TestHookPlainPruned func(rows int64)
+
 // plainQuery is a query's scan compiled for plain reads: the columns
 // read, as the batches name them, and their field ids.
 type plainQuery struct {
 	schema *arrow.Schema
 	ids    []int
 	rows   int // batch rows
+	// prune, when not nil, rules row groups out by their statistics
+	// (plainprune.go)
+	prune *groupPruner
 }
 
 // compilePlainQuery is names (the columns a scan without a row filter
@@ -129,6 +136,12 @@ func readPlainQuery(ctx context.Context, f *fileRead, emit func(rec arrow.Record
 	size := int64(max(pq.rows, 1))
 	p := newPlainFile(of.pr, of.src, of.size, pq.schema, cols)
 	for _, g := range groups {
+		if !pq.prune.mayMatch(meta, g) {
+			if TestHookPlainPruned != nil {
+				TestHookPlainPruned(meta.RowGroup(g).NumRows())
+			}
+			continue
+		}
 		// a page of more rows than a batch's makes a batch of its own (up
 		// to plainBatchMost batches' rows), decompressed into it in place
 		more := p.readGroup(ctx, g, size, plainBatchMost*size, ReadBuffers, paged, fellBack)

@@ -45,7 +45,7 @@ func stringColumn(typ arrow.DataType, leaf *schema.Column) bool {
 		return false
 	}
 	switch leaf.LogicalType().(type) {
-	case nil, schema.NoLogicalType, *schema.NoLogicalType, schema.StringLogicalType, *schema.StringLogicalType:
+	case nil, schema.NoLogicalType, schema.StringLogicalType:
 		return true
 	}
 	return false

@@ -134,10 +134,18 @@ func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (
 			}
 		}
 	}
-	if spec.Filter == nil && spec.Exact == nil && len(spec.TimeFilter) == 0 {
-		// no row filter on the scan (ReadScan sets one from Filter alone)
+	if spec.Exact == nil {
+		// no row filter the scan must apply exactly: Filter (ReadScan's
+		// row filter) is for pruning, and the predicate above the scan
+		// drops the rows of the row groups read that fail it
+		// (plainprune.go)
 		rows := queryBatchRows(spec.Table)
 		pq := compilePlainQuery(spec.Schema, spec.Fields, rows)
+		if pq != nil && spec.Filter != nil {
+			pq.prune = compileGroupPruner(spec.Filter, spec.Schema)
+		}
+		// the raw scan's files come whole and in order, as their
+		// deletes need: no row group left out
 		var raw *plainQuery
 		if rd.raw != nil {
 			raw = compilePlainQuery(spec.Schema, rawFields, rows)

@@ -1,0 +1,194 @@
+package scan
+
+import (
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/schema"
+	"github.com/apache/iceberg-go"
+)
+
+// Row groups a plain read leaves unread. A query's scan whose row filter
+// is only for pruning (ReadSpec.Filter: the planner tests the query's own
+// predicate above the scan) is read page by page too: the filter's safe
+// form (ReadFilter) is tested against each row group's Parquet statistics,
+// as iceberg-go's reader tests it, and a row group none of whose rows can
+// pass is not read. The rows of the groups read all come back; the
+// predicate above drops those that fail it. Only integer, DATE and
+// microsecond TIMESTAMP columns are judged by their statistics (what
+// ReadFilter keeps, less strings, whose bounds a writer may truncate, and
+// booleans); anything else, and any row group without statistics, is
+// read.
+
+// groupPruner is a scan's read filter bound to its schema, for testing
+// row groups' statistics.
+type groupPruner struct {
+	expr iceberg.BooleanExpression
+}
+
+// compileGroupPruner is filter (a scan's pruning filter over schema) for
+// testing row groups; nil where nothing of it can rule a row group out.
+func compileGroupPruner(filter iceberg.BooleanExpression, schema *iceberg.Schema) *groupPruner {
+	rf := ReadFilter(filter, schema)
+	if rf == nil {
+		return nil
+	}
+	b, err := iceberg.BindExpr(schema, rf, false)
+	if err != nil || b.Equals(iceberg.AlwaysTrue{}) {
+		return nil
+	}
+	return &groupPruner{expr: b}
+}
+
+// mayMatch reports whether a row of row group g of the file whose footer
+// is meta may pass the filter, by the group's statistics.
+func (gp *groupPruner) mayMatch(meta *metadata.FileMetaData, g int) bool {
+	if gp == nil || g < 0 || g >= meta.NumRowGroups() {
+		return true
+	}
+	may, err := iceberg.VisitExpr(gp.expr, groupStats{meta: meta, rg: meta.RowGroup(g)})
+	return err != nil || may
+}
+
+// groupStats evaluates a bound filter on one row group's statistics:
+// false only where no row of the group can pass.
+type groupStats struct {
+	meta *metadata.FileMetaData
+	rg   *metadata.RowGroupMetaData
+}
+
+func (groupStats) VisitTrue() bool                            { return true }
+func (groupStats) VisitFalse() bool                           { return false }
+func (groupStats) VisitNot(bool) bool                         { return true } // ReadFilter leaves none
+func (groupStats) VisitAnd(l, r bool) bool                    { return l && r }
+func (groupStats) VisitOr(l, r bool) bool                     { return l || r }
+func (groupStats) VisitUnbound(iceberg.UnboundPredicate) bool { return true }
+
+func (s groupStats) VisitBound(p iceberg.BoundPredicate) bool {
+	f := p.Ref().Field()
+	leaf := -1
+	for k := range s.meta.Schema.NumColumns() {
+		if c := s.meta.Schema.Column(k); c.SchemaNode().FieldID() == int32(f.ID) && len(c.ColumnPath()) == 1 && c.MaxRepetitionLevel() == 0 {
+			leaf = k
+			break
+		}
+	}
+	if leaf < 0 {
+		return true // not in the file: NULL or its default, not judged here
+	}
+	cc, err := s.rg.ColumnChunk(leaf)
+	if err != nil {
+		return true
+	}
+	if set, err := cc.StatsSet(); err != nil || !set {
+		return true
+	}
+	st, err := cc.Statistics()
+	if err != nil || st == nil {
+		return true
+	}
+	if p.Op() == iceberg.OpIsNull {
+		return !st.HasNullCount() || st.NullCount() > 0
+	}
+	var vals []int64
+	switch q := p.(type) {
+	case iceberg.BoundLiteralPredicate:
+		v, ok := literalInt(q.Literal())
+		if !ok {
+			return true
+		}
+		vals = []int64{v}
+	case iceberg.BoundSetPredicate:
+		if p.Op() != iceberg.OpIn {
+			return true
+		}
+		for _, l := range q.Literals().Members() {
+			v, ok := literalInt(l)
+			if !ok {
+				return true
+			}
+			vals = append(vals, v)
+		}
+	default:
+		return true
+	}
+	lo, hi, ok := statsInts(s.meta.Schema.Column(leaf), st, f.Type)
+	if !ok {
+		return true
+	}
+	switch p.Op() {
+	case iceberg.OpEQ, iceberg.OpIn:
+		for _, v := range vals {
+			if lo <= v && v <= hi {
+				return true
+			}
+		}
+		return false
+	case iceberg.OpLT:
+		return lo < vals[0]
+	case iceberg.OpLTEQ:
+		return lo <= vals[0]
+	case iceberg.OpGT:
+		return hi > vals[0]
+	case iceberg.OpGTEQ:
+		return hi >= vals[0]
+	}
+	return true
+}
+
+// literalInt is the value of a bound literal of an integer, DATE or
+// TIMESTAMP field as an int64.
+func literalInt(l iceberg.Literal) (int64, bool) {
+	switch v := l.(type) {
+	case iceberg.Int32Literal:
+		return int64(v), true
+	case iceberg.Int64Literal:
+		return int64(v), true
+	case iceberg.DateLiteral:
+		return int64(v), true
+	case iceberg.TimestampLiteral:
+		return int64(v), true
+	}
+	return 0, false
+}
+
+// statsInts is the minimum and maximum of a chunk's statistics st of leaf
+// (a column of Iceberg type typ) as int64s, where they are the field's
+// values: an INT or BIGINT (or an INT promoted to BIGINT), a DATE, or a
+// microsecond TIMESTAMP, signed.
+func statsInts(leaf *schema.Column, st metadata.TypedStatistics, typ iceberg.Type) (lo, hi int64, ok bool) {
+	if !st.HasMinMax() || leaf.SortOrder() != schema.SortSIGNED {
+		return 0, 0, false
+	}
+	lt := leaf.LogicalType()
+	plainInt := func(bits int) bool {
+		switch t := lt.(type) {
+		case nil, schema.NoLogicalType:
+			return true
+		case schema.IntLogicalType:
+			return t.IsSigned() && t.BitWidth() == int8(bits)
+		}
+		return false
+	}
+	switch typ.(type) {
+	case iceberg.Int32Type:
+		ok = leaf.PhysicalType() == parquet.Types.Int32 && plainInt(32)
+	case iceberg.Int64Type:
+		ok = leaf.PhysicalType() == parquet.Types.Int64 && plainInt(64) || leaf.PhysicalType() == parquet.Types.Int32 && plainInt(32)
+	case iceberg.DateType:
+		_, ok = lt.(schema.DateLogicalType)
+		ok = ok && leaf.PhysicalType() == parquet.Types.Int32
+	case iceberg.TimestampType, iceberg.TimestampTzType:
+		t, isTS := lt.(schema.TimestampLogicalType)
+		ok = isTS && leaf.PhysicalType() == parquet.Types.Int64 && t.TimeUnit() == schema.TimeUnitMicros
+	}
+	if !ok {
+		return 0, 0, false
+	}
+	switch s := st.(type) {
+	case *metadata.Int32Statistics:
+		return int64(s.Min()), int64(s.Max()), true
+	case *metadata.Int64Statistics:
+		return s.Min(), s.Max(), true
+	}
+	return 0, 0, false
+}
