@@ -1371,14 +1371,14 @@ func (m *merger) joinedRows(b arrow.RecordBatch, tRows, sRows []int32) (arrow.Re
 	var tcols []arrow.Array
 	var err error
 	if b == nil {
-		tcols = nullCols(m.opts.Mem, m.p.target.Fields(), len(sRows))
+		tcols = m.nullCols(m.p.target.Fields(), len(sRows))
 	} else if tcols, err = takeCols(m.ec.Ctx, b.Columns()[:m.p.target.NumFields()], tRows); err != nil {
 		return nil, err
 	}
 	var scols []arrow.Array
 	n := len(tRows)
 	if sRows == nil {
-		scols = nullCols(m.opts.Mem, m.p.source.Fields(), n)
+		scols = m.nullCols(m.p.source.Fields(), n)
 	} else {
 		n = len(sRows)
 		if lo, ok := run(sRows); ok {
@@ -1800,7 +1800,7 @@ func (m *merger) returnRows(tcols, scols, oldCols, newCols []arrow.Array, action
 	// the old row (NULL for an insert), then the new (NULL for a delete)
 	for _, side := range [][]arrow.Array{oldCols, newCols} {
 		if side == nil {
-			cols = append(cols, nullCols(m.opts.Mem, m.p.target.Fields(), n)...)
+			cols = append(cols, m.nullCols(m.p.target.Fields(), n)...)
 			continue
 		}
 		for _, c := range side {
@@ -1888,14 +1888,6 @@ func indexArray(idx []int32) arrow.Array {
 	d := array.NewData(arrow.PrimitiveTypes.Int32, len(idx), []*memory.Buffer{nil, buf}, nil, 0, 0)
 	defer d.Release()
 	return array.MakeFromData(d)
-}
-
-func nullCols(mem memory.Allocator, fields []arrow.Field, n int) []arrow.Array {
-	out := make([]arrow.Array, len(fields))
-	for i, f := range fields {
-		out[i] = array.MakeArrayOfNull(mem, f.Type, n)
-	}
-	return out
 }
 
 // newBatch assembles a batch from columns it takes ownership of.

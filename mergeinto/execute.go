@@ -589,7 +589,35 @@ func (m *merger) nullArray(dt arrow.DataType, n int) arrow.Array {
 
 type nullKey struct {
 	typ string
-	n   int
+	n   int // -1: the type's array nullCols slices
+}
+
+// nullCols returns NULL arrays of fields' types, n rows each (the caller
+// releases them): slices of one array per type kept for the statement,
+// grown by doubling, rather than a new zeroed buffer for every batch of
+// inserted rows (their target half) or of rows no source row matched.
+func (m *merger) nullCols(fields []arrow.Field, n int) []arrow.Array {
+	out := make([]arrow.Array, len(fields))
+	m.nullsMu.Lock()
+	defer m.nullsMu.Unlock()
+	if m.nulls == nil {
+		m.nulls = map[nullKey]arrow.Array{}
+	}
+	for i, f := range fields {
+		key := nullKey{f.Type.Fingerprint(), -1}
+		a, ok := m.nulls[key]
+		if !ok || a.Len() < n {
+			size := n
+			if ok {
+				size = max(n, 2*a.Len())
+				a.Release() // the slices made of it keep its buffers
+			}
+			a = array.MakeArrayOfNull(m.opts.Mem, f.Type, size)
+			m.nulls[key] = a
+		}
+		out[i] = array.NewSlice(a, 0, int64(n))
+	}
+	return out
 }
 
 // conform makes b match TargetSchema: column order by name, canonical
