@@ -11,6 +11,7 @@ import (
 
 	"github.com/skadedb/skade/exec"
 	"github.com/skadedb/skade/mergeinto"
+	"github.com/skadedb/skade/scan"
 )
 
 // optimize rewrites a bound plan: predicates move down to the scans
@@ -1001,7 +1002,7 @@ func (st *fileStats) answer(s *Scan, name string, typ arrow.DataType, fn string,
 		if err != nil {
 			return nil, false
 		}
-		v, ok := icebergInt(lit)
+		v, ok := scan.LiteralInt(lit)
 		if !ok {
 			return nil, false
 		}

@@ -6,6 +6,7 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/skadedb/skade/exec"
+	"github.com/skadedb/skade/scan"
 )
 
 // keySet is a top-level `col IN (subquery)` condition of a DELETE or
@@ -200,8 +201,8 @@ func (k *keySet) excludes(df iceberg.DataFile) bool {
 	if err1 != nil || err2 != nil {
 		return false
 	}
-	l, ok1 := icebergInt(lo)
-	h, ok2 := icebergInt(hi)
+	l, ok1 := scan.LiteralInt(lo)
+	h, ok2 := scan.LiteralInt(hi)
 	if !ok1 || !ok2 {
 		return false
 	}

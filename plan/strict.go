@@ -2,8 +2,9 @@ package plan
 
 import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
-	"github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/apache/iceberg-go"
+
+	"github.com/skadedb/skade/scan"
 )
 
 // strictPred is one conjunct of a DELETE predicate in a form whose truth
@@ -103,27 +104,11 @@ func convertLit(l iceberg.Literal, t iceberg.Type) (iceberg.Literal, bool) {
 	return nil, false
 }
 
-// litInt reads the integer behind an Int32, Int64, Date or Timestamp
-// literal.
-func icebergInt(l iceberg.Literal) (int64, bool) {
-	switch v := l.(type) {
-	case iceberg.Int32Literal:
-		return int64(v), true
-	case iceberg.Int64Literal:
-		return int64(v), true
-	case iceberg.DateLiteral:
-		return int64(v), true
-	case iceberg.TimestampLiteral:
-		return int64(v), true
-	}
-	return 0, false
-}
-
 // ints are the integers behind p's literals.
 func (p strictPred) ints() ([]int64, bool) {
 	vals := make([]int64, len(p.lits))
 	for i, x := range p.lits {
-		v, ok := icebergInt(x)
+		v, ok := scan.LiteralInt(x)
 		if !ok {
 			return nil, false
 		}
@@ -167,8 +152,8 @@ func allMatch(preds []strictPred, df iceberg.DataFile) bool {
 		if err1 != nil || err2 != nil {
 			return false
 		}
-		l, ok1 := icebergInt(lo)
-		h, ok2 := icebergInt(hi)
+		l, ok1 := scan.LiteralInt(lo)
+		h, ok2 := scan.LiteralInt(hi)
 		if !ok1 || !ok2 {
 			return false
 		}
@@ -307,7 +292,7 @@ func mayMatchRowGroup(preds []strictPred, meta *metadata.FileMetaData, rg int) b
 		if nulls == rows {
 			return false // every row NULL: no comparison holds
 		}
-		lo, hi, ok := intBounds(meta.Schema.Column(col), st, p.typ)
+		lo, hi, ok := scan.StatsInts(meta.Schema.Column(col), st, p.typ)
 		if !ok {
 			continue
 		}
@@ -341,39 +326,4 @@ func mayMatchRowGroup(preds []strictPred, meta *metadata.FileMetaData, rg int) b
 		}
 	}
 	return true
-}
-
-// intBounds reads a row group column's min and max as the integers an
-// Iceberg int, long, date or timestamp literal holds.
-func intBounds(c *schema.Column, st metadata.TypedStatistics, t iceberg.Type) (lo, hi int64, ok bool) {
-	if !st.HasMinMax() {
-		return 0, 0, false
-	}
-	switch lt := c.LogicalType().(type) {
-	case schema.IntLogicalType:
-		if !lt.IsSigned() {
-			return 0, 0, false
-		}
-	case schema.TimestampLogicalType:
-		if lt.TimeUnit() != schema.TimeUnitMicros {
-			return 0, 0, false
-		}
-	}
-	switch t.(type) {
-	case iceberg.TimestampType, iceberg.TimestampTzType:
-		if _, ok := c.LogicalType().(schema.TimestampLogicalType); !ok {
-			return 0, 0, false
-		}
-	case iceberg.DateType:
-		if _, ok := c.LogicalType().(schema.DateLogicalType); !ok {
-			return 0, 0, false
-		}
-	}
-	switch s := st.(type) {
-	case *metadata.Int32Statistics:
-		return int64(s.Min()), int64(s.Max()), true
-	case *metadata.Int64Statistics:
-		return s.Min(), s.Max(), true
-	}
-	return 0, 0, false
 }

@@ -190,31 +190,12 @@ func TestPlainRead(t *testing.T) {
 	rec := plainTestRecord(mem, 5000, -1)
 	defer rec.Release()
 	fields := []int{0, 1, 2, 3, 4, 5}
-	schema, ids := plainTestFields(fields...)
 	for _, v := range []parquet.DataPageVersion{parquet.DataPageV1, parquet.DataPageV2} {
 		for _, codec := range []compress.Compression{compress.Codecs.Zstd, compress.Codecs.Snappy, compress.Codecs.Uncompressed} {
 			what := fmt.Sprintf("pages v%d, %s", v+1, codec)
 			b := writePlainTest(t, rec, parquet.WithDictionaryDefault(false), parquet.WithDataPageVersion(v), parquet.WithCompression(codec),
 				parquet.WithDataPageSize(1<<10), parquet.WithMaxRowGroupLength(700), parquet.WithBatchSize(100))
-			var groups int
-			TestHookPlainRead = func(rows int64) {
-				if rows < 0 {
-					t.Errorf("%s: a row group went through pqarrow", what)
-				}
-				groups++
-			}
-			for _, size := range []int{50, 333, 1 << 20} {
-				groups = 0
-				got := readPlain(t, mem, b, schema, ids, rec.NumRows(), size)
-				if got == nil {
-					t.Fatalf("%s: plainColumns refused the file", what)
-				}
-				samePlain(t, what, got, rec, fields)
-				releaseBatches(got)
-				if groups != 8 {
-					t.Fatalf("%s: %d row groups read page by page, want 8", what, groups)
-				}
-			}
+			readAllPaged(t, mem, what, b, rec, fields)
 			// a subset, in another order
 			sub, subIDs := plainTestFields(5, 0)
 			got := readPlain(t, mem, b, sub, subIDs, rec.NumRows(), 1000)
@@ -223,6 +204,34 @@ func TestPlainRead(t *testing.T) {
 		}
 	}
 	TestHookPlainRead = nil
+}
+
+// readAllPaged reads the file b (rec's rows in 8 row groups) page by page
+// in batches of 50, 333 and 2^20 rows, and requires rec's columns fields,
+// every row group read page by page.
+func readAllPaged(t *testing.T, mem memory.Allocator, what string, b []byte, rec arrow.RecordBatch, fields []int) {
+	t.Helper()
+	schema, ids := plainTestFields(fields...)
+	var groups int
+	TestHookPlainRead = func(rows int64) {
+		if rows < 0 {
+			t.Errorf("%s: a row group went through pqarrow", what)
+		}
+		groups++
+	}
+	defer func() { TestHookPlainRead = nil }()
+	for _, size := range []int{50, 333, 1 << 20} {
+		groups = 0
+		got := readPlain(t, mem, b, schema, ids, rec.NumRows(), size)
+		if got == nil {
+			t.Fatalf("%s: plainColumns refused the file", what)
+		}
+		samePlain(t, fmt.Sprintf("%s, batches of %d", what, size), got, rec, fields)
+		releaseBatches(got)
+		if groups != 8 {
+			t.Fatalf("%s: %d row groups read page by page, want 8", what, groups)
+		}
+	}
 }
 
 // TestPlainReadStrings reads STRING and BINARY columns page by page:
@@ -236,7 +245,6 @@ func TestPlainReadStrings(t *testing.T) {
 	rec := plainTestRecord(mem, 5000, -1)
 	defer rec.Release()
 	fields := []int{7, 0, 6, 8, 2}
-	schema, ids := plainTestFields(fields...)
 	for _, dict := range []struct {
 		what  string
 		props []parquet.WriterProperty
@@ -252,26 +260,7 @@ func TestPlainReadStrings(t *testing.T) {
 				what := fmt.Sprintf("%s, pages v%d, %s", dict.what, v+1, codec)
 				props := append([]parquet.WriterProperty{parquet.WithDataPageVersion(v), parquet.WithCompression(codec),
 					parquet.WithDataPageSize(1 << 10), parquet.WithMaxRowGroupLength(700), parquet.WithBatchSize(100)}, dict.props...)
-				b := writePlainTest(t, rec, props...)
-				var groups int
-				TestHookPlainRead = func(rows int64) {
-					if rows < 0 {
-						t.Errorf("%s: a row group went through pqarrow", what)
-					}
-					groups++
-				}
-				for _, size := range []int{50, 333, 1 << 20} {
-					groups = 0
-					got := readPlain(t, mem, b, schema, ids, rec.NumRows(), size)
-					if got == nil {
-						t.Fatalf("%s: plainColumns refused the file", what)
-					}
-					samePlain(t, fmt.Sprintf("%s, batches of %d", what, size), got, rec, fields)
-					releaseBatches(got)
-					if groups != 8 {
-						t.Fatalf("%s: %d row groups read page by page, want 8", what, groups)
-					}
-				}
+				readAllPaged(t, mem, what, writePlainTest(t, rec, props...), rec, fields)
 			}
 		}
 	}

@@ -92,7 +92,7 @@ func (s groupStats) VisitBound(p iceberg.BoundPredicate) bool {
 	var vals []int64
 	switch q := p.(type) {
 	case iceberg.BoundLiteralPredicate:
-		v, ok := literalInt(q.Literal())
+		v, ok := LiteralInt(q.Literal())
 		if !ok {
 			return true
 		}
@@ -102,7 +102,7 @@ func (s groupStats) VisitBound(p iceberg.BoundPredicate) bool {
 			return true
 		}
 		for _, l := range q.Literals().Members() {
-			v, ok := literalInt(l)
+			v, ok := LiteralInt(l)
 			if !ok {
 				return true
 			}
@@ -111,7 +111,7 @@ func (s groupStats) VisitBound(p iceberg.BoundPredicate) bool {
 	default:
 		return true
 	}
-	lo, hi, ok := statsInts(s.meta.Schema.Column(leaf), st, f.Type)
+	lo, hi, ok := StatsInts(s.meta.Schema.Column(leaf), st, f.Type)
 	if !ok {
 		return true
 	}
@@ -135,9 +135,9 @@ func (s groupStats) VisitBound(p iceberg.BoundPredicate) bool {
 	return true
 }
 
-// literalInt is the value of a bound literal of an integer, DATE or
-// TIMESTAMP field as an int64.
-func literalInt(l iceberg.Literal) (int64, bool) {
+// LiteralInt is the integer behind an INT, BIGINT, DATE or TIMESTAMP
+// literal (a bound literal of such a field), as an int64.
+func LiteralInt(l iceberg.Literal) (int64, bool) {
 	switch v := l.(type) {
 	case iceberg.Int32Literal:
 		return int64(v), true
@@ -151,11 +151,11 @@ func literalInt(l iceberg.Literal) (int64, bool) {
 	return 0, false
 }
 
-// statsInts is the minimum and maximum of a chunk's statistics st of leaf
+// StatsInts is the minimum and maximum of a chunk's statistics st of leaf
 // (a column of Iceberg type typ) as int64s, where they are the field's
 // values: an INT or BIGINT (or an INT promoted to BIGINT), a DATE, or a
-// microsecond TIMESTAMP, signed.
-func statsInts(leaf *schema.Column, st metadata.TypedStatistics, typ iceberg.Type) (lo, hi int64, ok bool) {
+// microsecond TIMESTAMP, signed; ok is false otherwise.
+func StatsInts(leaf *schema.Column, st metadata.TypedStatistics, typ iceberg.Type) (lo, hi int64, ok bool) {
 	if !st.HasMinMax() || leaf.SortOrder() != schema.SortSIGNED {
 		return 0, 0, false
 	}
