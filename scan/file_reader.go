@@ -97,6 +97,15 @@ func openTaskFile(ctx context.Context, f *fileRead, tasks []table.FileScanTask) 
 	return &taskFile{src: src, size: st.Size(), pr: pr}
 }
 
+// splitShares is how many shares of a large file's splits groupSplits
+// makes per worker. With one share per worker, the second half of a file
+// read on two cores could run only as far ahead as its channel holds
+// (plainQuery.ahead, a sixth of an 18M-row file) before waiting for the
+// whole first half to be taken: the scan used 1.26 cores of 2
+// (BENCHMARKS.md, session 39). Smaller shares, read in order by the
+// workers as they come free, keep every core busy.
+const splitShares = 4
+
 // groupSplits gives each run of consecutive splits of one data file
 // (read by the same scan, with iceberg-go's delete handling) to at most
 // workers of its entries, each reading a contiguous share of the run
@@ -110,6 +119,7 @@ func openTaskFile(ctx context.Context, f *fileRead, tasks []table.FileScanTask) 
 // every core. The entries keep their places, so plan order and where
 // each file ends stay as they were.
 func groupSplits(files []fileRead, workers int) {
+	// (splitShares shares per worker, not one: see splitShares)
 	for i := 0; i < len(files); {
 		j := i + 1
 		if files[i].deletes == nil {
@@ -120,7 +130,10 @@ func groupSplits(files []fileRead, workers int) {
 				j++
 			}
 			bytes += TaskBytes(files[i].task)
-			shares := int64(max(min(workers, j-i), 1))
+			shares := int64(1) // one core: one call, one footer parse
+			if workers > 1 {
+				shares = int64(max(min(workers*splitShares, j-i), 1))
+			}
 			// entry lead reads the splits after it until its share is
 			// full; the next split then leads the next share
 			lead, done, acc := i, int64(0), TaskBytes(files[i].task)

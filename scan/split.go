@@ -17,7 +17,11 @@ const minPieceBytes int64 = 4 << 20
 // statement is often one file below that, read on one core.
 //
 // A file is split when it is larger than a piece, which is an even share
-// of the plan's bytes for twice the workers and at least minPieceBytes.
+// of the plan's bytes for four times the workers and at least
+// minPieceBytes: pieces smaller than a worker's half, so that the reads
+// of a file's later pieces, which run ahead of the consumer only as far
+// as their channels hold, keep both cores busy (groupSplits,
+// splitShares; BENCHMARKS.md, session 39).
 // Ranges start at the file's split offsets (its row groups), as
 // iceberg-go's own splits do. A task with deletes of any kind is left
 // whole: the delete index applies position and equality deletes to whole
@@ -33,7 +37,7 @@ func SplitForWorkers(tasks []table.FileScanTask, workers int) []table.FileScanTa
 	for _, t := range tasks {
 		total += TaskBytes(t)
 	}
-	piece := max(total/int64(2*workers), minPieceBytes)
+	piece := max(total/int64(4*workers), minPieceBytes)
 	var out []table.FileScanTask
 	for i, t := range tasks {
 		ranges := pieceRanges(t, piece)

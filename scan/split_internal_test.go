@@ -43,28 +43,30 @@ func TestSplitForWorkers(t *testing.T) {
 		t.Fatalf("one worker: %d tasks, want %d", len(got), len(tasks))
 	}
 	got := SplitForWorkers(tasks, 2)
-	// a piece is max(123 MiB / 4, 4 MiB) = 30.75 MiB: big splits in
-	// two ranges, cut at the first row group past a piece (32 MiB);
+	// a piece is max(123 MiB / 8, 4 MiB) = 15.375 MiB: big splits in
+	// three ranges, each cut at the first row group past a piece (16 and
+	// 32 MiB; the 2 MiB after 48 would be under half a piece);
 	// one.parquet is one row group, del.parquet has deletes
 	var paths []string
 	for _, g := range got {
 		paths = append(paths, g.File.FilePath())
 	}
-	if want := []string{"small.parquet", "big.parquet", "big.parquet", "one.parquet", "del.parquet"}; !slices.Equal(paths, want) {
+	if want := []string{"small.parquet", "big.parquet", "big.parquet", "big.parquet", "one.parquet", "del.parquet"}; !slices.Equal(paths, want) {
 		t.Fatalf("planned %v, want %v", paths, want)
 	}
-	if got[1].Start != 0 || got[1].Length != 32*mib+4 || got[2].Start != got[1].Length || got[2].Start+got[2].Length != 50*mib {
-		t.Fatalf("big's ranges: [%d,+%d) [%d,+%d)", got[1].Start, got[1].Length, got[2].Start, got[2].Length)
+	if got[1].Start != 0 || got[1].Length != 16*mib+4 || got[2].Start != got[1].Length || got[2].Length != 16*mib ||
+		got[3].Start != 32*mib+4 || got[3].Start+got[3].Length != 50*mib {
+		t.Fatalf("big's ranges: [%d,+%d) [%d,+%d) [%d,+%d)", got[1].Start, got[1].Length, got[2].Start, got[2].Length, got[3].Start, got[3].Length)
 	}
 	whole, err := WholeFiles(got)
 	if err != nil || len(whole) != len(tasks) {
 		t.Fatalf("WholeFiles: %v, %d tasks", err, len(whole))
 	}
-	// with more cores, pieces shrink to an eighth of the plan (6.25
-	// MiB: ranges of 8 MiB of row groups, the last one taking the 2 MiB
-	// tail, under half a piece); never below minPieceBytes (ranges of 4
-	// MiB, the last one 6)
-	for _, c := range []struct{ workers, ranges int }{{4, 6}, {64, 12}} {
+	// a file alone: pieces of an eighth of it for 2 workers (6.25 MiB:
+	// ranges of 8 MiB of row groups, the last one taking the 2 MiB tail,
+	// under half a piece); never below minPieceBytes (ranges of 4 MiB,
+	// the last one 6)
+	for _, c := range []struct{ workers, ranges int }{{2, 6}, {4, 12}, {64, 12}} {
 		got = SplitForWorkers(tasks[1:2], c.workers)
 		if len(got) != c.ranges {
 			t.Fatalf("50 MiB for %d workers: %d ranges, want %d", c.workers, len(got), c.ranges)
@@ -109,11 +111,15 @@ func TestGroupSplitsShares(t *testing.T) {
 		lens    []int64
 		want    [][]int64
 	}{
+		// one core: one share
 		{1, []int64{100, 100, 100, 100}, [][]int64{{0, 100, 200, 300}, {0}}},
-		{2, []int64{100, 100, 100, 100}, [][]int64{{0, 100}, {200, 300}, {0}}},
+		// more: up to splitShares (4) shares a worker, each about as many
+		// bytes
+		{2, []int64{100, 100, 100, 100}, [][]int64{{0}, {100}, {200}, {300}, {0}}},
 		{4, []int64{100, 100}, [][]int64{{0}, {100}, {0}}},
-		{2, []int64{500, 100, 100, 100}, [][]int64{{0}, {500, 600, 700}, {0}}},
-		{3, []int64{100, 100, 100, 100, 100, 100, 100, 100}, [][]int64{{0, 100, 200}, {300, 400, 500}, {600, 700}, {0}}},
+		{2, []int64{500, 100, 100, 100}, [][]int64{{0}, {500}, {600}, {700}, {0}}},
+		{2, []int64{100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100},
+			[][]int64{{0, 100}, {200}, {300, 400}, {500}, {600, 700}, {800}, {900, 1000}, {1100}, {0}}},
 	}
 	for _, c := range cases {
 		files := mk(c.lens...)
