@@ -108,18 +108,17 @@ const splitShares = 4
 
 // groupSplits gives each run of consecutive splits of one data file
 // (read by the same scan, with iceberg-go's delete handling) to at most
-// workers of its entries, each reading a contiguous share of the run
-// (about as many bytes each) in one ReadTasks call. iceberg-go parses a
-// file's footer once per call only when the call holds several tasks
-// (its per-operation metadata cache); one call per split parsed the whole
-// footer for every split, which made a file of many small row groups,
-// split small, quadratic to read (a fuzzer table of 1–3-row row groups
-// and 1-byte splits took over 30 s for 5,600 rows). A share per worker
-// bounds the parses by the workers and still reads one large file on
-// every core. The entries keep their places, so plan order and where
-// each file ends stay as they were.
+// splitShares entries per worker (one with one worker), each reading a
+// contiguous share of the run (about as many bytes each) in one ReadTasks
+// call. iceberg-go parses a file's footer once per call only when the
+// call holds several tasks (its per-operation metadata cache); one call
+// per split parsed the whole footer for every split, which made a file of
+// many small row groups, split small, quadratic to read (a fuzzer table
+// of 1–3-row row groups and 1-byte splits took over 30 s for 5,600 rows).
+// A bounded number of shares per worker bounds the parses and still
+// reads one large file on every core. The entries keep their places, so
+// plan order and where each file ends stay as they were.
 func groupSplits(files []fileRead, workers int) {
-	// (splitShares shares per worker, not one: see splitShares)
 	for i := 0; i < len(files); {
 		j := i + 1
 		if files[i].deletes == nil {

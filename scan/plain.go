@@ -23,12 +23,13 @@ import (
 	"github.com/apache/iceberg-go/table"
 )
 
-// Plain reads. A file read whole by a scan without a row filter or a
-// limit, whose every column read is fixed-width (FixedWidth: the Arrow
-// values' bytes are the file's) in PLAIN pages, or a STRING or BINARY
-// column in dictionary-encoded or PLAIN pages (plainstrings.go), without
-// NULLs, is read here page by page instead of through iceberg-go's scan. Each column chunk is
-// read in one piece and its pages walked here (pageheader.go); a page
+// Plain reads. A file read by a scan that applies no row filter itself
+// (none, or one only for pruning) and no limit, whose every column read
+// is fixed-width (FixedWidth: the Arrow values' bytes are the file's) in
+// PLAIN pages, or a STRING or BINARY column in dictionary-encoded or
+// PLAIN pages (plainstrings.go), without NULLs, is read here page by
+// page instead of through iceberg-go's scan. Each column chunk is read in
+// one piece and its pages walked here (pageheader.go); a fixed-width page
 // that lies wholly inside the batch being made is decompressed straight
 // into that batch's buffer, so its values are written once and copied
 // never. pqarrow decodes each page's definition levels into int16s, turns
@@ -39,17 +40,17 @@ import (
 // decompresses into a buffer of its own, from which the values were
 // copied (a query's scan read through it was no faster than pqarrow's).
 //
-// The callers are a MERGE's key reads (mergeinto's plainread.go) and a
-// query's scan without a row filter (plainquery.go): the file's rows are
-// then all returned, as iceberg-go returns them. A file qualifies
-// (plainColumns) when it has no delete files (or they are applied by the
-// caller, on the file read whole), each column read is a top-level leaf
-// of the file with the field's id, and no chunk of it has statistics
-// that count a NULL, or (a fixed-width column) a dictionary page or an
-// encoding other than PLAIN for its values. A page that still turns out not to be PLAIN values all
-// defined (a file without statistics), or a chunk whose bytes are not
-// pages, sends the rest of its row group through pqarrow
-// (plainFallback); nothing read before it is read twice.
+// The callers are a MERGE's own reads (mergeinto's plainread.go) and a
+// query's scan (plainquery.go, which may leave row groups out by their
+// statistics, plainprune.go): the rows of the row groups read are all
+// returned. A file qualifies (plainColumns) when it has no delete files
+// (or they are applied by the caller, on the file read whole), each
+// column read is a top-level leaf of the file with the field's id, and no
+// chunk of it has statistics that count a NULL, or (a fixed-width column)
+// a dictionary page or an encoding other than PLAIN for its values. A
+// page that still turns out otherwise (a file without statistics), or a
+// chunk whose bytes are not pages, sends the rest of its row group
+// through pqarrow (plainFallback); nothing read before it is read twice.
 
 // ReadPlain returns the batches of task's file read page by page, with
 // the columns of proj (the scan's projection) in batches of at most

@@ -10,8 +10,9 @@ import (
 	"github.com/apache/iceberg-go/table"
 )
 
-// Plain reads for queries. A query's scan without a row filter, reading
-// only fixed-width, STRING and BINARY columns, reads a file whose chunks
+// Plain reads for queries. A query's scan that applies no row filter
+// itself (none, or one only for pruning: plainprune.go), reading only
+// fixed-width, STRING and BINARY columns, reads a file whose chunks
 // of those columns qualify (plainColumns: no NULLs; PLAIN pages, or
 // dictionary-encoded ones for strings) here, page by page (plain.go),
 // rather than through iceberg-go's scan: each page is
@@ -42,8 +43,8 @@ type plainQuery struct {
 	prune *groupPruner
 }
 
-// compilePlainQuery is names (the columns a scan without a row filter
-// reads) of schema for plain reads; nil unless every one is a primitive
+// compilePlainQuery is names (the columns a scan reads) of schema for
+// plain reads; nil unless every one is a primitive
 // field a plain read takes (plain.go's plainType).
 func compilePlainQuery(schema *iceberg.Schema, names []string, rows int) *plainQuery {
 	if schema == nil || len(names) == 0 || TestPlainQueryOff.Load() {
