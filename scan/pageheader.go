@@ -220,8 +220,13 @@ func readPageHeader(b []byte) (h pageHeader, n int, err error) {
 			h.uncompressed, seen = r.i32(), seen|2
 		case id == 3 && typ == ctI32:
 			h.compressed, seen = r.i32(), seen|4
-		case id == 5 && typ == ctStruct: // DataPageHeader
-			h.hasData = true
+		case (id == 5 || id == 7) && typ == ctStruct:
+			// DataPageHeader, or DictionaryPageHeader: the same first two
+			// fields (num_values, encoding); a dictionary's third is
+			// is_sorted, a bool, skipped
+			if id == 5 {
+				h.hasData = true
+			}
 			r.fields(1, func(id int16, typ byte) bool {
 				switch {
 				case id == 1 && typ == ctI32:
@@ -230,18 +235,6 @@ func readPageHeader(b []byte) (h pageHeader, n int, err error) {
 					h.encoding = r.i32()
 				case id == 3 && typ == ctI32:
 					h.defLevelEncoding = r.i32()
-				default:
-					return false
-				}
-				return true
-			})
-		case id == 7 && typ == ctStruct: // DictionaryPageHeader
-			r.fields(1, func(id int16, typ byte) bool {
-				switch {
-				case id == 1 && typ == ctI32:
-					h.numValues = r.i32()
-				case id == 2 && typ == ctI32:
-					h.encoding = r.i32()
 				default:
 					return false
 				}
