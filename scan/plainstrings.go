@@ -75,13 +75,18 @@ func (c *plainCursor) nextStrings(n int, typ arrow.DataType, mem memory.Allocato
 	offs[0] = 0
 	data := memory.NewResizableBuffer(mem)
 	defer data.Release()
-	// room makes data hold at least need bytes, doubling
-	room := func(need int64) bool {
+	// room makes data hold at least need bytes, the bytes of the batch's
+	// first upTo values: where it grows, to what the batch's n values
+	// would take at that rate, and a sixteenth more. Doubling from
+	// nothing copied a batch of long strings (131,071 values of 1 kB) a
+	// dozen times over, and left it up to twice its size.
+	room := func(need int64, upTo int) bool {
 		if need > math.MaxInt32 {
 			return false // past int32 offsets: pqarrow's to split
 		}
 		if int(need) > data.Cap() {
-			data.Reserve(max(int(need), 2*data.Cap(), 256))
+			est := need * int64(n) / int64(max(upTo, 1))
+			data.Reserve(int(min(max(need, est+est/16, 256), math.MaxInt32)))
 		}
 		return true
 	}
@@ -108,7 +113,7 @@ func (c *plainCursor) nextStrings(n int, typ arrow.DataType, mem memory.Allocato
 			// wordSlack bytes of room past the values: a value of at
 			// most a word is copied as one word (the dictionary has as
 			// many bytes of padding past its last value)
-			if !room(at + total + wordSlack) {
+			if !room(at+total+wordSlack, filled+k) {
 				return nil, false, nil
 			}
 			buf := data.Buf()
@@ -130,7 +135,7 @@ func (c *plainCursor) nextStrings(n int, typ arrow.DataType, mem memory.Allocato
 					return nil, false, nil
 				}
 				l := binary.LittleEndian.Uint32(p)
-				if uint64(l) > uint64(len(p)-4) || !room(at+int64(l)) {
+				if uint64(l) > uint64(len(p)-4) || !room(at+int64(l), filled+j+1) {
 					return nil, false, nil
 				}
 				at += int64(copy(data.Buf()[at:], p[4:4+l]))
