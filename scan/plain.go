@@ -530,9 +530,8 @@ func (c *plainCursor) values(h pageHeader, body, out []byte) (ok bool, err error
 	optional := c.col.optional
 	switch h.typ {
 	case pageDataV2:
-		k := int64(h.defLen) + int64(h.repLen)
-		if h.repLen != 0 || h.numNulls != 0 || h.numRows != h.numValues || k > int64(len(body)) || !optional && h.defLen != 0 ||
-			optional && !AllDefined(body[:h.defLen], int(h.numValues)) || int64(h.uncompressed)-k != int64(len(out)) {
+		k, ok := c.allDefinedV2(h, body)
+		if !ok || int64(h.uncompressed)-k != int64(len(out)) {
 			return false, nil
 		}
 		vals := body[k:]
@@ -566,23 +565,15 @@ func (c *plainCursor) values(h pageHeader, body, out []byte) (ok bool, err error
 		}
 		data := body
 		if c.codec != nil {
-			if cap(c.scratch) < int(h.uncompressed)+decodeSlack {
-				c.scratch = make([]byte, int(h.uncompressed)+decodeSlack)
-			}
-			data = c.scratch[:h.uncompressed]
-			if err := c.decompress(data, body); err != nil {
+			var err error
+			if data, err = c.scratchPage(h.uncompressed, body); err != nil {
 				return false, err
 			}
 		}
 		if optional {
-			if len(data) < 4 {
+			if data, ok = allDefinedV1(h, data); !ok {
 				return false, nil
 			}
-			n := int64(binary.LittleEndian.Uint32(data))
-			if n > int64(len(data)-4) || !AllDefined(data[4:4+n], int(h.numValues)) {
-				return false, nil
-			}
-			data = data[4+n:]
 		}
 		if len(data) != len(out) {
 			return false, nil
@@ -591,6 +582,52 @@ func (c *plainCursor) values(h pageHeader, body, out []byte) (ok bool, err error
 		return true, nil
 	}
 	return false, nil
+}
+
+// allDefinedV2 checks that V2 data page h (body as stored) holds
+// unrepeated values, every one defined, and returns the length of its
+// levels (the values follow them); ok is false otherwise.
+func (c *plainCursor) allDefinedV2(h pageHeader, body []byte) (k int64, ok bool) {
+	k = int64(h.defLen) + int64(h.repLen)
+	if h.repLen != 0 || h.numNulls != 0 || h.numRows != h.numValues || k > int64(len(body)) ||
+		!c.col.optional && h.defLen != 0 || c.col.optional && !AllDefined(body[:h.defLen], int(h.numValues)) {
+		return 0, false
+	}
+	return k, true
+}
+
+// allDefinedV1 returns the values of data, an optional column's V1 data
+// page h decompressed, past its definition levels (a 4-byte length, then
+// RLE); ok is false unless every one of its values is defined.
+func allDefinedV1(h pageHeader, data []byte) (vals []byte, ok bool) {
+	if len(data) < 4 {
+		return nil, false
+	}
+	n := int64(binary.LittleEndian.Uint32(data))
+	if n > int64(len(data)-4) || !AllDefined(data[4:4+n], int(h.numValues)) {
+		return nil, false
+	}
+	return data[4+n:], true
+}
+
+// scratchPage decompresses body, a page of size bytes uncompressed, into
+// the cursor's scratch buffer (grown to size and decodeSlack bytes past
+// it), and returns those bytes.
+func (c *plainCursor) scratchPage(size int32, body []byte) ([]byte, error) {
+	out := c.scratchOf(int(size))
+	if err := c.decompress(out, body); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// scratchOf is the first n bytes of the cursor's scratch buffer, grown to
+// hold them and decodeSlack bytes past them.
+func (c *plainCursor) scratchOf(n int) []byte {
+	if cap(c.scratch) < n+decodeSlack {
+		c.scratch = make([]byte, n+decodeSlack)
+	}
+	return c.scratch[:n]
 }
 
 // writeOnlyBuffer is a buffer of n bytes from mem, with room bytes of
@@ -671,10 +708,7 @@ func (c *plainCursor) next(n int, typ arrow.DataType, mem memory.Allocator) (a a
 			// bytes: pqarrow reports it
 			return nil, false, nil
 		}
-		if cap(c.scratch) < int(size)+decodeSlack {
-			c.scratch = make([]byte, size+decodeSlack)
-		}
-		vals := c.scratch[:size]
+		vals := c.scratchOf(int(size))
 		if ok, err := c.values(h, body, vals); err != nil || !ok {
 			return nil, false, err
 		}

@@ -220,9 +220,8 @@ func (c *plainCursor) stringPage() (ok bool, err error) {
 func (c *plainCursor) stringValues(h pageHeader, body []byte) (vals []byte, ok bool, err error) {
 	optional := c.col.optional
 	if h.typ == pageDataV2 {
-		k := int64(h.defLen) + int64(h.repLen)
-		if h.repLen != 0 || h.numNulls != 0 || h.numRows != h.numValues || k > int64(len(body)) || k > int64(h.uncompressed) ||
-			!optional && h.defLen != 0 || optional && !AllDefined(body[:h.defLen], int(h.numValues)) {
+		k, ok := c.allDefinedV2(h, body)
+		if !ok || k > int64(h.uncompressed) {
 			return nil, false, nil
 		}
 		if !h.valuesCompressed {
@@ -237,14 +236,8 @@ func (c *plainCursor) stringValues(h pageHeader, body []byte) (vals []byte, ok b
 	if err != nil || !ok || !optional {
 		return data, ok, err
 	}
-	if len(data) < 4 {
-		return nil, false, nil
-	}
-	n := int64(binary.LittleEndian.Uint32(data))
-	if n > int64(len(data)-4) || !AllDefined(data[4:4+n], int(h.numValues)) {
-		return nil, false, nil
-	}
-	return data[4+n:], true, nil
+	vals, ok = allDefinedV1(h, data)
+	return vals, ok, nil
 }
 
 // pageBytes is a page's body decompressed to its size bytes (into
@@ -258,14 +251,8 @@ func (c *plainCursor) pageBytes(size int32, body []byte) ([]byte, bool, error) {
 	if c.codec == nil {
 		return body, len(body) == int(size), nil
 	}
-	if cap(c.scratch) < int(size)+decodeSlack {
-		c.scratch = make([]byte, int(size)+decodeSlack)
-	}
-	out := c.scratch[:size]
-	if err := c.decompress(out, body); err != nil {
-		return nil, false, err
-	}
-	return out, true, nil
+	out, err := c.scratchPage(size, body)
+	return out, err == nil, err
 }
 
 // byteArrays finds n PLAIN byte arrays (a 4-byte little-endian length,
