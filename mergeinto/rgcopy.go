@@ -1255,14 +1255,7 @@ func (m *merger) columnLayout(task table.FileScanTask, meta *metadata.FileMetaDa
 		if _, primitive := field.Type.(iceberg.PrimitiveType); !primitive {
 			return nil
 		}
-		leaves[k] = -1
-		for i := 0; i < meta.Schema.NumColumns(); i++ {
-			col := meta.Schema.Column(i)
-			if col.SchemaNode().FieldID() == int32(field.ID) && len(col.ColumnPath()) == 1 && col.MaxRepetitionLevel() == 0 {
-				leaves[k] = i
-				break
-			}
-		}
+		leaves[k] = scan.TopLeaf(meta.Schema, field.ID)
 		if leaves[k] < 0 || !m.patchEncodesAs(m.p.target.Field(c), meta.Schema.Column(leaves[k])) {
 			return nil
 		}

@@ -253,14 +253,7 @@ func mayMatchRowGroup(preds []strictPred, meta *metadata.FileMetaData, rg int) b
 	g := meta.RowGroup(rg)
 	rows := g.NumRows()
 	for _, p := range preds {
-		col := -1
-		for i := 0; i < meta.Schema.NumColumns(); i++ {
-			c := meta.Schema.Column(i)
-			if c.SchemaNode().FieldID() == int32(p.field) && c.MaxRepetitionLevel() == 0 && len(c.ColumnPath()) == 1 {
-				col = i
-				break
-			}
-		}
+		col := scan.TopLeaf(meta.Schema, p.field)
 		if col < 0 {
 			continue
 		}

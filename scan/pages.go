@@ -13,6 +13,17 @@ import (
 // and mergeinto's page-by-page patches need of a page, where arrow-go's
 // decoders are internal to it.
 
+// TopLeaf is the index of the leaf column of s that is the top-level,
+// unrepeated column with field id id; -1 when s has none.
+func TopLeaf(s *schema.Schema, id int) int {
+	for k := range s.NumColumns() {
+		if c := s.Column(k); c.SchemaNode().FieldID() == int32(id) && len(c.ColumnPath()) == 1 && c.MaxRepetitionLevel() == 0 {
+			return k
+		}
+	}
+	return -1
+}
+
 // FixedWidth is the byte width of leaf's values where they are the bytes
 // of an Arrow array of type typ, for reading and patching a column page
 // by page (plain.go; mergeinto's fixed-width patches): the same bytes in

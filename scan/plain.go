@@ -163,13 +163,7 @@ func plainColumns(meta *metadata.FileMetaData, schema *arrow.Schema, ids []int, 
 		if id == iceberg.RowIDFieldID || id == iceberg.LastUpdatedSequenceNumberFieldID {
 			return nil // iceberg-go fills their NULLs from the file's lineage
 		}
-		leaf := -1
-		for k := range meta.Schema.NumColumns() {
-			if c := meta.Schema.Column(k); c.SchemaNode().FieldID() == int32(id) && len(c.ColumnPath()) == 1 {
-				leaf = k
-				break
-			}
-		}
+		leaf := TopLeaf(meta.Schema, id)
 		if leaf < 0 {
 			return nil // not in the file: a NULL or a default, the scan's to give
 		}

@@ -65,13 +65,7 @@ func (groupStats) VisitUnbound(iceberg.UnboundPredicate) bool { return true }
 
 func (s groupStats) VisitBound(p iceberg.BoundPredicate) bool {
 	f := p.Ref().Field()
-	leaf := -1
-	for k := range s.meta.Schema.NumColumns() {
-		if c := s.meta.Schema.Column(k); c.SchemaNode().FieldID() == int32(f.ID) && len(c.ColumnPath()) == 1 && c.MaxRepetitionLevel() == 0 {
-			leaf = k
-			break
-		}
-	}
+	leaf := TopLeaf(s.meta.Schema, f.ID)
 	if leaf < 0 {
 		return true // not in the file: NULL or its default, not judged here
 	}
