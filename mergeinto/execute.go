@@ -101,7 +101,7 @@ type merger struct {
 	// not
 	sparseUnread []bool
 	nullsMu      sync.Mutex
-	nulls        map[nullKey]arrow.Array // conform's shared NULL columns
+	nulls        map[string]arrow.Array // nullArray's, by type
 	wopts        []table.WriteRecordOption
 	// direct is the direct writer's plan (direct_writer.go), nil when
 	// WriteRecords writes; directPlanned once it was asked for
@@ -567,55 +567,38 @@ func (m *merger) altScan(fields []string) *table.Scan {
 	return m.spec.Target.Scan(append(m.snapshotOpts(), table.WithArrowBatchSize(scan.ReadBatchRows(m.opts.BatchSize)), table.WithSelectedFields(fields...))...)
 }
 
-// nullArray is an all-NULL array of type dt and length n, shared: a read
-// of a few columns (the keys) conforms every batch to the whole target
-// layout, and making the other columns' NULLs anew for each batch cost
-// more than reading the keys. Safe for the read-ahead workers.
+// nullArray is an all-NULL array of type dt and length n (the caller
+// releases it): a slice of one array per type kept for the statement,
+// grown by doubling. A read of a few columns (the keys) conforms every
+// batch to the whole target layout, and a batch of inserted rows (their
+// target half) or of rows no source row matched has a NULL half: making
+// those NULLs anew for each batch cost more than reading the keys. Safe
+// for the read-ahead workers.
 func (m *merger) nullArray(dt arrow.DataType, n int) arrow.Array {
-	key := nullKey{dt.Fingerprint(), n}
+	key := dt.Fingerprint()
 	m.nullsMu.Lock()
 	defer m.nullsMu.Unlock()
 	a, ok := m.nulls[key]
-	if !ok {
-		a = array.MakeArrayOfNull(m.opts.Mem, dt, n)
+	if !ok || a.Len() < n {
+		size := n
+		if ok {
+			size = max(n, 2*a.Len())
+			a.Release() // the slices made of it keep its buffers
+		}
+		a = array.MakeArrayOfNull(m.opts.Mem, dt, size)
 		if m.nulls == nil {
-			m.nulls = map[nullKey]arrow.Array{}
+			m.nulls = map[string]arrow.Array{}
 		}
 		m.nulls[key] = a
 	}
-	a.Retain()
-	return a
+	return array.NewSlice(a, 0, int64(n))
 }
 
-type nullKey struct {
-	typ string
-	n   int // -1: the type's array nullCols slices
-}
-
-// nullCols returns NULL arrays of fields' types, n rows each (the caller
-// releases them): slices of one array per type kept for the statement,
-// grown by doubling, rather than a new zeroed buffer for every batch of
-// inserted rows (their target half) or of rows no source row matched.
+// nullCols returns NULL arrays of fields' types, n rows each (nullArray).
 func (m *merger) nullCols(fields []arrow.Field, n int) []arrow.Array {
 	out := make([]arrow.Array, len(fields))
-	m.nullsMu.Lock()
-	defer m.nullsMu.Unlock()
-	if m.nulls == nil {
-		m.nulls = map[nullKey]arrow.Array{}
-	}
 	for i, f := range fields {
-		key := nullKey{f.Type.Fingerprint(), -1}
-		a, ok := m.nulls[key]
-		if !ok || a.Len() < n {
-			size := n
-			if ok {
-				size = max(n, 2*a.Len())
-				a.Release() // the slices made of it keep its buffers
-			}
-			a = array.MakeArrayOfNull(m.opts.Mem, f.Type, size)
-			m.nulls[key] = a
-		}
-		out[i] = array.NewSlice(a, 0, int64(n))
+		out[i] = m.nullArray(f.Type, n)
 	}
 	return out
 }
