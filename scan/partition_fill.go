@@ -33,6 +33,18 @@ import (
 //
 // ReadTasks reads around it: a file lacking such a column is read
 // without it, and the column is made from the file's partition value.
+//
+// iceberg-go's failure on a file holding none of the columns asked for
+// meets any read of a few columns (a query's, a merge-on-read MERGE's
+// keys) of a file that lacks them: columns added after it was written, or
+// another writer's file without some of the table's columns. A query
+// reads one more column where the files' column statistics show this
+// (Query.AnchorField). Here, a file whose statistics name none of the
+// columns, or that has none (as a migration registers files), has its
+// footer read (once per process); if it holds none of the columns, it is
+// read like a file lacking a partition column: through alt, with a
+// column it holds besides, which is then dropped. iceberg-go fills the
+// columns it lacks (NULL, or their initial default).
 
 // ScanFunc makes a scan like the caller's, of the named columns, with no
 // row filter.
@@ -129,7 +141,7 @@ func readTasksRaw(ctx context.Context, tbl *table.Table, sc *table.Scan, alt Sca
 	meta := tbl.Metadata()
 	if len(timeIDs) == 0 && !slices.ContainsFunc(tasks, func(t table.FileScanTask) bool {
 		wide, _ := widened(meta, proj, t)
-		return len(identityCandidates(meta, wide, t)) > 0
+		return len(identityCandidates(meta, wide, t)) > 0 || mayLackAll(wide, t.File)
 	}) {
 		return sc.ReadTasks(ctx, tasks)
 	}
@@ -312,12 +324,18 @@ func widened(meta table.Metadata, proj *iceberg.Schema, t table.FileScanTask) (w
 	return iceberg.NewSchema(proj.ID, append(slices.Clone(proj.Fields()), extra...)...), extra
 }
 
+// mayLackAll reports whether df may hold none of proj's columns: its
+// column statistics name none of them, or it has none.
+func mayLackAll(proj *iceberg.Schema, df iceberg.DataFile) bool {
+	return len(proj.Fields()) > 0 && !slices.ContainsFunc(proj.Fields(), func(f iceberg.NestedField) bool { return inStats(df, f.ID) })
+}
+
 // fillFor returns how to read t's file, or nil when it holds every column
-// of proj that its partition tuple gives.
+// of proj that its partition tuple gives, and some column of proj.
 func fillFor(ctx context.Context, fs iceio.IO, meta table.Metadata, proj *iceberg.Schema, t table.FileScanTask) (*fileFill, error) {
 	wide, extra := widened(meta, proj, t)
 	cands := identityCandidates(meta, wide, t)
-	if len(cands) == 0 {
+	if len(cands) == 0 && !mayLackAll(wide, t.File) {
 		return nil, nil
 	}
 	fc, err := fileColumns(fs, meta, t.File.FilePath())
@@ -337,9 +355,6 @@ func fillFor(ctx context.Context, fs iceio.IO, meta table.Metadata, proj *iceber
 			f.consts[src] = part[pid]
 		}
 	}
-	if len(f.consts) == 0 {
-		return nil, nil
-	}
 	anchored := false
 	for _, fld := range append(slices.Clone(f.out), extra...) {
 		if _, ok := f.consts[fld.ID]; ok {
@@ -347,6 +362,9 @@ func fillFor(ctx context.Context, fs iceio.IO, meta table.Metadata, proj *iceber
 		}
 		f.cols = append(f.cols, fld.Name)
 		anchored = anchored || held[fld.ID]
+	}
+	if len(f.consts) == 0 && anchored {
+		return nil, nil // iceberg-go reads it
 	}
 	if !anchored {
 		// iceberg-go cannot read a file with none of the columns asked
