@@ -302,6 +302,14 @@ func plainGroup(ctx context.Context, rg *metadata.RowGroupMetaData, src io.Reade
 			// straight into the batch, none through scratch
 			n = min(k, rows-done)
 		}
+		// long strings make fewer rows a batch
+		n, bad, ok, err := stringRows(curs, n)
+		if err != nil {
+			return fail(bad, err)
+		}
+		if !ok {
+			return done, true, true
+		}
 		arrs := make([]arrow.Array, len(cols))
 		for i := range cols {
 			a, ok, err := curs[i].next(int(n), schema.Field(i).Type, mem)

@@ -522,3 +522,47 @@ func TestDecodeIndices(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainReadStringBatchBytes: batches of long strings hold fewer
+// rows (stringRows): with plainStringBatch set to 200 bytes, a read in
+// batches of up to 2^20 rows makes batches of about 200 bytes of string
+// values, every value read once, in dictionary-encoded and PLAIN chunks.
+func TestPlainReadStringBatchBytes(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rec := plainTestRecord(mem, 5000, -1)
+	defer rec.Release()
+	defer func(v int) { plainStringBatch = v }(plainStringBatch)
+	plainStringBatch = 200
+	fields := []int{0, 7, 6, 8}
+	schema, ids := plainTestFields(fields...)
+	var total int64
+	for _, c := range fields[1:] {
+		total += int64(valueBytes(rec.Column(c)))
+	}
+	for _, dict := range []bool{true, false} {
+		b := writePlainTest(t, rec, parquet.WithDictionaryDefault(false), parquet.WithDictionaryFor("s", dict), parquet.WithDictionaryFor("u", dict),
+			parquet.WithDictionaryFor("b", dict), parquet.WithDataPageSize(1<<10), parquet.WithMaxRowGroupLength(700))
+		got := readPlain(t, mem, b, schema, ids, rec.NumRows(), 1<<20)
+		samePlain(t, fmt.Sprintf("dictionary %v", dict), got, rec, fields)
+		most := 0
+		for _, b := range got {
+			n := 0
+			for c := 1; c < 4; c++ {
+				n += valueBytes(b.Column(c))
+			}
+			most = max(most, n)
+		}
+		if int64(len(got)) < total/400 || most > 3*plainStringBatch {
+			t.Errorf("dictionary %v: %d batches for %d bytes of strings, the largest %d bytes; want batches of about %d", dict, len(got), total, most, plainStringBatch)
+		}
+		releaseBatches(got)
+	}
+}
+
+// valueBytes is the bytes of a STRING or BINARY array's values.
+func valueBytes(a arrow.Array) int {
+	o := a.(interface{ ValueOffsets() []int32 })
+	offs := o.ValueOffsets()
+	return int(offs[a.Len()] - offs[0])
+}

@@ -63,6 +63,44 @@ type stringPages struct {
 	idxBuf  []uint32
 	plain   []byte // the page's PLAIN byte arrays not yet taken
 	held    int64  // the page's values not yet taken
+	// dictMean is the dictionary's mean value length, perValue the
+	// page's (stringRows)
+	dictMean, perValue float64
+}
+
+// plainStringBatch is about the most bytes of string values a batch of a
+// plain read holds (stringRows; a variable for tests). A batch of a
+// table's usual rows (131,071) of 1 kB strings held 131 MB, and a scan
+// of a 400 MB table of them peaked at 0.75–0.9 GB of RSS (BENCHMARKS.md,
+// session 40). 6 MB, with the sixteenth nextStrings reserves past its
+// estimate, stays inside the BufferPool's 8 MB class.
+var plainStringBatch = 6 << 20
+
+// stringRows bounds n, the rows of a plain read's next batch, so that
+// its string columns (the cursors with string state) hold about
+// plainStringBatch bytes of values, judged by each column's current
+// page: the dictionary's mean value length, or the PLAIN page's. It
+// walks to a column's next page where the one being taken is done (as
+// the batch's read would): ok is false, with bad that column, where that
+// page is not what a plain read takes, or err is not nil.
+func stringRows(curs []plainCursor, n int64) (rows int64, bad int, ok bool, err error) {
+	var per float64
+	for i := range curs {
+		s := curs[i].str
+		if s == nil {
+			continue
+		}
+		if s.held == 0 {
+			if ok, err := curs[i].stringPage(); err != nil || !ok {
+				return 0, i, false, err
+			}
+		}
+		per += s.perValue
+	}
+	if per*float64(n) <= float64(plainStringBatch) {
+		return n, -1, true, nil
+	}
+	return max(int64(float64(plainStringBatch)/per), 1), -1, true, nil
 }
 
 // nextStrings returns the chunk's next n values as a STRING or BINARY
@@ -179,6 +217,9 @@ func (c *plainCursor) stringPage() (ok bool, err error) {
 			}
 			s.dict = append(append(s.dict[:0], raw...), make([]byte, wordSlack)...)
 			s.hasDict = true
+			if k := len(s.starts); k > 0 {
+				s.dictMean = float64(len(raw)-4*k) / float64(k)
+			}
 			continue
 		case pageData, pageDataV2:
 		default:
@@ -195,6 +236,7 @@ func (c *plainCursor) stringPage() (ok bool, err error) {
 		switch h.encoding {
 		case int32(parquet.Encodings.Plain):
 			s.plain = vals
+			s.perValue = float64(len(vals)-4*int(h.numValues)) / float64(max(h.numValues, 1))
 		case int32(parquet.Encodings.RLEDict), int32(parquet.Encodings.PlainDict):
 			if !s.hasDict || len(vals) < 1 || vals[0] > 32 {
 				return false, nil
@@ -203,6 +245,7 @@ func (c *plainCursor) stringPage() (ok bool, err error) {
 				return false, nil
 			}
 			s.idx = s.idxBuf
+			s.perValue = s.dictMean
 		default:
 			return false, nil
 		}
