@@ -175,6 +175,7 @@ func (s *TableScan) Open(ctx context.Context) error {
 		Name: s.name, Table: s.tbl, Scan: s.scan, Schema: q.Schema(), SnapshotOpts: q.SnapshotOpts(),
 		Fields: read, Mem: s.mem, Conform: s.conform, TimeFilter: scan.ReadFilterTimestamps(s.filter, q.Schema()),
 		Filter: s.filter, Exact: s.exact, FilterOnly: s.filterOnly,
+		ScanRows: func(rows int) *table.Scan { return q.ReadScanRows(read, rows) },
 	}, tasks)
 	if err != nil {
 		s.scan.Close()

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
+
+	"github.com/skadedb/skade/scan"
 )
 
 // TestLongStringsReadInSmallerBatches: a table of 4 kB strings, 4,000
@@ -52,6 +55,75 @@ func TestLongStringsReadInSmallerBatches(t *testing.T) {
 			if want := []string{fmt.Sprintf("10|%d|%d", 8*2+2*3, 2*2048+4+1)}; err != nil || !slices.Equal(got, want) {
 				t.Fatalf("after an UPDATE: got %v (%v), want %v", got, err, want)
 			}
+			// NULLs send the files through iceberg-go's scan (and a
+			// filter on the strings through the read by dictionary where
+			// it takes them), which read them in fewer rows a batch too
+			mustExec(t, s, `UPDATE t SET s = NULL WHERE id % 1000 = 1;
+				INSERT INTO t SELECT i, CASE WHEN i % 100 = 0 THEN NULL ELSE repeat('y', 4000) || CAST(i AS VARCHAR) END, 0 FROM range(20000, 24000) r(i);
+				DELETE FROM t WHERE id >= 20000 AND id % 100 = 1`)
+			var bounded atomic.Int64
+			scan.TestHookWideRows = func(rows int) {
+				if rows < 131071 {
+					bounded.Add(1)
+				}
+			}
+			defer func() { scan.TestHookWideRows = nil }()
+			var nulled int64
+			for i := int64(1); i < 9990; i += 1000 {
+				nulled += int64(len(fmt.Sprint(i%97))*2048 + len(fmt.Sprint(i)))
+				if i%7 == 0 {
+					nulled++
+				}
+			}
+			for _, q := range []struct{ sql, want string }{
+				{`SELECT count(*), count(s), sum(length(s)) FROM t`, fmt.Sprintf("13950|13900|%d", length+1429-nulled-deletedBytes()+3920*4005)},
+				{`SELECT count(*), sum(length(s)) FROM t WHERE s <> 'zz'`, fmt.Sprintf("13900|%d", length+1429-nulled-deletedBytes()+3920*4005)},
+			} {
+				bounded.Store(0)
+				res, err := s.SQL(ctx, q.sql)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := collectRows(ctx, res)
+				if err != nil || !slices.Equal(got, []string{q.want}) {
+					t.Fatalf("%s: got %v (%v), want %v", q.sql, got, err, q.want)
+				}
+				if bounded.Load() == 0 {
+					t.Fatalf("%s: no file was read in fewer rows a batch", q.sql)
+				}
+			}
+			// the batches a plain projection returns are the scan's
+			res, err = s.SQL(ctx, `SELECT id, s FROM t WHERE id >= 20000`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bs, err := res.Collect(ctx)
+			res.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rows, most int64
+			for _, b := range bs {
+				rows += b.NumRows()
+				most = max(most, b.NumRows())
+				b.Release()
+			}
+			if rows != 3960 || most > 2*(6<<20)/4005 {
+				t.Fatalf("SELECT id, s: %d rows, batches of up to %d rows; want 3960 in batches of about %d", rows, most, (6<<20)/4005)
+			}
 		})
 	}
+}
+
+// deletedBytes is the bytes of TestLongStringsReadInSmallerBatches's
+// strings of ids 9990–9999, after its MERGE.
+func deletedBytes() int64 {
+	var n int64
+	for i := int64(9990); i < 10000; i++ {
+		n += int64(len(fmt.Sprint(i%97))*2048 + len(fmt.Sprint(i)))
+		if i%7 == 0 {
+			n++
+		}
+	}
+	return n
 }

@@ -440,7 +440,9 @@ func readDict(ctx context.Context, f *fileRead, emit func(arrow.RecordBatch) boo
 		defer ppr.Close()
 		d.pageDict = make([][]string, len(d.filter))
 	}
-	d.props = pqarrow.ArrowReadProperties{Parallel: true, BatchSize: int64(queryBatchRows(f.tbl))}
+	// long strings make fewer rows a batch (fileRead.wideRows)
+	rows := wideBatch(wideBytesPerRow(pr.MetaData(), f.wide), queryBatchRows(f.tbl))
+	d.props = pqarrow.ArrowReadProperties{Parallel: true, BatchSize: int64(rows)}
 	props := d.props
 	for _, leaf := range d.filter {
 		props.SetReadDict(leaf, true)

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -46,6 +47,69 @@ type fileRead struct {
 	// row filter. For a file whose deletes are applied here, they are
 	// the raw scan's columns (the equality keys among them).
 	plain *plainQuery
+	// scanRows, when not nil, makes scan with batches of other sizes,
+	// for the string columns wide (field ids) to bound (wideRows)
+	scanRows func(rows int) *table.Scan
+	wide     []int
+}
+
+// TestHookWideRows, when set (by tests only), is called with the batch
+// rows wideBatch bounds a file's batches to.
+var TestHookWideRows func(rows int)
+
+// wideRows is the rows a batch of f read through iceberg-go's scan
+// should hold, where f's string columns would make a batch of the scan's
+// own rows hold more than about plainStringBatch bytes; 0 to read with
+// the scan's own. The bytes a row holds are judged by the footer's
+// uncompressed chunk sizes (read once per process, fileColumns): PLAIN
+// values are seen, the expansion of a dictionary is not.
+func (f *fileRead) wideRows(ctx context.Context) int {
+	if f.scanRows == nil || f.task.File.FileFormat() != iceberg.ParquetFile {
+		return 0
+	}
+	fs, err := f.tbl.FS(ctx)
+	if err != nil {
+		return 0
+	}
+	fc, err := fileColumns(fs, f.tbl.Metadata(), f.task.File.FilePath())
+	if err != nil {
+		return 0 // the scan reports it
+	}
+	var per float64
+	for _, id := range f.wide {
+		per += fc.perRow[id]
+	}
+	rows := queryBatchRows(f.tbl)
+	if k := wideBatch(per, rows); k < rows {
+		return k
+	}
+	return 0
+}
+
+// wideBatch is rows, or fewer where rows of per bytes of string values
+// each would hold more than about plainStringBatch bytes.
+func wideBatch(per float64, rows int) int {
+	if per*float64(rows) <= float64(plainStringBatch) {
+		return rows
+	}
+	k := max(int(float64(plainStringBatch)/per), 1)
+	if TestHookWideRows != nil {
+		TestHookWideRows(k)
+	}
+	return k
+}
+
+// wideBytesPerRow is the most bytes a row of a row group of md holds in
+// the top-level columns ids (field ids), by their chunks' uncompressed
+// sizes.
+func wideBytesPerRow(md *metadata.FileMetaData, ids []int) float64 {
+	var per float64
+	for _, id := range ids {
+		if k := TopLeaf(md.Schema, id); k >= 0 {
+			per += chunkBytesPerRow(md, k)
+		}
+	}
+	return per
 }
 
 // taskFile is a data file opened for reading it here, rather than
@@ -300,7 +364,12 @@ func (r *fileReader) read(ctx context.Context, i int) {
 		}
 	}
 	if !handled {
-		seq, err := ReadTasksFiltered(compute.WithAllocator(ctx, ReadBuffers), f.tbl, f.scan, f.alt, f.tasks(), f.timeIDs)
+		sc := f.scan
+		if rows := f.wideRows(ctx); rows > 0 {
+			sc = f.scanRows(rows)
+			defer sc.Close()
+		}
+		seq, err := ReadTasksFiltered(compute.WithAllocator(ctx, ReadBuffers), f.tbl, sc, f.alt, f.tasks(), f.timeIDs)
 		if err != nil {
 			send(fileItem{err: err})
 			return

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
@@ -635,6 +636,25 @@ var TestHookFooterRead func(path string)
 type fileCols struct {
 	held   map[int]bool
 	stored map[int]string // how each column in another unit is stored ("INT96", "TIMESTAMP(MILLIS)", …)
+	// perRow is, for each BYTE_ARRAY column, the most bytes a row of a
+	// row group holds in it, by the chunk's uncompressed size (wideRows)
+	perRow map[int]float64
+}
+
+// chunkBytesPerRow is the most uncompressed bytes per row leaf k's chunk
+// holds in a row group of md.
+func chunkBytesPerRow(md *metadata.FileMetaData, k int) float64 {
+	var most float64
+	for g := range md.NumRowGroups() {
+		rg := md.RowGroup(g)
+		if rg.NumRows() <= 0 {
+			continue
+		}
+		if cc, err := rg.ColumnChunk(k); err == nil {
+			most = max(most, float64(cc.TotalUncompressedSize())/float64(rg.NumRows()))
+		}
+	}
+	return most
 }
 
 // OtherTimeUnit reports whether a Parquet leaf stores a timestamp column
@@ -697,7 +717,7 @@ func fileColumns(fs iceio.IO, meta table.Metadata, path string) (*fileCols, erro
 	}
 	defer pr.Close()
 	root := pr.MetaData().Schema.Root()
-	fc = &fileCols{held: map[int]bool{}, stored: map[int]string{}}
+	fc = &fileCols{held: map[int]bool{}, stored: map[int]string{}, perRow: map[int]float64{}}
 	mapping := meta.NameMapping()
 	for i := range root.NumFields() {
 		n := root.Field(i)
@@ -708,6 +728,14 @@ func fileColumns(fs iceio.IO, meta table.Metadata, path string) (*fileCols, erro
 			for _, mf := range mapping {
 				if mf.FieldID != nil && slices.Contains(mf.Names, n.Name()) {
 					ids = append(ids, *mf.FieldID)
+				}
+			}
+		}
+		if leaf, ok := n.(*schema.PrimitiveNode); ok && leaf.PhysicalType() == parquet.Types.ByteArray && leaf.RepetitionType() != parquet.Repetitions.Repeated {
+			if k := pr.MetaData().Schema.ColumnIndexByName(n.Name()); k >= 0 {
+				per := chunkBytesPerRow(pr.MetaData(), k)
+				for _, id := range ids {
+					fc.perRow[id] = per
 				}
 			}
 		}

@@ -101,6 +101,16 @@ func (q Query) ReadScan(tasks []table.FileScanTask) (sc *table.Scan, read []stri
 	return cancellable(q.Table).Scan(append(append(opts, BatchOpts(q.Table)...), table.WithSelectedFields(read...))...), read, out
 }
 
+// ReadScanRows is ReadScan's scan of the columns read, in batches of rows
+// rows (ReadSpec.ScanRows).
+func (q Query) ReadScanRows(read []string, rows int) *table.Scan {
+	opts := q.SnapshotOpts()
+	if rf := ReadFilter(q.Filter, q.Schema()); rf != nil {
+		opts = append(opts, table.WithRowFilter(rf))
+	}
+	return cancellable(q.Table).Scan(append(opts, table.WithArrowBatchSize(rows), table.WithSelectedFields(read...))...)
+}
+
 // readBatchRows is the batch size a query reads with when its table sets
 // none (read.parquet.batch-size): ReadBatchRows of iceberg-go's default,
 // 1<<17.

@@ -47,6 +47,11 @@ type ReadSpec struct {
 	// does not make them.
 	Exact      iceberg.BooleanExpression
 	FilterOnly []string
+	// ScanRows, when not nil, makes Scan with batches of rows rows: a
+	// file Scan reads whose string columns would make its batches hold
+	// more than about plainStringBatch bytes is read with fewer rows a
+	// batch (fileRead.wideRows).
+	ScanRows func(rows int) *table.Scan
 }
 
 // Reader reads a scan's files concurrently and hands their batches out in
@@ -71,8 +76,19 @@ func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (
 			return nil, fmt.Errorf("scan %s: %w", spec.Name, err)
 		}
 	}
+	var wide []int // the string columns read, by field id
+	if spec.ScanRows != nil && spec.Schema != nil {
+		for _, name := range spec.Fields {
+			if f, ok := spec.Schema.FindFieldByName(name); ok && (f.Type.Equals(iceberg.PrimitiveTypes.String) || f.Type.Equals(iceberg.PrimitiveTypes.Binary)) {
+				wide = append(wide, f.ID)
+			}
+		}
+	}
 	for i, t := range tasks {
 		files[i] = fileRead{task: t, scan: spec.Scan, tbl: spec.Table, alt: alt, timeIDs: spec.TimeFilter, conform: spec.Conform, exact: exact}
+		if len(wide) > 0 {
+			files[i].scanRows, files[i].wide = spec.ScanRows, wide
+		}
 	}
 	var idx *deleteIndex
 	for i, t := range tasks {
@@ -106,9 +122,15 @@ func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (
 		}
 		rd.raw = spec.Table.Scan(append(append(slices.Clone(spec.SnapshotOpts), BatchOpts(spec.Table)...), table.WithSelectedFields(raw...))...)
 		rawFields = raw
+		rawRows := func(rows int) *table.Scan {
+			return spec.Table.Scan(append(slices.Clone(spec.SnapshotOpts), table.WithArrowBatchSize(rows), table.WithSelectedFields(raw...))...)
+		}
 		for i := range files {
 			if files[i].deletes != nil {
 				files[i].scan, files[i].timeIDs = rd.raw, nil // no filter
+				if files[i].scanRows != nil {
+					files[i].scanRows = rawRows
+				}
 				files[i].task.DeleteFiles, files[i].task.EqualityDeleteFiles, files[i].task.Residual = nil, nil, nil
 				files[i].deletesOf = tasks[i]
 			}
