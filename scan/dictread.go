@@ -862,7 +862,7 @@ func (d *dictFile) planPlain(src io.ReaderAt, size, rows int64) *plainFile {
 		ids[i] = int(meta.Schema.Column(leaf).SchemaNode().FieldID())
 	}
 	schema := arrow.NewSchema(fields, nil)
-	cols := plainColumns(meta, schema, ids, rows)
+	cols := plainColumns(meta, schema, ids, rows, false)
 	if cols == nil {
 		return nil
 	}

@@ -90,7 +90,7 @@ func ReadPlain(ctx context.Context, fsys iceio.IO, task table.FileScanTask, meta
 		src.Close()
 		return nil
 	}
-	cols := plainColumns(pr.MetaData(), schema, ids, task.File.Count())
+	cols := plainColumns(pr.MetaData(), schema, ids, task.File.Count(), false)
 	if cols == nil {
 		pr.Close()
 		src.Close()
@@ -148,12 +148,15 @@ type plainColumn struct {
 	leaf     int
 	width    int
 	optional bool
+	nulls    bool // an optional column whose NULLs the read takes (plainnulls.go)
 }
 
 // plainColumns plans the plain read of schema's fields (field ids ids)
 // from a file with footer meta and rows rows; nil unless the file
-// qualifies (see above).
-func plainColumns(meta *metadata.FileMetaData, schema *arrow.Schema, ids []int, rows int64) []plainColumn {
+// qualifies (see above). With nulls, its optional columns' NULLs are
+// taken (a query's read); without, a chunk whose statistics count one
+// refuses the file (MERGE's reads).
+func plainColumns(meta *metadata.FileMetaData, schema *arrow.Schema, ids []int, rows int64, nulls bool) []plainColumn {
 	if meta == nil || schema.NumFields() == 0 || len(ids) != schema.NumFields() ||
 		meta.IsSetEncryptionAlgorithm() || meta.FileDecryptor != nil || meta.NumRows != rows {
 		return nil
@@ -188,13 +191,14 @@ func plainColumns(meta *metadata.FileMetaData, schema *arrow.Schema, ids []int, 
 					return nil
 				}
 			}
-			if set, err := cc.StatsSet(); err == nil && set {
+			if set, err := cc.StatsSet(); err == nil && set && !nulls {
 				if st, err := cc.Statistics(); err == nil && st != nil && st.HasNullCount() && st.NullCount() > 0 {
 					return nil
 				}
 			}
 		}
-		out[i] = plainColumn{leaf: leaf, width: w, optional: col.MaxDefinitionLevel() == 1}
+		opt := col.MaxDefinitionLevel() == 1
+		out[i] = plainColumn{leaf: leaf, width: w, optional: opt, nulls: opt && nulls}
 	}
 	return out
 }
@@ -411,6 +415,13 @@ type plainCursor struct {
 	vals    []byte         // the current page's values not yet taken (in scratch)
 	left    int64          // the row group's values not yet in a page walked
 	str     *stringPages   // a string column's dictionary and page (width 0)
+	// valid, where the page being taken has a NULL, is its rows'
+	// validity from bit validAt (the row of vals' first slot); validBuf
+	// and slots are the buffers its pages are spread into (nullPage)
+	valid    []byte
+	validAt  int
+	validBuf []byte
+	slots    []byte
 }
 
 // open reads column chunk c.leaf of row group rg from src (fileSize
@@ -680,13 +691,22 @@ func (c *plainCursor) next(n int, typ arrow.DataType, mem memory.Allocator) (a a
 	// bytes past the values are room the decompressor may write into
 	buf := writeOnlyBuffer(mem, n*w, decodeSlack)
 	defer buf.Release()
+	var nb nullBits
+	defer nb.release()
 	dst := buf.Bytes()
 	for len(dst) > 0 {
+		at := n - len(dst)/w // the batch's rows filled
 		if len(c.vals) > 0 {
+			if c.valid != nil {
+				nb.start(mem, n, at)
+			}
 			k := copy(dst, c.vals)
+			nb.put(at, c.valid, c.validAt, k/w)
+			c.validAt += k / w
 			dst, c.vals = dst[k:], c.vals[k:]
 			continue
 		}
+		c.valid = nil
 		h, body, more, err := c.nextPage()
 		if err != nil || !more {
 			// a chunk that ends short, or bytes that are not a page: what
@@ -696,11 +716,34 @@ func (c *plainCursor) next(n int, typ arrow.DataType, mem memory.Allocator) (a a
 		if h.typ != pageData && h.typ != pageDataV2 || h.encoding != int32(parquet.Encodings.Plain) {
 			return nil, false, nil
 		}
+		if c.col.nulls && (h.typ == pageData || h.numNulls > 0) {
+			// a page that has (V2) or may have (V1) a NULL: spread
+			// through scratch
+			size := int(h.numValues) * w
+			var into []byte
+			if size <= len(dst) {
+				into = dst[:size]
+			}
+			direct, ok, err := c.nullPage(h, body, into)
+			if err != nil || !ok {
+				return nil, false, err
+			}
+			if direct {
+				if c.valid != nil {
+					nb.start(mem, n, at)
+				}
+				nb.put(at, c.valid, 0, int(h.numValues))
+				c.valid = nil
+				dst = dst[size:]
+			}
+			continue
+		}
 		size := int64(h.numValues) * int64(w)
 		if size <= int64(len(dst)) {
 			if ok, err := c.values(h, body, dst[:size]); err != nil || !ok {
 				return nil, false, err
 			}
+			nb.put(at, nil, 0, int(h.numValues))
 			c.left -= int64(h.numValues)
 			dst = dst[size:]
 			continue
@@ -716,9 +759,14 @@ func (c *plainCursor) next(n int, typ arrow.DataType, mem memory.Allocator) (a a
 		}
 		c.left -= int64(h.numValues)
 		k := copy(dst, vals)
+		nb.put(at, nil, 0, k/w)
 		dst, c.vals = dst[k:], vals[k:]
 	}
-	data := array.NewData(typ, n, []*memory.Buffer{nil, buf}, nil, 0, 0)
+	valid, nulls := nb.take(n)
+	if valid != nil {
+		defer valid.Release()
+	}
+	data := array.NewData(typ, n, []*memory.Buffer{valid, buf}, nil, nulls, 0)
 	defer data.Release()
 	return array.MakeFromData(data), true, nil
 }

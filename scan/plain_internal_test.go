@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -112,13 +113,20 @@ func plainTestFields(fields ...int) (*arrow.Schema, []int) {
 // batches of at most size rows; nil when plainColumns refuses it.
 func readPlain(t *testing.T, mem memory.Allocator, b []byte, schema *arrow.Schema, ids []int, rows int64, size int) []arrow.RecordBatch {
 	t.Helper()
+	return readPlainWith(t, mem, b, schema, ids, rows, size, false)
+}
+
+// readPlainWith is readPlain, taking the NULLs of optional columns where
+// nulls is set (as a query's plain read does).
+func readPlainWith(t *testing.T, mem memory.Allocator, b []byte, schema *arrow.Schema, ids []int, rows int64, size int, nulls bool) []arrow.RecordBatch {
+	t.Helper()
 	src := bytes.NewReader(b)
 	pr, err := file.NewParquetReader(src, file.WithReadProps(parquet.NewReaderProperties(mem)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pr.Close()
-	cols := plainColumns(pr.MetaData(), schema, ids, rows)
+	cols := plainColumns(pr.MetaData(), schema, ids, rows, nulls)
 	if cols == nil {
 		return nil
 	}
@@ -367,8 +375,20 @@ func releaseBatches(bs []arrow.RecordBatch) {
 // not run here) or fails with an error, and what it yields is whole
 // batches.
 func TestPlainReadCorruptPages(t *testing.T) {
+	for _, nulls := range []bool{false, true} {
+		t.Run(fmt.Sprintf("nulls=%v", nulls), func(t *testing.T) { corruptPages(t, nulls) })
+	}
+}
+
+// corruptPages is TestPlainReadCorruptPages of a file without NULLs, or
+// with them (plainNullRecord) read taking them.
+func corruptPages(t *testing.T, nulls bool) {
 	mem := memory.NewGoAllocator()
 	rec := plainTestRecord(mem, 2000, -1)
+	if nulls {
+		rec.Release()
+		rec = plainNullRecord(mem, 2000)
+	}
 	defer rec.Release()
 	// string columns too: dictionary pages and indices (s, u), PLAIN
 	// byte arrays (b)
@@ -385,7 +405,7 @@ func TestPlainReadCorruptPages(t *testing.T) {
 				t.Fatal(err)
 			}
 			meta := pr.MetaData()
-			cols := plainColumns(meta, schema, ids, rec.NumRows())
+			cols := plainColumns(meta, schema, ids, rec.NumRows(), nulls)
 			if cols == nil {
 				t.Fatal("refused")
 			}
@@ -462,7 +482,7 @@ func TestPlainReadShortRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pr.Close()
-	cols := plainColumns(pr.MetaData(), schema, ids, rec.NumRows())
+	cols := plainColumns(pr.MetaData(), schema, ids, rec.NumRows(), false)
 	if cols == nil {
 		t.Fatal("refused")
 	}
@@ -565,4 +585,150 @@ func valueBytes(a arrow.Array) int {
 	o := a.(interface{ ValueOffsets() []int32 })
 	offs := o.ValueOffsets()
 	return int(offs[a.Len()] - offs[0])
+}
+
+// plainNullRecord is rows rows of plainTestSchema with NULLs in its
+// optional columns, each its own pattern: id NULL in rows 1000–1599
+// (whole pages), x in a tenth of the rows at random, y in half, d in runs
+// of 37, ts never, s (a dictionary) in 30%, b (PLAIN) in 5%.
+func plainNullRecord(mem memory.Allocator, rows int) arrow.RecordBatch {
+	rec := plainTestRecord(mem, rows, -1)
+	defer rec.Release()
+	rng := rand.New(rand.NewPCG(7, 40))
+	null := map[int]func(i int) bool{
+		0: func(i int) bool { return i >= 1000 && i < 1600 },
+		2: func(int) bool { return rng.IntN(10) == 0 },
+		3: func(int) bool { return rng.IntN(2) == 0 },
+		4: func(i int) bool { return i/37%3 == 0 },
+		6: func(int) bool { return rng.IntN(10) < 3 },
+		8: func(int) bool { return rng.IntN(20) == 0 },
+	}
+	b := array.NewRecordBuilder(mem, rec.Schema())
+	defer b.Release()
+	for c := range int(rec.NumCols()) {
+		col := rec.Column(c)
+		for i := range rows {
+			if f := null[c]; f != nil && f(i) {
+				b.Field(c).AppendNull()
+			} else if err := b.Field(c).AppendValueFromString(col.ValueStr(i)); err != nil {
+				panic(err)
+			}
+		}
+	}
+	return b.NewRecordBatch()
+}
+
+// TestPlainReadNulls reads optional columns with NULLs page by page, as a
+// query's plain read takes them: whole pages of NULLs, NULLs at random
+// and in runs, an optional column without one; fixed-width, dictionary
+// and PLAIN strings; V1 and V2 pages, three codecs; batches that cross
+// pages and end inside them. Every row group must be read page by page,
+// every value and NULL where it was written.
+func TestPlainReadNulls(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rec := plainNullRecord(mem, 5000)
+	defer rec.Release()
+	fields := []int{0, 1, 2, 3, 4, 5, 6, 7, 8}
+	schema, ids := plainTestFields(fields...)
+	for _, dict := range []bool{true, false} {
+		for _, v := range []parquet.DataPageVersion{parquet.DataPageV1, parquet.DataPageV2} {
+			for _, codec := range []compress.Compression{compress.Codecs.Zstd, compress.Codecs.Snappy, compress.Codecs.Uncompressed} {
+				what := fmt.Sprintf("string dictionaries %v, pages v%d, %s", dict, v+1, codec)
+				b := writePlainTest(t, rec, parquet.WithDictionaryDefault(false), parquet.WithDictionaryFor("s", dict), parquet.WithDictionaryFor("u", dict),
+					parquet.WithDictionaryFor("b", dict), parquet.WithDataPageVersion(v), parquet.WithCompression(codec),
+					parquet.WithDataPageSize(1<<10), parquet.WithMaxRowGroupLength(700), parquet.WithBatchSize(100))
+				if got := readPlainWith(t, mem, b, schema, ids, rec.NumRows(), 333, false); got != nil {
+					releaseBatches(got)
+					t.Fatalf("%s: a file whose statistics count NULLs was read page by page without taking NULLs", what)
+				}
+				var groups, fell int
+				TestHookPlainRead = func(rows int64) {
+					if rows < 0 {
+						fell++
+					} else {
+						groups++
+					}
+				}
+				for _, size := range []int{50, 333, 1 << 20} {
+					groups, fell = 0, 0
+					got := readPlainWith(t, mem, b, schema, ids, rec.NumRows(), size, true)
+					if got == nil {
+						t.Fatalf("%s: plainColumns refused the file", what)
+					}
+					samePlain(t, fmt.Sprintf("%s, batches of %d", what, size), got, rec, fields)
+					releaseBatches(got)
+					if groups != 8 || fell != 0 {
+						t.Fatalf("%s, batches of %d: %d row groups read page by page, %d through pqarrow; want 8 and 0", what, size, groups, fell)
+					}
+				}
+				TestHookPlainRead = nil
+			}
+		}
+	}
+}
+
+// TestDefBitmap: definition levels decoded into a bitmap agree with the
+// same bytes decoded as bit-width-1 indices (decodeIndices), on
+// hand-made runs and on 20,000 random inputs, which must never panic or
+// write past the bitmap.
+func TestDefBitmap(t *testing.T) {
+	check := func(b []byte, n int) bool {
+		out := make([]byte, (n+7)/8+8)
+		canary := out[(n+7)/8:]
+		for i := range canary {
+			canary[i] = 0xA5
+		}
+		defined, ok := defBitmap(b, n, out)
+		for _, c := range canary {
+			if c != 0xA5 {
+				t.Fatalf("% x (%d levels): wrote past the bitmap", b, n)
+			}
+		}
+		levels, iok := decodeIndices(b, 1, n, nil)
+		if ok != (iok && !slices.ContainsFunc(levels, func(l uint32) bool { return l > 1 })) {
+			t.Fatalf("% x (%d levels): ok %v, as indices %v %v", b, n, ok, iok, levels)
+		}
+		if !ok {
+			return false
+		}
+		count := 0
+		for i, l := range levels {
+			if (l == 1) != bitutil.BitIsSet(out, i) {
+				t.Fatalf("% x: level %d is %d, bit %v", b, i, l, bitutil.BitIsSet(out, i))
+			}
+			count += int(l)
+		}
+		if count != defined {
+			t.Fatalf("% x: %d defined, counted %d", b, defined, count)
+		}
+		return true
+	}
+	// a run of 5 ones, 8 bit-packed levels 0b10110010, a run of 3 zeros
+	if !check([]byte{10, 1, 3, 0b10110010, 6, 0}, 16) {
+		t.Fatal("refused good levels")
+	}
+	// a level of 2, a run past the input, a bit-packed group missing
+	for _, bad := range [][]byte{{10, 2}, {10}, {3}, {}} {
+		if check(bad, 5) {
+			t.Fatalf("% x: taken", bad)
+		}
+	}
+	rng := rand.New(rand.NewPCG(40, 2))
+	taken := 0
+	for range 20000 {
+		b := make([]byte, rng.IntN(12))
+		for i := range b {
+			b[i] = byte(rng.IntN(256))
+			if rng.IntN(3) == 0 {
+				b[i] &= 0x0f
+			}
+		}
+		if check(b, 1+rng.IntN(40)) {
+			taken++
+		}
+	}
+	if taken == 0 {
+		t.Fatal("no random input decoded: the check compares nothing")
+	}
 }

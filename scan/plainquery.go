@@ -13,8 +13,9 @@ import (
 // Plain reads for queries. A query's scan that applies no row filter
 // itself (none, or one only for pruning: plainprune.go), reading only
 // fixed-width, STRING and BINARY columns, reads a file whose chunks
-// of those columns qualify (plainColumns: no NULLs; PLAIN pages, or
-// dictionary-encoded ones for strings) here, page by page (plain.go),
+// of those columns qualify (plainColumns: PLAIN pages, or
+// dictionary-encoded ones for strings; NULLs taken, plainnulls.go) here,
+// page by page (plain.go),
 // rather than through iceberg-go's scan: each page is
 // decompressed straight into the batch that returns it. Measured on
 // `SELECT count(*), sum(amount)` over 10M rows, that took the scan from
@@ -102,18 +103,13 @@ const plainBatchMost = 4
 func readPlainQuery(ctx context.Context, f *fileRead, emit func(rec arrow.RecordBatch, owned bool) bool) (handled bool, err error) {
 	pq := f.plain
 	tasks := f.tasks()
-	for _, t := range tasks {
-		if countsNulls(t.File, pq.ids) {
-			return false, nil // decided without opening the file
-		}
-	}
 	of := openTaskFile(ctx, f, tasks)
 	if of == nil {
 		return false, nil
 	}
 	defer of.close()
 	meta := of.pr.MetaData()
-	cols := plainColumns(meta, pq.schema, pq.ids, f.task.File.Count())
+	cols := plainColumns(meta, pq.schema, pq.ids, f.task.File.Count(), true)
 	if cols == nil {
 		return false, nil
 	}

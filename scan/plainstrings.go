@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/schema"
@@ -66,6 +67,74 @@ type stringPages struct {
 	// dictMean is the dictionary's mean value length, perValue the
 	// page's (stringRows)
 	dictMean, perValue float64
+	// valid, where the page has a NULL, is its rows' validity from bit
+	// validAt (the next row's); validBuf holds it (plainnulls.go)
+	valid    []byte
+	validAt  int
+	validBuf []byte
+	indexed  bool // the page holds dictionary indices (idx), not PLAIN values
+}
+
+// gatherNulls takes the next len(out) rows of the page being taken, which
+// has a NULL (s.valid), into data from byte at on, setting each row's
+// end offset in out (a NULL's is its start); filled and n are the batch's
+// rows filled and rows, for room. It returns where the bytes end; ok is
+// false where the page's values do not add up (the caller falls back).
+func (c *plainCursor) gatherNulls(out []int32, data *memory.Buffer, at int64, filled, n int, room func(need int64, upTo int) bool) (int64, bool) {
+	s := c.str
+	k := len(out)
+	kv := validCount(s.valid, s.validAt, k)
+	if s.indexed {
+		if kv > len(s.idx) {
+			return 0, false
+		}
+		ids := s.idx[:kv]
+		var total int64
+		nd := uint32(len(s.starts))
+		for _, id := range ids {
+			if id >= nd {
+				return 0, false // an index past the dictionary: pqarrow reports it
+			}
+			total += int64(s.ends[id] - s.starts[id])
+		}
+		if !room(at+total+wordSlack, filled+k) {
+			return 0, false
+		}
+		buf := data.Buf()
+		j := 0
+		for r := range k {
+			if bitutil.BitIsSet(s.valid, s.validAt+r) {
+				st, en := s.starts[ids[j]], s.ends[ids[j]]
+				j++
+				if en-st <= wordSlack {
+					binary.LittleEndian.PutUint64(buf[at:], binary.LittleEndian.Uint64(s.dict[st:]))
+					at += int64(en - st)
+				} else {
+					at += int64(copy(buf[at:], s.dict[st:en]))
+				}
+			}
+			out[r] = int32(at)
+		}
+		s.idx = s.idx[kv:]
+		return at, true
+	}
+	p := s.plain
+	for r := range k {
+		if bitutil.BitIsSet(s.valid, s.validAt+r) {
+			if len(p) < 4 {
+				return 0, false
+			}
+			l := binary.LittleEndian.Uint32(p)
+			if uint64(l) > uint64(len(p)-4) || !room(at+int64(l), filled+r+1) {
+				return 0, false
+			}
+			at += int64(copy(data.Buf()[at:], p[4:4+l]))
+			p = p[4+l:]
+		}
+		out[r] = int32(at)
+	}
+	s.plain = p
+	return at, true
 }
 
 // plainStringBatch is about the most bytes of string values a batch of a
@@ -129,6 +198,8 @@ func (c *plainCursor) nextStrings(n int, typ arrow.DataType, mem memory.Allocato
 		return true
 	}
 	var at int64
+	var nb nullBits
+	defer nb.release()
 	for filled := 0; filled < n; {
 		if s.held == 0 {
 			if ok, err := c.stringPage(); err != nil || !ok {
@@ -138,7 +209,16 @@ func (c *plainCursor) nextStrings(n int, typ arrow.DataType, mem memory.Allocato
 		}
 		k := int(min(s.held, int64(n-filled)))
 		out := offs[filled+1 : filled+1+k]
-		if s.idx != nil {
+		if s.valid != nil {
+			// a page with a NULL: row by row
+			nb.start(mem, n, filled)
+			var ok bool
+			if at, ok = c.gatherNulls(out, data, at, filled, n, room); !ok {
+				return nil, false, nil
+			}
+			nb.put(filled, s.valid, s.validAt, k)
+			s.validAt += k
+		} else if s.indexed {
 			ids := s.idx[:k]
 			var total int64
 			nd := uint32(len(s.starts))
@@ -182,11 +262,18 @@ func (c *plainCursor) nextStrings(n int, typ arrow.DataType, mem memory.Allocato
 			}
 			s.plain = p
 		}
+		if s.valid == nil {
+			nb.put(filled, nil, 0, k)
+		}
 		s.held -= int64(k)
 		filled += k
 	}
 	data.ResizeNoShrink(int(at))
-	d := array.NewData(typ, n, []*memory.Buffer{nil, offBuf, data}, nil, 0, 0)
+	valid, nulls := nb.take(n)
+	if valid != nil {
+		defer valid.Release()
+	}
+	d := array.NewData(typ, n, []*memory.Buffer{valid, offBuf, data}, nil, nulls, 0)
 	defer d.Release()
 	return array.MakeFromData(d), true, nil
 }
@@ -225,26 +312,42 @@ func (c *plainCursor) stringPage() (ok bool, err error) {
 		default:
 			return false, nil
 		}
-		if int64(h.numValues) > c.left {
+		if int64(h.numValues) > c.left || h.numValues < 0 {
 			return false, nil
 		}
-		vals, ok, err := c.stringValues(h, body)
-		if err != nil || !ok {
+		rows, defined := int(h.numValues), int(h.numValues)
+		s.valid = nil
+		var vals []byte
+		if c.col.nulls && (h.typ == pageData || h.numNulls > 0) {
+			// a page that has (V2) or may have (V1) a NULL
+			levels, v, ok, err := c.pageLevels(h, body)
+			if err != nil || !ok {
+				return false, err
+			}
+			s.validBuf = grow(s.validBuf, (rows+7)/8+8)
+			if defined, ok = defBitmap(levels, rows, s.validBuf); !ok {
+				return false, nil
+			}
+			if defined < rows {
+				s.valid, s.validAt = s.validBuf, 0
+			}
+			vals = v
+		} else if vals, ok, err = c.stringValues(h, body); err != nil || !ok {
 			return false, err
 		}
-		s.idx, s.plain = nil, nil
+		s.idx, s.plain, s.indexed = nil, nil, false
 		switch h.encoding {
 		case int32(parquet.Encodings.Plain):
 			s.plain = vals
-			s.perValue = float64(len(vals)-4*int(h.numValues)) / float64(max(h.numValues, 1))
+			s.perValue = float64(len(vals)-4*defined) / float64(max(defined, 1))
 		case int32(parquet.Encodings.RLEDict), int32(parquet.Encodings.PlainDict):
 			if !s.hasDict || len(vals) < 1 || vals[0] > 32 {
 				return false, nil
 			}
-			if s.idxBuf, ok = decodeIndices(vals[1:], int(vals[0]), int(h.numValues), s.idxBuf); !ok {
+			if s.idxBuf, ok = decodeIndices(vals[1:], int(vals[0]), defined, s.idxBuf); !ok {
 				return false, nil
 			}
-			s.idx = s.idxBuf
+			s.idx, s.indexed = s.idxBuf, true
 			s.perValue = s.dictMean
 		default:
 			return false, nil
