@@ -717,8 +717,9 @@ func (c *plainCursor) next(n int, typ arrow.DataType, mem memory.Allocator) (a a
 			return nil, false, nil
 		}
 		if c.col.nulls && (h.typ == pageData || h.numNulls > 0) {
-			// a page that has (V2) or may have (V1) a NULL: spread
-			// through scratch
+			// a page that has (V2) or may have (V1) a NULL: its values
+			// spread into their rows, straight into the batch where the
+			// page fits (the header parser refuses negative counts)
 			size := int(h.numValues) * w
 			var into []byte
 			if size <= len(dst) {

@@ -61,80 +61,44 @@ func defBitmap(b []byte, n int, out []byte) (defined int, ok bool) {
 	return defined, true
 }
 
-// spread writes rows values of width w into slots (rows*w bytes), one a
-// row: the next of vals (the defined values, packed) where valid's bit
-// is set, zeros where it is not.
+// spread writes rows values of width w (4 or 8, the widths FixedWidth
+// gives) into slots (rows*w bytes), one a row: the next of vals (the
+// defined values, packed) where valid's bit is set, zeros where it is
+// not. 64 rows at a time where they are all defined (one copy) or all
+// NULL (one clear), else row by row without a branch on the bit (the
+// branches on w go one way). A copy and a branch a row made the query of
+// a column with NULLs slower than pqarrow's read (BENCHMARKS.md, session
+// 40).
 func spread(slots, vals, valid []byte, rows, w int) {
-	switch w {
-	case 8:
-		spreadWords(slots, vals, valid, rows)
-		return
-	case 4:
-		spreadHalves(slots, vals, valid, rows)
-		return
-	}
-	j := 0
-	for i := range rows {
-		if valid[i/8]&(1<<(i%8)) != 0 {
-			copy(slots[i*w:(i+1)*w], vals[j*w:(j+1)*w])
-			j++
-		} else {
-			clear(slots[i*w : (i+1)*w])
-		}
-	}
-}
-
-// spreadWords is spread of 8-byte values: 64 rows at a time where they
-// are all defined (one copy) or all NULL (one clear), else row by row
-// without a branch on the bit.
-func spreadWords(slots, vals, valid []byte, rows int) {
 	j := 0
 	for i := 0; i < rows; {
 		if i%64 == 0 && rows-i >= 64 {
 			switch word := binary.LittleEndian.Uint64(valid[i/8:]); word {
 			case ^uint64(0):
-				copy(slots[i*8:(i+64)*8], vals[j*8:(j+64)*8])
+				copy(slots[i*w:(i+64)*w], vals[j*w:(j+64)*w])
 				i, j = i+64, j+64
 				continue
 			case 0:
-				clear(slots[i*8 : (i+64)*8])
+				clear(slots[i*w : (i+64)*w])
 				i += 64
 				continue
 			}
 		}
 		bit := uint64(valid[i/8]>>(i%8)) & 1
 		var v uint64
-		if j*8+8 <= len(vals) {
-			v = binary.LittleEndian.Uint64(vals[j*8:])
-		}
-		binary.LittleEndian.PutUint64(slots[i*8:], v&-bit)
-		j += int(bit)
-		i++
-	}
-}
-
-// spreadHalves is spreadWords of 4-byte values.
-func spreadHalves(slots, vals, valid []byte, rows int) {
-	j := 0
-	for i := 0; i < rows; {
-		if i%64 == 0 && rows-i >= 64 {
-			switch word := binary.LittleEndian.Uint64(valid[i/8:]); word {
-			case ^uint64(0):
-				copy(slots[i*4:(i+64)*4], vals[j*4:(j+64)*4])
-				i, j = i+64, j+64
-				continue
-			case 0:
-				clear(slots[i*4 : (i+64)*4])
-				i += 64
-				continue
+		if (j+1)*w <= len(vals) {
+			if w == 8 {
+				v = binary.LittleEndian.Uint64(vals[j*8:])
+			} else {
+				v = uint64(binary.LittleEndian.Uint32(vals[j*4:]))
 			}
 		}
-		bit := uint32(valid[i/8]>>(i%8)) & 1
-		var v uint32
-		if j*4+4 <= len(vals) {
-			v = binary.LittleEndian.Uint32(vals[j*4:])
+		v &= -bit
+		if w == 8 {
+			binary.LittleEndian.PutUint64(slots[i*8:], v)
+		} else {
+			binary.LittleEndian.PutUint32(slots[i*4:], uint32(v))
 		}
-		binary.LittleEndian.PutUint32(slots[i*4:], v&-bit)
 		j += int(bit)
 		i++
 	}

@@ -75,12 +75,38 @@ type stringPages struct {
 	indexed  bool // the page holds dictionary indices (idx), not PLAIN values
 }
 
+// idsBytes is the bytes of the dictionary values ids name; ok is false
+// where one is past the dictionary.
+func (s *stringPages) idsBytes(ids []uint32) (total int64, ok bool) {
+	nd := uint32(len(s.starts))
+	for _, id := range ids {
+		if id >= nd {
+			return 0, false
+		}
+		total += int64(s.ends[id] - s.starts[id])
+	}
+	return total, true
+}
+
+// putValue copies dictionary value id into buf at at and returns where
+// it ends; a value of at most a word is copied as one word, so buf needs
+// wordSlack bytes of room past it (the dictionary has as many bytes of
+// padding past its last value).
+func (s *stringPages) putValue(buf []byte, at int64, id uint32) int64 {
+	st, en := s.starts[id], s.ends[id]
+	if en-st <= wordSlack {
+		binary.LittleEndian.PutUint64(buf[at:], binary.LittleEndian.Uint64(s.dict[st:]))
+		return at + int64(en-st)
+	}
+	return at + int64(copy(buf[at:], s.dict[st:en]))
+}
+
 // gatherNulls takes the next len(out) rows of the page being taken, which
 // has a NULL (s.valid), into data from byte at on, setting each row's
-// end offset in out (a NULL's is its start); filled and n are the batch's
-// rows filled and rows, for room. It returns where the bytes end; ok is
-// false where the page's values do not add up (the caller falls back).
-func (c *plainCursor) gatherNulls(out []int32, data *memory.Buffer, at int64, filled, n int, room func(need int64, upTo int) bool) (int64, bool) {
+// end offset in out (a NULL's is its start); filled is the batch's rows
+// filled, for room. It returns where the bytes end; ok is false where
+// the page's values do not add up (the caller falls back).
+func (c *plainCursor) gatherNulls(out []int32, data *memory.Buffer, at int64, filled int, room func(need int64, upTo int) bool) (int64, bool) {
 	s := c.str
 	k := len(out)
 	kv := validCount(s.valid, s.validAt, k)
@@ -89,29 +115,16 @@ func (c *plainCursor) gatherNulls(out []int32, data *memory.Buffer, at int64, fi
 			return 0, false
 		}
 		ids := s.idx[:kv]
-		var total int64
-		nd := uint32(len(s.starts))
-		for _, id := range ids {
-			if id >= nd {
-				return 0, false // an index past the dictionary: pqarrow reports it
-			}
-			total += int64(s.ends[id] - s.starts[id])
-		}
-		if !room(at+total+wordSlack, filled+k) {
+		total, ok := s.idsBytes(ids)
+		if !ok || !room(at+total+wordSlack, filled+k) {
 			return 0, false
 		}
 		buf := data.Buf()
 		j := 0
 		for r := range k {
 			if bitutil.BitIsSet(s.valid, s.validAt+r) {
-				st, en := s.starts[ids[j]], s.ends[ids[j]]
+				at = s.putValue(buf, at, ids[j])
 				j++
-				if en-st <= wordSlack {
-					binary.LittleEndian.PutUint64(buf[at:], binary.LittleEndian.Uint64(s.dict[st:]))
-					at += int64(en - st)
-				} else {
-					at += int64(copy(buf[at:], s.dict[st:en]))
-				}
 			}
 			out[r] = int32(at)
 		}
@@ -213,36 +226,23 @@ func (c *plainCursor) nextStrings(n int, typ arrow.DataType, mem memory.Allocato
 			// a page with a NULL: row by row
 			nb.start(mem, n, filled)
 			var ok bool
-			if at, ok = c.gatherNulls(out, data, at, filled, n, room); !ok {
+			if at, ok = c.gatherNulls(out, data, at, filled, room); !ok {
 				return nil, false, nil
 			}
 			nb.put(filled, s.valid, s.validAt, k)
 			s.validAt += k
 		} else if s.indexed {
 			ids := s.idx[:k]
-			var total int64
-			nd := uint32(len(s.starts))
-			for _, id := range ids {
-				if id >= nd {
-					return nil, false, nil // an index past the dictionary: pqarrow reports it
-				}
-				total += int64(s.ends[id] - s.starts[id])
-			}
+			total, ok := s.idsBytes(ids)
 			// wordSlack bytes of room past the values: a value of at
 			// most a word is copied as one word (the dictionary has as
 			// many bytes of padding past its last value)
-			if !room(at+total+wordSlack, filled+k) {
-				return nil, false, nil
+			if !ok || !room(at+total+wordSlack, filled+k) {
+				return nil, false, nil // (an index past the dictionary: pqarrow reports it)
 			}
 			buf := data.Buf()
 			for j, id := range ids {
-				st, en := s.starts[id], s.ends[id]
-				if en-st <= wordSlack {
-					binary.LittleEndian.PutUint64(buf[at:], binary.LittleEndian.Uint64(s.dict[st:]))
-					at += int64(en - st)
-				} else {
-					at += int64(copy(buf[at:], s.dict[st:en]))
-				}
+				at = s.putValue(buf, at, id)
 				out[j] = int32(at)
 			}
 			s.idx = s.idx[k:]
