@@ -1,13 +1,17 @@
 package exec
 
 import (
+	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 )
 
@@ -309,5 +313,54 @@ func TestNewAggregateErrors(t *testing.T) {
 	}
 	if a := haMust(t, "avg", []Expr{haCol("d")}, false, nil, nil); a.DataType().String() != "decimal(38, 6)" {
 		t.Errorf("avg(decimal(18,2)) is %s", a.DataType())
+	}
+}
+
+// TestSumFloatOneGroupNulls: sum and avg of a double column with NULLs
+// and no GROUP BY read the validity bits in place; sliced arrays (an
+// offset that is not a multiple of 8) add the same values in the same
+// order as the per-row path with two groups.
+func TestSumFloatOneGroupNulls(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rng := rand.New(rand.NewPCG(40, 3))
+	b := array.NewFloat64Builder(mem)
+	for i := range 1000 {
+		if rng.IntN(4) == 0 {
+			b.AppendNull()
+		} else {
+			b.Append(float64(i)*0.1 + 1e10*float64(i%3))
+		}
+	}
+	whole := b.NewFloat64Array()
+	b.Release()
+	defer whole.Release()
+	one, two := &htSumFloat{mem: mem}, &htSumFloat{mem: mem}
+	one.resize(1)
+	two.resize(2)
+	var want float64
+	var cnt int64
+	for _, cut := range [][2]int64{{0, 1000}, {3, 700}, {13, 14}, {701, 1000}} {
+		a := array.NewSlice(whole, cut[0], cut[1])
+		n := int(a.Len())
+		// every row in group 0: of one group (the in-place path), and of
+		// two (the per-row path)
+		ones, twos := make([]int32, n), make([]int32, n)
+		for r := range n {
+			if a.IsValid(r) {
+				want += a.(*array.Float64).Value(r)
+				cnt++
+			}
+		}
+		if err := one.update(context.Background(), ones, []arrow.Array{a}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := two.update(context.Background(), twos, []arrow.Array{a}, nil); err != nil {
+			t.Fatal(err)
+		}
+		a.Release()
+	}
+	if one.sums[0] != want || one.cnt[0] != cnt || two.sums[0] != want || two.cnt[0] != cnt {
+		t.Fatalf("one group: sum %v of %d; per row: %v of %d; want %v of %d", one.sums[0], one.cnt[0], two.sums[0], two.cnt[0], want, cnt)
 	}
 }
