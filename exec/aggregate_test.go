@@ -319,7 +319,8 @@ func TestNewAggregateErrors(t *testing.T) {
 // TestSumFloatOneGroupNulls: sum and avg of a double column with NULLs
 // and no GROUP BY read the validity bits in place; sliced arrays (an
 // offset that is not a multiple of 8) add the same values in the same
-// order as the per-row path with two groups.
+// order as the per-row path with two groups. A REAL column in two
+// groups, sliced, sums each group's defined values.
 func TestSumFloatOneGroupNulls(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -362,5 +363,39 @@ func TestSumFloatOneGroupNulls(t *testing.T) {
 	}
 	if one.sums[0] != want || one.cnt[0] != cnt || two.sums[0] != want || two.cnt[0] != cnt {
 		t.Fatalf("one group: sum %v of %d; per row: %v of %d; want %v of %d", one.sums[0], one.cnt[0], two.sums[0], two.cnt[0], want, cnt)
+	}
+	// REAL, rows in two groups by parity, sliced
+	b32 := array.NewFloat32Builder(mem)
+	for i := range 1000 {
+		if rng.IntN(3) == 0 {
+			b32.AppendNull()
+		} else {
+			b32.Append(float32(i) / 4)
+		}
+	}
+	whole32 := b32.NewFloat32Array()
+	b32.Release()
+	defer whole32.Release()
+	grouped := &htSumFloat{mem: mem}
+	grouped.resize(2)
+	var want2 [2]float64
+	var cnt2 [2]int64
+	for _, cut := range [][2]int64{{5, 998}, {0, 1}, {17, 30}} {
+		a := array.NewSlice(whole32, cut[0], cut[1])
+		ids := make([]int32, a.Len())
+		for r := range ids {
+			ids[r] = int32(r % 2)
+			if a.IsValid(r) {
+				want2[r%2] += float64(a.(*array.Float32).Value(r))
+				cnt2[r%2]++
+			}
+		}
+		if err := grouped.update(context.Background(), ids, []arrow.Array{a}, nil); err != nil {
+			t.Fatal(err)
+		}
+		a.Release()
+	}
+	if grouped.sums[0] != want2[0] || grouped.sums[1] != want2[1] || grouped.cnt[0] != cnt2[0] || grouped.cnt[1] != cnt2[1] {
+		t.Fatalf("two groups: sums %v of %v, want %v of %v", grouped.sums[:2], grouped.cnt[:2], want2, cnt2)
 	}
 }
