@@ -327,7 +327,7 @@ func (s *htSumFloat) update(_ context.Context, ids []int32, args []arrow.Array, 
 	if a.DataType().ID() == arrow.FLOAT32 {
 		vs := htFixedValues[float32](a)
 		for r, g := range ids {
-			if (sel == nil || sel[r]) && !(nulls && bm[(off+r)>>3]&(1<<((off+r)&7)) == 0) {
+			if (sel == nil || sel[r]) && !(nulls && !bitutil.BitIsSet(bm, off+r)) {
 				s.sums[g] += float64(vs[r])
 				s.cnt[g]++
 			}
@@ -350,7 +350,7 @@ func (s *htSumFloat) update(_ context.Context, ids []int32, args []arrow.Array, 
 		// one group, with NULLs
 		sum, cnt := s.sums[0], int64(0)
 		for r, v := range vs[:len(ids)] {
-			if bm[(off+r)>>3]&(1<<((off+r)&7)) != 0 {
+			if bitutil.BitIsSet(bm, off+r) {
 				sum += v
 				cnt++
 			}
@@ -360,7 +360,7 @@ func (s *htSumFloat) update(_ context.Context, ids []int32, args []arrow.Array, 
 		return nil
 	}
 	for r, g := range ids {
-		if (sel == nil || sel[r]) && !(nulls && bm[(off+r)>>3]&(1<<((off+r)&7)) == 0) {
+		if (sel == nil || sel[r]) && !(nulls && !bitutil.BitIsSet(bm, off+r)) {
 			s.sums[g] += vs[r]
 			s.cnt[g]++
 		}

@@ -416,8 +416,9 @@ type plainCursor struct {
 	left    int64          // the row group's values not yet in a page walked
 	str     *stringPages   // a string column's dictionary and page (width 0)
 	// valid, where the page being taken has a NULL, is its rows'
-	// validity from bit validAt (the row of vals' first slot); validBuf
-	// and slots are the buffers its pages are spread into (nullPage)
+	// validity from bit validAt (the next row's: of vals' first slot, or
+	// a string page's next value); validBuf holds it (nullLevels), and
+	// slots are what a fixed-width page is spread into (nullPage)
 	valid    []byte
 	validAt  int
 	validBuf []byte
@@ -716,7 +717,7 @@ func (c *plainCursor) next(n int, typ arrow.DataType, mem memory.Allocator) (a a
 		if h.typ != pageData && h.typ != pageDataV2 || h.encoding != int32(parquet.Encodings.Plain) {
 			return nil, false, nil
 		}
-		if c.col.nulls && (h.typ == pageData || h.numNulls > 0) {
+		if c.mayHoldNulls(h) {
 			// a page that has (V2) or may have (V1) a NULL: its values
 			// spread into their rows, straight into the batch where the
 			// page fits (the header parser refuses negative counts)

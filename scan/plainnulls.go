@@ -146,6 +146,34 @@ func (c *plainCursor) pageLevels(h pageHeader, body []byte) (levels, vals []byte
 	return nil, nil, false, nil
 }
 
+// mayHoldNulls reports whether data page h may hold a NULL the read
+// takes: a V2 page whose header counts one, or any V1 page (whose header
+// does not say) of an optional column whose NULLs the read takes.
+func (c *plainCursor) mayHoldNulls(h pageHeader) bool {
+	return c.col.nulls && (h.typ == pageData || h.numNulls > 0)
+}
+
+// nullLevels splits data page h (body as stored; mayHoldNulls) into its
+// values' bytes and its rows' validity: c.valid from bit 0 (c.validAt),
+// decoded into c.validBuf, or nil where every row is defined. defined
+// counts the defined rows; ok is false where the page does not add up.
+func (c *plainCursor) nullLevels(h pageHeader, body []byte) (vals []byte, defined int, ok bool, err error) {
+	rows := int(h.numValues)
+	c.valid, c.validAt = nil, 0
+	levels, vals, ok, err := c.pageLevels(h, body)
+	if err != nil || !ok {
+		return nil, 0, false, err
+	}
+	c.validBuf = grow(c.validBuf, (rows+7)/8+8)
+	if defined, ok = defBitmap(levels, rows, c.validBuf); !ok {
+		return nil, 0, false, nil
+	}
+	if defined < rows {
+		c.valid = c.validBuf
+	}
+	return vals, defined, true, nil
+}
+
 // nullPage takes fixed-width data page h (body as stored) of an optional
 // column whose NULLs the read takes: its rows become c.vals, a slot a
 // row, with c.valid their validity where one is NULL (nil where none
@@ -158,21 +186,11 @@ func (c *plainCursor) nullPage(h pageHeader, body, into []byte) (direct, ok bool
 	if h.encoding != int32(parquet.Encodings.Plain) || int64(rows) > c.left || rows < 0 {
 		return false, false, nil
 	}
-	levels, vals, ok, err := c.pageLevels(h, body)
-	if err != nil || !ok {
+	vals, defined, ok, err := c.nullLevels(h, body)
+	if err != nil || !ok || len(vals) != defined*w {
 		return false, false, err
 	}
-	c.validBuf = grow(c.validBuf, (rows+7)/8+8)
-	defined, ok := defBitmap(levels, rows, c.validBuf)
-	if !ok || len(vals) != defined*w {
-		return false, false, nil
-	}
 	c.left -= int64(rows)
-	c.validAt = 0
-	c.valid = c.validBuf
-	if defined == rows {
-		c.valid = nil
-	}
 	if len(into) == rows*w {
 		if c.valid == nil {
 			copy(into, vals)

@@ -67,12 +67,24 @@ type stringPages struct {
 	// dictMean is the dictionary's mean value length, perValue the
 	// page's (stringRows)
 	dictMean, perValue float64
-	// valid, where the page has a NULL, is its rows' validity from bit
-	// validAt (the next row's); validBuf holds it (plainnulls.go)
-	valid    []byte
-	validAt  int
-	validBuf []byte
-	indexed  bool // the page holds dictionary indices (idx), not PLAIN values
+	indexed            bool // the page holds dictionary indices (idx), not PLAIN values
+}
+
+// putPlain copies the page's next PLAIN byte array into data from byte
+// at on (room made for the batch's first upTo values) and returns where
+// it ends; false where the page's bytes do not hold one.
+func (s *stringPages) putPlain(data *memory.Buffer, at int64, upTo int, room func(need int64, upTo int) bool) (int64, bool) {
+	p := s.plain
+	if len(p) < 4 {
+		return 0, false
+	}
+	l := binary.LittleEndian.Uint32(p)
+	if uint64(l) > uint64(len(p)-4) || !room(at+int64(l), upTo) {
+		return 0, false
+	}
+	at += int64(copy(data.Buf()[at:], p[4:4+l]))
+	s.plain = p[4+l:]
+	return at, true
 }
 
 // idsBytes is the bytes of the dictionary values ids name; ok is false
@@ -102,14 +114,14 @@ func (s *stringPages) putValue(buf []byte, at int64, id uint32) int64 {
 }
 
 // gatherNulls takes the next len(out) rows of the page being taken, which
-// has a NULL (s.valid), into data from byte at on, setting each row's
+// has a NULL (c.valid), into data from byte at on, setting each row's
 // end offset in out (a NULL's is its start); filled is the batch's rows
 // filled, for room. It returns where the bytes end; ok is false where
 // the page's values do not add up (the caller falls back).
 func (c *plainCursor) gatherNulls(out []int32, data *memory.Buffer, at int64, filled int, room func(need int64, upTo int) bool) (int64, bool) {
 	s := c.str
 	k := len(out)
-	kv := validCount(s.valid, s.validAt, k)
+	kv := validCount(c.valid, c.validAt, k)
 	if s.indexed {
 		if kv > len(s.idx) {
 			return 0, false
@@ -122,7 +134,7 @@ func (c *plainCursor) gatherNulls(out []int32, data *memory.Buffer, at int64, fi
 		buf := data.Buf()
 		j := 0
 		for r := range k {
-			if bitutil.BitIsSet(s.valid, s.validAt+r) {
+			if bitutil.BitIsSet(c.valid, c.validAt+r) {
 				at = s.putValue(buf, at, ids[j])
 				j++
 			}
@@ -131,22 +143,15 @@ func (c *plainCursor) gatherNulls(out []int32, data *memory.Buffer, at int64, fi
 		s.idx = s.idx[kv:]
 		return at, true
 	}
-	p := s.plain
 	for r := range k {
-		if bitutil.BitIsSet(s.valid, s.validAt+r) {
-			if len(p) < 4 {
+		if bitutil.BitIsSet(c.valid, c.validAt+r) {
+			var ok bool
+			if at, ok = s.putPlain(data, at, filled+r+1, room); !ok {
 				return 0, false
 			}
-			l := binary.LittleEndian.Uint32(p)
-			if uint64(l) > uint64(len(p)-4) || !room(at+int64(l), filled+r+1) {
-				return 0, false
-			}
-			at += int64(copy(data.Buf()[at:], p[4:4+l]))
-			p = p[4+l:]
 		}
 		out[r] = int32(at)
 	}
-	s.plain = p
 	return at, true
 }
 
@@ -222,15 +227,15 @@ func (c *plainCursor) nextStrings(n int, typ arrow.DataType, mem memory.Allocato
 		}
 		k := int(min(s.held, int64(n-filled)))
 		out := offs[filled+1 : filled+1+k]
-		if s.valid != nil {
+		if c.valid != nil {
 			// a page with a NULL: row by row
 			nb.start(mem, n, filled)
 			var ok bool
 			if at, ok = c.gatherNulls(out, data, at, filled, room); !ok {
 				return nil, false, nil
 			}
-			nb.put(filled, s.valid, s.validAt, k)
-			s.validAt += k
+			nb.put(filled, c.valid, c.validAt, k)
+			c.validAt += k
 		} else if s.indexed {
 			ids := s.idx[:k]
 			total, ok := s.idsBytes(ids)
@@ -247,22 +252,15 @@ func (c *plainCursor) nextStrings(n int, typ arrow.DataType, mem memory.Allocato
 			}
 			s.idx = s.idx[k:]
 		} else {
-			p := s.plain
 			for j := range k {
-				if len(p) < 4 {
+				var ok bool
+				if at, ok = s.putPlain(data, at, filled+j+1, room); !ok {
 					return nil, false, nil
 				}
-				l := binary.LittleEndian.Uint32(p)
-				if uint64(l) > uint64(len(p)-4) || !room(at+int64(l), filled+j+1) {
-					return nil, false, nil
-				}
-				at += int64(copy(data.Buf()[at:], p[4:4+l]))
 				out[j] = int32(at)
-				p = p[4+l:]
 			}
-			s.plain = p
 		}
-		if s.valid == nil {
+		if c.valid == nil {
 			nb.put(filled, nil, 0, k)
 		}
 		s.held -= int64(k)
@@ -315,23 +313,13 @@ func (c *plainCursor) stringPage() (ok bool, err error) {
 		if int64(h.numValues) > c.left || h.numValues < 0 {
 			return false, nil
 		}
-		rows, defined := int(h.numValues), int(h.numValues)
-		s.valid = nil
+		defined := int(h.numValues)
+		c.valid = nil
 		var vals []byte
-		if c.col.nulls && (h.typ == pageData || h.numNulls > 0) {
-			// a page that has (V2) or may have (V1) a NULL
-			levels, v, ok, err := c.pageLevels(h, body)
-			if err != nil || !ok {
+		if c.mayHoldNulls(h) {
+			if vals, defined, ok, err = c.nullLevels(h, body); err != nil || !ok {
 				return false, err
 			}
-			s.validBuf = grow(s.validBuf, (rows+7)/8+8)
-			if defined, ok = defBitmap(levels, rows, s.validBuf); !ok {
-				return false, nil
-			}
-			if defined < rows {
-				s.valid, s.validAt = s.validBuf, 0
-			}
-			vals = v
 		} else if vals, ok, err = c.stringValues(h, body); err != nil || !ok {
 			return false, err
 		}
