@@ -84,10 +84,7 @@ func (q Query) ReadScan(tasks []table.FileScanTask) (sc *table.Scan, read []stri
 	for i := range out {
 		out[i].Residual = nil
 	}
-	opts := q.SnapshotOpts()
-	if rf := ReadFilter(q.Filter, q.Schema()); rf != nil {
-		opts = append(opts, table.WithRowFilter(rf))
-	}
+	opts := q.readOpts()
 	// INVARIANT: the planner selects at least one field; iceberg-go reads
 	// every column when none is named.
 	read = q.Fields
@@ -104,11 +101,17 @@ func (q Query) ReadScan(tasks []table.FileScanTask) (sc *table.Scan, read []stri
 // ReadScanRows is ReadScan's scan of the columns read, in batches of rows
 // rows (ReadSpec.ScanRows).
 func (q Query) ReadScanRows(read []string, rows int) *table.Scan {
+	return cancellable(q.Table).Scan(append(q.readOpts(), table.WithArrowBatchSize(rows), table.WithSelectedFields(read...))...)
+}
+
+// readOpts are the snapshot and the row filter (ReadFilter's part of the
+// filter) a read scan reads with.
+func (q Query) readOpts() []table.ScanOption {
 	opts := q.SnapshotOpts()
 	if rf := ReadFilter(q.Filter, q.Schema()); rf != nil {
 		opts = append(opts, table.WithRowFilter(rf))
 	}
-	return cancellable(q.Table).Scan(append(opts, table.WithArrowBatchSize(rows), table.WithSelectedFields(read...))...)
+	return opts
 }
 
 // readBatchRows is the batch size a query reads with when its table sets

@@ -66,9 +66,12 @@ type Reader struct {
 // OpenFiles starts reading tasks, in order.
 func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (*Reader, error) {
 	files := make([]fileRead, len(tasks))
-	alt := func(fields []string) *table.Scan {
-		return spec.Table.Scan(append(append(slices.Clone(spec.SnapshotOpts), BatchOpts(spec.Table)...), table.WithSelectedFields(fields...))...)
+	// scanOf is a scan of the snapshot's columns fields, without a row
+	// filter, in batches as batch says
+	scanOf := func(fields []string, batch ...table.ScanOption) *table.Scan {
+		return spec.Table.Scan(append(append(slices.Clone(spec.SnapshotOpts), batch...), table.WithSelectedFields(fields...))...)
 	}
+	alt := func(fields []string) *table.Scan { return scanOf(fields, BatchOpts(spec.Table)...) }
 	var exact *exactFilter
 	if spec.Exact != nil {
 		var err error
@@ -101,7 +104,7 @@ func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (
 				return nil, fmt.Errorf("scan %s: %w", spec.Name, err)
 			}
 			idx = newDeleteIndex(fs, spec.Mem, spec.Schema, func(names []string, batch int) *table.Scan {
-				return spec.Table.Scan(append(slices.Clone(spec.SnapshotOpts), table.WithSelectedFields(names...), table.WithArrowBatchSize(batch))...)
+				return scanOf(names, table.WithArrowBatchSize(batch))
 			})
 		}
 		if idx.accept(t) {
@@ -120,11 +123,9 @@ func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (
 				raw = append(raw[:len(raw):len(raw)], c)
 			}
 		}
-		rd.raw = spec.Table.Scan(append(append(slices.Clone(spec.SnapshotOpts), BatchOpts(spec.Table)...), table.WithSelectedFields(raw...))...)
+		rd.raw = alt(raw)
 		rawFields = raw
-		rawRows := func(rows int) *table.Scan {
-			return spec.Table.Scan(append(slices.Clone(spec.SnapshotOpts), table.WithArrowBatchSize(rows), table.WithSelectedFields(raw...))...)
-		}
+		rawRows := func(rows int) *table.Scan { return scanOf(raw, table.WithArrowBatchSize(rows)) }
 		for i := range files {
 			if files[i].deletes != nil {
 				files[i].scan, files[i].timeIDs = rd.raw, nil // no filter
