@@ -584,7 +584,41 @@ func (w *world) cases() []peerCase {
 		}}},
 		{name: "scan-after-8-mor", skade: scan("skade scan after 8 merge-on-read MERGEs", "morscan"),
 			peers: []side{scan("skade clean scan", "base"), scan("skade clean scan of the same rows", "morclean")}},
+		// GROUP BY a low-cardinality string column (three values, mostly
+		// dictionary-encoded) over the clean table of 18M rows: the
+		// groups' counts must agree
+		{name: "group-by", skade: side{
+			name:  "skade GROUP BY status",
+			run:   func() { got = w.skadeRow(groupBy("morclean")) },
+			check: func() { w.want("skade GROUP BY", got, w.groupCounts()) },
+		}, peers: []side{{
+			name:  "DuckDB read_parquet GROUP BY",
+			run:   func() { got = w.duckRow(groupBy("read_parquet("+w.liveFiles("morclean")+")"), 1) },
+			check: func() { w.want("DuckDB GROUP BY", got, w.groupCounts()) },
+		}}},
 	}
+}
+
+// groupBy is the group-by case's query over from, one row of text: each
+// group's status, row count and twice its sum of amount (every amount is
+// a multiple of 0.5, so the sums are exact in any order of addition).
+func groupBy(from string) string {
+	return "SELECT string_agg(status || '=' || CAST(c AS VARCHAR) || ':' || CAST(CAST(s * 2 AS BIGINT) AS VARCHAR), ',' ORDER BY status) FROM " +
+		"(SELECT status, count(*) AS c, sum(amount) AS s FROM " + from + " GROUP BY status) g"
+}
+
+// groupCounts is what groupBy returns over morclean. Round k of 8 updated
+// ids 100i+k (i < n/100) to amount 1.5i and inserted n/10 new ids with
+// amount 2.5i; the rest of base is 'old', amount = id.
+func (w *world) groupCounts() string {
+	n, upd, ins := int64(w.n), int64(w.n/100), int64(w.n/10)
+	tri := func(m int64) int64 { return m * (m - 1) / 2 } // 0 + 1 + … + m-1
+	var updIDs int64
+	for k := int64(1); k <= 8; k++ {
+		updIDs += 100*tri(upd) + k*upd
+	}
+	return fmt.Sprintf("new=%d:%d,old=%d:%d,updated=%d:%d",
+		8*ins, 8*5*tri(ins), n-8*upd, 2*(tri(n)-updIDs), 8*upd, 8*3*tri(upd))
 }
 
 // countOf is the row count a table should have: base has n rows, and
