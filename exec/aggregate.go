@@ -334,6 +334,12 @@ type HashAggregate struct {
 
 	spill *haSpill // non-nil once the budget ran out
 
+	// dict maps the entries of the dictionary the group key last came
+	// with to their groups; nullKey is the NULL key encoded
+	// (aggregate_dict.go)
+	dict    *haDict
+	nullKey *RowKeys
+
 	// Output: the finished aggregate columns of the in-memory groups and
 	// the next group to emit, then the spilled partitions one by one.
 	outCols []arrow.Array
@@ -473,6 +479,8 @@ func (h *HashAggregate) releaseState() {
 		}
 	}
 	h.states, h.dists, h.table = nil, nil, nil
+	h.dict.release()
+	h.dict, h.nullKey = nil, nil
 }
 
 func (h *HashAggregate) Next(ctx context.Context) (arrow.RecordBatch, error) {
@@ -587,6 +595,19 @@ func (h *HashAggregate) groupBytes() int64 {
 }
 
 func (h *HashAggregate) addBatch(ctx context.Context, b arrow.RecordBatch, keys *RowKeys, ids *[]int32, sel, base *[]bool) error {
+	if haHasDict(b) {
+		// a group key column that came as a dictionary array
+		// (TableScan.SetDictionary)
+		if handled, err := h.addDictBatch(b, ids, sel); handled || err != nil {
+			return err
+		}
+		plain, err := h.decodeDicts(b)
+		if err != nil {
+			return err
+		}
+		defer plain.Release()
+		b = plain
+	}
 	n := int(b.NumRows())
 	*ids = htGrow(*ids, n)
 	if h.table == nil {
@@ -636,15 +657,27 @@ func (h *HashAggregate) addBatch(ctx context.Context, b arrow.RecordBatch, keys 
 		if err != nil {
 			return err
 		}
-		h.keyCh = append(h.keyCh, kc)
-		h.keyStart = append(h.keyStart, int(before))
-		h.keyB += ArraysBytes(kc)
-		h.groups = h.table.Len()
-		if h.groups > h.capGroups {
-			h.resize(h.growCap(h.groups))
-		}
+		h.addKeys(kc, before)
 	}
-	if err := h.updateAll(b, (*ids)[:n], sel, nil); err != nil {
+	return h.updateKept(b, (*ids)[:n], sel)
+}
+
+// addKeys records the key values of the groups from before on, new in a
+// batch, and sizes the states for them.
+func (h *HashAggregate) addKeys(kc []arrow.Array, before int32) {
+	h.keyCh = append(h.keyCh, kc)
+	h.keyStart = append(h.keyStart, int(before))
+	h.keyB += ArraysBytes(kc)
+	h.groups = h.table.Len()
+	if h.groups > h.capGroups {
+		h.resize(h.growCap(h.groups))
+	}
+}
+
+// updateKept folds a batch whose groups the table holds (ids) into the
+// states, and reserves what they hold after.
+func (h *HashAggregate) updateKept(b arrow.RecordBatch, ids []int32, sel *[]bool) error {
+	if err := h.updateAll(b, ids, sel, nil); err != nil {
 		return err
 	}
 	if err := h.res.setTo(h.stateBytes() + h.spillReserve()); err != nil {
@@ -739,6 +772,8 @@ func (h *HashAggregate) updateAgg(i int, a *Aggregate, b arrow.RecordBatch, ids 
 func (h *HashAggregate) finish() error {
 	n := h.groups
 	h.table = nil
+	h.dict.release()
+	h.dict, h.nullKey = nil, nil
 	for i := range h.dists {
 		h.dists[i] = nil
 	}

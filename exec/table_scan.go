@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,8 +49,11 @@ type TableScan struct {
 	// are the columns read for it alone
 	exact      iceberg.BooleanExpression
 	filterOnly []string
-	schema     *arrow.Schema
-	mem        memory.Allocator
+	// dict are columns (Iceberg names) that may come as dictionary
+	// arrays (SetDictionary)
+	dict   []string
+	schema *arrow.Schema
+	mem    memory.Allocator
 
 	// tasks, when preset, are read instead of planning (a DML statement
 	// rewriting one file at a time).
@@ -98,6 +102,9 @@ func (s *TableScan) String() string {
 	if s.filter != nil {
 		fmt.Fprintf(&b, " filter=%s", s.filter)
 	}
+	if len(s.dict) > 0 {
+		fmt.Fprintf(&b, " dictionary=[%s]", strings.Join(s.dict, ", "))
+	}
 	if s.exact != nil {
 		fmt.Fprintf(&b, " exact=%s", s.exact)
 		if len(s.filterOnly) > 0 {
@@ -115,6 +122,15 @@ func (s *TableScan) String() string {
 func (s *TableScan) SetExact(exact iceberg.BooleanExpression, filterOnly []string) {
 	s.exact, s.filterOnly = exact, filterOnly
 }
+
+// SetDictionary lets the scan return the string columns cols (Iceberg
+// names, among its fields) as dictionary arrays of their type, with Int32
+// indices, in any batch read page by page from a file that stores them
+// dictionary-encoded (scan.ReadSpec.Dict). A batch with such a column has
+// a schema of its own, that column's field typed as the dictionary; the
+// operator's Schema stays the columns' own types. Only a consumer that
+// takes both forms may ask: a HashAggregate grouping by the column alone.
+func (s *TableScan) SetDictionary(cols []string) { s.dict = cols }
 
 // NewFileScan is a TableScan of the given planned files only; filter,
 // when not nil, still prunes row groups inside them.
@@ -174,7 +190,7 @@ func (s *TableScan) Open(ctx context.Context) error {
 	rd, err := scan.OpenFiles(ctx, scan.ReadSpec{
 		Name: s.name, Table: s.tbl, Scan: s.scan, Schema: q.Schema(), SnapshotOpts: q.SnapshotOpts(),
 		Fields: read, Mem: s.mem, Conform: s.conform, TimeFilter: scan.ReadFilterTimestamps(s.filter, q.Schema()),
-		Filter: s.filter, Exact: s.exact, FilterOnly: s.filterOnly,
+		Filter: s.filter, Exact: s.exact, FilterOnly: s.filterOnly, Dict: s.dict,
 		ScanRows: func(rows int) *table.Scan { return q.ReadScanRows(read, rows) },
 	}, tasks)
 	if err != nil {
@@ -236,6 +252,7 @@ func (s *TableScan) conform(ctx context.Context, b arrow.RecordBatch) (arrow.Rec
 		}
 	}()
 	bs := b.Schema()
+	var dictFields []arrow.Field // the batch's own fields, where one is a dictionary
 	for i, f := range s.schema.Fields() {
 		idx := bs.FieldIndices(f.Name)
 		if len(idx) == 0 {
@@ -247,11 +264,23 @@ func (s *TableScan) conform(ctx context.Context, b arrow.RecordBatch) (arrow.Rec
 			cols[i] = c
 			continue
 		}
+		if dt, ok := c.DataType().(*arrow.DictionaryType); ok && arrow.TypeEqual(dt.ValueType, f.Type) && slices.Contains(s.dict, f.Name) {
+			if dictFields == nil {
+				dictFields = slices.Clone(s.schema.Fields())
+			}
+			dictFields[i].Type = dt
+			c.Retain()
+			cols[i] = c
+			continue
+		}
 		cast, err := compute.CastArray(ctx, c, compute.SafeCastOptions(f.Type))
 		if err != nil {
 			return nil, fmt.Errorf("scan %s: column %q: %w", s.name, f.Name, err)
 		}
 		cols[i] = cast
+	}
+	if dictFields != nil {
+		return array.NewRecordBatch(arrow.NewSchema(dictFields, nil), cols, b.NumRows()), nil
 	}
 	return array.NewRecordBatch(s.schema, cols, b.NumRows()), nil
 }

@@ -217,6 +217,9 @@ func (b *binder) buildSerial(n Node) (exec.Operator, error) {
 		if err != nil {
 			return nil, err
 		}
+		if col := dictGroupColumn(n); col != "" {
+			askDictionary(in, col)
+		}
 		l := layoutOf(n.Input.Columns())
 		groups, err := compileAll(n.GroupBy, l)
 		if err != nil {

@@ -149,6 +149,9 @@ type plainColumn struct {
 	width    int
 	optional bool
 	nulls    bool // an optional column whose NULLs the read takes (plainnulls.go)
+	// dict: a string column whose batches may come as dictionary arrays
+	// (Int32 indices) while its pages are dictionary indices (nextDict)
+	dict bool
 }
 
 // plainColumns plans the plain read of schema's fields (field ids ids)
@@ -326,7 +329,7 @@ func plainGroup(ctx context.Context, rg *metadata.RowGroupMetaData, src io.Reade
 			}
 			arrs[i] = a
 		}
-		b := array.NewRecordBatch(schema, arrs, n)
+		b := array.NewRecordBatch(batchSchema(schema, arrs), arrs, n)
 		releaseAll(arrs)
 		done += n
 		if !yield(b, nil) {
@@ -470,6 +473,10 @@ func (c *plainCursor) release() {
 	if c.buf != nil {
 		c.buf.Release()
 		c.buf = nil
+	}
+	if c.str != nil && c.str.dictArr != nil {
+		c.str.dictArr.Release()
+		c.str.dictArr = nil
 	}
 	c.chunk, c.vals = nil, nil
 }
@@ -813,4 +820,25 @@ func releaseAll(as []arrow.Array) {
 			a.Release()
 		}
 	}
+}
+
+// batchSchema is schema with each field of a column in arrs that is a
+// dictionary array (plainColumn.dict) typed as it: schema itself where
+// none is.
+func batchSchema(schema *arrow.Schema, arrs []arrow.Array) *arrow.Schema {
+	var fields []arrow.Field
+	for i, a := range arrs {
+		if a.DataType().ID() != arrow.DICTIONARY {
+			continue
+		}
+		if fields == nil {
+			fields = slices.Clone(schema.Fields())
+		}
+		fields[i].Type = a.DataType()
+	}
+	if fields == nil {
+		return schema
+	}
+	md := schema.Metadata()
+	return arrow.NewSchema(fields, &md)
 }

@@ -3,6 +3,7 @@ package scan
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -42,12 +43,15 @@ type plainQuery struct {
 	// prune, when not nil, rules row groups out by their statistics
 	// (plainprune.go)
 	prune *groupPruner
+	// dict marks the string columns whose batches may come as
+	// dictionary arrays (ReadSpec.Dict); nil for none
+	dict []bool
 }
 
 // compilePlainQuery is names (the columns a scan reads) of schema for
 // plain reads; nil unless every one is a primitive
 // field a plain read takes (plain.go's plainType).
-func compilePlainQuery(schema *iceberg.Schema, names []string, rows int) *plainQuery {
+func compilePlainQuery(schema *iceberg.Schema, names []string, rows int, dict []string) *plainQuery {
 	if schema == nil || len(names) == 0 || TestPlainQueryOff.Load() {
 		return nil
 	}
@@ -67,6 +71,12 @@ func compilePlainQuery(schema *iceberg.Schema, names []string, rows int) *plainQ
 		}
 		fields[i] = arrow.Field{Name: name, Type: t, Nullable: true}
 		pq.ids[i] = f.ID
+		if slices.Contains(dict, name) && (t.ID() == arrow.STRING || t.ID() == arrow.BINARY) {
+			if pq.dict == nil {
+				pq.dict = make([]bool, len(names))
+			}
+			pq.dict[i] = true
+		}
 	}
 	pq.schema = arrow.NewSchema(fields, nil)
 	return pq
@@ -112,6 +122,9 @@ func readPlainQuery(ctx context.Context, f *fileRead, emit func(rec arrow.Record
 	cols := plainColumns(meta, pq.schema, pq.ids, f.task.File.Count(), true)
 	if cols == nil {
 		return false, nil
+	}
+	for i, d := range pq.dict {
+		cols[i].dict = d
 	}
 	groups := taskGroups(meta, tasks, of.size)
 	if groups == nil {

@@ -68,6 +68,10 @@ type stringPages struct {
 	// page's (stringRows)
 	dictMean, perValue float64
 	indexed            bool // the page holds dictionary indices (idx), not PLAIN values
+	// dictArr is the dictionary as an array of the column's type, made
+	// for the first batch returned as a dictionary array (nextDict) and
+	// shared by every such batch of the chunk
+	dictArr arrow.Array
 }
 
 // putPlain copies the page's next PLAIN byte array into data from byte
@@ -194,6 +198,21 @@ func stringRows(curs []plainCursor, n int64) (rows int64, bad int, ok bool, err 
 // array (typ); ok is false where a page is not what a plain read takes.
 func (c *plainCursor) nextStrings(n int, typ arrow.DataType, mem memory.Allocator) (a arrow.Array, ok bool, err error) {
 	s := c.str
+	var nb nullBits
+	defer nb.release()
+	filled := 0
+	var ids []int32 // the dictionary phase's indices (nextDict)
+	if c.col.dict {
+		var idBuf *memory.Buffer
+		if idBuf, filled, ok, err = c.nextDict(n, &nb, mem); err != nil || !ok {
+			return nil, false, err
+		}
+		defer idBuf.Release()
+		ids = arrow.Int32Traits.CastFromBytes(idBuf.Bytes())[:filled]
+		if filled == n {
+			return c.dictArray(typ, idBuf, n, &nb, mem), true, nil
+		}
+	}
 	offBuf := writeOnlyBuffer(mem, (n+1)*4, 0)
 	defer offBuf.Release()
 	offs := arrow.Int32Traits.CastFromBytes(offBuf.Bytes())
@@ -216,9 +235,27 @@ func (c *plainCursor) nextStrings(n int, typ arrow.DataType, mem memory.Allocato
 		return true
 	}
 	var at int64
-	var nb nullBits
-	defer nb.release()
-	for filled := 0; filled < n; {
+	if filled > 0 {
+		// a PLAIN page came after the batch's first filled rows, taken as
+		// indices: their values go first
+		var total int64
+		for r, id := range ids {
+			if nb.buf == nil || bitutil.BitIsSet(nb.bits, r) {
+				total += int64(s.ends[id] - s.starts[id])
+			}
+		}
+		if !room(total+wordSlack, filled) {
+			return nil, false, nil
+		}
+		buf := data.Buf()
+		for r, id := range ids {
+			if nb.buf == nil || bitutil.BitIsSet(nb.bits, r) {
+				at = s.putValue(buf, at, uint32(id))
+			}
+			offs[r+1] = int32(at)
+		}
+	}
+	for filled < n {
 		if s.held == 0 {
 			if ok, err := c.stringPage(); err != nil || !ok {
 				return nil, false, err
@@ -274,6 +311,102 @@ func (c *plainCursor) nextStrings(n int, typ arrow.DataType, mem memory.Allocato
 	d := array.NewData(typ, n, []*memory.Buffer{valid, offBuf, data}, nil, nulls, 0)
 	defer d.Release()
 	return array.MakeFromData(d), true, nil
+}
+
+// nextDict takes up to the chunk's next n values as dictionary indices
+// (into the int32 buffer it returns, which the caller releases), their
+// validity into nb, while the pages are dictionary indices; filled is how
+// many it took, fewer than n where a PLAIN page came (nextStrings gathers
+// the rest). ok is false where a page is not what a plain read takes.
+//
+// A column asked for as a dictionary (plainColumn.dict) is one a GROUP
+// BY groups by: the aggregate maps each dictionary value to its group
+// once, not each row's bytes (exec.HashAggregate).
+func (c *plainCursor) nextDict(n int, nb *nullBits, mem memory.Allocator) (idBuf *memory.Buffer, filled int, ok bool, err error) {
+	s := c.str
+	idBuf = writeOnlyBuffer(mem, n*4, 0)
+	ids := arrow.Int32Traits.CastFromBytes(idBuf.Bytes())
+	fail := func(err error) (*memory.Buffer, int, bool, error) {
+		idBuf.Release()
+		return nil, 0, false, err
+	}
+	for filled < n {
+		if s.held == 0 {
+			if ok, err := c.stringPage(); err != nil || !ok {
+				return fail(err)
+			}
+			continue
+		}
+		if !s.indexed {
+			break
+		}
+		k := int(min(s.held, int64(n-filled)))
+		out := ids[filled : filled+k]
+		nd := uint32(len(s.starts))
+		if c.valid != nil {
+			nb.start(mem, n, filled)
+			kv := validCount(c.valid, c.validAt, k)
+			if kv > len(s.idx) {
+				return fail(nil)
+			}
+			j := 0
+			for r := range k {
+				out[r] = 0 // a NULL's index: any valid one
+				if bitutil.BitIsSet(c.valid, c.validAt+r) {
+					id := s.idx[j]
+					if id >= nd {
+						return fail(nil) // (pqarrow reports it)
+					}
+					out[r] = int32(id)
+					j++
+				}
+			}
+			nb.put(filled, c.valid, c.validAt, k)
+			c.validAt += k
+			s.idx = s.idx[kv:]
+		} else {
+			for r, id := range s.idx[:k] {
+				if id >= nd {
+					return fail(nil)
+				}
+				out[r] = int32(id)
+			}
+			nb.put(filled, nil, 0, k)
+			s.idx = s.idx[k:]
+		}
+		s.held -= int64(k)
+		filled += k
+	}
+	return idBuf, filled, true, nil
+}
+
+// dictArray is a batch of n rows taken as indices (idBuf, validity in nb)
+// as a dictionary array of the chunk's dictionary, whose values are of
+// type typ.
+func (c *plainCursor) dictArray(typ arrow.DataType, idBuf *memory.Buffer, n int, nb *nullBits, mem memory.Allocator) arrow.Array {
+	s := c.str
+	if s.dictArr == nil {
+		// the values contiguous, as an array of typ holds them
+		k := len(s.starts)
+		offs := make([]int32, k+1)
+		var data []byte
+		for i := range k {
+			data = append(data, s.dict[s.starts[i]:s.ends[i]]...)
+			offs[i+1] = int32(len(data))
+		}
+		d := array.NewData(typ, k, []*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offs)), memory.NewBufferBytes(data)}, nil, 0, 0)
+		s.dictArr = array.MakeFromData(d)
+		d.Release()
+	}
+	valid, nulls := nb.take(n)
+	if valid != nil {
+		defer valid.Release()
+	}
+	id := array.NewData(arrow.PrimitiveTypes.Int32, n, []*memory.Buffer{valid, idBuf}, nil, nulls, 0)
+	defer id.Release()
+	d := array.NewDataWithDictionary(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: typ}, n, id.Buffers(), nulls, 0, s.dictArr.Data().(*array.Data))
+	defer d.Release()
+	return array.MakeFromData(d)
 }
 
 // stringPage walks to the chunk's next data page and makes it the one

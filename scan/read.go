@@ -52,6 +52,12 @@ type ReadSpec struct {
 	// more than about plainStringBatch bytes is read with fewer rows a
 	// batch (fileRead.wideRows).
 	ScanRows func(rows int) *table.Scan
+	// Dict are string columns of Fields that a file read page by page
+	// may return as dictionary arrays (Int32 indices into a dictionary of
+	// the field's type), batch by batch, where the file stores them
+	// dictionary-encoded: a caller that asks must take them either way.
+	// Conform sees such batches as they are.
+	Dict []string
 }
 
 // Reader reads a scan's files concurrently and hands their batches out in
@@ -163,7 +169,7 @@ func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (
 		// drops the rows of the row groups read that fail it
 		// (plainprune.go)
 		rows := queryBatchRows(spec.Table)
-		pq := compilePlainQuery(spec.Schema, spec.Fields, rows)
+		pq := compilePlainQuery(spec.Schema, spec.Fields, rows, spec.Dict)
 		if pq != nil && spec.Filter != nil {
 			pq.prune = compileGroupPruner(spec.Filter, spec.Schema)
 		}
@@ -171,7 +177,7 @@ func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (
 		// deletes need: no row group left out
 		var raw *plainQuery
 		if rd.raw != nil {
-			raw = compilePlainQuery(spec.Schema, rawFields, rows)
+			raw = compilePlainQuery(spec.Schema, rawFields, rows, spec.Dict)
 		}
 		for i := range files {
 			if files[i].deletes == nil {

@@ -1,0 +1,255 @@
+package exec
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// haDictBatches cuts rows (g text, v int, f double) into batches and
+// gives each batch's g one of four forms: a plain array; a dictionary
+// array with a dictionary of its own (entries shuffled, some unused, one
+// repeated); one with the previous dictionary array's dictionary (the
+// same data, as a scan's batches of one row group share it); and one with
+// int16 indices (not taken by the fast path). forms counts them.
+func haDictBatches(t *testing.T, rng *rand.Rand, mem memory.Allocator, schema *arrow.Schema, rows [][]any, forms *[4]int) []arrow.RecordBatch {
+	t.Helper()
+	var out []arrow.RecordBatch
+	var last arrow.Array // the last dictionary of every value made, shared by batches of form 2
+	var all []string     // every value of g
+	seenAll := map[string]bool{}
+	for _, r := range rows {
+		if r[0] != nil && !seenAll[r[0].(string)] {
+			seenAll[r[0].(string)] = true
+			all = append(all, r[0].(string))
+		}
+	}
+	defer func() {
+		if last != nil {
+			last.Release()
+		}
+	}()
+	for rest := rows; len(rest) > 0; {
+		k := 1 + rng.IntN(min(len(rest), 2500))
+		part := rest[:k]
+		rest = rest[k:]
+		plain := hjBatch(t, mem, schema, part...)
+		form := rng.IntN(4)
+		if form == 2 && last == nil {
+			form = 1
+		}
+		forms[form]++
+		if form == 0 {
+			out = append(out, plain)
+			continue
+		}
+		g := plain.Column(0).(*array.String)
+		var dict arrow.Array
+		if form == 2 {
+			dict = last
+			dict.Retain()
+		} else {
+			// the batch's values (or, every other time, every value),
+			// shuffled, an unused value and a repeated one
+			seen := map[string]bool{}
+			var vals []string
+			if form == 1 && rng.IntN(2) == 0 {
+				vals = slices.Clone(all)
+				form = -1 // a dictionary a batch of form 2 may share
+			}
+			for i := range g.Len() {
+				if g.IsValid(i) && !seen[g.Value(i)] && form != -1 {
+					seen[g.Value(i)] = true
+					vals = append(vals, g.Value(i))
+				}
+			}
+			vals = append(vals, "never used "+fmt.Sprint(rng.IntN(1000)))
+			if len(vals) > 1 {
+				vals = append(vals, vals[0])
+			}
+			rng.Shuffle(len(vals), func(i, j int) { vals[i], vals[j] = vals[j], vals[i] })
+			sb := array.NewStringBuilder(mem)
+			sb.AppendValues(vals, nil)
+			dict = sb.NewArray()
+			sb.Release()
+		}
+		// each row's index: any entry holding its value
+		d := dict.(*array.String)
+		where := map[string][]int{}
+		for i := range d.Len() {
+			where[d.Value(i)] = append(where[d.Value(i)], i)
+		}
+		var idx arrow.Array
+		if form == 3 {
+			ib := array.NewInt16Builder(mem)
+			for i := range g.Len() {
+				if g.IsNull(i) {
+					ib.AppendNull()
+					continue
+				}
+				w := where[g.Value(i)]
+				if len(w) == 0 {
+					t.Fatalf("value %q missing from the shared dictionary", g.Value(i))
+				}
+				ib.Append(int16(w[rng.IntN(len(w))]))
+			}
+			idx = ib.NewArray()
+			ib.Release()
+		} else {
+			ib := array.NewInt32Builder(mem)
+			for i := range g.Len() {
+				if g.IsNull(i) {
+					ib.AppendNull()
+					continue
+				}
+				w := where[g.Value(i)]
+				if len(w) == 0 {
+					t.Fatalf("value %q missing from the shared dictionary", g.Value(i))
+				}
+				ib.Append(int32(w[rng.IntN(len(w))]))
+			}
+			idx = ib.NewArray()
+			ib.Release()
+		}
+		dt := &arrow.DictionaryType{IndexType: idx.DataType(), ValueType: arrow.BinaryTypes.String}
+		da := array.NewDictionaryArray(dt, idx, dict)
+		idx.Release()
+		if form == -1 {
+			if last != nil {
+				last.Release()
+			}
+			last = dict // kept for batches of form 2
+		} else {
+			dict.Release()
+		}
+		cols := []arrow.Array{da, plain.Column(1), plain.Column(2)}
+		fields := slices.Clone(schema.Fields())
+		fields[0].Type = dt
+		out = append(out, array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, plain.NumRows()))
+		da.Release()
+		plain.Release()
+	}
+	return out
+}
+
+// TestHashAggregateDictionaryKeys groups rows whose key comes as
+// dictionary arrays (TableScan.SetDictionary), mixed with plain arrays,
+// and requires what the same rows give as plain arrays: the same groups in
+// the same order (first appearance), NULL a group of its own. Under a
+// budget small enough to spill, the batches the fast path cannot reserve
+// for are decoded and spill as plain rows. No memory or budget is left.
+func TestHashAggregateDictionaryKeys(t *testing.T) {
+	schema := hjSchema("g:str", "v:i32", "f:f64")
+	for _, tc := range []struct {
+		name   string
+		n      int
+		keys   int
+		budget int64
+	}{
+		{"few keys", 30000, 40, 0},
+		{"many keys, spilling", 60000, 20000, 3 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(41, uint64(tc.keys)))
+			rows := make([][]any, tc.n)
+			for i := range rows {
+				var g any = fmt.Sprintf("key %d %s", rng.IntN(tc.keys), strings.Repeat("x", rng.IntN(3)*9))
+				if rng.IntN(50) == 0 {
+					g = nil
+				}
+				var v any = rng.IntN(1000) - 500
+				if rng.IntN(10) == 0 {
+					v = nil
+				}
+				// multiples of 1/4: sums exact in any order
+				rows[i] = []any{g, v, float64(rng.IntN(4000)) / 4}
+			}
+			aggs := func() []*Aggregate {
+				v, f := hjCol(schema, 1), hjCol(schema, 2)
+				return []*Aggregate{
+					haMust(t, "count", nil, false, nil, nil),
+					haMust(t, "count", []Expr{v}, false, nil, nil),
+					haMust(t, "sum", []Expr{v}, false, nil, nil),
+					haMust(t, "sum", []Expr{f}, false, nil, nil),
+					haMust(t, "min", []Expr{v}, false, nil, nil),
+					haMust(t, "avg", []Expr{f}, false, nil, nil),
+				}
+			}
+			run := func(batches []arrow.RecordBatch, mem memory.Allocator, budget *Budget) ([]string, map[string]int64) {
+				h, err := NewHashAggregate(&hjTestSource{schema: schema, batches: batches}, []Expr{hjCol(schema, 0)}, aggs(),
+					HashOptions{Mem: mem, Budget: budget, SpillDir: t.TempDir()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := hjRun(t, h)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if budget != nil && budget.Used() != 0 {
+					t.Errorf("the budget holds %d bytes after Close", budget.Used())
+				}
+				return got, h.Metrics().Extra()
+			}
+			mem := hjMem(t)
+			var plain []arrow.RecordBatch
+			for rest := rows; len(rest) > 0; {
+				k := min(len(rest), 4096)
+				plain = append(plain, hjBatch(t, mem, schema, rest[:k]...))
+				rest = rest[k:]
+			}
+			want, _ := run(plain, mem, nil)
+			if len(want) < min(tc.keys, 30) {
+				t.Fatalf("%d groups", len(want))
+			}
+			var byDict, total int64 // batches grouped by dictionary, in all
+			defer func() {
+				if !t.Failed() && (byDict == 0 || byDict >= total) {
+					t.Fatalf("%d of %d batches grouped by dictionary; want some, not all", byDict, total)
+				}
+			}()
+			for round := range 3 {
+				var forms [4]int
+				batches := haDictBatches(t, rng, mem, schema, rows, &forms)
+				if forms[1] == 0 || forms[2] == 0 || forms[3] == 0 {
+					t.Fatalf("round %d: batch forms %v: want some of each", round, forms)
+				}
+				var budget *Budget
+				if tc.budget > 0 {
+					budget = NewBudget(tc.budget)
+				}
+				got, m := run(batches, mem, budget)
+				byDict += m["dictionary_batches"]
+				total += int64(len(batches))
+				if tc.budget > 0 {
+					if m["spilled_rows"] == 0 {
+						t.Fatalf("round %d: nothing spilled under %d bytes: %v", round, tc.budget, m)
+					}
+					// after a spill, groups come in another order
+					got, want := hjSorted(got), hjSorted(want)
+					if !slices.Equal(got, want) {
+						t.Fatalf("round %d: %d groups, want %d; first differing: %s", round, len(got), len(want), firstDiff(got, want))
+					}
+					continue
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("round %d (forms %v): %d groups, want %d; first differing: %s", round, forms, len(got), len(want), firstDiff(got, want))
+				}
+			}
+		})
+	}
+}
+
+func firstDiff(got, want []string) string {
+	for i := range min(len(got), len(want)) {
+		if got[i] != want[i] {
+			return fmt.Sprintf("row %d: got %s, want %s", i, got[i], want[i])
+		}
+	}
+	return "one is a prefix of the other"
+}
