@@ -399,3 +399,79 @@ func TestSumFloatOneGroupNulls(t *testing.T) {
 		t.Fatalf("two groups: sums %v of %v, want %v of %v", grouped.sums[:2], grouped.cnt[:2], want2, cnt2)
 	}
 }
+
+// TestSumCountRunsOfGroups: sum, avg and count over batches whose groups
+// come in runs (htRunsOfIDs: their state kept in registers through a
+// run) and at random (a row at a time) give what adding row by row in
+// order gives, bit for bit, over sliced arrays, with NULLs (the row path)
+// and without.
+func TestSumCountRunsOfGroups(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rng := rand.New(rand.NewPCG(41, 8))
+	const groups = 5
+	sum, cstar, cval := &htSumFloat{mem: mem}, &htCount{mem: mem, star: true}, &htCount{mem: mem}
+	for _, st := range []htAggState{sum, cstar, cval} {
+		st.resize(groups)
+	}
+	var want [groups]float64
+	var wantN, wantV [groups]int64
+	var runs, rows int
+	for batch := range 40 {
+		n := 1 + rng.IntN(3000)
+		fb := array.NewFloat64Builder(mem)
+		nulls := batch%4 == 3
+		for range n + 7 {
+			if nulls && rng.IntN(5) == 0 {
+				fb.AppendNull()
+			} else {
+				fb.Append(rng.Float64()*1e6 - 3e5)
+			}
+		}
+		whole := fb.NewFloat64Array()
+		fb.Release()
+		a := array.NewSlice(whole, 7, int64(n+7)).(*array.Float64)
+		whole.Release()
+		ids := make([]int32, n)
+		clustered := batch%2 == 0
+		for r := 0; r < n; {
+			g := int32(rng.IntN(groups))
+			k := 1
+			if clustered {
+				k = 1 + rng.IntN(60)
+			}
+			for ; k > 0 && r < n; k-- {
+				ids[r] = g
+				r++
+			}
+		}
+		if htRunsOfIDs(ids) {
+			runs++
+		}
+		rows += n
+		for r, g := range ids {
+			wantN[g]++
+			if a.IsValid(r) {
+				want[g] += a.Value(r)
+				wantV[g]++
+			}
+		}
+		for _, st := range []htAggState{sum, cval} {
+			if err := st.update(context.Background(), ids, []arrow.Array{a}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := cstar.update(context.Background(), ids, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		a.Release()
+	}
+	if runs == 0 || runs == 40 {
+		t.Fatalf("%d of 40 batches in runs; want some of each", runs)
+	}
+	for g := range groups {
+		if sum.sums[g] != want[g] || sum.cnt[g] != wantV[g] || cstar.counts[g] != wantN[g] || cval.counts[g] != wantV[g] {
+			t.Fatalf("group %d: sum %v of %d, count(*) %d, count(x) %d; want %v of %d, %d, %d", g, sum.sums[g], sum.cnt[g], cstar.counts[g], cval.counts[g], want[g], wantV[g], wantN[g], wantV[g])
+		}
+	}
+}
