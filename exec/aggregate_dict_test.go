@@ -253,3 +253,74 @@ func firstDiff(got, want []string) string {
 	}
 	return "one is a prefix of the other"
 }
+
+// TestGatherDictionary: a Filter over batches with a dictionary column
+// (TableScan.SetDictionary under an aggregate with a WHERE) gathers its
+// indices and keeps the dictionary (skGatherDict); sources with
+// dictionaries of their own are gathered the general way. Either way the
+// rows kept are the values selected, NULLs included, from sliced arrays.
+func TestGatherDictionary(t *testing.T) {
+	mem := hjMem(t)
+	mk := func(vals []string, idx []int32, valid []bool) *array.Dictionary {
+		sb := array.NewStringBuilder(mem)
+		sb.AppendValues(vals, nil)
+		dict := sb.NewArray()
+		sb.Release()
+		ib := array.NewInt32Builder(mem)
+		ib.AppendValues(idx, valid)
+		ia := ib.NewArray()
+		ib.Release()
+		d := array.NewDictionaryArray(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}, ia, dict)
+		ia.Release()
+		dict.Release()
+		return d
+	}
+	a := mk([]string{"x", "y", "z"}, []int32{9, 0, 1, 2, 2, 0, 1}, []bool{true, true, true, false, true, true, true})
+	defer a.Release()
+	sliced := array.NewSlice(a, 1, 7).(*array.Dictionary) // x y NULL z x y
+	defer sliced.Release()
+	// the same dictionary, other indices
+	ib := array.NewInt32Builder(mem)
+	ib.AppendValues([]int32{2, 1}, nil)
+	bIdx := ib.NewArray()
+	ib.Release()
+	b := array.NewDictionaryArray(a.DataType().(*arrow.DictionaryType), bIdx, a.Dictionary())
+	bIdx.Release()
+	defer b.Release()
+	other := mk([]string{"p", "q"}, []int32{1, 0}, nil)
+	defer other.Release()
+	decoded := func(c arrow.Array) []string {
+		d := c.(*array.Dictionary)
+		var out []string
+		for i := range d.Len() {
+			if d.IsNull(i) {
+				out = append(out, "NULL")
+			} else {
+				out = append(out, d.Dictionary().(*array.String).Value(d.GetValueIndex(i)))
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		srcs []arrow.Array
+		refs []skRef
+		want []string
+		same bool // the dictionary kept
+	}{
+		{[]arrow.Array{sliced}, []skRef{{0, 0}, {0, 2}, {0, 3}, {0, 5}}, []string{"x", "NULL", "z", "y"}, true},
+		{[]arrow.Array{sliced, b}, []skRef{{1, 0}, {0, 1}, {1, 1}}, []string{"z", "y", "y"}, true},
+		{[]arrow.Array{sliced, other}, []skRef{{1, 0}, {0, 2}, {0, 4}, {1, 1}}, []string{"q", "NULL", "x", "p"}, false},
+	} {
+		got, err := skGather(mem, a.DataType(), tc.srcs, tc.refs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := decoded(got); !slices.Equal(g, tc.want) {
+			t.Fatalf("gathered %v, want %v", g, tc.want)
+		}
+		if same := got.(*array.Dictionary).Dictionary().Data() == a.Dictionary().Data(); same != tc.same {
+			t.Fatalf("%v: dictionary kept %v, want %v", tc.want, same, tc.same)
+		}
+		got.Release()
+	}
+}

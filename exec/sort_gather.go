@@ -115,11 +115,46 @@ func skGather(mem memory.Allocator, dt arrow.DataType, srcs []arrow.Array, refs 
 		}
 		offs[n] = pos
 		return skMakeArray(dt, n, valid, nulls, offBuf, dataBuf), nil
+	case arrow.DICTIONARY:
+		if a := skGatherDict(mem, dt, srcs, refs, valid, nulls); a != nil {
+			return a, nil
+		}
 	}
 	if valid != nil {
 		valid.Release()
 	}
 	return skGatherFallback(mem, srcs, refs)
+}
+
+// skGatherDict gathers dictionary arrays with Int32 indices that share
+// one dictionary (a scan's batches of one row group, filtered: exec's only
+// dictionary arrays, TableScan.SetDictionary) by their indices, the
+// dictionary kept; nil, with valid untouched, for any others.
+func skGatherDict(mem memory.Allocator, dt arrow.DataType, srcs []arrow.Array, refs []skRef, valid *memory.Buffer, nulls int) arrow.Array {
+	if dt.(*arrow.DictionaryType).IndexType.ID() != arrow.INT32 {
+		return nil
+	}
+	var dict arrow.ArrayData
+	idx := make([]arrow.Array, len(srcs))
+	for i, s := range srcs {
+		if s == nil {
+			continue
+		}
+		d, ok := s.(*array.Dictionary)
+		if !ok || d.Indices().DataType().ID() != arrow.INT32 || dict != nil && d.Dictionary().Data() != dict {
+			return nil
+		}
+		dict = d.Dictionary().Data()
+		idx[i] = d.Indices()
+	}
+	if dict == nil {
+		return nil
+	}
+	ia := skGatherFixed[uint32](mem, arrow.PrimitiveTypes.Int32, idx, refs, valid, nulls)
+	defer ia.Release()
+	d := array.NewDataWithDictionary(dt, len(refs), ia.Data().Buffers(), nulls, 0, dict.(*array.Data))
+	defer d.Release()
+	return array.MakeFromData(d)
 }
 
 // skGatherFallback handles types without a fast path (nested types) by

@@ -12,7 +12,9 @@ import (
 // file stores it dictionary-encoded (plan/dict_group.go,
 // exec/aggregate_dict.go). Its groups must be the ones the usual path
 // gives (the same query with min(g) added, which reads g and so takes
-// plain arrays): v2 and v3, partitioned by the key and not, row groups of
+// plain arrays), with and without a WHERE on other columns (a Filter
+// between, which gathers the dictionary arrays by their indices): v2 and
+// v3, partitioned by the key and not, row groups of
 // 400 rows in splits read on every core, NULL keys, a key column whose
 // dictionary overflows into PLAIN pages, after merge-on-read deletes and
 // updates and copy-on-write ones. The dictionary path must have been
@@ -37,15 +39,16 @@ func TestGroupByDictionary(t *testing.T) {
 				}
 				check := func(round string) {
 					t.Helper()
-					for _, key := range []string{"g", "h"} {
-						q := fmt.Sprintf("SELECT %[1]s, count(*), count(v), sum(v), sum(x), max(id) FROM t GROUP BY %[1]s", key)
+					for _, kw := range [][2]string{{"g", ""}, {"h", ""}, {"g", " WHERE v > 100 AND x < 2000"}} {
+						key, where := kw[0], kw[1]
+						q := fmt.Sprintf("SELECT %[1]s, count(*), count(v), sum(v), sum(x), max(id) FROM t%[2]s GROUP BY %[1]s", key, where)
 						have := query(t, s, q+" ORDER BY 1")
 						var want []string
-						for _, r := range query(t, s, fmt.Sprintf("SELECT %[1]s, count(*), count(v), sum(v), sum(x), max(id), min(%[1]s) FROM t GROUP BY %[1]s ORDER BY 1", key)) {
+						for _, r := range query(t, s, fmt.Sprintf("SELECT %[1]s, count(*), count(v), sum(v), sum(x), max(id), min(%[1]s) FROM t%[2]s GROUP BY %[1]s ORDER BY 1", key, where)) {
 							want = append(want, r[:strings.LastIndex(r, "|")])
 						}
 						if !slices.Equal(have, want) {
-							t.Fatalf("%s, %s: GROUP BY %s: %d groups %v, want %d %v", what, round, key, len(have), head(have), len(want), head(want))
+							t.Fatalf("%s, %s: GROUP BY %s%s: %d groups %v, want %d %v", what, round, key, where, len(have), head(have), len(want), head(want))
 						}
 						if len(want) < 9 {
 							t.Fatalf("%s, %s: GROUP BY %s: %d groups", what, round, key, len(want))

@@ -8,14 +8,15 @@ import (
 
 // dictGroupColumn is the Iceberg name of the column an aggregate may take
 // as dictionary arrays from its scan (exec.TableScan.SetDictionary), or
-// "": the aggregate groups a Scan directly by one string column, which
-// nothing else in it reads (an aggregate's argument, FILTER or ORDER BY
-// would get the dictionary array), and the scan filters no rows itself
-// (ExactPushed). exec.HashAggregate then maps each dictionary entry to its
-// group once instead of encoding every row's string.
+// "": the aggregate groups a Scan, directly or through Filters, by one
+// string column, which nothing else reads (an aggregate's argument,
+// FILTER or ORDER BY, or a Filter's predicate would get the dictionary
+// array; a Filter passes it on, gathered by its indices), and the scan
+// filters no rows itself (ExactPushed). exec.HashAggregate then maps each
+// dictionary entry to its group once instead of encoding every row's
+// string.
 func dictGroupColumn(n *Aggregate) string {
-	sc, ok := n.Input.(*Scan)
-	if !ok || len(n.GroupBy) != 1 || sc.ExactPushed != nil {
+	if len(n.GroupBy) != 1 {
 		return ""
 	}
 	key, ok := n.GroupBy[0].(*ColRef)
@@ -23,6 +24,19 @@ func dictGroupColumn(n *Aggregate) string {
 		return ""
 	}
 	used := map[ColumnID]bool{}
+	in := n.Input
+	for {
+		f, ok := in.(*Filter)
+		if !ok {
+			break
+		}
+		exprCols(f.Pred, used)
+		in = f.Input
+	}
+	sc, ok := in.(*Scan)
+	if !ok || sc.ExactPushed != nil {
+		return ""
+	}
 	for _, a := range n.Aggs {
 		for _, e := range a.Args {
 			exprCols(e, used)
@@ -45,14 +59,14 @@ func dictGroupColumn(n *Aggregate) string {
 	return ""
 }
 
-// askDictionary asks the table scans at the top of op (itself, or the
-// inputs of an Exchange of parallel scans) for column col as dictionary
-// arrays.
+// askDictionary asks the table scans at the bottom of op (itself, under
+// Filters, or the inputs of an Exchange of parallel chains of them) for
+// column col as dictionary arrays.
 func askDictionary(op exec.Operator, col string) {
 	switch x := op.(type) {
 	case *exec.TableScan:
 		x.SetDictionary([]string{col})
-	case *exec.Exchange:
+	case *exec.Exchange, *exec.Filter:
 		for _, c := range x.Children() {
 			askDictionary(c, col)
 		}
