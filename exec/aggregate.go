@@ -334,10 +334,10 @@ type HashAggregate struct {
 
 	spill *haSpill // non-nil once the budget ran out
 
-	// dict maps the entries of the dictionary the group key last came
-	// with to their groups; nullKey is the NULL key encoded
-	// (aggregate_dict.go)
-	dict    *haDict
+	// dicts map the entries of the dictionaries the group key last came
+	// with to their groups, the latest first; nullKey is the NULL key
+	// encoded (aggregate_dict.go)
+	dicts   []*haDict
 	nullKey *RowKeys
 
 	// Output: the finished aggregate columns of the in-memory groups and
@@ -479,8 +479,7 @@ func (h *HashAggregate) releaseState() {
 		}
 	}
 	h.states, h.dists, h.table = nil, nil, nil
-	h.dict.release()
-	h.dict, h.nullKey = nil, nil
+	h.releaseDicts()
 }
 
 func (h *HashAggregate) Next(ctx context.Context) (arrow.RecordBatch, error) {
@@ -772,8 +771,7 @@ func (h *HashAggregate) updateAgg(i int, a *Aggregate, b arrow.RecordBatch, ids 
 func (h *HashAggregate) finish() error {
 	n := h.groups
 	h.table = nil
-	h.dict.release()
-	h.dict, h.nullKey = nil, nil
+	h.releaseDicts()
 	for i := range h.dists {
 		h.dists[i] = nil
 	}

@@ -21,8 +21,8 @@ import (
 // spilling aggregate, another shape of key) has its dictionaries decoded
 // and goes the usual way.
 
-// haDict is the map from the entries of the dictionary the group key
-// last came with to their group ids.
+// haDict is the map from the entries of a dictionary the group key came
+// with to their group ids.
 type haDict struct {
 	dict arrow.Array // retained: no other dictionary can take its place
 	keys RowKeys     // each entry's key, as the encoder encodes it
@@ -76,20 +76,9 @@ func (h *HashAggregate) addDictBatch(b arrow.RecordBatch, idsBuf *[]int32, sel *
 	if !arrow.TypeEqual(dict.DataType(), h.enc.Types()[0]) {
 		return false, nil
 	}
-	hd := h.dict
-	if hd == nil || hd.dict.Data() != dict.Data() {
-		hd.release()
-		hd = &haDict{}
-		if err := h.enc.Encode([]arrow.Array{dict}, &hd.keys); err != nil {
-			return false, err
-		}
-		dict.Retain()
-		hd.dict = dict
-		hd.gid = make([]int32, dict.Len())
-		for i := range hd.gid {
-			hd.gid[i] = -1
-		}
-		h.dict = hd
+	hd, err := h.dictFor(dict)
+	if err != nil {
+		return false, err
 	}
 	n := int(b.NumRows())
 	// Reserve the most this batch can add: every entry, and NULL, a new
@@ -143,6 +132,47 @@ func (h *HashAggregate) addDictBatch(b arrow.RecordBatch, idsBuf *[]int32, sel *
 	}
 	h.metrics.Inc("dictionary_batches", 1)
 	return true, h.updateKept(b, ids, sel)
+}
+
+// haDictsKept is how many dictionaries' maps an aggregate keeps: the
+// batches of parallel scans (an Exchange) come from as many row groups,
+// each with its dictionary, interleaved.
+const haDictsKept = 8
+
+// dictFor is the map of dictionary dict, made (its entries encoded) where
+// none of the last haDictsKept dictionaries is it.
+func (h *HashAggregate) dictFor(dict arrow.Array) (*haDict, error) {
+	for i, hd := range h.dicts {
+		if hd.dict.Data() == dict.Data() {
+			copy(h.dicts[1:i+1], h.dicts[:i])
+			h.dicts[0] = hd
+			return hd, nil
+		}
+	}
+	hd := &haDict{}
+	if err := h.enc.Encode([]arrow.Array{dict}, &hd.keys); err != nil {
+		return nil, err
+	}
+	dict.Retain()
+	hd.dict = dict
+	hd.gid = make([]int32, dict.Len())
+	for i := range hd.gid {
+		hd.gid[i] = -1
+	}
+	if len(h.dicts) == haDictsKept {
+		h.dicts[len(h.dicts)-1].release()
+		h.dicts = h.dicts[:len(h.dicts)-1]
+	}
+	h.dicts = append([]*haDict{hd}, h.dicts...)
+	return hd, nil
+}
+
+// releaseDicts lets go of the dictionaries' maps.
+func (h *HashAggregate) releaseDicts() {
+	for _, hd := range h.dicts {
+		hd.release()
+	}
+	h.dicts, h.nullKey = nil, nil
 }
 
 // nullGroup is the group of the NULL key, inserted where absent.
