@@ -189,8 +189,13 @@ func Detached(b arrow.RecordBatch) arrow.RecordBatch {
 }
 
 // detachData copies d's buffers, children and dictionary whole (offsets
-// stay as they are, so every type is copied the same way).
+// stay as they are, so every type is copied the same way), or, for a
+// flat array that is a small slice of its buffers, just the slice's part
+// (detachSlice).
 func detachData(d arrow.ArrayData) arrow.ArrayData {
+	if out := detachSlice(d); out != nil {
+		return out
+	}
 	bufs := make([]*memory.Buffer, len(d.Buffers()))
 	for i, b := range d.Buffers() {
 		if b != nil {
@@ -210,5 +215,61 @@ func detachData(d arrow.ArrayData) arrow.ArrayData {
 		out.SetDictionary(dd)
 		dd.Release()
 	}
+	return out
+}
+
+// detachSlice is d copied, just the rows it holds, into Go memory with
+// offset 0, where d is a flat array (fixed-width, boolean, string or
+// binary; no children, no dictionary) whose buffers hold more than twice
+// what its rows take; nil otherwise. An operator that hands out slices of
+// one large result (a GROUP BY's million groups, in batches) made each
+// batch copy the whole of it: 3 GB copied for 1M groups of two
+// aggregates (BENCHMARKS.md, session 41).
+func detachSlice(d arrow.ArrayData) arrow.ArrayData {
+	if len(d.Children()) > 0 || d.DataType().ID() == arrow.DICTIONARY {
+		return nil
+	}
+	n := int64(d.Len())
+	need := (n + 7) / 8 // a validity bitmap
+	switch dt := d.DataType().(type) {
+	case *arrow.StringType, *arrow.BinaryType:
+		bufs := d.Buffers()
+		if len(bufs) < 3 || bufs[1] == nil {
+			return nil
+		}
+		offs := arrow.Int32Traits.CastFromBytes(bufs[1].Bytes())
+		lo, hi := d.Offset(), d.Offset()+d.Len()
+		if hi >= len(offs) {
+			return nil
+		}
+		need += (n+1)*4 + int64(offs[hi]-offs[lo])
+	case *arrow.BooleanType:
+		need += (n + 7) / 8
+	case arrow.FixedWidthDataType:
+		if dt.ID() == arrow.EXTENSION || dt.BitWidth() <= 0 {
+			return nil
+		}
+		need += (n*int64(dt.BitWidth()) + 7) / 8
+	default:
+		return nil
+	}
+	var have int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			have += int64(b.Len())
+		}
+	}
+	if have <= 2*need+4096 {
+		return nil // a whole copy costs about the same
+	}
+	a := array.MakeFromData(d)
+	defer a.Release()
+	c, err := array.Concatenate([]arrow.Array{a}, memory.DefaultAllocator)
+	if err != nil {
+		return nil
+	}
+	defer c.Release()
+	out := c.Data()
+	out.Retain()
 	return out
 }

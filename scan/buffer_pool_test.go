@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"fmt"
 	"testing"
 	"unsafe"
 
@@ -230,5 +231,77 @@ func TestBufferPoolAllocateUninit(t *testing.T) {
 	}
 	if !reused {
 		t.Fatal("no freed buffer was handed out again in 100 rounds")
+	}
+}
+
+// TestDetachedSmallSlices: a batch that is a small slice of large arrays
+// (a GROUP BY's results, handed out in batches) is detached as just its
+// rows, not its arrays' whole buffers, each of which every batch copied:
+// fixed-width, boolean, string and binary columns with NULLs, slices at
+// the start, the middle and the end. The rows survive the original's
+// buffers being freed (and poisoned) and share none of them.
+func TestDetachedSmallSlices(t *testing.T) {
+	const n = 100_000
+	for _, cut := range [][2]int64{{0, 100}, {50_000, 50_123}, {n - 77, n}} {
+		p := NewBufferPool()
+		ib := array.NewInt64Builder(p)
+		fb := array.NewFloat64Builder(p)
+		bb := array.NewBooleanBuilder(p)
+		sb := array.NewStringBuilder(p)
+		yb := array.NewBinaryBuilder(p, arrow.BinaryTypes.Binary)
+		for i := range n {
+			ib.Append(int64(i) * 3)
+			if i%5 == 0 {
+				fb.AppendNull()
+				bb.AppendNull()
+				sb.AppendNull()
+			} else {
+				fb.Append(float64(i) / 4)
+				bb.Append(i%3 == 0)
+				sb.Append(fmt.Sprintf("v%d", i))
+			}
+			yb.Append([]byte{byte(i), byte(i >> 8)})
+		}
+		cols := []arrow.Array{ib.NewArray(), fb.NewArray(), bb.NewArray(), sb.NewArray(), yb.NewArray()}
+		var fields []arrow.Field
+		for i, c := range cols {
+			fields = append(fields, arrow.Field{Name: fmt.Sprint("c", i), Type: c.DataType(), Nullable: true})
+		}
+		rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, n)
+		for _, c := range cols {
+			c.Release()
+		}
+		sliced := rec.NewSlice(cut[0], cut[1])
+		rec.Release()
+		want := make([]string, len(cols))
+		orig := map[*byte]bool{}
+		for i, c := range sliced.Columns() {
+			want[i] = c.String()
+			bufferAddrs(c.Data(), orig)
+		}
+		out := Detached(sliced)
+		rows := cut[1] - cut[0]
+		for i, c := range out.Columns() {
+			if got := c.String(); got != want[i] {
+				t.Fatalf("rows %v, column %d:\n got %.200s\nwant %.200s", cut, i, got, want[i])
+			}
+			copied := map[*byte]bool{}
+			bufferAddrs(c.Data(), copied)
+			var bytes int64
+			for a := range copied {
+				if orig[a] {
+					t.Fatalf("rows %v, column %d shares a buffer with the original", cut, i)
+				}
+			}
+			for _, b := range c.Data().Buffers() {
+				if b != nil {
+					bytes += int64(b.Len())
+				}
+			}
+			if bytes > rows*16+256 {
+				t.Fatalf("rows %v, column %d: %d bytes detached for %d rows; the slice's part of the buffers, not the whole", cut, i, bytes, rows)
+			}
+		}
+		out.Release()
 	}
 }
