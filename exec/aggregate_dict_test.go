@@ -79,44 +79,36 @@ func haDictBatches(t *testing.T, rng *rand.Rand, mem memory.Allocator, schema *a
 			dict = sb.NewArray()
 			sb.Release()
 		}
-		// each row's index: any entry holding its value
 		d := dict.(*array.String)
 		where := map[string][]int{}
 		for i := range d.Len() {
 			where[d.Value(i)] = append(where[d.Value(i)], i)
 		}
-		var idx arrow.Array
+		// each row's index: any entry holding its value, as Int16 (form
+		// 3) or Int32
+		indexType := arrow.DataType(arrow.PrimitiveTypes.Int32)
 		if form == 3 {
-			ib := array.NewInt16Builder(mem)
-			for i := range g.Len() {
-				if g.IsNull(i) {
-					ib.AppendNull()
-					continue
-				}
-				w := where[g.Value(i)]
-				if len(w) == 0 {
-					t.Fatalf("value %q missing from the shared dictionary", g.Value(i))
-				}
-				ib.Append(int16(w[rng.IntN(len(w))]))
-			}
-			idx = ib.NewArray()
-			ib.Release()
-		} else {
-			ib := array.NewInt32Builder(mem)
-			for i := range g.Len() {
-				if g.IsNull(i) {
-					ib.AppendNull()
-					continue
-				}
-				w := where[g.Value(i)]
-				if len(w) == 0 {
-					t.Fatalf("value %q missing from the shared dictionary", g.Value(i))
-				}
-				ib.Append(int32(w[rng.IntN(len(w))]))
-			}
-			idx = ib.NewArray()
-			ib.Release()
+			indexType = arrow.PrimitiveTypes.Int16
 		}
+		ib := array.NewBuilder(mem, indexType)
+		for i := range g.Len() {
+			if g.IsNull(i) {
+				ib.AppendNull()
+				continue
+			}
+			w := where[g.Value(i)]
+			if len(w) == 0 {
+				t.Fatalf("value %q missing from the shared dictionary", g.Value(i))
+			}
+			k := w[rng.IntN(len(w))]
+			if form == 3 {
+				ib.(*array.Int16Builder).Append(int16(k))
+			} else {
+				ib.(*array.Int32Builder).Append(int32(k))
+			}
+		}
+		idx := ib.NewArray()
+		ib.Release()
 		dt := &arrow.DictionaryType{IndexType: idx.DataType(), ValueType: arrow.BinaryTypes.String}
 		da := array.NewDictionaryArray(dt, idx, dict)
 		idx.Release()
