@@ -578,6 +578,9 @@ func (h *HashAggregate) stateBytes() int64 {
 			total += h.dists[i].table.Bytes()
 		}
 	}
+	for _, hd := range h.dicts {
+		total += hd.bytes()
+	}
 	if h.spill != nil {
 		total += haSpillBytes()
 	}

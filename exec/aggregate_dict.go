@@ -29,6 +29,13 @@ type haDict struct {
 	gid  []int32     // each entry's group id; -1 until a row has it
 }
 
+// bytes is what the map holds: the entries' keys, their groups, and the
+// dictionary it keeps alive.
+func (d *haDict) bytes() int64 {
+	k := d.keys
+	return int64(cap(k.Data)+8*cap(k.Hashes)+8*cap(k.Offsets)+cap(k.Null)+8*cap(k.pos)+4*cap(d.gid)) + ArrayDataBytes(d.dict.Data())
+}
+
 func (d *haDict) release() {
 	if d != nil && d.dict != nil {
 		d.dict.Release()

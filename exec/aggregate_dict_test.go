@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -315,4 +316,68 @@ func TestGatherDictionary(t *testing.T) {
 		}
 		got.Release()
 	}
+}
+
+// TestHashAggregateDictionaryBudget: the maps the aggregate keeps of the
+// dictionaries it saw (each entry's key, its group, the dictionary kept
+// alive) count against the budget: a batch of 10 rows with a dictionary
+// of 100,000 long entries reserves their megabytes, not just its groups'.
+func TestHashAggregateDictionaryBudget(t *testing.T) {
+	mem := hjMem(t)
+	schema := hjSchema("g:str")
+	sb := array.NewStringBuilder(mem)
+	for i := range 100_000 {
+		sb.Append(fmt.Sprintf("a long dictionary entry %08d", i))
+	}
+	dict := sb.NewArray()
+	sb.Release()
+	ib := array.NewInt32Builder(mem)
+	for i := range 10 {
+		ib.Append(int32(i * 7))
+	}
+	idx := ib.NewArray()
+	ib.Release()
+	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+	da := array.NewDictionaryArray(dt, idx, dict)
+	idx.Release()
+	dict.Release()
+	b := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "g", Type: dt, Nullable: true}}, nil), []arrow.Array{da}, 10)
+	da.Release()
+	budget := NewBudget(0)
+	// the budget held between batches: after the first, before the end
+	src := &budgetProbe{hjTestSource: &hjTestSource{schema: schema, batches: []arrow.RecordBatch{b}}, budget: budget}
+	h, err := NewHashAggregate(src, []Expr{hjCol(schema, 0)},
+		[]*Aggregate{haMust(t, "count", nil, false, nil, nil)}, HashOptions{Mem: mem, Budget: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := hjRun(t, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 10 || got[1] != "a long dictionary entry 00000007|1" {
+		t.Fatalf("groups %v", got)
+	}
+	if m := h.Metrics().Extra(); m["dictionary_batches"] != 1 {
+		t.Fatalf("metrics %v: want the batch taken by dictionary", m)
+	}
+	if src.held < 3<<20 || budget.Used() != 0 {
+		t.Fatalf("budget held %d after the batch, %d after Close: want the dictionary's map (over 3 MB) held, then nothing", src.held, budget.Used())
+	}
+}
+
+// budgetProbe is a source that records what the budget holds when the
+// batch after its first is asked for.
+type budgetProbe struct {
+	*hjTestSource
+	budget *Budget
+	calls  int
+	held   int64
+}
+
+func (p *budgetProbe) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if p.calls++; p.calls == 2 {
+		p.held = p.budget.Used()
+	}
+	return p.hjTestSource.Next(ctx)
 }
