@@ -14,7 +14,9 @@
 // same Parquet files, merge-on-read MERGE against DuckDB writing position
 // deletes, the equality-delete upsert against DuckDB writing equality
 // deletes, and scans (clean, with a filter on the string column every row
-// passes, and after merge-on-read rounds), with peak RSS and the page faults each side took
+// passes, and after merge-on-read rounds), a GROUP BY of a three-valued
+// string column over 18M rows against DuckDB's read_parquet (group-by),
+// with peak RSS and the page faults each side took
 // (memory touched afresh, which on a virtual machine costs about 3 ms per
 // MB). Each side's result is checked after every round; skade's
 // copy-on-write files are also read back by DuckDB's read_parquet (count,
