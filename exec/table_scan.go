@@ -252,7 +252,6 @@ func (s *TableScan) conform(ctx context.Context, b arrow.RecordBatch) (arrow.Rec
 		}
 	}()
 	bs := b.Schema()
-	var dictFields []arrow.Field // the batch's own fields, where one is a dictionary
 	for i, f := range s.schema.Fields() {
 		idx := bs.FieldIndices(f.Name)
 		if len(idx) == 0 {
@@ -265,11 +264,7 @@ func (s *TableScan) conform(ctx context.Context, b arrow.RecordBatch) (arrow.Rec
 			continue
 		}
 		if dt, ok := c.DataType().(*arrow.DictionaryType); ok && arrow.TypeEqual(dt.ValueType, f.Type) && slices.Contains(s.dict, f.Name) {
-			if dictFields == nil {
-				dictFields = slices.Clone(s.schema.Fields())
-			}
-			dictFields[i].Type = dt
-			c.Retain()
+			c.Retain() // its field typed as the dictionary (scan.BatchSchema)
 			cols[i] = c
 			continue
 		}
@@ -279,10 +274,7 @@ func (s *TableScan) conform(ctx context.Context, b arrow.RecordBatch) (arrow.Rec
 		}
 		cols[i] = cast
 	}
-	if dictFields != nil {
-		return array.NewRecordBatch(arrow.NewSchema(dictFields, nil), cols, b.NumRows()), nil
-	}
-	return array.NewRecordBatch(s.schema, cols, b.NumRows()), nil
+	return array.NewRecordBatch(scan.BatchSchema(s.schema, cols), cols, b.NumRows()), nil
 }
 
 func (s *TableScan) finish() {

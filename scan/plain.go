@@ -329,7 +329,7 @@ func plainGroup(ctx context.Context, rg *metadata.RowGroupMetaData, src io.Reade
 			}
 			arrs[i] = a
 		}
-		b := array.NewRecordBatch(batchSchema(schema, arrs), arrs, n)
+		b := array.NewRecordBatch(BatchSchema(schema, arrs), arrs, n)
 		releaseAll(arrs)
 		done += n
 		if !yield(b, nil) {
@@ -822,10 +822,10 @@ func releaseAll(as []arrow.Array) {
 	}
 }
 
-// batchSchema is schema with each field of a column in arrs that is a
-// dictionary array (plainColumn.dict) typed as it: schema itself where
-// none is.
-func batchSchema(schema *arrow.Schema, arrs []arrow.Array) *arrow.Schema {
+// BatchSchema is schema with each field of a column in arrs that is a
+// dictionary array (plainColumn.dict, ReadSpec.Dict) typed as it: schema
+// itself where none is.
+func BatchSchema(schema *arrow.Schema, arrs []arrow.Array) *arrow.Schema {
 	var fields []arrow.Field
 	for i, a := range arrs {
 		if a.DataType().ID() != arrow.DICTIONARY {

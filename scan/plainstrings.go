@@ -402,9 +402,7 @@ func (c *plainCursor) dictArray(typ arrow.DataType, idBuf *memory.Buffer, n int,
 	if valid != nil {
 		defer valid.Release()
 	}
-	id := array.NewData(arrow.PrimitiveTypes.Int32, n, []*memory.Buffer{valid, idBuf}, nil, nulls, 0)
-	defer id.Release()
-	d := array.NewDataWithDictionary(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: typ}, n, id.Buffers(), nulls, 0, s.dictArr.Data().(*array.Data))
+	d := array.NewDataWithDictionary(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: typ}, n, []*memory.Buffer{valid, idBuf}, nulls, 0, s.dictArr.Data().(*array.Data))
 	defer d.Release()
 	return array.MakeFromData(d)
 }
