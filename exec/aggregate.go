@@ -340,6 +340,13 @@ type HashAggregate struct {
 	dicts   []*haDict
 	nullKey *RowKeys
 
+	// intMap maps the values of one integer group key to their groups
+	// (aggregate_intkey.go); the rest is its scratch
+	intMap   haIntMap
+	intFresh []int32
+	intGids  []int32
+	intKeys  RowKeys
+
 	// Output: the finished aggregate columns of the in-memory groups and
 	// the next group to emit, then the spilled partitions one by one.
 	outCols []arrow.Array
@@ -480,6 +487,7 @@ func (h *HashAggregate) releaseState() {
 	}
 	h.states, h.dists, h.table = nil, nil, nil
 	h.releaseDicts()
+	h.intMap.slots, h.intFresh, h.intGids, h.intKeys = nil, nil, nil, RowKeys{}
 }
 
 func (h *HashAggregate) Next(ctx context.Context) (arrow.RecordBatch, error) {
@@ -581,6 +589,7 @@ func (h *HashAggregate) stateBytes() int64 {
 	for _, hd := range h.dicts {
 		total += hd.bytes()
 	}
+	total += h.intMap.bytes()
 	if h.spill != nil {
 		total += haSpillBytes()
 	}
@@ -621,6 +630,9 @@ func (h *HashAggregate) addBatch(ctx context.Context, b arrow.RecordBatch, keys 
 		return err
 	}
 	defer htReleaseArrays(cols)
+	if handled, err := h.addIntBatch(b, cols, ids, sel); handled || err != nil {
+		return err
+	}
 	if err := h.enc.Encode(cols, keys); err != nil {
 		return err
 	}
@@ -775,6 +787,7 @@ func (h *HashAggregate) finish() error {
 	n := h.groups
 	h.table = nil
 	h.releaseDicts()
+	h.intMap.slots, h.intFresh, h.intGids, h.intKeys = nil, nil, nil, RowKeys{}
 	for i := range h.dists {
 		h.dists[i] = nil
 	}

@@ -75,6 +75,12 @@ func hjType(s string) arrow.DataType {
 		return arrow.PrimitiveTypes.Int32
 	case "i64":
 		return arrow.PrimitiveTypes.Int64
+	case "u8":
+		return arrow.PrimitiveTypes.Uint8
+	case "u16":
+		return arrow.PrimitiveTypes.Uint16
+	case "u32":
+		return arrow.PrimitiveTypes.Uint32
 	case "f64":
 		return arrow.PrimitiveTypes.Float64
 	case "f32":
@@ -122,6 +128,12 @@ func hjBatch(t testing.TB, mem memory.Allocator, schema *arrow.Schema, rows ...[
 				fb.Append(int32(v.(int)))
 			case *array.Int64Builder:
 				fb.Append(int64(v.(int)))
+			case *array.Uint8Builder:
+				fb.Append(uint8(v.(int)))
+			case *array.Uint16Builder:
+				fb.Append(uint16(v.(int)))
+			case *array.Uint32Builder:
+				fb.Append(uint32(v.(int)))
 			case *array.Float64Builder:
 				fb.Append(v.(float64))
 			case *array.Float32Builder:

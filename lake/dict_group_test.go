@@ -64,6 +64,23 @@ func TestGroupByDictionary(t *testing.T) {
 							t.Fatalf("%s, %s: GROUP BY g took no batch by dictionary:\n%s", what, round, plan)
 						}
 					}
+					// integer keys, through the aggregate's direct map
+					// (exec/aggregate_intkey.go), against the same groups
+					// keyed by text, which take the usual way
+					for _, key := range []string{"v", "id % 1000", "v - 500"} {
+						q := fmt.Sprintf("SELECT %s AS k, count(*), count(v), sum(v), sum(x), max(id) FROM t GROUP BY 1", key)
+						have := query(t, s, q+" ORDER BY 1")
+						want := query(t, s, fmt.Sprintf(`SELECT CAST(k AS BIGINT), c, cv, sv, sx, m FROM
+							(SELECT CAST(%s AS VARCHAR) AS k, count(*) AS c, count(v) AS cv, sum(v) AS sv, sum(x) AS sx, max(id) AS m FROM t GROUP BY 1)
+							ORDER BY 1`, key))
+						if !slices.Equal(have, want) || len(want) < 500 {
+							t.Fatalf("%s, %s: GROUP BY %s: %d groups %v, want %d %v", what, round, key, len(have), head(have), len(want), head(want))
+						}
+						plan := strings.Join(query(t, s, "EXPLAIN ANALYZE "+q), "\n")
+						if !strings.Contains(plan, "intkey_batches=") {
+							t.Fatalf("%s, %s: GROUP BY %s took no batch through the integer map:\n%s", what, round, key, plan)
+						}
+					}
 				}
 				check("clean")
 				mustExec(t, s, `DELETE FROM t WHERE id % 5 = 1 AND id < 6000;

@@ -1,0 +1,285 @@
+package exec
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// GROUP BY one integer key of a narrow range: small ids and codes, dates,
+// an expression like id % 1000. The aggregate keeps a direct map from the
+// values it has seen, less the smallest, to their groups (haIntMap), and a
+// row whose value the map has costs one load: no encoding, hash or probe.
+// A value the map lacks (or NULL) is encoded and looked up in the hash
+// table like any key, once per batch, and the map remembers its group.
+// The table stays the one source of groups, so batches the map does not
+// take (a batch whose values span too wide a range, a spilling aggregate)
+// go the usual way and mix with the rest; groups come out in order of
+// first appearance either way.
+
+const (
+	// haIntMaxSpan bounds the map: at most this many values from the
+	// smallest to the largest (512 KiB of group ids).
+	haIntMaxSpan = 1 << 17
+	// haIntGiveUp is how many batches in a row may span too wide before
+	// the aggregate stops trying the map.
+	haIntGiveUp = 8
+)
+
+// haIntMap maps the values lo..lo+len(slots)-1 of a one-integer group key
+// to their groups.
+type haIntMap struct {
+	lo    int64
+	hi    int64   // the largest value the map was asked to cover
+	slots []int32 // group id + 1 of value lo+i; 0 while unknown (past hi: room to grow into)
+	null  int32   // group id + 1 of NULL; 0 while unknown
+	wide  int     // batches in a row whose values spanned too wide
+	off   bool    // the key is no integer, or too many batches spanned too wide
+}
+
+func (m *haIntMap) bytes() int64 { return int64(cap(m.slots)) * 4 }
+
+// haIntKey is the integer types the map takes (DATE32 is stored as int32).
+type haIntKey interface {
+	int8 | int16 | int32 | int64 | uint8 | uint16 | uint32
+}
+
+// haIntRange is the smallest and largest non-NULL value of a; ok is false
+// when it has none.
+func haIntRange[T haIntKey](a arrow.Array) (lo, hi int64, ok bool) {
+	vals := htFixedValues[T](a)
+	if len(vals) != a.Len() {
+		return 0, 0, false
+	}
+	first := true
+	var mn, mx T
+	if a.NullN() == 0 {
+		if len(vals) == 0 {
+			return 0, 0, false
+		}
+		mn, mx = vals[0], vals[0]
+		for _, v := range vals {
+			mn, mx = min(mn, v), max(mx, v)
+		}
+		return int64(mn), int64(mx), true
+	}
+	for r, v := range vals {
+		if a.IsNull(r) {
+			continue
+		}
+		if first {
+			mn, mx, first = v, v, false
+		}
+		mn, mx = min(mn, v), max(mx, v)
+	}
+	return int64(mn), int64(mx), !first
+}
+
+// haIntLookup gives each row of a its group from the map, where the map
+// has its value. Each value (or NULL) the map lacks is marked in the map
+// with -(j+1), j its place in fresh, where its first row is appended; its
+// rows get -(j+1) for now.
+func haIntLookup[T haIntKey](a arrow.Array, m *haIntMap, ids []int32, fresh []int32) []int32 {
+	vals := htFixedValues[T](a)
+	slots, lo := m.slots, m.lo
+	nulls := a.NullN() > 0
+	for r, v := range vals {
+		var p *int32
+		if nulls && a.IsNull(r) {
+			p = &m.null
+		} else {
+			p = &slots[int64(v)-lo]
+		}
+		s := *p
+		if s == 0 {
+			fresh = append(fresh, int32(r))
+			s = -int32(len(fresh))
+			*p = s
+		}
+		if s > 0 {
+			s--
+		}
+		ids[r] = s
+	}
+	return fresh
+}
+
+// cover makes the map cover lo..hi, with room to grow past hi when it
+// grows; ok is false, with the map as it was, when the values asked for
+// so far would span more than haIntMaxSpan.
+func (m *haIntMap) cover(lo, hi int64) (newBytes int64, ok bool) {
+	if len(m.slots) > 0 {
+		if lo >= m.lo && uint64(hi)-uint64(m.lo) < uint64(len(m.slots)) {
+			m.hi = max(m.hi, hi)
+			return 0, true
+		}
+		lo, hi = min(lo, m.lo), max(hi, m.hi)
+	}
+	span := uint64(hi) - uint64(lo) // hi >= lo: exact, even across the int64 range
+	if span >= haIntMaxSpan {
+		return 0, false
+	}
+	n := int64(span) + 1
+	// room above: values that rise batch by batch (ids, dates in order)
+	// then grow the map a few times, not once a batch
+	grow := min(max(n, int64(len(m.slots))*2, 1024), haIntMaxSpan)
+	if hi > (1<<63-1)-(grow-n) {
+		grow = n
+	}
+	slots := make([]int32, grow)
+	if len(m.slots) > 0 {
+		copy(slots[m.lo-lo:], m.slots[:m.hi-m.lo+1]) // past m.hi: no group yet
+	}
+	m.lo, m.hi, m.slots = lo, hi, slots
+	return grow * 4, true
+}
+
+// addIntBatch is addBatch, from the evaluated key cols on, for a batch
+// grouped by one integer key through the map; handled is false, with
+// nothing done, where the batch must go the usual way: the key is not
+// such an integer, the aggregate is spilling, the batch's values span
+// too wide, or the batch's most new groups do not fit the budget (the
+// usual way then spills).
+func (h *HashAggregate) addIntBatch(b arrow.RecordBatch, cols []arrow.Array, idsBuf *[]int32, sel *[]bool) (handled bool, err error) {
+	m := &h.intMap
+	if m.off || h.spill != nil || len(cols) != 1 {
+		return false, nil
+	}
+	c := cols[0]
+	var lo, hi int64
+	var any bool
+	lookup := haIntLookup[int64]
+	switch c.DataType().ID() {
+	case arrow.INT8:
+		lo, hi, any = haIntRange[int8](c)
+		lookup = haIntLookup[int8]
+	case arrow.INT16:
+		lo, hi, any = haIntRange[int16](c)
+		lookup = haIntLookup[int16]
+	case arrow.INT32, arrow.DATE32:
+		lo, hi, any = haIntRange[int32](c)
+		lookup = haIntLookup[int32]
+	case arrow.INT64:
+		lo, hi, any = haIntRange[int64](c)
+	case arrow.UINT8:
+		lo, hi, any = haIntRange[uint8](c)
+		lookup = haIntLookup[uint8]
+	case arrow.UINT16:
+		lo, hi, any = haIntRange[uint16](c)
+		lookup = haIntLookup[uint16]
+	case arrow.UINT32:
+		lo, hi, any = haIntRange[uint32](c)
+		lookup = haIntLookup[uint32]
+	default:
+		m.off = true
+		return false, nil
+	}
+	n := c.Len()
+	// Reserve the most this batch can add: every value of its range,
+	// and NULL, a new group, and the map grown to its largest.
+	most := n
+	if any && uint64(hi)-uint64(lo) < uint64(n) {
+		most = int(hi-lo) + 2
+	}
+	need := h.stateBytes() + h.table.GrowBytes(most, most*h.enc.Width()) + ArraysBytes(cols) + h.spillReserve() + 2*haIntMaxSpan*4
+	if g := h.growCap(h.groups + most); g > h.capGroups {
+		need += int64(g) * h.groupBytes()
+	}
+	if err := h.res.setTo(need); err != nil {
+		return false, nil
+	}
+	if any { // (a batch of NULL keys needs no values' slots)
+		if _, ok := m.cover(lo, hi); !ok {
+			if m.wide++; m.wide >= haIntGiveUp {
+				m.off = true
+			}
+			return false, nil
+		}
+		m.wide = 0
+	}
+	*idsBuf = htGrow(*idsBuf, n)
+	ids := (*idsBuf)[:n]
+	h.intFresh = lookup(c, m, ids, h.intFresh[:0])
+	if fresh := h.intFresh; len(fresh) > 0 {
+		if err := h.addIntFresh(c, m, ids, fresh); err != nil {
+			return true, err
+		}
+	}
+	h.metrics.Inc("intkey_batches", 1)
+	return true, h.updateKept(b, ids, sel)
+}
+
+// addIntFresh finds or inserts the groups of the values (and NULL) the
+// map lacked, at their first rows fresh, records them in the map, and
+// gives their rows (marked -(j+1) by haIntLookup) their groups.
+func (h *HashAggregate) addIntFresh(c arrow.Array, m *haIntMap, ids []int32, fresh []int32) error {
+	kc, err := htTakeColumns(h.cctx, []arrow.Array{c}, fresh)
+	if err != nil {
+		return err
+	}
+	defer htReleaseArrays(kc)
+	if err := h.enc.Encode(kc, &h.intKeys); err != nil {
+		return err
+	}
+	gids := htGrow(h.intGids, len(fresh))[:len(fresh)]
+	h.intGids = gids
+	before := int32(h.table.Len())
+	var newAt []int32 // places in fresh of the new groups, in order
+	for j := range fresh {
+		g, isNew := h.table.FindOrInsert(h.intKeys.Key(j), h.intKeys.Hashes[j])
+		gids[j] = g
+		if isNew {
+			newAt = append(newAt, int32(j))
+		}
+	}
+	for j, r := range fresh {
+		p := &m.null
+		if kc[0].IsValid(j) {
+			v, err := haIntAt(c, int(r))
+			if err != nil {
+				return err
+			}
+			p = &m.slots[v-m.lo]
+		}
+		*p = gids[j] + 1
+	}
+	for r, s := range ids {
+		if s < 0 {
+			ids[r] = gids[-s-1]
+		}
+	}
+	if len(newAt) == 0 {
+		return nil
+	}
+	keys := kc
+	if len(newAt) < len(fresh) {
+		if keys, err = htTakeColumns(h.cctx, kc, newAt); err != nil {
+			return err
+		}
+	} else {
+		kc[0].Retain()
+	}
+	h.addKeys(keys, before)
+	return nil
+}
+
+// haIntAt is row r of an integer array as an int64.
+func haIntAt(a arrow.Array, r int) (int64, error) {
+	switch a.DataType().ID() {
+	case arrow.INT8:
+		return int64(htFixedValues[int8](a)[r]), nil
+	case arrow.INT16:
+		return int64(htFixedValues[int16](a)[r]), nil
+	case arrow.INT32, arrow.DATE32:
+		return int64(htFixedValues[int32](a)[r]), nil
+	case arrow.INT64:
+		return htFixedValues[int64](a)[r], nil
+	case arrow.UINT8:
+		return int64(htFixedValues[uint8](a)[r]), nil
+	case arrow.UINT16:
+		return int64(htFixedValues[uint16](a)[r]), nil
+	case arrow.UINT32:
+		return int64(htFixedValues[uint32](a)[r]), nil
+	}
+	return 0, fmt.Errorf("hash aggregate: integer key of type %s (bug)", a.DataType())
+}
