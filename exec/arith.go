@@ -3,6 +3,7 @@ package exec
 import (
 	"errors"
 	"math/big"
+	"math/bits"
 	"strings"
 	"unsafe"
 
@@ -181,6 +182,12 @@ func intArith[T signed](op string, dt arrow.DataType, lc, rc []T) (kernel, bool,
 	minT := one << (width - 1)
 	narrow := width < 64
 	rangeErr := outOfRange(dt)
+	// x / d and x % d by a constant d > 1: a multiply and a shift for
+	// x >= 0 (udiv), the hardware's division for the rest
+	var ud udiv
+	if (op == "/" || op == "%") && len(rc) == 1 && rc[0] > 1 {
+		ud = newUDiv(uint64(rc[0]))
+	}
 	return func(ec *EvalContext, args []arrow.Array, n int) (arrow.Array, error) {
 		a, am := operand(args[0], lc)
 		b, bm := operand(args[1], rc)
@@ -188,6 +195,27 @@ func intArith[T signed](op string, dt arrow.DataType, lc, rc []T) (kernel, bool,
 		fail := func(err error) (arrow.Array, error) {
 			releaseBufs(buf, valid)
 			return nil, err
+		}
+		if ud.m != 0 {
+			d := rc[0]
+			if op == "/" {
+				for i := range out {
+					if x := a[i&am]; x >= 0 {
+						out[i] = T(ud.div(uint64(x)))
+					} else {
+						out[i] = x / d
+					}
+				}
+			} else {
+				for i := range out {
+					if x := a[i&am]; x >= 0 {
+						out[i] = x - T(ud.div(uint64(x)))*d
+					} else {
+						out[i] = x % d
+					}
+				}
+			}
+			return makeArray(dt, n, valid, array.UnknownNullCount, buf), nil
 		}
 		switch op {
 		case "+":
@@ -263,6 +291,34 @@ func intArith[T signed](op string, dt arrow.DataType, lc, rc []T) (kernel, bool,
 		}
 		return makeArray(dt, n, valid, array.UnknownNullCount, buf), nil
 	}, lc != nil, rc != nil
+}
+
+// udiv divides a non-negative int64 by a constant d > 1 with a multiply
+// and a shift: floor(x/d) = floor(x*m / 2^(63+l)) for every x < 2^63,
+// where l = bits.Len64(d) and m = ceil(2^(63+l) / d) < 2^64 (Granlund and
+// Montgomery, "Division by invariant integers using multiplication",
+// 1994, theorem 4.2, with N = 63: m*d - 2^(63+l) <= d-1 < 2^l). For d =
+// 2^k it is x*2^(64-k) / 2^64, a shift.
+type udiv struct {
+	m     uint64 // 0: none
+	shift uint
+}
+
+func newUDiv(d uint64) udiv {
+	l := uint(bits.Len64(d))
+	if d&(d-1) == 0 {
+		return udiv{m: 1 << (65 - l)} // d = 2^(l-1), l-1 <= 62
+	}
+	q, r := bits.Div64(1<<(l-1), 0, d) // 2^(63+l) / d; 2^(l-1) < d
+	if r != 0 {
+		q++
+	}
+	return udiv{m: q, shift: l - 1}
+}
+
+func (u udiv) div(x uint64) uint64 {
+	hi, _ := bits.Mul64(x, u.m)
+	return hi >> u.shift
 }
 
 // floatArith is IEEE arithmetic, except that division by zero is an

@@ -1,6 +1,10 @@
 package exec
 
 import (
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -148,4 +152,106 @@ func TestDecimalArithmetic(t *testing.T) {
 		{name: "+", args: []Expr{i8, i8}, err: "tinyint out of range"},
 		{name: "*", args: []Expr{decLit(t, "99999999999999999999"), decLit(t, "99999999999999999999")}, err: "value overflows numeric format"},
 	})
+}
+
+// TestUDiv: the multiply-and-shift division is floor(x/d) for every
+// non-negative int64 x, over divisors of every bit length, powers of two
+// and the largest.
+func TestUDiv(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 42))
+	divisors := []uint64{2, 3, 5, 6, 7, 10, 100, 641, 1000, 1 << 31, 1<<31 + 1, 1<<62 - 1, 1 << 62, 1<<62 + 1, math.MaxInt64 - 1, math.MaxInt64}
+	for l := 2; l < 63; l++ {
+		divisors = append(divisors, 1<<(l-1)+1+rng.Uint64N(1<<(l-1)-1))
+	}
+	xs := []uint64{0, 1, 2, math.MaxInt64, math.MaxInt64 - 1, 1 << 62, 1<<62 - 1}
+	for _, d := range divisors {
+		u := newUDiv(d)
+		for _, x := range append(xs, d-1, d, d+1, 2*d-1, 2*d, (math.MaxInt64/d)*d, (math.MaxInt64/d)*d-1) {
+			if x > math.MaxInt64 {
+				continue
+			}
+			if got := u.div(x); got != x/d {
+				t.Fatalf("%d / %d: got %d, want %d", x, d, got, x/d)
+			}
+		}
+		for range 2000 {
+			x := rng.Uint64() >> 1
+			if got := u.div(x); got != x/d {
+				t.Fatalf("%d / %d: got %d, want %d", x, d, got, x/d)
+			}
+		}
+	}
+}
+
+// TestDivisionByConstant: x / d and x % d with a constant d > 1 (udiv for
+// x >= 0) agree with Go's truncating division on every integer type, at
+// the ends of each type's range, around zero and at random, NULLs kept.
+func TestDivisionByConstant(t *testing.T) {
+	env := newTestEnv(t)
+	defer env.mem.AssertSize(t, 0)
+	rng := rand.New(rand.NewPCG(14, 7))
+	for _, c := range []struct {
+		dt       arrow.DataType
+		min, max int64
+		lit      func(int64) any
+	}{
+		{tInt8, math.MinInt8, math.MaxInt8, func(v int64) any { return int8(v) }},
+		{tInt16, math.MinInt16, math.MaxInt16, func(v int64) any { return int16(v) }},
+		{tInt32, math.MinInt32, math.MaxInt32, func(v int64) any { return int32(v) }},
+		{tInt64, math.MinInt64, math.MaxInt64, func(v int64) any { return v }},
+	} {
+		vals := []int64{c.min, c.min + 1, -1, 0, 1, 2, c.max - 1, c.max}
+		for range 400 {
+			v := int64(rng.Uint64())
+			if c.max < math.MaxInt64 {
+				v = c.min + rng.Int64N(c.max-c.min+1)
+			}
+			vals = append(vals, v)
+		}
+		in := make([]any, len(vals)+1)
+		for i, v := range vals {
+			in[i] = int(v)
+		}
+		col := env.col(c.dt, in...) // the last is NULL
+		b := env.batch(col)
+		divisors := []int64{2, 3, 7, 10, 16, 100, c.max / 3, c.max - 1, c.max}
+		for range 10 {
+			divisors = append(divisors, 2+rng.Int64N(c.max-1))
+		}
+		for _, d := range divisors {
+			for _, op := range []string{"/", "%"} {
+				e, err := NewCall(op, colRef(b, 0), lit(t, c.lit(d)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !arrow.TypeEqual(e.DataType(), c.dt) {
+					t.Fatalf("%s: type %s, want %s", e, e.DataType(), c.dt)
+				}
+				got, err := env.eval(e, b)
+				if err != nil {
+					t.Fatalf("%s: %v", e, err)
+				}
+				want := make([]string, 0, len(vals)+1)
+				for _, v := range vals {
+					r := v / d
+					if op == "%" {
+						r = v % d
+					}
+					want = append(want, strconv.FormatInt(r, 10))
+				}
+				want = append(want, "NULL")
+				if w := strings.Join(want, " "); got != w {
+					g, ws := strings.Fields(got), strings.Fields(w)
+					for i := range ws {
+						if i < len(g) && g[i] != ws[i] {
+							t.Fatalf("%s %s %d, x = %s: got %s, want %s", c.dt, op, d, in[i], g[i], ws[i])
+						}
+					}
+					t.Fatalf("%s %s %d: got %q, want %q", c.dt, op, d, got, w)
+				}
+			}
+		}
+		b.Release()
+		col.Release()
+	}
 }
