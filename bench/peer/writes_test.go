@@ -596,7 +596,34 @@ func (w *world) cases() []peerCase {
 			run:   func() { got = w.duckRow(groupBy("read_parquet("+w.liveFiles("morclean")+")"), 1) },
 			check: func() { w.want("DuckDB GROUP BY", got, w.groupCounts()) },
 		}}},
+		// GROUP BY an integer expression of a thousand values over the
+		// clean table (10 files): every group's count must be n/1000
+		{name: "group-int", skade: side{
+			name:  "skade GROUP BY id % 1000",
+			run:   func() { got = w.skadeRow(groupByInt("base")) },
+			check: func() { w.wantGroupByInt("skade GROUP BY int", got, sumAll) },
+		}, peers: []side{{
+			name:  "DuckDB read_parquet GROUP BY id % 1000",
+			run:   func() { got = w.duckRow(groupByInt("read_parquet("+w.files+")"), 4) },
+			check: func() { w.wantGroupByInt("DuckDB GROUP BY int", got, sumAll) },
+		}}},
 	}
+}
+
+// groupByInt groups from by id % 1000 and sums up the groups.
+func groupByInt(from string) string {
+	return "SELECT count(*), min(c), max(c), CAST(sum(s) AS VARCHAR) FROM " +
+		"(SELECT id % 1000 AS k, count(*) AS c, sum(amount) AS s FROM " + from + " GROUP BY k) g"
+}
+
+// wantGroupByInt checks groupByInt over base: a thousand groups of n/1000
+// rows, whose sums add up to sum.
+func (w *world) wantGroupByInt(who string, got []string, sum float64) {
+	per := strconv.Itoa(w.n / 1000)
+	if len(got) != 4 || got[0] != "1000" || got[1] != per || got[2] != per {
+		w.b.Fatalf("%s: got %v, want 1000 groups of %s rows", who, got, per)
+	}
+	w.wantScan(who, []string{per, got[3]}, w.n/1000, sum)
 }
 
 // groupBy is the group-by case's query over from, one row of text: each
