@@ -8,8 +8,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -19,6 +22,7 @@ import (
 
 	"github.com/skadedb/skade/lake"
 	"github.com/skadedb/skade/mergeinto"
+	"github.com/skadedb/skade/scan"
 )
 
 // The issue's reproduction: 600,000 rows in one file, split into 64 KiB
@@ -315,5 +319,90 @@ func TestQueryReadsALargeFileInRanges(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestScanHoldsBoundedBytesAhead: a file's reader holds at most
+// scan.AheadBytes of batches read and not yet taken, counted by what they
+// hold; a batch larger than that goes alone rather than waiting for room
+// it can never have. A consumer that stops taking batches leaves the
+// readers waiting, and closing the result lets every one of them go.
+func TestScanHoldsBoundedBytesAhead(t *testing.T) {
+	if prev := runtime.GOMAXPROCS(0); prev < 2 {
+		runtime.GOMAXPROCS(2)
+		defer runtime.GOMAXPROCS(prev)
+	}
+	var mu sync.Mutex
+	var most, largest int64
+	scan.TestHookAhead = func(batch, held int64) {
+		mu.Lock()
+		most, largest = max(most, held), max(largest, batch)
+		mu.Unlock()
+	}
+	defer func() { scan.TestHookAhead = nil }()
+	ctx := context.Background()
+	lk, _ := openLake(t)
+	s := lk.Session()
+	// 24 BIGINT columns: a batch of 131,071 rows holds about 25 MB
+	const n = 400_000
+	cols := make([]string, 24)
+	for i := range cols {
+		cols[i] = fmt.Sprintf("i * %d AS c%d", i+1, i)
+	}
+	mustExec(t, s, fmt.Sprintf(`CREATE TABLE wide WITH ('write.parquet.row-group-limit' = '150000') AS SELECT %s FROM range(%d) r(i)`,
+		strings.Join(cols, ", "), n))
+	sums := make([]string, len(cols))
+	for i := range cols {
+		sums[i] = fmt.Sprintf("sum(c%d)", i)
+	}
+	got := query(t, s, "SELECT count(*), "+strings.Join(sums, ", ")+" FROM wide")
+	want := []string{strconv.Itoa(n)}
+	for i := range cols {
+		want = append(want, strconv.FormatInt(int64(i+1)*(n-1)*n/2, 10))
+	}
+	if len(got) != 1 || got[0] != strings.Join(want, "|") {
+		t.Fatalf("count and sums: %v, want %s", got, strings.Join(want, "|"))
+	}
+	if largest <= scan.AheadBytes || most > scan.AheadBytes {
+		t.Fatalf("largest batch %d bytes, most held %d: want a batch over %d bytes, and never more than that held", largest, most, scan.AheadBytes)
+	}
+	// a consumer that takes one batch and stops: the readers fill what
+	// they may hold and wait; closing the result lets them go
+	before := runtime.NumGoroutine()
+	most = 0
+	res, err := s.SQL(ctx, "SELECT * FROM wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdr := res.Reader()
+	if !rdr.Next() {
+		t.Fatalf("no first batch: %v", rdr.Err())
+	}
+	time.Sleep(500 * time.Millisecond)
+	mu.Lock()
+	held := most
+	mu.Unlock()
+	if held < scan.AheadBytes/2 || held > scan.AheadBytes {
+		t.Fatalf("a reader held %d bytes ahead; want between %d and %d", held, scan.AheadBytes/2, scan.AheadBytes)
+	}
+	closed := make(chan error, 1)
+	go func() {
+		rdr.Release()
+		closed <- res.Close()
+	}()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("closing the result did not return: a reader waits for room")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if g := runtime.NumGoroutine(); g > before {
+		t.Fatalf("%d goroutines after closing the result, %d before it", g, before)
 	}
 }

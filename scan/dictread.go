@@ -230,25 +230,6 @@ func bitsMask(bm []uint64, n int) arrow.Array {
 	return array.NewBoolean(n, memory.NewBufferBytes(b), nil, 0)
 }
 
-// dictAheadBytes is about how many bytes of batches a file read filtered
-// by dictionary may hold unread; between 2 and 64 batches.
-const dictAheadBytes = 64 << 20
-
-// ahead is how many batches of rows rows a file read filtered by df may
-// hold unread (dictAheadBytes), by the widths of the columns read
-// (strings taken as 16 bytes).
-func (df *dictFilter) ahead(rows int) int {
-	width := 0
-	for _, t := range df.types {
-		w := 16
-		if fw, ok := t.(arrow.FixedWidthDataType); ok {
-			w = max(fw.BitWidth()/8, 1)
-		}
-		width += w
-	}
-	return min(max(dictAheadBytes/max(width*rows, 1), 2), 64)
-}
-
 // reservedFieldIDs is where Iceberg's reserved field ids (metadata
 // columns, row lineage) start: Integer.MAX_VALUE - 200.
 const reservedFieldIDs = 1<<31 - 1 - 200

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -14,6 +16,7 @@ import (
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"golang.org/x/sync/semaphore"
 )
 
 // fileRead is one planned data file and how to read it.
@@ -225,6 +228,9 @@ type fileReader struct {
 	files  []fileRead
 	out    []chan fileItem // per file, closed when the file is done
 	window chan struct{}   // a slot per file being read or not yet consumed
+	// ahead holds, per file, the bytes of its batches read and not yet
+	// taken: at most aheadBytes (a batch larger than that alone)
+	ahead  []*aheadGate
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	cur    int
@@ -232,26 +238,95 @@ type fileReader struct {
 }
 
 type fileItem struct {
-	rec arrow.RecordBatch
-	err error
+	rec   arrow.RecordBatch
+	err   error
+	bytes int64 // what rec holds of its file's ahead
+}
+
+// aheadBytes is how many bytes of batches a file may hold read and not
+// yet taken, counted by what the batches hold. A file is read on one
+// goroutine while the consumer takes the batches of the one before it (a
+// file, or a range of one, in plan order); where that room was a count of
+// batches guessed from the columns' types, a GROUP BY over one file's
+// dictionary-encoded strings got 3 batches (a string counted at 32 bytes,
+// four batches' worth of each), and the second core waited for the
+// consumer much of the time: 16 MiB took that query from about 270 to 215
+// ms, 32 MiB to 210 ms with 40 MB more RSS (BENCHMARKS.md, session 42).
+const aheadBytes = 16 << 20
+
+// AheadBytes is aheadBytes, for tests.
+const AheadBytes = aheadBytes
+
+// TestHookAhead, when set (by tests only), is called each time a file's
+// reader takes room for a batch: the batch's bytes, and what the file
+// then holds read and not yet taken.
+var TestHookAhead func(batch, held int64)
+
+// aheadGate bounds the bytes a file holds read and not yet taken.
+type aheadGate struct {
+	sem  *semaphore.Weighted
+	held atomic.Int64
+}
+
+// acquire waits for room for a batch of n bytes (taken as aheadBytes
+// when larger, so that it goes alone), and returns what it took.
+func (g *aheadGate) acquire(ctx context.Context, n int64) (int64, error) {
+	k := min(n, aheadBytes)
+	if err := g.sem.Acquire(ctx, k); err != nil {
+		return 0, err
+	}
+	h := g.held.Add(k)
+	if TestHookAhead != nil {
+		TestHookAhead(n, h)
+	}
+	return k, nil
+}
+
+func (g *aheadGate) release(k int64) {
+	g.held.Add(-k)
+	g.sem.Release(k)
+}
+
+// aheadMost is how many batches a file may hold read and not yet taken,
+// however small.
+const aheadMost = 64
+
+// batchBytes is what rec's buffers hold (a dictionary counted with every
+// batch that has it).
+func batchBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, c := range rec.Columns() {
+		n += dataBytes(c.Data())
+	}
+	return n
+}
+
+func dataBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, ch := range d.Children() {
+		n += dataBytes(ch)
+	}
+	if d.DataType().ID() == arrow.DICTIONARY {
+		if dict, ok := d.Dictionary().(*array.Data); ok && dict != nil {
+			n += dataBytes(dict)
+		}
+	}
+	return n
 }
 
 func startFileReader(ctx context.Context, files []fileRead) *fileReader {
 	workers := min(runtime.GOMAXPROCS(0), len(files))
 	ctx, cancel := context.WithCancel(ctx)
-	r := &fileReader{files: files, out: make([]chan fileItem, len(files)), window: make(chan struct{}, workers+1), cancel: cancel}
+	r := &fileReader{files: files, out: make([]chan fileItem, len(files)), window: make(chan struct{}, workers+1), cancel: cancel,
+		ahead: make([]*aheadGate, len(files))}
 	for i := range r.out {
-		// iceberg-go's scan reads ahead on goroutines of its own; a file
-		// read filtered by dictionary (dictread.go) reads ahead only as far
-		// as its channel lets it, and with two batches a file waiting for
-		// the one before it to be taken stalled (one core busy of two)
-		ahead := 2
-		if files[i].dict != nil {
-			ahead = files[i].dict.ahead(queryBatchRows(files[i].tbl))
-		} else if files[i].plain != nil {
-			ahead = files[i].plain.ahead()
-		}
-		r.out[i] = make(chan fileItem, ahead)
+		r.out[i] = make(chan fileItem, aheadMost)
+		r.ahead[i] = &aheadGate{sem: semaphore.NewWeighted(aheadBytes)}
 	}
 	todo := make(chan int)
 	r.wg.Add(workers + 1)
@@ -287,6 +362,13 @@ func (r *fileReader) read(ctx context.Context, i int) {
 	out := r.out[i]
 	defer close(out)
 	send := func(it fileItem) bool {
+		if it.rec != nil {
+			var err error
+			if it.bytes, err = r.ahead[i].acquire(ctx, batchBytes(it.rec)); err != nil {
+				it.rec.Release()
+				return false
+			}
+		}
 		select {
 		case out <- it:
 			return true
@@ -408,6 +490,7 @@ func (r *fileReader) next(ctx context.Context) (rec arrow.RecordBatch, fileDone 
 				}
 				continue
 			}
+			r.ahead[r.cur].release(it.bytes)
 			return it.rec, false, it.err
 		case <-ctx.Done():
 			return nil, false, ctx.Err()

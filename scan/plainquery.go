@@ -82,25 +82,6 @@ func compilePlainQuery(schema *iceberg.Schema, names []string, rows int, dict []
 	return pq
 }
 
-// ahead is how many batches a file read plainly may hold unread: at most
-// about dictAheadBytes of them, as a read by dictionary holds, counting
-// each batch at the largest a page can make it (plainBatchMost).
-func (pq *plainQuery) ahead() int {
-	width := 0
-	for _, f := range pq.schema.Fields() {
-		if w := fixedWidthType(f.Type); w > 0 {
-			width += w
-		} else {
-			width += stringAheadBytes
-		}
-	}
-	return min(max(dictAheadBytes/max(width*pq.rows*plainBatchMost, 1), 2), 64)
-}
-
-// stringAheadBytes is what ahead counts a string value at: its offset and
-// some bytes (a guess; the bound is loose either way).
-const stringAheadBytes = 4 + 28
-
 // plainBatchMost is how many batches' rows one page of more rows than a
 // batch may make a batch of its own in a query's plain read.
 const plainBatchMost = 4
