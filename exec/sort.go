@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/skadedb/skade/scan"
 )
 
 // DefaultBatchRows is the number of rows per output batch of the blocking
@@ -79,6 +81,51 @@ type Sort struct {
 	toSkip   int64 // rows of OFFSET still to skip (merge path)
 	left     int64 // rows still to return (merge path); < 0 unlimited
 	metrics  Metrics
+	// top, when not nil, hears the worst value of the first key a top-N
+	// holds (SetTopBound)
+	top *scan.TopBound
+}
+
+// SetTopBound makes a top-N (a Limit within skTopNMaxRows) tell tb, once
+// it holds its rows, the worst value of its first key among them, so that
+// a table scan below leaves out the files none of whose rows can enter
+// (scan.TopBound). The first key must be a column of an integer-like
+// type (INT, BIGINT, DATE, TIMESTAMP); tb takes the key's direction and
+// NULLs order. It reports false, doing nothing, otherwise.
+func (s *Sort) SetTopBound(tb *scan.TopBound) bool {
+	if !s.useTopN() || tb == nil {
+		return false
+	}
+	if _, ok := s.keys[0].Expr.(*Column); !ok {
+		return false
+	}
+	switch s.keyTypes[0].ID() {
+	case arrow.INT32, arrow.DATE32, arrow.INT64, arrow.TIMESTAMP:
+	default:
+		return false
+	}
+	tb.Desc, tb.NullsFirst = s.keys[0].Descending, s.keys[0].NullsFirst
+	s.top = tb
+	return true
+}
+
+// publishTop tells the top bound the worst value of the first key the
+// full heap holds (row r of the store's batch b).
+func (s *Sort) publishTop(st *skStore, b, r int32) {
+	col := st.batches[b].Column(s.keyCols[0])
+	if col.IsNull(int(r)) {
+		return
+	}
+	switch c := col.(type) {
+	case *array.Int32:
+		s.top.Set(int64(c.Value(int(r))))
+	case *array.Date32:
+		s.top.Set(int64(c.Value(int(r))))
+	case *array.Int64:
+		s.top.Set(c.Value(int(r)))
+	case *array.Timestamp:
+		s.top.Set(int64(c.Value(int(r))))
+	}
 }
 
 var _ Operator = (*Sort)(nil)

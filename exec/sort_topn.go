@@ -107,6 +107,9 @@ func (s *Sort) consumeTopN(ctx context.Context) error {
 			refcnt = append(refcnt[:0], len(heap))
 			s.metrics.Inc("topn_compactions", 1)
 		}
+		if s.top != nil && len(heap) == n {
+			s.publishTop(st, heap[0].ref.b, heap[0].ref.r)
+		}
 	}
 	slices.SortFunc(heap, func(a, b skTopEntry) int {
 		if less(a, b) {

@@ -51,7 +51,9 @@ type TableScan struct {
 	filterOnly []string
 	// dict are columns (Iceberg names) that may come as dictionary
 	// arrays (SetDictionary)
-	dict   []string
+	dict []string
+	// top, when not nil, is an ORDER BY … LIMIT's bound (SetTopBound)
+	top    *scan.TopBound
 	schema *arrow.Schema
 	mem    memory.Allocator
 
@@ -112,6 +114,45 @@ func (s *TableScan) String() string {
 		}
 	}
 	return b.String()
+}
+
+// SetTopBound makes the scan read its files best bounds first and leave
+// out those none of whose rows can enter the top-N that sets tb
+// (scan.TopBound). EXPLAIN ANALYZE counts them (topn_ranges_skipped).
+func (s *TableScan) SetTopBound(tb *scan.TopBound) { s.top = tb }
+
+// TopBoundColumn is the scan's column i as a top-N bound's field: ok is
+// false unless it is an INT, BIGINT, DATE or microsecond TIMESTAMP column
+// of the table's schema.
+func (s *TableScan) TopBoundColumn(i int) (tb *scan.TopBound, ok bool) {
+	if i < 0 || i >= len(s.fields) {
+		return nil, false
+	}
+	if s.noSnap {
+		return nil, false
+	}
+	f, found := s.query().Schema().FindFieldByName(s.fields[i])
+	if !found {
+		return nil, false
+	}
+	switch t := s.schema.Field(i).Type.(type) {
+	case *arrow.Int32Type, *arrow.Date32Type:
+		if !f.Type.Equals(iceberg.PrimitiveTypes.Int32) && !f.Type.Equals(iceberg.PrimitiveTypes.Date) {
+			return nil, false
+		}
+		return &scan.TopBound{FieldID: f.ID}, true
+	case *arrow.Int64Type:
+		if !f.Type.Equals(iceberg.PrimitiveTypes.Int64) {
+			return nil, false
+		}
+		return &scan.TopBound{FieldID: f.ID, Wide: true}, true
+	case *arrow.TimestampType:
+		if t.Unit != arrow.Microsecond || !f.Type.Equals(iceberg.PrimitiveTypes.Timestamp) && !f.Type.Equals(iceberg.PrimitiveTypes.TimestampTz) {
+			return nil, false
+		}
+		return &scan.TopBound{FieldID: f.ID, Wide: true}, true
+	}
+	return nil, false
 }
 
 // SetExact makes the scan return only rows that pass exact, a filter of
@@ -190,7 +231,7 @@ func (s *TableScan) Open(ctx context.Context) error {
 	rd, err := scan.OpenFiles(ctx, scan.ReadSpec{
 		Name: s.name, Table: s.tbl, Scan: s.scan, Schema: q.Schema(), SnapshotOpts: q.SnapshotOpts(),
 		Fields: read, Mem: s.mem, Conform: s.conform, TimeFilter: scan.ReadFilterTimestamps(s.filter, q.Schema()),
-		Filter: s.filter, Exact: s.exact, FilterOnly: s.filterOnly, Dict: s.dict,
+		Filter: s.filter, Exact: s.exact, FilterOnly: s.filterOnly, Dict: s.dict, Top: s.top,
 		ScanRows: func(rows int) *table.Scan { return q.ReadScanRows(read, rows) },
 	}, tasks)
 	if err != nil {
@@ -283,6 +324,9 @@ func (s *TableScan) finish() {
 	}
 	s.done = true
 	if s.reader != nil {
+		if s.top != nil {
+			s.metrics.Set("topn_ranges_skipped", s.reader.TopSkipped())
+		}
 		s.reader.Close()
 		s.reader = nil
 	}

@@ -194,22 +194,7 @@ func (b *binder) buildSerial(n Node) (exec.Operator, error) {
 		if err != nil {
 			return nil, err
 		}
-		exprs, err := compileAll(n.Exprs, layoutOf(n.Input.Columns()))
-		if err != nil {
-			in.Close()
-			return nil, err
-		}
-		names := make([]string, len(n.Cols))
-		for i, c := range n.Cols {
-			names[i] = c.Name
-		}
-		p, err := exec.NewProject(in, exprs, names, b.opts.Mem)
-		if err != nil {
-			in.Close()
-			return nil, err
-		}
-		p.SetNow(b.now)
-		return p, nil
+		return b.projectOver(n, in)
 	case *Join:
 		return b.buildJoin(n)
 	case *Aggregate:
@@ -297,6 +282,22 @@ func (b *binder) buildSerial(n Node) (exec.Operator, error) {
 		if s, ok := n.Input.(*Sort); ok && n.Limit > 0 {
 			return b.buildSort(s, n.Limit, n.Offset)
 		}
+		// a Limit over Projects over a Sort (ORDER BY a column the query
+		// does not return): the Projects, one row out per row in, go over
+		// the top-N
+		var projs []*Project
+		under := n.Input
+		for p, ok := under.(*Project); ok; p, ok = under.(*Project) {
+			projs = append(projs, p)
+			under = p.Input
+		}
+		if s, ok := under.(*Sort); ok && n.Limit > 0 && len(projs) > 0 {
+			op, err := b.buildSort(s, n.Limit, n.Offset)
+			for i := len(projs) - 1; i >= 0 && err == nil; i-- {
+				op, err = b.projectOver(projs[i], op)
+			}
+			return op, err
+		}
 		in, err := b.build(n.Input)
 		if err != nil {
 			return nil, err
@@ -346,6 +347,27 @@ func (b *binder) buildSerial(n Node) (exec.Operator, error) {
 	return nil, fmt.Errorf("plan: no operator for %T (planner bug)", n)
 }
 
+// projectOver builds Project n over its input built as in (closed on
+// failure).
+func (b *binder) projectOver(n *Project, in exec.Operator) (exec.Operator, error) {
+	exprs, err := compileAll(n.Exprs, layoutOf(n.Input.Columns()))
+	if err != nil {
+		in.Close()
+		return nil, err
+	}
+	names := make([]string, len(n.Cols))
+	for i, c := range n.Cols {
+		names[i] = c.Name
+	}
+	p, err := exec.NewProject(in, exprs, names, b.opts.Mem)
+	if err != nil {
+		in.Close()
+		return nil, err
+	}
+	p.SetNow(b.now)
+	return p, nil
+}
+
 func (b *binder) buildSort(s *Sort, limit, offset int64) (exec.Operator, error) {
 	in, err := b.build(s.Input)
 	if err != nil {
@@ -359,8 +381,12 @@ func (b *binder) buildSort(s *Sort, limit, offset int64) (exec.Operator, error) 
 	op, err := exec.NewSort(in, keys, exec.SortOptions{Limit: limit, Offset: offset, Budget: b.opts.Budget, SpillDir: b.opts.SpillDir, Mem: b.opts.Mem})
 	if err != nil {
 		in.Close()
+		return nil, err
 	}
-	return op, err
+	if limit > 0 {
+		setTopBound(op, in, keys[0].Expr)
+	}
+	return op, nil
 }
 
 func (b *binder) oneRow() (exec.Operator, error) {

@@ -54,6 +54,9 @@ type fileRead struct {
 	// for the string columns wide (field ids) to bound (wideRows)
 	scanRows func(rows int) *table.Scan
 	wide     []int
+	// top, when not nil, leaves the file unread where no row of it can
+	// enter an ORDER BY … LIMIT's top-N (topbound.go)
+	top *TopBound
 }
 
 // TestHookWideRows, when set (by tests only), is called with the batch
@@ -235,6 +238,9 @@ type fileReader struct {
 	wg     sync.WaitGroup
 	cur    int
 	closed bool
+	// topSkipped counts the files (or ranges) left unread by their top
+	// bound
+	topSkipped atomic.Int64
 }
 
 type fileItem struct {
@@ -382,6 +388,10 @@ func (r *fileReader) read(ctx context.Context, i int) {
 	f := &r.files[i]
 	if f.read {
 		return // an earlier entry read this split (groupSplits)
+	}
+	if f.top.skips(f.task) {
+		r.topSkipped.Add(int64(1 + len(f.more)))
+		return
 	}
 	var filter *deleteFilter
 	if f.deletes != nil {

@@ -58,6 +58,10 @@ type ReadSpec struct {
 	// dictionary-encoded: a caller that asks must take them either way.
 	// Conform sees such batches as they are.
 	Dict []string
+	// Top, when not nil, is an ORDER BY … LIMIT's bound on one column:
+	// files are read best bounds first, and a file none of whose rows can
+	// enter the top-N is left unread (topbound.go).
+	Top *TopBound
 }
 
 // Reader reads a scan's files concurrently and hands their batches out in
@@ -71,6 +75,10 @@ type Reader struct {
 
 // OpenFiles starts reading tasks, in order.
 func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (*Reader, error) {
+	if spec.Top != nil {
+		tasks = slices.Clone(tasks)
+		spec.Top.order(tasks)
+	}
 	files := make([]fileRead, len(tasks))
 	// scanOf is a scan of the snapshot's columns fields, without a row
 	// filter, in batches as batch says
@@ -94,7 +102,7 @@ func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (
 		}
 	}
 	for i, t := range tasks {
-		files[i] = fileRead{task: t, scan: spec.Scan, tbl: spec.Table, alt: alt, timeIDs: spec.TimeFilter, conform: spec.Conform, exact: exact}
+		files[i] = fileRead{task: t, scan: spec.Scan, tbl: spec.Table, alt: alt, timeIDs: spec.TimeFilter, conform: spec.Conform, exact: exact, top: spec.Top}
 		if len(wide) > 0 {
 			files[i].scanRows, files[i].wide = spec.ScanRows, wide
 		}
@@ -191,6 +199,10 @@ func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (
 	rd.r = startFileReader(ctx, files)
 	return rd, nil
 }
+
+// TopSkipped is how many files (or ranges) the scan left unread by its
+// Top bound.
+func (rd *Reader) TopSkipped() int64 { return rd.r.topSkipped.Load() }
 
 // Next returns the next batch (the caller owns it), or with fileDone set
 // and no batch, that a file has ended; a nil batch and false when every

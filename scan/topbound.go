@@ -1,0 +1,151 @@
+package scan
+
+import (
+	"encoding/binary"
+	"slices"
+	"sync"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+)
+
+// ORDER BY col [DESC] LIMIT n over a table scan. The top-N (exec.Sort)
+// holds the best n rows seen; once it has n, no row whose col is worse
+// than its worst can enter. It tells the scan that value (TopBound.Set),
+// and the scan leaves unread every file whose column bounds (Iceberg's
+// lower and upper bounds in the manifests) say all its rows are worse.
+// The scan reads the files whose bounds are best first, so that the
+// top-N fills with good rows early: an `ORDER BY ts DESC LIMIT 10` over
+// files written in time order reads the newest file and skips the rest.
+//
+// Only strictly worse files are left out: a row equal to the worst held
+// could still enter (the top-N keeps rows by input order among equals),
+// and a file that may hold a NULL is read where NULLs sort first. Files
+// without bounds for the column are read first and never left out.
+
+// TopBound is what a top-N over one integer-like column (INT, BIGINT,
+// DATE, TIMESTAMP, TIMESTAMPTZ) has settled: the worst value it holds,
+// once it holds its n rows. Safe for concurrent use.
+type TopBound struct {
+	FieldID    int  // the Iceberg field sorted by
+	Wide       bool // 8-byte values (BIGINT, TIMESTAMP); else 4 (INT, DATE)
+	Desc       bool
+	NullsFirst bool
+
+	mu  sync.Mutex
+	set bool
+	val int64
+}
+
+// Set records v, the worst value the top-N holds; the bound only
+// tightens.
+func (b *TopBound) Set(v int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.set || b.Desc && v > b.val || !b.Desc && v < b.val {
+		b.val, b.set = v, true
+	}
+}
+
+func (b *TopBound) value() (int64, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.val, b.set
+}
+
+// bounds are the file's lower and upper bounds of the column; ok is
+// false where the manifest has none (or not of the expected width).
+func (b *TopBound) bounds(f iceberg.DataFile) (lo, hi int64, ok bool) {
+	l, okl := f.LowerBoundValues()[b.FieldID]
+	h, okh := f.UpperBoundValues()[b.FieldID]
+	if !okl || !okh {
+		return 0, 0, false
+	}
+	read := func(v []byte) (int64, bool) {
+		switch {
+		case b.Wide && len(v) == 8:
+			return int64(binary.LittleEndian.Uint64(v)), true
+		case !b.Wide && len(v) == 4:
+			return int64(int32(binary.LittleEndian.Uint32(v))), true
+		}
+		return 0, false
+	}
+	lo, okl = read(l)
+	hi, okh = read(h)
+	return lo, hi, okl && okh
+}
+
+// mayHoldNull reports whether f may hold a NULL of the column.
+func (b *TopBound) mayHoldNull(f iceberg.DataFile) bool {
+	n, ok := f.NullValueCounts()[b.FieldID]
+	return !ok || n > 0
+}
+
+// skips reports whether no row of task can enter the top-N: every value
+// of its file is strictly worse than the worst the top-N holds, and no
+// NULL it may hold sorts first.
+func (b *TopBound) skips(task table.FileScanTask) bool {
+	if b == nil {
+		return false
+	}
+	v, set := b.value()
+	if !set {
+		return false
+	}
+	f := task.File
+	if b.NullsFirst && b.mayHoldNull(f) {
+		return false
+	}
+	lo, hi, ok := b.bounds(f)
+	if !ok {
+		return false
+	}
+	if b.Desc {
+		return hi < v
+	}
+	return lo > v
+}
+
+// order sorts tasks so that the files whose bounds are best come first:
+// DESC by upper bound, ASC by lower bound, files without bounds (or that
+// may hold a NULL sorting first) before all. The sort is stable, so the
+// splits of one file stay together and in order.
+func (b *TopBound) order(tasks []table.FileScanTask) {
+	type keyed struct {
+		first bool // read before any file with bounds
+		key   int64
+	}
+	keys := make(map[string]keyed, len(tasks))
+	for _, t := range tasks {
+		p := t.File.FilePath()
+		if _, ok := keys[p]; ok {
+			continue
+		}
+		lo, hi, ok := b.bounds(t.File)
+		k := keyed{first: !ok || b.NullsFirst && b.mayHoldNull(t.File)}
+		if b.Desc {
+			k.key = -hi
+			if hi == -1<<63 {
+				k.key = 1<<63 - 1
+			}
+		} else {
+			k.key = lo
+		}
+		keys[p] = k
+	}
+	slices.SortStableFunc(tasks, func(x, y table.FileScanTask) int {
+		kx, ky := keys[x.File.FilePath()], keys[y.File.FilePath()]
+		switch {
+		case kx.first != ky.first:
+			if kx.first {
+				return -1
+			}
+			return 1
+		case kx.key < ky.key:
+			return -1
+		case kx.key > ky.key:
+			return 1
+		}
+		return 0
+	})
+}
