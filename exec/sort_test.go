@@ -622,3 +622,75 @@ func TestSortChildError(t *testing.T) {
 		}
 	}
 }
+
+// TestSkSelect: the quickselect finds the k-th smallest of sorted,
+// reversed, constant, few-valued and random inputs.
+func TestSkSelect(t *testing.T) {
+	rng := rand.New(rand.NewPCG(42, 42))
+	for _, n := range []int{1, 2, 3, 10, 1000, 4097} {
+		for shape := range 5 {
+			a := make([]int64, n)
+			for i := range a {
+				switch shape {
+				case 0:
+					a[i] = int64(i)
+				case 1:
+					a[i] = int64(n - i)
+				case 2:
+					a[i] = 7
+				case 3:
+					a[i] = int64(rng.IntN(3))
+				default:
+					a[i] = rng.Int64() - rng.Int64()
+				}
+			}
+			sorted := slices.Clone(a)
+			slices.Sort(sorted)
+			for _, k := range []int{0, n / 3, n / 2, n - 1} {
+				if got := skSelect(slices.Clone(a), k); got != sorted[k] {
+					t.Fatalf("n %d shape %d: %d-th smallest %d, want %d", n, shape, k, got, sorted[k])
+				}
+			}
+		}
+	}
+}
+
+// TestSortTopNKeyOrder: top-N over rows already in (or against) the
+// order of an integer first key, in batches larger than N, with ties,
+// other keys after it, and OFFSET: what the full sort gives. (Each batch
+// lets only rows not worse than its N-th best key through to the heap.)
+func TestSortTopNKeyOrder(t *testing.T) {
+	const n = 20000
+	for _, shape := range []string{"ascending", "descending", "ties"} {
+		rows := make([][]any, n)
+		for i := range rows {
+			k := int64(i)
+			switch shape {
+			case "descending":
+				k = int64(n - i)
+			case "ties":
+				k = int64(i / 700)
+			}
+			rows[i] = []any{int64(i), k, float64(i % 13), nil}
+		}
+		for _, keys := range [][]SortKey{
+			{sortTestKey(1, true, false)},
+			{sortTestKey(1, false, false)},
+			{sortTestKey(1, true, false), sortTestKey(2, false, false)},
+			{sortTestKey(1, false, true), sortTestKey(2, true, false)},
+		} {
+			for _, lim := range [][2]int64{{10, 0}, {5, 995}, {1500, 3}} {
+				mem := opsTestMem(t)
+				s, err := NewSort(opsTestValues(t, mem, sortTestSchema, rows, 4096), keys, SortOptions{Limit: lim[0], Offset: lim[1], Mem: mem})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := opsTestRows(t, s)
+				want := sortTestOracle(rows, keys)[lim[1] : lim[1]+lim[0]]
+				if !sortTestEqual(got, want) {
+					t.Fatalf("%s, %s: got first %v, want %v", shape, s, sortTestHead(got), sortTestHead(want))
+				}
+			}
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // skTopEntry is a row in the top-N heap; seq is its input position, the
@@ -59,6 +61,7 @@ func (s *Sort) consumeTopN(ctx context.Context) error {
 		}
 	}
 	compactAt := int64(2*n + s.opts.BatchRows)
+	var cutBuf []int64
 	for {
 		b, err := s.pull(ctx)
 		if err == io.EOF {
@@ -71,7 +74,11 @@ func (s *Sort) consumeTopN(ctx context.Context) error {
 		st.add(b, 0)
 		refcnt = append(refcnt, 0)
 		rows := int32(b.NumRows())
+		keep := s.batchCut(b, n, &cutBuf)
 		for r := int32(0); r < rows; r++ {
+			if keep != nil && !keep(int(r)) {
+				continue
+			}
 			e := skTopEntry{skRef{bi, r}, seq + int64(r)}
 			if len(heap) < n {
 				heap = append(heap, e)
@@ -151,4 +158,93 @@ func (s *Sort) compactTopN(st *skStore, heap []skTopEntry) error {
 		heap[i].ref = skRef{0, int32(i)}
 	}
 	return nil
+}
+
+// batchCut is, for a batch of more than n rows whose first key is an
+// integer-like column without NULLs, which of its rows may be among the
+// best n: those not strictly worse, by the first key, than the batch's
+// n-th best value. n rows of the batch alone beat any other, whatever
+// the later keys and input order say. nil where it does not apply, or
+// keeps every row. Rows in key order (ids, times read against their
+// ORDER BY) would otherwise each go through the heap.
+func (s *Sort) batchCut(b arrow.RecordBatch, n int, buf *[]int64) func(r int) bool {
+	col := b.Column(s.keyCols[0])
+	rows := int(b.NumRows())
+	if n >= rows || col.NullN() > 0 {
+		return nil
+	}
+	vals := htGrow(*buf, rows)[:rows]
+	*buf = vals
+	switch col.DataType().ID() {
+	case arrow.INT64, arrow.TIMESTAMP:
+		copy(vals, htFixedValues[int64](col))
+	case arrow.INT32, arrow.DATE32:
+		for i, v := range htFixedValues[int32](col) {
+			vals[i] = int64(v)
+		}
+	default:
+		return nil
+	}
+	desc := s.keys[0].Descending
+	k := n - 1 // the n-th smallest
+	if desc {
+		k = rows - n // the n-th largest
+	}
+	cut := skSelect(vals, k)
+	switch col.DataType().ID() {
+	case arrow.INT64, arrow.TIMESTAMP:
+		v := htFixedValues[int64](col)
+		if desc {
+			return func(r int) bool { return v[r] >= cut }
+		}
+		return func(r int) bool { return v[r] <= cut }
+	default:
+		v := htFixedValues[int32](col)
+		if desc {
+			return func(r int) bool { return int64(v[r]) >= cut }
+		}
+		return func(r int) bool { return int64(v[r]) <= cut }
+	}
+}
+
+// skSelect is the k-th smallest of a (0-based), reordering a
+// (quickselect, Hoare's partition about a median of three).
+func skSelect(a []int64, k int) int64 {
+	lo, hi := 0, len(a)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if a[mid] < a[lo] {
+			a[mid], a[lo] = a[lo], a[mid]
+		}
+		if a[hi] < a[lo] {
+			a[hi], a[lo] = a[lo], a[hi]
+		}
+		if a[hi] < a[mid] {
+			a[hi], a[mid] = a[mid], a[hi]
+		}
+		p := a[mid]
+		i, j := lo, hi
+		for i <= j {
+			for a[i] < p {
+				i++
+			}
+			for a[j] > p {
+				j--
+			}
+			if i <= j {
+				a[i], a[j] = a[j], a[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return a[k]
+		}
+	}
+	return a[k]
 }
