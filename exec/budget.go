@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/skadedb/skade/scan"
 )
 
 // ErrMemoryLimit is wrapped by every error that reports a statement
@@ -127,19 +129,5 @@ func ArraysBytes(cols []arrow.Array) int64 {
 }
 
 // ArrayDataBytes is the size of the buffers d, its children and its
-// dictionary reference.
-func ArrayDataBytes(d arrow.ArrayData) int64 {
-	var n int64
-	for _, b := range d.Buffers() {
-		if b != nil {
-			n += int64(b.Len())
-		}
-	}
-	for _, ch := range d.Children() {
-		n += ArrayDataBytes(ch)
-	}
-	if d.DataType().ID() == arrow.DICTIONARY && d.Dictionary() != nil {
-		n += ArrayDataBytes(d.Dictionary())
-	}
-	return n
-}
+// dictionary reference (scan.DataBytes).
+func ArrayDataBytes(d arrow.ArrayData) int64 { return scan.DataBytes(d) }

@@ -302,12 +302,14 @@ const aheadMost = 64
 func batchBytes(rec arrow.RecordBatch) int64 {
 	var n int64
 	for _, c := range rec.Columns() {
-		n += dataBytes(c.Data())
+		n += DataBytes(c.Data())
 	}
 	return n
 }
 
-func dataBytes(d arrow.ArrayData) int64 {
+// DataBytes is the size of the buffers d, its children and its
+// dictionary hold.
+func DataBytes(d arrow.ArrayData) int64 {
 	var n int64
 	for _, b := range d.Buffers() {
 		if b != nil {
@@ -315,11 +317,11 @@ func dataBytes(d arrow.ArrayData) int64 {
 		}
 	}
 	for _, ch := range d.Children() {
-		n += dataBytes(ch)
+		n += DataBytes(ch)
 	}
 	if d.DataType().ID() == arrow.DICTIONARY {
 		if dict, ok := d.Dictionary().(*array.Data); ok && dict != nil {
-			n += dataBytes(dict)
+			n += DataBytes(dict)
 		}
 	}
 	return n
