@@ -140,17 +140,17 @@ func (s *TableScan) TopBoundColumn(i int) (tb *scan.TopBound, ok bool) {
 		if !f.Type.Equals(iceberg.PrimitiveTypes.Int32) && !f.Type.Equals(iceberg.PrimitiveTypes.Date) {
 			return nil, false
 		}
-		return &scan.TopBound{FieldID: f.ID}, true
+		return &scan.TopBound{FieldID: f.ID, Type: f.Type}, true
 	case *arrow.Int64Type:
 		if !f.Type.Equals(iceberg.PrimitiveTypes.Int64) {
 			return nil, false
 		}
-		return &scan.TopBound{FieldID: f.ID, Wide: true}, true
+		return &scan.TopBound{FieldID: f.ID, Type: f.Type, Wide: true}, true
 	case *arrow.TimestampType:
 		if t.Unit != arrow.Microsecond || !f.Type.Equals(iceberg.PrimitiveTypes.Timestamp) && !f.Type.Equals(iceberg.PrimitiveTypes.TimestampTz) {
 			return nil, false
 		}
-		return &scan.TopBound{FieldID: f.ID, Wide: true}, true
+		return &scan.TopBound{FieldID: f.ID, Type: f.Type, Wide: true}, true
 	}
 	return nil, false
 }
@@ -326,6 +326,7 @@ func (s *TableScan) finish() {
 	if s.reader != nil {
 		if s.top != nil {
 			s.metrics.Set("topn_ranges_skipped", s.reader.TopSkipped())
+			s.metrics.Set("topn_row_groups_skipped", s.reader.TopGroupsSkipped())
 		}
 		s.reader.Close()
 		s.reader = nil

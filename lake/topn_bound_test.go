@@ -94,6 +94,24 @@ func TestTopNLeavesFilesUnread(t *testing.T) {
 					}
 				}
 				check("clean")
+				// one file of many row groups, read best first (a file
+				// this small is read ahead whole before the top-N holds
+				// its rows: scan.TestTopBoundRowGroups checks what is left
+				// out)
+				mustExec(t, s, fmt.Sprintf(`CREATE TABLE one WITH ('format-version' = '%s', 'write.parquet.row-group-limit' = '500')
+					AS SELECT * FROM t ORDER BY id`, version))
+				for _, q := range []string{"id DESC LIMIT 7", "id LIMIT 7 OFFSET 3", "ts DESC NULLS LAST LIMIT 4", "d LIMIT 9", "k DESC NULLS LAST LIMIT 6"} {
+					key := q[:strings.Index(q, " ")]
+					plain := key + " + 0"
+					if key == "ts" {
+						plain = key + " + INTERVAL '0 second'"
+					}
+					have := query(t, s, fmt.Sprintf("SELECT %s, id FROM one ORDER BY %s", key, q))
+					want := query(t, s, fmt.Sprintf("SELECT %s, id FROM one ORDER BY %s%s", key, plain, q[len(key):]))
+					if key == "id" && !slices.Equal(have, want) || len(have) != len(want) || len(want) == 0 {
+						t.Fatalf("%s: one file: ORDER BY %s: %v, want %v", what, q, have, want)
+					}
+				}
 				mustExec(t, s, `DELETE FROM t WHERE id % 5 = 1 AND id > 14000;
 					UPDATE t SET n = n + 1, k = k - 1 WHERE id % 17 = 2;
 					MERGE INTO t USING (SELECT i AS id FROM range(15990, 16000) r(i)) src ON t.id = src.id

@@ -55,8 +55,10 @@ type fileRead struct {
 	scanRows func(rows int) *table.Scan
 	wide     []int
 	// top, when not nil, leaves the file unread where no row of it can
-	// enter an ORDER BY … LIMIT's top-N (topbound.go)
-	top *TopBound
+	// enter an ORDER BY … LIMIT's top-N (topbound.go); topGroups counts
+	// the row groups a plain read of it leaves out so
+	top       *TopBound
+	topGroups *atomic.Int64
 }
 
 // TestHookWideRows, when set (by tests only), is called with the batch
@@ -239,8 +241,8 @@ type fileReader struct {
 	cur    int
 	closed bool
 	// topSkipped counts the files (or ranges) left unread by their top
-	// bound
-	topSkipped atomic.Int64
+	// bound, topGroups the row groups of the files read
+	topSkipped, topGroups atomic.Int64
 }
 
 type fileItem struct {
@@ -332,6 +334,11 @@ func startFileReader(ctx context.Context, files []fileRead) *fileReader {
 	ctx, cancel := context.WithCancel(ctx)
 	r := &fileReader{files: files, out: make([]chan fileItem, len(files)), window: make(chan struct{}, workers+1), cancel: cancel,
 		ahead: make([]*aheadGate, len(files))}
+	for i := range files {
+		if files[i].top != nil {
+			files[i].topGroups = &r.topGroups
+		}
+	}
 	for i := range r.out {
 		r.out[i] = make(chan fileItem, aheadMost)
 		r.ahead[i] = &aheadGate{sem: semaphore.NewWeighted(aheadBytes)}

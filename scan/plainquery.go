@@ -126,10 +126,26 @@ func readPlainQuery(ctx context.Context, f *fileRead, emit func(rec arrow.Record
 	paged, fellBack := yielder(true), yielder(false)
 	size := int64(max(pq.rows, 1))
 	p := newPlainFile(of.pr, of.src, of.size, pq.schema, cols)
+	// an ORDER BY … LIMIT's bound: best row groups first, those that
+	// cannot enter left out (topbound.go); a file whose deletes are
+	// applied here comes whole and in order
+	top := f.top
+	if f.deletes != nil {
+		top = nil
+	}
+	if top != nil {
+		groups = top.orderGroups(meta, groups)
+	}
 	for _, g := range groups {
 		if !pq.prune.mayMatch(meta, g) {
 			if TestHookPlainPruned != nil {
 				TestHookPlainPruned(meta.RowGroup(g).NumRows())
+			}
+			continue
+		}
+		if top.skipsGroup(meta, g) {
+			if f.topGroups != nil {
+				f.topGroups.Add(1)
 			}
 			continue
 		}

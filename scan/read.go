@@ -204,6 +204,10 @@ func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (
 // Top bound.
 func (rd *Reader) TopSkipped() int64 { return rd.r.topSkipped.Load() }
 
+// TopGroupsSkipped is how many row groups of the files read the scan
+// left unread by its Top bound.
+func (rd *Reader) TopGroupsSkipped() int64 { return rd.r.topGroups.Load() }
+
 // Next returns the next batch (the caller owns it), or with fileDone set
 // and no batch, that a file has ended; a nil batch and false when every
 // file has.

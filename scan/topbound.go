@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 )
@@ -18,6 +19,10 @@ import (
 // top-N fills with good rows early: an `ORDER BY ts DESC LIMIT 10` over
 // files written in time order reads the newest file and skips the rest.
 //
+// Within a file read page by page without deletes applied here, row
+// groups go the same way by their Parquet statistics: best first, and
+// left out where strictly worse (readPlainQuery).
+//
 // Only strictly worse files are left out: a row equal to the worst held
 // could still enter (the top-N keeps rows by input order among equals),
 // and a file that may hold a NULL is read where NULLs sort first. Files
@@ -27,8 +32,9 @@ import (
 // DATE, TIMESTAMP, TIMESTAMPTZ) has settled: the worst value it holds,
 // once it holds its n rows. Safe for concurrent use.
 type TopBound struct {
-	FieldID    int  // the Iceberg field sorted by
-	Wide       bool // 8-byte values (BIGINT, TIMESTAMP); else 4 (INT, DATE)
+	FieldID    int          // the Iceberg field sorted by
+	Type       iceberg.Type // its type
+	Wide       bool         // 8-byte values (BIGINT, TIMESTAMP); else 4 (INT, DATE)
 	Desc       bool
 	NullsFirst bool
 
@@ -148,4 +154,89 @@ func (b *TopBound) order(tasks []table.FileScanTask) {
 		}
 		return 0
 	})
+}
+
+// groupBounds are row group g's statistics of the column: its smallest
+// and largest value, and whether it may hold a NULL; ok is false where
+// the file has no usable statistics for it.
+func (b *TopBound) groupBounds(meta *metadata.FileMetaData, g int) (lo, hi int64, nulls, ok bool) {
+	leaf := TopLeaf(meta.Schema, b.FieldID)
+	if leaf < 0 || b.Type == nil {
+		return 0, 0, false, false
+	}
+	cc, err := meta.RowGroup(g).ColumnChunk(leaf)
+	if err != nil {
+		return 0, 0, false, false
+	}
+	if set, err := cc.StatsSet(); err != nil || !set {
+		return 0, 0, false, false
+	}
+	st, err := cc.Statistics()
+	if err != nil || st == nil {
+		return 0, 0, false, false
+	}
+	lo, hi, ok = StatsInts(meta.Schema.Column(leaf), st, b.Type)
+	return lo, hi, !st.HasNullCount() || st.NullCount() > 0, ok
+}
+
+// skipsGroup is skips for row group g of a file: no row of it can enter
+// the top-N.
+func (b *TopBound) skipsGroup(meta *metadata.FileMetaData, g int) bool {
+	if b == nil {
+		return false
+	}
+	v, set := b.value()
+	if !set {
+		return false
+	}
+	lo, hi, nulls, ok := b.groupBounds(meta, g)
+	if !ok || b.NullsFirst && nulls {
+		return false
+	}
+	if b.Desc {
+		return hi < v
+	}
+	return lo > v
+}
+
+// orderGroups sorts row groups best statistics first, as order sorts
+// files; groups without usable statistics (or that may hold a NULL that
+// sorts first) come first.
+func (b *TopBound) orderGroups(meta *metadata.FileMetaData, groups []int) []int {
+	type keyed struct {
+		g     int
+		first bool
+		key   int64
+	}
+	ks := make([]keyed, len(groups))
+	for i, g := range groups {
+		lo, hi, nulls, ok := b.groupBounds(meta, g)
+		k := keyed{g: g, first: !ok || b.NullsFirst && nulls, key: lo}
+		if b.Desc {
+			k.key = -hi
+			if hi == -1<<63 {
+				k.key = 1<<63 - 1
+			}
+		}
+		ks[i] = k
+	}
+	slices.SortStableFunc(ks, func(x, y keyed) int {
+		switch {
+		case x.first != y.first:
+			if x.first {
+				return -1
+			}
+			return 1
+		case x.key < y.key:
+			return -1
+		case x.key > y.key:
+			return 1
+		}
+		return 0
+	})
+	out := make([]int, len(ks))
+	for i, k := range ks {
+		out[i] = k.g
+	}
+	return out
 }
