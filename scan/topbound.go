@@ -112,47 +112,54 @@ func (b *TopBound) skips(task table.FileScanTask) bool {
 	return lo > v
 }
 
-// order sorts tasks so that the files whose bounds are best come first:
-// DESC by upper bound, ASC by lower bound, files without bounds (or that
-// may hold a NULL sorting first) before all. The sort is stable, so the
-// splits of one file stay together and in order.
-func (b *TopBound) order(tasks []table.FileScanTask) {
-	type keyed struct {
-		first bool // read before any file with bounds
-		key   int64
+// topKey is a file's or row group's place in the reading order: those
+// without usable bounds (or that may hold a NULL sorting first) first,
+// then by key: DESC by upper bound, ASC by lower.
+type topKey struct {
+	first bool
+	key   int64
+}
+
+func (b *TopBound) topKey(lo, hi int64, ok, nulls bool) topKey {
+	k := topKey{first: !ok || b.NullsFirst && nulls, key: lo}
+	if b.Desc {
+		k.key = -hi
+		if hi == -1<<63 {
+			k.key = 1<<63 - 1
+		}
 	}
-	keys := make(map[string]keyed, len(tasks))
+	return k
+}
+
+func cmpTopKey(x, y topKey) int {
+	switch {
+	case x.first != y.first:
+		if x.first {
+			return -1
+		}
+		return 1
+	case x.key < y.key:
+		return -1
+	case x.key > y.key:
+		return 1
+	}
+	return 0
+}
+
+// order sorts tasks so that the files whose bounds are best come first
+// (topKey). The sort is stable, so the splits of one file stay together
+// and in order.
+func (b *TopBound) order(tasks []table.FileScanTask) {
+	keys := make(map[string]topKey, len(tasks))
 	for _, t := range tasks {
 		p := t.File.FilePath()
-		if _, ok := keys[p]; ok {
-			continue
+		if _, ok := keys[p]; !ok {
+			lo, hi, ok := b.bounds(t.File)
+			keys[p] = b.topKey(lo, hi, ok, b.mayHoldNull(t.File))
 		}
-		lo, hi, ok := b.bounds(t.File)
-		k := keyed{first: !ok || b.NullsFirst && b.mayHoldNull(t.File)}
-		if b.Desc {
-			k.key = -hi
-			if hi == -1<<63 {
-				k.key = 1<<63 - 1
-			}
-		} else {
-			k.key = lo
-		}
-		keys[p] = k
 	}
 	slices.SortStableFunc(tasks, func(x, y table.FileScanTask) int {
-		kx, ky := keys[x.File.FilePath()], keys[y.File.FilePath()]
-		switch {
-		case kx.first != ky.first:
-			if kx.first {
-				return -1
-			}
-			return 1
-		case kx.key < ky.key:
-			return -1
-		case kx.key > ky.key:
-			return 1
-		}
-		return 0
+		return cmpTopKey(keys[x.File.FilePath()], keys[y.File.FilePath()])
 	})
 }
 
@@ -200,40 +207,18 @@ func (b *TopBound) skipsGroup(meta *metadata.FileMetaData, g int) bool {
 }
 
 // orderGroups sorts row groups best statistics first, as order sorts
-// files; groups without usable statistics (or that may hold a NULL that
-// sorts first) come first.
+// files.
 func (b *TopBound) orderGroups(meta *metadata.FileMetaData, groups []int) []int {
 	type keyed struct {
-		g     int
-		first bool
-		key   int64
+		g int
+		k topKey
 	}
 	ks := make([]keyed, len(groups))
 	for i, g := range groups {
 		lo, hi, nulls, ok := b.groupBounds(meta, g)
-		k := keyed{g: g, first: !ok || b.NullsFirst && nulls, key: lo}
-		if b.Desc {
-			k.key = -hi
-			if hi == -1<<63 {
-				k.key = 1<<63 - 1
-			}
-		}
-		ks[i] = k
+		ks[i] = keyed{g, b.topKey(lo, hi, ok, nulls)}
 	}
-	slices.SortStableFunc(ks, func(x, y keyed) int {
-		switch {
-		case x.first != y.first:
-			if x.first {
-				return -1
-			}
-			return 1
-		case x.key < y.key:
-			return -1
-		case x.key > y.key:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(ks, func(x, y keyed) int { return cmpTopKey(x.k, y.k) })
 	out := make([]int, len(ks))
 	for i, k := range ks {
 		out[i] = k.g
