@@ -341,11 +341,8 @@ type HashAggregate struct {
 	nullKey *RowKeys
 
 	// intMap maps the values of one integer group key to their groups
-	// (aggregate_intkey.go); the rest is its scratch
-	intMap   haIntMap
-	intFresh []int32
-	intGids  []int32
-	intKeys  RowKeys
+	// (aggregate_intkey.go)
+	intMap haIntMap
 
 	// Output: the finished aggregate columns of the in-memory groups and
 	// the next group to emit, then the spilled partitions one by one.
@@ -486,8 +483,7 @@ func (h *HashAggregate) releaseState() {
 		}
 	}
 	h.states, h.dists, h.table = nil, nil, nil
-	h.releaseDicts()
-	h.intMap.slots, h.intFresh, h.intGids, h.intKeys = nil, nil, nil, RowKeys{}
+	h.releaseKeyMaps()
 }
 
 func (h *HashAggregate) Next(ctx context.Context) (arrow.RecordBatch, error) {
@@ -786,8 +782,7 @@ func (h *HashAggregate) updateAgg(i int, a *Aggregate, b arrow.RecordBatch, ids 
 func (h *HashAggregate) finish() error {
 	n := h.groups
 	h.table = nil
-	h.releaseDicts()
-	h.intMap.slots, h.intFresh, h.intGids, h.intKeys = nil, nil, nil, RowKeys{}
+	h.releaseKeyMaps()
 	for i := range h.dists {
 		h.dists[i] = nil
 	}

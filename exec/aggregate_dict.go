@@ -174,8 +174,10 @@ func (h *HashAggregate) dictFor(dict arrow.Array) (*haDict, error) {
 	return hd, nil
 }
 
-// releaseDicts lets go of the dictionaries' maps.
-func (h *HashAggregate) releaseDicts() {
+// releaseKeyMaps lets go of the dictionaries' maps and of the integer
+// key's (aggregate_intkey.go).
+func (h *HashAggregate) releaseKeyMaps() {
+	h.intMap.release()
 	for _, hd := range h.dicts {
 		hd.release()
 	}

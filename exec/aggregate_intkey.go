@@ -1,8 +1,6 @@
 package exec
 
 import (
-	"fmt"
-
 	"github.com/apache/arrow-go/v18/arrow"
 )
 
@@ -35,9 +33,22 @@ type haIntMap struct {
 	null  int32   // group id + 1 of NULL; 0 while unknown
 	wide  int     // batches in a row whose values spanned too wide
 	off   bool    // the key is no integer, or too many batches spanned too wide
+
+	// a batch's values (and NULL) the map lacks: the first row of each
+	// (fresh), its place in the map (at: a slot, or null), their groups,
+	// their keys encoded
+	fresh []int32
+	at    []*int32
+	gids  []int32
+	keys  RowKeys
 }
 
 func (m *haIntMap) bytes() int64 { return int64(cap(m.slots)) * 4 }
+
+// release lets go of the map and its scratch.
+func (m *haIntMap) release() {
+	m.slots, m.fresh, m.at, m.gids, m.keys = nil, nil, nil, nil, RowKeys{}
+}
 
 // haIntKey is the integer types the map takes (DATE32 is stored as int32).
 type haIntKey interface {
@@ -77,12 +88,13 @@ func haIntRange[T haIntKey](a arrow.Array) (lo, hi int64, ok bool) {
 
 // haIntLookup gives each row of a its group from the map, where the map
 // has its value. Each value (or NULL) the map lacks is marked in the map
-// with -(j+1), j its place in fresh, where its first row is appended; its
-// rows get -(j+1) for now.
-func haIntLookup[T haIntKey](a arrow.Array, m *haIntMap, ids []int32, fresh []int32) []int32 {
+// with -(j+1), j its place in m.fresh, where its first row is appended
+// (and its place in the map to m.at); its rows get -(j+1) for now.
+func haIntLookup[T haIntKey](a arrow.Array, m *haIntMap, ids []int32) {
 	vals := htFixedValues[T](a)
 	slots, lo := m.slots, m.lo
 	nulls := a.NullN() > 0
+	m.fresh, m.at = m.fresh[:0], m.at[:0]
 	for r, v := range vals {
 		var p *int32
 		if nulls && a.IsNull(r) {
@@ -92,8 +104,8 @@ func haIntLookup[T haIntKey](a arrow.Array, m *haIntMap, ids []int32, fresh []in
 		}
 		s := *p
 		if s == 0 {
-			fresh = append(fresh, int32(r))
-			s = -int32(len(fresh))
+			m.fresh, m.at = append(m.fresh, int32(r)), append(m.at, p)
+			s = -int32(len(m.fresh))
 			*p = s
 		}
 		if s > 0 {
@@ -101,7 +113,13 @@ func haIntLookup[T haIntKey](a arrow.Array, m *haIntMap, ids []int32, fresh []in
 		}
 		ids[r] = s
 	}
-	return fresh
+}
+
+// haIntKeyed is the smallest and largest non-NULL value of a (haIntRange)
+// and the lookup of a batch of T.
+func haIntKeyed[T haIntKey](a arrow.Array) (lo, hi int64, any bool, lookup func(arrow.Array, *haIntMap, []int32)) {
+	lo, hi, any = haIntRange[T](a)
+	return lo, hi, any, haIntLookup[T]
 }
 
 // cover makes the map cover lo..hi, with room to grow past hi when it
@@ -148,28 +166,22 @@ func (h *HashAggregate) addIntBatch(b arrow.RecordBatch, cols []arrow.Array, ids
 	c := cols[0]
 	var lo, hi int64
 	var any bool
-	lookup := haIntLookup[int64]
+	var lookup func(arrow.Array, *haIntMap, []int32)
 	switch c.DataType().ID() {
 	case arrow.INT8:
-		lo, hi, any = haIntRange[int8](c)
-		lookup = haIntLookup[int8]
+		lo, hi, any, lookup = haIntKeyed[int8](c)
 	case arrow.INT16:
-		lo, hi, any = haIntRange[int16](c)
-		lookup = haIntLookup[int16]
+		lo, hi, any, lookup = haIntKeyed[int16](c)
 	case arrow.INT32, arrow.DATE32:
-		lo, hi, any = haIntRange[int32](c)
-		lookup = haIntLookup[int32]
+		lo, hi, any, lookup = haIntKeyed[int32](c)
 	case arrow.INT64:
-		lo, hi, any = haIntRange[int64](c)
+		lo, hi, any, lookup = haIntKeyed[int64](c)
 	case arrow.UINT8:
-		lo, hi, any = haIntRange[uint8](c)
-		lookup = haIntLookup[uint8]
+		lo, hi, any, lookup = haIntKeyed[uint8](c)
 	case arrow.UINT16:
-		lo, hi, any = haIntRange[uint16](c)
-		lookup = haIntLookup[uint16]
+		lo, hi, any, lookup = haIntKeyed[uint16](c)
 	case arrow.UINT32:
-		lo, hi, any = haIntRange[uint32](c)
-		lookup = haIntLookup[uint32]
+		lo, hi, any, lookup = haIntKeyed[uint32](c)
 	default:
 		m.off = true
 		return false, nil
@@ -199,9 +211,9 @@ func (h *HashAggregate) addIntBatch(b arrow.RecordBatch, cols []arrow.Array, ids
 	}
 	*idsBuf = htGrow(*idsBuf, n)
 	ids := (*idsBuf)[:n]
-	h.intFresh = lookup(c, m, ids, h.intFresh[:0])
-	if fresh := h.intFresh; len(fresh) > 0 {
-		if err := h.addIntFresh(c, m, ids, fresh); err != nil {
+	lookup(c, m, ids)
+	if len(m.fresh) > 0 {
+		if err := h.addIntFresh(c, m, ids); err != nil {
 			return true, err
 		}
 	}
@@ -210,38 +222,29 @@ func (h *HashAggregate) addIntBatch(b arrow.RecordBatch, cols []arrow.Array, ids
 }
 
 // addIntFresh finds or inserts the groups of the values (and NULL) the
-// map lacked, at their first rows fresh, records them in the map, and
+// map lacked, at their first rows m.fresh, records them in the map, and
 // gives their rows (marked -(j+1) by haIntLookup) their groups.
-func (h *HashAggregate) addIntFresh(c arrow.Array, m *haIntMap, ids []int32, fresh []int32) error {
+func (h *HashAggregate) addIntFresh(c arrow.Array, m *haIntMap, ids []int32) error {
+	fresh := m.fresh
 	kc, err := htTakeColumns(h.cctx, []arrow.Array{c}, fresh)
 	if err != nil {
 		return err
 	}
 	defer htReleaseArrays(kc)
-	if err := h.enc.Encode(kc, &h.intKeys); err != nil {
+	if err := h.enc.Encode(kc, &m.keys); err != nil {
 		return err
 	}
-	gids := htGrow(h.intGids, len(fresh))[:len(fresh)]
-	h.intGids = gids
+	gids := htGrow(m.gids, len(fresh))[:len(fresh)]
+	m.gids = gids
 	before := int32(h.table.Len())
 	var newAt []int32 // places in fresh of the new groups, in order
 	for j := range fresh {
-		g, isNew := h.table.FindOrInsert(h.intKeys.Key(j), h.intKeys.Hashes[j])
+		g, isNew := h.table.FindOrInsert(m.keys.Key(j), m.keys.Hashes[j])
 		gids[j] = g
 		if isNew {
 			newAt = append(newAt, int32(j))
 		}
-	}
-	for j, r := range fresh {
-		p := &m.null
-		if kc[0].IsValid(j) {
-			v, err := haIntAt(c, int(r))
-			if err != nil {
-				return err
-			}
-			p = &m.slots[v-m.lo]
-		}
-		*p = gids[j] + 1
+		*m.at[j] = g + 1
 	}
 	for r, s := range ids {
 		if s < 0 {
@@ -261,25 +264,4 @@ func (h *HashAggregate) addIntFresh(c arrow.Array, m *haIntMap, ids []int32, fre
 	}
 	h.addKeys(keys, before)
 	return nil
-}
-
-// haIntAt is row r of an integer array as an int64.
-func haIntAt(a arrow.Array, r int) (int64, error) {
-	switch a.DataType().ID() {
-	case arrow.INT8:
-		return int64(htFixedValues[int8](a)[r]), nil
-	case arrow.INT16:
-		return int64(htFixedValues[int16](a)[r]), nil
-	case arrow.INT32, arrow.DATE32:
-		return int64(htFixedValues[int32](a)[r]), nil
-	case arrow.INT64:
-		return htFixedValues[int64](a)[r], nil
-	case arrow.UINT8:
-		return int64(htFixedValues[uint8](a)[r]), nil
-	case arrow.UINT16:
-		return int64(htFixedValues[uint16](a)[r]), nil
-	case arrow.UINT32:
-		return int64(htFixedValues[uint32](a)[r]), nil
-	}
-	return 0, fmt.Errorf("hash aggregate: integer key of type %s (bug)", a.DataType())
 }
