@@ -117,7 +117,7 @@ func FormatBytes(n int64) string {
 // sizes of the buffers it references. A slice of a buffer counts at the
 // buffer's full size, and a buffer shared by two columns counts twice;
 // both over-estimate, the safe direction for a budget.
-func BatchBytes(b arrow.RecordBatch) int64 { return ArraysBytes(b.Columns()) }
+func BatchBytes(b arrow.RecordBatch) int64 { return scan.BatchBytes(b) }
 
 // ArraysBytes is BatchBytes for loose arrays.
 func ArraysBytes(cols []arrow.Array) int64 {

@@ -299,9 +299,9 @@ func (g *aheadGate) release(k int64) {
 // however small.
 const aheadMost = 64
 
-// batchBytes is what rec's buffers hold (a dictionary counted with every
+// BatchBytes is what rec's buffers hold (a dictionary counted with every
 // batch that has it).
-func batchBytes(rec arrow.RecordBatch) int64 {
+func BatchBytes(rec arrow.RecordBatch) int64 {
 	var n int64
 	for _, c := range rec.Columns() {
 		n += DataBytes(c.Data())
@@ -379,7 +379,7 @@ func (r *fileReader) read(ctx context.Context, i int) {
 	send := func(it fileItem) bool {
 		if it.rec != nil {
 			var err error
-			if it.bytes, err = r.ahead[i].acquire(ctx, batchBytes(it.rec)); err != nil {
+			if it.bytes, err = r.ahead[i].acquire(ctx, BatchBytes(it.rec)); err != nil {
 				it.rec.Release()
 				return false
 			}
