@@ -87,23 +87,21 @@ func (b *TopBound) mayHoldNull(f iceberg.DataFile) bool {
 	return !ok || n > 0
 }
 
-// skips reports whether no row of task can enter the top-N: every value
-// of its file is strictly worse than the worst the top-N holds, and no
-// NULL it may hold sorts first.
+// skips reports whether no row of task can enter the top-N (beaten).
 func (b *TopBound) skips(task table.FileScanTask) bool {
 	if b == nil {
 		return false
 	}
+	lo, hi, ok := b.bounds(task.File)
+	return b.beaten(lo, hi, ok, b.mayHoldNull(task.File))
+}
+
+// beaten reports whether values lo..hi (ok: known; nulls: a NULL may be
+// among them) are all strictly worse than the worst the top-N holds,
+// with no NULL that sorts first.
+func (b *TopBound) beaten(lo, hi int64, ok, nulls bool) bool {
 	v, set := b.value()
-	if !set {
-		return false
-	}
-	f := task.File
-	if b.NullsFirst && b.mayHoldNull(f) {
-		return false
-	}
-	lo, hi, ok := b.bounds(f)
-	if !ok {
+	if !set || !ok || b.NullsFirst && nulls {
 		return false
 	}
 	if b.Desc {
@@ -186,24 +184,13 @@ func (b *TopBound) groupBounds(meta *metadata.FileMetaData, g int) (lo, hi int64
 	return lo, hi, !st.HasNullCount() || st.NullCount() > 0, ok
 }
 
-// skipsGroup is skips for row group g of a file: no row of it can enter
-// the top-N.
+// skipsGroup is skips for row group g of a file.
 func (b *TopBound) skipsGroup(meta *metadata.FileMetaData, g int) bool {
 	if b == nil {
 		return false
 	}
-	v, set := b.value()
-	if !set {
-		return false
-	}
 	lo, hi, nulls, ok := b.groupBounds(meta, g)
-	if !ok || b.NullsFirst && nulls {
-		return false
-	}
-	if b.Desc {
-		return hi < v
-	}
-	return lo > v
+	return b.beaten(lo, hi, ok, nulls)
 }
 
 // orderGroups sorts row groups best statistics first, as order sorts
