@@ -175,19 +175,7 @@ func TestHashAggregateDictionaryKeys(t *testing.T) {
 				}
 			}
 			run := func(batches []arrow.RecordBatch, mem memory.Allocator, budget *Budget) ([]string, map[string]int64) {
-				h, err := NewHashAggregate(&hjTestSource{schema: schema, batches: batches}, []Expr{hjCol(schema, 0)}, aggs(),
-					HashOptions{Mem: mem, Budget: budget, SpillDir: t.TempDir()})
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := hjRun(t, h)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if budget != nil && budget.Used() != 0 {
-					t.Errorf("the budget holds %d bytes after Close", budget.Used())
-				}
-				return got, h.Metrics().Extra()
+				return haRunGrouped(t, mem, schema, batches, aggs(), budget)
 			}
 			mem := hjMem(t)
 			var plain []arrow.RecordBatch
@@ -236,6 +224,26 @@ func TestHashAggregateDictionaryKeys(t *testing.T) {
 			}
 		})
 	}
+}
+
+// haRunGrouped aggregates batches (a source of schema) grouped by column
+// 0 with aggs, and returns the groups and the aggregate's counters; a
+// budget given must hold nothing after Close.
+func haRunGrouped(t *testing.T, mem memory.Allocator, schema *arrow.Schema, batches []arrow.RecordBatch, aggs []*Aggregate, budget *Budget) ([]string, map[string]int64) {
+	t.Helper()
+	h, err := NewHashAggregate(&hjTestSource{schema: schema, batches: batches}, []Expr{hjCol(schema, 0)}, aggs,
+		HashOptions{Mem: mem, Budget: budget, SpillDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := hjRun(t, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if budget != nil && budget.Used() != 0 {
+		t.Errorf("the budget holds %d bytes after Close", budget.Used())
+	}
+	return got, h.Metrics().Extra()
 }
 
 func firstDiff(got, want []string) string {

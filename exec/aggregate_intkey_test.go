@@ -132,19 +132,7 @@ func TestHashAggregateIntegerKeys(t *testing.T) {
 			}
 			run := func(batches []arrow.RecordBatch, budget *Budget) ([]string, map[string]int64) {
 				s := batches[0].Schema()
-				h, err := NewHashAggregate(&hjTestSource{schema: s, batches: batches}, []Expr{hjCol(s, 0)}, aggs(s),
-					HashOptions{Mem: mem, Budget: budget, SpillDir: t.TempDir()})
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := hjRun(t, h)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if budget != nil && budget.Used() != 0 {
-					t.Errorf("the budget holds %d bytes after Close", budget.Used())
-				}
-				return got, h.Metrics().Extra()
+				return haRunGrouped(t, mem, s, batches, aggs(s), budget)
 			}
 			var budget *Budget
 			if tc.budget > 0 {
