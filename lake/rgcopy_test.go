@@ -30,8 +30,8 @@ import (
 // changed verbatim into a new file (mergeinto/rgcopy.go). The
 // differential test: the same statements on a twin table with the copy
 // turned off leave the same rows, and every copied file's Iceberg entry
-// (record count, value, null and NaN counts, bounds, partition) is what
-// the plain writer gives the same rows. Tables of several 50-row row
+// (record count, value and null counts, bounds, partition) is what the
+// plain writer gives the same rows, and any NaN count it gives is too. Tables of several 50-row row
 // groups, with NULLs, NaNs and strings past the 16-character bound
 // truncation; unpartitioned, identity- and bucket-partitioned.
 func TestRowGroupCopyMatchesThePlainRewrite(t *testing.T) {
@@ -212,7 +212,16 @@ func sameEntry(got, want iceberg.DataFile) error {
 	cmp("record count", got.Count(), want.Count())
 	cmp("value counts", got.ValueCounts(), want.ValueCounts())
 	cmp("null counts", got.NullValueCounts(), want.NullValueCounts())
-	cmp("NaN counts", nonEmpty(got.NaNValueCounts()), nonEmpty(want.NaNValueCounts()))
+	// A NaN count is known only where the writer could tell (see
+	// mergeinto/nancount.go): a copy may leave one out that the plain
+	// writer of its rows alone knows, but any it gives must be the
+	// plain writer's.
+	for id, n := range got.NaNValueCounts() {
+		if m, ok := want.NaNValueCounts()[id]; !ok || m != n {
+			diffs = append(diffs, fmt.Sprintf("NaN counts %v, the plain writer's %v", got.NaNValueCounts(), want.NaNValueCounts()))
+			break
+		}
+	}
 	cmp("lower bounds", got.LowerBoundValues(), want.LowerBoundValues())
 	cmp("upper bounds", got.UpperBoundValues(), want.UpperBoundValues())
 	cmp("partition", got.Partition(), want.Partition())

@@ -171,9 +171,13 @@ func (s *Session) appendRowsKeep(ctx context.Context, tbl *Table, rdr array.Reco
 }
 
 // appendDirect stages r's rows in txn as txn.Append would, but written by
-// skade's own writer (string columns dictionary-encoded without arrow-go's
-// memo, mergeinto/direct_writer.go); ok is false, and nothing is read,
-// when the table needs iceberg-go's writer. The files are staged as
+// mergeinto's writers: skade's own where the table allows it (string
+// columns dictionary-encoded without arrow-go's memo,
+// mergeinto/direct_writer.go), and otherwise iceberg-go's WriteRecords,
+// both with NaN counts for the float columns (mergeinto/nancount.go),
+// which txn.Append leaves out. ok is false, and nothing is read, when the
+// transaction has no staged table to write for, or the table is of format
+// version 3 and needs iceberg-go's writer (Append assigns first_row_id). The files are staged as
 // Append stages them: no name mapping set, and no check for files the
 // table already has (these are new). They are written through the
 // transaction's IO, which removes them if the statement fails.
@@ -184,7 +188,12 @@ func appendDirect(ctx context.Context, txn *table.Transaction, r array.RecordRea
 	}
 	written, ok := mergeinto.WriteDirect(ctx, staged.Table, r.Schema(), readerSeq(r), 0 /* the table's target size */)
 	if !ok {
-		return false, nil
+		if staged.Table.Metadata().Version() >= 3 {
+			// AddDataFiles wants each file's first_row_id, which
+			// Append assigns
+			return false, nil
+		}
+		written = mergeinto.WriteRecords(ctx, staged.Table, r.Schema(), readerSeq(r), 0)
 	}
 	var files []iceberg.DataFile
 	for df, err := range written {

@@ -592,10 +592,12 @@ func WriteRecords(ctx context.Context, tbl *table.Table, schema *arrow.Schema, r
 // that partition values come from copied out of the read buffers first
 // (scan.StringPartitionSources).
 func writeFiles(ctx context.Context, tbl *table.Table, schema *arrow.Schema, records iter.Seq2[arrow.RecordBatch, error], direct *directPlan, opts ...table.WriteRecordOption) iter.Seq2[iceberg.DataFile, error] {
-	if direct != nil {
-		return direct.writeRecords(ctx, records)
-	}
-	return table.WriteRecords(ctx, tbl, schema, scan.DetachingSeq(tbl.Metadata(), records), opts...)
+	return watchNaN(tbl, records, func(records iter.Seq2[arrow.RecordBatch, error]) iter.Seq2[iceberg.DataFile, error] {
+		if direct != nil {
+			return direct.writeRecords(ctx, records)
+		}
+		return table.WriteRecords(ctx, tbl, schema, scan.DetachingSeq(tbl.Metadata(), records), opts...)
+	})
 }
 
 // WriteDirect is WriteRecords by the direct writer alone: ok is false, and
@@ -606,5 +608,5 @@ func WriteDirect(ctx context.Context, tbl *table.Table, schema *arrow.Schema, re
 	if p == nil {
 		return nil, false
 	}
-	return p.writeRecords(ctx, records), true
+	return writeFiles(ctx, tbl, schema, records, p), true
 }

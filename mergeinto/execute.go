@@ -118,6 +118,9 @@ type merger struct {
 	// patches being encoded (startPatch): their goroutines, and a slot
 	// each of patchesInFlight
 	patchWG    sync.WaitGroup
+	// patchNaN notes the float columns (by field id) some patch wrote a
+	// NaN into (nancount.go)
+	patchNaN   nanFields
 	failedMu   sync.Mutex
 	failed     []*patch // patches that failed, keeping their SET columns
 	patchSlots chan struct{}

@@ -306,7 +306,13 @@ func (m *merger) copyRowGroups(ctx context.Context, task table.FileScanTask, met
 	if werr != nil {
 		return nil, werr
 	}
-	return m.copiedDataFile(ctx, fsys, task.File, dst, len(patches) == 0)
+	patched := map[int]bool{}
+	if len(patches) > 0 {
+		for _, leaf := range setLeaf {
+			patched[int(meta.Schema.Column(leaf).SchemaNode().FieldID())] = true
+		}
+	}
+	return m.copiedDataFile(ctx, fsys, task.File, dst, patched)
 }
 
 // writeRowGroups writes a Parquet file holding out's row groups, whose
@@ -512,9 +518,10 @@ func (f *pieceFetcher) release(p *copyPiece) {
 func (f *pieceFetcher) wait() { f.wg.Wait() }
 
 // copiedDataFile is the data file entry of the copy at p of src's row
-// groups: metrics from its footer, partition from src, and src's sort
-// order with sorted (no patch changed a value).
-func (m *merger) copiedDataFile(ctx context.Context, fsys iceio.IO, src iceberg.DataFile, p string, sorted bool) (iceberg.DataFile, error) {
+// groups: metrics from its footer, NaN counts from src's (copyNaNCounts),
+// partition from src, and src's sort order when no patch changed a value
+// (patched: the field ids of the columns patches rewrote).
+func (m *merger) copiedDataFile(ctx context.Context, fsys iceio.IO, src iceberg.DataFile, p string, patched map[int]bool) (iceberg.DataFile, error) {
 	meta := m.spec.Target.Metadata()
 	spec := meta.PartitionSpecByID(int(src.SpecID()))
 	if spec == nil {
@@ -527,8 +534,11 @@ func (m *merger) copiedDataFile(ctx context.Context, fsys iceio.IO, src iceberg.
 		return nil, err
 	}
 	return rebuildDataFile(stats, *spec, meta.CurrentSchema(), src.Partition(), func(b *iceberg.DataFileBuilder) {
-		if s := src.SortOrderID(); s != nil && sorted {
+		if s := src.SortOrderID(); s != nil && len(patched) == 0 {
 			b.SortOrderID(*s)
+		}
+		if nan := copyNaNCounts(meta.CurrentSchema(), src, stats, patched, &m.patchNaN); len(nan) > 0 {
+			b.NaNValueCounts(nan)
 		}
 	})
 }
@@ -1342,6 +1352,7 @@ func (m *merger) encodePatch(ctx context.Context, meta *metadata.FileMetaData, s
 				dicts = true
 			}
 		}
+		m.patchNaN.note(int(id), chunks...)
 		// the file's name for the column: it may predate a rename
 		fields[k] = arrow.Field{Name: leaf.Name(), Type: typ, Nullable: f.Nullable,
 			Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(int(id))})}

@@ -314,6 +314,7 @@ func (m *merger) encodeSparse(ctx context.Context, sg sparseGroup, held []deferr
 		var pc pagedChunk
 		ok := false
 		if w := scan.FixedWidth(typ, sg.meta.Schema.Column(leaf)); w > 0 {
+			m.patchNaN.note(int(sg.meta.Schema.Column(leaf).SchemaNode().FieldID()), vals[k])
 			if pc, ok, err = fixedPatch(pr, sg.g, leaf, sg.rows, rows, vals[k], w, wprops, m.opts.Mem); ok && TestHookFixed != nil {
 				TestHookFixed(sg.rows)
 			}

@@ -841,6 +841,15 @@ func exactInto(from, to arrow.DataType) bool {
 		return bitWidth(from) <= bitWidth(to)
 	case from.ID() == arrow.DATE32 && to.ID() == arrow.TIMESTAMP:
 		return true
+	case to.ID() == arrow.FLOAT64 || to.ID() == arrow.FLOAT32:
+		// an integer or numeric constant against a float column is
+		// compared as a float (floats rank above both), converted as
+		// the comparison converts it
+		switch from.ID() {
+		case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.DECIMAL128, arrow.DECIMAL256, arrow.FLOAT32:
+			c, err := exec.CommonType(from, to)
+			return err == nil && arrow.TypeEqual(c, to)
+		}
 	}
 	return false
 }

@@ -128,8 +128,41 @@ func EmptyStringSafe(filter iceberg.BooleanExpression, schema *iceberg.Schema) i
 		if comparesNaN(p) {
 			return nil
 		}
-		return emptySafeLeaf(schema, p)
+		return orNaN(p, emptySafeLeaf(schema, p))
 	})
+}
+
+// orNaN is leaf, the unbound form of p, or'ed with "p's column is NaN"
+// when p is a comparison on a floating-point column that a NaN satisfies
+// in SQL but not by iceberg-go's evaluators.
+//
+// The engine orders NaN above every number, as PostgreSQL does: NaN > 5,
+// NaN >= 5, NaN <> 5 and NaN NOT IN (1, 2) are true. Iceberg's evaluators
+// take every comparison with NaN as false, and a file's bounds leave NaN
+// out, so a file holding 3 and NaN, upper bound 3, was pruned for x > 5,
+// and its NaN row was lost from the query (and from a DELETE's or
+// UPDATE's rewrite). With "OR x IS NaN" such a file is kept unless its
+// metrics count no NaN (nan_value_counts, written by skade's writers and
+// by Spark's); a file without NaN counts is kept.
+func orNaN(p iceberg.BoundPredicate, leaf iceberg.BooleanExpression) iceberg.BooleanExpression {
+	switch p.Ref().Field().Type.(type) {
+	case iceberg.Float32Type, iceberg.Float64Type:
+	default:
+		return leaf
+	}
+	switch p.Op() {
+	case iceberg.OpGT, iceberg.OpGTEQ, iceberg.OpNEQ, iceberg.OpNotIn:
+	default: // <, <=, =, IN: NaN satisfies none (NaN literals are left out above)
+		return leaf
+	}
+	if _, all := leaf.(iceberg.AlwaysTrue); all {
+		return leaf
+	}
+	un, ok := leaf.(iceberg.UnboundPredicate)
+	if !ok {
+		return iceberg.AlwaysTrue{}
+	}
+	return iceberg.NewOr(leaf, iceberg.IsNaN(un.Term()))
 }
 
 // comparesNaN reports whether p compares with a NaN literal.
