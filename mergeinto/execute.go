@@ -117,7 +117,7 @@ type merger struct {
 	pending  []*fileRewrite // rewrites read but still being written
 	// patches being encoded (startPatch): their goroutines, and a slot
 	// each of patchesInFlight
-	patchWG    sync.WaitGroup
+	patchWG sync.WaitGroup
 	// patchNaN notes the float columns (by field id) some patch wrote a
 	// NaN into (nancount.go)
 	patchNaN   nanFields
