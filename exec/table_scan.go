@@ -328,6 +328,9 @@ func (s *TableScan) finish() {
 			s.metrics.Set("topn_ranges_skipped", s.reader.TopSkipped())
 			s.metrics.Set("topn_row_groups_skipped", s.reader.TopGroupsSkipped())
 		}
+		if n := s.reader.GroupsPruned(); n > 0 {
+			s.metrics.Set("row_groups_pruned", n)
+		}
 		s.reader.Close()
 		s.reader = nil
 	}

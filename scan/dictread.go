@@ -86,6 +86,9 @@ type dictFilter struct {
 	// exact: every predicate is evaluated exactly (compileExact), none
 	// as a superset
 	exact bool
+	// prune tests each row group's statistics before its dictionaries
+	// are read (plainprune.go); nil prunes nothing
+	prune *groupPruner
 }
 
 // dictNode is one node of a compiled filter.
@@ -387,6 +390,8 @@ type dictFile struct {
 	pagePr   *file.Reader
 	pageDict [][]string
 	as       *arrow.Schema // the file's columns as pqarrow reads them
+	// pruned counts the row groups left unread by their statistics
+	pruned *atomic.Int64
 	// plain, when not nil, reads the other columns (in d.other's order)
 	// page by page in a row group whose rows all pass (readAll; plain.go):
 	// all fixed-width in PLAIN pages without NULLs
@@ -406,7 +411,7 @@ func readDict(ctx context.Context, f *fileRead, emit func(arrow.RecordBatch) boo
 	}
 	defer of.close()
 	src, pr := of.src, of.pr
-	d := &dictFile{df: df, pr: pr}
+	d := &dictFile{df: df, pr: pr, pruned: f.pruned}
 	if !d.plan(tasks, of.size) {
 		return false, nil
 	}
@@ -683,6 +688,15 @@ type filtered struct {
 // emit wants no more.
 func (d *dictFile) readGroup(ctx context.Context, g int, emit func(arrow.RecordBatch) bool) (bool, error) {
 	rg := d.pr.MetaData().RowGroup(g)
+	if !d.df.prune.mayMatch(d.pr.MetaData(), g) {
+		if d.pruned != nil {
+			d.pruned.Add(1)
+		}
+		if TestHookDictRead != nil {
+			TestHookDictRead(rg.NumRows(), 0, true)
+		}
+		return true, nil
+	}
 	for k, leaf := range d.filter {
 		d.nulls[k] = true
 		if cc, err := rg.ColumnChunk(leaf); err == nil {

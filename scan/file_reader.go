@@ -59,6 +59,9 @@ type fileRead struct {
 	// the row groups a plain read of it leaves out so
 	top       *TopBound
 	topGroups *atomic.Int64
+	// pruned counts the row groups a plain or dictionary read leaves out
+	// by their statistics
+	pruned *atomic.Int64
 }
 
 // TestHookWideRows, when set (by tests only), is called with the batch
@@ -243,6 +246,8 @@ type fileReader struct {
 	// topSkipped counts the files (or ranges) left unread by their top
 	// bound, topGroups the row groups of the files read
 	topSkipped, topGroups atomic.Int64
+	// pruned counts the row groups left out by their statistics
+	pruned atomic.Int64
 }
 
 type fileItem struct {
@@ -338,6 +343,7 @@ func startFileReader(ctx context.Context, files []fileRead) *fileReader {
 		if files[i].top != nil {
 			files[i].topGroups = &r.topGroups
 		}
+		files[i].pruned = &r.pruned
 	}
 	for i := range r.out {
 		r.out[i] = make(chan fileItem, aheadMost)

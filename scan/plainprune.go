@@ -1,6 +1,8 @@
 package scan
 
 import (
+	"strings"
+
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/schema"
@@ -13,11 +15,10 @@ import (
 // form (ReadFilter) is tested against each row group's Parquet statistics,
 // as iceberg-go's reader tests it, and a row group none of whose rows can
 // pass is not read. The rows of the groups read all come back; the
-// predicate above drops those that fail it. Only integer, DATE and
-// microsecond TIMESTAMP columns are judged by their statistics (what
-// ReadFilter keeps, less strings, whose bounds a writer may truncate, and
-// booleans); anything else, and any row group without statistics, is
-// read.
+// predicate above drops those that fail it. Integer, DATE, microsecond
+// TIMESTAMP and string columns are judged by their statistics (pruneLeaf);
+// anything else, and any row group without statistics, is read. A read by dictionary (dictread.go) tests its row groups the
+// same way before it reads their dictionaries.
 
 // groupPruner is a scan's read filter bound to its schema, for testing
 // row groups' statistics.
@@ -28,7 +29,15 @@ type groupPruner struct {
 // compileGroupPruner is filter (a scan's pruning filter over schema) for
 // testing row groups; nil where nothing of it can rule a row group out.
 func compileGroupPruner(filter iceberg.BooleanExpression, schema *iceberg.Schema) *groupPruner {
-	rf := ReadFilter(filter, schema)
+	if filter == nil || schema == nil {
+		return nil
+	}
+	if filter = EmptyStringSafe(filter, schema); filter == nil {
+		return nil
+	}
+	rf := Weaken(filter, func(p iceberg.UnboundPredicate) iceberg.BooleanExpression {
+		return pruneLeaf(p, schema)
+	}, nil)
 	if rf == nil {
 		return nil
 	}
@@ -37,6 +46,33 @@ func compileGroupPruner(filter iceberg.BooleanExpression, schema *iceberg.Schema
 		return nil
 	}
 	return &groupPruner{expr: b}
+}
+
+// pruneLeaf is the form of one leaf row groups are tested by: itself on
+// a column of a type ReadFilter keeps (safeFilterType), for the tests
+// groupStats makes; TRUE otherwise. Unlike ReadFilter's, a comparison is
+// not widened with "OR c IS NULL": that answers iceberg-go's reading of
+// value counts, and groupStats reads the null count itself (a NULL
+// satisfies no comparison). Text's STARTS WITH, a LIKE 'prefix%', which
+// iceberg-go's reader does not take, is kept.
+func pruneLeaf(p iceberg.UnboundPredicate, schema *iceberg.Schema) iceberg.BooleanExpression {
+	ref, ok := p.Term().(iceberg.Reference)
+	if !ok {
+		return iceberg.AlwaysTrue{}
+	}
+	f, ok := schema.FindFieldByNameCaseInsensitive(string(ref))
+	if !ok || !safeFilterType(f.Type) {
+		return iceberg.AlwaysTrue{}
+	}
+	switch p.Op() {
+	case iceberg.OpIsNull, iceberg.OpEQ, iceberg.OpLT, iceberg.OpLTEQ, iceberg.OpGT, iceberg.OpGTEQ, iceberg.OpIn:
+		return p
+	case iceberg.OpStartsWith:
+		if _, isString := f.Type.(iceberg.StringType); isString {
+			return p
+		}
+	}
+	return iceberg.AlwaysTrue{} // <>, NOT IN, IS NOT NULL, NaN tests: nothing to prune by
 }
 
 // mayMatch reports whether a row of row group g of the file whose footer
@@ -83,6 +119,9 @@ func (s groupStats) VisitBound(p iceberg.BoundPredicate) bool {
 	if p.Op() == iceberg.OpIsNull {
 		return !st.HasNullCount() || st.NullCount() > 0
 	}
+	if _, isString := f.Type.(iceberg.StringType); isString {
+		return stringMayMatch(p, s.meta.Schema.Column(leaf), st)
+	}
 	var vals []int64
 	switch q := p.(type) {
 	case iceberg.BoundLiteralPredicate:
@@ -125,6 +164,76 @@ func (s groupStats) VisitBound(p iceberg.BoundPredicate) bool {
 		return hi > vals[0]
 	case iceberg.OpGTEQ:
 		return hi >= vals[0]
+	}
+	return true
+}
+
+// stringMayMatch reports whether a value within a string chunk's
+// statistics st may pass p (=, IN, <, <=, >, >= or STARTS WITH string
+// literals; anything else may). The bounds are compared as Go strings
+// compare, by unsigned bytes, which is the order Parquet's min_value and
+// max_value of a UTF-8 column are written in (only such statistics are
+// used: arrow-go's StatsSet turns down those of writers that ordered
+// them otherwise).
+//
+// A writer may truncate the bounds of long strings; the format requires
+// a truncated maximum to stay at or above every value (and a truncated
+// minimum is a prefix of the smallest, so below it), so pruning by them
+// is sound. arrow-go leaves the empty string out of the minimum, so a
+// predicate the empty string satisfies is never judged by it (ReadFilter
+// drops such leaves too: EmptyStringSafe).
+func stringMayMatch(p iceberg.BoundPredicate, leaf *schema.Column, st metadata.TypedStatistics) bool {
+	bs, ok := st.(*metadata.ByteArrayStatistics)
+	if !ok || !st.HasMinMax() || leaf.PhysicalType() != parquet.Types.ByteArray || leaf.SortOrder() != schema.SortUNSIGNED {
+		return true
+	}
+	lo, hi := string(bs.Min()), string(bs.Max())
+	var lits []string
+	switch q := p.(type) {
+	case iceberg.BoundLiteralPredicate:
+		v, ok := q.Literal().Any().(string)
+		if !ok {
+			return true
+		}
+		lits = []string{v}
+	case iceberg.BoundSetPredicate:
+		if p.Op() != iceberg.OpIn {
+			return true
+		}
+		for _, l := range q.Literals().Members() {
+			v, ok := l.Any().(string)
+			if !ok {
+				return true
+			}
+			lits = append(lits, v)
+		}
+	default:
+		return true
+	}
+	if test, exact := stringPredicate(p); !exact || test("") {
+		return true
+	}
+	switch p.Op() {
+	case iceberg.OpEQ, iceberg.OpIn:
+		for _, v := range lits {
+			if lo <= v && v <= hi {
+				return true
+			}
+		}
+		return false
+	case iceberg.OpLT:
+		return lo < lits[0]
+	case iceberg.OpLTEQ:
+		return lo <= lits[0]
+	case iceberg.OpGT:
+		return hi > lits[0]
+	case iceberg.OpGTEQ:
+		return hi >= lits[0]
+	case iceberg.OpStartsWith:
+		// the strings with the prefix are at or above it, and below the
+		// least string above it without it
+		pre := lits[0]
+		return hi >= pre && (lo <= pre || strings.HasPrefix(lo, pre))
 	}
 	return true
 }

@@ -138,6 +138,9 @@ func readPlainQuery(ctx context.Context, f *fileRead, emit func(rec arrow.Record
 	}
 	for _, g := range groups {
 		if !pq.prune.mayMatch(meta, g) {
+			if f.pruned != nil {
+				f.pruned.Add(1)
+			}
 			if TestHookPlainPruned != nil {
 				TestHookPlainPruned(meta.RowGroup(g).NumRows())
 			}

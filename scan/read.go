@@ -165,6 +165,7 @@ func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (
 		}
 	}
 	if df := compileDictFilter(rf, spec.Schema, out); df != nil && !TestDictReadOff.Load() {
+		df.prune = compileGroupPruner(rf, spec.Schema)
 		for i := range files {
 			if files[i].deletes == nil {
 				files[i].dict = df
@@ -207,6 +208,10 @@ func (rd *Reader) TopSkipped() int64 { return rd.r.topSkipped.Load() }
 // TopGroupsSkipped is how many row groups of the files read the scan
 // left unread by its Top bound.
 func (rd *Reader) TopGroupsSkipped() int64 { return rd.r.topGroups.Load() }
+
+// GroupsPruned is how many row groups of the files read the scan left
+// unread by their statistics (plainprune.go).
+func (rd *Reader) GroupsPruned() int64 { return rd.r.pruned.Load() }
 
 // Next returns the next batch (the caller owns it), or with fileDone set
 // and no batch, that a file has ended; a nil batch and false when every
