@@ -390,8 +390,10 @@ type dictFile struct {
 	pagePr   *file.Reader
 	pageDict [][]string
 	as       *arrow.Schema // the file's columns as pqarrow reads them
-	// pruned counts the row groups left unread by their statistics
+	// pruned counts the row groups left unread by their statistics; nan
+	// are the data file's NaN counts, which those tests read
 	pruned *atomic.Int64
+	nan    map[int]int64
 	// plain, when not nil, reads the other columns (in d.other's order)
 	// page by page in a row group whose rows all pass (readAll; plain.go):
 	// all fixed-width in PLAIN pages without NULLs
@@ -411,7 +413,7 @@ func readDict(ctx context.Context, f *fileRead, emit func(arrow.RecordBatch) boo
 	}
 	defer of.close()
 	src, pr := of.src, of.pr
-	d := &dictFile{df: df, pr: pr, pruned: f.pruned}
+	d := &dictFile{df: df, pr: pr, pruned: f.pruned, nan: f.task.File.NaNValueCounts()}
 	if !d.plan(tasks, of.size) {
 		return false, nil
 	}
@@ -688,7 +690,7 @@ type filtered struct {
 // emit wants no more.
 func (d *dictFile) readGroup(ctx context.Context, g int, emit func(arrow.RecordBatch) bool) (bool, error) {
 	rg := d.pr.MetaData().RowGroup(g)
-	if !d.df.prune.mayMatch(d.pr.MetaData(), g) {
+	if !d.df.prune.mayMatch(d.pr.MetaData(), g, d.nan) {
 		if d.pruned != nil {
 			d.pruned.Add(1)
 		}

@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"math"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/parquet"
@@ -61,7 +62,22 @@ func pruneLeaf(p iceberg.UnboundPredicate, schema *iceberg.Schema) iceberg.Boole
 		return iceberg.AlwaysTrue{}
 	}
 	f, ok := schema.FindFieldByNameCaseInsensitive(string(ref))
-	if !ok || !safeFilterType(f.Type) {
+	if !ok {
+		return iceberg.AlwaysTrue{}
+	}
+	switch f.Type.(type) {
+	case iceberg.Float32Type, iceberg.Float64Type:
+		// judged by statistics, which leave NaN out: sound for the
+		// comparisons no NaN passes, and for > and >= beside the
+		// "OR x IS NaN" EmptyStringSafe gives them, which the file's
+		// NaN count settles (groupStats)
+		switch p.Op() {
+		case iceberg.OpIsNull, iceberg.OpIsNan, iceberg.OpEQ, iceberg.OpLT, iceberg.OpLTEQ, iceberg.OpGT, iceberg.OpGTEQ, iceberg.OpIn:
+			return p
+		}
+		return iceberg.AlwaysTrue{}
+	}
+	if !safeFilterType(f.Type) {
 		return iceberg.AlwaysTrue{}
 	}
 	switch p.Op() {
@@ -76,12 +92,13 @@ func pruneLeaf(p iceberg.UnboundPredicate, schema *iceberg.Schema) iceberg.Boole
 }
 
 // mayMatch reports whether a row of row group g of the file whose footer
-// is meta may pass the filter, by the group's statistics.
-func (gp *groupPruner) mayMatch(meta *metadata.FileMetaData, g int) bool {
+// is meta may pass the filter, by the group's statistics; nan are the
+// data file's NaN counts (its Iceberg metrics), which settle x IS NaN.
+func (gp *groupPruner) mayMatch(meta *metadata.FileMetaData, g int, nan map[int]int64) bool {
 	if gp == nil || g < 0 || g >= meta.NumRowGroups() {
 		return true
 	}
-	may, err := iceberg.VisitExpr(gp.expr, groupStats{meta: meta, rg: meta.RowGroup(g)})
+	may, err := iceberg.VisitExpr(gp.expr, groupStats{meta: meta, rg: meta.RowGroup(g), nan: nan})
 	return err != nil || may
 }
 
@@ -90,6 +107,7 @@ func (gp *groupPruner) mayMatch(meta *metadata.FileMetaData, g int) bool {
 type groupStats struct {
 	meta *metadata.FileMetaData
 	rg   *metadata.RowGroupMetaData
+	nan  map[int]int64 // the data file's NaN counts, by field id
 }
 
 func (groupStats) VisitTrue() bool                            { return true }
@@ -101,6 +119,11 @@ func (groupStats) VisitUnbound(iceberg.UnboundPredicate) bool { return true }
 
 func (s groupStats) VisitBound(p iceberg.BoundPredicate) bool {
 	f := p.Ref().Field()
+	if p.Op() == iceberg.OpIsNan {
+		// no row group holds a NaN its file does not count
+		n, known := s.nan[f.ID]
+		return !known || n > 0
+	}
 	leaf := TopLeaf(s.meta.Schema, f.ID)
 	if leaf < 0 {
 		return true // not in the file: NULL or its default, not judged here
@@ -119,8 +142,11 @@ func (s groupStats) VisitBound(p iceberg.BoundPredicate) bool {
 	if p.Op() == iceberg.OpIsNull {
 		return !st.HasNullCount() || st.NullCount() > 0
 	}
-	if _, isString := f.Type.(iceberg.StringType); isString {
+	switch f.Type.(type) {
+	case iceberg.StringType:
 		return stringMayMatch(p, s.meta.Schema.Column(leaf), st)
+	case iceberg.Float32Type, iceberg.Float64Type:
+		return floatMayMatch(p, st)
 	}
 	var vals []int64
 	switch q := p.(type) {
@@ -234,6 +260,79 @@ func stringMayMatch(p iceberg.BoundPredicate, leaf *schema.Column, st metadata.T
 		// least string above it without it
 		pre := lits[0]
 		return hi >= pre && (lo <= pre || strings.HasPrefix(lo, pre))
+	}
+	return true
+}
+
+// floatMayMatch reports whether a value within a float chunk's
+// statistics st may pass p (=, IN, <, <=, >, >=; anything else may).
+// Statistics leave NaN out, and no NaN passes these comparisons (a > or
+// >= comes with "OR x IS NaN", judged by the file's count); statistics
+// holding a NaN (some writers') are not used. -0 and 0 compare equal, in
+// SQL as in Go.
+func floatMayMatch(p iceberg.BoundPredicate, st metadata.TypedStatistics) bool {
+	if !st.HasMinMax() {
+		return true
+	}
+	var lo, hi float64
+	switch s := st.(type) {
+	case *metadata.Float64Statistics:
+		lo, hi = s.Min(), s.Max()
+	case *metadata.Float32Statistics:
+		lo, hi = float64(s.Min()), float64(s.Max())
+	default:
+		return true
+	}
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		return true
+	}
+	num := func(l iceberg.Literal) (float64, bool) {
+		switch v := l.Any().(type) {
+		case float32:
+			return float64(v), !math.IsNaN(float64(v))
+		case float64:
+			return v, !math.IsNaN(v)
+		}
+		return 0, false
+	}
+	var vals []float64
+	switch q := p.(type) {
+	case iceberg.BoundLiteralPredicate:
+		v, ok := num(q.Literal())
+		if !ok {
+			return true
+		}
+		vals = []float64{v}
+	case iceberg.BoundSetPredicate:
+		if p.Op() != iceberg.OpIn {
+			return true
+		}
+		for _, l := range q.Literals().Members() {
+			v, ok := num(l)
+			if !ok {
+				return true
+			}
+			vals = append(vals, v)
+		}
+	default:
+		return true
+	}
+	switch p.Op() {
+	case iceberg.OpEQ, iceberg.OpIn:
+		for _, v := range vals {
+			if lo <= v && v <= hi {
+				return true
+			}
+		}
+		return false
+	case iceberg.OpLT:
+		return lo < vals[0]
+	case iceberg.OpLTEQ:
+		return lo <= vals[0]
+	case iceberg.OpGT:
+		return hi > vals[0]
+	case iceberg.OpGTEQ:
+		return hi >= vals[0]
 	}
 	return true
 }

@@ -137,7 +137,7 @@ func readPlainQuery(ctx context.Context, f *fileRead, emit func(rec arrow.Record
 		groups = top.orderGroups(meta, groups)
 	}
 	for _, g := range groups {
-		if !pq.prune.mayMatch(meta, g) {
+		if !pq.prune.mayMatch(meta, g, f.task.File.NaNValueCounts()) {
 			if f.pruned != nil {
 				f.pruned.Add(1)
 			}
