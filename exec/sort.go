@@ -100,7 +100,7 @@ func (s *Sort) SetTopBound(tb *scan.TopBound) bool {
 		return false
 	}
 	switch s.keyTypes[0].ID() {
-	case arrow.INT32, arrow.DATE32, arrow.INT64, arrow.TIMESTAMP:
+	case arrow.INT32, arrow.DATE32, arrow.INT64, arrow.TIMESTAMP, arrow.FLOAT32, arrow.FLOAT64:
 	default:
 		return false
 	}
@@ -125,6 +125,10 @@ func (s *Sort) publishTop(st *skStore, b, r int32) {
 		s.top.Set(c.Value(int(r)))
 	case *array.Timestamp:
 		s.top.Set(int64(c.Value(int(r))))
+	case *array.Float64:
+		s.top.Set(scan.FloatKey(c.Value(int(r))))
+	case *array.Float32:
+		s.top.Set(scan.FloatKey(float64(c.Value(int(r)))))
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/skadedb/skade/scan"
 )
 
 // skTopEntry is a row in the top-N heap; seq is its input position, the
@@ -182,6 +184,14 @@ func (s *Sort) batchCut(b arrow.RecordBatch, n int, buf *[]int64) func(r int) bo
 		for i, v := range htFixedValues[int32](col) {
 			vals[i] = int64(v)
 		}
+	case arrow.FLOAT64:
+		for i, v := range htFixedValues[float64](col) {
+			vals[i] = scan.FloatKey(v)
+		}
+	case arrow.FLOAT32:
+		for i, v := range htFixedValues[float32](col) {
+			vals[i] = scan.FloatKey(float64(v))
+		}
 	default:
 		return nil
 	}
@@ -192,6 +202,23 @@ func (s *Sort) batchCut(b arrow.RecordBatch, n int, buf *[]int64) func(r int) bo
 	}
 	cut := skSelect(vals, k)
 	switch col.DataType().ID() {
+	case arrow.FLOAT64, arrow.FLOAT32:
+		// skSelect reordered vals: the keys again, by row
+		keys := vals
+		switch col.DataType().ID() {
+		case arrow.FLOAT64:
+			for i, v := range htFixedValues[float64](col) {
+				keys[i] = scan.FloatKey(v)
+			}
+		default:
+			for i, v := range htFixedValues[float32](col) {
+				keys[i] = scan.FloatKey(float64(v))
+			}
+		}
+		if desc {
+			return func(r int) bool { return keys[r] >= cut }
+		}
+		return func(r int) bool { return keys[r] <= cut }
 	case arrow.INT64, arrow.TIMESTAMP:
 		v := htFixedValues[int64](col)
 		if desc {

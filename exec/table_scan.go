@@ -151,6 +151,16 @@ func (s *TableScan) TopBoundColumn(i int) (tb *scan.TopBound, ok bool) {
 			return nil, false
 		}
 		return &scan.TopBound{FieldID: f.ID, Type: f.Type, Wide: true}, true
+	case *arrow.Float64Type:
+		if !f.Type.Equals(iceberg.PrimitiveTypes.Float64) {
+			return nil, false
+		}
+		return &scan.TopBound{FieldID: f.ID, Type: f.Type, Wide: true, Float: true}, true
+	case *arrow.Float32Type:
+		if !f.Type.Equals(iceberg.PrimitiveTypes.Float32) {
+			return nil, false
+		}
+		return &scan.TopBound{FieldID: f.ID, Type: f.Type, Float: true}, true
 	}
 	return nil, false
 }

@@ -55,7 +55,7 @@ func setTopBound(sort *exec.Sort, in exec.Operator, first exec.Expr) {
 	}
 	for i, s := range scans[1:] {
 		other, ok := s.TopBoundColumn(cols[i+1])
-		if !ok || other.FieldID != tb.FieldID || other.Wide != tb.Wide {
+		if !ok || other.FieldID != tb.FieldID || other.Wide != tb.Wide || other.Float != tb.Float {
 			return
 		}
 	}

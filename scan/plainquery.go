@@ -134,7 +134,7 @@ func readPlainQuery(ctx context.Context, f *fileRead, emit func(rec arrow.Record
 		top = nil
 	}
 	if top != nil {
-		groups = top.orderGroups(meta, groups)
+		groups = top.orderGroups(meta, groups, top.nanFirst(f.task.File))
 	}
 	for _, g := range groups {
 		if !pq.prune.mayMatch(meta, g, f.task.File.NaNValueCounts()) {
@@ -146,7 +146,7 @@ func readPlainQuery(ctx context.Context, f *fileRead, emit func(rec arrow.Record
 			}
 			continue
 		}
-		if top.skipsGroup(meta, g) {
+		if top.skipsGroup(meta, g, top.nanFirst(f.task.File)) {
 			if f.topGroups != nil {
 				f.topGroups.Add(1)
 			}
