@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"cmp"
 	"math"
 	"strings"
 
@@ -13,13 +14,13 @@ import (
 // Row groups a plain read leaves unread. A query's scan whose row filter
 // is only for pruning (ReadSpec.Filter: the planner tests the query's own
 // predicate above the scan) is read page by page too: the filter's safe
-// form (ReadFilter) is tested against each row group's Parquet statistics,
-// as iceberg-go's reader tests it, and a row group none of whose rows can
-// pass is not read. The rows of the groups read all come back; the
-// predicate above drops those that fail it. Integer, DATE, microsecond
-// TIMESTAMP and string columns are judged by their statistics (pruneLeaf);
-// anything else, and any row group without statistics, is read. A read by dictionary (dictread.go) tests its row groups the
-// same way before it reads their dictionaries.
+// form (pruneLeaf) is tested against each row group's Parquet statistics,
+// and a row group none of whose rows can pass is not read. The rows of the
+// groups read all come back; the predicate above drops those that fail
+// it. Integer, DATE, microsecond TIMESTAMP, string and floating-point
+// columns are judged by their statistics; anything else, and any row
+// group without statistics, is read. A read by dictionary (dictread.go)
+// tests its row groups the same way before it reads their dictionaries.
 
 // groupPruner is a scan's read filter bound to its schema, for testing
 // row groups' statistics.
@@ -148,33 +149,42 @@ func (s groupStats) VisitBound(p iceberg.BoundPredicate) bool {
 	case iceberg.Float32Type, iceberg.Float64Type:
 		return floatMayMatch(p, st)
 	}
-	var vals []int64
-	switch q := p.(type) {
-	case iceberg.BoundLiteralPredicate:
-		v, ok := LiteralInt(q.Literal())
-		if !ok {
-			return true
-		}
-		vals = []int64{v}
-	case iceberg.BoundSetPredicate:
-		if p.Op() != iceberg.OpIn {
-			return true
-		}
-		for _, l := range q.Literals().Members() {
-			v, ok := LiteralInt(l)
-			if !ok {
-				return true
-			}
-			vals = append(vals, v)
-		}
-	default:
-		return true
-	}
-	lo, hi, ok := StatsInts(s.meta.Schema.Column(leaf), st, f.Type)
+	vals, ok := literals(p, LiteralInt)
 	if !ok {
 		return true
 	}
-	switch p.Op() {
+	lo, hi, ok := StatsInts(s.meta.Schema.Column(leaf), st, f.Type)
+	return !ok || rangeMayMatch(p.Op(), lo, hi, vals)
+}
+
+// literals are the constants of p, a comparison with one or an IN list,
+// as conv gives them; ok is false for any other predicate, or where conv
+// refuses a constant.
+func literals[T any](p iceberg.BoundPredicate, conv func(iceberg.Literal) (T, bool)) (vals []T, ok bool) {
+	switch q := p.(type) {
+	case iceberg.BoundLiteralPredicate:
+		v, ok := conv(q.Literal())
+		return []T{v}, ok
+	case iceberg.BoundSetPredicate:
+		if p.Op() != iceberg.OpIn {
+			return nil, false
+		}
+		for _, l := range q.Literals().Members() {
+			v, ok := conv(l)
+			if !ok {
+				return nil, false
+			}
+			vals = append(vals, v)
+		}
+		return vals, true
+	}
+	return nil, false
+}
+
+// rangeMayMatch reports whether a value between lo and hi may pass op
+// (=, IN, <, <=, >, >=) with the constants vals; true for any other op.
+func rangeMayMatch[T cmp.Ordered](op iceberg.Operation, lo, hi T, vals []T) bool {
+	switch op {
 	case iceberg.OpEQ, iceberg.OpIn:
 		for _, v := range vals {
 			if lo <= v && v <= hi {
@@ -214,54 +224,20 @@ func stringMayMatch(p iceberg.BoundPredicate, leaf *schema.Column, st metadata.T
 		return true
 	}
 	lo, hi := string(bs.Min()), string(bs.Max())
-	var lits []string
-	switch q := p.(type) {
-	case iceberg.BoundLiteralPredicate:
-		v, ok := q.Literal().Any().(string)
-		if !ok {
-			return true
-		}
-		lits = []string{v}
-	case iceberg.BoundSetPredicate:
-		if p.Op() != iceberg.OpIn {
-			return true
-		}
-		for _, l := range q.Literals().Members() {
-			v, ok := l.Any().(string)
-			if !ok {
-				return true
-			}
-			lits = append(lits, v)
-		}
-	default:
+	lits, ok := literals(p, func(l iceberg.Literal) (string, bool) { v, ok := l.Any().(string); return v, ok })
+	if !ok {
 		return true
 	}
 	if test, exact := stringPredicate(p); !exact || test("") {
 		return true
 	}
-	switch p.Op() {
-	case iceberg.OpEQ, iceberg.OpIn:
-		for _, v := range lits {
-			if lo <= v && v <= hi {
-				return true
-			}
-		}
-		return false
-	case iceberg.OpLT:
-		return lo < lits[0]
-	case iceberg.OpLTEQ:
-		return lo <= lits[0]
-	case iceberg.OpGT:
-		return hi > lits[0]
-	case iceberg.OpGTEQ:
-		return hi >= lits[0]
-	case iceberg.OpStartsWith:
+	if p.Op() == iceberg.OpStartsWith {
 		// the strings with the prefix are at or above it, and below the
 		// least string above it without it
 		pre := lits[0]
 		return hi >= pre && (lo <= pre || strings.HasPrefix(lo, pre))
 	}
-	return true
+	return rangeMayMatch(p.Op(), lo, hi, lits)
 }
 
 // floatMayMatch reports whether a value within a float chunk's
@@ -271,22 +247,11 @@ func stringMayMatch(p iceberg.BoundPredicate, leaf *schema.Column, st metadata.T
 // holding a NaN (some writers') are not used. -0 and 0 compare equal, in
 // SQL as in Go.
 func floatMayMatch(p iceberg.BoundPredicate, st metadata.TypedStatistics) bool {
-	if !st.HasMinMax() {
+	lo, hi, ok := statsFloats(st)
+	if !ok {
 		return true
 	}
-	var lo, hi float64
-	switch s := st.(type) {
-	case *metadata.Float64Statistics:
-		lo, hi = s.Min(), s.Max()
-	case *metadata.Float32Statistics:
-		lo, hi = float64(s.Min()), float64(s.Max())
-	default:
-		return true
-	}
-	if math.IsNaN(lo) || math.IsNaN(hi) {
-		return true
-	}
-	num := func(l iceberg.Literal) (float64, bool) {
+	vals, ok := literals(p, func(l iceberg.Literal) (float64, bool) {
 		switch v := l.Any().(type) {
 		case float32:
 			return float64(v), !math.IsNaN(float64(v))
@@ -294,47 +259,8 @@ func floatMayMatch(p iceberg.BoundPredicate, st metadata.TypedStatistics) bool {
 			return v, !math.IsNaN(v)
 		}
 		return 0, false
-	}
-	var vals []float64
-	switch q := p.(type) {
-	case iceberg.BoundLiteralPredicate:
-		v, ok := num(q.Literal())
-		if !ok {
-			return true
-		}
-		vals = []float64{v}
-	case iceberg.BoundSetPredicate:
-		if p.Op() != iceberg.OpIn {
-			return true
-		}
-		for _, l := range q.Literals().Members() {
-			v, ok := num(l)
-			if !ok {
-				return true
-			}
-			vals = append(vals, v)
-		}
-	default:
-		return true
-	}
-	switch p.Op() {
-	case iceberg.OpEQ, iceberg.OpIn:
-		for _, v := range vals {
-			if lo <= v && v <= hi {
-				return true
-			}
-		}
-		return false
-	case iceberg.OpLT:
-		return lo < vals[0]
-	case iceberg.OpLTEQ:
-		return lo <= vals[0]
-	case iceberg.OpGT:
-		return hi > vals[0]
-	case iceberg.OpGTEQ:
-		return hi >= vals[0]
-	}
-	return true
+	})
+	return !ok || rangeMayMatch(p.Op(), lo, hi, vals)
 }
 
 // LiteralInt is the integer behind an INT, BIGINT, DATE or TIMESTAMP

@@ -240,22 +240,26 @@ func (b *TopBound) groupBounds(meta *metadata.FileMetaData, g int, nanFirst bool
 // statsFloatKeys are a float chunk's minimum and maximum as FloatKeys;
 // ok is false without them, or where one is a NaN.
 func statsFloatKeys(st metadata.TypedStatistics) (lo, hi int64, ok bool) {
+	l, h, ok := statsFloats(st)
+	return FloatKey(l), FloatKey(h), ok
+}
+
+// statsFloats are a REAL or DOUBLE chunk's minimum and maximum; ok is
+// false without them, or where one is a NaN (some writers' statistics
+// hold one, and then say nothing).
+func statsFloats(st metadata.TypedStatistics) (lo, hi float64, ok bool) {
 	if !st.HasMinMax() {
 		return 0, 0, false
 	}
-	var l, h float64
 	switch s := st.(type) {
 	case *metadata.Float64Statistics:
-		l, h = s.Min(), s.Max()
+		lo, hi = s.Min(), s.Max()
 	case *metadata.Float32Statistics:
-		l, h = float64(s.Min()), float64(s.Max())
+		lo, hi = float64(s.Min()), float64(s.Max())
 	default:
 		return 0, 0, false
 	}
-	if l != l || h != h {
-		return 0, 0, false
-	}
-	return FloatKey(l), FloatKey(h), true
+	return lo, hi, lo == lo && hi == hi
 }
 
 // skipsGroup is skips for row group g of a file (nanFirst: the data file
