@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -230,13 +229,6 @@ func sameEntry(got, want iceberg.DataFile) error {
 		return fmt.Errorf("%s", strings.Join(diffs, "; "))
 	}
 	return nil
-}
-
-func nonEmpty[M ~map[K]V, K comparable, V any](m M) M {
-	if len(m) == 0 {
-		return nil
-	}
-	return maps.Clone(m)
 }
 
 // A copy that fails is removed and its rows are written like the others;
