@@ -53,9 +53,11 @@ type TableScan struct {
 	// arrays (SetDictionary)
 	dict []string
 	// top, when not nil, is an ORDER BY … LIMIT's bound (SetTopBound)
-	top    *scan.TopBound
-	schema *arrow.Schema
-	mem    memory.Allocator
+	top *scan.TopBound
+	// countOnly: no value is read above, only rows (SetCountOnly)
+	countOnly bool
+	schema    *arrow.Schema
+	mem       memory.Allocator
 
 	// tasks, when preset, are read instead of planning (a DML statement
 	// rewriting one file at a time).
@@ -120,6 +122,11 @@ func (s *TableScan) String() string {
 // out those none of whose rows can enter the top-N that sets tb
 // (scan.TopBound). EXPLAIN ANALYZE counts them (topn_ranges_skipped).
 func (s *TableScan) SetTopBound(tb *scan.TopBound) { s.top = tb }
+
+// SetCountOnly tells the scan that no operator above reads its columns'
+// values, only its rows: a file read by dictionary may then return them
+// as NULLs instead of reading them (scan.ReadSpec.CountOnly).
+func (s *TableScan) SetCountOnly(on bool) { s.countOnly = on }
 
 // TopBoundColumn is the scan's column i as a top-N bound's field: ok is
 // false unless it is an INT, BIGINT, DATE or microsecond TIMESTAMP column
@@ -241,7 +248,7 @@ func (s *TableScan) Open(ctx context.Context) error {
 	rd, err := scan.OpenFiles(ctx, scan.ReadSpec{
 		Name: s.name, Table: s.tbl, Scan: s.scan, Schema: q.Schema(), SnapshotOpts: q.SnapshotOpts(),
 		Fields: read, Mem: s.mem, Conform: s.conform, TimeFilter: scan.ReadFilterTimestamps(s.filter, q.Schema()),
-		Filter: s.filter, Exact: s.exact, FilterOnly: s.filterOnly, Dict: s.dict, Top: s.top,
+		Filter: s.filter, Exact: s.exact, FilterOnly: s.filterOnly, Dict: s.dict, Top: s.top, CountOnly: s.countOnly,
 		ScanRows: func(rows int) *table.Scan { return q.ReadScanRows(read, rows) },
 	}, tasks)
 	if err != nil {

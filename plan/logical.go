@@ -49,6 +49,10 @@ type Scan struct {
 	// Iceberg form, part of Pushed too.
 	Exact       []Expr
 	ExactPushed iceberg.BooleanExpression
+	// CountOnly: nothing above reads a column of the scan, only its rows
+	// are counted (count(*), SELECT 1); Cols holds one column all the
+	// same, whose values the scan may leave NULL.
+	CountOnly bool
 	// Alias is the name the query uses for the table.
 	Alias string
 }

@@ -273,7 +273,8 @@ func pruneColumns(root Node) {
 					cols = append(cols, c)
 				}
 			}
-			if len(cols) == 0 {
+			x.CountOnly = len(cols) == 0
+			if x.CountOnly {
 				cols = []Column{x.All[0]}
 			}
 			x.Cols = cols

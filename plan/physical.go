@@ -111,6 +111,7 @@ func (b *binder) buildSerial(n Node) (exec.Operator, error) {
 		if err != nil {
 			return nil, err
 		}
+		ts.SetCountOnly(n.CountOnly)
 		if n.ExactPushed == nil {
 			return ts, nil
 		}

@@ -89,6 +89,10 @@ type dictFilter struct {
 	// prune tests each row group's statistics before its dictionaries
 	// are read (plainprune.go); nil prunes nothing
 	prune *groupPruner
+	// countOnly: the scan's caller reads no value, only row counts
+	// (ReadSpec.CountOnly): the columns read that are not filter columns
+	// come back as NULLs, unread
+	countOnly bool
 }
 
 // dictNode is one node of a compiled filter.
@@ -390,6 +394,11 @@ type dictFile struct {
 	pagePr   *file.Reader
 	pageDict [][]string
 	as       *arrow.Schema // the file's columns as pqarrow reads them
+	// nullOut marks the columns read that come back as NULLs, unread
+	// (dictFilter.countOnly); nullArrs holds one array of NULLs per such
+	// column, which each batch takes a slice of
+	nullOut  []bool
+	nullArrs []arrow.Array
 	// pruned counts the row groups left unread by their statistics; nan
 	// are the data file's NaN counts, which those tests read
 	pruned *atomic.Int64
@@ -414,6 +423,7 @@ func readDict(ctx context.Context, f *fileRead, emit func(arrow.RecordBatch) boo
 	defer of.close()
 	src, pr := of.src, of.pr
 	d := &dictFile{df: df, pr: pr, pruned: f.pruned, nan: f.task.File.NaNValueCounts()}
+	defer func() { releaseAll(d.nullArrs) }()
 	if !d.plan(tasks, of.size) {
 		return false, nil
 	}
@@ -551,13 +561,21 @@ func (d *dictFile) plan(tasks []table.FileScanTask, size int64) bool {
 		}
 		d.filter = append(d.filter, leaf)
 	}
+	d.nullOut = make([]bool, len(d.df.fields))
 	for i, f := range d.df.fields {
 		leaf, ok := leafOf[int32(f.ID)]
 		if !ok || !DirectCastable(as.Field(leaf).Type, d.df.types[i]) {
 			return false
 		}
 		d.outLeaf = append(d.outLeaf, leaf)
-		if !slices.Contains(d.filter, leaf) && !slices.Contains(d.other, leaf) {
+		if slices.Contains(d.filter, leaf) {
+			continue
+		}
+		if d.df.countOnly {
+			d.nullOut[i] = true // no value of it is read above
+			continue
+		}
+		if !slices.Contains(d.other, leaf) {
 			d.other = append(d.other, leaf)
 		}
 	}
@@ -834,6 +852,21 @@ func (d *dictFile) readGroup(ctx context.Context, g int, emit func(arrow.RecordB
 	return true, nil
 }
 
+// nullsOf is n NULLs for column i of the scan (nullOut): a slice of one
+// array of NULLs kept for the file, made again when it is too short.
+func (d *dictFile) nullsOf(i, n int) arrow.Array {
+	if d.nullArrs == nil {
+		d.nullArrs = make([]arrow.Array, len(d.nullOut))
+	}
+	if a := d.nullArrs[i]; a == nil || a.Len() < n {
+		if a != nil {
+			a.Release()
+		}
+		d.nullArrs[i] = array.MakeArrayOfNull(ReadBuffers, d.df.types[i], max(n, int(d.props.BatchSize)))
+	}
+	return array.NewSlice(d.nullArrs[i], 0, int64(n))
+}
+
 // filterOnly reports whether the scan returns none of the filter columns.
 func (d *dictFile) filterOnly() bool {
 	for _, leaf := range d.filter {
@@ -870,6 +903,22 @@ func (d *dictFile) planPlain(src io.ReaderAt, size, rows int64) *plainFile {
 // and none of whose filter columns the scan returns; false when emit
 // wants no more.
 func (d *dictFile) readAll(ctx context.Context, g int, emit func(arrow.RecordBatch) bool) (bool, error) {
+	if len(d.other) == 0 {
+		// every column returned is NULLs (countOnly): the group's rows,
+		// nothing read
+		rows, size := d.pr.MetaData().RowGroup(g).NumRows(), d.props.BatchSize
+		for at := int64(0); at < rows; at += size {
+			n := int(min(size, rows-at))
+			out, err := d.batch(ctx, filtered{n: n}, nil, n)
+			if err != nil {
+				return false, err
+			}
+			if !emit(out) {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
 	if p := d.plain; p != nil {
 		var failed error
 		yield := func(rec arrow.RecordBatch, err error) bool {
@@ -1032,7 +1081,9 @@ func (d *dictFile) batch(ctx context.Context, f filtered, rec arrow.RecordBatch,
 	for i, leaf := range d.outLeaf {
 		var a arrow.Array
 		var err error
-		if k := slices.Index(d.filter, leaf); k >= 0 && f.rec.Column(k).DataType().ID() == arrow.DICTIONARY {
+		if d.nullOut[i] {
+			a = d.nullsOf(i, f.n)
+		} else if k := slices.Index(d.filter, leaf); k >= 0 && f.rec.Column(k).DataType().ID() == arrow.DICTIONARY {
 			a, err = DictStrings(ReadBuffers, f.rec.Column(k).(*array.Dictionary), sel)
 		} else {
 			var col arrow.Array

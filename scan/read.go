@@ -62,6 +62,10 @@ type ReadSpec struct {
 	// files are read best bounds first, and a file none of whose rows can
 	// enter the top-N is left unread (topbound.go).
 	Top *TopBound
+	// CountOnly: the caller reads no value of Fields, only how many rows
+	// each batch holds. A file read by dictionary then returns the
+	// columns it does not test as NULLs, unread (dictread.go).
+	CountOnly bool
 }
 
 // Reader reads a scan's files concurrently and hands their batches out in
@@ -166,6 +170,7 @@ func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (
 	}
 	if df := compileDictFilter(rf, spec.Schema, out); df != nil && !TestDictReadOff.Load() {
 		df.prune = compileGroupPruner(rf, spec.Schema)
+		df.countOnly = spec.CountOnly
 		for i := range files {
 			if files[i].deletes == nil {
 				files[i].dict = df
