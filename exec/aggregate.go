@@ -416,7 +416,7 @@ func (h *HashAggregate) Open(ctx context.Context) error {
 		}
 		h.states[i] = st
 		if a.Distinct {
-			d, err := newHTDistinct(a.Args[0].DataType())
+			d, err := newHTDistinct(a.Args[0].DataType(), h.enc == nil)
 			if err != nil {
 				return err
 			}
@@ -579,7 +579,7 @@ func (h *HashAggregate) stateBytes() int64 {
 	for i, s := range h.states {
 		total += s.bytes()
 		if h.dists[i] != nil {
-			total += h.dists[i].table.Bytes()
+			total += h.dists[i].bytes()
 		}
 	}
 	for _, hd := range h.dicts {
@@ -885,27 +885,76 @@ func (h *HashAggregate) addChildMetrics(c *HashAggregate) {
 }
 
 // htDistinct passes each (group, value) pair through once.
+//
+// An aggregate without GROUP BY (every row in group 0) over an integer
+// argument keeps the values of one range of 2^23 in a bitmap instead
+// (distinctBits): one bit test a row, where the hash table encodes,
+// hashes and probes each. The range starts at the smallest value of the
+// first batch that has one and never moves, so each value is kept in
+// exactly one of the two: those outside it go to the hash table.
 type htDistinct struct {
 	enc   *KeyEncoder
 	table *HashTable
 	keys  RowKeys
+	bits  *distinctBits
 }
 
-func newHTDistinct(t arrow.DataType) (*htDistinct, error) {
+// distinctBits is htDistinct's bitmap of the integer values from lo on.
+type distinctBits struct {
+	set      bool // lo is chosen
+	lo       int64
+	words    []uint64
+	nullSeen bool
+	rest     []int // scratch: the rows the bitmap does not take
+}
+
+// distinctSpan is how many values from lo the bitmap covers (1 MiB of
+// bits when all are used; it grows as values come).
+const distinctSpan = 1 << 23
+
+func (d *htDistinct) bytes() int64 {
+	n := d.table.Bytes()
+	if d.bits != nil {
+		n += int64(cap(d.bits.words)) * 8
+	}
+	return n
+}
+
+// newHTDistinct is the DISTINCT filter of an argument of type t; global:
+// the aggregate has no GROUP BY (its bitmap may then apply).
+func newHTDistinct(t arrow.DataType, global bool) (*htDistinct, error) {
 	enc, err := NewKeyEncoder([]arrow.DataType{arrow.PrimitiveTypes.Int32, t})
 	if err != nil {
 		return nil, err
 	}
-	return &htDistinct{enc: enc, table: NewHashTable(enc.Width(), 0)}, nil
+	d := &htDistinct{enc: enc, table: NewHashTable(enc.Width(), 0)}
+	switch t.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64:
+		if global {
+			d.bits = &distinctBits{}
+		}
+	}
+	return d, nil
 }
 
 // filter clears sel[r] for rows whose (group, value) was seen before.
 func (d *htDistinct) filter(ids []int32, vals arrow.Array, sel []bool) error {
+	rest, all := d.filterBits(ids, vals, sel)
+	if all {
+		return nil
+	}
 	ga := htIndexArray(ids)
 	err := d.enc.Encode([]arrow.Array{ga, vals}, &d.keys)
 	ga.Release()
 	if err != nil {
 		return err
+	}
+	if rest != nil {
+		for _, r := range rest {
+			_, isNew := d.table.FindOrInsert(d.keys.Key(r), d.keys.Hashes[r])
+			sel[r] = isNew
+		}
+		return nil
 	}
 	for r := range ids {
 		if !sel[r] {
@@ -916,3 +965,68 @@ func (d *htDistinct) filter(ids []int32, vals arrow.Array, sel []bool) error {
 	}
 	return nil
 }
+
+// filterBits passes the selected rows through the bitmap where it
+// applies (see htDistinct): all is true when it settled every row; else
+// rest, when not nil, are the selected rows left to the hash table (the
+// others are settled). rest is nil, and nothing settled, where the
+// bitmap does not apply: a GROUP BY's aggregate, or an argument of
+// another type.
+func (d *htDistinct) filterBits(ids []int32, vals arrow.Array, sel []bool) (rest []int, all bool) {
+	if d.bits == nil {
+		return nil, false
+	}
+	switch vals.DataType().ID() {
+	case arrow.INT8:
+		return distinctBitsOf(d.bits, htFixedValues[int8](vals), vals, sel)
+	case arrow.INT16:
+		return distinctBitsOf(d.bits, htFixedValues[int16](vals), vals, sel)
+	case arrow.INT32:
+		return distinctBitsOf(d.bits, htFixedValues[int32](vals), vals, sel)
+	case arrow.INT64:
+		return distinctBitsOf(d.bits, htFixedValues[int64](vals), vals, sel)
+	}
+	return nil, false
+}
+
+func distinctBitsOf[T int8 | int16 | int32 | int64](b *distinctBits, vs []T, vals arrow.Array, sel []bool) ([]int, bool) {
+	if len(vs) != len(sel) {
+		return nil, false
+	}
+	nulls := vals.NullN() > 0
+	if !b.set {
+		for r, v := range vs {
+			if sel[r] && (!nulls || vals.IsValid(r)) && (!b.set || int64(v) < b.lo) {
+				b.lo, b.set = int64(v), true
+			}
+		}
+	}
+	b.rest = b.rest[:0]
+	for r, v := range vs {
+		if !sel[r] {
+			continue
+		}
+		if nulls && vals.IsNull(r) {
+			sel[r] = !b.nullSeen
+			b.nullSeen = true
+			continue
+		}
+		o := uint64(int64(v)) - uint64(b.lo) // values below lo wrap high
+		if o >= distinctSpan {
+			b.rest = append(b.rest, r)
+			continue
+		}
+		w := int(o >> 6)
+		if w >= len(b.words) {
+			b.words = append(b.words, make([]uint64, max(w+1, 2*len(b.words))-len(b.words))...)
+		}
+		m := uint64(1) << (o & 63)
+		sel[r] = b.words[w]&m == 0
+		b.words[w] |= m
+	}
+	if len(b.rest) == 0 {
+		return nil, true
+	}
+	return b.rest, false
+}
+
