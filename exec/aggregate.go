@@ -1029,4 +1029,3 @@ func distinctBitsOf[T int8 | int16 | int32 | int64](b *distinctBits, vs []T, val
 	}
 	return b.rest, false
 }
-
