@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // Aggregate is one aggregate call of a GROUP BY query, e.g.
@@ -314,10 +315,13 @@ type HashAggregate struct {
 	input   Operator
 	groupBy []Expr
 	aggs    []*Aggregate
-	opts    HashOptions
-	schema  *arrow.Schema
-	metrics Metrics
-	level   int // 0; one more for each spill a partition's aggregate is
+	// dictDistinct is the input column (SetDictDistinct) that may come as
+	// dictionary arrays for count(DISTINCT) alone; -1 for none
+	dictDistinct int
+	opts         HashOptions
+	schema       *arrow.Schema
+	metrics      Metrics
+	level        int // 0; one more for each spill a partition's aggregate is
 
 	enc       *KeyEncoder
 	table     *HashTable
@@ -374,7 +378,7 @@ func NewHashAggregate(input Operator, groupBy []Expr, aggs []*Aggregate, opts Ha
 		fields = append(fields, arrow.Field{Name: a.String(), Type: a.typ, Nullable: a.Nullable()})
 	}
 	h := &HashAggregate{input: input, groupBy: groupBy, aggs: aggs, opts: opts.withDefaults(),
-		schema: arrow.NewSchema(fields, nil)}
+		schema: arrow.NewSchema(fields, nil), dictDistinct: -1}
 	if len(groupBy) > 0 {
 		enc, err := NewKeyEncoder(htExprTypes(groupBy))
 		if err != nil {
@@ -385,6 +389,14 @@ func NewHashAggregate(input Operator, groupBy []Expr, aggs []*Aggregate, opts Ha
 	h.res = htReservation{budget: opts.Budget, what: "hash aggregate state"}
 	return h, nil
 }
+
+// SetDictDistinct lets input column col come as dictionary arrays of
+// strings (TableScan.SetDictionary), for an aggregate without GROUP BY
+// whose only reader of it is count(DISTINCT col) (bare, without FILTER):
+// its DISTINCT table then takes each dictionary entry once a batch
+// (htDistinct.filterDict). A batch whose other columns are dictionaries,
+// or an aggregate that groups, decodes them first, as before.
+func (h *HashAggregate) SetDictDistinct(col int) { h.dictDistinct = col }
 
 func (h *HashAggregate) Schema() *arrow.Schema { return h.schema }
 func (h *HashAggregate) Children() []Operator  { return []Operator{h.input} }
@@ -602,7 +614,7 @@ func (h *HashAggregate) groupBytes() int64 {
 }
 
 func (h *HashAggregate) addBatch(ctx context.Context, b arrow.RecordBatch, keys *RowKeys, ids *[]int32, sel, base *[]bool) error {
-	if haHasDict(b) {
+	if haHasDict(b) && !h.dictForDistinct(b) {
 		// a group key column that came as a dictionary array
 		// (TableScan.SetDictionary)
 		if handled, err := h.addDictBatch(b, ids, sel); handled || err != nil {
@@ -760,9 +772,23 @@ func (h *HashAggregate) updateAgg(i int, a *Aggregate, b arrow.RecordBatch, ids 
 		}
 		m.Release()
 	}
-	args, err := htEvalExprs(h.ec, a.inputs(), b)
-	if err != nil {
-		return err
+	var args []arrow.Array
+	if h.dictDistinct >= 0 && a.Distinct && len(a.Args) == 1 {
+		if col, isCol := a.Args[0].(*Column); isCol && col.Index == h.dictDistinct && col.Index < int(b.NumCols()) {
+			if d, isDict := b.Column(col.Index).(*array.Dictionary); isDict {
+				// count(DISTINCT col) over its dictionary array
+				// (SetDictDistinct), which the column expression
+				// would refuse
+				d.Retain()
+				args = []arrow.Array{d}
+			}
+		}
+	}
+	if args == nil {
+		var err error
+		if args, err = htEvalExprs(h.ec, a.inputs(), b); err != nil {
+			return err
+		}
 	}
 	defer htReleaseArrays(args)
 	if d := h.dists[i]; d != nil {
@@ -884,6 +910,31 @@ func (h *HashAggregate) addChildMetrics(c *HashAggregate) {
 	}
 }
 
+// dictForDistinct reports whether b's dictionary arrays may stay as they
+// are: the aggregate has no GROUP BY, and its one dictionary column is
+// the one count(DISTINCT) takes so (SetDictDistinct), of strings with
+// Int32 indices.
+func (h *HashAggregate) dictForDistinct(b arrow.RecordBatch) bool {
+	if h.enc != nil || h.dictDistinct < 0 || h.dictDistinct >= int(b.NumCols()) {
+		return false
+	}
+	for i, c := range b.Columns() {
+		d, isDict := c.(*array.Dictionary)
+		switch {
+		case !isDict:
+		case i != h.dictDistinct:
+			return false
+		case d.Dictionary().DataType().ID() != arrow.STRING:
+			return false
+		default:
+			if _, ok := d.Indices().(*array.Int32); !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // htDistinct passes each (group, value) pair through once.
 //
 // An aggregate without GROUP BY (every row in group 0) over an integer
@@ -939,6 +990,9 @@ func newHTDistinct(t arrow.DataType, global bool) (*htDistinct, error) {
 
 // filter clears sel[r] for rows whose (group, value) was seen before.
 func (d *htDistinct) filter(ids []int32, vals arrow.Array, sel []bool) error {
+	if dict, ok := vals.(*array.Dictionary); ok {
+		return d.filterDict(ids, dict, sel)
+	}
 	rest, all := d.filterBits(ids, vals, sel)
 	if all {
 		return nil
@@ -961,6 +1015,85 @@ func (d *htDistinct) filter(ids []int32, vals arrow.Array, sel []bool) error {
 			continue
 		}
 		_, isNew := d.table.FindOrInsert(d.keys.Key(r), d.keys.Hashes[r])
+		sel[r] = isNew
+	}
+	return nil
+}
+
+// filterDict is filter for a dictionary array of strings with Int32
+// indices, every row in group 0 (HashAggregate.dictForDistinct): each
+// dictionary entry the batch's selected rows use is looked up in the
+// table once, and only its first row can pass. NULL goes through the
+// table too, as the usual way takes it.
+func (d *htDistinct) filterDict(ids []int32, dict *array.Dictionary, sel []bool) error {
+	idx, ok := dict.Indices().(*array.Int32)
+	if !ok {
+		return fmt.Errorf("hash aggregate: DISTINCT of dictionary indices %s (bug)", dict.Indices().DataType())
+	}
+	for _, g := range ids {
+		if g != 0 {
+			return fmt.Errorf("hash aggregate: DISTINCT of a dictionary array in a grouped aggregate (bug)")
+		}
+	}
+	values := dict.Dictionary()
+	n := values.Len()
+	// first[k]: the first selected row of entry k in the batch, +1;
+	// every selected row is cleared, and the first of each entry (and of
+	// NULL) set again where the table has not seen it
+	first := make([]int32, n)
+	vs := idx.Int32Values()
+	nullRow := -1
+	for r, k := range vs {
+		if !sel[r] {
+			continue
+		}
+		sel[r] = false
+		if idx.IsNull(r) {
+			if nullRow < 0 {
+				nullRow = r
+			}
+			continue
+		}
+		if k < 0 || int(k) >= n {
+			return fmt.Errorf("hash aggregate: dictionary index %d of a dictionary of %d (bug)", k, n)
+		}
+		if first[k] == 0 {
+			first[k] = int32(r) + 1
+		}
+	}
+	// the entries used, and NULL, looked up as the usual way would
+	var rows []int
+	ib := array.NewInt32Builder(memory.DefaultAllocator)
+	defer ib.Release()
+	for k, f := range first {
+		if f != 0 {
+			rows = append(rows, int(f-1))
+			ib.Append(int32(k))
+		}
+	}
+	if nullRow >= 0 {
+		rows = append(rows, nullRow)
+		ib.AppendNull()
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	at := ib.NewInt32Array()
+	defer at.Release()
+	strs, err := compute.TakeArray(context.Background(), values, at)
+	if err != nil {
+		return err
+	}
+	defer strs.Release()
+	gids := make([]int32, len(rows))
+	ga := htIndexArray(gids)
+	err = d.enc.Encode([]arrow.Array{ga, strs}, &d.keys)
+	ga.Release()
+	if err != nil {
+		return err
+	}
+	for j, r := range rows {
+		_, isNew := d.table.FindOrInsert(d.keys.Key(j), d.keys.Hashes[j])
 		sel[r] = isNew
 	}
 	return nil

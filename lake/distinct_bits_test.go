@@ -2,6 +2,7 @@ package lake_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -42,5 +43,43 @@ func TestDistinctIntegersWithoutGroupBy(t *testing.T) {
 	}
 	if got := query(t, s, "SELECT count(DISTINCT x) FROM d WHERE x IS NULL"); got[0] != "0" {
 		t.Errorf("count(DISTINCT x) of NULLs only: %v", got)
+	}
+}
+
+// count(DISTINCT s) of a text column without GROUP BY takes s as
+// dictionary arrays from the scan (exec.HashAggregate.SetDictDistinct):
+// each batch's dictionary entries are looked up once. Against the same
+// grouped by a one-value column: files of few values (dictionaries), one
+// of distinct strings (plain pages), NULLs, a WHERE on another column,
+// other aggregates beside it, and others reading s (then it is not
+// asked for).
+func TestDistinctStringsByDictionary(t *testing.T) {
+	s := sqlLake(t).Session()
+	mustExec(t, s, `CREATE TABLE d (g INT, id BIGINT, s VARCHAR) WITH ('write.parquet.row-group-limit' = '700');
+		INSERT INTO d SELECT 1, i, CASE WHEN i % 17 = 0 THEN NULL ELSE ['a', 'b', 'c', ''][i % 4 + 1] END FROM range(0, 5000) r(i);
+		INSERT INTO d SELECT 1, i, 'v' || (i % 900) FROM range(5000, 9000) r(i);
+		INSERT INTO d SELECT 1, i, ['c', 'd'][i % 2 + 1] FROM range(9000, 12000) r(i)`)
+	for _, q := range []string{
+		"count(DISTINCT s)",
+		"count(DISTINCT s), count(*), sum(id)",
+		"count(DISTINCT s), count(DISTINCT s)",
+		"count(DISTINCT s), min(s)",
+		"count(DISTINCT s), count(DISTINCT id % 7)",
+	} {
+		for _, where := range []string{"", " WHERE id % 3 = 0", " WHERE id > 8000"} {
+			got := query(t, s, "SELECT "+q+" FROM d"+where)
+			want := query(t, s, "SELECT "+q+" FROM d"+where+" GROUP BY g")
+			if len(got) != 1 || len(want) != 1 || got[0] != want[0] {
+				t.Errorf("SELECT %s%s: %v without GROUP BY, %v grouped", q, where, got, want)
+			}
+		}
+	}
+	plan := query(t, s, "EXPLAIN SELECT count(DISTINCT s) FROM d")
+	found := false
+	for _, l := range plan {
+		found = found || strings.Contains(l, "dictionary=[s]")
+	}
+	if !found {
+		t.Errorf("count(DISTINCT s) did not ask for s as dictionaries:\n%s", strings.Join(plan, "\n"))
 	}
 }

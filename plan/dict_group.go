@@ -59,6 +59,75 @@ func dictGroupColumn(n *Aggregate) string {
 	return ""
 }
 
+// dictDistinctColumn is the Iceberg name, and the input column, of a
+// string column that an aggregate may take as dictionary arrays for
+// count(DISTINCT col) (exec.HashAggregate.SetDictDistinct), or "": the
+// aggregate has no GROUP BY, reads a Scan directly or through Filters,
+// and nothing else reads the column (another aggregate, a FILTER, a
+// Filter's predicate), and the scan filters no rows itself (ExactPushed).
+// Each dictionary entry is then found in the DISTINCT table once a batch
+// instead of each row's string.
+func dictDistinctColumn(n *Aggregate) (string, ColumnID) {
+	if len(n.GroupBy) != 0 {
+		return "", 0
+	}
+	// distinctOf is the column of count(DISTINCT col) of a text column,
+	// without FILTER; nil for any other aggregate
+	distinctOf := func(a *AggCall) *ColRef {
+		if a.Name != "count" || !a.Distinct || len(a.Args) != 1 || a.Filter != nil || len(a.OrderBy) > 0 {
+			return nil
+		}
+		c, ok := a.Args[0].(*ColRef)
+		if !ok || c.Typ == nil || c.Typ.ID() != arrow.STRING {
+			return nil
+		}
+		return c
+	}
+	var key *ColRef
+	for _, a := range n.Aggs {
+		if key = distinctOf(a); key != nil {
+			break
+		}
+	}
+	if key == nil {
+		return "", 0
+	}
+	used := map[ColumnID]bool{}
+	for _, a := range n.Aggs {
+		if c := distinctOf(a); c != nil && c.ID == key.ID {
+			continue
+		}
+		for _, e := range a.Args {
+			exprCols(e, used)
+		}
+		if a.Filter != nil {
+			exprCols(a.Filter, used)
+		}
+		for _, k := range a.OrderBy {
+			exprCols(k.Expr, used)
+		}
+	}
+	in := n.Input
+	for {
+		f, ok := in.(*Filter)
+		if !ok {
+			break
+		}
+		exprCols(f.Pred, used)
+		in = f.Input
+	}
+	sc, ok := in.(*Scan)
+	if !ok || sc.ExactPushed != nil || used[key.ID] {
+		return "", 0
+	}
+	for i, a := range sc.All {
+		if a.ID == key.ID {
+			return sc.Fields[i], key.ID
+		}
+	}
+	return "", 0
+}
+
 // askDictionary asks the table scans at the bottom of op (itself, under
 // Filters, or the inputs of an Exchange of parallel chains of them) for
 // column col as dictionary arrays.

@@ -241,6 +241,12 @@ func (b *binder) buildSerial(n Node) (exec.Operator, error) {
 			in.Close()
 			return nil, err
 		}
+		if col, id := dictDistinctColumn(n); col != "" {
+			if i, ok := l.pos[id]; ok {
+				askDictionary(in, col)
+				op.SetDictDistinct(i)
+			}
+		}
 		return op, nil
 	case *Window:
 		in, err := b.build(n.Input)
