@@ -23,40 +23,7 @@ func dictGroupColumn(n *Aggregate) string {
 	if !ok || key.Typ == nil || key.Typ.ID() != arrow.STRING && key.Typ.ID() != arrow.BINARY {
 		return ""
 	}
-	used := map[ColumnID]bool{}
-	in := n.Input
-	for {
-		f, ok := in.(*Filter)
-		if !ok {
-			break
-		}
-		exprCols(f.Pred, used)
-		in = f.Input
-	}
-	sc, ok := in.(*Scan)
-	if !ok || sc.ExactPushed != nil {
-		return ""
-	}
-	for _, a := range n.Aggs {
-		for _, e := range a.Args {
-			exprCols(e, used)
-		}
-		if a.Filter != nil {
-			exprCols(a.Filter, used)
-		}
-		for _, k := range a.OrderBy {
-			exprCols(k.Expr, used)
-		}
-	}
-	if used[key.ID] {
-		return ""
-	}
-	for i, a := range sc.All {
-		if a.ID == key.ID {
-			return sc.Fields[i]
-		}
-	}
-	return ""
+	return dictScanField(n, key, func(*AggCall) bool { return false })
 }
 
 // dictDistinctColumn is the Iceberg name, and the input column, of a
@@ -92,9 +59,25 @@ func dictDistinctColumn(n *Aggregate) (string, ColumnID) {
 	if key == nil {
 		return "", 0
 	}
+	col := dictScanField(n, key, func(a *AggCall) bool {
+		c := distinctOf(a)
+		return c != nil && c.ID == key.ID
+	})
+	if col == "" {
+		return "", 0
+	}
+	return col, key.ID
+}
+
+// dictScanField is the Iceberg name of column key of the Scan under n
+// (directly or through Filters), or "" where it may not come as
+// dictionary arrays: the scan filters rows itself (ExactPushed), or a
+// Filter's predicate or an aggregate that skip does not pass reads it (its
+// arguments, FILTER or ORDER BY).
+func dictScanField(n *Aggregate, key *ColRef, skip func(*AggCall) bool) string {
 	used := map[ColumnID]bool{}
 	for _, a := range n.Aggs {
-		if c := distinctOf(a); c != nil && c.ID == key.ID {
+		if skip(a) {
 			continue
 		}
 		for _, e := range a.Args {
@@ -118,14 +101,14 @@ func dictDistinctColumn(n *Aggregate) (string, ColumnID) {
 	}
 	sc, ok := in.(*Scan)
 	if !ok || sc.ExactPushed != nil || used[key.ID] {
-		return "", 0
+		return ""
 	}
 	for i, a := range sc.All {
 		if a.ID == key.ID {
-			return sc.Fields[i], key.ID
+			return sc.Fields[i]
 		}
 	}
-	return "", 0
+	return ""
 }
 
 // askDictionary asks the table scans at the bottom of op (itself, under
