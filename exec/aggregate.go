@@ -993,12 +993,12 @@ func (d *htDistinct) filter(ids []int32, vals arrow.Array, sel []bool) error {
 	if dict, ok := vals.(*array.Dictionary); ok {
 		return d.filterDict(ids, dict, sel)
 	}
-	rest, all := d.filterBits(ids, vals, sel)
-	if all {
-		return nil
+	rest, all, err := d.filterBits(ids, vals, sel)
+	if err != nil || all {
+		return err
 	}
 	ga := htIndexArray(ids)
-	err := d.enc.Encode([]arrow.Array{ga, vals}, &d.keys)
+	err = d.enc.Encode([]arrow.Array{ga, vals}, &d.keys)
 	ga.Release()
 	if err != nil {
 		return err
@@ -1104,27 +1104,42 @@ func (d *htDistinct) filterDict(ids []int32, dict *array.Dictionary, sel []bool)
 // rest, when not nil, are the selected rows left to the hash table (the
 // others are settled). rest is nil, and nothing settled, where the
 // bitmap does not apply: a GROUP BY's aggregate, or an argument of
-// another type.
-func (d *htDistinct) filterBits(ids []int32, vals arrow.Array, sel []bool) (rest []int, all bool) {
+// another type. A batch of the bitmap's aggregate must go through it,
+// or a value could be kept in both: any other form is an error.
+func (d *htDistinct) filterBits(ids []int32, vals arrow.Array, sel []bool) (rest []int, all bool, err error) {
 	if d.bits == nil {
-		return nil, false
+		return nil, false, nil
+	}
+	if vals.Len() != len(sel) {
+		return nil, false, fmt.Errorf("hash aggregate: DISTINCT of %d values for %d rows (bug)", vals.Len(), len(sel))
 	}
 	switch vals.DataType().ID() {
 	case arrow.INT8:
-		return distinctBitsOf(d.bits, htFixedValues[int8](vals), vals, sel)
+		rest, all = distinctBitsOf(d.bits, htFixedValues[int8](vals), vals, sel)
 	case arrow.INT16:
-		return distinctBitsOf(d.bits, htFixedValues[int16](vals), vals, sel)
+		rest, all = distinctBitsOf(d.bits, htFixedValues[int16](vals), vals, sel)
 	case arrow.INT32:
-		return distinctBitsOf(d.bits, htFixedValues[int32](vals), vals, sel)
+		rest, all = distinctBitsOf(d.bits, htFixedValues[int32](vals), vals, sel)
 	case arrow.INT64:
-		return distinctBitsOf(d.bits, htFixedValues[int64](vals), vals, sel)
+		rest, all = distinctBitsOf(d.bits, htFixedValues[int64](vals), vals, sel)
+	default:
+		return nil, false, fmt.Errorf("hash aggregate: DISTINCT of %s where integers were planned (bug)", vals.DataType())
 	}
-	return nil, false
+	return rest, all, nil
 }
 
+// distinctBitsOf is filterBits over vs, vals' values (nil where vals has
+// no values buffer: then all of them are NULL).
 func distinctBitsOf[T int8 | int16 | int32 | int64](b *distinctBits, vs []T, vals arrow.Array, sel []bool) ([]int, bool) {
 	if len(vs) != len(sel) {
-		return nil, false
+		// no values: every row NULL
+		for r := range sel {
+			if sel[r] {
+				sel[r] = !b.nullSeen
+				b.nullSeen = true
+			}
+		}
+		return nil, true
 	}
 	nulls := vals.NullN() > 0
 	if !b.set {
