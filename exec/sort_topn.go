@@ -184,14 +184,8 @@ func (s *Sort) batchCut(b arrow.RecordBatch, n int, buf *[]int64) func(r int) bo
 		for i, v := range htFixedValues[int32](col) {
 			vals[i] = int64(v)
 		}
-	case arrow.FLOAT64:
-		for i, v := range htFixedValues[float64](col) {
-			vals[i] = scan.FloatKey(v)
-		}
-	case arrow.FLOAT32:
-		for i, v := range htFixedValues[float32](col) {
-			vals[i] = scan.FloatKey(float64(v))
-		}
+	case arrow.FLOAT64, arrow.FLOAT32:
+		floatKeys(col, vals)
 	default:
 		return nil
 	}
@@ -205,16 +199,7 @@ func (s *Sort) batchCut(b arrow.RecordBatch, n int, buf *[]int64) func(r int) bo
 	case arrow.FLOAT64, arrow.FLOAT32:
 		// skSelect reordered vals: the keys again, by row
 		keys := vals
-		switch col.DataType().ID() {
-		case arrow.FLOAT64:
-			for i, v := range htFixedValues[float64](col) {
-				keys[i] = scan.FloatKey(v)
-			}
-		default:
-			for i, v := range htFixedValues[float32](col) {
-				keys[i] = scan.FloatKey(float64(v))
-			}
-		}
+		floatKeys(col, keys)
 		if desc {
 			return func(r int) bool { return keys[r] >= cut }
 		}
@@ -231,6 +216,20 @@ func (s *Sort) batchCut(b arrow.RecordBatch, n int, buf *[]int64) func(r int) bo
 			return func(r int) bool { return int64(v[r]) >= cut }
 		}
 		return func(r int) bool { return int64(v[r]) <= cut }
+	}
+}
+
+// floatKeys fills keys with the FloatKeys of col, a REAL or DOUBLE
+// column (as the top bound orders them).
+func floatKeys(col arrow.Array, keys []int64) {
+	if col.DataType().ID() == arrow.FLOAT64 {
+		for i, v := range htFixedValues[float64](col) {
+			keys[i] = scan.FloatKey(v)
+		}
+		return
+	}
+	for i, v := range htFixedValues[float32](col) {
+		keys[i] = scan.FloatKey(float64(v))
 	}
 }
 
