@@ -31,15 +31,7 @@ type groupPruner struct {
 // compileGroupPruner is filter (a scan's pruning filter over schema) for
 // testing row groups; nil where nothing of it can rule a row group out.
 func compileGroupPruner(filter iceberg.BooleanExpression, schema *iceberg.Schema) *groupPruner {
-	if filter == nil || schema == nil {
-		return nil
-	}
-	if filter = EmptyStringSafe(filter, schema); filter == nil {
-		return nil
-	}
-	rf := Weaken(filter, func(p iceberg.UnboundPredicate) iceberg.BooleanExpression {
-		return pruneLeaf(p, schema)
-	}, nil)
+	rf := safeForm(filter, schema, pruneLeaf)
 	if rf == nil {
 		return nil
 	}
@@ -72,14 +64,13 @@ func pruneLeaf(p iceberg.UnboundPredicate, schema *iceberg.Schema) iceberg.Boole
 		// comparisons no NaN passes, and for > and >= beside the
 		// "OR x IS NaN" EmptyStringSafe gives them, which the file's
 		// NaN count settles (groupStats)
-		switch p.Op() {
-		case iceberg.OpIsNull, iceberg.OpIsNan, iceberg.OpEQ, iceberg.OpLT, iceberg.OpLTEQ, iceberg.OpGT, iceberg.OpGTEQ, iceberg.OpIn:
+		if p.Op() == iceberg.OpIsNan {
 			return p
 		}
-		return iceberg.AlwaysTrue{}
-	}
-	if !safeFilterType(f.Type) {
-		return iceberg.AlwaysTrue{}
+	default:
+		if !safeFilterType(f.Type) {
+			return iceberg.AlwaysTrue{}
+		}
 	}
 	switch p.Op() {
 	case iceberg.OpIsNull, iceberg.OpEQ, iceberg.OpLT, iceberg.OpLTEQ, iceberg.OpGT, iceberg.OpGTEQ, iceberg.OpIn:

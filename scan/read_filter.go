@@ -31,6 +31,13 @@ import (
 // schema gives the columns' types; a leaf on a column it lacks is
 // dropped. It returns nil when nothing of the filter is left.
 func ReadFilter(filter iceberg.BooleanExpression, schema *iceberg.Schema) iceberg.BooleanExpression {
+	return safeForm(filter, schema, readLeaf)
+}
+
+// safeForm is filter made safe for the empty string and NaN
+// (EmptyStringSafe), each leaf then replaced by leaf's form of it; nil
+// when nothing is left.
+func safeForm(filter iceberg.BooleanExpression, schema *iceberg.Schema, leaf func(iceberg.UnboundPredicate, *iceberg.Schema) iceberg.BooleanExpression) iceberg.BooleanExpression {
 	if filter == nil || schema == nil {
 		return nil
 	}
@@ -38,7 +45,7 @@ func ReadFilter(filter iceberg.BooleanExpression, schema *iceberg.Schema) iceber
 		return nil
 	}
 	return Weaken(filter, func(p iceberg.UnboundPredicate) iceberg.BooleanExpression {
-		return readLeaf(p, schema)
+		return leaf(p, schema)
 	}, nil)
 }
 
