@@ -569,3 +569,25 @@ func TestMergeLeavesJoinArraysPooledUntilClose(t *testing.T) {
 		t.Fatalf("with pooling off a MERGE left %d bytes pooled", n)
 	}
 }
+
+// SET takes ON bare, as PostgreSQL does though ON is reserved: pg_dump's
+// output and tools send SET standard_conforming_strings = on.
+func TestSetOnBare(t *testing.T) {
+	lk := sqlLake(t)
+	s := lk.Session()
+	mustExec(t, s, "SET standard_conforming_strings = on")
+	if got := query(t, s, "SHOW standard_conforming_strings"); len(got) != 1 || got[0] != "on" {
+		t.Errorf("SHOW standard_conforming_strings: %v", got)
+	}
+	mustExec(t, s, "SET parallel_scans TO on; CREATE TABLE onb (id BIGINT)")
+	for i := 0; i < 2; i++ {
+		mustExec(t, s, fmt.Sprintf("INSERT INTO onb VALUES (%d)", i))
+	}
+	plan := strings.Join(query(t, s, "EXPLAIN SELECT id FROM onb WHERE id >= 0"), "\n")
+	if (runtime.GOMAXPROCS(0) >= 2) != strings.Contains(plan, "Exchange") {
+		t.Errorf("SET parallel_scans TO on should split the 2-file scan on %d cores:\n%s", runtime.GOMAXPROCS(0), plan)
+	}
+	if _, err := s.SQL(context.Background(), "SET x = on on"); err == nil {
+		t.Error("SET x = on on: want a syntax error")
+	}
+}

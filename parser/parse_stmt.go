@@ -254,8 +254,20 @@ func (p *parser) setVar() Stmt {
 	if !p.acceptOp("=") {
 		p.expectKw("TO")
 	}
-	s.Values = p.exprList()
-	return s
+	// a value is an expression, or ON, which PostgreSQL takes here though
+	// it reserves it (SET standard_conforming_strings = on)
+	for {
+		if p.isKw("ON") {
+			s.Values = append(s.Values, &Literal{Pos: p.tok.pos(), Kind: LitString, Value: "on"})
+			p.next()
+		} else {
+			s.Values = append(s.Values, p.expr(0))
+		}
+		if !p.isOp(",") {
+			return s
+		}
+		p.next()
+	}
 }
 
 func (p *parser) copyStmt() Stmt {

@@ -36,6 +36,9 @@ SET LOCAL statement_timeout = 1000;
 SET SESSION enable_progress_bar = false;
 SET s3.region = 'eu-west-1';
 SET x = DEFAULT;
+SET standard_conforming_strings = on;
+SET enable_seqscan TO on;
+SET x = on, off;
 /* a block comment */ SELECT 1 /* inline */ + 2 -- trailing
 ;
 SELECT /* nested /* comments */ are fine */ 3;
