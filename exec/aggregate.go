@@ -348,6 +348,15 @@ type HashAggregate struct {
 	// (aggregate_intkey.go)
 	intMap haIntMap
 
+	// pack packs several integer group keys into one for a direct map
+	// (aggregate_packed.go)
+	pack haPack
+
+	// the group keys that may be coded, until the first batch decides;
+	// then the coded ones (nil for a key not coded) (aggregate_coded.go)
+	codable []int
+	coded   []*haCoded
+
 	// Output: the finished aggregate columns of the in-memory groups and
 	// the next group to emit, then the spilled partitions one by one.
 	outCols []arrow.Array
@@ -474,6 +483,7 @@ func (h *HashAggregate) Close() error {
 		htReleaseArrays(ch)
 	}
 	h.keyCh, h.keyStart = nil, nil
+	h.releaseCoded()
 	if h.spill != nil {
 		errs = append(errs, h.spill.abort())
 		h.spill = nil
@@ -597,7 +607,7 @@ func (h *HashAggregate) stateBytes() int64 {
 	for _, hd := range h.dicts {
 		total += hd.bytes()
 	}
-	total += h.intMap.bytes()
+	total += h.intMap.bytes() + h.codedBytes()
 	if h.spill != nil {
 		total += haSpillBytes()
 	}
@@ -614,7 +624,12 @@ func (h *HashAggregate) groupBytes() int64 {
 }
 
 func (h *HashAggregate) addBatch(ctx context.Context, b arrow.RecordBatch, keys *RowKeys, ids *[]int32, sel, base *[]bool) error {
-	if haHasDict(b) && !h.dictForDistinct(b) {
+	if h.codable != nil {
+		if err := h.startCoded(b); err != nil {
+			return err
+		}
+	}
+	if haHasDict(b) && !h.dictForDistinct(b) && h.coded == nil {
 		// a group key column that came as a dictionary array
 		// (TableScan.SetDictionary)
 		if handled, err := h.addDictBatch(b, ids, sel); handled || err != nil {
@@ -633,12 +648,15 @@ func (h *HashAggregate) addBatch(ctx context.Context, b arrow.RecordBatch, keys 
 		clear((*ids)[:n])
 		return h.updateAll(b, (*ids)[:n], sel, nil)
 	}
-	cols, err := htEvalExprs(h.ec, h.groupBy, b)
+	cols, err := h.groupCols(b)
 	if err != nil {
 		return err
 	}
 	defer htReleaseArrays(cols)
 	if handled, err := h.addIntBatch(b, cols, ids, sel); handled || err != nil {
+		return err
+	}
+	if handled, err := h.addPackedBatch(b, cols, ids, sel); handled || err != nil {
 		return err
 	}
 	if err := h.enc.Encode(cols, keys); err != nil {
@@ -661,6 +679,15 @@ func (h *HashAggregate) addBatch(ctx context.Context, b arrow.RecordBatch, keys 
 		}
 	}
 	if h.spill != nil {
+		if haHasDict(b) {
+			// (coded keys) the partitions get the strings
+			plain, err := h.decodeDicts(b)
+			if err != nil {
+				return err
+			}
+			defer plain.Release()
+			b = plain
+		}
 		return h.spillBatch(ctx, b, keys, (*ids)[:n], sel, base)
 	}
 	before := int32(h.table.Len())
@@ -827,6 +854,9 @@ func (h *HashAggregate) finish() error {
 		h.res.force(h.keyB + outB + h.stateBytesFrom(i+1))
 	}
 	h.states = nil
+	if err := h.finishCoded(); err != nil {
+		return err
+	}
 	h.off, h.chunk = 0, 0
 	h.metrics.Set("groups", int64(n))
 	return nil
@@ -866,6 +896,11 @@ func (h *HashAggregate) emit() (arrow.RecordBatch, error) {
 				return nil, fmt.Errorf("hash aggregate: group keys: %w", err)
 			}
 		}
+		col, err := h.decodeKey(k, col)
+		if err != nil {
+			htReleaseArrays(cols)
+			return nil, fmt.Errorf("hash aggregate: group keys: %w", err)
+		}
 		cols = append(cols, col)
 	}
 	for _, c := range h.outCols {
@@ -887,6 +922,7 @@ func (h *HashAggregate) dropOutput() {
 		htReleaseArrays(ch)
 	}
 	h.keyCh, h.keyStart, h.keyB = nil, nil, 0
+	h.releaseCoded()
 	h.res.release()
 }
 

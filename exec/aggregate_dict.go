@@ -178,6 +178,7 @@ func (h *HashAggregate) dictFor(dict arrow.Array) (*haDict, error) {
 // key's (aggregate_intkey.go).
 func (h *HashAggregate) releaseKeyMaps() {
 	h.intMap.release()
+	h.pack = haPack{off: true}
 	for _, hd := range h.dicts {
 		hd.release()
 	}

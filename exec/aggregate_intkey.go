@@ -213,7 +213,7 @@ func (h *HashAggregate) addIntBatch(b arrow.RecordBatch, cols []arrow.Array, ids
 	ids := (*idsBuf)[:n]
 	lookup(c, m, ids)
 	if len(m.fresh) > 0 {
-		if err := h.addIntFresh(c, m, ids); err != nil {
+		if err := h.addIntFresh(cols, m, ids); err != nil {
 			return true, err
 		}
 	}
@@ -223,10 +223,11 @@ func (h *HashAggregate) addIntBatch(b arrow.RecordBatch, cols []arrow.Array, ids
 
 // addIntFresh finds or inserts the groups of the values (and NULL) the
 // map lacked, at their first rows m.fresh, records them in the map, and
-// gives their rows (marked -(j+1) by haIntLookup) their groups.
-func (h *HashAggregate) addIntFresh(c arrow.Array, m *haIntMap, ids []int32) error {
+// gives their rows (marked -(j+1) by haIntLookup) their groups; cols are
+// the batch's group keys.
+func (h *HashAggregate) addIntFresh(cols []arrow.Array, m *haIntMap, ids []int32) error {
 	fresh := m.fresh
-	kc, err := htTakeColumns(h.cctx, []arrow.Array{c}, fresh)
+	kc, err := htTakeColumns(h.cctx, cols, fresh)
 	if err != nil {
 		return err
 	}
@@ -260,7 +261,9 @@ func (h *HashAggregate) addIntFresh(c arrow.Array, m *haIntMap, ids []int32) err
 			return err
 		}
 	} else {
-		kc[0].Retain()
+		for _, k := range kc {
+			k.Retain()
+		}
 	}
 	h.addKeys(keys, before)
 	return nil

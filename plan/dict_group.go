@@ -113,14 +113,45 @@ func dictScanField(n *Aggregate, key *ColRef, skip func(*AggCall) bool) string {
 
 // askDictionary asks the table scans at the bottom of op (itself, under
 // Filters, or the inputs of an Exchange of parallel chains of them) for
-// column col as dictionary arrays.
-func askDictionary(op exec.Operator, col string) {
+// columns cols as dictionary arrays.
+func askDictionary(op exec.Operator, cols ...string) {
 	switch x := op.(type) {
 	case *exec.TableScan:
-		x.SetDictionary([]string{col})
+		x.SetDictionary(cols)
 	case *exec.Exchange, *exec.Filter:
 		for _, c := range x.Children() {
-			askDictionary(c, col)
+			askDictionary(c, cols...)
 		}
 	}
+}
+
+// codedGroupKeys are the group keys (their indices, and their columns'
+// Iceberg names) of an aggregate of two or more keys that it may take as
+// dictionary arrays and group by codes (exec.HashAggregate.SetCodedKeys):
+// string columns of a Scan read directly or through Filters, which
+// nothing else reads (another key, an aggregate, a Filter's predicate),
+// each named once, where the scan filters no rows itself.
+func codedGroupKeys(n *Aggregate) (keys []int, cols []string) {
+	if len(n.GroupBy) < 2 {
+		return nil, nil
+	}
+	for i, g := range n.GroupBy {
+		key, ok := g.(*ColRef)
+		if !ok || key.Typ == nil || key.Typ.ID() != arrow.STRING {
+			continue
+		}
+		others := map[ColumnID]bool{}
+		for j, o := range n.GroupBy {
+			if j != i {
+				exprCols(o, others)
+			}
+		}
+		if others[key.ID] {
+			continue
+		}
+		if col := dictScanField(n, key, func(*AggCall) bool { return false }); col != "" {
+			keys, cols = append(keys, i), append(cols, col)
+		}
+	}
+	return keys, cols
 }

@@ -241,6 +241,13 @@ func (b *binder) buildSerial(n Node) (exec.Operator, error) {
 			in.Close()
 			return nil, err
 		}
+		if keys, cols := codedGroupKeys(n); len(keys) > 0 {
+			if err := op.SetCodedKeys(keys); err != nil {
+				op.Close()
+				return nil, err
+			}
+			askDictionary(in, cols...)
+		}
 		if col, id := dictDistinctColumn(n); col != "" {
 			if i, ok := l.pos[id]; ok {
 				askDictionary(in, col)
