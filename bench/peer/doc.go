@@ -16,7 +16,8 @@
 // deletes, and scans (clean, with a filter on the string column every row
 // passes, and after merge-on-read rounds), a GROUP BY of a three-valued
 // string column over 18M rows against DuckDB's read_parquet (group-by),
-// a GROUP BY id % 1000 over the 10 clean files (group-int),
+// the same grouped also by id % 10 (group-2key), a GROUP BY id % 1000
+// over the 10 clean files (group-int),
 // with peak RSS and the page faults each side took
 // (memory touched afresh, which on a virtual machine costs about 3 ms per
 // MB). Each side's result is checked after every round; skade's

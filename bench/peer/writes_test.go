@@ -596,6 +596,18 @@ func (w *world) cases() []peerCase {
 			run:   func() { got = w.duckRow(groupBy("read_parquet("+w.liveFiles("morclean")+")"), 1) },
 			check: func() { w.want("DuckDB GROUP BY", got, w.groupCounts()) },
 		}}},
+		// GROUP BY the string column and an integer expression of ten
+		// values over the same 18M rows: each status's rows, summed over
+		// its groups, must agree
+		{name: "group-2key", skade: side{
+			name:  "skade GROUP BY status, id % 10",
+			run:   func() { got = w.skadeRow(groupBy2("morclean")) },
+			check: func() { w.want("skade GROUP BY 2 keys", got, w.groupCounts2()) },
+		}, peers: []side{{
+			name:  "DuckDB read_parquet GROUP BY status, id % 10",
+			run:   func() { got = w.duckRow(groupBy2("read_parquet("+w.liveFiles("morclean")+")"), 1) },
+			check: func() { w.want("DuckDB GROUP BY 2 keys", got, w.groupCounts2()) },
+		}}},
 		// GROUP BY an integer expression of a thousand values over the
 		// clean table (10 files): every group's count must be n/1000
 		{name: "group-int", skade: side{
@@ -632,6 +644,23 @@ func (w *world) wantGroupByInt(who string, got []string, sum float64) {
 func groupBy(from string) string {
 	return "SELECT string_agg(status || '=' || CAST(c AS VARCHAR) || ':' || CAST(CAST(s * 2 AS BIGINT) AS VARCHAR), ',' ORDER BY status) FROM " +
 		"(SELECT status, count(*) AS c, sum(amount) AS s FROM " + from + " GROUP BY status) g"
+}
+
+// groupBy2 is the group-2key case's query over from, one row of text:
+// each status's row count, added up over its groups of id % 10.
+func groupBy2(from string) string {
+	return "SELECT string_agg(status || '=' || CAST(c AS VARCHAR), ',' ORDER BY status) FROM " +
+		"(SELECT status, sum(c) AS c FROM (SELECT status, id % 10 AS k, count(*) AS c FROM " + from + " GROUP BY status, k) g GROUP BY status) h"
+}
+
+// groupCounts2 is what groupBy2 returns over morclean: groupCounts
+// without the sums.
+func (w *world) groupCounts2() string {
+	parts := strings.Split(w.groupCounts(), ",")
+	for i, p := range parts {
+		parts[i], _, _ = strings.Cut(p, ":")
+	}
+	return strings.Join(parts, ",")
 }
 
 // groupCounts is what groupBy returns over morclean. Round k of 8 updated
