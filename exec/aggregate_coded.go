@@ -43,6 +43,8 @@ type haCoded struct {
 	out arrow.Array // vals as one array, once finished
 
 	findOnly bool // the aggregate spills: no new codes
+
+	valid []bool // scratch of codesOf
 }
 
 func newHACoded(col int) (*haCoded, error) {
@@ -105,8 +107,15 @@ func (c *haCoded) codesOfStrings(ctx context.Context, a arrow.Array) ([]int32, e
 // array's row by row, a dictionary array's entry by entry.
 func (c *haCoded) codesOf(ctx context.Context, a arrow.Array, mem memory.Allocator) (arrow.Array, error) {
 	n := a.Len()
-	codes := make([]int32, n)
-	valid := make([]bool, n)
+	// the codes go straight into the array's buffer; valid is scratch
+	vb := memory.NewResizableBuffer(mem)
+	vb.Resize(n * 4)
+	defer vb.Release()
+	codes := arrow.Int32Traits.CastFromBytes(vb.Bytes())[:n]
+	clear(codes)
+	c.valid = htGrow(c.valid, n)
+	valid := c.valid[:n]
+	clear(valid)
 	switch a := a.(type) {
 	case *array.Dictionary:
 		idx, ok := a.Indices().(*array.Int32)
@@ -182,7 +191,13 @@ func (c *haCoded) codesOf(ctx context.Context, a arrow.Array, mem memory.Allocat
 	default:
 		return nil, fmt.Errorf("hash aggregate: a coded key of %s (bug)", a.DataType())
 	}
-	return htBuildFixed(mem, arrow.PrimitiveTypes.Int32, codes, valid), nil
+	nb, nulls := htBitmap(mem, valid)
+	d := array.NewData(arrow.PrimitiveTypes.Int32, n, []*memory.Buffer{nb, vb}, nil, nulls, 0)
+	if nb != nil {
+		nb.Release()
+	}
+	defer d.Release()
+	return array.MakeFromData(d), nil
 }
 
 // SetCodedKeys names group keys (indices into groupBy) that may be coded:

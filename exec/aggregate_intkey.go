@@ -91,13 +91,21 @@ func haIntRange[T haIntKey](a arrow.Array) (lo, hi int64, ok bool) {
 // with -(j+1), j its place in m.fresh, where its first row is appended
 // (and its place in the map to m.at); its rows get -(j+1) for now.
 func haIntLookup[T haIntKey](a arrow.Array, m *haIntMap, ids []int32) {
-	vals := htFixedValues[T](a)
+	var nulls arrow.Array
+	if a.NullN() > 0 {
+		nulls = a
+	}
+	haLookupVals(htFixedValues[T](a), nulls, m, ids)
+}
+
+// haLookupVals is haIntLookup of values vals, NULL where nulls (when not
+// nil) is.
+func haLookupVals[T haIntKey](vals []T, nulls arrow.Array, m *haIntMap, ids []int32) {
 	slots, lo := m.slots, m.lo
-	nulls := a.NullN() > 0
 	m.fresh, m.at = m.fresh[:0], m.at[:0]
 	for r, v := range vals {
 		var p *int32
-		if nulls && a.IsNull(r) {
+		if nulls != nil && nulls.IsNull(r) {
 			p = &m.null
 		} else {
 			p = &slots[int64(v)-lo]

@@ -200,11 +200,9 @@ func (h *HashAggregate) addPackedBatch(b arrow.RecordBatch, cols []arrow.Array, 
 	if _, ok := m.cover(0, top); !ok {
 		return false, nil // (choose kept top under haIntMaxSpan)
 	}
-	packed := htBuildFixed(h.opts.Mem, arrow.PrimitiveTypes.Int64, vals, nil)
-	defer packed.Release()
 	*idsBuf = htGrow(*idsBuf, n)
 	ids := (*idsBuf)[:n]
-	haIntLookup[int64](packed, m, ids)
+	haLookupVals(vals, nil, m, ids)
 	if len(m.fresh) > 0 {
 		if err := h.addIntFresh(cols, m, ids); err != nil {
 			return true, err
