@@ -123,11 +123,39 @@ func haLookupVals[T haIntKey](vals []T, nulls arrow.Array, m *haIntMap, ids []in
 	}
 }
 
-// haIntKeyed is the smallest and largest non-NULL value of a (haIntRange)
-// and the lookup of a batch of T.
-func haIntKeyed[T haIntKey](a arrow.Array) (lo, hi int64, any bool, lookup func(arrow.Array, *haIntMap, []int32)) {
-	lo, hi, any = haIntRange[T](a)
-	return lo, hi, any, haIntLookup[T]
+// haIntOps are what the direct maps do with a key column of one integer
+// type: its range (haIntRange), its lookup in a map (haIntLookup), its
+// packing with other keys (haPackInto).
+type haIntOps struct {
+	rng    func(arrow.Array) (lo, hi int64, any bool)
+	lookup func(arrow.Array, *haIntMap, []int32)
+	pack   func(c arrow.Array, base int64, shift uint, vals []int64)
+}
+
+func haOpsOf[T haIntKey]() haIntOps {
+	return haIntOps{rng: haIntRange[T], lookup: haIntLookup[T], pack: haPackInto[T]}
+}
+
+// haIntOpsOf is the operations on keys of type t; ok is false for a type
+// the maps do not take.
+func haIntOpsOf(t arrow.DataType) (ops haIntOps, ok bool) {
+	switch t.ID() {
+	case arrow.INT8:
+		return haOpsOf[int8](), true
+	case arrow.INT16:
+		return haOpsOf[int16](), true
+	case arrow.INT32, arrow.DATE32:
+		return haOpsOf[int32](), true
+	case arrow.INT64:
+		return haOpsOf[int64](), true
+	case arrow.UINT8:
+		return haOpsOf[uint8](), true
+	case arrow.UINT16:
+		return haOpsOf[uint16](), true
+	case arrow.UINT32:
+		return haOpsOf[uint32](), true
+	}
+	return haIntOps{}, false
 }
 
 // cover makes the map cover lo..hi, with room to grow past hi when it
@@ -172,28 +200,12 @@ func (h *HashAggregate) addIntBatch(b arrow.RecordBatch, cols []arrow.Array, ids
 		return false, nil
 	}
 	c := cols[0]
-	var lo, hi int64
-	var any bool
-	var lookup func(arrow.Array, *haIntMap, []int32)
-	switch c.DataType().ID() {
-	case arrow.INT8:
-		lo, hi, any, lookup = haIntKeyed[int8](c)
-	case arrow.INT16:
-		lo, hi, any, lookup = haIntKeyed[int16](c)
-	case arrow.INT32, arrow.DATE32:
-		lo, hi, any, lookup = haIntKeyed[int32](c)
-	case arrow.INT64:
-		lo, hi, any, lookup = haIntKeyed[int64](c)
-	case arrow.UINT8:
-		lo, hi, any, lookup = haIntKeyed[uint8](c)
-	case arrow.UINT16:
-		lo, hi, any, lookup = haIntKeyed[uint16](c)
-	case arrow.UINT32:
-		lo, hi, any, lookup = haIntKeyed[uint32](c)
-	default:
+	ops, ok := haIntOpsOf(c.DataType())
+	if !ok {
 		m.off = true
 		return false, nil
 	}
+	lo, hi, any := ops.rng(c)
 	n := c.Len()
 	// Reserve the most this batch can add: every value of its range,
 	// and NULL, a new group, and the map grown to its largest.
@@ -219,7 +231,7 @@ func (h *HashAggregate) addIntBatch(b arrow.RecordBatch, cols []arrow.Array, ids
 	}
 	*idsBuf = htGrow(*idsBuf, n)
 	ids := (*idsBuf)[:n]
-	lookup(c, m, ids)
+	ops.lookup(c, m, ids)
 	if len(m.fresh) > 0 {
 		if err := h.addIntFresh(cols, m, ids); err != nil {
 			return true, err

@@ -34,31 +34,6 @@ type haPack struct {
 	m     haIntMap
 }
 
-// haKeyRange is the smallest and largest non-NULL value of an integer
-// key column; ok is false for a column of another type. any is false
-// when every value is NULL.
-func haKeyRange(c arrow.Array) (lo, hi int64, any, ok bool) {
-	switch c.DataType().ID() {
-	case arrow.INT8:
-		lo, hi, any = haIntRange[int8](c)
-	case arrow.INT16:
-		lo, hi, any = haIntRange[int16](c)
-	case arrow.INT32, arrow.DATE32:
-		lo, hi, any = haIntRange[int32](c)
-	case arrow.INT64:
-		lo, hi, any = haIntRange[int64](c)
-	case arrow.UINT8:
-		lo, hi, any = haIntRange[uint8](c)
-	case arrow.UINT16:
-		lo, hi, any = haIntRange[uint16](c)
-	case arrow.UINT32:
-		lo, hi, any = haIntRange[uint32](c)
-	default:
-		return 0, 0, false, false
-	}
-	return lo, hi, any, true
-}
-
 // covers reports whether the chosen bits hold the values lo..hi of key k.
 func (p *haPack) covers(k int, lo, hi int64) bool {
 	return lo >= p.base[k] && uint64(hi)-uint64(p.base[k]) <= uint64(1)<<p.nbits[k]-2
@@ -132,10 +107,10 @@ func (h *HashAggregate) addPackedBatch(b arrow.RecordBatch, cols []arrow.Array, 
 		return false, nil
 	}
 	n := int(b.NumRows())
-	for _, c := range cols {
-		switch c.DataType().ID() {
-		case arrow.INT8, arrow.INT16, arrow.INT32, arrow.DATE32, arrow.INT64, arrow.UINT8, arrow.UINT16, arrow.UINT32:
-		default:
+	ops := make([]haIntOps, len(cols))
+	for k, c := range cols {
+		var ok bool
+		if ops[k], ok = haIntOpsOf(c.DataType()); !ok || c.Len() != n {
 			// (a key coded from a later batch on may come as strings first)
 			return false, nil
 		}
@@ -144,11 +119,7 @@ func (h *HashAggregate) addPackedBatch(b arrow.RecordBatch, cols []arrow.Array, 
 	anys := make([]bool, len(cols))
 	fits := p.set
 	for k, c := range cols {
-		var ok bool
-		if los[k], his[k], anys[k], ok = haKeyRange(c); !ok || c.Len() != n {
-			p.off = true
-			return false, nil
-		}
+		los[k], his[k], anys[k] = ops[k].rng(c)
 		if fits && anys[k] && !p.covers(k, los[k], his[k]) {
 			fits = false
 		}
@@ -178,23 +149,7 @@ func (h *HashAggregate) addPackedBatch(b arrow.RecordBatch, cols []arrow.Array, 
 	vals := p.vals[:n]
 	clear(vals)
 	for k, c := range cols {
-		base, shift := p.base[k], p.shift[k]
-		switch c.DataType().ID() {
-		case arrow.INT8:
-			haPackInto[int8](c, base, shift, vals)
-		case arrow.INT16:
-			haPackInto[int16](c, base, shift, vals)
-		case arrow.INT32, arrow.DATE32:
-			haPackInto[int32](c, base, shift, vals)
-		case arrow.INT64:
-			haPackInto[int64](c, base, shift, vals)
-		case arrow.UINT8:
-			haPackInto[uint8](c, base, shift, vals)
-		case arrow.UINT16:
-			haPackInto[uint16](c, base, shift, vals)
-		case arrow.UINT32:
-			haPackInto[uint32](c, base, shift, vals)
-		}
+		ops[k].pack(c, p.base[k], p.shift[k], vals)
 	}
 	m := &p.m
 	if _, ok := m.cover(0, top); !ok {
