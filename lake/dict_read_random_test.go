@@ -254,19 +254,35 @@ func dictReadsRandom(t *testing.T, table string) {
 		byDict := 0
 		for i := range n {
 			e := gen(3)
-			var want []string
+			var want, wantCols []string
+			str := func(p *string) string {
+				if p == nil {
+					return "~"
+				}
+				return *p
+			}
 			for _, r := range rows {
 				if e.eval(r) == 1 {
 					want = append(want, r.id)
+					wantCols = append(wantCols, str(r.status)+"|"+str(r.tag))
 				}
 			}
+			slices.Sort(wantCols)
 			for _, off := range []bool{false, true} {
 				scan.TestDictReadOff.Store(off)
 				groups.Store(0)
 				got := query(t, s, "SELECT id FROM t WHERE "+e.sql+" ORDER BY id")
+				// reading the filter columns alone (their pages read by
+				// skade, dictFile.filterPlain), returned and counted
+				gotCols := query(t, s, "SELECT coalesce(status, '~'), coalesce(tag, '~') FROM t WHERE "+e.sql)
+				count := query(t, s, "SELECT count(*) FROM t WHERE "+e.sql)
 				scan.TestDictReadOff.Store(false)
 				if !slices.Equal(got, want) {
 					t.Fatalf("%s, query %d (seed %d), dictionary reads off %v: WHERE %s: %d rows, SQL says %d\ngot  %.300v\nwant %.300v", round, i, seed, off, e.sql, len(got), len(want), got, want)
+				}
+				slices.Sort(gotCols)
+				if !slices.Equal(gotCols, wantCols) || len(count) != 1 || count[0] != strconv.Itoa(len(want)) {
+					t.Fatalf("%s, query %d (seed %d), dictionary reads off %v: WHERE %s: count %v, %d filter columns' rows, SQL says %d\ngot  %.300v\nwant %.300v", round, i, seed, off, e.sql, count, len(gotCols), len(want), gotCols, wantCols)
 				}
 				if !off && groups.Load() > 0 {
 					byDict++

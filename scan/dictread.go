@@ -407,6 +407,11 @@ type dictFile struct {
 	// page by page in a row group whose rows all pass (readAll; plain.go):
 	// all fixed-width in PLAIN pages without NULLs
 	plain *plainFile
+	// filterPlain, when not nil, reads the filter columns page by page
+	// (plain.go), dictionary pages as dictionary arrays, in a scan that
+	// reads no other column (then no other reader's batches must line up
+	// with its own)
+	filterPlain *plainFile
 }
 
 // readDict reads f's tasks filtered by dictionary, calling emit with each
@@ -428,6 +433,7 @@ func readDict(ctx context.Context, f *fileRead, emit func(arrow.RecordBatch) boo
 		return false, nil
 	}
 	d.plain = d.planPlain(src, of.size, f.task.File.Count())
+	d.filterPlain = d.planFilterPlain(src, of.size, f.task.File.Count())
 	// a second reader of the footer already parsed, whose streams read a
 	// column chunk only as far as asked (the dictionary page)
 	pageProps := parquet.NewReaderProperties(ReadBuffers)
@@ -751,7 +757,7 @@ func (d *dictFile) readGroup(ctx context.Context, g int, emit func(arrow.RecordB
 		}
 	}
 	fr := d.fr
-	if !d.dictG[g] {
+	if !d.dictG[g] && (d.filterPlain == nil || len(d.other) > 0) {
 		if d.plainFr == nil {
 			var err error
 			if d.plainFr, err = pqarrow.NewFileReader(d.pr, d.props, ReadBuffers); err != nil {
@@ -760,13 +766,12 @@ func (d *dictFile) readGroup(ctx context.Context, g int, emit func(arrow.RecordB
 		}
 		fr = d.plainFr
 	}
-	rr, err := fr.GetRecordReader(ctx, d.filter, []int{g})
-	if err != nil {
-		return false, err
-	}
 	var rows, passed int64
-	for rr.Next() {
-		rec := rr.RecordBatch()
+	// filterBatch evaluates the filter on one batch of the filter
+	// columns; any, when set, takes each column as a dictionary array or
+	// as strings, whatever the group's chunks are (pages read by skade,
+	// which give a plain page as strings)
+	filterBatch := func(rec arrow.RecordBatch, any bool) error {
 		dicts := make([]*array.Dictionary, len(d.filter))
 		strs := make([]*array.String, len(d.filter))
 		for k := range d.filter {
@@ -776,14 +781,12 @@ func (d *dictFile) readGroup(ctx context.Context, g int, emit func(arrow.RecordB
 			case *array.String:
 				strs[k] = c
 			}
-			if (dicts[k] != nil) != d.dictG[g] || (strs[k] != nil) == d.dictG[g] {
-				rr.Release()
-				return false, fmt.Errorf("filter column read as %s (broken invariant)", rec.Column(k).DataType())
+			if dicts[k] == nil && strs[k] == nil || !any && ((dicts[k] != nil) != d.dictG[g] || (strs[k] != nil) == d.dictG[g]) {
+				return fmt.Errorf("filter column read as %s (broken invariant)", rec.Column(k).DataType())
 			}
 		}
 		if err := d.lookups(dicts); err != nil {
-			rr.Release()
-			return false, err
+			return err
 		}
 		n := int(rec.NumRows())
 		bm := d.eval(d.df.root, dicts, strs, n)
@@ -792,11 +795,41 @@ func (d *dictFile) readGroup(ctx context.Context, g int, emit func(arrow.RecordB
 		kept = append(kept, filtered{rec: rec, bits: bm, n: cnt})
 		rows += int64(n)
 		passed += int64(cnt)
+		return nil
 	}
-	err = rr.Err()
-	rr.Release()
-	if err != nil {
-		return false, err
+	if p := d.filterPlain; p != nil {
+		var failed error
+		yield := func(rec arrow.RecordBatch, err error) bool {
+			if err == nil {
+				err = filterBatch(rec, true)
+				rec.Release()
+			}
+			failed = err
+			return err == nil
+		}
+		size := d.props.BatchSize
+		if !p.readGroup(ctx, g, size, size, ReadBuffers, yield, yield) && failed == nil {
+			return false, nil
+		}
+		if failed != nil {
+			return false, failed
+		}
+	} else {
+		rr, err := fr.GetRecordReader(ctx, d.filter, []int{g})
+		if err != nil {
+			return false, err
+		}
+		for rr.Next() {
+			if err := filterBatch(rr.RecordBatch(), false); err != nil {
+				rr.Release()
+				return false, err
+			}
+		}
+		err = rr.Err()
+		rr.Release()
+		if err != nil {
+			return false, err
+		}
 	}
 	if TestHookDictRead != nil {
 		TestHookDictRead(rows, passed, false)
@@ -897,6 +930,33 @@ func (d *dictFile) planPlain(src io.ReaderAt, size, rows int64) *plainFile {
 		return nil
 	}
 	return newPlainFile(d.pr, src, size, schema, cols)
+}
+
+// planFilterPlain plans reading d's filter columns page by page, where
+// the scan reads no other column; nil where they do not qualify.
+func (d *dictFile) planFilterPlain(src io.ReaderAt, size, rows int64) *plainFile {
+	if len(d.other) > 0 || TestPlainQueryOff.Load() {
+		return nil
+	}
+	meta := d.pr.MetaData()
+	fields := make([]arrow.Field, len(d.filter))
+	ids := make([]int, len(d.filter))
+	for i, leaf := range d.filter {
+		fields[i] = d.as.Field(leaf)
+		fields[i].Metadata = arrow.Metadata{}
+		if fields[i].Type.ID() != arrow.STRING {
+			return nil
+		}
+		ids[i] = int(meta.Schema.Column(leaf).SchemaNode().FieldID())
+	}
+	cols := plainColumns(meta, arrow.NewSchema(fields, nil), ids, rows, true)
+	if cols == nil {
+		return nil
+	}
+	for i := range cols {
+		cols[i].dict = true
+	}
+	return newPlainFile(d.pr, src, size, arrow.NewSchema(fields, nil), cols)
 }
 
 // readAll emits every row of row group g, whose rows all pass the filter
