@@ -352,8 +352,9 @@ type HashAggregate struct {
 	// (aggregate_packed.go)
 	pack haPack
 
-	// the group keys that may be coded, until the first batch decides;
-	// then the coded ones (nil for a key not coded) (aggregate_coded.go)
+	// the group keys that may be coded, until a batch starts coding them
+	// (or the aggregate gives up); then the coded ones (nil for a key not
+	// coded) (aggregate_coded.go)
 	codable []int
 	coded   []*haCoded
 

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -145,57 +146,59 @@ func TestHashAggregateCodedPackedKeys(t *testing.T) {
 // TestHashAggregatePackedIntKeys groups by two integer keys of narrow
 // ranges, with NULLs, through the packed map, and requires what the same
 // rows give grouped by the same keys and a text key of one value (which
-// no packing takes).
+// no packing takes): near zero, and at both ends of the int64 range.
 func TestHashAggregatePackedIntKeys(t *testing.T) {
 	schema := hjSchema("a:i64", "b:i32", "s:str")
-	rng := rand.New(rand.NewPCG(44, 2))
-	rows := make([][]any, 30000)
-	for i := range rows {
-		var a, b any = rng.IntN(50) - 20, rng.IntN(30) + 1000
-		if rng.IntN(30) == 0 {
-			a = nil
+	for _, off := range []int{-20, math.MaxInt64 - 60, math.MinInt64} {
+		rng := rand.New(rand.NewPCG(44, 2))
+		rows := make([][]any, 30000)
+		for i := range rows {
+			var a, b any = off + rng.IntN(50), rng.IntN(30) + 1000
+			if rng.IntN(30) == 0 {
+				a = nil
+			}
+			if rng.IntN(40) == 0 {
+				b = nil
+			}
+			rows[i] = []any{a, b, "one"}
 		}
-		if rng.IntN(40) == 0 {
-			b = nil
+		mem := hjMem(t)
+		run := func(keys []Expr) ([]string, map[string]int64) {
+			var batches []arrow.RecordBatch
+			for rest := rows; len(rest) > 0; {
+				k := min(len(rest), 1+rng.IntN(3000))
+				batches = append(batches, hjBatch(t, mem, schema, rest[:k]...))
+				rest = rest[k:]
+			}
+			aggs := []*Aggregate{haMust(t, "count", nil, false, nil, nil), haMust(t, "min", []Expr{hjCol(schema, 0)}, false, nil, nil)}
+			h, err := NewHashAggregate(&hjTestSource{schema: schema, batches: batches}, keys, aggs, HashOptions{Mem: mem})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := hjRun(t, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got, h.Metrics().Extra()
 		}
-		rows[i] = []any{a, b, "one"}
-	}
-	mem := hjMem(t)
-	run := func(keys []Expr) ([]string, map[string]int64) {
-		var batches []arrow.RecordBatch
-		for rest := rows; len(rest) > 0; {
-			k := min(len(rest), 1+rng.IntN(3000))
-			batches = append(batches, hjBatch(t, mem, schema, rest[:k]...))
-			rest = rest[k:]
+		got, m := run([]Expr{hjCol(schema, 0), hjCol(schema, 1)})
+		if m["packed_batches"] == 0 {
+			t.Fatalf("a from %d: nothing packed: %v", off, m)
 		}
-		aggs := []*Aggregate{haMust(t, "count", nil, false, nil, nil), haMust(t, "sum", []Expr{hjCol(schema, 0)}, false, nil, nil)}
-		h, err := NewHashAggregate(&hjTestSource{schema: schema, batches: batches}, keys, aggs, HashOptions{Mem: mem})
-		if err != nil {
-			t.Fatal(err)
+		want, wm := run([]Expr{hjCol(schema, 0), hjCol(schema, 1), hjCol(schema, 2)})
+		if wm["packed_batches"] != 0 {
+			t.Fatalf("a text key packed: %v", wm)
 		}
-		got, err := hjRun(t, h)
-		if err != nil {
-			t.Fatal(err)
+		if len(want) < 1000 {
+			t.Fatalf("%d groups", len(want))
 		}
-		return got, h.Metrics().Extra()
-	}
-	got, m := run([]Expr{hjCol(schema, 0), hjCol(schema, 1)})
-	if m["packed_batches"] == 0 {
-		t.Fatalf("nothing packed: %v", m)
-	}
-	want, wm := run([]Expr{hjCol(schema, 0), hjCol(schema, 1), hjCol(schema, 2)})
-	if wm["packed_batches"] != 0 {
-		t.Fatalf("a text key packed: %v", wm)
-	}
-	if len(want) < 1000 {
-		t.Fatalf("%d groups", len(want))
-	}
-	for i := range want {
-		// drop the text key's column from the reference
-		want[i] = haDropField(want[i], 2)
-	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("%d groups, want %d; first differing: %s", len(got), len(want), firstDiff(got, want))
+		for i := range want {
+			// drop the text key's column from the reference
+			want[i] = haDropField(want[i], 2)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("a from %d: %d groups, want %d; first differing: %s", off, len(got), len(want), firstDiff(got, want))
+		}
 	}
 }
 
