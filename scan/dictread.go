@@ -913,50 +913,49 @@ func (d *dictFile) filterOnly() bool {
 // planPlain plans reading d's other columns page by page (src, size
 // bytes, rows rows by the manifest); nil where they do not all qualify.
 func (d *dictFile) planPlain(src io.ReaderAt, size, rows int64) *plainFile {
-	if len(d.other) == 0 || TestPlainQueryOff.Load() {
+	if len(d.other) == 0 {
 		return nil
 	}
-	meta := d.pr.MetaData()
-	fields := make([]arrow.Field, len(d.other))
-	ids := make([]int, len(d.other))
-	for i, leaf := range d.other {
-		fields[i] = d.as.Field(leaf)
-		fields[i].Metadata = arrow.Metadata{}
-		ids[i] = int(meta.Schema.Column(leaf).SchemaNode().FieldID())
-	}
-	schema := arrow.NewSchema(fields, nil)
-	cols := plainColumns(meta, schema, ids, rows, false)
-	if cols == nil {
-		return nil
-	}
-	return newPlainFile(d.pr, src, size, schema, cols)
+	return d.planLeaves(src, size, rows, d.other, false)
 }
 
 // planFilterPlain plans reading d's filter columns page by page, where
 // the scan reads no other column; nil where they do not qualify.
 func (d *dictFile) planFilterPlain(src io.ReaderAt, size, rows int64) *plainFile {
-	if len(d.other) > 0 || TestPlainQueryOff.Load() {
+	if len(d.other) > 0 {
+		return nil
+	}
+	for _, leaf := range d.filter {
+		if d.as.Field(leaf).Type.ID() != arrow.STRING {
+			return nil
+		}
+	}
+	return d.planLeaves(src, size, rows, d.filter, true)
+}
+
+// planLeaves plans reading leaves page by page; filter columns take NULLs
+// and come as dictionary arrays where their pages are dictionary-encoded.
+func (d *dictFile) planLeaves(src io.ReaderAt, size, rows int64, leaves []int, filter bool) *plainFile {
+	if TestPlainQueryOff.Load() {
 		return nil
 	}
 	meta := d.pr.MetaData()
-	fields := make([]arrow.Field, len(d.filter))
-	ids := make([]int, len(d.filter))
-	for i, leaf := range d.filter {
+	fields := make([]arrow.Field, len(leaves))
+	ids := make([]int, len(leaves))
+	for i, leaf := range leaves {
 		fields[i] = d.as.Field(leaf)
 		fields[i].Metadata = arrow.Metadata{}
-		if fields[i].Type.ID() != arrow.STRING {
-			return nil
-		}
 		ids[i] = int(meta.Schema.Column(leaf).SchemaNode().FieldID())
 	}
-	cols := plainColumns(meta, arrow.NewSchema(fields, nil), ids, rows, true)
+	schema := arrow.NewSchema(fields, nil)
+	cols := plainColumns(meta, schema, ids, rows, filter)
 	if cols == nil {
 		return nil
 	}
 	for i := range cols {
-		cols[i].dict = true
+		cols[i].dict = filter
 	}
-	return newPlainFile(d.pr, src, size, arrow.NewSchema(fields, nil), cols)
+	return newPlainFile(d.pr, src, size, schema, cols)
 }
 
 // readAll emits every row of row group g, whose rows all pass the filter
