@@ -693,17 +693,8 @@ func (h *HashAggregate) addBatch(ctx context.Context, b arrow.RecordBatch, keys 
 	}
 	before := int32(h.table.Len())
 	if h.table.FindOrInsertRows(keys, *ids, false /* skipNull */) > 0 {
-		// New groups appear in row order: their first rows give the
-		// group key values.
-		var first []int32
-		next := before
-		for r, id := range (*ids)[:n] {
-			if id == next {
-				first = append(first, int32(r))
-				next++
-			}
-		}
-		kc, err := htTakeColumns(h.cctx, cols, first)
+		// their first rows give the new groups' key values
+		kc, err := htTakeColumns(h.cctx, cols, htNewRows(nil, (*ids)[:n], before))
 		if err != nil {
 			return err
 		}

@@ -117,14 +117,7 @@ func (d *Distinct) filter(b arrow.RecordBatch) (arrow.RecordBatch, error) {
 		b.Retain()
 		return b, nil
 	}
-	d.first = d.first[:0]
-	next := before
-	for r, id := range d.ids[:n] {
-		if id == next {
-			d.first = append(d.first, int32(r))
-			next++
-		}
-	}
+	d.first = htNewRows(d.first[:0], d.ids[:n], before)
 	cols, err := htTakeColumns(d.cctx, b.Columns(), d.first)
 	if err != nil {
 		return nil, err

@@ -261,6 +261,21 @@ func htConcatBatches(mem memory.Allocator, schema *arrow.Schema, batches []arrow
 }
 
 // htNewBatch assembles a batch from columns it takes ownership of.
+// htNewRows appends to dst the rows whose ids are new from before on,
+// after HashTable.FindOrInsertRows gave ids: it numbers new keys in row
+// order, so the first row of each new id is the one where the count of
+// new ids so far reaches it.
+func htNewRows(dst, ids []int32, before int32) []int32 {
+	next := before
+	for r, id := range ids {
+		if id == next {
+			dst = append(dst, int32(r))
+			next++
+		}
+	}
+	return dst
+}
+
 func htNewBatch(schema *arrow.Schema, cols []arrow.Array, n int) arrow.RecordBatch {
 	b := array.NewRecordBatch(schema, cols, int64(n))
 	htReleaseArrays(cols)
