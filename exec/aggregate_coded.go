@@ -20,8 +20,9 @@ import (
 // when the groups are emitted.
 //
 // A batch whose column came plain (a row group or file stored without a
-// dictionary) finds its strings' codes row by row, in a Go map: about
-// what encoding and hashing each string as a key cost before.
+// dictionary) finds its strings' codes row by row, through the codes'
+// hash table: about what encoding and hashing each string as a key cost
+// before.
 
 // haCoded is the codes of one coded group key: a hash table of the
 // strings seen, each string's code its id there, and the strings in code
@@ -42,8 +43,6 @@ type haCoded struct {
 
 	out arrow.Array // vals as one array, once finished
 
-	findOnly bool // the aggregate spills: no new codes
-
 	valid []bool // scratch of codesOf
 }
 
@@ -63,19 +62,19 @@ func (c *haCoded) bytes() int64 {
 
 // codesOfStrings returns the codes of a's strings (-1 where NULL); they
 // are c.ids, valid until the next call. Once the aggregate spills
-// (findOnly), a string without a code gets none: it can have no group in
+// (findOnly: no new codes), a string without a code gets none: it can have no group in
 // memory, and its rows go to a partition. It gets a stand-in below -1
 // made from its hash instead, the same for every row of it, so that they
 // go to the same partition (strings sharing a stand-in share one too,
 // which is only a matter of balance).
-func (c *haCoded) codesOfStrings(ctx context.Context, a arrow.Array) ([]int32, error) {
+func (c *haCoded) codesOfStrings(ctx context.Context, a arrow.Array, findOnly bool) ([]int32, error) {
 	if err := c.enc.Encode([]arrow.Array{a}, &c.keys); err != nil {
 		return nil, err
 	}
 	n := a.Len()
 	c.ids = htGrow(c.ids, n)
 	ids := c.ids[:n]
-	if c.findOnly {
+	if findOnly {
 		c.table.FindRows(&c.keys, ids, true /* skipNull */)
 		for r, id := range ids {
 			if id < 0 && a.IsValid(r) {
@@ -84,16 +83,9 @@ func (c *haCoded) codesOfStrings(ctx context.Context, a arrow.Array) ([]int32, e
 		}
 		return ids, nil
 	}
-	next := int32(c.table.Len())
+	before := int32(c.table.Len())
 	if c.table.FindOrInsertRows(&c.keys, ids, true /* skipNull */) > 0 {
-		var first []int32
-		for r, id := range ids {
-			if id == next {
-				first = append(first, int32(r))
-				next++
-			}
-		}
-		vs, err := htTakeColumns(ctx, []arrow.Array{a}, first)
+		vs, err := htTakeColumns(ctx, []arrow.Array{a}, htNewRows(nil, ids, before))
 		if err != nil {
 			return nil, err
 		}
@@ -105,7 +97,7 @@ func (c *haCoded) codesOfStrings(ctx context.Context, a arrow.Array) ([]int32, e
 
 // codesOf returns the codes of a's strings, NULL where a is: a plain
 // array's row by row, a dictionary array's entry by entry.
-func (c *haCoded) codesOf(ctx context.Context, a arrow.Array, mem memory.Allocator) (arrow.Array, error) {
+func (c *haCoded) codesOf(ctx context.Context, a arrow.Array, mem memory.Allocator, findOnly bool) (arrow.Array, error) {
 	n := a.Len()
 	// the codes go straight into the array's buffer; valid is scratch
 	vb := memory.NewResizableBuffer(mem)
@@ -126,7 +118,7 @@ func (c *haCoded) codesOf(ctx context.Context, a arrow.Array, mem memory.Allocat
 				return nil, fmt.Errorf("hash aggregate: decoding a coded key's dictionary: %w", err)
 			}
 			defer plain.Release()
-			return c.codesOf(ctx, plain, mem)
+			return c.codesOf(ctx, plain, mem, findOnly)
 		}
 		if c.dict == nil || c.dict.Data() != a.Dictionary().Data() {
 			if a.Dictionary().DataType().ID() != arrow.STRING {
@@ -161,7 +153,7 @@ func (c *haCoded) codesOf(ctx context.Context, a arrow.Array, mem memory.Allocat
 			if err != nil {
 				return nil, err
 			}
-			ids, err := c.codesOfStrings(ctx, sub[0])
+			ids, err := c.codesOfStrings(ctx, sub[0], findOnly)
 			sub[0].Release()
 			if err != nil {
 				return nil, err
@@ -179,7 +171,7 @@ func (c *haCoded) codesOf(ctx context.Context, a arrow.Array, mem memory.Allocat
 			}
 		}
 	case *array.String:
-		ids, err := c.codesOfStrings(ctx, a)
+		ids, err := c.codesOfStrings(ctx, a, findOnly)
 		if err != nil {
 			return nil, err
 		}
@@ -267,7 +259,7 @@ func (h *HashAggregate) startCoded(b arrow.RecordBatch) error {
 	var ids []int32
 	for ci, kc := range h.keyCh {
 		for _, k := range keys {
-			codes, err := coded[k].codesOf(h.cctx, kc[k], h.opts.Mem)
+			codes, err := coded[k].codesOf(h.cctx, kc[k], h.opts.Mem, false)
 			if err != nil {
 				return err
 			}
@@ -301,11 +293,10 @@ func (h *HashAggregate) groupCols(b arrow.RecordBatch) ([]arrow.Array, error) {
 	for k, e := range h.groupBy {
 		var err error
 		if c := h.coded[k]; c != nil {
-			c.findOnly = h.spill != nil
 			if c.col >= int(b.NumCols()) {
 				err = fmt.Errorf("hash aggregate: coded key column %d of a batch of %d (bug)", c.col, b.NumCols())
 			} else {
-				cols[k], err = c.codesOf(h.cctx, b.Column(c.col), h.opts.Mem)
+				cols[k], err = c.codesOf(h.cctx, b.Column(c.col), h.opts.Mem, h.spill != nil)
 			}
 		} else {
 			cols[k], err = e.Eval(h.ec, b)
