@@ -757,7 +757,7 @@ func (d *dictFile) readGroup(ctx context.Context, g int, emit func(arrow.RecordB
 		}
 	}
 	fr := d.fr
-	if !d.dictG[g] && (d.filterPlain == nil || len(d.other) > 0) {
+	if !d.dictG[g] && d.filterPlain == nil {
 		if d.plainFr == nil {
 			var err error
 			if d.plainFr, err = pqarrow.NewFileReader(d.pr, d.props, ReadBuffers); err != nil {
