@@ -125,19 +125,7 @@ func TestHashAggregateCodedPackedKeys(t *testing.T) {
 				if tc.wide && m["packed_batches"] >= int64(len(batches)) {
 					t.Fatalf("round %d: every batch packed, though some span too wide: %v", round, m)
 				}
-				if tc.budget > 0 {
-					if m["spilled_rows"] == 0 {
-						t.Fatalf("round %d: nothing spilled under %d bytes: %v", round, tc.budget, m)
-					}
-					got, want := hjSorted(got), hjSorted(want)
-					if !slices.Equal(got, want) {
-						t.Fatalf("round %d: %d groups, want %d; first differing: %s", round, len(got), len(want), firstDiff(got, want))
-					}
-					continue
-				}
-				if !slices.Equal(got, want) {
-					t.Fatalf("round %d (forms %v): %d groups, want %d; first differing: %s", round, forms, len(got), len(want), firstDiff(got, want))
-				}
+				haWantGroups(t, round, forms, tc.budget, m, got, want)
 			}
 		})
 	}
