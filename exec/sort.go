@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -81,6 +82,13 @@ type Sort struct {
 	toSkip   int64 // rows of OFFSET still to skip (merge path)
 	left     int64 // rows still to return (merge path); < 0 unlimited
 	metrics  Metrics
+	// mu guards the store while the input is read: the budget may ask
+	// for its rows to be spilled (spillHeld) from within the input, or
+	// from another goroutine's claim. consuming says it may.
+	mu         sync.Mutex
+	consuming  bool
+	consumeCtx context.Context
+	spillErr   error // a spill the budget asked for failed
 	// top, when not nil, hears the worst value of the first key a top-N
 	// holds (SetTopBound)
 	top *scan.TopBound
@@ -318,6 +326,12 @@ const skRowBytes = 8 + 2*24
 // runs out, and leaves either s.sorted or s.merger ready to emit.
 func (s *Sort) consumeAll(ctx context.Context) error {
 	s.store = newSkStore(s)
+	if !s.opts.DisableSpill {
+		s.mu.Lock()
+		s.consuming, s.consumeCtx = true, ctx
+		s.mu.Unlock()
+		defer s.opts.Budget.addSpiller(s)()
+	}
 	for {
 		b, err := s.pull(ctx)
 		if err == io.EOF {
@@ -326,29 +340,19 @@ func (s *Sort) consumeAll(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		need := BatchBytes(b) + skRowBytes*b.NumRows()
-		if err := s.opts.Budget.Reserve(need, "ORDER BY"); err != nil {
-			if s.opts.DisableSpill {
-				b.Release()
-				return fmt.Errorf("sort: %w", err)
-			}
-			if s.store.rows > 0 {
-				if err := s.spillStore(ctx); err != nil {
-					b.Release()
-					return err
-				}
-			}
-			if err := s.opts.Budget.Reserve(need, "ORDER BY"); err != nil {
-				// One batch alone is over the budget: it goes straight
-				// to its own run without being accounted.
-				s.store.add(b, 0)
-				if err := s.spillStore(ctx); err != nil {
-					return err
-				}
-				continue
-			}
+		s.mu.Lock()
+		err = s.take(ctx, b)
+		s.mu.Unlock()
+		if err != nil {
+			return err
 		}
-		s.store.add(b, need)
+	}
+	s.mu.Lock()
+	s.consuming, s.consumeCtx = false, nil
+	err := s.spillErr
+	s.mu.Unlock()
+	if err != nil {
+		return err
 	}
 	if s.spill == nil {
 		s.sorted = s.store.sortedRefs()
@@ -376,6 +380,60 @@ func (s *Sort) consumeAll(ctx context.Context) error {
 		s.left = s.opts.Limit
 	}
 	return nil
+}
+
+// take adds input batch b to the store (taking it over), spilling the
+// rows held first when the budget has no room for it. s.mu is held.
+func (s *Sort) take(ctx context.Context, b arrow.RecordBatch) error {
+	if s.spillErr != nil {
+		b.Release()
+		return s.spillErr
+	}
+	need := BatchBytes(b) + skRowBytes*b.NumRows()
+	if err := s.opts.Budget.Reserve(need, "ORDER BY"); err != nil {
+		if s.opts.DisableSpill {
+			b.Release()
+			return fmt.Errorf("sort: %w", err)
+		}
+		if s.store.rows > 0 {
+			if err := s.spillStore(ctx); err != nil {
+				b.Release()
+				return err
+			}
+		}
+		if err := s.opts.Budget.Reserve(need, "ORDER BY"); err != nil {
+			// One batch alone is over the budget: it goes straight
+			// to its own run without being accounted.
+			s.store.add(b, 0)
+			return s.spillStore(ctx)
+		}
+	}
+	s.store.add(b, need)
+	return nil
+}
+
+// spillHeld writes the rows the store holds as a sorted run when another
+// operator's claim on the budget needs the room (Budget.reclaim). It
+// gives up, returning 0, when the sort is busy with its store: its own
+// claim is then what asks, and take spills by itself.
+func (s *Sort) spillHeld() int64 {
+	if !s.mu.TryLock() {
+		return 0
+	}
+	defer s.mu.Unlock()
+	if !s.consuming || s.spillErr != nil || s.store == nil || s.store.rows == 0 {
+		return 0
+	}
+	var held int64
+	for _, n := range s.store.reserved {
+		held += n
+	}
+	if err := s.spillStore(s.consumeCtx); err != nil {
+		s.spillErr = err
+		return 0
+	}
+	s.metrics.Inc("spills_for_others", 1)
+	return held
 }
 
 // spillStore writes the rows held as one sorted run and empties the store.
