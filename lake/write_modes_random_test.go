@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skadedb/skade/lake"
+	skscan "github.com/skadedb/skade/scan"
 )
 
 // TestSQLWriteModesAgree runs random sequences of INSERT, UPDATE, DELETE,
@@ -296,6 +297,9 @@ func writeModesSequence(t *testing.T, ctx context.Context, lk *lake.Lake, seq, s
 			}
 		}
 		record(compare("after " + log[len(log)-1]))
+		if !v3 {
+			oneScopedDeleteFile(t, ctx, lk, mor, func() string { return fmt.Sprintf("sequence %d\n%s", seq, strings.Join(log, "\n")) })
+		}
 	}
 	if n := len(query(t, sess, fmt.Sprintf("SELECT 1 FROM %s$files WHERE content <> 0", mor))); n > 0 {
 		count("changed")
@@ -354,6 +358,33 @@ func writeModesSequence(t *testing.T, ctx context.Context, lk *lake.Lake, seq, s
 	for i, h := range history {
 		if !slices.Equal(got[i], h.rows) {
 			t.Fatalf("sequence %d: snapshot %d reads %v, committed %v\n%s", seq, h.id, got[i], h.rows, strings.Join(log, "\n"))
+		}
+	}
+}
+
+// oneScopedDeleteFile checks that no data file of the table carries more
+// than one position delete file scoped to it alone: each merge-on-read
+// statement's new file holds the earlier ones' positions and removes them
+// (mergeinto.PositionDeletes on format version 2).
+func oneScopedDeleteFile(t *testing.T, ctx context.Context, lk *lake.Lake, name string, log func() string) {
+	t.Helper()
+	tbl, err := lk.Table(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := tbl.Iceberg().Scan().PlanFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		n := 0
+		for _, df := range task.DeleteFiles {
+			if skscan.OnlyDataFile(df) == task.File.FilePath() {
+				n++
+			}
+		}
+		if n > 1 {
+			t.Fatalf("%s: data file %s carries %d file-scoped position delete files\n%s", name, task.File.FilePath(), n, log())
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"iter"
+	"maps"
 	"runtime"
 	"slices"
 	"strconv"
@@ -53,6 +54,15 @@ import (
 // position deletes too, and the row delta removes the vector it replaces
 // (iceberg-go's readers ignore position delete files once a vector
 // applies, as the spec says).
+//
+// On a version 2 table the same holds for file-scoped position delete
+// files (scan.OnlyDataFile): a new one holds the file's earlier deletes
+// too, and the file-scoped ones it supersedes are removed, so a data file
+// changed by any number of statements keeps one. iceberg-go's row delta
+// removes only deletion vectors, so the removal is a second snapshot of
+// the same commit (Stage). Delete files naming several data files, which
+// other writers may write, stay; their positions in the new file are
+// redundant, never wrong.
 
 // PositionDeletes collects one statement's merge-on-read deletes.
 type PositionDeletes struct {
@@ -65,7 +75,7 @@ type PositionDeletes struct {
 	files      []*FileDeletes
 	written    []string           // paths written, for Abort
 	added      []iceberg.DataFile // delete files to stage
-	superseded []iceberg.DataFile // deletion vectors the new ones replace
+	superseded []iceberg.DataFile // deletion vectors or file-scoped position delete files the new ones replace
 	bytes      int64
 }
 
@@ -376,6 +386,10 @@ func (d *PositionDeletes) Write(ctx context.Context) (int64, error) {
 		err  error
 	}
 	outs := make([]out, len(todo))
+	folds := make([][]iceberg.DataFile, len(todo))
+	for i, f := range todo {
+		folds[i] = f.scopedDeletes()
+	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))
 	for i, f := range todo {
@@ -385,7 +399,11 @@ func (d *PositionDeletes) Write(ctx context.Context) (int64, error) {
 			o := &outs[i]
 			if o.err = ctx.Err(); o.err == nil {
 				o.path = d.newPath("deletes.parquet")
-				o.df, o.err = d.writePositionDeleteFile(wfs, meta, o.path, f.task.File, f.pos)
+				pos := f.pos
+				if len(folds[i]) > 0 {
+					pos = mergeAscending(f.pos, f.prior)
+				}
+				o.df, o.err = d.writePositionDeleteFile(wfs, meta, o.path, f.task.File, pos)
 			}
 		})
 	}
@@ -402,9 +420,41 @@ func (d *PositionDeletes) Write(ctx context.Context) (int64, error) {
 			continue
 		}
 		d.added = append(d.added, o.df)
+		d.superseded = append(d.superseded, folds[i]...)
 		d.bytes += o.df.FileSizeBytes()
 	}
 	return d.bytes, errors.Join(errs...)
+}
+
+// scopedDeletes returns the position delete files of the file's task that
+// apply to it alone, which its new position delete file supersedes.
+func (f *FileDeletes) scopedDeletes() []iceberg.DataFile {
+	var out []iceberg.DataFile
+	path := f.task.File.FilePath()
+	for _, df := range f.task.DeleteFiles {
+		if df.ContentType() == iceberg.EntryContentPosDeletes && scan.OnlyDataFile(df) == path {
+			out = append(out, df)
+		}
+	}
+	return out
+}
+
+// mergeAscending merges two ascending position lists without common
+// elements into a new one.
+func mergeAscending(a, b []int64) []int64 {
+	out := make([]int64, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if a[i] < b[j] {
+			out = append(out, a[i])
+			i++
+		} else {
+			out = append(out, b[j])
+			j++
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[j:]...)
 }
 
 // writeDVs writes one deletion vector per changed data file, holding the
@@ -488,11 +538,24 @@ func (d *PositionDeletes) Stage(ctx context.Context, txn *table.Transaction, pro
 		props["skade.position-delete-files"] = strconv.Itoa(len(d.added))
 	}
 	rd := txn.NewRowDelta(props).AddRows(rows...).AddDeletes(d.added...)
-	if len(d.superseded) > 0 {
+	if d.useDV && len(d.superseded) > 0 {
 		rd.RemoveDeletes(d.superseded...)
 	}
 	if err := rd.Commit(ctx); err != nil {
 		return fmt.Errorf("%s: staging the snapshot: %w", d.what, err)
+	}
+	if d.useDV || len(d.superseded) == 0 {
+		return nil
+	}
+	// Version 2: the file-scoped position delete files the new ones hold
+	// are removed by a second snapshot of the same commit, which changes
+	// no row (the row delta cannot remove them). A conflict fails or
+	// restages both.
+	fold := maps.Clone(props)
+	delete(fold, "skade.position-delete-files")
+	fold["skade.folded-position-delete-files"] = strconv.Itoa(len(d.superseded))
+	if err := txn.ReplaceFiles(ctx, nil, nil, d.superseded, fold); err != nil {
+		return fmt.Errorf("%s: staging the removal of the position delete files it folded: %w", d.what, err)
 	}
 	return nil
 }

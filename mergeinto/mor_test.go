@@ -11,11 +11,13 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/catalog"
 	"github.com/skadedb/skade/mergeinto"
+	"github.com/skadedb/skade/scan"
 )
 
 // mergeStmt is one generated MERGE, buildable any number of times.
@@ -188,7 +190,8 @@ func morSequence(t *testing.T, cat *catalog.Catalog, seq, steps int, count func(
 
 // A merge-on-read MERGE writes position deletes and new files only; a
 // second one on the same file maps live rows to the right physical rows
-// through the first one's deletes.
+// through the first one's deletes, and its position delete file holds the
+// first one's positions too, which it supersedes: the file keeps one.
 func TestMergeOnReadWritesPositionDeletes(t *testing.T) {
 	f := newFixture(t, "t", dTarget)
 	f.appendRows([]any{int64(1), int64(0), int64(10), "a"}, []any{int64(2), int64(0), int64(20), "b"},
@@ -211,15 +214,92 @@ func TestMergeOnReadWritesPositionDeletes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var deletes int
+	var deletes []iceberg.DataFile
 	for _, task := range tasks {
-		deletes += len(task.DeleteFiles)
+		deletes = append(deletes, task.DeleteFiles...)
 	}
-	if len(tasks) != 2 || deletes != 3 {
-		t.Fatalf("%d data files with %d position delete files, want 2 (the original and the update) and 3", len(tasks), deletes)
+	if len(tasks) != 2 || len(deletes) != 1 || deletes[0].Count() != 3 {
+		t.Fatalf("%d data files with %d position delete files, want 2 (the original and the update) and 1 of 3 positions", len(tasks), len(deletes))
 	}
-	if op := tbl.CurrentSnapshot().Summary.Operation; op != table.OpOverwrite && op != table.OpDelete {
-		t.Logf("operation %s", op)
+	// the last statement's two snapshots: its row delta, then the removal
+	// of the delete file it folded
+	cur := tbl.CurrentSnapshot()
+	if cur.Summary.Properties["skade.folded-position-delete-files"] != "1" || cur.ParentSnapshotID == nil {
+		t.Fatalf("last snapshot %v", cur.Summary)
+	}
+	if parent := tbl.SnapshotByID(*cur.ParentSnapshotID); parent == nil || parent.Summary.Properties["skade.position-delete-files"] != "1" {
+		t.Fatalf("its parent %v", parent)
+	}
+}
+
+// A position delete file that names several data files (iceberg-go's own
+// merge-on-read DELETE writes one for a whole partition) is not folded:
+// only the file-scoped ones a statement's new file supersedes go, and the
+// rows stay right whichever file holds a position twice.
+func TestMergeOnReadFoldsOnlyFileScopedDeletes(t *testing.T) {
+	f := newFixture(t, "t", dTarget)
+	f.appendFiles(
+		[][]any{{int64(1), int64(0), int64(10), "a"}, {int64(2), int64(0), int64(20), "b"}, {int64(3), int64(0), int64(30), "c"}, {int64(4), int64(0), int64(40), "d"}},
+		[][]any{{int64(5), int64(0), int64(50), "e"}, {int64(6), int64(0), int64(60), "f"}, {int64(7), int64(0), int64(70), "g"}})
+	f.setProperties(iceberg.Properties{table.WriteDeleteModeKey: table.WriteModeMergeOnRead})
+	// iceberg-go deletes k = 2 and k = 6, one in each data file
+	txn := f.cat.WithFS(f.table(), iceio.LocalFS{}).NewTransaction()
+	if err := txn.Delete(ctx, iceberg.IsIn(iceberg.Reference("k"), int64(2), int64(6)), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := txn.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantRows(t, f.rows(), "1|0|10|a", "3|0|30|c", "4|0|40|d", "5|0|50|e", "7|0|70|g")
+	deletesOf := func() map[string][]iceberg.DataFile {
+		tasks, err := f.table().Scan().PlanFiles(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string][]iceberg.DataFile{}
+		for _, task := range tasks {
+			out[task.File.FilePath()] = task.DeleteFiles
+		}
+		return out
+	}
+	var shared string
+	for _, dels := range deletesOf() {
+		for _, df := range dels {
+			if scan.OnlyDataFile(df) == "" {
+				shared = df.FilePath()
+			}
+		}
+	}
+	if shared == "" {
+		t.Skip("iceberg-go wrote file-scoped position deletes; nothing here names several data files")
+	}
+	del := func(k int64) *mergeinto.Spec {
+		return &mergeinto.Spec{Source: values(t, dSource, []any{k, nil, nil, int64(0)}), Keys: []mergeinto.Key{{Target: 0, Source: col(0, i64)}},
+			Mode: mergeinto.MergeOnRead, Clauses: []mergeinto.Clause{{Kind: mergeinto.Matched, Action: mergeinto.Delete()}}}
+	}
+	f.mustMerge(del(3))
+	f.mustMerge(del(1))
+	f.mustMerge(del(7))
+	wantRows(t, f.rows(), "4|0|40|d", "5|0|50|e")
+	for path, dels := range deletesOf() {
+		var own []iceberg.DataFile
+		hasShared := false
+		for _, df := range dels {
+			switch scan.OnlyDataFile(df) {
+			case "":
+				hasShared = hasShared || df.FilePath() == shared
+			case path:
+				own = append(own, df)
+			}
+		}
+		if !hasShared {
+			t.Errorf("data file %s lost the position delete file naming several data files", path)
+		}
+		// the first file: k = 2 (shared), 3 and 1 (its own file, folded);
+		// the second: k = 6 (shared), 7
+		if len(own) != 1 {
+			t.Errorf("data file %s has %d file-scoped position delete files, want 1", path, len(own))
+		}
 	}
 }
 
