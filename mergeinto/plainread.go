@@ -17,7 +17,10 @@ import (
 // the keys and the columns its clauses read (readColumns). A file whose
 // columns read are fixed-width in PLAIN pages, or strings in PLAIN or
 // dictionary-encoded pages, without NULLs, is read page by page
-// (scan.ReadPlain) rather than through iceberg-go's scan. Only
+// (scan.ReadPlain) rather than through iceberg-go's scan; one whose
+// deletes are position delete files alone too, with the deleted
+// positions dropped as a query's scan drops them (scan.ReadPlainDeleted).
+// Only
 // the merge's own scans come here (readScan, keyScan, restScan): they
 // have no row filter and no limit, which ReadPlain requires.
 
@@ -36,6 +39,9 @@ func (m *merger) plainRead(ctx context.Context, sc *table.Scan, tasks []table.Fi
 	fsys, err := m.spec.Target.FS(ctx)
 	if err != nil {
 		return nil
+	}
+	if scan.HasDeletes(tasks[0]) {
+		return scan.ReadPlainDeleted(ctx, fsys, tasks[0], meta, proj, scan.ReadBatchRows(m.opts.BatchSize), scan.ReadBuffers)
 	}
 	return scan.ReadPlain(ctx, fsys, tasks[0], meta, proj, scan.ReadBatchRows(m.opts.BatchSize), scan.ReadBuffers)
 }

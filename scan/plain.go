@@ -114,6 +114,57 @@ func ReadPlain(ctx context.Context, fsys iceio.IO, task table.FileScanTask, meta
 	}
 }
 
+// ReadPlainDeleted is ReadPlain for a file whose deletes are position
+// delete files alone (no equality delete, no deletion vector): the file
+// is read page by page, whole, and the positions are dropped here as a
+// query's scan drops them (deleteIndex, deleteFilter), where iceberg-go's
+// reader looked each row up in a map of the deleted positions. nil when
+// the task has other deletes or the file does not qualify.
+func ReadPlainDeleted(ctx context.Context, fsys iceio.IO, task table.FileScanTask, meta *metadata.FileMetaData, proj *iceberg.Schema, batchRows int, mem memory.Allocator) iter.Seq2[arrow.RecordBatch, error] {
+	if len(task.DeleteFiles) == 0 || len(task.EqualityDeleteFiles) > 0 || len(task.DeletionVectorFiles) > 0 {
+		return nil
+	}
+	x := newDeleteIndex(fsys, mem, nil, nil)
+	if !x.accept(task) {
+		return nil
+	}
+	raw := task
+	raw.DeleteFiles = nil
+	seq := ReadPlain(ctx, fsys, raw, meta, proj, batchRows, mem)
+	if seq == nil {
+		return nil
+	}
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		fd, err := x.forTask(ctx, task)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		filter := &deleteFilter{fd: fd}
+		for b, err := range seq {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			// not owned: a row group pqarrow read may share its buffers
+			if b, err = filter.apply(ctx, mem, b, false); err != nil {
+				yield(nil, err)
+				return
+			}
+			if b.NumRows() == 0 {
+				b.Release()
+				continue
+			}
+			if !yield(b, nil) {
+				return
+			}
+		}
+		if filter.next != task.File.Count() {
+			yield(nil, fmt.Errorf("data file %s: read %d rows, its metadata says %d; deletes cannot be applied by position", task.File.FilePath(), filter.next, task.File.Count()))
+		}
+	}
+}
+
 // fixedWidthType is the byte width of an Arrow type FixedWidth may accept
 // (0: none).
 func fixedWidthType(t arrow.DataType) int {
