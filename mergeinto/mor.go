@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"iter"
 	"maps"
@@ -21,7 +20,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
@@ -156,9 +154,12 @@ func (f *FileDeletes) load(ctx context.Context) error {
 	}
 	path := f.task.File.FilePath()
 	for _, df := range f.task.DeleteFiles {
-		if err := readPositions(ctx, fsys, df.FilePath(), path, &f.prior); err != nil {
+		// (shared with scan's cache: copied, never changed)
+		ps, err := scan.FilePositions(ctx, fsys, d.mem, df, path)
+		if err != nil {
 			return fmt.Errorf("%s: reading position delete file %s: %w", d.what, d.relPath(df.FilePath()), err)
 		}
+		f.prior = append(f.prior, ps...)
 	}
 	for _, df := range f.task.DeletionVectorFiles {
 		bm, err := dv.ReadDV(fsys, df)
@@ -685,52 +686,6 @@ func (s *morSink) emit(ctx context.Context, _ arrow.RecordBatch, o batchOut) err
 }
 
 func (s *morSink) finish(context.Context, int64) error { return nil }
-
-// readPositions appends the positions that the position delete file at
-// deletePath deletes from the data file at dataPath.
-func readPositions(ctx context.Context, fsys iceio.IO, deletePath, dataPath string, out *[]int64) error {
-	f, err := fsys.Open(deletePath)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	pf, err := file.NewParquetReader(f)
-	if err != nil {
-		return err
-	}
-	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(scan.ReadBatchRows(64 << 10))}, nil)
-	if err != nil {
-		return err
-	}
-	rr, err := fr.GetRecordReader(ctx, nil, nil)
-	if err != nil {
-		return err
-	}
-	defer rr.Release()
-	sc := rr.Schema()
-	pi, fi := sc.FieldIndices("pos"), sc.FieldIndices("file_path")
-	if len(pi) != 1 || len(fi) != 1 {
-		return fmt.Errorf("not a position delete file: its columns are %v", sc)
-	}
-	for rr.Next() {
-		b := rr.RecordBatch()
-		paths, ok1 := b.Column(fi[0]).(*array.String)
-		pos, ok2 := b.Column(pi[0]).(*array.Int64)
-		if !ok1 || !ok2 {
-			return fmt.Errorf("position delete file has columns of types %s, %s; want string, int64", b.Column(fi[0]).DataType(), b.Column(pi[0]).DataType())
-		}
-		for i := 0; i < b.Column(0).Len(); i++ {
-			if paths.Value(i) == dataPath {
-				*out = append(*out, pos.Value(i))
-			}
-		}
-	}
-	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return err
-	}
-	return nil
-}
 
 // Field ids of a position delete file's columns (Iceberg's reserved ids).
 const (

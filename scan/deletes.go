@@ -344,6 +344,18 @@ func (x *deleteIndex) positionsOf(ctx context.Context, df iceberg.DataFile) (map
 	return m, nil
 }
 
+// FilePositions returns the positions that position delete file df
+// deletes in data file dataPath, in the file's order (the spec orders
+// them; a writer may not have), read through the process-wide cache. The
+// slice is shared with the cache: the caller must not modify it.
+func FilePositions(ctx context.Context, fs iceio.IO, mem memory.Allocator, df iceberg.DataFile, dataPath string) ([]int64, error) {
+	m, err := newDeleteIndex(fs, mem, nil, nil).positionsOf(ctx, df)
+	if err != nil {
+		return nil, err
+	}
+	return m[dataPath], nil
+}
+
 // positionCache keeps the positions of recently read position delete
 // files, so that a table scanned again does not parse its delete files
 // again. Iceberg never rewrites a file in place, and the key includes
