@@ -65,6 +65,41 @@ func TestSQLWriteModesAgree(t *testing.T) {
 	}
 }
 
+// TestSQLWriteModesLong runs fewer, longer sequences of the same kind:
+// twelve statements each, so that data files collect deletes from many
+// statements, and a statement changes files with earlier deletes and
+// files without together (merge-on-read on format version 2 then folds
+// the earlier position delete files in one snapshot or two;
+// oneScopedDeleteFile checks after every step).
+func TestSQLWriteModesLong(t *testing.T) {
+	sequences := 12
+	if *longTests {
+		sequences = 48
+	}
+	ctx := context.Background()
+	lk := sqlLake(t)
+	var mu sync.Mutex
+	outcomes := map[string]int{}
+	count := func(k string) {
+		mu.Lock()
+		outcomes[k]++
+		mu.Unlock()
+	}
+	t.Run("seq", func(t *testing.T) {
+		for i := 0; i < sequences; i++ {
+			seq := 1000 + i
+			t.Run(strconv.Itoa(seq), func(t *testing.T) {
+				t.Parallel()
+				writeModesSequence(t, ctx, lk, seq, 12, count)
+			})
+		}
+	})
+	t.Logf("%d sequences: %v", sequences, outcomes)
+	if outcomes["two-snapshot fold"] == 0 || outcomes["one-snapshot fold"] == 0 {
+		t.Fatalf("no statement folded position deletes in one snapshot, or none in two: %v", outcomes)
+	}
+}
+
 func writeModesSequence(t *testing.T, ctx context.Context, lk *lake.Lake, seq, steps int, count func(string)) {
 	r := rand.New(rand.NewPCG(2026, uint64(seq)))
 	sess := lk.Session()
@@ -299,6 +334,7 @@ func writeModesSequence(t *testing.T, ctx context.Context, lk *lake.Lake, seq, s
 		record(compare("after " + log[len(log)-1]))
 		if !v3 {
 			oneScopedDeleteFile(t, ctx, lk, mor, func() string { return fmt.Sprintf("sequence %d\n%s", seq, strings.Join(log, "\n")) })
+			countFolds(t, ctx, lk, mor, count)
 		}
 	}
 	if n := len(query(t, sess, fmt.Sprintf("SELECT 1 FROM %s$files WHERE content <> 0", mor))); n > 0 {
@@ -386,6 +422,25 @@ func oneScopedDeleteFile(t *testing.T, ctx context.Context, lk *lake.Lake, name 
 		if n > 1 {
 			t.Fatalf("%s: data file %s carries %d file-scoped position delete files\n%s", name, task.File.FilePath(), n, log())
 		}
+	}
+}
+
+// countFolds counts how the table's last commit folded position delete
+// files: in its one snapshot, or in a second one of its own.
+func countFolds(t *testing.T, ctx context.Context, lk *lake.Lake, name string, count func(string)) {
+	t.Helper()
+	tbl, err := lk.Table(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := tbl.Iceberg().CurrentSnapshot()
+	if cur == nil || cur.Summary == nil || cur.Summary.Properties["skade.folded-position-delete-files"] == "" {
+		return
+	}
+	if cur.Summary.Properties["skade.position-delete-files"] != "" {
+		count("one-snapshot fold")
+	} else {
+		count("two-snapshot fold")
 	}
 }
 

@@ -56,11 +56,11 @@ import (
 // On a version 2 table the same holds for file-scoped position delete
 // files (scan.OnlyDataFile): a new one holds the file's earlier deletes
 // too, and the file-scoped ones it supersedes are removed, so a data file
-// changed by any number of statements keeps one. iceberg-go's row delta
-// removes only deletion vectors, so the removal is a second snapshot of
-// the same commit (Stage). Delete files naming several data files, which
-// other writers may write, stay; their positions in the new file are
-// redundant, never wrong.
+// changed by any number of statements keeps one. The removal is in the
+// statement's one snapshot when foldAdditions can build it, else in a
+// second snapshot of the same commit (Stage). Delete files naming several
+// data files, which other writers may write, stay; their positions
+// repeated in the new file are redundant, never wrong.
 
 // PositionDeletes collects one statement's merge-on-read deletes.
 type PositionDeletes struct {
@@ -74,7 +74,11 @@ type PositionDeletes struct {
 	written    []string           // paths written, for Abort
 	added      []iceberg.DataFile // delete files to stage
 	superseded []iceberg.DataFile // deletion vectors or file-scoped position delete files the new ones replace
-	bytes      int64
+	// version 2, by added file: the position delete files it folds in,
+	// and its data file's data sequence number (Stage)
+	folds    [][]iceberg.DataFile
+	dataSeqs []*int64
+	bytes    int64
 }
 
 // NewPositionDeletes starts collecting deletes against tbl, which the
@@ -421,6 +425,8 @@ func (d *PositionDeletes) Write(ctx context.Context) (int64, error) {
 			continue
 		}
 		d.added = append(d.added, o.df)
+		d.folds = append(d.folds, folds[i])
+		d.dataSeqs = append(d.dataSeqs, todo[i].task.DataSequenceNumber)
 		d.superseded = append(d.superseded, folds[i]...)
 		d.bytes += o.df.FileSizeBytes()
 	}
@@ -538,6 +544,19 @@ func (d *PositionDeletes) Stage(ctx context.Context, txn *table.Transaction, pro
 	} else {
 		props["skade.position-delete-files"] = strconv.Itoa(len(d.added))
 	}
+	if !d.useDV && len(d.superseded) > 0 {
+		adds, err := d.foldAdditions(ctx, txn)
+		if err != nil {
+			return fmt.Errorf("%s: staging the snapshot: %w", d.what, err)
+		}
+		if adds != nil {
+			props["skade.folded-position-delete-files"] = strconv.Itoa(len(d.superseded))
+			if err := txn.ReplaceFilesWithDeleteFiles(ctx, nil, rows, d.superseded, adds, props); err != nil {
+				return fmt.Errorf("%s: staging the snapshot: %w", d.what, err)
+			}
+			return nil
+		}
+	}
 	rd := txn.NewRowDelta(props).AddRows(rows...).AddDeletes(d.added...)
 	if d.useDV && len(d.superseded) > 0 {
 		rd.RemoveDeletes(d.superseded...)
@@ -548,9 +567,9 @@ func (d *PositionDeletes) Stage(ctx context.Context, txn *table.Transaction, pro
 	if d.useDV || len(d.superseded) == 0 {
 		return nil
 	}
-	// Version 2: the file-scoped position delete files the new ones hold
-	// are removed by a second snapshot of the same commit, which changes
-	// no row (the row delta cannot remove them). A conflict fails or
+	// Version 2, when the one snapshot cannot be built: the files the new
+	// ones hold are removed by a second snapshot of the same commit,
+	// which changes no row. Both land or neither does; a lost race
 	// restages both.
 	fold := maps.Clone(props)
 	delete(fold, "skade.position-delete-files")
@@ -559,6 +578,81 @@ func (d *PositionDeletes) Stage(ctx context.Context, txn *table.Transaction, pro
 		return fmt.Errorf("%s: staging the removal of the position delete files it folded: %w", d.what, err)
 	}
 	return nil
+}
+
+// foldAdditions returns the position delete files Write wrote, each with
+// the data sequence number it can be committed with in one snapshot that
+// also removes the file-scoped position delete files they hold
+// (superseded); nil when some cannot, and Stage commits the row delta and
+// the removal as two snapshots.
+//
+// iceberg-go's row delta removes only deletion vectors, so on format
+// version 2 the snapshot is a replace of delete files
+// (ReplaceFilesWithDeleteFiles, an overwrite), whose added delete files
+// must each carry the data sequence number of a file it removes. A
+// position delete applies to the data files its file_path names whose
+// data sequence number is at most its own, so a folded file keeps the
+// largest of the files it supersedes (each at least its data file's: the
+// planner attached them to it), and a data file's first one takes the
+// largest of all removed when that is at least its data file's.
+func (d *PositionDeletes) foldAdditions(ctx context.Context, txn *table.Transaction) ([]table.DeleteFileAddition, error) {
+	staged, err := txn.StagedTable()
+	if err != nil {
+		return nil, err
+	}
+	snap := staged.CurrentSnapshot()
+	if snap == nil {
+		return nil, nil
+	}
+	fsys, err := d.tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	manifests, err := snap.Manifests(fsys)
+	if err != nil {
+		return nil, err
+	}
+	want := make(map[string]bool, len(d.superseded))
+	for _, df := range d.superseded {
+		want[df.FilePath()] = true
+	}
+	seqs := make(map[string]int64, len(want))
+	for _, mf := range manifests {
+		if mf.ManifestContent() != iceberg.ManifestContentDeletes {
+			continue
+		}
+		entries, err := mf.FetchEntries(fsys, true)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if p := e.DataFile().FilePath(); want[p] && e.SequenceNum() >= 0 {
+				seqs[p] = e.SequenceNum()
+			}
+		}
+	}
+	if len(seqs) != len(want) {
+		return nil, nil // (a conflict the commit's validation reports)
+	}
+	top := int64(-1)
+	for _, s := range seqs {
+		top = max(top, s)
+	}
+	adds := make([]table.DeleteFileAddition, len(d.added))
+	for i, df := range d.added {
+		seq := int64(-1)
+		for _, old := range d.folds[i] {
+			seq = max(seq, seqs[old.FilePath()])
+		}
+		if seq < 0 {
+			if d.dataSeqs[i] == nil || *d.dataSeqs[i] > top {
+				return nil, nil
+			}
+			seq = top
+		}
+		adds[i] = table.DeleteFileAddition{File: df, DataSequenceNumber: seq}
+	}
+	return adds, nil
 }
 
 // Abort removes every file Write wrote.
