@@ -1,12 +1,15 @@
 package exec
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"os"
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // budgetTestSpiller holds n reserved bytes and gives them back when
@@ -145,8 +148,21 @@ func TestBudgetReclaimConcurrent(t *testing.T) {
 	keys := []SortKey{sortTestKey(3, false, false), sortTestKey(2, true, true)}
 	budget := NewBudget(96 << 10)
 	dir := t.TempDir()
-	srt, err := NewSort(opsTestValues(t, mem, sortTestSchema, rows, 500), keys,
-		SortOptions{Budget: budget, SpillDir: dir, Mem: mem})
+	// every tenth input batch also waits for a claim of the whole budget
+	// from another goroutine: the sort holds rows then (at least the
+	// batch before), so it is asked to spill them across goroutines
+	// however the random claims below are scheduled
+	in := &budgetTestHook{Operator: opsTestValues(t, mem, sortTestSchema, rows, 500), every: 10, hook: func() {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if budget.Reserve(budget.Limit(), "other claim") == nil {
+				budget.Release(budget.Limit())
+			}
+		}()
+		<-done
+	}}
+	srt, err := NewSort(in, keys, SortOptions{Budget: budget, SpillDir: dir, Mem: mem})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,4 +199,19 @@ func TestBudgetReclaimConcurrent(t *testing.T) {
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Fatalf("spill files left behind: %v", left)
 	}
+}
+
+// budgetTestHook calls hook before every every-th batch it passes on.
+type budgetTestHook struct {
+	Operator
+	every, n int
+	hook     func()
+}
+
+func (h *budgetTestHook) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	h.n++
+	if h.n%h.every == 0 {
+		h.hook()
+	}
+	return h.Operator.Next(ctx)
 }
