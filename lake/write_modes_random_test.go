@@ -40,24 +40,7 @@ func TestSQLWriteModesAgree(t *testing.T) {
 	if testing.Short() {
 		sequences = 30
 	}
-	ctx := context.Background()
-	lk := sqlLake(t)
-	var mu sync.Mutex
-	outcomes := map[string]int{}
-	count := func(k string) {
-		mu.Lock()
-		outcomes[k]++
-		mu.Unlock()
-	}
-	t.Run("seq", func(t *testing.T) {
-		for seq := 0; seq < sequences; seq++ {
-			t.Run(strconv.Itoa(seq), func(t *testing.T) {
-				t.Parallel()
-				writeModesSequence(t, ctx, lk, seq, steps, count)
-			})
-		}
-	})
-	t.Logf("%d sequences: %v", sequences, outcomes)
+	outcomes := runWriteModeSequences(t, 0, sequences, steps)
 	for _, k := range []string{"update", "delete", "merge", "upsert", "insert", "v3", "partitioned", "changed", "split", "truncate"} {
 		if outcomes[k] < sequences/10 {
 			t.Fatalf("the generator is lopsided: %v", outcomes)
@@ -76,6 +59,15 @@ func TestSQLWriteModesLong(t *testing.T) {
 	if *longTests {
 		sequences = 48
 	}
+	outcomes := runWriteModeSequences(t, 1000, sequences, 12)
+	if outcomes["two-snapshot fold"] == 0 || outcomes["one-snapshot fold"] == 0 {
+		t.Fatalf("no statement folded position deletes in one snapshot, or none in two: %v", outcomes)
+	}
+}
+
+// runWriteModeSequences runs sequences first, first+1, … in parallel on
+// one lake, steps statements each, and returns what they did.
+func runWriteModeSequences(t *testing.T, first, sequences, steps int) map[string]int {
 	ctx := context.Background()
 	lk := sqlLake(t)
 	var mu sync.Mutex
@@ -86,18 +78,15 @@ func TestSQLWriteModesLong(t *testing.T) {
 		mu.Unlock()
 	}
 	t.Run("seq", func(t *testing.T) {
-		for i := 0; i < sequences; i++ {
-			seq := 1000 + i
+		for seq := first; seq < first+sequences; seq++ {
 			t.Run(strconv.Itoa(seq), func(t *testing.T) {
 				t.Parallel()
-				writeModesSequence(t, ctx, lk, seq, 12, count)
+				writeModesSequence(t, ctx, lk, seq, steps, count)
 			})
 		}
 	})
 	t.Logf("%d sequences: %v", sequences, outcomes)
-	if outcomes["two-snapshot fold"] == 0 || outcomes["one-snapshot fold"] == 0 {
-		t.Fatalf("no statement folded position deletes in one snapshot, or none in two: %v", outcomes)
-	}
+	return outcomes
 }
 
 func writeModesSequence(t *testing.T, ctx context.Context, lk *lake.Lake, seq, steps int, count func(string)) {

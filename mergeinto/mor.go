@@ -621,11 +621,10 @@ func (d *PositionDeletes) foldAdditions(ctx context.Context, txn *table.Transact
 		if mf.ManifestContent() != iceberg.ManifestContentDeletes {
 			continue
 		}
-		entries, err := mf.FetchEntries(fsys, true)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range entries {
+		for e, err := range mf.Entries(fsys, true) {
+			if err != nil {
+				return nil, err
+			}
 			if p := e.DataFile().FilePath(); want[p] && e.SequenceNum() >= 0 {
 				seqs[p] = e.SequenceNum()
 			}
