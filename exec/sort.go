@@ -330,7 +330,15 @@ func (s *Sort) consumeAll(ctx context.Context) error {
 		s.mu.Lock()
 		s.consuming, s.consumeCtx = true, ctx
 		s.mu.Unlock()
-		defer s.opts.Budget.addSpiller(s)()
+		remove := s.opts.Budget.addSpiller(s)
+		defer func() {
+			remove()
+			// (on every return: a claim that listed the sort before it
+			// was removed must find it no longer reading)
+			s.mu.Lock()
+			s.consuming, s.consumeCtx = false, nil
+			s.mu.Unlock()
+		}()
 	}
 	for {
 		b, err := s.pull(ctx)
