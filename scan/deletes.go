@@ -23,6 +23,7 @@ import (
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/table/dv"
 )
 
 // deleteIndex applies a scan's position and equality delete files itself,
@@ -57,6 +58,7 @@ type deleteIndex struct {
 	eqScan func(names []string, batch int) *table.Scan
 
 	pos map[string]*posDeleteFile // by delete file path
+	dvs map[string]*posDeleteFile // deletion vectors, by dvKey
 
 	eqOnce sync.Once
 	eqErr  error
@@ -99,20 +101,26 @@ type eqIndex struct {
 }
 
 func newDeleteIndex(fs iceio.IO, mem memory.Allocator, schema *iceberg.Schema, eqScan func(names []string, batch int) *table.Scan) *deleteIndex {
-	return &deleteIndex{fs: fs, mem: mem, schema: schema, eqScan: eqScan, pos: map[string]*posDeleteFile{}, eqIdx: map[string]*eqIndex{}, eqFile: map[string]int{}}
+	return &deleteIndex{fs: fs, mem: mem, schema: schema, eqScan: eqScan, pos: map[string]*posDeleteFile{}, dvs: map[string]*posDeleteFile{}, eqIdx: map[string]*eqIndex{}, eqFile: map[string]int{}}
 }
 
 // accept reports whether the index can apply task's deletes, and registers
 // its delete files if so. A task it refuses is read by iceberg-go with its
-// deletes, as before: deletion vectors, split files, formats other than
-// Parquet, equality keys on dropped columns or of types without a key
-// encoding here.
+// deletes, as before: split files, formats other than Parquet, deletion
+// vectors that do not name the task's file, equality keys on dropped
+// columns or of types without a key encoding here.
 func (x *deleteIndex) accept(t table.FileScanTask) bool {
-	if len(t.DeleteFiles) == 0 && len(t.EqualityDeleteFiles) == 0 {
+	if len(t.DeleteFiles) == 0 && len(t.EqualityDeleteFiles) == 0 && len(t.DeletionVectorFiles) == 0 {
 		return false
 	}
-	if len(t.DeletionVectorFiles) > 0 || t.File.FileFormat() != iceberg.ParquetFile {
+	if t.File.FileFormat() != iceberg.ParquetFile {
 		return false
+	}
+	for _, d := range t.DeletionVectorFiles {
+		ref := d.ReferencedDataFile()
+		if d.FileFormat() != iceberg.PuffinFile || ref == nil || *ref != t.File.FilePath() || d.ContentOffset() == nil || d.ContentSizeInBytes() == nil {
+			return false
+		}
 	}
 	if t.Start != 0 || (t.Length > 0 && t.Length < t.File.FileSizeBytes()) {
 		return false
@@ -137,6 +145,11 @@ func (x *deleteIndex) accept(t table.FileScanTask) bool {
 	for _, d := range t.DeleteFiles {
 		if _, ok := x.pos[d.FilePath()]; !ok {
 			x.pos[d.FilePath()] = &posDeleteFile{df: d}
+		}
+	}
+	for _, d := range t.DeletionVectorFiles {
+		if _, ok := x.dvs[dvKey(d)]; !ok {
+			x.dvs[dvKey(d)] = &posDeleteFile{df: d}
 		}
 	}
 	for _, d := range t.EqualityDeleteFiles {
@@ -221,10 +234,23 @@ func (x *deleteIndex) forTask(ctx context.Context, t table.FileScanTask) (*fileD
 		pf := x.pos[d.FilePath()]
 		wg.Go(func() { pf.once.Do(func() { pf.byPath, pf.err = x.positionsOf(ctx, pf.df) }) })
 	}
+	for _, d := range t.DeletionVectorFiles {
+		pf := x.dvs[dvKey(d)]
+		wg.Go(func() { pf.once.Do(func() { pf.byPath, pf.err = x.vectorOf(pf.df) }) })
+	}
 	wg.Wait()
-	lists := make([][]int64, 0, len(t.DeleteFiles))
+	lists := make([][]int64, 0, len(t.DeleteFiles)+len(t.DeletionVectorFiles))
 	for _, d := range t.DeleteFiles {
 		pf := x.pos[d.FilePath()]
+		if pf.err != nil {
+			return nil, pf.err
+		}
+		if ps := pf.byPath[path]; len(ps) > 0 {
+			lists = append(lists, ps)
+		}
+	}
+	for _, d := range t.DeletionVectorFiles {
+		pf := x.dvs[dvKey(d)]
 		if pf.err != nil {
 			return nil, pf.err
 		}
@@ -354,6 +380,32 @@ func FilePositions(ctx context.Context, fs iceio.IO, mem memory.Allocator, df ic
 		return nil, err
 	}
 	return m[dataPath], nil
+}
+
+// dvKey identifies a deletion vector: one blob of a Puffin file.
+func dvKey(d iceberg.DataFile) string {
+	return d.FilePath() + "\x00" + strconv.FormatInt(*d.ContentOffset(), 10) + "\x00" + strconv.FormatInt(*d.ContentSizeInBytes(), 10)
+}
+
+// vectorOf reads deletion vector d (accept checked its fields) into its
+// positions, ascending, keyed by the data file it names, through the
+// process-wide cache as positionsOf.
+func (x *deleteIndex) vectorOf(d iceberg.DataFile) (map[string][]int64, error) {
+	key := "dv\x00" + dvKey(d)
+	if m, ok := positionCache.get(key); ok {
+		return m, nil
+	}
+	bm, err := dv.ReadDV(x.fs, d)
+	if err != nil {
+		return nil, fmt.Errorf("read deletion vector %s: %w", d.FilePath(), err)
+	}
+	var ps []int64
+	for p := range bm.Positions() {
+		ps = append(ps, int64(p))
+	}
+	m := map[string][]int64{*d.ReferencedDataFile(): ps}
+	positionCache.put(key, m, int64(len(ps)))
+	return m, nil
 }
 
 // positionCache keeps the positions of recently read position delete

@@ -408,7 +408,7 @@ func (f *fileFill) readTasks(ctx context.Context, alt ScanFunc, tasks []table.Fi
 			return false
 		}
 		filter = &deleteFilter{fd: fd}
-		tasks[0].DeleteFiles, tasks[0].EqualityDeleteFiles = nil, nil
+		tasks[0].DeleteFiles, tasks[0].EqualityDeleteFiles, tasks[0].DeletionVectorFiles = nil, nil, nil
 	}
 	if !f.readFilled(ctx, alt, tasks, filter, yield) {
 		return false

@@ -115,13 +115,14 @@ func ReadPlain(ctx context.Context, fsys iceio.IO, task table.FileScanTask, meta
 }
 
 // ReadPlainDeleted is ReadPlain for a file whose deletes are position
-// delete files alone (no equality delete, no deletion vector): the file
-// is read page by page, whole, and the positions are dropped here as a
+// delete files or a deletion vector (no equality delete): the file is
+// read page by page, whole, and the positions are dropped here as a
 // query's scan drops them (deleteIndex, deleteFilter), where iceberg-go's
-// reader looked each row up in a map of the deleted positions. nil when
-// the task has other deletes or the file does not qualify.
+// reader looked each row up in a map of the deleted positions, or
+// filtered by a mask. nil when the task has other deletes or the file
+// does not qualify.
 func ReadPlainDeleted(ctx context.Context, fsys iceio.IO, task table.FileScanTask, meta *metadata.FileMetaData, proj *iceberg.Schema, batchRows int, mem memory.Allocator) iter.Seq2[arrow.RecordBatch, error] {
-	if len(task.DeleteFiles) == 0 || len(task.EqualityDeleteFiles) > 0 || len(task.DeletionVectorFiles) > 0 {
+	if len(task.DeleteFiles)+len(task.DeletionVectorFiles) == 0 || len(task.EqualityDeleteFiles) > 0 {
 		return nil
 	}
 	x := newDeleteIndex(fsys, mem, nil, nil)
@@ -129,7 +130,7 @@ func ReadPlainDeleted(ctx context.Context, fsys iceio.IO, task table.FileScanTas
 		return nil
 	}
 	raw := task
-	raw.DeleteFiles = nil
+	raw.DeleteFiles, raw.DeletionVectorFiles = nil, nil
 	seq := ReadPlain(ctx, fsys, raw, meta, proj, batchRows, mem)
 	if seq == nil {
 		return nil

@@ -113,7 +113,7 @@ func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (
 	}
 	var idx *deleteIndex
 	for i, t := range tasks {
-		if len(t.DeleteFiles) == 0 && len(t.EqualityDeleteFiles) == 0 {
+		if !HasDeletes(t) {
 			continue
 		}
 		if idx == nil {
@@ -150,7 +150,7 @@ func OpenFiles(ctx context.Context, spec ReadSpec, tasks []table.FileScanTask) (
 				if files[i].scanRows != nil {
 					files[i].scanRows = rawRows
 				}
-				files[i].task.DeleteFiles, files[i].task.EqualityDeleteFiles, files[i].task.Residual = nil, nil, nil
+				files[i].task.DeleteFiles, files[i].task.EqualityDeleteFiles, files[i].task.DeletionVectorFiles, files[i].task.Residual = nil, nil, nil, nil
 				files[i].deletesOf = tasks[i]
 			}
 		}
