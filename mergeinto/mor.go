@@ -157,21 +157,18 @@ func (f *FileDeletes) load(ctx context.Context) error {
 		return err
 	}
 	path := f.task.File.FilePath()
-	for _, df := range f.task.DeleteFiles {
-		// (shared with scan's cache: copied, never changed)
-		ps, err := scan.FilePositions(ctx, fsys, d.mem, df, path)
-		if err != nil {
-			return fmt.Errorf("%s: reading position delete file %s: %w", d.what, d.relPath(df.FilePath()), err)
-		}
-		f.prior = append(f.prior, ps...)
-	}
-	for _, df := range f.task.DeletionVectorFiles {
-		bm, err := dv.ReadDV(fsys, df)
-		if err != nil {
-			return fmt.Errorf("%s: reading deletion vector %s: %w", d.what, d.relPath(df.FilePath()), err)
-		}
-		for p := range bm.Positions() {
-			f.prior = append(f.prior, int64(p))
+	// through scan's cache, which the read of the file fills too
+	// (shared with it: copied, never changed)
+	for _, group := range []struct {
+		what  string
+		files []iceberg.DataFile
+	}{{"position delete file", f.task.DeleteFiles}, {"deletion vector", f.task.DeletionVectorFiles}} {
+		for _, df := range group.files {
+			ps, err := scan.FilePositions(ctx, fsys, d.mem, df, path)
+			if err != nil {
+				return fmt.Errorf("%s: reading %s %s: %w", d.what, group.what, d.relPath(df.FilePath()), err)
+			}
+			f.prior = append(f.prior, ps...)
 		}
 	}
 	slices.Sort(f.prior)
@@ -406,7 +403,7 @@ func (d *PositionDeletes) Write(ctx context.Context) (int64, error) {
 				o.path = d.newPath("deletes.parquet")
 				pos := f.pos
 				if len(folds[i]) > 0 {
-					pos = mergeAscending(f.pos, f.prior)
+					pos = scan.MergePositions(f.pos, f.prior)
 				}
 				o.df, o.err = d.writePositionDeleteFile(wfs, meta, o.path, f.task.File, pos)
 			}
@@ -444,24 +441,6 @@ func (f *FileDeletes) scopedDeletes() []iceberg.DataFile {
 		}
 	}
 	return out
-}
-
-// mergeAscending merges two ascending position lists without common
-// elements into a new one.
-func mergeAscending(a, b []int64) []int64 {
-	out := make([]int64, 0, len(a)+len(b))
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		if a[i] < b[j] {
-			out = append(out, a[i])
-			i++
-		} else {
-			out = append(out, b[j])
-			j++
-		}
-	}
-	out = append(out, a[i:]...)
-	return append(out, b[j:]...)
 }
 
 // writeDVs writes one deletion vector per changed data file, holding the

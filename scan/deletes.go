@@ -372,15 +372,37 @@ func (x *deleteIndex) positionsOf(ctx context.Context, df iceberg.DataFile) (map
 
 // FilePositions returns the positions that position delete file df
 // deletes in data file dataPath, in the file's order (the spec orders
-// them; a writer may not have), read through the process-wide cache. The
-// slice is shared with the cache: the caller must not modify it.
+// them; a writer may not have), or, for a deletion vector, every position
+// it holds, ascending; read through the process-wide cache, as the delete
+// index reads them. The slice is shared with the cache: the caller must
+// not modify it.
 func FilePositions(ctx context.Context, fs iceio.IO, mem memory.Allocator, df iceberg.DataFile, dataPath string) ([]int64, error) {
-	m, err := newDeleteIndex(fs, mem, nil, nil).positionsOf(ctx, df)
+	x := newDeleteIndex(fs, mem, nil, nil)
+	if df.FileFormat() != iceberg.PuffinFile {
+		m, err := x.positionsOf(ctx, df)
+		if err != nil {
+			return nil, err
+		}
+		return m[dataPath], nil
+	}
+	ref := df.ReferencedDataFile()
+	if ref == nil || df.ContentOffset() == nil || df.ContentSizeInBytes() == nil {
+		// (what vectorOf keys on is missing: iceberg-go's reader says which)
+		if _, err := dv.ReadDV(fs, df); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("deletion vector %s lacks its data file, blob offset or blob length", df.FilePath())
+	}
+	m, err := x.vectorOf(df)
 	if err != nil {
 		return nil, err
 	}
-	return m[dataPath], nil
+	return m[*ref], nil
 }
+
+// MergePositions merges two ascending position lists into a new one,
+// each value once.
+func MergePositions(a, b []int64) []int64 { return mergeTwo(a, b) }
 
 // dvKey identifies a deletion vector: one blob of a Puffin file.
 func dvKey(d iceberg.DataFile) string {
