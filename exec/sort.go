@@ -84,9 +84,9 @@ type Sort struct {
 	metrics  Metrics
 	// mu guards the store while the input is read: the budget may ask
 	// for its rows to be spilled (spillHeld) from within the input, or
-	// from another goroutine's claim. consuming says it may.
+	// from another goroutine's claim. consumeCtx, the statement's, is set
+	// while it may.
 	mu         sync.Mutex
-	consuming  bool
 	consumeCtx context.Context
 	spillErr   error // a spill the budget asked for failed
 	// top, when not nil, hears the worst value of the first key a top-N
@@ -326,40 +326,7 @@ const skRowBytes = 8 + 2*24
 // runs out, and leaves either s.sorted or s.merger ready to emit.
 func (s *Sort) consumeAll(ctx context.Context) error {
 	s.store = newSkStore(s)
-	if !s.opts.DisableSpill {
-		s.mu.Lock()
-		s.consuming, s.consumeCtx = true, ctx
-		s.mu.Unlock()
-		remove := s.opts.Budget.addSpiller(s)
-		defer func() {
-			remove()
-			// (on every return: a claim that listed the sort before it
-			// was removed must find it no longer reading)
-			s.mu.Lock()
-			s.consuming, s.consumeCtx = false, nil
-			s.mu.Unlock()
-		}()
-	}
-	for {
-		b, err := s.pull(ctx)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		s.mu.Lock()
-		err = s.take(ctx, b)
-		s.mu.Unlock()
-		if err != nil {
-			return err
-		}
-	}
-	s.mu.Lock()
-	s.consuming, s.consumeCtx = false, nil
-	err := s.spillErr
-	s.mu.Unlock()
-	if err != nil {
+	if err := s.readInput(ctx); err != nil {
 		return err
 	}
 	if s.spill == nil {
@@ -388,6 +355,43 @@ func (s *Sort) consumeAll(ctx context.Context) error {
 		s.left = s.opts.Limit
 	}
 	return nil
+}
+
+// readInput reads the whole input into the store, spilling sorted runs
+// when the budget runs out or another operator's claim asks for the room.
+func (s *Sort) readInput(ctx context.Context) error {
+	if !s.opts.DisableSpill {
+		s.mu.Lock()
+		s.consumeCtx = ctx
+		s.mu.Unlock()
+		remove := s.opts.Budget.addSpiller(s)
+		defer func() {
+			remove()
+			// (on every return: a claim that listed the sort before it
+			// was removed must find it no longer reading)
+			s.mu.Lock()
+			s.consumeCtx = nil
+			s.mu.Unlock()
+		}()
+	}
+	for {
+		b, err := s.pull(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		err = s.take(ctx, b)
+		s.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.spillErr
 }
 
 // take adds input batch b to the store (taking it over), spilling the
@@ -429,7 +433,7 @@ func (s *Sort) spillHeld() int64 {
 		return 0
 	}
 	defer s.mu.Unlock()
-	if !s.consuming || s.spillErr != nil || s.store == nil || s.store.rows == 0 {
+	if s.consumeCtx == nil || s.spillErr != nil || s.store == nil || s.store.rows == 0 {
 		return 0
 	}
 	var held int64
