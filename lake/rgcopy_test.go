@@ -20,6 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/skadedb/skade/lake"
 	"github.com/skadedb/skade/mergeinto"
@@ -184,6 +185,17 @@ func rgCopies(t *testing.T, lk *lake.Lake, name string) []iceberg.DataFile {
 
 func tableFiles(t *testing.T, lk *lake.Lake, name string) []iceberg.DataFile {
 	t.Helper()
+	var out []iceberg.DataFile
+	for _, task := range tableTasks(t, lk, name) {
+		out = append(out, task.File)
+	}
+	return out
+}
+
+// tableTasks plans the table's current snapshot through iceberg-go: each
+// live data file with the delete files that apply to it.
+func tableTasks(t *testing.T, lk *lake.Lake, name string) []table.FileScanTask {
+	t.Helper()
 	ctx := context.Background()
 	tbl, err := lk.Table(ctx, name)
 	if err != nil {
@@ -193,11 +205,7 @@ func tableFiles(t *testing.T, lk *lake.Lake, name string) []iceberg.DataFile {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []iceberg.DataFile
-	for _, task := range tasks {
-		out = append(out, task.File)
-	}
-	return out
+	return tasks
 }
 
 // sameEntry compares what Iceberg readers prune and count by.

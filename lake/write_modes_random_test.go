@@ -322,7 +322,7 @@ func writeModesSequence(t *testing.T, ctx context.Context, lk *lake.Lake, seq, s
 		}
 		record(compare("after " + log[len(log)-1]))
 		if !v3 {
-			oneScopedDeleteFile(t, ctx, lk, mor, func() string { return fmt.Sprintf("sequence %d\n%s", seq, strings.Join(log, "\n")) })
+			oneScopedDeleteFile(t, lk, mor, func() string { return fmt.Sprintf("sequence %d\n%s", seq, strings.Join(log, "\n")) })
 			countFolds(t, ctx, lk, mor, count)
 		}
 	}
@@ -391,17 +391,9 @@ func writeModesSequence(t *testing.T, ctx context.Context, lk *lake.Lake, seq, s
 // than one position delete file scoped to it alone: each merge-on-read
 // statement's new file holds the earlier ones' positions and removes them
 // (mergeinto.PositionDeletes on format version 2).
-func oneScopedDeleteFile(t *testing.T, ctx context.Context, lk *lake.Lake, name string, log func() string) {
+func oneScopedDeleteFile(t *testing.T, lk *lake.Lake, name string, log func() string) {
 	t.Helper()
-	tbl, err := lk.Table(ctx, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tasks, err := tbl.Iceberg().Scan().PlanFiles(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, task := range tasks {
+	for _, task := range tableTasks(t, lk, name) {
 		n := 0
 		for _, df := range task.DeleteFiles {
 			if skscan.OnlyDataFile(df) == task.File.FilePath() {

@@ -270,7 +270,8 @@ func TestMergeOnReadFoldsOnlyFileScopedDeletes(t *testing.T) {
 		}
 	}
 	if shared == "" {
-		t.Skip("iceberg-go wrote file-scoped position deletes; nothing here names several data files")
+		// the premise of this test, iceberg-go v0.7.0's writer, changed
+		t.Fatal("iceberg-go's merge-on-read DELETE wrote no position delete file naming several data files; this test needs one")
 	}
 	del := func(k int64) *mergeinto.Spec {
 		return &mergeinto.Spec{Source: values(t, dSource, []any{k, nil, nil, int64(0)}), Keys: []mergeinto.Key{{Target: 0, Source: col(0, i64)}},
